@@ -1,0 +1,139 @@
+//! Server functions: the browser's only way into the domain. Each checks the caller's role on
+//! the server before it acts (see `auth::require`).
+
+use leptos::prelude::*;
+
+#[cfg(feature = "ssr")]
+use crate::auth::{backend, internal, require};
+use crate::model::{Role, StudyDetail, StudySummary, User, UserRow};
+
+/// The signed-in user, or `None`.
+#[server(endpoint = "whoami")]
+pub async fn whoami() -> Result<Option<User>, ServerFnError> {
+    crate::auth::current_user().await
+}
+
+/// Signs in: checks the password, rotates the session id, remembers the user.
+#[server(endpoint = "login")]
+pub async fn login(
+    username: String,
+    password: String,
+    next: Option<String>,
+) -> Result<(), ServerFnError> {
+    let username = username.trim().to_owned();
+    let user = backend()?
+        .authenticate(&username, &password)
+        .await
+        .map_err(internal)?;
+    let Some(user) = user else {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(axum::http::StatusCode::UNAUTHORIZED);
+        }
+        return Err(ServerFnError::new("wrong username or password"));
+    };
+    let session = crate::auth::session().await?;
+    // A new id at every login defeats session fixation.
+    session
+        .cycle_id()
+        .await
+        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    session
+        .insert(crate::auth::USER_ID_KEY, user.id)
+        .await
+        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    tracing::info!(user = %user.username, role = %user.role, "signed in");
+    leptos_axum::redirect(&safe_next(next.as_deref()));
+    Ok(())
+}
+
+/// Only same-site paths are followed after login.
+#[cfg(feature = "ssr")]
+fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') => p.to_owned(),
+        _ => "/".to_owned(),
+    }
+}
+
+/// Signs out: the session is deleted from the store.
+#[server(endpoint = "logout")]
+pub async fn logout() -> Result<(), ServerFnError> {
+    let session = crate::auth::session().await?;
+    session
+        .flush()
+        .await
+        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    leptos_axum::redirect("/login");
+    Ok(())
+}
+
+/// Every account (admins only).
+#[server(endpoint = "users/list")]
+pub async fn list_users() -> Result<Vec<UserRow>, ServerFnError> {
+    require(&[Role::Admin]).await?;
+    backend()?.list_users().await.map_err(internal)
+}
+
+/// Adds an account (admins only).
+#[server(endpoint = "users/add")]
+pub async fn add_user(
+    username: String,
+    password: String,
+    role: String,
+) -> Result<i64, ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    let role =
+        Role::parse(&role).ok_or_else(|| ServerFnError::new(format!("unknown role {role}")))?;
+    backend()?
+        .add_user(&actor, username.trim(), &password, role)
+        .await
+        .map_err(internal)
+}
+
+/// The studies (admins and researchers).
+#[server(endpoint = "studies/list")]
+pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
+    require(&[Role::Admin, Role::Researcher]).await?;
+    backend()?.list_studies().await.map_err(internal)
+}
+
+/// Creates a study (admins only).
+#[server(endpoint = "studies/create")]
+pub async fn create_study(name: String, description: String) -> Result<i64, ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    let id = backend()?
+        .create_study(&actor, name.trim(), description.trim())
+        .await
+        .map_err(internal)?;
+    leptos_axum::redirect(&format!("/studies/{id}"));
+    Ok(id)
+}
+
+/// One study with its items and audit log (admins and researchers).
+#[server(endpoint = "studies/detail")]
+pub async fn get_study(id: i64) -> Result<StudyDetail, ServerFnError> {
+    require(&[Role::Admin, Role::Researcher]).await?;
+    backend()?
+        .study_detail(id)
+        .await
+        .map_err(internal)?
+        .ok_or_else(|| {
+            internal(crate::backend::BackendError::NotFound(format!(
+                "study {id}"
+            )))
+        })
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn next_is_same_site_only() {
+        assert_eq!(safe_next(Some("/studies/1")), "/studies/1");
+        assert_eq!(safe_next(Some("//evil.example")), "/");
+        assert_eq!(safe_next(Some("https://evil.example")), "/");
+        assert_eq!(safe_next(Some("/\\evil")), "/");
+        assert_eq!(safe_next(None), "/");
+    }
+}

@@ -1,0 +1,54 @@
+//! The handle through which server functions reach the domain (ssr only).
+//!
+//! `app` knows nothing of databases: the `natstudy` server implements [`Backend`] and provides
+//! it as Leptos context (`Arc<dyn Backend>`), so the dependency points from server to app only.
+
+use std::sync::Arc;
+
+use crate::model::{Role, StudyDetail, StudySummary, User, UserRow};
+
+/// What can go wrong behind the handle, in terms a page can show.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum BackendError {
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The domain operations the pages need. Implementations check nothing about roles: the server
+/// functions do (see `auth`), so every check sits next to the action it guards.
+#[async_trait::async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// The account if `password` is right for `username` (and the account is enabled).
+    async fn authenticate(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<User>, BackendError>;
+    /// The enabled account with this id.
+    async fn user(&self, id: i64) -> Result<Option<User>, BackendError>;
+    async fn list_users(&self) -> Result<Vec<UserRow>, BackendError>;
+    async fn add_user(
+        &self,
+        actor: &User,
+        username: &str,
+        password: &str,
+        role: Role,
+    ) -> Result<i64, BackendError>;
+    async fn list_studies(&self) -> Result<Vec<StudySummary>, BackendError>;
+    async fn create_study(
+        &self,
+        actor: &User,
+        name: &str,
+        description: &str,
+    ) -> Result<i64, BackendError>;
+    async fn study_detail(&self, id: i64) -> Result<Option<StudyDetail>, BackendError>;
+}
+
+/// The handle as it is stored in context.
+pub type BackendHandle = Arc<dyn Backend>;

@@ -1,0 +1,2 @@
+pub mod layout;
+pub mod status;

@@ -1,0 +1,61 @@
+//! natstudy's user interface: Leptos components, pages, wire types and server functions.
+//!
+//! Compiles for `ssr` (inside the `natstudy` server) and `hydrate` (wasm32, in the browser).
+//! It never touches a database: server functions reach the domain through [`backend::Backend`],
+//! which the server provides as context.
+
+pub mod api;
+#[cfg(feature = "ssr")]
+pub mod auth;
+#[cfg(feature = "ssr")]
+pub mod backend;
+mod components;
+pub mod model;
+mod pages;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+
+use crate::components::layout::Layout;
+use crate::pages::{home::HomePage, login::LoginPage, not_found::NotFound, studies, users};
+
+/// The HTML document around the app (rendered on the server only).
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The application: routes inside the common layout.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="natstudy" href="/pkg/natstudy.css" />
+        <Title text="natstudy" />
+        <Router>
+            <Layout>
+                <Routes fallback=NotFound>
+                    <Route path=path!("/") view=HomePage />
+                    <Route path=path!("/login") view=LoginPage />
+                    <Route path=path!("/admin/users") view=users::UsersPage />
+                    <Route path=path!("/studies") view=studies::StudiesPage />
+                    <Route path=path!("/studies/:id") view=studies::StudyPage />
+                </Routes>
+            </Layout>
+        </Router>
+    }
+}

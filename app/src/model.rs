@@ -1,0 +1,107 @@
+//! Wire types shared by the server functions and the pages. Plain data, no behaviour that needs
+//! a database: these cross the network as JSON.
+
+use serde::{Deserialize, Serialize};
+
+/// What a signed-in account may do. Ordered by privilege for display only; checks name roles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Admin,
+    Researcher,
+    Annotator,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Admin, Role::Researcher, Role::Annotator];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Researcher => "researcher",
+            Role::Annotator => "annotator",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// Admins and researchers read studies and results.
+    pub fn is_staff(self) -> bool {
+        matches!(self, Role::Admin | Role::Researcher)
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The signed-in account as the pages see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub id: i64,
+    pub username: String,
+    pub role: Role,
+}
+
+/// One row of the admin's user list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserRow {
+    pub id: i64,
+    pub username: String,
+    pub role: Role,
+    pub disabled: bool,
+    pub created_at_ms: i64,
+}
+
+/// A study with its headline counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySummary {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub ratings_per_item: i64,
+    pub bugs: i64,
+    pub items: i64,
+    pub votes: i64,
+    pub annotators: i64,
+}
+
+/// Items by naturalness level, for the study overview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelCount {
+    pub level: String,
+    pub items: i64,
+}
+
+/// A study page's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyDetail {
+    pub summary: StudySummary,
+    pub levels: Vec<LevelCount>,
+    pub items: Vec<ItemRow>,
+    pub audit: Vec<AuditRow>,
+}
+
+/// One transformation of a study, as listed on the study page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemRow {
+    pub key: String,
+    pub bug: String,
+    pub operator: String,
+    pub level: String,
+    pub summary: String,
+    pub votes: i64,
+}
+
+/// One line of the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRow {
+    pub at_ms: i64,
+    pub user: Option<String>,
+    pub action: String,
+    pub detail: String,
+}

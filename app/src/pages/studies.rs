@@ -1,0 +1,142 @@
+//! Studies: the list, creation (admins) and one study's overview.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use crate::api::{get_study, list_studies, CreateStudy};
+use crate::components::layout::CurrentUser;
+use crate::components::status::{ErrorBox, Loading};
+use crate::model::Role;
+
+#[component]
+pub fn StudiesPage() -> impl IntoView {
+    let create = ServerAction::<CreateStudy>::new();
+    let studies = Resource::new(move || create.version().get(), |_| list_studies());
+    let user = expect_context::<CurrentUser>();
+    view! {
+        <h1>"Studies"</h1>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                let admin = matches!(user.await, Ok(Some(u)) if u.role == Role::Admin);
+                admin.then(|| view! {
+                    <section class="card">
+                        <h2>"New study"</h2>
+                        <ActionForm action=create attr:id="create-study-form" attr:class="row">
+                            <input type="text" name="name" placeholder="name" required />
+                            <input type="text" name="description" placeholder="description" />
+                            <button type="submit">"Create"</button>
+                        </ActionForm>
+                        {move || create.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+                    </section>
+                })
+            })}
+        </Suspense>
+        <Suspense fallback=Loading>
+            {move || Suspend::new(async move {
+                match studies.await {
+                    Ok(rows) if rows.is_empty() => view! { <p class="muted">"No studies yet."</p> }.into_any(),
+                    Ok(rows) => view! {
+                        <table class="grid" id="studies">
+                            <thead>
+                                <tr>
+                                    <th>"Study"</th><th class="num">"Bugs"</th><th class="num">"Items"</th>
+                                    <th class="num">"Votes"</th><th class="num">"Annotators"</th><th class="num">"k"</th>
+                                </tr>
+                            </thead>
+                            <tbody>
+                                {rows
+                                    .into_iter()
+                                    .map(|s| view! {
+                                        <tr>
+                                            <td><a href=format!("/studies/{}", s.id)>{s.name}</a></td>
+                                            <td class="num">{s.bugs}</td>
+                                            <td class="num">{s.items}</td>
+                                            <td class="num">{s.votes}</td>
+                                            <td class="num">{s.annotators}</td>
+                                            <td class="num">{s.ratings_per_item}</td>
+                                        </tr>
+                                    })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
+                    }
+                        .into_any(),
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn StudyPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0));
+    let detail = Resource::new(id, get_study);
+    view! {
+        <Suspense fallback=Loading>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => {
+                        let s = d.summary;
+                        view! {
+                            <h1 id="study-name">{s.name}</h1>
+                            <p class="muted">{s.description}</p>
+                            <section class="stats">
+                                <div><b>{s.bugs}</b>" bugs"</div>
+                                <div><b>{s.items}</b>" transformations"</div>
+                                <div><b>{s.votes}</b>" votes"</div>
+                                <div><b>{s.annotators}</b>" annotators"</div>
+                                <div><b>{s.ratings_per_item}</b>" ratings per item"</div>
+                            </section>
+                            <section class="card">
+                                <h2>"By level"</h2>
+                                <ul>
+                                    {d.levels
+                                        .into_iter()
+                                        .map(|l| view! { <li>{l.level}": "{l.items}</li> })
+                                        .collect_view()}
+                                </ul>
+                            </section>
+                            <section class="card">
+                                <h2>"Transformations"</h2>
+                                <table class="grid" id="items">
+                                    <thead>
+                                        <tr><th>"Item"</th><th>"Bug"</th><th>"Operator"</th><th>"Level"</th><th>"Summary"</th><th class="num">"Votes"</th></tr>
+                                    </thead>
+                                    <tbody>
+                                        {d.items
+                                            .into_iter()
+                                            .map(|i| view! {
+                                                <tr>
+                                                    <td>{i.key}</td><td>{i.bug}</td><td>{i.operator}</td>
+                                                    <td>{i.level}</td><td>{i.summary}</td><td class="num">{i.votes}</td>
+                                                </tr>
+                                            })
+                                            .collect_view()}
+                                    </tbody>
+                                </table>
+                            </section>
+                            <section class="card">
+                                <h2>"Activity"</h2>
+                                <ul class="log" id="audit">
+                                    {d.audit
+                                        .into_iter()
+                                        .map(|a| view! {
+                                            <li>
+                                                <code>{a.action}</code>" "{a.detail}" — "
+                                                {a.user.unwrap_or_else(|| "system".into())}
+                                            </li>
+                                        })
+                                        .collect_view()}
+                                </ul>
+                            </section>
+                        }
+                            .into_any()
+                    }
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

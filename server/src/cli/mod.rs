@@ -1,0 +1,278 @@
+//! The `natstudy` command line.
+
+mod import;
+mod report;
+
+use std::io::{IsTerminal, Read};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::db::Db;
+use app::model::Role;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "natstudy",
+    version,
+    about = "Human studies of the naturalness of code transformations"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// Directory of the embedded SQLite database (natstudy.db)
+    #[arg(
+        long,
+        global = true,
+        default_value = "./natstudy-data",
+        env = "NATSTUDY_DATA_DIR"
+    )]
+    pub data_dir: PathBuf,
+    /// Database URL (sqlite://… or postgres://…); overrides --data-dir for every command
+    #[arg(
+        long,
+        global = true,
+        env = "NATSTUDY_DATABASE_URL",
+        hide_env_values = true
+    )]
+    pub database_url: Option<String>,
+}
+
+impl Global {
+    pub async fn db(&self) -> Result<Db> {
+        let url = match &self.database_url {
+            Some(u) => u.clone(),
+            None => Db::sqlite_url_in(&self.data_dir)?,
+        };
+        Db::connect(&url).await
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the web application
+    Serve(ServeArgs),
+    /// Manage accounts
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage studies
+    #[command(subcommand)]
+    Study(StudyCommand),
+    /// Import items, votes, repair results or cross-entropy scores into a study
+    #[command(subcommand)]
+    Import(import::ImportCommand),
+    /// The study's results: tables, or report.json with --json / --out
+    Report(report::ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on
+    #[arg(long, default_value = "127.0.0.1:3000", env = "NATSTUDY_ADDR")]
+    pub addr: SocketAddr,
+    /// Create the demo study and one account per role (if missing) and print the logins
+    #[arg(long)]
+    pub demo: bool,
+    /// The built site (pkg/ and public files); default ./target/site
+    #[arg(long, env = "NATSTUDY_SITE_ROOT")]
+    pub site_root: Option<PathBuf>,
+    /// Mark session cookies Secure (when served over HTTPS)
+    #[arg(long)]
+    pub secure_cookies: bool,
+    /// Sign out after this many minutes without a request
+    #[arg(long, default_value_t = 480)]
+    pub idle_minutes: i64,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UserCommand {
+    /// Add an account; the password comes from a prompt, or from standard input when piped
+    Add {
+        /// admin, researcher or annotator
+        #[arg(long, value_parser = parse_role)]
+        role: Role,
+        name: String,
+    },
+    /// Set an account's password (prompt or standard input)
+    Passwd { name: String },
+    /// List accounts
+    List,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Create a study
+    Create {
+        name: String,
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// List studies with their counts
+    List,
+}
+
+fn parse_role(s: &str) -> Result<Role, String> {
+    Role::parse(s).ok_or_else(|| format!("unknown role {s:?} (admin, researcher or annotator)"))
+}
+
+/// Runs the command line; errors go to stderr with exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(matches!(cli.command, Command::Serve(_)));
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(server: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = if server {
+        "info,tower_http=info,sqlx=warn"
+    } else {
+        "warn"
+    };
+    let filter =
+        EnvFilter::try_from_env("NATSTUDY_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Runs the command line from arguments (the first is the program name), as `main` would.
+pub async fn run_from<I, T>(args: I) -> Result<()>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    run(Cli::try_parse_from(args)?).await
+}
+
+pub async fn run(cli: Cli) -> Result<()> {
+    let g = cli.global;
+    match cli.command {
+        Command::Serve(args) => serve(&g, args).await,
+        Command::User(cmd) => user(&g, cmd).await,
+        Command::Study(cmd) => study(&g, cmd).await,
+        Command::Import(cmd) => import::run(&g, cmd).await,
+        Command::Report(args) => report::run(&g, args).await,
+    }
+}
+
+async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
+    let db = g.db().await?;
+    if args.demo {
+        crate::demo::ensure(&db)
+            .await
+            .context("cannot set up the demo")?;
+    }
+    let mut config = crate::web::WebConfig::new(args.addr);
+    if let Some(root) = args.site_root {
+        config.site_root = root;
+    }
+    config.secure_cookies = args.secure_cookies;
+    config.idle_timeout_secs = args.idle_minutes.max(1) * 60;
+    let demo = args.demo;
+    crate::web::serve(db, config, move |addr| {
+        println!("natstudy listening on http://{addr}");
+        if demo {
+            println!("demo study: {}", crate::demo::STUDY);
+            println!("sign in as (username / password):");
+            for (name, password, role) in crate::demo::ACCOUNTS {
+                println!("  {name:<11} / {password:<21} ({role})");
+            }
+        }
+    })
+    .await
+}
+
+/// A password from standard input when piped, else from a hidden prompt (asked twice).
+fn read_password() -> Result<String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let first = rpassword::prompt_password("Password: ")?;
+        let second = rpassword::prompt_password("Repeat password: ")?;
+        if first != second {
+            bail!("the passwords differ");
+        }
+        Ok(first)
+    } else {
+        let mut s = String::new();
+        stdin.lock().read_to_string(&mut s)?;
+        let line = s.lines().next().unwrap_or("").to_owned();
+        Ok(line)
+    }
+}
+
+async fn user(g: &Global, cmd: UserCommand) -> Result<()> {
+    let db = g.db().await?;
+    match cmd {
+        UserCommand::Add { role, name } => {
+            let password = read_password()?;
+            let id = crate::web::backend::add_user(&db, None, &name, &password, role)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot add user {name}: {e}"))?;
+            println!("added {role} {name} (id {id})");
+        }
+        UserCommand::Passwd { name } => {
+            let password = read_password()?;
+            let hash =
+                tokio::task::spawn_blocking(move || crate::password::hash(&password)).await??;
+            crate::store::users::set_password(&db, &name, &hash).await?;
+            println!("password of {name} changed");
+        }
+        UserCommand::List => {
+            for u in crate::store::users::list(&db).await? {
+                println!(
+                    "{:<24} {:<10} {}",
+                    u.username,
+                    u.role,
+                    if u.disabled { "disabled" } else { "active" }
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
+    let db = g.db().await?;
+    match cmd {
+        StudyCommand::Create { name, description } => {
+            if name.trim().is_empty() {
+                bail!("a study needs a name");
+            }
+            let id = crate::store::studies::create(&db, None, name.trim(), &description).await?;
+            println!("created study {name} (id {id})");
+        }
+        StudyCommand::List => {
+            for s in crate::store::studies::list(&db).await? {
+                println!(
+                    "{:<40} bugs {:>5}  items {:>6}  votes {:>7}  annotators {:>4}",
+                    s.name, s.bugs, s.items, s.votes, s.annotators
+                );
+            }
+        }
+    }
+    Ok(())
+}

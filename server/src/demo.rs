@@ -1,0 +1,65 @@
+//! The demo: a study of real-looking Java bugs and transformations, and one account per role.
+
+use anyhow::Result;
+use app::model::Role;
+
+use crate::db::Db;
+use crate::store::{self, StoreError};
+
+const BUGS: &str = include_str!("../assets/demo/bugs.jsonl");
+const TRANSFORMATIONS: &str = include_str!("../assets/demo/transformations.jsonl");
+pub const STUDY: &str = "Demo: naturalness of transformations";
+
+/// Demo accounts: (username, password, role).
+pub const ACCOUNTS: [(&str, &str, Role); 3] = [
+    ("admin", "demo-admin-pass", Role::Admin),
+    ("researcher", "demo-researcher-pass", Role::Researcher),
+    ("annotator", "demo-annotator-pass", Role::Annotator),
+];
+
+/// Creates the demo study and accounts unless they exist. Safe to run at every start.
+pub async fn ensure(db: &Db) -> Result<()> {
+    for (name, password, role) in ACCOUNTS {
+        if store::users::credentials(db, name).await?.is_none() {
+            crate::web::backend::add_user(db, None, name, password, role)
+                .await
+                .map_err(|e| anyhow::anyhow!("demo account {name}: {e}"))?;
+        }
+    }
+    let study = match store::studies::id_by_name(db, STUDY).await {
+        Ok(id) => id,
+        Err(StoreError::NotFound(_)) => {
+            store::studies::create(
+                db,
+                None,
+                STUDY,
+                "Four bugs from Apache Commons projects and fifteen transformations of them.",
+            )
+            .await?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    crate::service::import_items_text(
+        db,
+        study,
+        None,
+        ("demo/bugs.jsonl", BUGS),
+        ("demo/transformations.jsonl", TRANSFORMATIONS),
+    )
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demo_files_are_valid() {
+        let bugs = crate::formats::items::parse_bugs(BUGS, "bugs").expect("demo bugs");
+        let items = crate::formats::items::parse_transformations(TRANSFORMATIONS, "t", &bugs)
+            .expect("demo transformations");
+        assert_eq!(bugs.len(), 4);
+        assert_eq!(items.len(), 15);
+    }
+}

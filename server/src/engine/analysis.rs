@@ -1,0 +1,632 @@
+//! The study's results from votes, repair-tool results and cross-entropy scores, as the
+//! published method defines them. Keys of [`Report`] follow `shared/reference/.../expected.json`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::stats::{self, Alternative, MannWhitney};
+use crate::formats::Level;
+
+/// One item (transformation) of the study.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub key: String,
+    pub bug: String,
+    pub level: Level,
+    pub operator: String,
+}
+
+/// One annotator's (latest) vote on one item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vote {
+    /// index into [`StudyData::items`]
+    pub item: usize,
+    pub annotator: String,
+    pub cr: u8,
+    pub cc: u8,
+    pub time_secs: Option<f64>,
+}
+
+/// Everything the analysis reads, as plain data.
+#[derive(Debug, Clone, Default)]
+pub struct StudyData {
+    pub bugs: Vec<String>,
+    pub items: Vec<Item>,
+    pub votes: Vec<Vote>,
+    /// (tool, target, status 0/1/2)
+    pub npr: Vec<(String, String, u8)>,
+    /// (model, target, cross-entropy)
+    pub ce: Vec<(String, String, f64)>,
+}
+
+/// An annotator's binary judgement: unnatural when CR ≥ 3 or CC ≥ 3.
+pub fn judges_unnatural(cr: u8, cc: u8) -> bool {
+    cr >= 3 || cc >= 3
+}
+
+/// The naturalness category of an item from its votes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    Natural,
+    LikelyNatural,
+    LikelyUnnatural,
+    Unnatural,
+}
+
+impl Category {
+    pub const ALL: [Category; 4] = [
+        Category::Natural,
+        Category::LikelyNatural,
+        Category::LikelyUnnatural,
+        Category::Unnatural,
+    ];
+
+    /// With five votes: natural ≤ 1 unnatural vote, likely natural 2, likely unnatural 3,
+    /// unnatural ≥ 4. Other numbers of votes use the same shares (≤ 1/5, ≤ 2/5, ≤ 3/5, more).
+    pub fn of(unnatural_votes: usize, votes: usize) -> Option<Category> {
+        if votes == 0 {
+            return None;
+        }
+        let (u5, n) = (unnatural_votes * 5, votes);
+        Some(if u5 <= n {
+            Category::Natural
+        } else if u5 <= 2 * n {
+            Category::LikelyNatural
+        } else if u5 <= 3 * n {
+            Category::LikelyUnnatural
+        } else {
+            Category::Unnatural
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Natural => "natural",
+            Category::LikelyNatural => "likely_natural",
+            Category::LikelyUnnatural => "likely_unnatural",
+            Category::Unnatural => "unnatural",
+        }
+    }
+
+    /// Natural and unnatural items are the ones the annotators (mostly) agreed on.
+    pub fn is_agreement(self) -> bool {
+        matches!(self, Category::Natural | Category::Unnatural)
+    }
+}
+
+/// One item's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ItemResult {
+    pub key: String,
+    pub bug: String,
+    pub level: Level,
+    pub operator: String,
+    pub votes: usize,
+    pub unnatural_votes: usize,
+    pub category: Option<Category>,
+    pub full_agreement: bool,
+    pub mean_cr: Option<f64>,
+    pub mean_cc: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Counts {
+    pub full_natural: usize,
+    pub full_unnatural: usize,
+    pub natural: usize,
+    pub unnatural: usize,
+    pub likely_natural: usize,
+    pub likely_unnatural: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CategoryCounts {
+    pub natural: usize,
+    pub unnatural: usize,
+    pub likely_natural: usize,
+    pub likely_unnatural: usize,
+}
+
+impl CategoryCounts {
+    fn add(&mut self, c: Category) {
+        match c {
+            Category::Natural => self.natural += 1,
+            Category::LikelyNatural => self.likely_natural += 1,
+            Category::LikelyUnnatural => self.likely_unnatural += 1,
+            Category::Unnatural => self.unnatural += 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeanStd {
+    pub n: usize,
+    pub mean: f64,
+    pub std: f64,
+}
+
+impl MeanStd {
+    fn of(xs: &[f64]) -> Option<MeanStd> {
+        Some(MeanStd {
+            n: xs.len(),
+            mean: stats::mean(xs).ok()?,
+            std: stats::pstd(xs).ok()?,
+        })
+    }
+}
+
+/// The time-on-item sanity checks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimeReport {
+    pub p99_cutoff: f64,
+    pub dropped: usize,
+    pub n: usize,
+    pub mean: f64,
+    pub std: f64,
+    pub by_level: BTreeMap<String, MeanStd>,
+    pub agreement: Option<MeanStd>,
+    pub disagreement: Option<MeanStd>,
+    /// `mww_A_vs_B` tests, flattened into this object.
+    #[serde(flatten)]
+    pub tests: BTreeMap<String, MannWhitney>,
+}
+
+/// Robustness of one repair tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolReport {
+    pub changes_all: usize,
+    pub change_share_by_category: BTreeMap<String, f64>,
+    pub false_alarm_rate: Option<f64>,
+    pub natural: NaturalRobustness,
+    /// Bugs with at least one transformation, by level: all and natural only (applicability).
+    pub by_level: BTreeMap<String, LevelRobustness>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NaturalRobustness {
+    pub bugs: usize,
+    pub original_plausible: usize,
+    pub original_correct: usize,
+    pub transformed_plausible: f64,
+    pub transformed_correct: f64,
+    pub plausible_drop: Option<f64>,
+    pub correct_drop: Option<f64>,
+    pub bugs_positive: usize,
+    pub bugs_negative: usize,
+    pub bugs_changed: usize,
+    pub positive_changes: usize,
+    pub negative_changes: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LevelRobustness {
+    pub bugs_with_transformations: usize,
+    pub bugs_with_natural_transformations: usize,
+    pub bugs_changed: usize,
+    pub changes: usize,
+}
+
+/// RNC of one language model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelReport {
+    pub items: usize,
+    pub mww_natural_vs_unnatural: Option<MannWhitney>,
+    pub mww_likely_natural_vs_likely_unnatural: Option<MannWhitney>,
+    pub spearman_original_vs_transformed: Option<f64>,
+    pub auc_rnc: Option<f64>,
+    pub auc_nc: Option<f64>,
+    pub auc_ce: Option<f64>,
+    pub roc_rnc: Option<stats::Roc>,
+    /// Per item: (key, CE = H(b′), NC = H(b′) − H(b), RNC = (H(b′)/H(b) − 1)·100), by RNC ascending.
+    pub ranking: Vec<RncRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RncRow {
+    pub key: String,
+    pub category: Option<Category>,
+    pub ce: f64,
+    pub nc: f64,
+    pub rnc: f64,
+}
+
+/// Everything the analysis reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub items: usize,
+    pub votes: usize,
+    pub annotators: usize,
+    pub fleiss_kappa: Option<f64>,
+    pub counts: Counts,
+    pub counts_by_level: BTreeMap<String, CategoryCounts>,
+    pub counts_by_operator: BTreeMap<String, CategoryCounts>,
+    pub time: Option<TimeReport>,
+    pub robustness: BTreeMap<String, ToolReport>,
+    pub rnc: BTreeMap<String, ModelReport>,
+    pub item_results: Vec<ItemResult>,
+}
+
+/// Per-item outcomes.
+pub fn item_results(data: &StudyData) -> Vec<ItemResult> {
+    let mut per: Vec<Vec<&Vote>> = vec![Vec::new(); data.items.len()];
+    for v in &data.votes {
+        if let Some(slot) = per.get_mut(v.item) {
+            slot.push(v);
+        }
+    }
+    data.items
+        .iter()
+        .zip(per)
+        .map(|(item, votes)| {
+            let n = votes.len();
+            let u = votes
+                .iter()
+                .filter(|v| judges_unnatural(v.cr, v.cc))
+                .count();
+            let mean_of = |f: fn(&Vote) -> u8| {
+                (n > 0).then(|| votes.iter().map(|v| f64::from(f(v))).sum::<f64>() / n as f64)
+            };
+            ItemResult {
+                key: item.key.clone(),
+                bug: item.bug.clone(),
+                level: item.level,
+                operator: item.operator.clone(),
+                votes: n,
+                unnatural_votes: u,
+                category: Category::of(u, n),
+                full_agreement: n > 0 && (u == 0 || u == n),
+                mean_cr: mean_of(|v| v.cr),
+                mean_cc: mean_of(|v| v.cc),
+            }
+        })
+        .collect()
+}
+
+/// The most common number of votes per item among items with votes (the study's k in practice).
+fn modal_votes(results: &[ItemResult]) -> Option<usize> {
+    let mut freq: HashMap<usize, usize> = HashMap::new();
+    for r in results.iter().filter(|r| r.votes > 0) {
+        *freq.entry(r.votes).or_default() += 1;
+    }
+    freq.into_iter()
+        .max_by_key(|&(votes, count)| (count, votes))
+        .map(|(v, _)| v)
+}
+
+/// Fleiss' kappa over the binary judgement, on the items that have the modal number of votes.
+fn binary_fleiss(results: &[ItemResult]) -> Option<f64> {
+    let k = modal_votes(results)?;
+    let table: Vec<Vec<f64>> = results
+        .iter()
+        .filter(|r| r.votes == k)
+        .map(|r| {
+            vec![
+                (r.votes - r.unnatural_votes) as f64,
+                r.unnatural_votes as f64,
+            ]
+        })
+        .collect();
+    stats::fleiss_kappa(&table).ok()
+}
+
+fn time_report(data: &StudyData, results: &[ItemResult]) -> Option<TimeReport> {
+    let all: Vec<f64> = data.votes.iter().filter_map(|v| v.time_secs).collect();
+    let cutoff = stats::percentile(&all, 99.0).ok()?;
+    let kept: Vec<&Vote> = data
+        .votes
+        .iter()
+        .filter(|v| v.time_secs.is_some_and(|t| t < cutoff))
+        .collect();
+    let times = |pred: &dyn Fn(&Vote) -> bool| -> Vec<f64> {
+        kept.iter()
+            .filter(|v| pred(v))
+            .filter_map(|v| v.time_secs)
+            .collect()
+    };
+    let overall = times(&|_| true);
+    let mut by_level = BTreeMap::new();
+    let mut level_times = BTreeMap::new();
+    for level in Level::ALL {
+        let t = times(&|v: &Vote| data.items[v.item].level == level);
+        if let Some(ms) = MeanStd::of(&t) {
+            by_level.insert(level.as_str().to_owned(), ms);
+        }
+        level_times.insert(level, t);
+    }
+    let cat = |v: &Vote| results[v.item].category;
+    let agree = times(&|v: &Vote| cat(v).is_some_and(Category::is_agreement));
+    let disagree = times(&|v: &Vote| cat(v).is_some_and(|c| !c.is_agreement()));
+    let mut tests = BTreeMap::new();
+    for (a, b) in [
+        (Level::Naming, Level::Expression),
+        (Level::Naming, Level::Statement),
+        (Level::Expression, Level::Statement),
+    ] {
+        if let Ok(r) = stats::mann_whitney_u(&level_times[&a], &level_times[&b], Alternative::Less)
+        {
+            tests.insert(format!("mww_{a}_vs_{b}"), r);
+        }
+    }
+    if let Ok(r) = stats::mann_whitney_u(&agree, &disagree, Alternative::Less) {
+        tests.insert("mww_agreement_vs_disagreement".to_owned(), r);
+    }
+    let whole = MeanStd::of(&overall)?;
+    Some(TimeReport {
+        p99_cutoff: cutoff,
+        dropped: all.len() - overall.len(),
+        n: whole.n,
+        mean: whole.mean,
+        std: whole.std,
+        by_level,
+        agreement: MeanStd::of(&agree),
+        disagreement: MeanStd::of(&disagree),
+        tests,
+    })
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den != 0.0).then(|| num / den)
+}
+
+fn robustness(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, ToolReport> {
+    let mut by_tool: BTreeMap<&str, HashMap<&str, u8>> = BTreeMap::new();
+    for (tool, target, status) in &data.npr {
+        by_tool
+            .entry(tool.as_str())
+            .or_default()
+            .insert(target.as_str(), *status);
+    }
+    let mut out = BTreeMap::new();
+    for (tool, status) in by_tool {
+        // (item index, transformed status, original status)
+        let pairs: Vec<(usize, u8, u8)> = data
+            .items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, it)| {
+                Some((
+                    i,
+                    *status.get(it.key.as_str())?,
+                    *status.get(it.bug.as_str())?,
+                ))
+            })
+            .collect();
+        let changes: Vec<&(usize, u8, u8)> = pairs.iter().filter(|(_, t, o)| t != o).collect();
+        let mut share = BTreeMap::new();
+        for c in Category::ALL {
+            let n = changes
+                .iter()
+                .filter(|(i, _, _)| results[*i].category == Some(c))
+                .count();
+            share.insert(
+                c.as_str().to_owned(),
+                ratio(n as f64, changes.len() as f64).unwrap_or(0.0),
+            );
+        }
+        let false_alarm_rate = (!changes.is_empty()).then(|| share[Category::Unnatural.as_str()]);
+
+        // natural transformations, grouped by bug
+        let mut per_bug: BTreeMap<&str, Vec<(u8, u8)>> = BTreeMap::new();
+        for &(i, t, o) in &pairs {
+            if results[i].category == Some(Category::Natural) {
+                per_bug
+                    .entry(data.items[i].bug.as_str())
+                    .or_default()
+                    .push((t, o));
+            }
+        }
+        let mut n = NaturalRobustness {
+            bugs: per_bug.len(),
+            ..Default::default()
+        };
+        for list in per_bug.values() {
+            let o = list[0].1;
+            n.original_plausible += usize::from(o >= 1);
+            n.original_correct += usize::from(o == 2);
+            let len = list.len() as f64;
+            n.transformed_plausible += list.iter().filter(|(t, _)| *t >= 1).count() as f64 / len;
+            n.transformed_correct += list.iter().filter(|(t, _)| *t == 2).count() as f64 / len;
+            let pos = list.iter().filter(|(t, o)| t > o).count();
+            let neg = list.iter().filter(|(t, o)| t < o).count();
+            n.positive_changes += pos;
+            n.negative_changes += neg;
+            n.bugs_positive += usize::from(pos > 0);
+            n.bugs_negative += usize::from(neg > 0);
+            n.bugs_changed += usize::from(pos > 0 || neg > 0);
+        }
+        n.plausible_drop =
+            ratio(n.transformed_plausible, n.original_plausible as f64).map(|r| 1.0 - r);
+        n.correct_drop = ratio(n.transformed_correct, n.original_correct as f64).map(|r| 1.0 - r);
+
+        let mut by_level = BTreeMap::new();
+        for level in Level::ALL {
+            let in_level: Vec<&(usize, u8, u8)> = pairs
+                .iter()
+                .filter(|(i, _, _)| data.items[*i].level == level)
+                .collect();
+            let bugs = |f: &dyn Fn(&(usize, u8, u8)) -> bool| -> usize {
+                in_level
+                    .iter()
+                    .filter(|p| f(p))
+                    .map(|(i, _, _)| data.items[*i].bug.as_str())
+                    .collect::<HashSet<_>>()
+                    .len()
+            };
+            by_level.insert(
+                level.as_str().to_owned(),
+                LevelRobustness {
+                    bugs_with_transformations: bugs(&|_| true),
+                    bugs_with_natural_transformations: bugs(&|(i, _, _)| {
+                        results[*i].category == Some(Category::Natural)
+                    }),
+                    bugs_changed: bugs(&|(_, t, o)| t != o),
+                    changes: in_level.iter().filter(|(_, t, o)| t != o).count(),
+                },
+            );
+        }
+        out.insert(
+            tool.to_owned(),
+            ToolReport {
+                changes_all: changes.len(),
+                change_share_by_category: share,
+                false_alarm_rate,
+                natural: n,
+                by_level,
+            },
+        );
+    }
+    out
+}
+
+/// The AUC of "natural" (positive) against "unnatural" items, the score being
+/// 1 − (x − min)/(max − min) over all items' values of the metric.
+fn auc_natural(values: &[(Option<Category>, f64)]) -> Option<(f64, stats::Roc)> {
+    let (min, max) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, x)| {
+            (lo.min(*x), hi.max(*x))
+        });
+    let (labels, scores): (Vec<bool>, Vec<f64>) = values
+        .iter()
+        .filter_map(|(c, x)| match c {
+            Some(Category::Natural) => Some((true, 1.0 - (x - min) / (max - min))),
+            Some(Category::Unnatural) => Some((false, 1.0 - (x - min) / (max - min))),
+            _ => None,
+        })
+        .unzip();
+    let roc = stats::roc_curve(&labels, &scores).ok()?;
+    Some((stats::auc(&roc.fpr, &roc.tpr), roc))
+}
+
+fn rnc(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, ModelReport> {
+    let mut by_model: BTreeMap<&str, HashMap<&str, f64>> = BTreeMap::new();
+    for (model, target, h) in &data.ce {
+        by_model
+            .entry(model.as_str())
+            .or_default()
+            .insert(target.as_str(), *h);
+    }
+    let mut out = BTreeMap::new();
+    for (model, h) in by_model {
+        let mut rows: Vec<RncRow> = Vec::new();
+        let mut originals = Vec::new();
+        for (i, it) in data.items.iter().enumerate() {
+            let (Some(&hb2), Some(&hb)) = (h.get(it.key.as_str()), h.get(it.bug.as_str())) else {
+                continue;
+            };
+            originals.push(hb);
+            rows.push(RncRow {
+                key: it.key.clone(),
+                category: results[i].category,
+                ce: hb2,
+                nc: hb2 - hb,
+                rnc: (hb2 / hb - 1.0) * 100.0,
+            });
+        }
+        let of = |c: Category| -> Vec<f64> {
+            rows.iter()
+                .filter(|r| r.category == Some(c))
+                .map(|r| r.rnc)
+                .collect()
+        };
+        let transformed: Vec<f64> = rows.iter().map(|r| r.ce).collect();
+        let metric = |f: fn(&RncRow) -> f64| -> Vec<(Option<Category>, f64)> {
+            rows.iter().map(|r| (r.category, f(r))).collect()
+        };
+        let rnc_auc = auc_natural(&metric(|r| r.rnc));
+        let mut ranking = rows.clone();
+        ranking.sort_by(|a, b| a.rnc.total_cmp(&b.rnc).then_with(|| a.key.cmp(&b.key)));
+        out.insert(
+            model.to_owned(),
+            ModelReport {
+                items: rows.len(),
+                mww_natural_vs_unnatural: stats::mann_whitney_u(
+                    &of(Category::Natural),
+                    &of(Category::Unnatural),
+                    Alternative::Less,
+                )
+                .ok(),
+                mww_likely_natural_vs_likely_unnatural: stats::mann_whitney_u(
+                    &of(Category::LikelyNatural),
+                    &of(Category::LikelyUnnatural),
+                    Alternative::Less,
+                )
+                .ok(),
+                spearman_original_vs_transformed: stats::spearman(&transformed, &originals).ok(),
+                auc_rnc: rnc_auc.as_ref().map(|(a, _)| *a),
+                auc_nc: auc_natural(&metric(|r| r.nc)).map(|(a, _)| a),
+                auc_ce: auc_natural(&metric(|r| r.ce)).map(|(a, _)| a),
+                roc_rnc: rnc_auc.map(|(_, roc)| roc),
+                ranking,
+            },
+        );
+    }
+    out
+}
+
+/// The whole analysis.
+pub fn report(data: &StudyData) -> Report {
+    let results = item_results(data);
+    let mut counts = Counts::default();
+    let mut by_level: BTreeMap<String, CategoryCounts> = BTreeMap::new();
+    let mut by_operator: BTreeMap<String, CategoryCounts> = BTreeMap::new();
+    for r in &results {
+        let Some(c) = r.category else { continue };
+        let mut cc = CategoryCounts::default();
+        cc.add(c);
+        counts.natural += cc.natural;
+        counts.unnatural += cc.unnatural;
+        counts.likely_natural += cc.likely_natural;
+        counts.likely_unnatural += cc.likely_unnatural;
+        counts.full_natural += usize::from(r.unnatural_votes == 0);
+        counts.full_unnatural += usize::from(r.unnatural_votes == r.votes);
+        by_level
+            .entry(r.level.as_str().to_owned())
+            .or_default()
+            .add(c);
+        by_operator.entry(r.operator.clone()).or_default().add(c);
+    }
+    Report {
+        items: data.items.len(),
+        votes: data.votes.len(),
+        annotators: data
+            .votes
+            .iter()
+            .map(|v| v.annotator.as_str())
+            .collect::<HashSet<_>>()
+            .len(),
+        fleiss_kappa: binary_fleiss(&results),
+        counts,
+        counts_by_level: by_level,
+        counts_by_operator: by_operator,
+        time: time_report(data, &results),
+        robustness: robustness(data, &results),
+        rnc: rnc(data, &results),
+        item_results: results,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_follow_the_five_vote_rule() {
+        let cats: Vec<_> = (0..=5).map(|u| Category::of(u, 5)).collect();
+        assert_eq!(
+            cats,
+            vec![
+                Some(Category::Natural),
+                Some(Category::Natural),
+                Some(Category::LikelyNatural),
+                Some(Category::LikelyUnnatural),
+                Some(Category::Unnatural),
+                Some(Category::Unnatural)
+            ]
+        );
+        assert_eq!(Category::of(0, 0), None);
+        assert!(judges_unnatural(3, 1) && judges_unnatural(1, 3) && !judges_unnatural(2, 2));
+    }
+}

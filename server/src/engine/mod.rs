@@ -1,0 +1,5 @@
+//! Pure engines: plain data in, plain data out. Nothing here touches the web, the database or
+//! the UI, so each engine is tested alone and reused by the CLI and the server.
+
+pub mod analysis;
+pub mod stats;

@@ -1,0 +1,128 @@
+//! The interchange formats (see `shared/reference/README.md`): readers that validate every
+//! record before anything is written, and report errors by file, line and field.
+
+pub mod items;
+pub mod results;
+pub mod survey;
+
+use std::fmt;
+
+/// One problem in an input file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub file: String,
+    /// 1-based line; 0 when the problem concerns the whole file.
+    pub line: usize,
+    pub field: String,
+    pub reason: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(
+                f,
+                "{}:{}: field `{}`: {}",
+                self.file, self.line, self.field, self.reason
+            )
+        } else {
+            write!(f, "{}: field `{}`: {}", self.file, self.field, self.reason)
+        }
+    }
+}
+
+/// Every problem found in an input (at most [`MAX_PROBLEMS`] are kept).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct FormatError {
+    pub problems: Vec<Problem>,
+    pub truncated: bool,
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        writeln!(
+            f,
+            "invalid input ({n}{} problem{}; nothing was imported):",
+            if self.truncated { "+" } else { "" },
+            if n == 1 { "" } else { "s" }
+        )?;
+        for p in &self.problems {
+            writeln!(f, "  {p}")?;
+        }
+        Ok(())
+    }
+}
+
+pub const MAX_PROBLEMS: usize = 50;
+
+/// Collects problems while a reader walks its input.
+#[derive(Debug, Default)]
+pub struct Problems {
+    list: Vec<Problem>,
+    truncated: bool,
+}
+
+impl Problems {
+    pub fn push(&mut self, file: &str, line: usize, field: &str, reason: impl Into<String>) {
+        if self.list.len() >= MAX_PROBLEMS {
+            self.truncated = true;
+            return;
+        }
+        self.list.push(Problem {
+            file: file.to_owned(),
+            line,
+            field: field.to_owned(),
+            reason: reason.into(),
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// `Ok(value)` when nothing was wrong.
+    pub fn finish<T>(self, value: T) -> Result<T, FormatError> {
+        if self.list.is_empty() {
+            Ok(value)
+        } else {
+            Err(FormatError {
+                problems: self.list,
+                truncated: self.truncated,
+            })
+        }
+    }
+}
+
+/// The naturalness-study levels of transformation operators.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Naming,
+    Expression,
+    Statement,
+}
+
+impl Level {
+    pub const ALL: [Level; 3] = [Level::Naming, Level::Expression, Level::Statement];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Naming => "naming",
+            Level::Expression => "expression",
+            Level::Statement => "statement",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Level> {
+        Level::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

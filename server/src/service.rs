@@ -1,0 +1,98 @@
+//! Use cases shared by the command line and the web: read files, validate, import, audit.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::db::Db;
+use crate::formats;
+use crate::store::{self, imports::Outcome};
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Validates and imports `bugs.jsonl` + `transformations.jsonl` texts into a study.
+pub async fn import_items_text(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    bugs: (&str, &str),
+    transformations: (&str, &str),
+) -> Result<Outcome> {
+    let parsed_bugs = formats::items::parse_bugs(bugs.1, bugs.0)?;
+    let parsed =
+        formats::items::parse_transformations(transformations.1, transformations.0, &parsed_bugs)?;
+    let digest = store::imports::digest(&[bugs.1, transformations.1]);
+    Ok(store::imports::items(db, study, actor, &digest, &parsed_bugs, &parsed).await?)
+}
+
+pub async fn import_items(
+    db: &Db,
+    study: i64,
+    bugs: &Path,
+    transformations: &Path,
+) -> Result<Outcome> {
+    let (b, t) = (read(bugs)?, read(transformations)?);
+    import_items_text(
+        db,
+        study,
+        None,
+        (&name(bugs), &b),
+        (&name(transformations), &t),
+    )
+    .await
+}
+
+/// The study's known targets (bug ids and transformation ids), for cross-checks.
+pub async fn targets(db: &Db, study: i64) -> Result<std::collections::HashSet<String>> {
+    use sqlx::Row;
+    let rows = sqlx::query("SELECT bug_key FROM bugs WHERE study_id = $1 UNION ALL SELECT item_key FROM items WHERE study_id = $1")
+        .bind(study)
+        .fetch_all(&db.pool)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| r.try_get::<String, _>(0))
+        .collect::<Result<_, _>>()?)
+}
+
+pub async fn import_votes(db: &Db, study: i64, survey: &Path) -> Result<Outcome> {
+    let text = read(survey)?;
+    let votes = formats::survey::parse_survey(&text, &name(survey))?;
+    let known = targets(db, study).await?;
+    let mut problems = formats::Problems::default();
+    for v in &votes {
+        if !known.contains(&v.item) {
+            problems.push(
+                &name(survey),
+                0,
+                &v.item,
+                "unknown item (not a transformation id of the study)",
+            );
+        }
+    }
+    problems.finish(())?;
+    let digest = store::imports::digest(&[&text]);
+    Ok(store::imports::votes(db, study, None, &digest, &votes).await?)
+}
+
+pub async fn import_npr(db: &Db, study: i64, file: &Path) -> Result<Outcome> {
+    let text = read(file)?;
+    let known = targets(db, study).await?;
+    let rows = formats::results::parse_npr(&text, &name(file), &known)?;
+    let digest = store::imports::digest(&[&text]);
+    Ok(store::imports::npr(db, study, None, &digest, &rows).await?)
+}
+
+pub async fn import_ce(db: &Db, study: i64, file: &Path) -> Result<Outcome> {
+    let text = read(file)?;
+    let known = targets(db, study).await?;
+    let rows = formats::results::parse_ce(&text, &name(file), &known)?;
+    let digest = store::imports::digest(&[&text]);
+    Ok(store::imports::ce(db, study, None, &digest, &rows).await?)
+}

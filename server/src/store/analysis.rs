@@ -1,0 +1,77 @@
+//! Loads a study's votes, results and scores as the analysis engine's plain data.
+
+use std::collections::HashMap;
+
+use sqlx::Row;
+
+use super::{Db, StoreResult};
+use crate::engine::analysis::{Item, StudyData, Vote};
+use crate::formats::Level;
+
+pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
+    let bugs: Vec<String> = sqlx::query("SELECT bug_key FROM bugs WHERE study_id = $1 ORDER BY id")
+        .bind(study)
+        .fetch_all(&db.pool)
+        .await?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?;
+    let mut index: HashMap<i64, usize> = HashMap::new();
+    let mut items = Vec::new();
+    for r in sqlx::query(
+        "SELECT i.id, i.item_key, b.bug_key, i.level, i.operator FROM items i JOIN bugs b ON b.id = i.bug_id \
+         WHERE i.study_id = $1 ORDER BY i.id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?
+    {
+        let level: String = r.try_get("level")?;
+        let level = Level::parse(&level).ok_or_else(|| sqlx::Error::Decode(format!("unknown level {level}").into()))?;
+        index.insert(r.try_get("id")?, items.len());
+        items.push(Item { key: r.try_get("item_key")?, bug: r.try_get("bug_key")?, level, operator: r.try_get("operator")? });
+    }
+    let mut votes = Vec::new();
+    for r in sqlx::query(
+        "SELECT v.item_id, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN annotators a ON a.id = v.annotator_id \
+         JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 ORDER BY v.id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?
+    {
+        let item_id: i64 = r.try_get("item_id")?;
+        let Some(&item) = index.get(&item_id) else { continue };
+        votes.push(Vote {
+            item,
+            annotator: r.try_get("code")?,
+            cr: r.try_get::<i64, _>("cr")? as u8,
+            cc: r.try_get::<i64, _>("cc")? as u8,
+            time_secs: r.try_get("time_secs")?,
+        });
+    }
+    let npr =
+        sqlx::query("SELECT tool, target, status FROM npr_results WHERE study_id = $1 ORDER BY id")
+            .bind(study)
+            .fetch_all(&db.pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get::<i64, _>(2)? as u8)))
+            .collect::<Result<_, sqlx::Error>>()?;
+    let ce = sqlx::query(
+        "SELECT model, target, cross_entropy FROM ce_scores WHERE study_id = $1 ORDER BY id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?
+    .iter()
+    .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+    .collect::<Result<_, sqlx::Error>>()?;
+    Ok(StudyData {
+        bugs,
+        items,
+        votes,
+        npr,
+        ce,
+    })
+}

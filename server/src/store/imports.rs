@@ -1,0 +1,343 @@
+//! All-or-nothing imports: validated records in one transaction; a file already imported into a
+//! study (same kind, same content digest) is a no-op.
+
+use std::collections::HashMap;
+
+use sqlx::Row;
+
+use super::{audit, Db, StoreError, StoreResult};
+use crate::db::now_ms;
+use crate::formats::items::{BugRecord, TransformationRecord};
+use crate::formats::results::{CeRecord, NprRecord};
+use crate::formats::survey::SurveyVote;
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Imported { rows: usize },
+    AlreadyImported,
+}
+
+/// A stable digest of an input: SHA-256 over every part, each followed by a separator.
+pub fn digest(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update(part.as_bytes());
+        h.update([0xff]);
+    }
+    format!("{:x}", h.finalize())
+}
+
+async fn already(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    study: i64,
+    kind: &str,
+    digest: &str,
+) -> StoreResult<bool> {
+    Ok(
+        sqlx::query("SELECT 1 FROM imports WHERE study_id = $1 AND kind = $2 AND digest = $3")
+            .bind(study)
+            .bind(kind)
+            .bind(digest)
+            .fetch_optional(&mut **tx)
+            .await?
+            .is_some(),
+    )
+}
+
+async fn mark(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    study: i64,
+    actor: Option<i64>,
+    kind: &str,
+    digest: &str,
+    rows: usize,
+) -> StoreResult<()> {
+    sqlx::query("INSERT INTO imports (study_id, kind, digest, rows, imported_at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(study)
+        .bind(kind)
+        .bind(digest)
+        .bind(rows as i64)
+        .bind(now_ms())
+        .execute(&mut **tx)
+        .await?;
+    audit::record(
+        &mut **tx,
+        actor,
+        Some(study),
+        &format!("import.{kind}"),
+        &format!("{rows} rows"),
+    )
+    .await
+}
+
+/// Imports bugs and their transformations. A bug or item id already in the study must carry
+/// the same content (then it is kept as is); different content is a conflict and nothing is written.
+pub async fn items(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    digest: &str,
+    bugs: &[BugRecord],
+    transformations: &[TransformationRecord],
+) -> StoreResult<Outcome> {
+    let mut tx = db.pool.begin().await?;
+    if already(&mut tx, study, "items", digest).await? {
+        return Ok(Outcome::AlreadyImported);
+    }
+    let mut projects: HashMap<&str, i64> = HashMap::new();
+    for b in bugs {
+        if projects.contains_key(b.project.as_str()) {
+            continue;
+        }
+        sqlx::query("INSERT INTO projects (study_id, name) VALUES ($1, $2) ON CONFLICT (study_id, name) DO NOTHING")
+            .bind(study)
+            .bind(&b.project)
+            .execute(&mut *tx)
+            .await?;
+        let id: i64 = sqlx::query("SELECT id FROM projects WHERE study_id = $1 AND name = $2")
+            .bind(study)
+            .bind(&b.project)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+        projects.insert(&b.project, id);
+    }
+    let mut bug_ids: HashMap<&str, i64> = HashMap::new();
+    let mut written = 0usize;
+    for b in bugs {
+        let existing =
+            sqlx::query("SELECT id, source FROM bugs WHERE study_id = $1 AND bug_key = $2")
+                .bind(study)
+                .bind(&b.bug_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let id = match existing {
+            Some(r) => {
+                let source: String = r.try_get("source")?;
+                if source != b.source {
+                    return Err(StoreError::Conflict(format!(
+                        "bug {} with a different source",
+                        b.bug_id
+                    )));
+                }
+                r.try_get("id")?
+            }
+            None => {
+                written += 1;
+                let lines = serde_json::to_string(&b.buggy_lines).unwrap_or_else(|_| "[]".into());
+                sqlx::query(
+                    "INSERT INTO bugs (study_id, project_id, bug_key, file_path, method, source, file_source, buggy_lines) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                )
+                .bind(study)
+                .bind(projects[b.project.as_str()])
+                .bind(&b.bug_id)
+                .bind(&b.file)
+                .bind(&b.method)
+                .bind(&b.source)
+                .bind(&b.file_source)
+                .bind(lines)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get(0)?
+            }
+        };
+        bug_ids.insert(&b.bug_id, id);
+    }
+    for t in transformations {
+        let existing =
+            sqlx::query("SELECT source FROM items WHERE study_id = $1 AND item_key = $2")
+                .bind(study)
+                .bind(&t.id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if let Some(r) = existing {
+            let source: String = r.try_get(0)?;
+            if source != t.source {
+                return Err(StoreError::Conflict(format!(
+                    "transformation {} with a different source",
+                    t.id
+                )));
+            }
+            continue;
+        }
+        let bug = *bug_ids
+            .get(t.bug_id.as_str())
+            .ok_or_else(|| StoreError::NotFound(format!("bug {}", t.bug_id)))?;
+        written += 1;
+        sqlx::query(
+            "INSERT INTO items (study_id, bug_id, item_key, operator, level, source, summary) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(study)
+        .bind(bug)
+        .bind(&t.id)
+        .bind(&t.operator)
+        .bind(t.level.as_str())
+        .bind(&t.source)
+        .bind(&t.summary)
+        .execute(&mut *tx)
+        .await?;
+    }
+    mark(&mut tx, study, actor, "items", digest, written).await?;
+    tx.commit().await?;
+    Ok(Outcome::Imported { rows: written })
+}
+
+/// Imports votes in the replication layout; annotators are created from participant codes.
+pub async fn votes(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    digest: &str,
+    votes: &[SurveyVote],
+) -> StoreResult<Outcome> {
+    let mut tx = db.pool.begin().await?;
+    if already(&mut tx, study, "votes", digest).await? {
+        return Ok(Outcome::AlreadyImported);
+    }
+    let items: HashMap<String, i64> =
+        sqlx::query("SELECT item_key, id FROM items WHERE study_id = $1")
+            .bind(study)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+    let mut annotators: HashMap<&str, i64> = HashMap::new();
+    let now = now_ms();
+    for v in votes {
+        if !annotators.contains_key(v.participant.as_str()) {
+            sqlx::query("INSERT INTO annotators (study_id, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (study_id, code) DO NOTHING")
+                .bind(study)
+                .bind(&v.participant)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            let id: i64 =
+                sqlx::query("SELECT id FROM annotators WHERE study_id = $1 AND code = $2")
+                    .bind(study)
+                    .bind(&v.participant)
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .try_get(0)?;
+            annotators.insert(&v.participant, id);
+        }
+    }
+    let mut written = 0;
+    for v in votes {
+        let item = *items.get(&v.item).ok_or_else(|| {
+            StoreError::NotFound(format!("item {} (import the items first)", v.item))
+        })?;
+        let annotator = annotators[v.participant.as_str()];
+        let token = format!("import:{digest}");
+        let r = sqlx::query(
+            "INSERT INTO votes (item_id, annotator_id, cr, cc, time_secs, submitted_at, revision) VALUES ($1, $2, $3, $4, $5, $6, 1) \
+             ON CONFLICT (item_id, annotator_id) DO NOTHING",
+        )
+        .bind(item)
+        .bind(annotator)
+        .bind(i64::from(v.cr))
+        .bind(i64::from(v.cc))
+        .bind(v.time_secs)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if r.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "a vote of {} on {}",
+                v.participant, v.item
+            )));
+        }
+        sqlx::query(
+            "INSERT INTO vote_revisions (item_id, annotator_id, revision, submit_token, cr, cc, time_secs, submitted_at) \
+             VALUES ($1, $2, 1, $3, $4, $5, $6, $7)",
+        )
+        .bind(item)
+        .bind(annotator)
+        .bind(format!("{token}:{}", v.item))
+        .bind(i64::from(v.cr))
+        .bind(i64::from(v.cc))
+        .bind(v.time_secs)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        written += 1;
+    }
+    mark(&mut tx, study, actor, "votes", digest, written).await?;
+    tx.commit().await?;
+    Ok(Outcome::Imported { rows: written })
+}
+
+/// Imports NPR results (replacing a tool's earlier result for the same target is a conflict).
+pub async fn npr(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    digest: &str,
+    rows: &[NprRecord],
+) -> StoreResult<Outcome> {
+    let mut tx = db.pool.begin().await?;
+    if already(&mut tx, study, "npr", digest).await? {
+        return Ok(Outcome::AlreadyImported);
+    }
+    for r in rows {
+        let res = sqlx::query(
+            "INSERT INTO npr_results (study_id, tool, target, status, patch, developer_patch) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (study_id, tool, target) DO NOTHING",
+        )
+        .bind(study)
+        .bind(&r.tool)
+        .bind(&r.target)
+        .bind(i64::from(r.status))
+        .bind(&r.patch)
+        .bind(&r.developer_patch)
+        .execute(&mut *tx)
+        .await?;
+        if res.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "a result of {} on {}",
+                r.tool, r.target
+            )));
+        }
+    }
+    mark(&mut tx, study, actor, "npr", digest, rows.len()).await?;
+    tx.commit().await?;
+    Ok(Outcome::Imported { rows: rows.len() })
+}
+
+/// Imports cross-entropy scores (a model's score for a target is written once).
+pub async fn ce(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    digest: &str,
+    rows: &[CeRecord],
+) -> StoreResult<Outcome> {
+    let mut tx = db.pool.begin().await?;
+    if already(&mut tx, study, "ce", digest).await? {
+        return Ok(Outcome::AlreadyImported);
+    }
+    for r in rows {
+        let res = sqlx::query(
+            "INSERT INTO ce_scores (study_id, model, target, cross_entropy) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (study_id, model, target) DO NOTHING",
+        )
+        .bind(study)
+        .bind(&r.model)
+        .bind(&r.target)
+        .bind(r.cross_entropy)
+        .execute(&mut *tx)
+        .await?;
+        if res.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "a score of {} on {}",
+                r.model, r.target
+            )));
+        }
+    }
+    mark(&mut tx, study, actor, "ce", digest, rows.len()).await?;
+    tx.commit().await?;
+    Ok(Outcome::Imported { rows: rows.len() })
+}

@@ -1,0 +1,35 @@
+//! The store: every SQL statement natstudy runs, as portable runtime queries over [`Db`].
+//! Functions take plain values and return plain rows; they check no permissions.
+
+pub mod analysis;
+pub mod audit;
+pub mod imports;
+pub mod studies;
+pub mod users;
+
+pub use crate::db::Db;
+
+/// Errors the store reports in domain terms.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{0} already exists")]
+    Conflict(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    /// Maps a unique-constraint violation to [`StoreError::Conflict`].
+    pub fn conflict_on_unique(e: sqlx::Error, what: impl Into<String>) -> StoreError {
+        match &e {
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                StoreError::Conflict(what.into())
+            }
+            _ => StoreError::Db(e),
+        }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;

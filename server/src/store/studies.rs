@@ -1,0 +1,124 @@
+//! Studies and their overview counts.
+
+use sqlx::Row;
+
+use super::{audit, Db, StoreError, StoreResult};
+use crate::db::now_ms;
+use app::model::{ItemRow, LevelCount, StudyDetail, StudySummary};
+
+pub const DEFAULT_GUIDELINE: &str = include_str!("../../assets/guideline.md");
+
+pub async fn create(
+    db: &Db,
+    actor: Option<i64>,
+    name: &str,
+    description: &str,
+) -> StoreResult<i64> {
+    let mut tx = db.pool.begin().await?;
+    let row = sqlx::query(
+        "INSERT INTO studies (name, description, guideline, created_by, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(name)
+    .bind(description)
+    .bind(DEFAULT_GUIDELINE)
+    .bind(actor)
+    .bind(now_ms())
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(|e| StoreError::conflict_on_unique(e, format!("study {name}")))?;
+    let id: i64 = row.try_get(0)?;
+    audit::record(&mut *tx, actor, Some(id), "study.create", name).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// The id of the study called `name`.
+pub async fn id_by_name(db: &Db, name: &str) -> StoreResult<i64> {
+    let row = sqlx::query("SELECT id FROM studies WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&db.pool)
+        .await?;
+    match row {
+        Some(r) => Ok(r.try_get(0)?),
+        None => Err(StoreError::NotFound(format!("study {name}"))),
+    }
+}
+
+const SUMMARY_SQL: &str = "SELECT s.id, s.name, s.description, s.ratings_per_item, \
+    (SELECT COUNT(*) FROM bugs b WHERE b.study_id = s.id) AS bugs, \
+    (SELECT COUNT(*) FROM items i WHERE i.study_id = s.id) AS items, \
+    (SELECT COUNT(*) FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = s.id) AS votes, \
+    (SELECT COUNT(*) FROM annotators a WHERE a.study_id = s.id) AS annotators \
+    FROM studies s";
+
+fn summary(r: &sqlx::any::AnyRow) -> Result<StudySummary, sqlx::Error> {
+    Ok(StudySummary {
+        id: r.try_get("id")?,
+        name: r.try_get("name")?,
+        description: r.try_get("description")?,
+        ratings_per_item: r.try_get("ratings_per_item")?,
+        bugs: r.try_get("bugs")?,
+        items: r.try_get("items")?,
+        votes: r.try_get("votes")?,
+        annotators: r.try_get("annotators")?,
+    })
+}
+
+pub async fn list(db: &Db) -> StoreResult<Vec<StudySummary>> {
+    let rows = sqlx::query(&format!("{SUMMARY_SQL} ORDER BY s.name"))
+        .fetch_all(&db.pool)
+        .await?;
+    Ok(rows.iter().map(summary).collect::<Result<_, _>>()?)
+}
+
+pub async fn detail(db: &Db, id: i64) -> StoreResult<Option<StudyDetail>> {
+    let Some(row) = sqlx::query(&format!("{SUMMARY_SQL} WHERE s.id = $1"))
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let summary = summary(&row)?;
+    let levels = sqlx::query(
+        "SELECT level, COUNT(*) AS n FROM items WHERE study_id = $1 GROUP BY level ORDER BY level",
+    )
+    .bind(id)
+    .fetch_all(&db.pool)
+    .await?
+    .iter()
+    .map(|r| {
+        Ok(LevelCount {
+            level: r.try_get("level")?,
+            items: r.try_get("n")?,
+        })
+    })
+    .collect::<Result<_, sqlx::Error>>()?;
+    let items = sqlx::query(
+        "SELECT i.item_key, b.bug_key, i.operator, i.level, i.summary, \
+         (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id) AS votes \
+         FROM items i JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1 ORDER BY i.id LIMIT 500",
+    )
+    .bind(id)
+    .fetch_all(&db.pool)
+    .await?
+    .iter()
+    .map(|r| {
+        Ok(ItemRow {
+            key: r.try_get("item_key")?,
+            bug: r.try_get("bug_key")?,
+            operator: r.try_get("operator")?,
+            level: r.try_get("level")?,
+            summary: r.try_get("summary")?,
+            votes: r.try_get("votes")?,
+        })
+    })
+    .collect::<Result<_, sqlx::Error>>()?;
+    let audit = audit::for_study(db, id, 50).await?;
+    Ok(Some(StudyDetail {
+        summary,
+        levels,
+        items,
+        audit,
+    }))
+}

@@ -1,0 +1,103 @@
+//! Accounts.
+
+use sqlx::Row;
+
+use super::{Db, StoreError, StoreResult};
+use crate::db::now_ms;
+use app::model::{Role, User, UserRow};
+
+/// An account with its password hash, for sign-in.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    pub user: User,
+    pub password_hash: Option<String>,
+    pub disabled: bool,
+}
+
+fn role_of(s: &str) -> Result<Role, sqlx::Error> {
+    Role::parse(s).ok_or_else(|| sqlx::Error::Decode(format!("unknown role {s}").into()))
+}
+
+pub async fn insert(db: &Db, username: &str, password_hash: &str, role: Role) -> StoreResult<i64> {
+    let row = sqlx::query(
+        "INSERT INTO users (username, password_hash, role, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(username)
+    .bind(password_hash)
+    .bind(role.as_str())
+    .bind(now_ms())
+    .fetch_one(&db.pool)
+    .await
+    .map_err(|e| StoreError::conflict_on_unique(e, format!("user {username}")))?;
+    Ok(row.try_get(0)?)
+}
+
+pub async fn set_password(db: &Db, username: &str, password_hash: &str) -> StoreResult<()> {
+    let r = sqlx::query("UPDATE users SET password_hash = $1 WHERE username = $2")
+        .bind(password_hash)
+        .bind(username)
+        .execute(&db.pool)
+        .await?;
+    if r.rows_affected() == 0 {
+        return Err(StoreError::NotFound(format!("user {username}")));
+    }
+    Ok(())
+}
+
+pub async fn credentials(db: &Db, username: &str) -> StoreResult<Option<Credentials>> {
+    let row = sqlx::query(
+        "SELECT id, username, role, password_hash, disabled FROM users WHERE username = $1",
+    )
+    .bind(username)
+    .fetch_optional(&db.pool)
+    .await?;
+    row.map(|r| {
+        Ok(Credentials {
+            user: User {
+                id: r.try_get("id")?,
+                username: r.try_get("username")?,
+                role: role_of(&r.try_get::<String, _>("role")?)?,
+            },
+            password_hash: r.try_get("password_hash")?,
+            disabled: r.try_get::<i64, _>("disabled")? != 0,
+        })
+    })
+    .transpose()
+    .map_err(StoreError::Db)
+}
+
+/// The enabled account with this id.
+pub async fn by_id(db: &Db, id: i64) -> StoreResult<Option<User>> {
+    let row = sqlx::query("SELECT id, username, role FROM users WHERE id = $1 AND disabled = 0")
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await?;
+    row.map(|r| {
+        Ok(User {
+            id: r.try_get("id")?,
+            username: r.try_get("username")?,
+            role: role_of(&r.try_get::<String, _>("role")?)?,
+        })
+    })
+    .transpose()
+    .map_err(StoreError::Db)
+}
+
+pub async fn list(db: &Db) -> StoreResult<Vec<UserRow>> {
+    let rows =
+        sqlx::query("SELECT id, username, role, disabled, created_at FROM users ORDER BY username")
+            .fetch_all(&db.pool)
+            .await?;
+    rows.into_iter()
+        .map(|r| {
+            Ok(UserRow {
+                id: r.try_get("id")?,
+                username: r.try_get("username")?,
+                role: role_of(&r.try_get::<String, _>("role")?)?,
+                disabled: r.try_get::<i64, _>("disabled")? != 0,
+                created_at_ms: r.try_get("created_at")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(StoreError::Db)
+}

@@ -1,0 +1,120 @@
+//! Request guards that hold for every route: CSRF defence for state-changing requests and
+//! role checks for pages (server functions check roles themselves, see `app::auth`).
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use tower_sessions::Session;
+
+use super::AppState;
+use app::model::Role;
+
+/// Refuses cross-site state-changing requests. Browsers send `Sec-Fetch-Site` and `Origin`;
+/// a request that carries either must come from this site. (The session cookie is also
+/// `SameSite=Lax`, so a cross-site form post arrives without it.)
+pub async fn same_origin(req: Request, next: Next) -> Response {
+    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return next.run(req).await;
+    }
+    let headers = req.headers();
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        if site == "cross-site" {
+            return (StatusCode::FORBIDDEN, "cross-site request refused").into_response();
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let origin_host = origin.split("://").nth(1).unwrap_or("");
+        if origin == "null" || origin_host != host {
+            return (StatusCode::FORBIDDEN, "cross-origin request refused").into_response();
+        }
+    }
+    next.run(req).await
+}
+
+/// Which roles may open a page path; `None` for public pages.
+pub fn page_roles(path: &str) -> Option<&'static [Role]> {
+    const ADMIN: &[Role] = &[Role::Admin];
+    const STAFF: &[Role] = &[Role::Admin, Role::Researcher];
+    const ANYONE: &[Role] = &[Role::Admin, Role::Researcher, Role::Annotator];
+    let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
+    if under("/admin") {
+        Some(ADMIN)
+    } else if under("/studies") {
+        Some(STAFF)
+    } else if under("/annotate") {
+        Some(ANYONE)
+    } else {
+        None
+    }
+}
+
+/// Sends anonymous visitors of protected pages to the sign-in page and refuses wrong roles.
+pub async fn pages(
+    State(state): State<AppState>,
+    session: Session,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(roles) = page_roles(req.uri().path()) else {
+        return next.run(req).await;
+    };
+    let user_id: Option<i64> = session.get(app::auth::USER_ID_KEY).await.ok().flatten();
+    let user = match user_id {
+        Some(id) => crate::store::users::by_id(&state.db, id)
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
+    match user {
+        None => {
+            let next_path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
+            let encoded: String = form_urlencoded(next_path);
+            Redirect::to(&format!("/login?next={encoded}")).into_response()
+        }
+        Some(u) if roles.contains(&u.role) => next.run(req).await,
+        Some(_) => Response::builder()
+            .status(StatusCode::FORBIDDEN)
+            .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+            .body(Body::from(
+                "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Forbidden</title>\
+                 <link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head><body><main class=\"page\">\
+                 <h1>Forbidden</h1><p>Your role may not open this page. <a href=\"/\">Back</a></p></main></body></html>",
+            ))
+            .unwrap_or_else(|_| StatusCode::FORBIDDEN.into_response()),
+    }
+}
+
+fn form_urlencoded(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_roles_cover_prefixes_exactly() {
+        assert_eq!(page_roles("/admin/users"), Some(&[Role::Admin][..]));
+        assert_eq!(
+            page_roles("/studies/3"),
+            Some(&[Role::Admin, Role::Researcher][..])
+        );
+        assert_eq!(page_roles("/studiesx"), None);
+        assert_eq!(page_roles("/login"), None);
+        assert_eq!(form_urlencoded("/a b?c=d"), "/a%20b%3Fc%3Dd");
+    }
+}

@@ -1,0 +1,160 @@
+//! The HTTP server: Leptos pages and server functions on axum, sessions, guards, static files.
+
+pub mod backend;
+pub mod guard;
+pub mod sessions;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use axum::extract::FromRef;
+use axum::http::{header, HeaderValue};
+use axum::Router;
+use leptos::prelude::*;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
+use tower_sessions::cookie::{time::Duration as CookieDuration, SameSite};
+use tower_sessions::{Expiry, SessionManagerLayer};
+
+use crate::db::Db;
+use app::backend::BackendHandle;
+
+/// What the handlers share.
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub db: Db,
+    pub backend: BackendHandle,
+}
+
+/// How the web server is set up.
+#[derive(Debug, Clone)]
+pub struct WebConfig {
+    pub addr: SocketAddr,
+    /// The built site: `pkg/` (wasm, js, css) and public files.
+    pub site_root: PathBuf,
+    /// Mark cookies `Secure` (behind TLS).
+    pub secure_cookies: bool,
+    /// Sessions end after this long without a request.
+    pub idle_timeout_secs: i64,
+}
+
+impl WebConfig {
+    pub fn new(addr: SocketAddr) -> WebConfig {
+        WebConfig {
+            addr,
+            site_root: default_site_root(),
+            secure_cookies: false,
+            idle_timeout_secs: 8 * 3600,
+        }
+    }
+}
+
+/// `./target/site` when run from the workspace, else the one next to the sources of this build.
+pub fn default_site_root() -> PathBuf {
+    let here = PathBuf::from("target/site");
+    if here.join("pkg").is_dir() {
+        return here;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/site"))
+}
+
+/// The whole application as an axum router.
+pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
+    let leptos_options = LeptosOptions::builder()
+        .output_name("natstudy")
+        .site_root(config.site_root.to_string_lossy().to_string())
+        .site_pkg_dir("pkg")
+        .site_addr(config.addr)
+        .build();
+    let backend = backend::DomainBackend::handle(db.clone());
+    let state = AppState {
+        leptos_options: leptos_options.clone(),
+        db: db.clone(),
+        backend: backend.clone(),
+    };
+
+    let store = sessions::DbSessionStore::open(&db).await?;
+    spawn_expired_session_cleanup(store.clone());
+    let key = sessions::cookie_key(&db).await?;
+    let session_layer = SessionManagerLayer::new(store)
+        .with_name("natstudy.sid")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(config.secure_cookies)
+        .with_expiry(Expiry::OnInactivity(CookieDuration::seconds(
+            config.idle_timeout_secs,
+        )))
+        .with_signed(key);
+
+    let routes = generate_route_list(app::App);
+    let ctx_backend = backend.clone();
+    let context = move || provide_context(ctx_backend.clone());
+    let app = Router::new()
+        .leptos_routes_with_context(&state, routes, context.clone(), {
+            let options = leptos_options.clone();
+            move || app::shell(options.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(context, app::shell))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::pages,
+        ))
+        .layer(axum::middleware::from_fn(guard::same_origin))
+        .layer(session_layer)
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state);
+    Ok(app)
+}
+
+fn spawn_expired_session_cleanup(store: sessions::DbSessionStore) {
+    use tower_sessions::session_store::ExpiredDeletion;
+    tokio::spawn(async move {
+        if let Err(e) = store
+            .continuously_delete_expired(tokio::time::Duration::from_secs(600))
+            .await
+        {
+            tracing::warn!(error = %e, "expired-session cleanup stopped");
+        }
+    });
+}
+
+/// Serves until ctrl-c. `on_ready` gets the bound address (port 0 picks a free one).
+pub async fn serve(
+    db: Db,
+    config: WebConfig,
+    on_ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    if !config.site_root.join("pkg").is_dir() {
+        tracing::warn!(site_root = %config.site_root.display(), "no built site (pkg/) here: pages will not hydrate; run scripts/build-site");
+    }
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let addr = listener.local_addr()?;
+    let app = router(db, &WebConfig { addr, ..config }).await?;
+    on_ready(addr);
+    axum::serve(listener, app.into_make_service())
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

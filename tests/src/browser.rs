@@ -1,0 +1,105 @@
+//! Headless Chromium through chromedriver (Debian's packages), driven with fantoccini.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use fantoccini::{Client, ClientBuilder};
+
+/// A chromedriver process and a browser session; both end when this is dropped.
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+impl Browser {
+    pub async fn start() -> Result<Browser> {
+        let port = free_port()?;
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start chromedriver (apt-get install chromium chromium-driver; scripts/setup --browser does it)")?;
+        let profile = tempfile::tempdir()?;
+        let caps = serde_json::json!({
+            "goog:chromeOptions": {
+                "binary": "/usr/bin/chromium",
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--disable-dev-shm-usage", "--window-size=1280,900",
+                    format!("--user-data-dir={}", profile.path().display()),
+                ]
+            }
+        });
+        let caps = match caps {
+            serde_json::Value::Object(m) => m,
+            _ => unreachable!("literal object"),
+        };
+        let url = format!("http://127.0.0.1:{port}");
+        let mut last = None;
+        for _ in 0..50 {
+            let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+            match ClientBuilder::new(connector)
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(client) => {
+                    return Ok(Browser {
+                        client,
+                        driver,
+                        _profile: profile,
+                    });
+                }
+                Err(e) => {
+                    last = Some(e);
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+        let mut driver = driver;
+        let _ = driver.kill();
+        Err(anyhow::anyhow!("cannot start a Chromium session: {last:?}"))
+    }
+
+    /// Waits until `css` matches an element whose text is exactly `text`.
+    pub async fn wait_for_text(&self, css: &str, text: &str) -> Result<()> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(el) = self.client.find(fantoccini::Locator::Css(css)).await {
+                if el.text().await.map(|t| t.trim() == text).unwrap_or(false) {
+                    return Ok(());
+                }
+            }
+            if std::time::Instant::now() > deadline {
+                let seen = match self.client.find(fantoccini::Locator::Css(css)).await {
+                    Ok(el) => el.text().await.unwrap_or_default(),
+                    Err(_) => "(no such element)".into(),
+                };
+                anyhow::bail!("timed out waiting for {css} to read {text:?}; it reads {seen:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+    }
+}

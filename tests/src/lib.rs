@@ -1,0 +1,164 @@
+//! Test harness: a real `natstudy` server on a free loopback port over a fresh database
+//! (a temporary SQLite file, or a new PostgreSQL database), HTTP clients, and headless Chromium.
+
+pub mod browser;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use anyhow::{Context, Result};
+use natstudy::db::Db;
+use natstudy::web::WebConfig;
+
+pub use app::model::Role;
+
+/// Which database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    Sqlite,
+    Postgres,
+}
+
+/// The PostgreSQL server the suite uses (trust auth); CI provides it and the suite fails without it.
+pub fn postgres_admin_url() -> String {
+    std::env::var("NATSTUDY_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh, empty, migrated database of the given kind. Keep the returned guard alive.
+pub async fn fresh_db(store: Store) -> Result<(Db, DbGuard)> {
+    match store {
+        Store::Sqlite => {
+            let dir = tempfile::tempdir()?;
+            let url = Db::sqlite_url_in(dir.path())?;
+            Ok((Db::connect(&url).await?, DbGuard::Dir(dir)))
+        }
+        Store::Postgres => {
+            use sqlx::Connection;
+            let admin = postgres_admin_url();
+            let name = format!(
+                "natstudy_t{}_{}_{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::SeqCst),
+                rand_suffix()
+            );
+            let mut conn = sqlx::PgConnection::connect(&admin).await.with_context(|| {
+                format!("PostgreSQL is required for this test: cannot connect to {admin}")
+            })?;
+            sqlx::Executor::execute(&mut conn, format!("CREATE DATABASE {name}").as_str()).await?;
+            let base = admin
+                .rsplit_once('/')
+                .map(|(b, _)| b.to_owned())
+                .unwrap_or(admin.clone());
+            let url = format!("{base}/{name}");
+            Ok((Db::connect(&url).await?, DbGuard::Postgres { admin, name }))
+        }
+    }
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Keeps a test database alive; PostgreSQL databases are dropped by [`DbGuard::drop_now`].
+pub enum DbGuard {
+    Dir(tempfile::TempDir),
+    Postgres { admin: String, name: String },
+}
+
+impl DbGuard {
+    /// Drops the PostgreSQL database (call at the end of a test; connections must be closed).
+    pub async fn drop_now(self, db: Db) {
+        db.pool.close().await;
+        if let DbGuard::Postgres { admin, name } = self {
+            use sqlx::Connection;
+            if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                let _ = sqlx::Executor::execute(
+                    &mut conn,
+                    format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str(),
+                )
+                .await;
+            }
+        }
+    }
+}
+
+/// A running server.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub base: String,
+    pub db: Db,
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl TestApp {
+    /// Starts a server on a free port over `db`.
+    pub async fn start(db: Db) -> Result<TestApp> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let config = WebConfig::new("127.0.0.1:0".parse()?);
+        let server_db = db.clone();
+        let handle = tokio::spawn(async move {
+            let res = natstudy::web::serve(server_db, config, move |addr| {
+                let _ = tx.send(addr);
+            })
+            .await;
+            if let Err(e) = res {
+                eprintln!("test server stopped: {e:#}");
+            }
+        });
+        let addr = rx.await.context("server did not start")?;
+        Ok(TestApp {
+            addr,
+            base: format!("http://{addr}"),
+            db,
+            handle,
+        })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Adds an account directly (as the CLI would).
+    pub async fn add_user(&self, name: &str, password: &str, role: Role) -> Result<i64> {
+        natstudy::web::backend::add_user(&self.db, None, name, password, role)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))
+    }
+
+    /// An HTTP client with its own cookie jar that does not follow redirects.
+    pub fn client(&self) -> reqwest::Client {
+        reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("http client")
+    }
+
+    /// A client signed in as `name`.
+    pub async fn signed_in(&self, name: &str, password: &str) -> Result<reqwest::Client> {
+        let c = self.client();
+        let r = c
+            .post(self.url("/api/login"))
+            .form(&[("username", name), ("password", password)])
+            .send()
+            .await?;
+        anyhow::ensure!(
+            r.status().is_success() || r.status().is_redirection(),
+            "login of {name} failed: {}",
+            r.status()
+        );
+        Ok(c)
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}

@@ -1,0 +1,307 @@
+//! The reference study through the command line, on SQLite and PostgreSQL: import every file,
+//! write report.json, and compare every figure of expected.json (counts exactly, the rest to
+//! 1e-9 relative). Also: every import error class, all-or-nothing, re-import idempotence.
+
+use std::path::PathBuf;
+
+use natstudy_tests::{fresh_db, Store};
+use serde_json::Value;
+
+fn reference() -> PathBuf {
+    match std::env::var("NATSTUDY_SHARED") {
+        Ok(dir) => PathBuf::from(dir).join("reference/study-small"),
+        Err(_) => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/reference/study-small"
+        )),
+    }
+}
+
+async fn cli(url: &str, args: &[&str]) -> anyhow::Result<()> {
+    let mut all = vec!["natstudy", "--database-url", url];
+    all.extend_from_slice(args);
+    natstudy::cli::run_from(all).await
+}
+
+/// Compares every leaf of `expected` with the same path in `actual`.
+fn compare(expected: &Value, actual: &Value, path: &str, failures: &mut Vec<String>) {
+    match expected {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let sub = format!("{path}.{k}");
+                match actual.get(k) {
+                    Some(a) => compare(v, a, &sub, failures),
+                    None => failures.push(format!("{sub}: missing")),
+                }
+            }
+        }
+        Value::Number(n) => {
+            let want = n.as_f64().unwrap_or(f64::NAN);
+            let got = actual.as_f64();
+            let ok = match got {
+                Some(g) if n.is_i64() || n.is_u64() => g == want,
+                Some(g) => (g - want).abs() <= 1e-9 * want.abs().max(1e-300),
+                None => false,
+            };
+            if !ok {
+                failures.push(format!("{path}: expected {want}, got {actual}"));
+            }
+        }
+        other => {
+            if other != actual {
+                failures.push(format!("{path}: expected {other}, got {actual}"));
+            }
+        }
+    }
+}
+
+async fn reference_study(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let url = db.url.clone();
+    let r = reference();
+    let p = |f: &str| r.join(f).display().to_string();
+    cli(&url, &["study", "create", "ref"])
+        .await
+        .expect("create");
+    cli(
+        &url,
+        &[
+            "import",
+            "items",
+            "--study",
+            "ref",
+            &p("bugs.jsonl"),
+            &p("transformations.jsonl"),
+        ],
+    )
+    .await
+    .expect("items");
+    cli(
+        &url,
+        &["import", "votes", "--study", "ref", &p("survey.json")],
+    )
+    .await
+    .expect("votes");
+    cli(
+        &url,
+        &["import", "npr", "--study", "ref", &p("npr_results.csv")],
+    )
+    .await
+    .expect("npr");
+    cli(
+        &url,
+        &["import", "ce", "--study", "ref", &p("ce_scores.csv")],
+    )
+    .await
+    .expect("ce");
+    // importing the same files again changes nothing
+    cli(
+        &url,
+        &[
+            "import",
+            "items",
+            "--study",
+            "ref",
+            &p("bugs.jsonl"),
+            &p("transformations.jsonl"),
+        ],
+    )
+    .await
+    .expect("items again");
+    cli(
+        &url,
+        &["import", "votes", "--study", "ref", &p("survey.json")],
+    )
+    .await
+    .expect("votes again");
+    let out = tempfile::tempdir().expect("dir");
+    cli(
+        &url,
+        &[
+            "report",
+            "--study",
+            "ref",
+            "--out",
+            &out.path().display().to_string(),
+        ],
+    )
+    .await
+    .expect("report");
+    let report: Value = serde_json::from_slice(
+        &std::fs::read(out.path().join("report.json")).expect("report.json"),
+    )
+    .expect("json");
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(r.join("expected.json")).expect("expected"))
+            .expect("json");
+    let mut failures = Vec::new();
+    compare(&expected, &report, "", &mut failures);
+    assert!(
+        failures.is_empty(),
+        "{} figures differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let studies = natstudy::store::studies::list(&db).await.expect("list");
+    assert_eq!(studies[0].votes, 297 * 5, "votes imported once");
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn reference_study_sqlite() {
+    reference_study(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn reference_study_postgres() {
+    reference_study(Store::Postgres).await;
+}
+
+/// Each error class names file, line, field and reason, and nothing is written.
+#[tokio::test]
+async fn bad_imports_name_the_problem_and_write_nothing() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let url = db.url.clone();
+    cli(&url, &["study", "create", "s"]).await.expect("create");
+    let dir = tempfile::tempdir().expect("dir");
+    let bug = r#"{"bug_id": "B-1", "project": "P", "file": "A.java", "method": "m", "source": "void m() {\n  int a = 1;\n}\n", "buggy_lines": [2]}"#;
+    let tr = |id: &str, bug: &str, level: &str, src: &str| {
+        format!(
+            r#"{{"id": "{id}", "bug_id": "{bug}", "operator": "RenameVariable-1", "level": "{level}", "source": "{src}", "summary": "s"}}"#
+        )
+    };
+    let good = tr(
+        "naming_1",
+        "B-1",
+        "naming",
+        "void m() {\\n  int b = 1;\\n}\\n",
+    );
+    let cases: Vec<(String, String, &str, &str)> = vec![
+        (
+            bug.into(),
+            format!("{good}\n{}", tr("naming_2", "B-9", "naming", "x")),
+            "2",
+            "unknown bug id B-9",
+        ),
+        (
+            bug.into(),
+            format!("{good}\n{good}"),
+            "2",
+            "duplicate id naming_1",
+        ),
+        (
+            bug.into(),
+            tr(
+                "naming_1",
+                "B-1",
+                "naming",
+                "void m() {\\n  int a = 1;\\n}\\n",
+            ),
+            "1",
+            "identical to the original",
+        ),
+        (
+            bug.into(),
+            format!("{good}\n{{not json"),
+            "2",
+            "unparsable JSON",
+        ),
+        (
+            bug.into(),
+            tr("naming_1", "B-1", "nomenclature", "x"),
+            "1",
+            "unknown level",
+        ),
+        (
+            bug.replace("[2]", "[7]"),
+            good.clone(),
+            "1",
+            "outside the method",
+        ),
+    ];
+    for (i, (bugs, trs, line, reason)) in cases.iter().enumerate() {
+        let b = dir.path().join(format!("bugs{i}.jsonl"));
+        let t = dir.path().join(format!("t{i}.jsonl"));
+        std::fs::write(&b, bugs).expect("write");
+        std::fs::write(&t, trs).expect("write");
+        let err = cli(
+            &url,
+            &[
+                "import",
+                "items",
+                "--study",
+                "s",
+                &b.display().to_string(),
+                &t.display().to_string(),
+            ],
+        )
+        .await
+        .expect_err("must fail");
+        let msg = format!("{err:#}");
+        assert!(msg.contains(&format!(":{line}: field")), "case {i}: {msg}");
+        assert!(msg.contains(reason), "case {i}: {msg}");
+    }
+    let s = &natstudy::store::studies::list(&db).await.expect("list")[0];
+    assert_eq!((s.bugs, s.items), (0, 0), "nothing half-imported");
+
+    // votes: a Likert value out of range
+    let b = dir.path().join("bugs.jsonl");
+    let t = dir.path().join("t.jsonl");
+    std::fs::write(&b, bug).expect("write");
+    std::fs::write(&t, &good).expect("write");
+    cli(
+        &url,
+        &[
+            "import",
+            "items",
+            "--study",
+            "s",
+            &b.display().to_string(),
+            &t.display().to_string(),
+        ],
+    )
+    .await
+    .expect("good items");
+    let survey = dir.path().join("survey.json");
+    std::fs::write(&survey, "{\"naming\": {\"1\": {\"S1\": {\"CR\": 2, \"CC\": 1, \"Time\": 3},\n \"S2\": {\"CR\": 0, \"CC\": 1, \"Time\": 3}}}}").expect("write");
+    let err = cli(
+        &url,
+        &[
+            "import",
+            "votes",
+            "--study",
+            "s",
+            &survey.display().to_string(),
+        ],
+    )
+    .await
+    .expect_err("Likert 0");
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains(":2: field `naming.1.S2.CR`: Likert value 0 out of 1–4"),
+        "{msg}"
+    );
+    let s = &natstudy::store::studies::list(&db).await.expect("list")[0];
+    assert_eq!(s.votes, 0, "no vote of the bad file was written");
+
+    // npr: unknown target and bad status
+    let npr = dir.path().join("npr.csv");
+    std::fs::write(
+        &npr,
+        "tool,target,status\nt,B-1,correct\nt,naming_9,wrong\nt,naming_1,fixed\n",
+    )
+    .expect("write");
+    let err = cli(
+        &url,
+        &["import", "npr", "--study", "s", &npr.display().to_string()],
+    )
+    .await
+    .expect_err("bad npr");
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains(":3: field `target`: unknown target \"naming_9\""),
+        "{msg}"
+    );
+    assert!(msg.contains(":4: field `status`"), "{msg}");
+    guard.drop_now(db).await;
+}

@@ -1,0 +1,100 @@
+//! In a real headless Chromium: sign in, the page hydrates (a client-side interaction works),
+//! sign out.
+
+use fantoccini::Locator;
+use natstudy_tests::browser::Browser;
+use natstudy_tests::{fresh_db, Role, Store, TestApp};
+
+#[tokio::test]
+async fn sign_in_see_a_hydrated_page_and_sign_out() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("user");
+    let b = Browser::start().await.expect("browser");
+
+    // a protected page sends us to sign in
+    b.client.goto(&app.url("/admin/users")).await.expect("goto");
+    let url = b.client.current_url().await.expect("url");
+    assert_eq!(url.path(), "/login");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("login page hydrates");
+
+    b.client
+        .find(Locator::Css("#username"))
+        .await
+        .expect("username")
+        .send_keys("ada")
+        .await
+        .expect("type");
+    b.client
+        .find(Locator::Css("#password"))
+        .await
+        .expect("password")
+        .send_keys("a-long-password")
+        .await
+        .expect("type");
+    b.client
+        .find(Locator::Css("#login-submit"))
+        .await
+        .expect("submit")
+        .click()
+        .await
+        .expect("click");
+
+    // back where we wanted to go, signed in, hydrated
+    b.wait_for_text("#who", "ada (admin)")
+        .await
+        .expect("signed in");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    assert_eq!(
+        b.client.current_url().await.expect("url").path(),
+        "/admin/users"
+    );
+
+    // a purely client-side interaction: the menu toggle
+    b.wait_for_text("#menu-toggle", "Menu")
+        .await
+        .expect("menu button");
+    b.client
+        .find(Locator::Css("#menu-toggle"))
+        .await
+        .expect("toggle")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#menu-toggle", "Close menu")
+        .await
+        .expect("menu toggled in the browser");
+
+    // sign out
+    b.client
+        .find(Locator::Css("#logout"))
+        .await
+        .expect("logout")
+        .click()
+        .await
+        .expect("click");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let path = b.client.current_url().await.expect("url").path().to_owned();
+        if path == "/login" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not sent to /login after sign-out (at {path})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    b.client.goto(&app.url("/admin/users")).await.expect("goto");
+    assert_eq!(b.client.current_url().await.expect("url").path(), "/login");
+    b.close().await;
+    let db = app.db.clone();
+    drop(app);
+    guard.drop_now(db).await;
+}
