@@ -5,7 +5,9 @@ use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require};
-use crate::model::{Role, StudyDetail, StudySummary, User, UserRow};
+#[cfg(feature = "ssr")]
+use crate::model::Role;
+use crate::model::{StudyDetail, StudySummary, User, UserRow};
 
 /// The signed-in user, or `None`.
 #[server(endpoint = "whoami")]

@@ -85,7 +85,17 @@ impl Browser {
                     Ok(el) => el.text().await.unwrap_or_default(),
                     Err(_) => "(no such element)".into(),
                 };
-                anyhow::bail!("timed out waiting for {css} to read {text:?}; it reads {seen:?}");
+                let url = self
+                    .client
+                    .current_url()
+                    .await
+                    .map(|u| u.to_string())
+                    .unwrap_or_default();
+                let body = match self.client.find(fantoccini::Locator::Css("body")).await {
+                    Ok(el) => el.text().await.unwrap_or_default(),
+                    Err(_) => String::new(),
+                };
+                anyhow::bail!("timed out waiting for {css} to read {text:?}; it reads {seen:?} (at {url}; page text: {body:?})");
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

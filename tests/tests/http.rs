@@ -180,7 +180,8 @@ async fn role_matrix(store: Store) {
     ];
     // (method, path, form, roles allowed)
     let study_s = study.to_string();
-    let cases: Vec<(&str, String, Vec<(&str, String)>, &[Role])> = vec![
+    type Form = Vec<(&'static str, String)>;
+    let cases: Vec<(&str, String, Form, &[Role])> = vec![
         ("GET", "/admin/users".into(), vec![], &[Role::Admin]),
         (
             "GET",

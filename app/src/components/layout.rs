@@ -10,7 +10,9 @@ pub type CurrentUser = Resource<Result<Option<crate::model::User>, ServerFnError
 
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
-    let user: CurrentUser = Resource::new(|| (), |_| whoami());
+    // Re-read on every navigation: signing in or out navigates, and a session may expire.
+    let location = leptos_router::hooks::use_location();
+    let user: CurrentUser = Resource::new(move || location.pathname.get(), |_| whoami());
     provide_context(user);
     let logout = ServerAction::<Logout>::new();
 
