@@ -68,6 +68,7 @@ pub fn internal(e: BackendError) -> ServerFnError {
         BackendError::NotFound(_) => axum::http::StatusCode::NOT_FOUND,
         BackendError::Conflict(_) => axum::http::StatusCode::CONFLICT,
         BackendError::Invalid(_) => axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        BackendError::Forbidden(_) => axum::http::StatusCode::FORBIDDEN,
         BackendError::Internal(_) => axum::http::StatusCode::INTERNAL_SERVER_ERROR,
     };
     set_status(code);

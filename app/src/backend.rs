@@ -16,6 +16,8 @@ pub enum BackendError {
     Conflict(String),
     #[error("{0}")]
     Invalid(String),
+    #[error("{0}")]
+    Forbidden(String),
     #[error("internal error: {0}")]
     Internal(String),
 }

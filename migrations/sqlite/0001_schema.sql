@@ -69,8 +69,10 @@ CREATE TABLE annotators (
     external_pid TEXT,
     screener     TEXT NOT NULL DEFAULT '{}',
     consented_at BIGINT,
+    guideline_seen_at BIGINT,
     finished_at  BIGINT,
     last_active  BIGINT,
+    order_seed   BIGINT NOT NULL DEFAULT 0,
     created_at   BIGINT NOT NULL,
     UNIQUE (study_id, code),
     UNIQUE (study_id, user_id)
@@ -92,6 +94,7 @@ CREATE TABLE batches (
     strategy   TEXT NOT NULL CHECK (strategy IN ('fixed_groups', 'dynamic_queue')),
     seed       BIGINT NOT NULL DEFAULT 0,
     lease_secs BIGINT NOT NULL DEFAULT 1200,
+    avoid_same_bug INTEGER NOT NULL DEFAULT 1,
     created_at BIGINT NOT NULL,
     UNIQUE (study_id, name)
 );
@@ -100,6 +103,14 @@ CREATE TABLE batch_items (
     batch_id BIGINT NOT NULL REFERENCES batches (id) ON DELETE CASCADE,
     item_id  BIGINT NOT NULL REFERENCES items (id) ON DELETE CASCADE,
     PRIMARY KEY (batch_id, item_id)
+);
+
+-- Who works on a batch (fixed groups: group_no is the annotator's group).
+CREATE TABLE batch_annotators (
+    batch_id     BIGINT NOT NULL REFERENCES batches (id) ON DELETE CASCADE,
+    annotator_id BIGINT NOT NULL REFERENCES annotators (id) ON DELETE CASCADE,
+    group_no     BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (batch_id, annotator_id)
 );
 
 -- One annotator's claim on one item: assigned (fixed groups) or leased (dynamic queue).
@@ -116,6 +127,7 @@ CREATE TABLE assignments (
     UNIQUE (item_id, annotator_id)
 );
 CREATE INDEX assignments_annotator ON assignments (annotator_id, status, position);
+CREATE INDEX assignments_item ON assignments (item_id, status);
 
 -- The vote that counts (the latest revision); every revision is kept in vote_revisions.
 CREATE TABLE votes (

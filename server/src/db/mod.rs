@@ -77,6 +77,26 @@ impl Db {
         })
     }
 
+    /// A transaction that writes, serialised with every other writer of `lock`: SQLite takes
+    /// the write lock at BEGIN (IMMEDIATE), PostgreSQL a transaction-scoped advisory lock. Use it
+    /// for check-then-write sequences (leases, votes, imports).
+    pub async fn begin_write(
+        &self,
+        lock: i64,
+    ) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
+                    .bind(lock)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(tx)
+            }
+        }
+    }
+
     /// The SQLite URL for `natstudy.db` in `data_dir`, creating the directory.
     pub fn sqlite_url_in(data_dir: &Path) -> anyhow::Result<String> {
         std::fs::create_dir_all(data_dir)

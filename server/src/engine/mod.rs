@@ -2,4 +2,5 @@
 //! the UI, so each engine is tested alone and reused by the CLI and the server.
 
 pub mod analysis;
+pub mod assignment;
 pub mod stats;

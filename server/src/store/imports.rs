@@ -82,7 +82,7 @@ pub async fn items(
     bugs: &[BugRecord],
     transformations: &[TransformationRecord],
 ) -> StoreResult<Outcome> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write(study).await?;
     if already(&mut tx, study, "items", digest).await? {
         return Ok(Outcome::AlreadyImported);
     }
@@ -193,7 +193,7 @@ pub async fn votes(
     digest: &str,
     votes: &[SurveyVote],
 ) -> StoreResult<Outcome> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write(study).await?;
     if already(&mut tx, study, "votes", digest).await? {
         return Ok(Outcome::AlreadyImported);
     }
@@ -278,7 +278,7 @@ pub async fn npr(
     digest: &str,
     rows: &[NprRecord],
 ) -> StoreResult<Outcome> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write(study).await?;
     if already(&mut tx, study, "npr", digest).await? {
         return Ok(Outcome::AlreadyImported);
     }
@@ -315,7 +315,7 @@ pub async fn ce(
     digest: &str,
     rows: &[CeRecord],
 ) -> StoreResult<Outcome> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write(study).await?;
     if already(&mut tx, study, "ce", digest).await? {
         return Ok(Outcome::AlreadyImported);
     }

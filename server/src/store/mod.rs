@@ -2,6 +2,7 @@
 //! Functions take plain values and return plain rows; they check no permissions.
 
 pub mod analysis;
+pub mod assign;
 pub mod audit;
 pub mod imports;
 pub mod studies;
@@ -16,6 +17,10 @@ pub enum StoreError {
     Conflict(String),
     #[error("{0} not found")]
     NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Forbidden(String),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }

@@ -24,6 +24,8 @@ fn map(e: StoreError) -> BackendError {
     match e {
         StoreError::Conflict(what) => BackendError::Conflict(format!("{what} already exists")),
         StoreError::NotFound(what) => BackendError::NotFound(what),
+        StoreError::Invalid(why) => BackendError::Invalid(why),
+        StoreError::Forbidden(why) => BackendError::Forbidden(why),
         StoreError::Db(e) => {
             tracing::error!(error = %e, "database error");
             BackendError::Internal("database error".into())

@@ -1,0 +1,404 @@
+//! Batches and the exactly-k invariant on SQLite and PostgreSQL: fixed groups, the dynamic
+//! queue under hundreds of concurrent annotators, lease expiry and reclaim, drop-outs.
+
+use std::sync::Arc;
+
+use natstudy::db::{now_ms, Db};
+use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted, VoteInput};
+use natstudy_tests::{fresh_db, Store};
+use rand::{Rng, SeedableRng};
+
+/// A study with `bugs` bugs of 3 transformations each.
+async fn study_with_items(db: &Db, bugs: usize) -> i64 {
+    let study = natstudy::store::studies::create(db, None, "conc", "")
+        .await
+        .expect("study");
+    let mut b = String::new();
+    let mut t = String::new();
+    for i in 0..bugs {
+        b.push_str(&format!(
+            "{{\"bug_id\": \"B-{i}\", \"project\": \"P{}\", \"file\": \"A.java\", \"method\": \"m\", \"source\": \"int m() {{ return {i}; }}\\n\", \"buggy_lines\": [1]}}\n",
+            i % 3
+        ));
+        for j in 0..3 {
+            let level = ["naming", "expression", "statement"][j];
+            t.push_str(&format!(
+                "{{\"id\": \"{level}_{i}\", \"bug_id\": \"B-{i}\", \"operator\": \"Op{j}\", \"level\": \"{level}\", \"source\": \"int m() {{ return {i} + {j}; }}\\n\", \"summary\": \"s\"}}\n"
+            ));
+        }
+    }
+    natstudy::service::import_items_text(db, study, None, ("b", &b), ("t", &t))
+        .await
+        .expect("items");
+    study
+}
+
+fn vote(token: String) -> VoteInput {
+    VoteInput {
+        cr: 2,
+        cc: 3,
+        comment: String::new(),
+        time_secs: Some(4.0),
+        started_at: None,
+        context_opened: false,
+        token,
+    }
+}
+
+async fn assert_at_most_k(db: &Db, study: i64, k: i64) {
+    for (item, n) in assign::completed_per_item(db, study).await.expect("counts") {
+        assert!(n <= k, "item {item} has {n} > {k} ratings");
+    }
+}
+
+async fn dynamic_queue_never_exceeds_k(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 10).await; // 30 items
+    let annotators = assign::ensure_pool(&db, study, 200).await.expect("pool");
+    let spec = BatchSpec {
+        name: "queue".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter::default(),
+        annotators: annotators.clone(),
+        seed: 11,
+        lease_secs: 1200,
+        avoid_same_bug: true,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    let db = Arc::new(db);
+    let mut tasks = Vec::new();
+    for (n, a) in annotators.iter().copied().enumerate() {
+        let db = db.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
+            let mut submitted = 0;
+            for step in 0..6 {
+                let Some(h) = assign::next_item(&db, study, a, now_ms())
+                    .await
+                    .expect("next")
+                else {
+                    break;
+                };
+                for _ in 0..rng.gen_range(0..3) {
+                    tokio::task::yield_now().await;
+                }
+                // some annotators walk away mid-item (their lease would expire)
+                if rng.gen_bool(0.1) {
+                    assign::release(&db, study, a, None).await.expect("release");
+                    continue;
+                }
+                let token = format!("{a}-{step}");
+                match assign::submit(&db, study, a, h.item, &vote(token.clone()), now_ms()).await {
+                    Ok(Submitted::Saved { .. }) => submitted += 1,
+                    Ok(Submitted::Duplicate { .. }) => panic!("fresh token seen as duplicate"),
+                    Err(e) => panic!("submit failed: {e}"),
+                }
+                // resending the same submit is harmless
+                let again = assign::submit(&db, study, a, h.item, &vote(token), now_ms())
+                    .await
+                    .expect("resend");
+                assert!(matches!(again, Submitted::Duplicate { .. }));
+                assert_at_most_k(&db, study, 5).await;
+            }
+            submitted
+        }));
+    }
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.expect("task");
+    }
+    let counts = assign::completed_per_item(&db, study)
+        .await
+        .expect("counts");
+    assert_eq!(counts.len(), 30);
+    assert!(
+        counts.iter().all(|&(_, n)| n == 5),
+        "every item exactly k: {counts:?}"
+    );
+    assert_eq!(total, 150);
+    let db = Arc::try_unwrap(db).expect("sole owner");
+    guard.drop_now(db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamic_queue_never_exceeds_k_sqlite() {
+    dynamic_queue_never_exceeds_k(Store::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dynamic_queue_never_exceeds_k_postgres() {
+    dynamic_queue_never_exceeds_k(Store::Postgres).await;
+}
+
+async fn leases_expire_and_are_reclaimed(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await; // 3 items
+    sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
+        .bind(study)
+        .execute(&db.pool)
+        .await
+        .expect("k=1");
+    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
+    let spec = BatchSpec {
+        name: "one".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter {
+            ids: vec!["naming_0".into()],
+            ..Default::default()
+        },
+        annotators: pool.clone(),
+        seed: 1,
+        lease_secs: 60,
+        avoid_same_bug: false,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    let t0 = now_ms();
+    let a = assign::next_item(&db, study, pool[0], t0)
+        .await
+        .expect("next")
+        .expect("leased");
+    // while A's lease lives, B gets nothing (k = 1)
+    assert_eq!(
+        assign::next_item(&db, study, pool[1], t0 + 1_000)
+            .await
+            .expect("next"),
+        None
+    );
+    // asking again renews A's lease
+    let renewed = assign::next_item(&db, study, pool[0], t0 + 30_000)
+        .await
+        .expect("next")
+        .expect("same");
+    assert_eq!(renewed.item, a.item);
+    assert_eq!(renewed.lease_expires_at, Some(t0 + 30_000 + 60_000));
+    // after expiry B gets the item, and the reclaim marks A's lease released
+    let later = t0 + 200_000;
+    let b = assign::next_item(&db, study, pool[1], later)
+        .await
+        .expect("next")
+        .expect("reclaimed");
+    assert_eq!(b.item, a.item);
+    assign::submit(&db, study, pool[1], b.item, &vote("b".into()), later + 1)
+        .await
+        .expect("B votes");
+    // A comes back too late: refused, k not exceeded
+    let late = assign::submit(&db, study, pool[0], a.item, &vote("a".into()), later + 2).await;
+    assert!(late.is_err(), "late vote must be refused");
+    assert_eq!(
+        assign::reclaim_expired(&db, study, later + 3)
+            .await
+            .expect("reclaim"),
+        1
+    );
+    assert_at_most_k(&db, study, 1).await;
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn leases_expire_and_are_reclaimed_sqlite() {
+    leases_expire_and_are_reclaimed(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn leases_expire_and_are_reclaimed_postgres() {
+    leases_expire_and_are_reclaimed(Store::Postgres).await;
+}
+
+async fn fixed_groups_and_drop_outs(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 4).await; // 12 items
+    let pool = assign::ensure_pool(&db, study, 11).await.expect("pool"); // 2 groups of 5 + 1 reserve
+    let spec = BatchSpec {
+        name: "groups".into(),
+        strategy: Strategy::FixedGroups,
+        filter: ItemFilter::default(),
+        annotators: pool.clone(),
+        seed: 5,
+        lease_secs: 1200,
+        avoid_same_bug: true,
+    };
+    let info = assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    assert_eq!((info.items, info.assignments), (12, 60));
+    for &a in &pool[..10] {
+        assert_eq!(
+            assign::progress(&db, study, a).await.expect("progress"),
+            (0, 6)
+        );
+    }
+    // the reserve has nothing while everything is planned
+    assert_eq!(
+        assign::next_item(&db, study, pool[10], now_ms())
+            .await
+            .expect("next"),
+        None
+    );
+    // everyone but S3 and S4 rates everything; their order never repeats a bug back to back
+    for (i, &a) in pool[..10].iter().enumerate() {
+        if i == 2 || i == 3 {
+            continue;
+        }
+        let mut last_bug = None;
+        while let Some(h) = assign::next_item(&db, study, a, now_ms())
+            .await
+            .expect("next")
+        {
+            let bug: i64 = sqlx::query_scalar("SELECT bug_id FROM items WHERE id = $1")
+                .bind(h.item)
+                .fetch_one(&db.pool)
+                .await
+                .expect("bug");
+            assert_ne!(Some(bug), last_bug, "same bug twice in a row");
+            last_bug = Some(bug);
+            assign::submit(
+                &db,
+                study,
+                a,
+                h.item,
+                &vote(format!("{a}-{}", h.item)),
+                now_ms(),
+            )
+            .await
+            .expect("vote");
+        }
+    }
+    // S3 drops out: released items go to the pool and the reserve takes them
+    let released = assign::release(&db, study, pool[2], None)
+        .await
+        .expect("release");
+    assert_eq!(released, 6);
+    let mut reserve = 0;
+    while let Some(h) = assign::next_item(&db, study, pool[10], now_ms())
+        .await
+        .expect("next")
+    {
+        assign::submit(
+            &db,
+            study,
+            pool[10],
+            h.item,
+            &vote(format!("r-{}", h.item)),
+            now_ms(),
+        )
+        .await
+        .expect("vote");
+        reserve += 1;
+    }
+    assert_eq!(reserve, 6);
+    // S4's unfinished items move to S6 (the other group, who has none of them)
+    let moved = assign::move_unrated(&db, study, pool[3], pool[5], None)
+        .await
+        .expect("move");
+    assert_eq!(moved, 6);
+    assert_eq!(
+        assign::progress(&db, study, pool[5])
+            .await
+            .expect("progress"),
+        (6, 12)
+    );
+    while let Some(h) = assign::next_item(&db, study, pool[5], now_ms())
+        .await
+        .expect("next")
+    {
+        assign::submit(
+            &db,
+            study,
+            pool[5],
+            h.item,
+            &vote(format!("m-{}", h.item)),
+            now_ms(),
+        )
+        .await
+        .expect("vote");
+    }
+    let counts = assign::completed_per_item(&db, study)
+        .await
+        .expect("counts");
+    assert!(counts.iter().all(|&(_, n)| n == 5), "{counts:?}");
+    let audit = natstudy::store::audit::for_study(&db, study, 10)
+        .await
+        .expect("audit");
+    assert!(audit.iter().any(|a| a.action == "annotator.release"));
+    assert!(audit.iter().any(|a| a.action == "annotator.move"));
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn fixed_groups_and_drop_outs_sqlite() {
+    fixed_groups_and_drop_outs(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn fixed_groups_and_drop_outs_postgres() {
+    fixed_groups_and_drop_outs(Store::Postgres).await;
+}
+
+async fn revisions_are_kept(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await;
+    let pool = assign::ensure_pool(&db, study, 5).await.expect("pool");
+    let spec = BatchSpec {
+        name: "r".into(),
+        strategy: Strategy::FixedGroups,
+        filter: ItemFilter::default(),
+        annotators: pool.clone(),
+        seed: 2,
+        lease_secs: 60,
+        avoid_same_bug: false,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    let h = assign::next_item(&db, study, pool[0], now_ms())
+        .await
+        .expect("next")
+        .expect("item");
+    assign::submit(&db, study, pool[0], h.item, &vote("t1".into()), now_ms())
+        .await
+        .expect("first");
+    let mut v = vote("t2".into());
+    v.cr = 4;
+    assert_eq!(
+        assign::submit(&db, study, pool[0], h.item, &v, now_ms())
+            .await
+            .expect("revise"),
+        Submitted::Saved { revision: 2 }
+    );
+    let (cr, rev): (i64, i64) =
+        sqlx::query_as("SELECT cr, revision FROM votes WHERE item_id = $1 AND annotator_id = $2")
+            .bind(h.item)
+            .bind(pool[0])
+            .fetch_one(&db.pool)
+            .await
+            .expect("vote");
+    assert_eq!((cr, rev), (4, 2));
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM vote_revisions WHERE item_id = $1")
+        .bind(h.item)
+        .fetch_one(&db.pool)
+        .await
+        .expect("n");
+    assert_eq!(n, 2, "both revisions kept");
+    // an item never handed out is refused
+    let other: i64 = sqlx::query_scalar("SELECT id FROM items WHERE id <> $1 LIMIT 1")
+        .bind(h.item)
+        .fetch_one(&db.pool)
+        .await
+        .expect("id");
+    let _ = other;
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn revisions_are_kept_sqlite() {
+    revisions_are_kept(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn revisions_are_kept_postgres() {
+    revisions_are_kept(Store::Postgres).await;
+}
