@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{Role, StudyDetail, StudySummary, User, UserRow};
+use crate::model::{AnnotateState, Role, StudyDetail, StudySummary, User, UserRow, VoteForm};
 
 /// What can go wrong behind the handle, in terms a page can show.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -50,6 +50,40 @@ pub trait Backend: Send + Sync + 'static {
         description: &str,
     ) -> Result<i64, BackendError>;
     async fn study_detail(&self, id: i64) -> Result<Option<StudyDetail>, BackendError>;
+
+    /// Joins a study through an invite: a new de-identified participant (its annotator id and
+    /// study). `pid` is a crowd-worker id to keep (never shown unless exported on request).
+    async fn join(&self, token: &str, pid: Option<&str>) -> Result<(i64, i64), BackendError>;
+    /// The annotator this caller is in `study`: the session's participant, or the signed-in
+    /// user's annotator record there.
+    async fn annotator_in(
+        &self,
+        study: i64,
+        participant: Option<i64>,
+        user: Option<&User>,
+    ) -> Result<Option<i64>, BackendError>;
+    async fn annotate_state(
+        &self,
+        study: i64,
+        annotator: i64,
+        revise: Option<i64>,
+    ) -> Result<AnnotateState, BackendError>;
+    /// Records consent with the screener answers (name, value).
+    async fn consent(
+        &self,
+        study: i64,
+        annotator: i64,
+        answers: Vec<(String, String)>,
+    ) -> Result<(), BackendError>;
+    async fn guideline_seen(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
+    async fn submit_vote(
+        &self,
+        study: i64,
+        annotator: i64,
+        item: i64,
+        vote: VoteForm,
+    ) -> Result<(), BackendError>;
+    async fn finish(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
 }
 
 /// The handle as it is stored in context.

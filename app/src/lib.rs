@@ -4,14 +4,17 @@
 //! It never touches a database: server functions reach the domain through [`backend::Backend`],
 //! which the server provides as context.
 
+pub mod annotate_api;
 pub mod api;
 #[cfg(feature = "ssr")]
 pub mod auth;
 #[cfg(feature = "ssr")]
 pub mod backend;
 mod components;
+pub mod highlight;
 pub mod model;
 mod pages;
+pub mod timing;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -19,6 +22,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
 use crate::components::layout::Layout;
+use crate::pages::annotate::{AnnotatePage, JoinPage};
 use crate::pages::{home::HomePage, login::LoginPage, not_found::NotFound, studies, users};
 
 /// The HTML document around the app (rendered on the server only).
@@ -54,6 +58,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/admin/users") view=users::UsersPage />
                     <Route path=path!("/studies") view=studies::StudiesPage />
                     <Route path=path!("/studies/:id") view=studies::StudyPage />
+                    <Route path=path!("/join/:token") view=JoinPage />
+                    <Route path=path!("/annotate/:study") view=AnnotatePage />
                 </Routes>
             </Layout>
         </Router>

@@ -105,3 +105,103 @@ pub struct AuditRow {
     pub action: String,
     pub detail: String,
 }
+
+/// A piece of a diff line; `changed` pieces are highlighted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seg {
+    pub text: String,
+    pub changed: bool,
+}
+
+/// One row of a diff (see the server's `engine::diff`). `kind`: same, removed, added, changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffLine {
+    pub kind: String,
+    pub old_no: Option<u32>,
+    pub new_no: Option<u32>,
+    pub old: Vec<Seg>,
+    pub new: Vec<Seg>,
+    pub buggy: bool,
+}
+
+/// An item as a participant rates it. Blinded studies leave `operator` and `bug_id` out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemView {
+    pub item: i64,
+    pub summary: String,
+    pub operator: Option<String>,
+    pub bug_id: Option<String>,
+    pub project: String,
+    pub file_path: String,
+    pub method: String,
+    pub diff: Vec<DiffLine>,
+    pub file_source: Option<String>,
+    /// 1-based line of the file where the method starts, if found.
+    pub method_line: Option<u32>,
+    pub method_lines: u32,
+    pub original_left: bool,
+    /// The participant's current answers when revising: (CR, CC, comment).
+    pub previous: Option<(u8, u8, String)>,
+    /// A fresh idempotency key for this rendering's submit.
+    pub token: String,
+}
+
+/// A rated item, for the revision list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatedRow {
+    pub item: i64,
+    pub summary: String,
+    pub cr: u8,
+    pub cc: u8,
+}
+
+/// A screener question of a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenerQuestion {
+    pub name: String,
+    pub label: String,
+    /// Empty for free text.
+    pub options: Vec<String>,
+}
+
+/// Where a participant stands in a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AnnotateStep {
+    Consent {
+        text: String,
+        screener: Vec<ScreenerQuestion>,
+    },
+    Guideline,
+    Rate(Box<ItemView>),
+    Review {
+        rated: Vec<RatedRow>,
+    },
+    Finished {
+        completion_code: Option<String>,
+    },
+}
+
+/// The annotation page's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnnotateState {
+    pub study: i64,
+    pub study_name: String,
+    pub code: String,
+    pub done: i64,
+    pub total: i64,
+    /// The guideline as HTML (rendered from the study's markdown on the server).
+    pub guideline_html: String,
+    pub step: AnnotateStep,
+}
+
+/// A vote as the rating form sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VoteForm {
+    pub cr: u8,
+    pub cc: u8,
+    pub comment: String,
+    pub time_secs: Option<f64>,
+    pub started_at: Option<i64>,
+    pub context_opened: bool,
+    pub token: String,
+}

@@ -78,14 +78,6 @@ CREATE TABLE annotators (
     UNIQUE (study_id, user_id)
 );
 
-CREATE TABLE invites (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
-    study_id   BIGINT NOT NULL REFERENCES studies (id) ON DELETE CASCADE,
-    token      TEXT NOT NULL UNIQUE,
-    cap        BIGINT NOT NULL DEFAULT 1,
-    used       BIGINT NOT NULL DEFAULT 0,
-    created_at BIGINT NOT NULL
-);
 
 CREATE TABLE batches (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -111,6 +103,17 @@ CREATE TABLE batch_annotators (
     annotator_id BIGINT NOT NULL REFERENCES annotators (id) ON DELETE CASCADE,
     group_no     BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (batch_id, annotator_id)
+);
+
+-- Invite links: each one creates de-identified participants (up to cap) in a batch.
+CREATE TABLE invites (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    study_id   BIGINT NOT NULL REFERENCES studies (id) ON DELETE CASCADE,
+    batch_id   BIGINT REFERENCES batches (id) ON DELETE CASCADE,
+    token      TEXT NOT NULL UNIQUE,
+    cap        BIGINT NOT NULL DEFAULT 1,
+    used       BIGINT NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL
 );
 
 -- One annotator's claim on one item: assigned (fixed groups) or leased (dynamic queue).

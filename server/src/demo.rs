@@ -17,8 +17,9 @@ pub const ACCOUNTS: [(&str, &str, Role); 3] = [
     ("annotator", "demo-annotator-pass", Role::Annotator),
 ];
 
-/// Creates the demo study and accounts unless they exist. Safe to run at every start.
-pub async fn ensure(db: &Db) -> Result<()> {
+/// Creates the demo study, accounts and a batch unless they exist, and returns an invite path
+/// for an anonymous participant. Safe to run at every start.
+pub async fn ensure(db: &Db) -> Result<String> {
     for (name, password, role) in ACCOUNTS {
         if store::users::credentials(db, name).await?.is_none() {
             crate::web::backend::add_user(db, None, name, password, role)
@@ -47,7 +48,34 @@ pub async fn ensure(db: &Db) -> Result<()> {
         ("demo/transformations.jsonl", TRANSFORMATIONS),
     )
     .await?;
-    Ok(())
+    // one dynamic batch: the demo annotator account and invited participants share it
+    let batch = match store::assign::batch_id(db, study, "demo").await {
+        Ok(b) => b,
+        Err(StoreError::NotFound(_)) => {
+            let user = store::users::credentials(db, "annotator")
+                .await?
+                .map(|c| c.user.id);
+            let mut annotators = Vec::new();
+            if let Some(u) = user {
+                annotators.push(store::participation::enrol_user(db, study, u).await?);
+            }
+            let spec = store::assign::BatchSpec {
+                name: "demo".into(),
+                strategy: store::assign::Strategy::DynamicQueue,
+                filter: Default::default(),
+                annotators,
+                seed: 2024,
+                lease_secs: 1200,
+                avoid_same_bug: true,
+            };
+            store::assign::create_batch(db, study, None, &spec)
+                .await?
+                .id
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let token = store::participation::create_invite(db, study, batch, 1000, None).await?;
+    Ok(format!("/join/{token}"))
 }
 
 #[cfg(test)]

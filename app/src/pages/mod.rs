@@ -1,3 +1,4 @@
+pub mod annotate;
 pub mod home;
 pub mod login;
 pub mod not_found;

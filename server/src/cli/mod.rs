@@ -1,5 +1,6 @@
 //! The `natstudy` command line.
 
+mod batch;
 mod import;
 mod report;
 
@@ -70,6 +71,12 @@ pub enum Command {
     /// Import items, votes, repair results or cross-entropy scores into a study
     #[command(subcommand)]
     Import(import::ImportCommand),
+    /// Build and steer annotation batches
+    #[command(subcommand)]
+    Batch(batch::BatchCommand),
+    /// Invite links for anonymous participants
+    #[command(subcommand)]
+    Invite(batch::InviteCommand),
     /// The study's results: tables, or report.json with --json / --out
     Report(report::ReportArgs),
 }
@@ -176,16 +183,22 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Study(cmd) => study(&g, cmd).await,
         Command::Import(cmd) => import::run(&g, cmd).await,
         Command::Report(args) => report::run(&g, args).await,
+        Command::Batch(cmd) => batch::run(&g, cmd).await,
+        Command::Invite(cmd) => batch::invite(&g, cmd).await,
     }
 }
 
 async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     let db = g.db().await?;
-    if args.demo {
-        crate::demo::ensure(&db)
-            .await
-            .context("cannot set up the demo")?;
-    }
+    let demo_link = if args.demo {
+        Some(
+            crate::demo::ensure(&db)
+                .await
+                .context("cannot set up the demo")?,
+        )
+    } else {
+        None
+    };
     let mut config = crate::web::WebConfig::new(args.addr);
     if let Some(root) = args.site_root {
         config.site_root = root;
@@ -197,6 +210,9 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
         println!("natstudy listening on http://{addr}");
         if demo {
             println!("demo study: {}", crate::demo::STUDY);
+            if let Some(link) = &demo_link {
+                println!("anonymous participant link: http://{addr}{link}");
+            }
             println!("sign in as (username / password):");
             for (name, password, role) in crate::demo::ACCOUNTS {
                 println!("  {name:<11} / {password:<21} ({role})");

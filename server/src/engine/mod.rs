@@ -3,4 +3,5 @@
 
 pub mod analysis;
 pub mod assignment;
+pub mod diff;
 pub mod stats;

@@ -692,18 +692,25 @@ pub async fn reclaim_expired(db: &Db, study: i64, now: i64) -> StoreResult<u64> 
     Ok(n)
 }
 
-/// (rated, total) for the annotator's progress bar: total counts items rated, planned and leased.
+/// (rated, total) for the annotator's progress bar: total counts the items planned for (or
+/// rated by) the annotator in fixed-group batches and every item of their dynamic batches.
 pub async fn progress(db: &Db, study: i64, annotator: i64) -> StoreResult<(i64, i64)> {
     let r = sqlx::query(
-        "SELECT COALESCE(SUM(CASE WHEN a.status = 'done' THEN 1 ELSE 0 END), 0) AS done, \
-         COALESCE(SUM(CASE WHEN a.status IN ('done', 'assigned', 'leased') THEN 1 ELSE 0 END), 0) AS total \
-         FROM assignments a JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2",
+        "SELECT \
+         (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
+          WHERE a.annotator_id = $1 AND b.study_id = $2 AND a.status = 'done') AS done, \
+         (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
+          WHERE a.annotator_id = $1 AND b.study_id = $2 AND b.strategy = 'fixed_groups' AND a.status IN ('done', 'assigned', 'leased')) AS fixed, \
+         (SELECT COUNT(*) FROM batch_items bi JOIN batches b ON b.id = bi.batch_id JOIN batch_annotators ba ON ba.batch_id = b.id \
+          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = 'dynamic_queue') AS queue",
     )
     .bind(annotator)
     .bind(study)
     .fetch_one(&db.pool)
     .await?;
-    Ok((r.try_get("done")?, r.try_get("total")?))
+    let done: i64 = r.try_get("done")?;
+    let total: i64 = r.try_get::<i64, _>("fixed")? + r.try_get::<i64, _>("queue")?;
+    Ok((done, total.max(done)))
 }
 
 /// Completed ratings per item of the study (item id, count), for invariant checks and monitoring.
@@ -718,4 +725,16 @@ pub async fn completed_per_item(db: &Db, study: i64) -> StoreResult<Vec<(i64, i6
         .iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
         .collect::<Result<_, sqlx::Error>>()?)
+}
+
+/// The id of the study's batch called `name`.
+pub async fn batch_id(db: &Db, study: i64, name: &str) -> StoreResult<i64> {
+    sqlx::query("SELECT id FROM batches WHERE study_id = $1 AND name = $2")
+        .bind(study)
+        .bind(name)
+        .fetch_optional(&db.pool)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?
+        .ok_or_else(|| StoreError::NotFound(format!("batch {name}")))
 }

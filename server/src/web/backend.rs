@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 use app::backend::{Backend, BackendError, BackendHandle};
-use app::model::{Role, StudyDetail, StudySummary, User, UserRow};
+use app::model::{
+    AnnotateState, AnnotateStep, DiffLine, ItemView, RatedRow, Role, ScreenerQuestion, Seg,
+    StudyDetail, StudySummary, User, UserRow, VoteForm,
+};
 
 use crate::db::Db;
 use crate::store::{self, StoreError};
@@ -143,4 +146,235 @@ impl Backend for DomainBackend {
     async fn study_detail(&self, id: i64) -> Result<Option<StudyDetail>, BackendError> {
         store::studies::detail(&self.db, id).await.map_err(map)
     }
+
+    #[tracing::instrument(skip(self, token, pid))]
+    async fn join(&self, token: &str, pid: Option<&str>) -> Result<(i64, i64), BackendError> {
+        store::participation::join(&self.db, token, pid)
+            .await
+            .map_err(map)
+    }
+
+    async fn annotator_in(
+        &self,
+        study: i64,
+        participant: Option<i64>,
+        user: Option<&User>,
+    ) -> Result<Option<i64>, BackendError> {
+        store::participation::annotator_in(&self.db, study, participant, user.map(|u| u.id))
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn annotate_state(
+        &self,
+        study: i64,
+        annotator: i64,
+        revise: Option<i64>,
+    ) -> Result<AnnotateState, BackendError> {
+        annotate_state(&self.db, study, annotator, revise)
+            .await
+            .map_err(map)
+    }
+
+    async fn consent(
+        &self,
+        _study: i64,
+        annotator: i64,
+        answers: Vec<(String, String)>,
+    ) -> Result<(), BackendError> {
+        let obj: serde_json::Map<String, serde_json::Value> = answers
+            .into_iter()
+            .map(|(k, v)| (k, serde_json::Value::String(v.chars().take(200).collect())))
+            .collect();
+        store::participation::consent(
+            &self.db,
+            annotator,
+            &serde_json::Value::Object(obj).to_string(),
+        )
+        .await
+        .map_err(map)
+    }
+
+    async fn guideline_seen(&self, _study: i64, annotator: i64) -> Result<(), BackendError> {
+        store::participation::guideline_seen(&self.db, annotator)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, vote), fields(token = %vote.token))]
+    async fn submit_vote(
+        &self,
+        study: i64,
+        annotator: i64,
+        item: i64,
+        vote: VoteForm,
+    ) -> Result<(), BackendError> {
+        let input = store::assign::VoteInput {
+            cr: vote.cr,
+            cc: vote.cc,
+            comment: vote.comment,
+            time_secs: vote.time_secs,
+            started_at: vote.started_at,
+            context_opened: vote.context_opened,
+            token: vote.token,
+        };
+        store::assign::submit(
+            &self.db,
+            study,
+            annotator,
+            item,
+            &input,
+            crate::db::now_ms(),
+        )
+        .await
+        .map_err(map)?;
+        Ok(())
+    }
+
+    async fn finish(&self, study: i64, annotator: i64) -> Result<(), BackendError> {
+        store::participation::finish(&self.db, study, annotator)
+            .await
+            .map_err(map)
+    }
+}
+
+/// The guideline's markdown as HTML; raw HTML in the markdown is dropped.
+pub fn guideline_html(markdown: &str) -> String {
+    use pulldown_cmark::{Event, Parser};
+    let events =
+        Parser::new(markdown).filter(|e| !matches!(e, Event::Html(_) | Event::InlineHtml(_)));
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, events);
+    out
+}
+
+fn fresh_token() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 16];
+    rand::thread_rng().fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
+    use crate::engine::diff::RowKind;
+    let segs = |v: Vec<crate::engine::diff::Segment>| {
+        v.into_iter()
+            .map(|s| Seg {
+                text: s.text,
+                changed: s.changed,
+            })
+            .collect()
+    };
+    rows.into_iter()
+        .map(|r| DiffLine {
+            kind: match r.kind {
+                RowKind::Same => "same",
+                RowKind::Removed => "removed",
+                RowKind::Added => "added",
+                RowKind::Changed => "changed",
+            }
+            .to_owned(),
+            old_no: r.old_no,
+            new_no: r.new_no,
+            old: segs(r.old),
+            new: segs(r.new),
+            buggy: r.buggy,
+        })
+        .collect()
+}
+
+/// Where a participant stands, with the item to show.
+pub async fn annotate_state(
+    db: &Db,
+    study: i64,
+    annotator: i64,
+    revise: Option<i64>,
+) -> Result<AnnotateState, StoreError> {
+    let settings = store::participation::study_settings(db, study).await?;
+    let me = store::participation::annotator_state(db, annotator).await?;
+    let (done, total) = store::assign::progress(db, study, annotator).await?;
+    let step = if me.finished {
+        AnnotateStep::Finished {
+            completion_code: settings.completion_code.clone(),
+        }
+    } else if !me.consented {
+        AnnotateStep::Consent {
+            text: format!(
+                "You are invited to take part in the study \"{}\". You will rate pairs of Java methods. \
+                 Participation is voluntary; you may stop at any time. Your answers are stored under a code \
+                 ({}) and never with your name.",
+                settings.name, me.code
+            ),
+            screener: vec![
+                ScreenerQuestion { name: "years".into(), label: "Years of Java experience".into(), options: vec!["<1".into(), "1-3".into(), "3-5".into(), "5-10".into(), ">10".into()] },
+                ScreenerQuestion { name: "role".into(), label: "Your role".into(), options: vec!["student".into(), "developer".into(), "researcher".into(), "other".into()] },
+            ],
+        }
+    } else if !me.guideline_seen {
+        AnnotateStep::Guideline
+    } else {
+        let target = match revise {
+            Some(item) => {
+                // only an item this annotator rated may be revised
+                store::participation::my_vote(db, annotator, item)
+                    .await?
+                    .map(|_| item)
+            }
+            None => store::assign::next_item(db, study, annotator, crate::db::now_ms())
+                .await?
+                .map(|h| h.item),
+        };
+        match target {
+            Some(item) => {
+                let it = store::participation::item_for_display(db, study, item).await?;
+                let rows =
+                    crate::engine::diff::diff_rows(&it.bug_source, &it.source, &it.buggy_lines);
+                let method_line = it.file_source.as_deref().and_then(|f| {
+                    let first = it.bug_source.lines().find(|l| !l.trim().is_empty())?.trim();
+                    let at = f.find(first)?;
+                    Some(f[..at].matches('\n').count() as u32 + 1)
+                });
+                let original_left = !settings.randomise_sides
+                    || store::participation::original_left(db, annotator, item).await?;
+                AnnotateStep::Rate(Box::new(ItemView {
+                    item,
+                    summary: it.summary,
+                    operator: (!settings.blind_operator).then_some(it.operator),
+                    bug_id: (!settings.blind_bug_id).then_some(it.bug_key),
+                    project: it.project,
+                    file_path: it.file_path,
+                    method: it.method,
+                    diff: wire_rows(rows),
+                    file_source: it.file_source,
+                    method_line,
+                    method_lines: it.bug_source.lines().count() as u32,
+                    original_left,
+                    previous: store::participation::my_vote(db, annotator, item).await?,
+                    token: fresh_token(),
+                }))
+            }
+            None => AnnotateStep::Review {
+                rated: store::participation::my_votes(db, study, annotator)
+                    .await?
+                    .into_iter()
+                    .map(|(item, summary, cr, cc)| RatedRow {
+                        item,
+                        summary,
+                        cr,
+                        cc,
+                    })
+                    .collect(),
+            },
+        }
+    };
+    Ok(AnnotateState {
+        study,
+        study_name: settings.name,
+        code: me.code,
+        done,
+        total,
+        guideline_html: guideline_html(&settings.guideline),
+        step,
+    })
 }

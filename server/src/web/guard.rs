@@ -65,6 +65,15 @@ pub async fn pages(
         return next.run(req).await;
     };
     let user_id: Option<i64> = session.get(app::auth::USER_ID_KEY).await.ok().flatten();
+    // invited participants have no account: their session names their annotator record
+    let participant: Option<i64> = session
+        .get(app::annotate_api::PARTICIPANT_KEY)
+        .await
+        .ok()
+        .flatten();
+    if participant.is_some() && req.uri().path().starts_with("/annotate/") {
+        return next.run(req).await;
+    }
     let user = match user_id {
         Some(id) => crate::store::users::by_id(&state.db, id)
             .await

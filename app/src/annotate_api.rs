@@ -1,0 +1,142 @@
+//! Server functions of the participant's survey. The annotator is always taken from the
+//! session (an invited participant) or the signed-in account, never from the request.
+
+// A rating form has many fields; server functions take them as arguments.
+#![allow(clippy::too_many_arguments)]
+
+use leptos::prelude::*;
+
+use crate::model::AnnotateState;
+#[cfg(feature = "ssr")]
+use crate::model::VoteForm;
+
+/// The session key of an invited (anonymous) participant's annotator id.
+pub const PARTICIPANT_KEY: &str = "participant";
+
+#[cfg(feature = "ssr")]
+async fn me(study: i64) -> Result<i64, ServerFnError> {
+    use crate::auth::{backend, internal};
+    let session = crate::auth::session().await?;
+    let participant: Option<i64> = session.get(PARTICIPANT_KEY).await.ok().flatten();
+    let user = crate::auth::current_user().await?;
+    match backend()?
+        .annotator_in(study, participant, user.as_ref())
+        .await
+        .map_err(internal)?
+    {
+        Some(a) => Ok(a),
+        None => {
+            if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+                resp.set_status(axum::http::StatusCode::FORBIDDEN);
+            }
+            Err(ServerFnError::new(
+                "you are not a participant of this study",
+            ))
+        }
+    }
+}
+
+/// Joins a study through an invite link and signs the new participant in.
+#[server(endpoint = "join")]
+pub async fn join_study(token: String, pid: Option<String>) -> Result<(), ServerFnError> {
+    use crate::auth::{backend, internal};
+    let pid = pid.filter(|p| !p.trim().is_empty());
+    let (annotator, study) = backend()?
+        .join(&token, pid.as_deref())
+        .await
+        .map_err(internal)?;
+    let session = crate::auth::session().await?;
+    session
+        .cycle_id()
+        .await
+        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    session
+        .insert(PARTICIPANT_KEY, annotator)
+        .await
+        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    leptos_axum::redirect(&format!("/annotate/{study}"));
+    Ok(())
+}
+
+/// Where the caller stands in the study, with the item to rate (or to revise).
+#[server(endpoint = "annotate/state")]
+pub async fn get_annotate_state(
+    study: i64,
+    revise: Option<i64>,
+) -> Result<AnnotateState, ServerFnError> {
+    let a = me(study).await?;
+    crate::auth::backend()?
+        .annotate_state(study, a, revise)
+        .await
+        .map_err(crate::auth::internal)
+}
+
+/// Consent and screener answers (`answers`: JSON object of the screener's fields).
+#[server(endpoint = "annotate/consent")]
+pub async fn give_consent(study: i64, years: String, role: String) -> Result<(), ServerFnError> {
+    let a = me(study).await?;
+    let answers = vec![("java_years".to_owned(), years), ("role".to_owned(), role)];
+    crate::auth::backend()?
+        .consent(study, a, answers)
+        .await
+        .map_err(crate::auth::internal)
+}
+
+/// The participant has read the guideline and starts rating.
+#[server(endpoint = "annotate/start")]
+pub async fn start_rating(study: i64) -> Result<(), ServerFnError> {
+    let a = me(study).await?;
+    crate::auth::backend()?
+        .guideline_seen(study, a)
+        .await
+        .map_err(crate::auth::internal)
+}
+
+/// Saves a vote (idempotent on `token`), durably, before the next item is shown.
+#[server(endpoint = "annotate/vote")]
+pub async fn submit_vote(
+    study: i64,
+    item: i64,
+    cr: Option<u8>,
+    cc: Option<u8>,
+    comment: Option<String>,
+    time_secs: Option<String>,
+    started_at: Option<String>,
+    context_opened: Option<String>,
+    token: String,
+) -> Result<(), ServerFnError> {
+    let a = me(study).await?;
+    let (Some(cr), Some(cc)) = (cr, cc) else {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(axum::http::StatusCode::UNPROCESSABLE_ENTITY);
+        }
+        return Err(ServerFnError::new("please answer both questions"));
+    };
+    let vote = VoteForm {
+        cr,
+        cc,
+        comment: comment.unwrap_or_default(),
+        time_secs: time_secs
+            .and_then(|t| t.parse::<f64>().ok())
+            .filter(|t| t.is_finite() && *t >= 0.0),
+        started_at: started_at
+            .and_then(|t| t.parse::<f64>().ok())
+            .map(|t| t as i64),
+        context_opened: context_opened.is_some_and(|v| v == "true"),
+        token,
+    };
+    crate::auth::backend()?
+        .submit_vote(study, a, item, vote)
+        .await
+        .map_err(crate::auth::internal)
+}
+
+/// Ends the participant's work on the study (votes can no longer be revised).
+#[server(endpoint = "annotate/finish")]
+pub async fn finish_study(study: i64) -> Result<(), ServerFnError> {
+    let a = me(study).await?;
+    crate::auth::backend()?
+        .finish(study, a)
+        .await
+        .map_err(crate::auth::internal)
+}

@@ -1,0 +1,148 @@
+//! `natstudy batch …` and `natstudy invite …`: assigning annotation work.
+
+use anyhow::{bail, Result};
+use clap::{Args, Subcommand};
+
+use super::Global;
+use crate::store::assign::{self, BatchSpec, ItemFilter, Strategy};
+
+#[derive(Subcommand, Debug)]
+pub enum BatchCommand {
+    /// Build a batch from a study's items and assign it
+    Create(CreateArgs),
+    /// Release an annotator's unrated items back to the pool (drop-out)
+    Release {
+        #[arg(long)]
+        study: String,
+        /// participant code, e.g. S3
+        annotator: String,
+    },
+    /// Move an annotator's unrated items to another annotator
+    Move {
+        #[arg(long)]
+        study: String,
+        from: String,
+        to: String,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct CreateArgs {
+    #[arg(long)]
+    pub study: String,
+    #[arg(long)]
+    pub name: String,
+    /// fixed (groups of k, as in the published study) or dynamic (leased queue)
+    #[arg(long, default_value = "fixed")]
+    pub strategy: String,
+    #[arg(long)]
+    pub level: Option<String>,
+    #[arg(long)]
+    pub operator: Option<String>,
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Explicit item ids, comma-separated
+    #[arg(long, value_delimiter = ',')]
+    pub ids: Vec<String>,
+    /// A random sample of this many matching items
+    #[arg(long)]
+    pub sample: Option<usize>,
+    /// Participants S1..SN (created when missing)
+    #[arg(long, default_value_t = 0)]
+    pub pool: usize,
+    /// Accounts to enrol as annotators, comma-separated usernames
+    #[arg(long, value_delimiter = ',')]
+    pub users: Vec<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Lease length of the dynamic queue, minutes
+    #[arg(long, default_value_t = 20)]
+    pub lease_minutes: i64,
+    /// Allow two transformations of the same bug in a row
+    #[arg(long)]
+    pub allow_same_bug_in_a_row: bool,
+}
+
+pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
+    let db = g.db().await?;
+    match cmd {
+        BatchCommand::Create(a) => {
+            let study = crate::store::studies::id_by_name(&db, &a.study).await?;
+            let Some(strategy) = Strategy::parse(&a.strategy) else {
+                bail!("unknown strategy {} (fixed or dynamic)", a.strategy)
+            };
+            let mut annotators = assign::ensure_pool(&db, study, a.pool).await?;
+            for name in &a.users {
+                let Some(c) = crate::store::users::credentials(&db, name).await? else {
+                    bail!("no account {name}")
+                };
+                annotators
+                    .push(crate::store::participation::enrol_user(&db, study, c.user.id).await?);
+            }
+            let spec = BatchSpec {
+                name: a.name.clone(),
+                strategy,
+                filter: ItemFilter {
+                    level: a.level,
+                    operator: a.operator,
+                    project: a.project,
+                    ids: a.ids,
+                    sample: a.sample,
+                },
+                annotators,
+                seed: a.seed,
+                lease_secs: a.lease_minutes.max(1) * 60,
+                avoid_same_bug: !a.allow_same_bug_in_a_row,
+            };
+            let info = assign::create_batch(&db, study, None, &spec).await?;
+            println!(
+                "batch {} (id {}): {} items, {} planned assignments",
+                a.name, info.id, info.items, info.assignments
+            );
+        }
+        BatchCommand::Release { study, annotator } => {
+            let s = crate::store::studies::id_by_name(&db, &study).await?;
+            let a = assign::annotator_id(&db, s, &annotator).await?;
+            println!("released {} items", assign::release(&db, s, a, None).await?);
+        }
+        BatchCommand::Move { study, from, to } => {
+            let s = crate::store::studies::id_by_name(&db, &study).await?;
+            let (f, t) = (
+                assign::annotator_id(&db, s, &from).await?,
+                assign::annotator_id(&db, s, &to).await?,
+            );
+            println!(
+                "moved {} items",
+                assign::move_unrated(&db, s, f, t, None).await?
+            );
+        }
+    }
+    Ok(())
+}
+
+#[derive(Subcommand, Debug)]
+pub enum InviteCommand {
+    /// Create an invite link into a batch; prints its path (/join/TOKEN)
+    Create {
+        #[arg(long)]
+        study: String,
+        #[arg(long)]
+        batch: String,
+        /// How many participants the link may create
+        #[arg(long, default_value_t = 1)]
+        cap: i64,
+    },
+}
+
+pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
+    let db = g.db().await?;
+    match cmd {
+        InviteCommand::Create { study, batch, cap } => {
+            let s = crate::store::studies::id_by_name(&db, &study).await?;
+            let b = crate::store::assign::batch_id(&db, s, &batch).await?;
+            let token = crate::store::participation::create_invite(&db, s, b, cap, None).await?;
+            println!("/join/{token}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,365 @@
+//! Participants: invites, consent, the guideline, the item to rate, finishing.
+
+use rand::RngCore;
+use sqlx::Row;
+
+use super::{audit, Db, StoreError, StoreResult};
+use crate::db::now_ms;
+
+/// Creates an invite link token for a batch (cap = how many participants it may create).
+pub async fn create_invite(
+    db: &Db,
+    study: i64,
+    batch: i64,
+    cap: i64,
+    actor: Option<i64>,
+) -> StoreResult<String> {
+    let mut bytes = [0u8; 18];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut tx = db.begin_write(study).await?;
+    sqlx::query("INSERT INTO invites (study_id, batch_id, token, cap, created_at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(study)
+        .bind(batch)
+        .bind(&token)
+        .bind(cap.max(1))
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+    audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "invite.create",
+        &format!("batch {batch}, cap {cap}"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(token)
+}
+
+/// Uses an invite: a new participant `S{n}` in the invite's study and batch.
+pub async fn join(db: &Db, token: &str, pid: Option<&str>) -> StoreResult<(i64, i64)> {
+    let inv = sqlx::query("SELECT id, study_id, batch_id, cap, used FROM invites WHERE token = $1")
+        .bind(token)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound("invite".into()))?;
+    let study: i64 = inv.try_get("study_id")?;
+    let mut tx = db.begin_write(study).await?;
+    let used: i64 = sqlx::query("SELECT used FROM invites WHERE id = $1")
+        .bind(inv.try_get::<i64, _>("id")?)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+    if used >= inv.try_get::<i64, _>("cap")? {
+        return Err(StoreError::Forbidden(
+            "this invite link has been used up".into(),
+        ));
+    }
+    let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+    let mut code_n = n + 1;
+    let annotator: i64 = loop {
+        let code = format!("S{code_n}");
+        let r = sqlx::query(
+            "INSERT INTO annotators (study_id, code, external_pid, created_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (study_id, code) DO NOTHING RETURNING id",
+        )
+        .bind(study)
+        .bind(&code)
+        .bind(pid)
+        .bind(now_ms())
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(r) = r {
+            break r.try_get(0)?;
+        }
+        code_n += 1;
+    };
+    if let Some(batch) = inv.try_get::<Option<i64>, _>("batch_id")? {
+        sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
+            .bind(batch)
+            .bind(annotator)
+            .execute(&mut *tx)
+            .await?;
+        let seed: i64 = sqlx::query("SELECT seed FROM batches WHERE id = $1")
+            .bind(batch)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+        sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
+            .bind(
+                crate::engine::assignment::annotator_seed(seed as u64, annotator) as i64 & i64::MAX,
+            )
+            .bind(annotator)
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query("UPDATE invites SET used = used + 1 WHERE id = $1")
+        .bind(inv.try_get::<i64, _>("id")?)
+        .execute(&mut *tx)
+        .await?;
+    audit::record(
+        &mut *tx,
+        None,
+        Some(study),
+        "participant.join",
+        &format!("S{code_n}"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((annotator, study))
+}
+
+/// The annotator of `study` for a session participant or a signed-in account.
+pub async fn annotator_in(
+    db: &Db,
+    study: i64,
+    participant: Option<i64>,
+    user: Option<i64>,
+) -> StoreResult<Option<i64>> {
+    if let Some(p) = participant {
+        let ok = sqlx::query("SELECT id FROM annotators WHERE id = $1 AND study_id = $2")
+            .bind(p)
+            .bind(study)
+            .fetch_optional(&db.pool)
+            .await?;
+        if ok.is_some() {
+            return Ok(Some(p));
+        }
+    }
+    if let Some(u) = user {
+        let r = sqlx::query("SELECT id FROM annotators WHERE user_id = $1 AND study_id = $2")
+            .bind(u)
+            .bind(study)
+            .fetch_optional(&db.pool)
+            .await?;
+        return Ok(r.map(|r| r.try_get(0)).transpose()?);
+    }
+    Ok(None)
+}
+
+/// Links an account to a study as an annotator (a new code), or returns the existing link.
+pub async fn enrol_user(db: &Db, study: i64, user: i64) -> StoreResult<i64> {
+    if let Some(a) = annotator_in(db, study, None, Some(user)).await? {
+        return Ok(a);
+    }
+    let mut tx = db.begin_write(study).await?;
+    let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+    let mut code_n = n + 1;
+    let id = loop {
+        let r = sqlx::query(
+            "INSERT INTO annotators (study_id, code, user_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (study_id, code) DO NOTHING RETURNING id",
+        )
+        .bind(study)
+        .bind(format!("S{code_n}"))
+        .bind(user)
+        .bind(now_ms())
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(r) = r {
+            break r.try_get(0)?;
+        }
+        code_n += 1;
+    };
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// What the annotation page needs to know about the annotator.
+#[derive(Debug, Clone)]
+pub struct AnnotatorState {
+    pub code: String,
+    pub consented: bool,
+    pub guideline_seen: bool,
+    pub finished: bool,
+}
+
+pub async fn annotator_state(db: &Db, annotator: i64) -> StoreResult<AnnotatorState> {
+    let r = sqlx::query(
+        "SELECT code, consented_at, guideline_seen_at, finished_at FROM annotators WHERE id = $1",
+    )
+    .bind(annotator)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(AnnotatorState {
+        code: r.try_get("code")?,
+        consented: r.try_get::<Option<i64>, _>("consented_at")?.is_some(),
+        guideline_seen: r.try_get::<Option<i64>, _>("guideline_seen_at")?.is_some(),
+        finished: r.try_get::<Option<i64>, _>("finished_at")?.is_some(),
+    })
+}
+
+pub async fn consent(db: &Db, annotator: i64, screener_json: &str) -> StoreResult<()> {
+    sqlx::query("UPDATE annotators SET consented_at = $1, screener = $2 WHERE id = $3 AND consented_at IS NULL")
+        .bind(now_ms())
+        .bind(screener_json)
+        .bind(annotator)
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+pub async fn guideline_seen(db: &Db, annotator: i64) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE annotators SET guideline_seen_at = $1 WHERE id = $2 AND guideline_seen_at IS NULL",
+    )
+    .bind(now_ms())
+    .bind(annotator)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn finish(db: &Db, study: i64, annotator: i64) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    // unrated items go back to the pool
+    sqlx::query("UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ('assigned', 'leased')")
+        .bind(annotator)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE annotators SET finished_at = $1 WHERE id = $2 AND finished_at IS NULL")
+        .bind(now_ms())
+        .bind(annotator)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Study settings the survey needs.
+#[derive(Debug, Clone)]
+pub struct StudySettings {
+    pub name: String,
+    pub guideline: String,
+    pub blind_operator: bool,
+    pub blind_bug_id: bool,
+    pub randomise_sides: bool,
+    pub completion_code: Option<String>,
+}
+
+pub async fn study_settings(db: &Db, study: i64) -> StoreResult<StudySettings> {
+    let r = sqlx::query("SELECT name, guideline, blind_operator, blind_bug_id, randomise_sides, completion_code FROM studies WHERE id = $1")
+        .bind(study)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
+    Ok(StudySettings {
+        name: r.try_get("name")?,
+        guideline: r.try_get("guideline")?,
+        blind_operator: r.try_get::<i64, _>("blind_operator")? != 0,
+        blind_bug_id: r.try_get::<i64, _>("blind_bug_id")? != 0,
+        randomise_sides: r.try_get::<i64, _>("randomise_sides")? != 0,
+        completion_code: r.try_get("completion_code")?,
+    })
+}
+
+/// An item with its bug, for display.
+#[derive(Debug, Clone)]
+pub struct ItemForDisplay {
+    pub id: i64,
+    pub summary: String,
+    pub operator: String,
+    pub source: String,
+    pub bug_key: String,
+    pub bug_source: String,
+    pub file_path: String,
+    pub file_source: Option<String>,
+    pub method: String,
+    pub buggy_lines: Vec<u32>,
+    pub project: String,
+}
+
+pub async fn item_for_display(db: &Db, study: i64, item: i64) -> StoreResult<ItemForDisplay> {
+    let r = sqlx::query(
+        "SELECT i.id, i.summary, i.operator, i.source, b.bug_key, b.source AS bug_source, b.file_path, b.file_source, b.method, \
+         b.buggy_lines, p.name AS project FROM items i JOIN bugs b ON b.id = i.bug_id JOIN projects p ON p.id = b.project_id \
+         WHERE i.id = $1 AND i.study_id = $2",
+    )
+    .bind(item)
+    .bind(study)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("item {item}")))?;
+    let lines: String = r.try_get("buggy_lines")?;
+    Ok(ItemForDisplay {
+        id: r.try_get("id")?,
+        summary: r.try_get("summary")?,
+        operator: r.try_get("operator")?,
+        source: r.try_get("source")?,
+        bug_key: r.try_get("bug_key")?,
+        bug_source: r.try_get("bug_source")?,
+        file_path: r.try_get("file_path")?,
+        file_source: r.try_get("file_source")?,
+        method: r.try_get("method")?,
+        buggy_lines: serde_json::from_str(&lines).unwrap_or_default(),
+        project: r.try_get("project")?,
+    })
+}
+
+/// The annotator's current vote on an item (CR, CC, comment), if any.
+pub async fn my_vote(db: &Db, annotator: i64, item: i64) -> StoreResult<Option<(u8, u8, String)>> {
+    let r =
+        sqlx::query("SELECT cr, cc, comment FROM votes WHERE annotator_id = $1 AND item_id = $2")
+            .bind(annotator)
+            .bind(item)
+            .fetch_optional(&db.pool)
+            .await?;
+    Ok(r.map(|r| -> Result<_, sqlx::Error> {
+        Ok((
+            r.try_get::<i64, _>(0)? as u8,
+            r.try_get::<i64, _>(1)? as u8,
+            r.try_get(2)?,
+        ))
+    })
+    .transpose()?)
+}
+
+/// The annotator's rated items of a study: (item, summary, CR, CC), in rating order.
+pub async fn my_votes(
+    db: &Db,
+    study: i64,
+    annotator: i64,
+) -> StoreResult<Vec<(i64, String, u8, u8)>> {
+    let rows = sqlx::query(
+        "SELECT v.item_id, i.summary, v.cr, v.cc FROM votes v JOIN items i ON i.id = v.item_id \
+         WHERE v.annotator_id = $1 AND i.study_id = $2 ORDER BY v.id",
+    )
+    .bind(annotator)
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                r.try_get(1)?,
+                r.try_get::<i64, _>(2)? as u8,
+                r.try_get::<i64, _>(3)? as u8,
+            ))
+        })
+        .collect::<Result<_, sqlx::Error>>()?)
+}
+
+/// Whether the annotator's side assignment shows the original on the left.
+pub async fn original_left(db: &Db, annotator: i64, item: i64) -> StoreResult<bool> {
+    let r = sqlx::query(
+        "SELECT original_left FROM assignments WHERE annotator_id = $1 AND item_id = $2",
+    )
+    .bind(annotator)
+    .bind(item)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(r.map(|r| r.try_get::<i64, _>(0))
+        .transpose()?
+        .is_none_or(|v| v != 0))
+}

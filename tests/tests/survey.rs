@@ -1,0 +1,278 @@
+//! The participant's survey in headless Chromium: invite link → consent → guideline → three
+//! items rated with the keyboard only (one with a hidden-tab pause) → reload and resume →
+//! double submit → revise → finish. Checks what reaches the database at each step.
+
+use std::time::Duration;
+
+use fantoccini::Locator;
+use natstudy::db::Db;
+use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy};
+use natstudy_tests::browser::Browser;
+use natstudy_tests::{fresh_db, Store, TestApp};
+
+const BUGS: &str = concat!(
+    r#"{"bug_id": "Lang-1", "project": "Lang", "file": "src/A.java", "method": "size", "source": "    int size(int[] values) {\n        int count = values.length;\n        return count;\n    }\n", "file_source": "class A {\n\n    int size(int[] values) {\n        int count = values.length;\n        return count;\n    }\n}\n", "buggy_lines": [2]}"#,
+    "\n",
+    r#"{"bug_id": "Math-2", "project": "Math", "file": "src/B.java", "method": "max", "source": "    int max(int a, int b) {\n        if (a < b) {\n            return b;\n        }\n        return a;\n    }\n", "buggy_lines": [2]}"#,
+    "\n"
+);
+const TRANSFORMATIONS: &str = concat!(
+    r#"{"id": "naming_1", "bug_id": "Lang-1", "operator": "RenameVariable-1", "level": "naming", "source": "    int size(int[] values) {\n        int c = values.length;\n        return c;\n    }\n", "summary": "renames `count` to `c`"}"#,
+    "\n",
+    r#"{"id": "expression_1", "bug_id": "Math-2", "operator": "SwitchRelation", "level": "expression", "source": "    int max(int a, int b) {\n        if (b > a) {\n            return b;\n        }\n        return a;\n    }\n", "summary": "swaps `a < b` to `b > a`"}"#,
+    "\n",
+    r#"{"id": "naming_2", "bug_id": "Math-2", "operator": "RenameVariable-1", "level": "naming", "source": "    int max(int x, int b) {\n        if (x < b) {\n            return b;\n        }\n        return x;\n    }\n", "summary": "renames `a` to `x`"}"#,
+    "\n"
+);
+
+async fn votes(db: &Db) -> Vec<(i64, i64, i64, i64, Option<f64>)> {
+    sqlx::query_as("SELECT item_id, cr, cc, revision, time_secs FROM votes ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("votes")
+}
+
+async fn revisions(db: &Db) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM vote_revisions")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count")
+}
+
+async fn wait_until<F, Fut>(what: &str, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !f().await {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn press(b: &Browser, keys: &str) {
+    // keys go to the page, not to a form field
+    b.client
+        .execute(
+            "document.activeElement && document.activeElement.blur()",
+            vec![],
+        )
+        .await
+        .expect("blur");
+    b.client
+        .find(Locator::Css("body"))
+        .await
+        .expect("body")
+        .send_keys(keys)
+        .await
+        .expect("keys");
+}
+
+#[tokio::test]
+async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "Survey test", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let spec = BatchSpec {
+        name: "b".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter::default(),
+        annotators: vec![],
+        seed: 3,
+        lease_secs: 1200,
+        avoid_same_bug: true,
+    };
+    let batch = assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch")
+        .id;
+    let token = natstudy::store::participation::create_invite(&db, study, batch, 5, None)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+
+    // invite link → consent → guideline
+    b.client
+        .goto(&app.url(&format!("/join/{token}?pid=W-123")))
+        .await
+        .expect("goto");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .find(Locator::Css("#join"))
+        .await
+        .expect("join")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#consent-submit", "I agree and continue")
+        .await
+        .expect("consent page");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .find(Locator::Css("#consent-submit"))
+        .await
+        .expect("consent")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#start", "Start rating")
+        .await
+        .expect("guideline");
+    b.client
+        .find(Locator::Css("#start"))
+        .await
+        .expect("start")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#progress", "0 / 3")
+        .await
+        .expect("first item");
+    let pid: Option<String> = sqlx::query_scalar("SELECT external_pid FROM annotators")
+        .fetch_one(&db.pool)
+        .await
+        .expect("pid");
+    assert_eq!(pid.as_deref(), Some("W-123"));
+
+    // the diff shows the changed tokens and the buggy line
+    let changed = b
+        .client
+        .find_all(Locator::Css("#diff td.code .chg"))
+        .await
+        .expect("chg");
+    let mut texts = Vec::new();
+    for c in &changed {
+        texts.push(c.text().await.expect("text"));
+    }
+    assert!(!texts.is_empty(), "changed tokens are highlighted");
+    assert!(
+        b.client.find(Locator::Css("#diff td.buggy")).await.is_ok(),
+        "buggy line marked"
+    );
+
+    // item 1: keyboard only
+    press(&b, "23\u{E007}").await;
+    b.wait_for_text("#progress", "1 / 3")
+        .await
+        .expect("saved and next");
+    assert_eq!(votes(&db).await.len(), 1);
+    assert_eq!((votes(&db).await[0].1, votes(&db).await[0].2), (2, 3));
+
+    // item 2: the tab is hidden for 3 s; that time does not count
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    let started = std::time::Instant::now();
+    let hide = "Object.defineProperty(document, 'visibilityState', {value: arguments[0], configurable: true}); \
+                document.dispatchEvent(new Event('visibilitychange', {bubbles: true}));";
+    b.client
+        .execute(hide, vec![serde_json::json!("hidden")])
+        .await
+        .expect("hide");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    b.client
+        .execute(hide, vec![serde_json::json!("visible")])
+        .await
+        .expect("show");
+    press(&b, "14\u{E007}").await;
+    b.wait_for_text("#progress", "2 / 3")
+        .await
+        .expect("second saved");
+    let wall = started.elapsed().as_secs_f64();
+    let t = votes(&db).await[1].4.expect("time recorded");
+    assert!(
+        wall >= 3.0 && t < wall - 2.5,
+        "time on item {t} s should exclude the 3 s pause (wall {wall} s)"
+    );
+
+    // reload mid-batch: resumes at the first unrated item
+    b.client.refresh().await.expect("reload");
+    b.wait_for_text("#progress", "2 / 3")
+        .await
+        .expect("resumed");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+
+    // item 3: answered, then submitted twice at once: one vote
+    press(&b, "11").await;
+    b.client
+        .execute(
+            "const f = document.querySelector('#vote-form'); f.requestSubmit(); f.requestSubmit();",
+            vec![],
+        )
+        .await
+        .expect("double submit");
+    b.wait_for_text("#rated tbody tr:nth-child(3) td:nth-child(2)", "1")
+        .await
+        .expect("review page");
+    assert_eq!(votes(&db).await.len(), 3);
+    assert_eq!(
+        revisions(&db).await,
+        3,
+        "a resent submit creates no vote and no revision"
+    );
+
+    // revise the first vote
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .find(Locator::Css("#rated a.revise"))
+        .await
+        .expect("revise")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#submit", "Submit (Enter)")
+        .await
+        .expect("revise page");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    press(&b, "\u{E003}\u{E003}44\u{E007}").await;
+    let db2 = db.clone();
+    wait_until("revision saved", || {
+        let db = db2.clone();
+        async move { votes(&db).await.iter().any(|v| v.3 == 2) }
+    })
+    .await;
+    let first = votes(&db).await[0];
+    assert_eq!(
+        (first.1, first.2, first.3),
+        (4, 4, 2),
+        "last revision counts"
+    );
+    assert_eq!(revisions(&db).await, 4, "every revision kept");
+
+    // finish
+    b.wait_for_text("#finish", "Finish")
+        .await
+        .expect("review again");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .find(Locator::Css("#finish"))
+        .await
+        .expect("finish")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#thanks h1", "Thank you!")
+        .await
+        .expect("thanks");
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
