@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
-use crate::model::{AnnotateState, Role, StudyDetail, StudySummary, User, UserRow, VoteForm};
+use crate::model::{
+    AnnotateState, Monitor, Role, StudyDetail, StudySettingsForm, StudySummary, User, UserRow,
+    VoteForm,
+};
 
 /// What can go wrong behind the handle, in terms a page can show.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -84,6 +87,55 @@ pub trait Backend: Send + Sync + 'static {
         vote: VoteForm,
     ) -> Result<(), BackendError>;
     async fn finish(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
+
+    async fn monitor(&self, study: i64) -> Result<Monitor, BackendError>;
+    async fn update_settings(
+        &self,
+        actor: &User,
+        study: i64,
+        settings: StudySettingsForm,
+    ) -> Result<(), BackendError>;
+    /// Imports uploaded files: `kind` is items (two files), votes, npr or ce. Returns a message.
+    async fn import_upload(
+        &self,
+        actor: &User,
+        study: i64,
+        kind: &str,
+        files: Vec<(String, String)>,
+    ) -> Result<String, BackendError>;
+    #[allow(clippy::too_many_arguments)]
+    async fn create_batch(
+        &self,
+        actor: &User,
+        study: i64,
+        name: &str,
+        strategy: &str,
+        level: Option<String>,
+        sample: Option<usize>,
+        pool: usize,
+        seed: u64,
+    ) -> Result<String, BackendError>;
+    /// A new invite link path into a batch.
+    async fn create_invite(
+        &self,
+        actor: &User,
+        study: i64,
+        batch: i64,
+        cap: i64,
+    ) -> Result<String, BackendError>;
+    async fn release_annotator(
+        &self,
+        actor: &User,
+        study: i64,
+        annotator: i64,
+    ) -> Result<u64, BackendError>;
+    async fn move_annotator(
+        &self,
+        actor: &User,
+        study: i64,
+        from: i64,
+        to_code: &str,
+    ) -> Result<u64, BackendError>;
 }
 
 /// The handle as it is stored in context.

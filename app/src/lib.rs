@@ -14,6 +14,7 @@ mod components;
 pub mod highlight;
 pub mod model;
 mod pages;
+pub mod study_api;
 pub mod timing;
 
 use leptos::prelude::*;

@@ -205,3 +205,53 @@ pub struct VoteForm {
     pub context_opened: bool,
     pub token: String,
 }
+
+/// A study's settings as the admin edits them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySettingsForm {
+    pub ratings_per_item: i64,
+    pub guideline: String,
+    pub blind_operator: bool,
+    pub blind_bug_id: bool,
+    pub randomise_sides: bool,
+    pub completion_code: String,
+}
+
+/// One annotator's line on the monitor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnnotatorRow {
+    pub id: i64,
+    pub code: String,
+    pub account: Option<String>,
+    pub done: i64,
+    pub total: i64,
+    pub last_active_ms: Option<i64>,
+    pub median_time: Option<f64>,
+    pub gold_seen: i64,
+    pub gold_correct: i64,
+    pub finished: bool,
+}
+
+/// A batch as listed on the study page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRow {
+    pub id: i64,
+    pub name: String,
+    pub strategy: String,
+    pub items: i64,
+    pub annotators: i64,
+}
+
+/// The live state of a study for admins and researchers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Monitor {
+    pub k: i64,
+    /// `items_with[n]`: how many items have n completed ratings (n = 0..=k).
+    pub items_with: Vec<i64>,
+    pub annotators: Vec<AnnotatorRow>,
+    pub batches: Vec<BatchRow>,
+    /// Fleiss' kappa of the binary judgement over the items with k ratings so far.
+    pub fleiss_kappa: Option<f64>,
+    pub complete_items: i64,
+    pub settings: StudySettingsForm,
+}

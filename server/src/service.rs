@@ -62,14 +62,23 @@ pub async fn targets(db: &Db, study: i64) -> Result<std::collections::HashSet<St
 }
 
 pub async fn import_votes(db: &Db, study: i64, survey: &Path) -> Result<Outcome> {
-    let text = read(survey)?;
-    let votes = formats::survey::parse_survey(&text, &name(survey))?;
+    import_votes_text(db, study, None, &name(survey), &read(survey)?).await
+}
+
+pub async fn import_votes_text(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    file: &str,
+    text: &str,
+) -> Result<Outcome> {
+    let votes = formats::survey::parse_survey(text, file)?;
     let known = targets(db, study).await?;
     let mut problems = formats::Problems::default();
     for v in &votes {
         if !known.contains(&v.item) {
             problems.push(
-                &name(survey),
+                file,
                 0,
                 &v.item,
                 "unknown item (not a transformation id of the study)",
@@ -77,22 +86,40 @@ pub async fn import_votes(db: &Db, study: i64, survey: &Path) -> Result<Outcome>
         }
     }
     problems.finish(())?;
-    let digest = store::imports::digest(&[&text]);
-    Ok(store::imports::votes(db, study, None, &digest, &votes).await?)
+    let digest = store::imports::digest(&[text]);
+    Ok(store::imports::votes(db, study, actor, &digest, &votes).await?)
 }
 
 pub async fn import_npr(db: &Db, study: i64, file: &Path) -> Result<Outcome> {
-    let text = read(file)?;
+    import_npr_text(db, study, None, &name(file), &read(file)?).await
+}
+
+pub async fn import_npr_text(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    file: &str,
+    text: &str,
+) -> Result<Outcome> {
     let known = targets(db, study).await?;
-    let rows = formats::results::parse_npr(&text, &name(file), &known)?;
-    let digest = store::imports::digest(&[&text]);
-    Ok(store::imports::npr(db, study, None, &digest, &rows).await?)
+    let rows = formats::results::parse_npr(text, file, &known)?;
+    let digest = store::imports::digest(&[text]);
+    Ok(store::imports::npr(db, study, actor, &digest, &rows).await?)
 }
 
 pub async fn import_ce(db: &Db, study: i64, file: &Path) -> Result<Outcome> {
-    let text = read(file)?;
+    import_ce_text(db, study, None, &name(file), &read(file)?).await
+}
+
+pub async fn import_ce_text(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    file: &str,
+    text: &str,
+) -> Result<Outcome> {
     let known = targets(db, study).await?;
-    let rows = formats::results::parse_ce(&text, &name(file), &known)?;
-    let digest = store::imports::digest(&[&text]);
-    Ok(store::imports::ce(db, study, None, &digest, &rows).await?)
+    let rows = formats::results::parse_ce(text, file, &known)?;
+    let digest = store::imports::digest(&[text]);
+    Ok(store::imports::ce(db, study, actor, &digest, &rows).await?)
 }

@@ -70,6 +70,7 @@ pub fn StudiesPage() -> impl IntoView {
 
 #[component]
 pub fn StudyPage() -> impl IntoView {
+    let user = expect_context::<CurrentUser>();
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0));
     let detail = Resource::new(id, get_study);
@@ -89,6 +90,12 @@ pub fn StudyPage() -> impl IntoView {
                                 <div><b>{s.annotators}</b>" annotators"</div>
                                 <div><b>{s.ratings_per_item}</b>" ratings per item"</div>
                             </section>
+                            <Suspense fallback=|| ()>
+                                {move || Suspend::new(async move {
+                                    let admin = matches!(user.await, Ok(Some(u)) if u.role == Role::Admin);
+                                    view! { <crate::pages::study_admin::StudyWork study=s.id admin /> }
+                                })}
+                            </Suspense>
                             <section class="card">
                                 <h2>"By level"</h2>
                                 <ul>

@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod assign;
 pub mod audit;
 pub mod imports;
+pub mod monitor;
 pub mod participation;
 pub mod studies;
 pub mod users;

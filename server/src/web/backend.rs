@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use app::backend::{Backend, BackendError, BackendHandle};
 use app::model::{
-    AnnotateState, AnnotateStep, DiffLine, ItemView, RatedRow, Role, ScreenerQuestion, Seg,
-    StudyDetail, StudySummary, User, UserRow, VoteForm,
+    AnnotateState, AnnotateStep, DiffLine, ItemView, Monitor, RatedRow, Role, ScreenerQuestion,
+    Seg, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
 use crate::db::Db;
@@ -234,6 +234,162 @@ impl Backend for DomainBackend {
 
     async fn finish(&self, study: i64, annotator: i64) -> Result<(), BackendError> {
         store::participation::finish(&self.db, study, annotator)
+            .await
+            .map_err(map)
+    }
+    async fn monitor(&self, study: i64) -> Result<Monitor, BackendError> {
+        store::monitor::monitor(&self.db, study).await.map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, settings))]
+    async fn update_settings(
+        &self,
+        actor: &User,
+        study: i64,
+        settings: StudySettingsForm,
+    ) -> Result<(), BackendError> {
+        store::monitor::update_settings(&self.db, study, Some(actor.id), &settings)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, files))]
+    async fn import_upload(
+        &self,
+        actor: &User,
+        study: i64,
+        kind: &str,
+        files: Vec<(String, String)>,
+    ) -> Result<String, BackendError> {
+        use crate::store::imports::Outcome;
+        let who = Some(actor.id);
+        let db = &self.db;
+        let one = |files: &[(String, String)]| -> Result<(String, String), BackendError> {
+            match files {
+                [f] => Ok(f.clone()),
+                _ => Err(BackendError::Invalid(format!(
+                    "{kind} takes exactly one file"
+                ))),
+            }
+        };
+        let outcome = match kind {
+            "items" => match files.as_slice() {
+                [b, t] => {
+                    crate::service::import_items_text(db, study, who, (&b.0, &b.1), (&t.0, &t.1))
+                        .await
+                }
+                _ => {
+                    return Err(BackendError::Invalid(
+                        "items take two files: bugs.jsonl and transformations.jsonl".into(),
+                    ))
+                }
+            },
+            "votes" => {
+                let (n, t) = one(&files)?;
+                crate::service::import_votes_text(db, study, who, &n, &t).await
+            }
+            "npr" => {
+                let (n, t) = one(&files)?;
+                crate::service::import_npr_text(db, study, who, &n, &t).await
+            }
+            "ce" => {
+                let (n, t) = one(&files)?;
+                crate::service::import_ce_text(db, study, who, &n, &t).await
+            }
+            other => {
+                return Err(BackendError::Invalid(format!(
+                    "unknown import kind {other}"
+                )))
+            }
+        };
+        match outcome {
+            Ok(Outcome::Imported { rows }) => Ok(format!("imported {rows} rows")),
+            Ok(Outcome::AlreadyImported) => Ok("already imported: nothing to do".into()),
+            Err(e) => match e.downcast::<StoreError>() {
+                Ok(se) => Err(map(se)),
+                Err(e) => Err(BackendError::Invalid(format!("{e:#}"))),
+            },
+        }
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn create_batch(
+        &self,
+        actor: &User,
+        study: i64,
+        name: &str,
+        strategy: &str,
+        level: Option<String>,
+        sample: Option<usize>,
+        pool: usize,
+        seed: u64,
+    ) -> Result<String, BackendError> {
+        let strategy = store::assign::Strategy::parse(strategy)
+            .ok_or_else(|| BackendError::Invalid(format!("unknown strategy {strategy}")))?;
+        if name.is_empty() {
+            return Err(BackendError::Invalid("a batch needs a name".into()));
+        }
+        let annotators = store::assign::ensure_pool(&self.db, study, pool.min(10_000))
+            .await
+            .map_err(map)?;
+        let spec = store::assign::BatchSpec {
+            name: name.to_owned(),
+            strategy,
+            filter: store::assign::ItemFilter {
+                level,
+                sample,
+                ..Default::default()
+            },
+            annotators,
+            seed,
+            lease_secs: 1200,
+            avoid_same_bug: true,
+        };
+        let info = store::assign::create_batch(&self.db, study, Some(actor.id), &spec)
+            .await
+            .map_err(map)?;
+        Ok(format!(
+            "batch {name}: {} items, {} planned assignments",
+            info.items, info.assignments
+        ))
+    }
+
+    async fn create_invite(
+        &self,
+        actor: &User,
+        study: i64,
+        batch: i64,
+        cap: i64,
+    ) -> Result<String, BackendError> {
+        let token =
+            store::participation::create_invite(&self.db, study, batch, cap, Some(actor.id))
+                .await
+                .map_err(map)?;
+        Ok(format!("/join/{token}"))
+    }
+
+    async fn release_annotator(
+        &self,
+        actor: &User,
+        study: i64,
+        annotator: i64,
+    ) -> Result<u64, BackendError> {
+        store::assign::release(&self.db, study, annotator, Some(actor.id))
+            .await
+            .map_err(map)
+    }
+
+    async fn move_annotator(
+        &self,
+        actor: &User,
+        study: i64,
+        from: i64,
+        to_code: &str,
+    ) -> Result<u64, BackendError> {
+        let to = store::assign::annotator_id(&self.db, study, to_code)
+            .await
+            .map_err(map)?;
+        store::assign::move_unrated(&self.db, study, from, to, Some(actor.id))
             .await
             .map_err(map)
     }

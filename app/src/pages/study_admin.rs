@@ -1,0 +1,330 @@
+//! The study page's working parts: the live monitor, settings, uploads, batches, invites and
+//! drop-out handling. Researchers see the monitor; admins also act.
+
+use leptos::prelude::*;
+
+use crate::components::status::{ErrorBox, Loading};
+use crate::model::{Monitor, StudySettingsForm};
+use crate::study_api::{
+    get_monitor, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator, ReleaseAnnotator,
+    SaveSettings,
+};
+
+fn ago(ms: Option<i64>) -> String {
+    match ms {
+        None => "never".into(),
+        Some(t) => {
+            #[cfg(feature = "hydrate")]
+            let now = js_sys::Date::now() as i64;
+            #[cfg(not(feature = "hydrate"))]
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(t);
+            let s = (now - t).max(0) / 1000;
+            if s < 90 {
+                format!("{s} s ago")
+            } else if s < 5400 {
+                format!("{} min ago", s / 60)
+            } else {
+                format!("{} h ago", s / 3600)
+            }
+        }
+    }
+}
+
+/// Monitor + admin tools for one study.
+#[component]
+pub fn StudyWork(study: i64, admin: bool) -> impl IntoView {
+    let settings = ServerAction::<SaveSettings>::new();
+    let upload = ServerAction::<ImportUpload>::new();
+    let batch = ServerAction::<CreateBatch>::new();
+    let invite = ServerAction::<CreateInvite>::new();
+    let release = ServerAction::<ReleaseAnnotator>::new();
+    let moved = ServerAction::<MoveAnnotator>::new();
+    let (tick, set_tick) = signal(0u32);
+    // live: re-read every few seconds in the browser
+    #[cfg(feature = "hydrate")]
+    {
+        if let Ok(h) = set_interval_with_handle(
+            move || set_tick.update(|t| *t += 1),
+            std::time::Duration::from_secs(3),
+        ) {
+            on_cleanup(move || h.clear());
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = set_tick;
+    let monitor = Resource::new(
+        move || {
+            (
+                tick.get(),
+                settings.version().get(),
+                upload.version().get(),
+                batch.version().get(),
+                release.version().get(),
+                moved.version().get(),
+            )
+        },
+        move |_| get_monitor(study),
+    );
+    view! {
+        <Transition fallback=Loading>
+            {move || Suspend::new(async move {
+                match monitor.await {
+                    Ok(m) => view! { <MonitorView study m admin release moved invite /> }.into_any(),
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Transition>
+        {admin.then(|| view! {
+            <Upload study upload />
+            <section class="card">
+                <h2>"Build a batch"</h2>
+                <ActionForm action=batch attr:id="batch-form" attr:class="row">
+                    <input type="hidden" name="study" value=study />
+                    <input type="text" name="name" placeholder="batch name" required />
+                    <select name="strategy">
+                        <option value="dynamic_queue">"dynamic queue (leases)"</option>
+                        <option value="fixed_groups">"fixed groups of k"</option>
+                    </select>
+                    <select name="level">
+                        <option value="">"all levels"</option>
+                        <option value="naming">"naming"</option>
+                        <option value="expression">"expression"</option>
+                        <option value="statement">"statement"</option>
+                    </select>
+                    <input type="number" name="sample" placeholder="sample size (all)" min="1" />
+                    <input type="number" name="pool" placeholder="participants S1..Sn" min="0" />
+                    <input type="number" name="seed" placeholder="seed" value="1" />
+                    <button type="submit" id="batch-submit">"Build"</button>
+                </ActionForm>
+                {move || batch.value().get().map(|r| match r {
+                    Ok(msg) => view! { <p class="ok" id="batch-result">{msg}</p> }.into_any(),
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                })}
+            </section>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    monitor.await.ok().map(|m| view! { <SettingsForm study s=m.settings settings /> })
+                })}
+            </Transition>
+        })}
+    }
+}
+
+#[component]
+fn MonitorView(
+    study: i64,
+    m: Monitor,
+    admin: bool,
+    release: ServerAction<ReleaseAnnotator>,
+    moved: ServerAction<MoveAnnotator>,
+    invite: ServerAction<CreateInvite>,
+) -> impl IntoView {
+    let max = m.items_with.iter().copied().max().unwrap_or(1).max(1);
+    let total_votes: i64 = m
+        .items_with
+        .iter()
+        .enumerate()
+        .map(|(n, c)| n as i64 * c)
+        .sum();
+    view! {
+        <section class="card" id="monitor">
+            <h2>"Monitor"</h2>
+            <p>
+                <b id="monitor-votes">{total_votes}</b> " ratings · "
+                <b>{m.complete_items}</b> " items complete (k = " {m.k} ") · Fleiss' κ so far: "
+                <b id="live-kappa">{m.fleiss_kappa.map(|k| format!("{k:.3}")).unwrap_or_else(|| "—".into())}</b>
+            </p>
+            <div class="hist" id="ratings-hist">
+                {m.items_with
+                    .iter()
+                    .enumerate()
+                    .map(|(n, c)| {
+                        let w = format!("width: {}%", c * 100 / max);
+                        view! {
+                            <div class="hist-row">
+                                <span class="hist-label">{n} " ratings"</span>
+                                <span class="hist-bar" style=w></span>
+                                <span class="hist-count" id=format!("items-with-{n}")>{*c}</span>
+                            </div>
+                        }
+                    })
+                    .collect_view()}
+            </div>
+            <h3>"Annotators"</h3>
+            <table class="grid" id="annotators">
+                <thead>
+                    <tr>
+                        <th>"Code"</th><th>"Account"</th><th class="num">"Rated"</th><th>"Last active"</th>
+                        <th class="num">"Median time (s)"</th><th class="num">"Gold"</th><th>"State"</th>
+                        {admin.then(|| view! { <th>"Drop-out"</th> })}
+                    </tr>
+                </thead>
+                <tbody>
+                    {m.annotators
+                        .into_iter()
+                        .map(|a| {
+                            let id = a.id;
+                            view! {
+                                <tr>
+                                    <td>{a.code.clone()}</td>
+                                    <td>{a.account.clone().unwrap_or_default()}</td>
+                                    <td class="num">{a.done} " / " {a.total}</td>
+                                    <td>{ago(a.last_active_ms)}</td>
+                                    <td class="num">{a.median_time.map(|t| format!("{t:.1}")).unwrap_or_default()}</td>
+                                    <td class="num">{if a.gold_seen > 0 { format!("{}/{}", a.gold_correct, a.gold_seen) } else { String::new() }}</td>
+                                    <td>{if a.finished { "finished" } else { "active" }}</td>
+                                    {admin.then(|| view! {
+                                        <td class="row">
+                                            <ActionForm action=release attr:class="inline">
+                                                <input type="hidden" name="study" value=study />
+                                                <input type="hidden" name="annotator" value=id />
+                                                <button type="submit" class="secondary">"Release"</button>
+                                            </ActionForm>
+                                            <ActionForm action=moved attr:class="inline">
+                                                <input type="hidden" name="study" value=study />
+                                                <input type="hidden" name="annotator" value=id />
+                                                <input type="text" name="to" placeholder="to code" size="5" required />
+                                                <button type="submit" class="secondary">"Move"</button>
+                                            </ActionForm>
+                                        </td>
+                                    })}
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+            {move || release.value().get().map(|r| match r {
+                Ok(n) => view! { <p class="ok">{n} " items released"</p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+            {move || moved.value().get().map(|r| match r {
+                Ok(n) => view! { <p class="ok">{n} " items moved"</p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+            <h3>"Batches"</h3>
+            <table class="grid" id="batches">
+                <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Annotators"</th>{admin.then(|| view! { <th>"Invite"</th> })}</tr></thead>
+                <tbody>
+                    {m.batches
+                        .into_iter()
+                        .map(|b| view! {
+                            <tr>
+                                <td>{b.name}</td><td>{b.strategy}</td><td class="num">{b.items}</td><td class="num">{b.annotators}</td>
+                                {admin.then(|| view! {
+                                    <td>
+                                        <ActionForm action=invite attr:class="inline">
+                                            <input type="hidden" name="study" value=study />
+                                            <input type="hidden" name="batch" value=b.id />
+                                            <input type="number" name="cap" value="10" min="1" size="4" />
+                                            <button type="submit" class="secondary">"New invite link"</button>
+                                        </ActionForm>
+                                    </td>
+                                })}
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+            {move || invite.value().get().map(|r| match r {
+                Ok(path) => view! { <p class="ok">"Invite link: " <code id="invite-link">{path}</code></p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn SettingsForm(
+    study: i64,
+    s: StudySettingsForm,
+    settings: ServerAction<SaveSettings>,
+) -> impl IntoView {
+    view! {
+        <section class="card">
+            <h2>"Settings"</h2>
+            <ActionForm action=settings attr:id="settings-form">
+                <input type="hidden" name="study" value=study />
+                <label>"Ratings per item (k)" <input type="number" name="ratings_per_item" min="1" max="50" value=s.ratings_per_item /></label>
+                <label class="check"><input type="checkbox" name="blind_operator" checked=s.blind_operator /> " Hide the operator name from participants"</label>
+                <label class="check"><input type="checkbox" name="blind_bug_id" checked=s.blind_bug_id /> " Hide the bug id from participants"</label>
+                <label class="check"><input type="checkbox" name="randomise_sides" checked=s.randomise_sides /> " Randomise which side shows the original (recorded per vote)"</label>
+                <label>"Completion code shown at the end" <input type="text" name="completion_code" value=s.completion_code /></label>
+                <label>"Guideline (markdown)" <textarea name="guideline" rows="10">{s.guideline}</textarea></label>
+                <button type="submit">"Save settings"</button>
+            </ActionForm>
+            {move || settings.value().get().map(|r| match r {
+                Ok(()) => view! { <p class="ok">"Saved."</p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+/// Uploads: the browser reads the chosen files and sends their text; the server validates
+/// everything before writing anything.
+#[component]
+fn Upload(study: i64, upload: ServerAction<ImportUpload>) -> impl IntoView {
+    let (kind, set_kind) = signal("items".to_string());
+    let files_ref = NodeRef::<leptos::html::Input>::new();
+    let (reading, set_reading) = signal(false);
+    let on_import = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let Some(input) = files_ref.get_untracked() else {
+                return;
+            };
+            let Some(list) = input.files() else { return };
+            let files: Vec<leptos::web_sys::File> =
+                (0..list.length()).filter_map(|i| list.get(i)).collect();
+            let kind = kind.get_untracked();
+            set_reading.set(true);
+            leptos::task::spawn_local(async move {
+                let mut read = Vec::new();
+                for f in files {
+                    let text = wasm_bindgen_futures::JsFuture::from(f.text())
+                        .await
+                        .ok()
+                        .and_then(|v| v.as_string())
+                        .unwrap_or_default();
+                    read.push((f.name(), text));
+                }
+                // bugs first, then transformations
+                read.sort_by_key(|(name, _)| !name.contains("bug"));
+                set_reading.set(false);
+                upload.dispatch(ImportUpload {
+                    study,
+                    kind,
+                    files: read,
+                });
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (files_ref, set_reading, study, kind);
+    };
+    view! {
+        <section class="card">
+            <h2>"Import"</h2>
+            <div class="row">
+                <select id="upload-kind" on:change=move |e| set_kind.set(event_target_value(&e))>
+                    <option value="items">"items: bugs.jsonl + transformations.jsonl"</option>
+                    <option value="votes">"votes: survey.json"</option>
+                    <option value="npr">"repair results: npr_results.csv"</option>
+                    <option value="ce">"cross-entropy: ce_scores.csv"</option>
+                </select>
+                <input type="file" id="upload-files" multiple node_ref=files_ref />
+                <button type="button" id="upload-submit" on:click=on_import disabled=move || reading.get() || upload.pending().get()>
+                    "Import"
+                </button>
+            </div>
+            {move || upload.value().get().map(|r| match r {
+                Ok(msg) => view! { <p class="ok" id="upload-result">{msg}</p> }.into_any(),
+                Err(e) => view! { <pre class="error" id="upload-error">{e.to_string().replace("error running server function: ", "")}</pre> }.into_any(),
+            })}
+            <p class="muted">"Every import is checked before anything is written; a file imported twice changes nothing."</p>
+        </section>
+    }
+}

@@ -1,0 +1,121 @@
+//! Server functions of the study pages: settings, uploads, batches, invites, monitoring and
+//! drop-outs. Researchers read; admins act.
+
+use leptos::prelude::*;
+use server_fn::codec::Json;
+
+use crate::model::Monitor;
+#[cfg(feature = "ssr")]
+use crate::model::StudySettingsForm;
+
+#[cfg(feature = "ssr")]
+use crate::auth::{backend, internal, require};
+#[cfg(feature = "ssr")]
+use crate::model::Role;
+
+/// The live state of a study (admins and researchers).
+#[server(endpoint = "studies/monitor")]
+pub async fn get_monitor(study: i64) -> Result<Monitor, ServerFnError> {
+    require(&[Role::Admin, Role::Researcher]).await?;
+    backend()?.monitor(study).await.map_err(internal)
+}
+
+/// Saves a study's settings (admins).
+#[server(endpoint = "studies/settings")]
+pub async fn save_settings(
+    study: i64,
+    ratings_per_item: i64,
+    guideline: String,
+    blind_operator: Option<String>,
+    blind_bug_id: Option<String>,
+    randomise_sides: Option<String>,
+    completion_code: Option<String>,
+) -> Result<(), ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    let on = |v: &Option<String>| v.as_deref().is_some_and(|s| s == "on" || s == "true");
+    let form = StudySettingsForm {
+        ratings_per_item,
+        guideline,
+        blind_operator: on(&blind_operator),
+        blind_bug_id: on(&blind_bug_id),
+        randomise_sides: on(&randomise_sides),
+        completion_code: completion_code.unwrap_or_default(),
+    };
+    backend()?
+        .update_settings(&actor, study, form)
+        .await
+        .map_err(internal)
+}
+
+/// Imports uploaded files (admins): `kind` is `items` (bugs + transformations), `votes`, `npr`
+/// or `ce`; `files` are (file name, content).
+#[server(endpoint = "studies/import", input = Json)]
+pub async fn import_upload(
+    study: i64,
+    kind: String,
+    files: Vec<(String, String)>,
+) -> Result<String, ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    backend()?
+        .import_upload(&actor, study, &kind, files)
+        .await
+        .map_err(internal)
+}
+
+/// Builds a batch (admins).
+#[server(endpoint = "studies/batch")]
+pub async fn create_batch(
+    study: i64,
+    name: String,
+    strategy: String,
+    level: Option<String>,
+    sample: Option<String>,
+    pool: Option<String>,
+    seed: Option<String>,
+) -> Result<String, ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    let num = |v: Option<String>| v.and_then(|s| s.trim().parse::<u64>().ok());
+    backend()?
+        .create_batch(
+            &actor,
+            study,
+            name.trim(),
+            &strategy,
+            level.filter(|l| !l.is_empty()),
+            num(sample).map(|n| n as usize),
+            num(pool).unwrap_or(0) as usize,
+            num(seed).unwrap_or(1),
+        )
+        .await
+        .map_err(internal)
+}
+
+/// A new invite link into a batch (admins).
+#[server(endpoint = "studies/invite")]
+pub async fn create_invite(study: i64, batch: i64, cap: i64) -> Result<String, ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    backend()?
+        .create_invite(&actor, study, batch, cap)
+        .await
+        .map_err(internal)
+}
+
+/// Releases an annotator's unrated items (admins).
+#[server(endpoint = "studies/release")]
+pub async fn release_annotator(study: i64, annotator: i64) -> Result<u64, ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    backend()?
+        .release_annotator(&actor, study, annotator)
+        .await
+        .map_err(internal)
+}
+
+/// Moves an annotator's unrated items to another (by code) (admins).
+#[server(endpoint = "studies/move")]
+pub async fn move_annotator(study: i64, annotator: i64, to: String) -> Result<u64, ServerFnError> {
+    let actor = require(&[Role::Admin]).await?;
+    backend()?
+        .move_annotator(&actor, study, annotator, to.trim())
+        .await
+        .map_err(internal)
+}

@@ -1,0 +1,253 @@
+//! An admin in headless Chromium creates a study, uploads the reference study's items, builds
+//! a batch and makes an invite link; a participant (over HTTP) joins and votes; the vote appears
+//! in the admin's live monitor.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use fantoccini::Locator;
+use natstudy_tests::browser::Browser;
+use natstudy_tests::{fresh_db, Role, Store, TestApp};
+
+fn reference() -> PathBuf {
+    match std::env::var("NATSTUDY_SHARED") {
+        Ok(dir) => PathBuf::from(dir).join("reference/study-small"),
+        Err(_) => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/reference/study-small"
+        )),
+    }
+}
+
+async fn text_of(b: &Browser, css: &str) -> String {
+    match b.client.find(Locator::Css(css)).await {
+        Ok(e) => e.text().await.unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+async fn wait_contains(b: &Browser, css: &str, needle: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let t = text_of(b, css).await;
+        if t.contains(needle) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{css} never contained {needle:?}; it reads {t:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+#[tokio::test]
+async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    let b = Browser::start().await.expect("browser");
+
+    b.client
+        .goto(&app.url("/login?next=/studies"))
+        .await
+        .expect("goto");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .find(Locator::Css("#username"))
+        .await
+        .expect("u")
+        .send_keys("ada")
+        .await
+        .expect("type");
+    b.client
+        .find(Locator::Css("#password"))
+        .await
+        .expect("p")
+        .send_keys("a-long-password")
+        .await
+        .expect("type");
+    b.client
+        .find(Locator::Css("#login-submit"))
+        .await
+        .expect("submit")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#who", "ada (admin)")
+        .await
+        .expect("signed in");
+
+    // create the study
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    let form = b
+        .client
+        .find(Locator::Css("#create-study-form"))
+        .await
+        .expect("form");
+    form.find(Locator::Css("input[name=name]"))
+        .await
+        .expect("name")
+        .send_keys("Reference")
+        .await
+        .expect("type");
+    form.find(Locator::Css("button"))
+        .await
+        .expect("button")
+        .click()
+        .await
+        .expect("click");
+    b.wait_for_text("#study-name", "Reference")
+        .await
+        .expect("study page");
+    let study: i64 = b
+        .client
+        .current_url()
+        .await
+        .expect("url")
+        .path()
+        .rsplit('/')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("study id");
+
+    // upload bugs.jsonl + transformations.jsonl
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    let r = reference()
+        .canonicalize()
+        .expect("shared/reference/study-small");
+    let paths = format!(
+        "{}\n{}",
+        r.join("bugs.jsonl").display(),
+        r.join("transformations.jsonl").display()
+    );
+    b.client
+        .find(Locator::Css("#upload-files"))
+        .await
+        .expect("file input")
+        .send_keys(&paths)
+        .await
+        .expect("choose files");
+    b.client
+        .find(Locator::Css("#upload-submit"))
+        .await
+        .expect("import")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#upload-result", "imported").await;
+    let items: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM items")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(items, 297);
+
+    // a dynamic batch over every item, and an invite link into it
+    let bf = b
+        .client
+        .find(Locator::Css("#batch-form"))
+        .await
+        .expect("batch form");
+    bf.find(Locator::Css("input[name=name]"))
+        .await
+        .expect("name")
+        .send_keys("wave-1")
+        .await
+        .expect("type");
+    b.client
+        .find(Locator::Css("#batch-submit"))
+        .await
+        .expect("build")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#batch-result", "297 items").await;
+    wait_contains(&b, "#batches", "wave-1").await;
+    b.client
+        .find(Locator::Css("#batches button"))
+        .await
+        .expect("invite")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#invite-link", "/join/").await;
+    let link = text_of(&b, "#invite-link").await;
+    let token = link.trim().trim_start_matches("/join/").to_owned();
+    wait_contains(&b, "#monitor-votes", "0").await;
+
+    // a participant joins and votes over plain HTTP
+    let p = app.client();
+    let ok = |r: reqwest::Response| {
+        assert!(
+            r.status().is_success() || r.status().is_redirection(),
+            "{}",
+            r.status()
+        );
+        r
+    };
+    ok(p.post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join"));
+    let s = study.to_string();
+    ok(p.post(app.url("/api/annotate/consent"))
+        .form(&[
+            ("study", s.as_str()),
+            ("years", "3-5"),
+            ("role", "developer"),
+        ])
+        .send()
+        .await
+        .expect("consent"));
+    ok(p.post(app.url("/api/annotate/start"))
+        .form(&[("study", s.as_str())])
+        .send()
+        .await
+        .expect("start"));
+    let state: serde_json::Value = ok(p
+        .post(app.url("/api/annotate/state"))
+        .form(&[("study", s.as_str())])
+        .send()
+        .await
+        .expect("state"))
+    .json()
+    .await
+    .expect("json");
+    let item = state["step"]["Rate"]["item"]
+        .as_i64()
+        .expect("an item to rate")
+        .to_string();
+    let tok = state["step"]["Rate"]["token"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    ok(p.post(app.url("/api/annotate/vote"))
+        .form(&[
+            ("study", s.as_str()),
+            ("item", &item),
+            ("cr", "3"),
+            ("cc", "2"),
+            ("time_secs", "7.5"),
+            ("token", &tok),
+        ])
+        .send()
+        .await
+        .expect("vote"));
+
+    // the admin's monitor shows it without a reload
+    wait_contains(&b, "#monitor-votes", "1").await;
+    wait_contains(&b, "#annotators", "S1").await;
+    wait_contains(&b, "#items-with-1", "1").await;
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
