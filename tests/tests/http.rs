@@ -5,6 +5,8 @@ use natstudy_tests::{fresh_db, Role, Store, TestApp};
 use reqwest::StatusCode;
 
 const PW: &str = "a-long-password";
+const ONE_BUG: &str = r#"{"bug_id": "B-1", "project": "P", "file": "A.java", "method": "m", "source": "int m(int count) {\n  return count;\n}\n", "buggy_lines": [2]}"#;
+const ONE_ITEM: &str = r#"{"id": "naming_1", "bug_id": "B-1", "operator": "RenameVariable-1", "level": "naming", "source": "int m(int c) {\n  return c;\n}\n", "summary": "renames `count` to `c`"}"#;
 
 async fn app_with_users(store: Store) -> (TestApp, natstudy_tests::DbGuard) {
     let (db, guard) = fresh_db(store).await.expect("database");
@@ -163,6 +165,25 @@ async fn role_matrix(store: Store) {
     let study = natstudy::store::studies::create(&app.db, None, "S", "")
         .await
         .expect("study");
+    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
+        .await
+        .expect("items");
+    let pool = natstudy::store::assign::ensure_pool(&app.db, study, 2)
+        .await
+        .expect("pool");
+    let spec = natstudy::store::assign::BatchSpec {
+        name: "b0".into(),
+        strategy: natstudy::store::assign::Strategy::DynamicQueue,
+        filter: Default::default(),
+        annotators: pool.clone(),
+        seed: 1,
+        lease_secs: 60,
+        avoid_same_bug: false,
+    };
+    let batch = natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+        .await
+        .expect("batch")
+        .id;
     let clients = [
         (None, app.client()),
         (
@@ -224,6 +245,61 @@ async fn role_matrix(store: Store) {
             vec![("id", study_s.clone())],
             &[Role::Admin, Role::Researcher],
         ),
+        (
+            "POST",
+            "/api/studies/monitor".into(),
+            vec![("study", study_s.clone())],
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
+            "POST",
+            "/api/studies/settings".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("ratings_per_item", "5".into()),
+                ("guideline", "Read carefully.".into()),
+            ],
+            &[Role::Admin],
+        ),
+        (
+            "POST",
+            "/api/studies/batch".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("name", "made-by-admin".into()),
+                ("strategy", "dynamic_queue".into()),
+            ],
+            &[Role::Admin],
+        ),
+        (
+            "POST",
+            "/api/studies/invite".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("batch", batch.to_string()),
+                ("cap", "3".into()),
+            ],
+            &[Role::Admin],
+        ),
+        (
+            "POST",
+            "/api/studies/move".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("annotator", pool[0].to_string()),
+                ("to", "S2".into()),
+            ],
+            &[Role::Admin],
+        ),
+        (
+            "POST",
+            "/api/studies/release".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("annotator", pool[1].to_string()),
+            ],
+            &[Role::Admin],
+        ),
     ];
     for (method, path, form, allowed) in &cases {
         for (role, c) in &clients {
@@ -249,6 +325,50 @@ async fn role_matrix(store: Store) {
                 None => assert_eq!(status, StatusCode::UNAUTHORIZED, "{who} {method} {path}"),
             }
         }
+    }
+    // the JSON-encoded upload, for every role
+    for (role, c) in &clients {
+        let body = serde_json::json!({"study": study, "kind": "items", "files": [["b.jsonl", ONE_BUG], ["t.jsonl", ONE_ITEM]]});
+        let status = c
+            .post(app.url("/api/studies/import"))
+            .json(&body)
+            .send()
+            .await
+            .expect("import")
+            .status();
+        match role {
+            Some(Role::Admin) => assert!(status.is_success(), "admin import: {status}"),
+            Some(_) => assert_eq!(status, StatusCode::FORBIDDEN, "{role:?} import"),
+            None => assert_eq!(status, StatusCode::UNAUTHORIZED, "anonymous import"),
+        }
+    }
+    // staff without an annotator record may not use the survey endpoints
+    for (role, c) in &clients {
+        let status = c
+            .post(app.url("/api/annotate/state"))
+            .form(&[("study", study_s.as_str())])
+            .send()
+            .await
+            .expect("state")
+            .status();
+        assert_eq!(status, StatusCode::FORBIDDEN, "{role:?} annotate/state");
+    }
+    let audit = natstudy::store::audit::for_study(&app.db, study, 50)
+        .await
+        .expect("audit");
+    for action in [
+        "study.settings",
+        "batch.create",
+        "invite.create",
+        "annotator.move",
+        "annotator.release",
+        "import.items",
+    ] {
+        assert_eq!(
+            audit.iter().filter(|a| a.action == action).count(),
+            if action == "batch.create" { 2 } else { 1 },
+            "{action} logged once"
+        );
     }
     // what the refused calls would have done did not happen
     let users = natstudy::store::users::list(&app.db).await.expect("users");
@@ -313,4 +433,148 @@ async fn cross_site_posts_are_refused() {
     let db = app.db.clone();
     drop(app);
     guard.drop_now(db).await;
+}
+
+/// Participants only ever see and rate what was handed to them.
+async fn participants_are_confined_to_their_items(store: Store) {
+    let (app, guard) = app_with_users(store).await;
+    let study = natstudy::store::studies::create(&app.db, None, "P", "")
+        .await
+        .expect("study");
+    let two = format!("{ONE_BUG}\n{}", ONE_BUG.replace("B-1", "B-2"));
+    let items = format!(
+        "{ONE_ITEM}\n{}",
+        ONE_ITEM
+            .replace("naming_1", "naming_2")
+            .replace("B-1", "B-2")
+    );
+    natstudy::service::import_items_text(&app.db, study, None, ("b", &two), ("t", &items))
+        .await
+        .expect("items");
+    sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
+        .bind(study)
+        .execute(&app.db.pool)
+        .await
+        .expect("k=1");
+    let spec = natstudy::store::assign::BatchSpec {
+        name: "q".into(),
+        strategy: natstudy::store::assign::Strategy::DynamicQueue,
+        filter: Default::default(),
+        annotators: vec![],
+        seed: 1,
+        lease_secs: 600,
+        avoid_same_bug: false,
+    };
+    let batch = natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+        .await
+        .expect("batch")
+        .id;
+    let token = natstudy::store::participation::create_invite(&app.db, study, batch, 2, None)
+        .await
+        .expect("invite");
+    let s = study.to_string();
+    let mut handed = Vec::new();
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let c = app.client();
+        c.post(app.url("/api/join"))
+            .form(&[("token", token.as_str())])
+            .send()
+            .await
+            .expect("join");
+        c.post(app.url("/api/annotate/consent"))
+            .form(&[("study", s.as_str()), ("years", "1-3"), ("role", "student")])
+            .send()
+            .await
+            .expect("consent");
+        c.post(app.url("/api/annotate/start"))
+            .form(&[("study", s.as_str())])
+            .send()
+            .await
+            .expect("start");
+        let st: serde_json::Value = c
+            .post(app.url("/api/annotate/state"))
+            .form(&[("study", s.as_str())])
+            .send()
+            .await
+            .expect("state")
+            .json()
+            .await
+            .expect("json");
+        handed.push((
+            st["step"]["Rate"]["item"].as_i64().expect("item"),
+            st["step"]["Rate"]["token"]
+                .as_str()
+                .expect("token")
+                .to_owned(),
+        ));
+        clients.push(c);
+    }
+    assert_ne!(handed[0].0, handed[1].0, "k = 1: each got a different item");
+    // the invite is used up
+    let third = app
+        .client()
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    assert_eq!(third.status(), StatusCode::FORBIDDEN);
+    // A cannot rate B's item, nor revise it
+    let theirs = handed[1].0.to_string();
+    let r = clients[0]
+        .post(app.url("/api/annotate/vote"))
+        .form(&[
+            ("study", s.as_str()),
+            ("item", theirs.as_str()),
+            ("cr", "1"),
+            ("cc", "1"),
+            ("token", "x"),
+        ])
+        .send()
+        .await
+        .expect("vote");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = clients[0]
+        .post(app.url("/api/annotate/state"))
+        .form(&[("study", s.as_str()), ("revise", theirs.as_str())])
+        .send()
+        .await
+        .expect("state");
+    let st: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(
+        st["step"]["Rate"]["item"].as_i64(),
+        Some(handed[0].0),
+        "revise of a foreign item shows only one's own"
+    );
+    // another study is out of reach
+    let other = natstudy::store::studies::create(&app.db, None, "Other", "")
+        .await
+        .expect("other");
+    let r = clients[0]
+        .post(app.url("/api/annotate/state"))
+        .form(&[("study", other.to_string())])
+        .send()
+        .await
+        .expect("state");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM votes")
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("votes");
+    assert_eq!(n, 0);
+    let db = app.db.clone();
+    drop(clients);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn participants_are_confined_to_their_items_sqlite() {
+    participants_are_confined_to_their_items(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn participants_are_confined_to_their_items_postgres() {
+    participants_are_confined_to_their_items(Store::Postgres).await;
 }

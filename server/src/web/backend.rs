@@ -470,13 +470,15 @@ pub async fn annotate_state(
     } else if !me.guideline_seen {
         AnnotateStep::Guideline
     } else {
-        let target = match revise {
-            Some(item) => {
-                // only an item this annotator rated may be revised
-                store::participation::my_vote(db, annotator, item)
-                    .await?
-                    .map(|_| item)
-            }
+        // only an item this annotator rated may be revised; anything else shows the queue
+        let mine = match revise {
+            Some(item) => store::participation::my_vote(db, annotator, item)
+                .await?
+                .map(|_| item),
+            None => None,
+        };
+        let target = match mine {
+            Some(item) => Some(item),
             None => store::assign::next_item(db, study, annotator, crate::db::now_ms())
                 .await?
                 .map(|h| h.item),
