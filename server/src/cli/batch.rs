@@ -146,3 +146,28 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
     }
     Ok(())
 }
+
+/// `natstudy gold`: marks gold/attention items with their expected judgement.
+#[derive(Args, Debug)]
+pub struct GoldArgs {
+    #[arg(long)]
+    pub study: String,
+    /// The item (transformation id)
+    pub item: String,
+    /// natural, unnatural, or none to clear
+    pub expect: String,
+}
+
+pub async fn gold(g: &Global, a: GoldArgs) -> Result<()> {
+    let db = g.db().await?;
+    let s = crate::store::studies::id_by_name(&db, &a.study).await?;
+    let value = match a.expect.as_str() {
+        "natural" => Some(false),
+        "unnatural" => Some(true),
+        "none" => None,
+        other => bail!("expected natural, unnatural or none, not {other}"),
+    };
+    crate::store::monitor::set_gold(&db, s, &a.item, value).await?;
+    println!("{}: gold {}", a.item, a.expect);
+    Ok(())
+}

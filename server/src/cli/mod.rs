@@ -1,6 +1,7 @@
 //! The `natstudy` command line.
 
 mod batch;
+mod bench;
 mod import;
 mod report;
 
@@ -74,6 +75,11 @@ pub enum Command {
     /// Build and steer annotation batches
     #[command(subcommand)]
     Batch(batch::BatchCommand),
+    /// Benchmarks (figures for the issue notes)
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// Mark a gold/attention item with its expected judgement
+    Gold(batch::GoldArgs),
     /// Invite links for anonymous participants
     #[command(subcommand)]
     Invite(batch::InviteCommand),
@@ -185,6 +191,8 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => report::run(&g, args).await,
         Command::Batch(cmd) => batch::run(&g, cmd).await,
         Command::Invite(cmd) => batch::invite(&g, cmd).await,
+        Command::Gold(args) => batch::gold(&g, args).await,
+        Command::Bench(cmd) => bench::run(&g, cmd).await,
     }
 }
 

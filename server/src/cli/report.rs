@@ -19,13 +19,20 @@ pub struct ReportArgs {
     /// Write report.json into this directory
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Leave out annotators whose gold-item accuracy is below this share (0..1)
+    #[arg(long)]
+    pub min_gold_accuracy: Option<f64>,
 }
 
 pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     let db = g.db().await?;
     let study = crate::store::studies::id_by_name(&db, &args.study).await?;
     let data = crate::store::analysis::study_data(&db, study).await?;
-    let report = tokio::task::spawn_blocking(move || analysis::report(&data)).await?;
+    let options = analysis::Options {
+        min_gold_accuracy: args.min_gold_accuracy,
+    };
+    let report =
+        tokio::task::spawn_blocking(move || analysis::report_with(&data, &options)).await?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("report.json");

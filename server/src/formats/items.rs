@@ -30,6 +30,9 @@ pub struct TransformationRecord {
     pub source: String,
     #[serde(default)]
     pub summary: String,
+    /// A gold/attention item's expected judgement: Some(true) unnatural, Some(false) natural.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_unnatural: Option<bool>,
 }
 
 fn str_field(
@@ -226,6 +229,20 @@ pub fn parse_transformations(
                 None
             }
         };
+        let gold_unnatural = match obj.get("gold") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(g)) if g == "natural" => Some(false),
+            Some(Value::String(g)) if g == "unnatural" => Some(true),
+            Some(other) => {
+                problems.push(
+                    file,
+                    line,
+                    "gold",
+                    format!("expected \"natural\" or \"unnatural\", found {other}"),
+                );
+                None
+            }
+        };
         let level = level_s.as_deref().and_then(|l| {
             let parsed = Level::parse(l);
             if parsed.is_none() {
@@ -283,6 +300,7 @@ pub fn parse_transformations(
                 level,
                 source,
                 summary,
+                gold_unnatural,
             });
         }
     }

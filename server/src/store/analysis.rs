@@ -19,7 +19,7 @@ pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
     let mut index: HashMap<i64, usize> = HashMap::new();
     let mut items = Vec::new();
     for r in sqlx::query(
-        "SELECT i.id, i.item_key, b.bug_key, i.level, i.operator FROM items i JOIN bugs b ON b.id = i.bug_id \
+        "SELECT i.id, i.item_key, b.bug_key, i.level, i.operator, i.gold_unnatural FROM items i JOIN bugs b ON b.id = i.bug_id \
          WHERE i.study_id = $1 ORDER BY i.id",
     )
     .bind(study)
@@ -29,7 +29,8 @@ pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
         let level: String = r.try_get("level")?;
         let level = Level::parse(&level).ok_or_else(|| sqlx::Error::Decode(format!("unknown level {level}").into()))?;
         index.insert(r.try_get("id")?, items.len());
-        items.push(Item { key: r.try_get("item_key")?, bug: r.try_get("bug_key")?, level, operator: r.try_get("operator")? });
+        items.push(Item { key: r.try_get("item_key")?, bug: r.try_get("bug_key")?, level, operator: r.try_get("operator")?,
+            gold_unnatural: r.try_get::<Option<i64>, _>("gold_unnatural")?.map(|g| g != 0) });
     }
     let mut votes = Vec::new();
     for r in sqlx::query(

@@ -168,7 +168,7 @@ pub async fn items(
             .ok_or_else(|| StoreError::NotFound(format!("bug {}", t.bug_id)))?;
         written += 1;
         sqlx::query(
-            "INSERT INTO items (study_id, bug_id, item_key, operator, level, source, summary) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO items (study_id, bug_id, item_key, operator, level, source, summary, gold_unnatural) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(study)
         .bind(bug)
@@ -177,6 +177,7 @@ pub async fn items(
         .bind(t.level.as_str())
         .bind(&t.source)
         .bind(&t.summary)
+        .bind(t.gold_unnatural.map(i64::from))
         .execute(&mut *tx)
         .await?;
     }
