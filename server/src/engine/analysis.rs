@@ -281,7 +281,9 @@ pub fn annotator_quality(data: &StudyData) -> BTreeMap<String, AnnotatorQuality>
             slot.push(v);
         }
     }
-    let mut out: BTreeMap<String, (usize, usize, usize, usize, usize, Vec<f64>)> = BTreeMap::new();
+    /// votes, decided items, agreeing, gold votes, gold right, times
+    type Tally = (usize, usize, usize, usize, usize, Vec<f64>);
+    let mut out: BTreeMap<String, Tally> = BTreeMap::new();
     for v in &data.votes {
         let e = out.entry(v.annotator.clone()).or_default();
         e.0 += 1;
