@@ -144,6 +144,132 @@ async fn reference_study(store: Store) {
     );
     let studies = natstudy::store::studies::list(&db).await.expect("list");
     assert_eq!(studies[0].votes, 297 * 5, "votes imported once");
+    // the agreement section's binary kappa is the headline figure, computed another way
+    let k = report["agreement"]["binary_fleiss_kappa"]["value"]
+        .as_f64()
+        .expect("kappa");
+    assert!((k - expected["fleiss_kappa"].as_f64().expect("expected")).abs() < 1e-12);
+
+    // exports round-trip: items + survey.json out, into a new study, the same figures
+    let dir = tempfile::tempdir().expect("dir");
+    let d = |f: &str| dir.path().join(f).display().to_string();
+    cli(
+        &url,
+        &[
+            "export",
+            "--study",
+            "ref",
+            "--what",
+            "items",
+            "--out",
+            &dir.path().display().to_string(),
+        ],
+    )
+    .await
+    .expect("items out");
+    cli(
+        &url,
+        &[
+            "export",
+            "--study",
+            "ref",
+            "--what",
+            "survey",
+            "--out",
+            &d("survey.json"),
+        ],
+    )
+    .await
+    .expect("survey out");
+    for what in ["dataset", "votes", "matrix"] {
+        cli(
+            &url,
+            &[
+                "export",
+                "--study",
+                "ref",
+                "--what",
+                what,
+                "--out",
+                &d(&format!("{what}.out")),
+            ],
+        )
+        .await
+        .expect("export");
+    }
+    cli(&url, &["study", "create", "copy"])
+        .await
+        .expect("create copy");
+    cli(
+        &url,
+        &[
+            "import",
+            "items",
+            "--study",
+            "copy",
+            &d("bugs.jsonl"),
+            &d("transformations.jsonl"),
+        ],
+    )
+    .await
+    .expect("items in");
+    cli(
+        &url,
+        &["import", "votes", "--study", "copy", &d("survey.json")],
+    )
+    .await
+    .expect("votes in");
+    cli(
+        &url,
+        &["import", "npr", "--study", "copy", &p("npr_results.csv")],
+    )
+    .await
+    .expect("npr in");
+    cli(
+        &url,
+        &["import", "ce", "--study", "copy", &p("ce_scores.csv")],
+    )
+    .await
+    .expect("ce in");
+    let out2 = tempfile::tempdir().expect("dir");
+    cli(
+        &url,
+        &[
+            "report",
+            "--study",
+            "copy",
+            "--bootstrap",
+            "0",
+            "--out",
+            &out2.path().display().to_string(),
+        ],
+    )
+    .await
+    .expect("report");
+    let copy: Value = serde_json::from_slice(
+        &std::fs::read(out2.path().join("report.json")).expect("report.json"),
+    )
+    .expect("json");
+    let mut failures = Vec::new();
+    compare(&expected, &copy, "", &mut failures);
+    assert!(
+        failures.is_empty(),
+        "round trip differs:\n{}",
+        failures.join("\n")
+    );
+    assert_eq!(copy["item_results"], report["item_results"]);
+    // the dataset has one row per transformation, labelled
+    let dataset = std::fs::read_to_string(dir.path().join("dataset.out")).expect("dataset");
+    assert_eq!(dataset.lines().count(), 297);
+    let first: Value = serde_json::from_str(dataset.lines().next().expect("row")).expect("json");
+    assert!(
+        first["category"].is_string() && first["rnc"]["ngram"].is_number(),
+        "{first}"
+    );
+    let matrix = std::fs::read_to_string(dir.path().join("matrix.out")).expect("matrix");
+    assert_eq!(matrix.lines().count(), 298);
+    let votes = std::fs::read_to_string(dir.path().join("votes.out")).expect("votes");
+    assert_eq!(votes.lines().count(), 297 * 5 + 1);
     guard.drop_now(db).await;
 }
 

@@ -300,6 +300,18 @@ async fn role_matrix(store: Store) {
             ],
             &[Role::Admin],
         ),
+        (
+            "GET",
+            format!("/studies/{study}/export/votes.csv"),
+            vec![],
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
+            "GET",
+            format!("/studies/{study}/export/dataset.jsonl"),
+            vec![],
+            &[Role::Admin, Role::Researcher],
+        ),
     ];
     for (method, path, form, allowed) in &cases {
         for (role, c) in &clients {

@@ -96,6 +96,16 @@ pub fn StudyPage() -> impl IntoView {
                                     view! { <crate::pages::study_admin::StudyWork study=s.id admin /> }
                                 })}
                             </Suspense>
+                            <section class="card" id="downloads">
+                                <h2>"Downloads"</h2>
+                                <p class="row">
+                                    <a href=format!("/studies/{}/export/dataset.jsonl", s.id) rel="external">"labelled dataset (JSONL)"</a>
+                                    <a href=format!("/studies/{}/export/dataset.csv", s.id) rel="external">"labelled dataset (CSV)"</a>
+                                    <a href=format!("/studies/{}/export/votes.csv", s.id) rel="external">"votes (CSV)"</a>
+                                    <a href=format!("/studies/{}/export/matrix.csv", s.id) rel="external">"item × annotator matrix (CSV)"</a>
+                                    <a href=format!("/studies/{}/export/survey.json", s.id) rel="external">"survey.json"</a>
+                                </p>
+                            </section>
                             <section class="card">
                                 <h2>"By level"</h2>
                                 <ul>

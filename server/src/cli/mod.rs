@@ -2,6 +2,7 @@
 
 mod batch;
 mod bench;
+mod export;
 mod import;
 mod report;
 
@@ -75,6 +76,8 @@ pub enum Command {
     /// Build and steer annotation batches
     #[command(subcommand)]
     Batch(batch::BatchCommand),
+    /// Export the labelled dataset, votes, matrix, survey.json or items
+    Export(export::ExportArgs),
     /// Benchmarks (figures for the issue notes)
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -193,6 +196,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Invite(cmd) => batch::invite(&g, cmd).await,
         Command::Gold(args) => batch::gold(&g, args).await,
         Command::Bench(cmd) => bench::run(&g, cmd).await,
+        Command::Export(args) => export::run(&g, args).await,
     }
 }
 

@@ -22,6 +22,9 @@ pub struct ReportArgs {
     /// Leave out annotators whose gold-item accuracy is below this share (0..1)
     #[arg(long)]
     pub min_gold_accuracy: Option<f64>,
+    /// Bootstrap replicates for the agreement intervals (0 to skip)
+    #[arg(long, default_value_t = 1000)]
+    pub bootstrap: usize,
 }
 
 pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
@@ -30,6 +33,8 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     let data = crate::store::analysis::study_data(&db, study).await?;
     let options = analysis::Options {
         min_gold_accuracy: args.min_gold_accuracy,
+        bootstrap: args.bootstrap,
+        ..Default::default()
     };
     let report =
         tokio::task::spawn_blocking(move || analysis::report_with(&data, &options)).await?;

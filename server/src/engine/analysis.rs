@@ -241,6 +241,7 @@ pub struct Report {
     pub votes: usize,
     pub annotators: usize,
     pub fleiss_kappa: Option<f64>,
+    pub agreement: Agreement,
     pub counts: Counts,
     pub counts_by_level: BTreeMap<String, CategoryCounts>,
     pub counts_by_operator: BTreeMap<String, CategoryCounts>,
@@ -267,10 +268,121 @@ pub struct AnnotatorQuality {
 }
 
 /// How to run the analysis.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// Leave out every annotator whose gold accuracy is below this (those without gold votes stay).
     pub min_gold_accuracy: Option<f64>,
+    /// Bootstrap replicates for the agreement intervals (0: none).
+    pub bootstrap: usize,
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            min_gold_accuracy: None,
+            bootstrap: 1000,
+            seed: 20240601,
+        }
+    }
+}
+
+/// A coefficient with its bootstrap 95% interval (items resampled).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measure {
+    pub value: Option<f64>,
+    pub ci95: Option<(f64, f64)>,
+}
+
+/// Agreement on one question's 4-point scale.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScaleAgreement {
+    /// Fleiss' kappa over the four answers (items with the modal number of ratings).
+    pub fleiss_kappa: Measure,
+    /// Krippendorff's alpha, ordinal and interval (every item; missing ratings allowed).
+    pub alpha_ordinal: Measure,
+    pub alpha_interval: Measure,
+}
+
+/// Agreement beyond the headline binary kappa.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Agreement {
+    pub binary_fleiss_kappa: Measure,
+    pub binary_alpha_nominal: Measure,
+    pub readability: ScaleAgreement,
+    pub conventions: ScaleAgreement,
+}
+
+/// Fleiss' kappa over `cats` categories of the values of each unit, on units with `k` values.
+fn fleiss_of(units: &[Vec<f64>], cats: &[f64]) -> Option<f64> {
+    let mut freq: HashMap<usize, usize> = HashMap::new();
+    for u in units.iter().filter(|u| !u.is_empty()) {
+        *freq.entry(u.len()).or_default() += 1;
+    }
+    let k = freq
+        .into_iter()
+        .max_by_key(|&(n, c)| (c, n))
+        .map(|(n, _)| n)?;
+    let table: Vec<Vec<f64>> = units
+        .iter()
+        .filter(|u| u.len() == k)
+        .map(|u| {
+            cats.iter()
+                .map(|c| u.iter().filter(|v| *v == c).count() as f64)
+                .collect()
+        })
+        .collect();
+    stats::fleiss_kappa(&table).ok().filter(|x| x.is_finite())
+}
+
+fn measure(
+    units: &[Vec<f64>],
+    options: &Options,
+    salt: u64,
+    f: impl Fn(&[Vec<f64>]) -> Option<f64>,
+) -> Measure {
+    let value = f(units);
+    let ci95 = if options.bootstrap > 0 && value.is_some() {
+        stats::bootstrap_ci(units, options.bootstrap, options.seed ^ salt, &f)
+    } else {
+        None
+    };
+    Measure { value, ci95 }
+}
+
+fn scale(units: &[Vec<f64>], options: &Options, salt: u64) -> ScaleAgreement {
+    let cats = [1.0, 2.0, 3.0, 4.0];
+    ScaleAgreement {
+        fleiss_kappa: measure(units, options, salt, |u| fleiss_of(u, &cats)),
+        alpha_ordinal: measure(units, options, salt + 1, |u| {
+            stats::krippendorff_alpha(u, stats::AlphaMetric::Ordinal).ok()
+        }),
+        alpha_interval: measure(units, options, salt + 2, |u| {
+            stats::krippendorff_alpha(u, stats::AlphaMetric::Interval).ok()
+        }),
+    }
+}
+
+/// Agreement of the study's votes.
+pub fn agreement(data: &StudyData, options: &Options) -> Agreement {
+    let mut cr: Vec<Vec<f64>> = vec![Vec::new(); data.items.len()];
+    let mut cc: Vec<Vec<f64>> = vec![Vec::new(); data.items.len()];
+    let mut bin: Vec<Vec<f64>> = vec![Vec::new(); data.items.len()];
+    for v in &data.votes {
+        if v.item < data.items.len() {
+            cr[v.item].push(f64::from(v.cr));
+            cc[v.item].push(f64::from(v.cc));
+            bin[v.item].push(f64::from(u8::from(judges_unnatural(v.cr, v.cc))));
+        }
+    }
+    Agreement {
+        binary_fleiss_kappa: measure(&bin, options, 1, |u| fleiss_of(u, &[0.0, 1.0])),
+        binary_alpha_nominal: measure(&bin, options, 2, |u| {
+            stats::krippendorff_alpha(u, stats::AlphaMetric::Nominal).ok()
+        }),
+        readability: scale(&cr, options, 10),
+        conventions: scale(&cc, options, 20),
+    }
 }
 
 /// Quality figures of every annotator.
@@ -705,6 +817,7 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
             .collect::<HashSet<_>>()
             .len(),
         fleiss_kappa: binary_fleiss(&results),
+        agreement: agreement(data, options),
         counts,
         counts_by_level: by_level,
         counts_by_operator: by_operator,
@@ -792,6 +905,7 @@ mod quality_tests {
             &data(),
             &Options {
                 min_gold_accuracy: Some(0.5),
+                ..Options::default()
             },
         );
         assert_eq!(r.excluded_annotators, vec!["D".to_string()]);

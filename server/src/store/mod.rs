@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod assign;
 pub mod audit;
+pub mod export;
 pub mod imports;
 pub mod monitor;
 pub mod participation;

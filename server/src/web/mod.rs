@@ -1,6 +1,7 @@
 //! The HTTP server: Leptos pages and server functions on axum, sessions, guards, static files.
 
 pub mod backend;
+pub mod download;
 pub mod guard;
 pub mod sessions;
 
@@ -93,6 +94,10 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
     let ctx_backend = backend.clone();
     let context = move || provide_context(ctx_backend.clone());
     let app = Router::new()
+        .route(
+            "/studies/{id}/export/{what}",
+            axum::routing::get(download::export),
+        )
         .leptos_routes_with_context(&state, routes, context.clone(), {
             let options = leptos_options.clone();
             move || app::shell(options.clone())

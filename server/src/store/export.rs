@@ -1,0 +1,426 @@
+//! Streaming exports: rows are written as the database yields them, never collected whole.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use futures_util::TryStreamExt;
+use serde::Serialize;
+use sqlx::Row;
+
+use super::{Db, StoreResult};
+use crate::engine::analysis::{judges_unnatural, Category};
+
+/// One labelled transformation.
+#[derive(Debug, Serialize)]
+pub struct DatasetRow {
+    pub id: String,
+    pub bug_id: String,
+    pub project: String,
+    pub operator: String,
+    pub level: String,
+    pub original: String,
+    pub transformed: String,
+    pub votes: usize,
+    pub unnatural_votes: usize,
+    pub category: Option<Category>,
+    pub mean_cr: Option<f64>,
+    pub mean_cc: Option<f64>,
+    /// Per model: RNC = (H(b′)/H(b) − 1)·100.
+    pub rnc: BTreeMap<String, f64>,
+}
+
+/// One CSV record as bytes (quoted as needed).
+fn csv_line<I, T>(rec: I) -> anyhow::Result<Vec<u8>>
+where
+    I: IntoIterator<Item = T>,
+    T: AsRef<[u8]>,
+{
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(rec)?;
+    Ok(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?)
+}
+
+async fn models(db: &Db, study: i64) -> StoreResult<Vec<String>> {
+    Ok(
+        sqlx::query("SELECT DISTINCT model FROM ce_scores WHERE study_id = $1 ORDER BY model")
+            .bind(study)
+            .fetch_all(&db.pool)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?,
+    )
+}
+
+/// The labelled dataset, one row per transformation, as JSON lines or CSV.
+pub async fn dataset(
+    db: &Db,
+    study: i64,
+    csv_out: bool,
+    out: &mut (dyn Write + Send),
+) -> anyhow::Result<u64> {
+    let models = models(db, study).await?;
+    let mut sql = String::from(
+        "SELECT i.id, i.item_key, b.bug_key, p.name AS project, i.operator, i.level, b.source AS original, i.source AS transformed",
+    );
+    for (n, _) in models.iter().enumerate() {
+        sql.push_str(&format!(
+            ", hb{n}.cross_entropy AS hb{n}, ht{n}.cross_entropy AS ht{n}"
+        ));
+    }
+    sql.push_str(
+        " FROM items i JOIN bugs b ON b.id = i.bug_id JOIN projects p ON p.id = b.project_id",
+    );
+    for (n, _) in models.iter().enumerate() {
+        let m = n + 2;
+        sql.push_str(&format!(
+            " LEFT JOIN ce_scores hb{n} ON hb{n}.study_id = i.study_id AND hb{n}.model = ${m} AND hb{n}.target = b.bug_key \
+              LEFT JOIN ce_scores ht{n} ON ht{n}.study_id = i.study_id AND ht{n}.model = ${m} AND ht{n}.target = i.item_key"
+        ));
+    }
+    sql.push_str(" WHERE i.study_id = $1 ORDER BY i.id");
+    let mut q = sqlx::query(&sql).bind(study);
+    for m in &models {
+        q = q.bind(m);
+    }
+    // votes stream alongside, ordered the same way
+    let mut votes = sqlx::query("SELECT v.item_id, v.cr, v.cc FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 ORDER BY v.item_id")
+        .bind(study)
+        .fetch(&db.pool);
+    let mut pending: Option<(i64, u8, u8)> = None;
+    let mut rows = q.fetch(&db.pool);
+    if csv_out {
+        let mut header = vec![
+            "id",
+            "bug_id",
+            "project",
+            "operator",
+            "level",
+            "original",
+            "transformed",
+            "votes",
+            "unnatural_votes",
+            "category",
+            "mean_cr",
+            "mean_cc",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        header.extend(models.iter().map(|m| format!("rnc_{m}")));
+        out.write_all(&csv_line(&header)?)?;
+    }
+    let mut n = 0u64;
+    while let Some(r) = rows.try_next().await? {
+        let id: i64 = r.try_get("id")?;
+        let (mut count, mut unnat, mut cr_sum, mut cc_sum) = (0usize, 0usize, 0u32, 0u32);
+        loop {
+            if pending.is_none() {
+                pending = match votes.try_next().await? {
+                    Some(v) => Some((
+                        v.try_get(0)?,
+                        v.try_get::<i64, _>(1)? as u8,
+                        v.try_get::<i64, _>(2)? as u8,
+                    )),
+                    None => None,
+                };
+            }
+            match pending {
+                Some((item, cr, cc)) if item == id => {
+                    count += 1;
+                    unnat += usize::from(judges_unnatural(cr, cc));
+                    cr_sum += u32::from(cr);
+                    cc_sum += u32::from(cc);
+                    pending = None;
+                }
+                Some((item, _, _)) if item < id => pending = None,
+                _ => break,
+            }
+        }
+        let mut rnc = BTreeMap::new();
+        for (k, m) in models.iter().enumerate() {
+            let (hb, ht): (Option<f64>, Option<f64>) = (
+                r.try_get(format!("hb{k}").as_str())?,
+                r.try_get(format!("ht{k}").as_str())?,
+            );
+            if let (Some(hb), Some(ht)) = (hb, ht) {
+                rnc.insert(m.clone(), (ht / hb - 1.0) * 100.0);
+            }
+        }
+        let mean = |s: u32| (count > 0).then(|| f64::from(s) / count as f64);
+        let row = DatasetRow {
+            id: r.try_get("item_key")?,
+            bug_id: r.try_get("bug_key")?,
+            project: r.try_get("project")?,
+            operator: r.try_get("operator")?,
+            level: r.try_get("level")?,
+            original: r.try_get("original")?,
+            transformed: r.try_get("transformed")?,
+            votes: count,
+            unnatural_votes: unnat,
+            category: Category::of(unnat, count),
+            mean_cr: mean(cr_sum),
+            mean_cc: mean(cc_sum),
+            rnc,
+        };
+        match csv_out {
+            true => {
+                let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+                let mut rec = vec![
+                    row.id.clone(),
+                    row.bug_id.clone(),
+                    row.project.clone(),
+                    row.operator.clone(),
+                    row.level.clone(),
+                    row.original.clone(),
+                    row.transformed.clone(),
+                    row.votes.to_string(),
+                    row.unnatural_votes.to_string(),
+                    row.category
+                        .map(|c| c.as_str().to_owned())
+                        .unwrap_or_default(),
+                    opt(row.mean_cr),
+                    opt(row.mean_cc),
+                ];
+                rec.extend(models.iter().map(|m| opt(row.rnc.get(m).copied())));
+                out.write_all(&csv_line(&rec)?)?;
+            }
+            false => {
+                serde_json::to_writer(&mut *out, &row)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        n += 1;
+    }
+    out.flush()?;
+    Ok(n)
+}
+
+/// The long vote table: one row per vote revision that counts, with its context.
+pub async fn votes_table(
+    db: &Db,
+    study: i64,
+    out: &mut (dyn Write + Send),
+    with_pid: bool,
+) -> anyhow::Result<u64> {
+    let mut header = vec![
+        "item",
+        "level",
+        "operator",
+        "annotator",
+        "cr",
+        "cc",
+        "unnatural",
+        "time_secs",
+        "started_at",
+        "submitted_at",
+        "original_left",
+        "context_opened",
+        "revision",
+        "comment",
+    ];
+    if with_pid {
+        header.push("external_pid");
+    }
+    out.write_all(&csv_line(&header)?)?;
+    let mut rows = sqlx::query(
+        "SELECT i.item_key, i.level, i.operator, a.code, a.external_pid, v.cr, v.cc, v.time_secs, v.started_at, v.submitted_at, \
+         v.original_left, v.context_opened, v.revision, v.comment FROM votes v JOIN items i ON i.id = v.item_id \
+         JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 ORDER BY i.id, a.id",
+    )
+    .bind(study)
+    .fetch(&db.pool);
+    let mut n = 0;
+    while let Some(r) = rows.try_next().await? {
+        let (cr, cc): (i64, i64) = (r.try_get("cr")?, r.try_get("cc")?);
+        let opt_f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+        let opt_i = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_default();
+        let mut rec = vec![
+            r.try_get::<String, _>("item_key")?,
+            r.try_get("level")?,
+            r.try_get("operator")?,
+            r.try_get("code")?,
+            cr.to_string(),
+            cc.to_string(),
+            judges_unnatural(cr as u8, cc as u8).to_string(),
+            opt_f(r.try_get("time_secs")?),
+            opt_i(r.try_get("started_at")?),
+            r.try_get::<i64, _>("submitted_at")?.to_string(),
+            (r.try_get::<i64, _>("original_left")? != 0).to_string(),
+            (r.try_get::<i64, _>("context_opened")? != 0).to_string(),
+            r.try_get::<i64, _>("revision")?.to_string(),
+            r.try_get("comment")?,
+        ];
+        if with_pid {
+            rec.push(
+                r.try_get::<Option<String>, _>("external_pid")?
+                    .unwrap_or_default(),
+            );
+        }
+        out.write_all(&csv_line(&rec)?)?;
+        n += 1;
+    }
+    out.flush()?;
+    Ok(n)
+}
+
+/// The item × annotator matrix of binary judgements (1 unnatural, 0 natural, empty: no vote).
+pub async fn matrix(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow::Result<u64> {
+    let codes: Vec<(i64, String)> =
+        sqlx::query("SELECT id, code FROM annotators WHERE study_id = $1 ORDER BY id")
+            .bind(study)
+            .fetch_all(&db.pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+    let col: std::collections::HashMap<i64, usize> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (*id, i))
+        .collect();
+    let mut header = vec!["item".to_owned()];
+    header.extend(codes.iter().map(|(_, c)| c.clone()));
+    out.write_all(&csv_line(&header)?)?;
+    let mut rows = sqlx::query(
+        "SELECT i.item_key, v.annotator_id, v.cr, v.cc FROM items i LEFT JOIN votes v ON v.item_id = i.id WHERE i.study_id = $1 ORDER BY i.id",
+    )
+    .bind(study)
+    .fetch(&db.pool);
+    let mut current: Option<(String, Vec<String>)> = None;
+    let mut n = 0;
+    let flush =
+        |cur: Option<(String, Vec<String>)>, out: &mut (dyn Write + Send)| -> anyhow::Result<()> {
+            if let Some((key, cells)) = cur {
+                let mut rec = vec![key];
+                rec.extend(cells);
+                out.write_all(&csv_line(&rec)?)?;
+            }
+            Ok(())
+        };
+    while let Some(r) = rows.try_next().await? {
+        let key: String = r.try_get("item_key")?;
+        if current.as_ref().map(|c| &c.0) != Some(&key) {
+            flush(current.take(), out)?;
+            current = Some((key, vec![String::new(); codes.len()]));
+            n += 1;
+        }
+        if let (Some(a), Some(cr), Some(cc)) = (
+            r.try_get::<Option<i64>, _>("annotator_id")?,
+            r.try_get::<Option<i64>, _>("cr")?,
+            r.try_get::<Option<i64>, _>("cc")?,
+        ) {
+            if let (Some(c), Some(cur)) = (col.get(&a), current.as_mut()) {
+                cur.1[*c] = u8::from(judges_unnatural(cr as u8, cc as u8)).to_string();
+            }
+        }
+    }
+    flush(current.take(), out)?;
+    Ok(n)
+}
+
+/// Votes in the published replication layout `{level: {n: {participant: {CR, CC, Time}}}}`,
+/// written level by level and item by item as they stream.
+pub async fn survey(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow::Result<u64> {
+    let mut rows = sqlx::query(
+        "SELECT i.item_key, i.level, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN items i ON i.id = v.item_id \
+         JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 ORDER BY i.level, i.item_key, a.code",
+    )
+    .bind(study)
+    .fetch(&db.pool);
+    let (mut level, mut item): (Option<String>, Option<String>) = (None, None);
+    let mut n = 0;
+    out.write_all(b"{")?;
+    while let Some(r) = rows.try_next().await? {
+        let (key, lv, code): (String, String, String) = (
+            r.try_get("item_key")?,
+            r.try_get("level")?,
+            r.try_get("code")?,
+        );
+        let num = key
+            .rsplit_once('_')
+            .map(|(_, n)| n.to_owned())
+            .unwrap_or(key.clone());
+        if level.as_ref() != Some(&lv) {
+            if level.is_some() {
+                out.write_all(b"}}, ")?;
+            }
+            write!(
+                out,
+                "{}: {{{}: {{",
+                serde_json::to_string(&lv)?,
+                serde_json::to_string(&num)?
+            )?;
+            level = Some(lv);
+            item = Some(key);
+        } else if item.as_ref() != Some(&key) {
+            write!(out, "}}, {}: {{", serde_json::to_string(&num)?)?;
+            item = Some(key);
+        } else {
+            out.write_all(b", ")?;
+        }
+        let vote = serde_json::json!({"CR": r.try_get::<i64, _>("cr")?, "CC": r.try_get::<i64, _>("cc")?, "Time": r.try_get::<Option<f64>, _>("time_secs")?});
+        write!(out, "{}: {}", serde_json::to_string(&code)?, vote)?;
+        n += 1;
+    }
+    if level.is_some() {
+        out.write_all(b"}}")?;
+    }
+    out.write_all(b"}\n")?;
+    Ok(n)
+}
+
+/// The study's bugs and transformations in the interchange formats (for a round trip).
+pub async fn items(
+    db: &Db,
+    study: i64,
+    bugs_out: &mut (dyn Write + Send),
+    items_out: &mut (dyn Write + Send),
+) -> anyhow::Result<u64> {
+    let mut bugs = sqlx::query(
+        "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.buggy_lines FROM bugs b \
+         JOIN projects p ON p.id = b.project_id WHERE b.study_id = $1 ORDER BY b.id",
+    )
+    .bind(study)
+    .fetch(&db.pool);
+    while let Some(r) = bugs.try_next().await? {
+        let lines: String = r.try_get("buggy_lines")?;
+        let rec = crate::formats::items::BugRecord {
+            bug_id: r.try_get("bug_key")?,
+            project: r.try_get("project")?,
+            file: r.try_get("file_path")?,
+            method: r.try_get("method")?,
+            source: r.try_get("source")?,
+            file_source: r.try_get("file_source")?,
+            buggy_lines: serde_json::from_str(&lines).unwrap_or_default(),
+        };
+        serde_json::to_writer(&mut *bugs_out, &rec)?;
+        bugs_out.write_all(b"\n")?;
+    }
+    let mut rows = sqlx::query(
+        "SELECT i.item_key, b.bug_key, i.operator, i.level, i.source, i.summary, i.gold_unnatural FROM items i \
+         JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1 ORDER BY i.id",
+    )
+    .bind(study)
+    .fetch(&db.pool);
+    let mut n = 0;
+    while let Some(r) = rows.try_next().await? {
+        let level: String = r.try_get("level")?;
+        let mut obj = serde_json::json!({
+            "id": r.try_get::<String, _>("item_key")?,
+            "bug_id": r.try_get::<String, _>("bug_key")?,
+            "operator": r.try_get::<String, _>("operator")?,
+            "level": level,
+            "source": r.try_get::<String, _>("source")?,
+            "summary": r.try_get::<String, _>("summary")?,
+        });
+        if let Some(g) = r.try_get::<Option<i64>, _>("gold_unnatural")? {
+            obj["gold"] =
+                serde_json::Value::String(if g != 0 { "unnatural" } else { "natural" }.into());
+        }
+        serde_json::to_writer(&mut *items_out, &obj)?;
+        items_out.write_all(b"\n")?;
+        n += 1;
+    }
+    Ok(n)
+}
