@@ -37,7 +37,7 @@ where
 {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(rec)?;
-    Ok(w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?)
+    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
 }
 
 async fn models(db: &Db, study: i64) -> StoreResult<Vec<String>> {
