@@ -73,9 +73,12 @@ pub async fn get_annotate_state(
 
 /// Consent and screener answers (`answers`: JSON object of the screener's fields).
 #[server(endpoint = "annotate/consent")]
-pub async fn give_consent(study: i64, years: String, role: String) -> Result<(), ServerFnError> {
+pub async fn give_consent(
+    study: i64,
+    answers: Option<std::collections::BTreeMap<String, String>>,
+) -> Result<(), ServerFnError> {
     let a = me(study).await?;
-    let answers = vec![("java_years".to_owned(), years), ("role".to_owned(), role)];
+    let answers: Vec<(String, String)> = answers.unwrap_or_default().into_iter().take(50).collect();
     crate::auth::backend()?
         .consent(study, a, answers)
         .await
@@ -137,6 +140,16 @@ pub async fn finish_study(study: i64) -> Result<(), ServerFnError> {
     let a = me(study).await?;
     crate::auth::backend()?
         .finish(study, a)
+        .await
+        .map_err(crate::auth::internal)
+}
+
+/// The rating page's heartbeat: renews the participant's leases.
+#[server(endpoint = "annotate/heartbeat")]
+pub async fn heartbeat(study: i64) -> Result<(), ServerFnError> {
+    let a = me(study).await?;
+    crate::auth::backend()?
+        .renew_leases(study, a)
         .await
         .map_err(crate::auth::internal)
 }

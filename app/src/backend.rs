@@ -87,6 +87,8 @@ pub trait Backend: Send + Sync + 'static {
         vote: VoteForm,
     ) -> Result<(), BackendError>;
     async fn finish(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
+    /// Keeps the annotator's leases alive while the rating page is open.
+    async fn renew_leases(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
 
     async fn monitor(&self, study: i64) -> Result<Monitor, BackendError>;
     async fn update_settings(

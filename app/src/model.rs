@@ -215,6 +215,11 @@ pub struct StudySettingsForm {
     pub blind_bug_id: bool,
     pub randomise_sides: bool,
     pub completion_code: String,
+    /// Shown before the screener; empty for the default text.
+    pub consent_text: String,
+    /// The screener as JSON: `[{"name", "label", "options": [...]}]` (no options: free text);
+    /// `[]` for the default questions (Java experience, role).
+    pub screener_json: String,
 }
 
 /// One annotator's line on the monitor.

@@ -30,6 +30,8 @@ pub async fn save_settings(
     blind_bug_id: Option<String>,
     randomise_sides: Option<String>,
     completion_code: Option<String>,
+    consent_text: Option<String>,
+    screener_json: Option<String>,
 ) -> Result<(), ServerFnError> {
     let actor = require(&[Role::Admin]).await?;
     let on = |v: &Option<String>| v.as_deref().is_some_and(|s| s == "on" || s == "true");
@@ -40,6 +42,10 @@ pub async fn save_settings(
         blind_bug_id: on(&blind_bug_id),
         randomise_sides: on(&randomise_sides),
         completion_code: completion_code.unwrap_or_default(),
+        consent_text: consent_text.unwrap_or_default(),
+        screener_json: screener_json
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "[]".into()),
     };
     backend()?
         .update_settings(&actor, study, form)

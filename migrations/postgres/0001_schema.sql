@@ -16,6 +16,7 @@ CREATE TABLE studies (
     name             TEXT NOT NULL UNIQUE,
     description      TEXT NOT NULL DEFAULT '',
     guideline        TEXT NOT NULL DEFAULT '',
+    consent_text     TEXT NOT NULL DEFAULT '',
     screener         TEXT NOT NULL DEFAULT '[]',
     ratings_per_item BIGINT NOT NULL DEFAULT 5 CHECK (ratings_per_item >= 1),
     blind_operator   BIGINT NOT NULL DEFAULT 0,

@@ -175,6 +175,19 @@ async fn leases_expire_and_are_reclaimed(store: Store) {
         .expect("same");
     assert_eq!(renewed.item, a.item);
     assert_eq!(renewed.lease_expires_at, Some(t0 + 30_000 + 60_000));
+    // the open page's heartbeat keeps the lease alive
+    assert_eq!(
+        assign::renew_leases(&db, pool[0], t0 + 80_000)
+            .await
+            .expect("renew"),
+        1
+    );
+    assert_eq!(
+        assign::next_item(&db, study, pool[1], t0 + 120_000)
+            .await
+            .expect("next"),
+        None
+    );
     // after expiry B gets the item, and the reclaim marks A's lease released
     let later = t0 + 200_000;
     let b = assign::next_item(&db, study, pool[1], later)

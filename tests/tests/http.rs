@@ -495,7 +495,11 @@ async fn participants_are_confined_to_their_items(store: Store) {
             .await
             .expect("join");
         c.post(app.url("/api/annotate/consent"))
-            .form(&[("study", s.as_str()), ("years", "1-3"), ("role", "student")])
+            .form(&[
+                ("study", s.as_str()),
+                ("answers[years]", "1-3"),
+                ("answers[role]", "student"),
+            ])
             .send()
             .await
             .expect("consent");

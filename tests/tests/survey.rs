@@ -94,6 +94,15 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     let token = natstudy::store::participation::create_invite(&db, study, batch, 5, None)
         .await
         .expect("invite");
+    // a study-specific consent text and screener
+    let mut settings = natstudy::store::monitor::settings(&db, study)
+        .await
+        .expect("settings");
+    settings.consent_text = "Custom consent for this study.".into();
+    settings.screener_json = r#"[{"name": "java", "label": "Years of Java", "options": ["0-2", "3+"]}, {"name": "team", "label": "Team", "options": []}]"#.into();
+    natstudy::store::monitor::update_settings(&db, study, None, &settings)
+        .await
+        .expect("save settings");
     let app = TestApp::start(db.clone()).await.expect("server");
     let b = Browser::start().await.expect("browser");
 
@@ -118,6 +127,16 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
+    b.wait_for_text("#consent-text", "Custom consent for this study.")
+        .await
+        .expect("custom consent");
+    b.client
+        .find(Locator::Css("#screener-team"))
+        .await
+        .expect("free-text question")
+        .send_keys("payments")
+        .await
+        .expect("type");
     b.client
         .find(Locator::Css("#consent-submit"))
         .await
@@ -143,6 +162,15 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         .await
         .expect("pid");
     assert_eq!(pid.as_deref(), Some("W-123"));
+    let answers: String = sqlx::query_scalar("SELECT screener FROM annotators")
+        .fetch_one(&db.pool)
+        .await
+        .expect("screener");
+    let answers: serde_json::Value = serde_json::from_str(&answers).expect("json");
+    assert_eq!(
+        answers,
+        serde_json::json!({"java": "0-2", "team": "payments"})
+    );
 
     // the diff shows the changed tokens and the buggy line
     let changed = b

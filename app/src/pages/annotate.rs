@@ -144,14 +144,20 @@ fn Survey(
                     {screener
                         .into_iter()
                         .map(|q| {
-                            let name = if q.name == "years" { "years" } else { "role" };
-                            view! {
-                                <label>
-                                    {q.label}
-                                    <select name=name id=format!("screener-{name}") required>
-                                        {q.options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
-                                    </select>
-                                </label>
+                            let field = format!("answers[{}]", q.name);
+                            let id = format!("screener-{}", q.name);
+                            if q.options.is_empty() {
+                                view! { <label>{q.label} <input type="text" name=field id=id /></label> }.into_any()
+                            } else {
+                                view! {
+                                    <label>
+                                        {q.label}
+                                        <select name=field id=id required>
+                                            {q.options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
+                                        </select>
+                                    </label>
+                                }
+                                .into_any()
                             }
                         })
                         .collect_view()}
@@ -434,6 +440,16 @@ fn Rate(
         };
         let ticker =
             set_interval_with_handle(stamp.clone(), std::time::Duration::from_millis(200)).ok();
+        // keep the lease while the page is open
+        let beat = set_interval_with_handle(
+            move || {
+                leptos::task::spawn_local(async move {
+                    let _ = crate::annotate_api::heartbeat(study).await;
+                })
+            },
+            std::time::Duration::from_secs(60),
+        )
+        .ok();
         let stamp_click = stamp.clone();
         let on_submit = window_event_listener(ev::click, move |_| stamp_click());
         on_cleanup(move || {
@@ -443,6 +459,9 @@ fn Rate(
             on_submit.remove();
             if let Some(t) = ticker {
                 t.clear();
+            }
+            if let Some(b) = beat {
+                b.clear();
             }
         });
         // scroll the method into view when the context opens

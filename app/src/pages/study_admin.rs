@@ -254,6 +254,11 @@ fn SettingsForm(
                 <label class="check"><input type="checkbox" name="randomise_sides" checked=s.randomise_sides /> " Randomise which side shows the original (recorded per vote)"</label>
                 <label>"Completion code shown at the end" <input type="text" name="completion_code" value=s.completion_code /></label>
                 <label>"Guideline (markdown)" <textarea name="guideline" rows="10">{s.guideline}</textarea></label>
+                <label>"Consent text (empty: the default)" <textarea name="consent_text" rows="3">{s.consent_text}</textarea></label>
+                <label>
+                    "Screener questions as JSON, e.g. [{\"name\": \"years\", \"label\": \"Years of Java\", \"options\": [\"<1\", \"1-3\", \">3\"]}] ([] for the default)"
+                    <textarea name="screener_json" rows="4">{s.screener_json}</textarea>
+                </label>
                 <button type="submit">"Save settings"</button>
             </ActionForm>
             {move || settings.value().get().map(|r| match r {

@@ -738,3 +738,16 @@ pub async fn batch_id(db: &Db, study: i64, name: &str) -> StoreResult<i64> {
         .transpose()?
         .ok_or_else(|| StoreError::NotFound(format!("batch {name}")))
 }
+
+/// Renews the annotator's live leases (the page is still open). Expired leases stay expired.
+pub async fn renew_leases(db: &Db, annotator: i64, now: i64) -> StoreResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE assignments SET lease_expires_at = $1 + 1000 * (SELECT lease_secs FROM batches b WHERE b.id = assignments.batch_id) \
+         WHERE annotator_id = $2 AND status = 'leased' AND lease_expires_at > $1",
+    )
+    .bind(now)
+    .bind(annotator)
+    .execute(&db.pool)
+    .await?
+    .rows_affected())
+}

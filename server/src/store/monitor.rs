@@ -16,6 +16,8 @@ pub async fn settings(db: &Db, study: i64) -> StoreResult<StudySettingsForm> {
         blind_bug_id: s.blind_bug_id,
         randomise_sides: s.randomise_sides,
         completion_code: s.completion_code.unwrap_or_default(),
+        consent_text: s.consent_text,
+        screener_json: s.screener_json,
     })
 }
 
@@ -28,11 +30,28 @@ pub async fn update_settings(
     if !(1..=50).contains(&f.ratings_per_item) {
         return Err(StoreError::Invalid("ratings per item must be 1–50".into()));
     }
+    let questions: Vec<app::model::ScreenerQuestion> = serde_json::from_str(&f.screener_json)
+        .map_err(|e| {
+            StoreError::Invalid(format!(
+                "screener: not a list of {{name, label, options}}: {e}"
+            ))
+        })?;
+    if questions.iter().any(|q| {
+        q.name.is_empty()
+            || !q
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) {
+        return Err(StoreError::Invalid(
+            "screener: each name must be letters, digits or _".into(),
+        ));
+    }
     let mut tx = db.begin_write(study).await?;
     let code = Some(f.completion_code.trim()).filter(|c| !c.is_empty());
     let n = sqlx::query(
         "UPDATE studies SET ratings_per_item = $1, guideline = $2, blind_operator = $3, blind_bug_id = $4, randomise_sides = $5, \
-         completion_code = $6 WHERE id = $7",
+         completion_code = $6, consent_text = $7, screener = $8 WHERE id = $9",
     )
     .bind(f.ratings_per_item)
     .bind(&f.guideline)
@@ -40,6 +59,8 @@ pub async fn update_settings(
     .bind(i64::from(f.blind_bug_id))
     .bind(i64::from(f.randomise_sides))
     .bind(code)
+    .bind(&f.consent_text)
+    .bind(serde_json::to_string(&questions).unwrap_or_else(|_| "[]".into()))
     .bind(study)
     .execute(&mut *tx)
     .await?

@@ -239,6 +239,8 @@ pub async fn finish(db: &Db, study: i64, annotator: i64) -> StoreResult<()> {
 #[derive(Debug, Clone)]
 pub struct StudySettings {
     pub name: String,
+    pub consent_text: String,
+    pub screener_json: String,
     pub guideline: String,
     pub blind_operator: bool,
     pub blind_bug_id: bool,
@@ -247,13 +249,17 @@ pub struct StudySettings {
 }
 
 pub async fn study_settings(db: &Db, study: i64) -> StoreResult<StudySettings> {
-    let r = sqlx::query("SELECT name, guideline, blind_operator, blind_bug_id, randomise_sides, completion_code FROM studies WHERE id = $1")
+    let r = sqlx::query(
+        "SELECT name, guideline, consent_text, screener, blind_operator, blind_bug_id, randomise_sides, completion_code FROM studies WHERE id = $1",
+    )
         .bind(study)
         .fetch_optional(&db.pool)
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
     Ok(StudySettings {
         name: r.try_get("name")?,
+        consent_text: r.try_get("consent_text")?,
+        screener_json: r.try_get("screener")?,
         guideline: r.try_get("guideline")?,
         blind_operator: r.try_get::<i64, _>("blind_operator")? != 0,
         blind_bug_id: r.try_get::<i64, _>("blind_bug_id")? != 0,

@@ -237,6 +237,13 @@ impl Backend for DomainBackend {
             .await
             .map_err(map)
     }
+    async fn renew_leases(&self, _study: i64, annotator: i64) -> Result<(), BackendError> {
+        store::assign::renew_leases(&self.db, annotator, crate::db::now_ms())
+            .await
+            .map_err(map)?;
+        Ok(())
+    }
+
     async fn monitor(&self, study: i64) -> Result<Monitor, BackendError> {
         store::monitor::monitor(&self.db, study).await.map_err(map)
     }
@@ -440,6 +447,27 @@ fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
         .collect()
 }
 
+/// The screener of a study that sets none.
+pub fn default_screener() -> Vec<ScreenerQuestion> {
+    let q = |name: &str, label: &str, options: &[&str]| ScreenerQuestion {
+        name: name.into(),
+        label: label.into(),
+        options: options.iter().map(|o| o.to_string()).collect(),
+    };
+    vec![
+        q(
+            "years",
+            "Years of Java experience",
+            &["<1", "1-3", "3-5", "5-10", ">10"],
+        ),
+        q(
+            "role",
+            "Your role",
+            &["student", "developer", "researcher", "other"],
+        ),
+    ]
+}
+
 /// Where a participant stands, with the item to show.
 pub async fn annotate_state(
     db: &Db,
@@ -455,18 +483,22 @@ pub async fn annotate_state(
             completion_code: settings.completion_code.clone(),
         }
     } else if !me.consented {
-        AnnotateStep::Consent {
-            text: format!(
+        let mut screener: Vec<ScreenerQuestion> =
+            serde_json::from_str(&settings.screener_json).unwrap_or_default();
+        if screener.is_empty() {
+            screener = default_screener();
+        }
+        let text = if settings.consent_text.trim().is_empty() {
+            format!(
                 "You are invited to take part in the study \"{}\". You will rate pairs of Java methods. \
                  Participation is voluntary; you may stop at any time. Your answers are stored under a code \
                  ({}) and never with your name.",
                 settings.name, me.code
-            ),
-            screener: vec![
-                ScreenerQuestion { name: "years".into(), label: "Years of Java experience".into(), options: vec!["<1".into(), "1-3".into(), "3-5".into(), "5-10".into(), ">10".into()] },
-                ScreenerQuestion { name: "role".into(), label: "Your role".into(), options: vec!["student".into(), "developer".into(), "researcher".into(), "other".into()] },
-            ],
-        }
+            )
+        } else {
+            settings.consent_text.clone()
+        };
+        AnnotateStep::Consent { text, screener }
     } else if !me.guideline_seen {
         AnnotateStep::Guideline
     } else {
