@@ -144,6 +144,39 @@ async fn reference_study(store: Store) {
     );
     let studies = natstudy::store::studies::list(&db).await.expect("list");
     assert_eq!(studies[0].votes, 297 * 5, "votes imported once");
+    // charts with the expected series
+    let chart = |name: &str| {
+        std::fs::read_to_string(out.path().join(name)).unwrap_or_else(|_| panic!("{name} written"))
+    };
+    for (name, labels) in [
+        (
+            "naturalness_by_level.svg",
+            vec!["naming", "expression", "statement", "unnatural"],
+        ),
+        ("robustness.svg", vec!["alpharepair", "recoder", "selfapr"]),
+        (
+            "roc_rnc.svg",
+            vec!["ngram (AUC 0.731)", "codellama (AUC 0.715)"],
+        ),
+        ("time_by_level.svg", vec!["seconds"]),
+        (
+            "rnc_by_category_ngram.svg",
+            vec![
+                "natural (n=141)",
+                "likely_natural (n=59)",
+                "unnatural (n=50)",
+            ],
+        ),
+    ] {
+        let svg = chart(name);
+        assert!(svg.starts_with("<svg"), "{name}");
+        for l in labels {
+            assert!(
+                svg.contains(&format!(">{l}<")) || svg.contains(&format!(">\n{l}\n<")),
+                "{name} lacks {l}"
+            );
+        }
+    }
     // the agreement section's binary kappa is the headline figure, computed another way
     let k = report["agreement"]["binary_fleiss_kappa"]["value"]
         .as_f64()

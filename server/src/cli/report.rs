@@ -36,14 +36,23 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
         bootstrap: args.bootstrap,
         ..Default::default()
     };
-    let report =
-        tokio::task::spawn_blocking(move || analysis::report_with(&data, &options)).await?;
+    let (report, charts) = tokio::task::spawn_blocking(move || {
+        let report = analysis::report_with(&data, &options);
+        let charts = crate::engine::plots::report_charts(&report, &data);
+        (report, charts)
+    })
+    .await?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("report.json");
         std::fs::write(&path, serde_json::to_vec_pretty(&report)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
+        for (name, svg) in charts? {
+            let path = dir.join(name);
+            std::fs::write(&path, svg)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

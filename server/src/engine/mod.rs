@@ -4,4 +4,5 @@
 pub mod analysis;
 pub mod assignment;
 pub mod diff;
+pub mod plots;
 pub mod stats;

@@ -1,0 +1,393 @@
+//! Charts as SVG (plotters): naturalness by level, time by level, robustness per tool, RNC by
+//! category and ROC curves. Plain data in, SVG text out.
+
+use plotters::prelude::*;
+
+use super::analysis::{Category, Report, StudyData};
+
+#[derive(Debug, thiserror::Error)]
+#[error("chart {chart}: {reason}")]
+pub struct PlotError {
+    pub chart: String,
+    pub reason: String,
+}
+
+fn err(chart: &str) -> impl Fn(String) -> PlotError + '_ {
+    move |reason| PlotError {
+        chart: chart.to_owned(),
+        reason,
+    }
+}
+
+const CATEGORY_COLOURS: [RGBColor; 4] = [
+    RGBColor(46, 125, 50),  // natural
+    RGBColor(139, 195, 74), // likely natural
+    RGBColor(255, 167, 38), // likely unnatural
+    RGBColor(198, 40, 40),  // unnatural
+];
+const SIZE: (u32, u32) = (720, 400);
+
+/// Stacked bars: one bar per group, stacked by naturalness category (natural first).
+pub fn stacked_categories(title: &str, groups: &[(String, [f64; 4])]) -> Result<String, PlotError> {
+    let e = err(title);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
+        let max = groups
+            .iter()
+            .map(|(_, v)| v.iter().sum::<f64>())
+            .fold(0.0, f64::max)
+            .max(1.0);
+        let n = groups.len().max(1);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d((0..n).into_segmented(), 0f64..max * 1.1)
+            .map_err(|x| e(x.to_string()))?;
+        let labels: Vec<String> = groups.iter().map(|(g, _)| g.clone()).collect();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_label_formatter(&|x| match x {
+                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        for (c, cat) in Category::ALL.iter().enumerate() {
+            let colour = CATEGORY_COLOURS[c];
+            let rects: Vec<Rectangle<(SegmentValue<usize>, f64)>> = groups
+                .iter()
+                .enumerate()
+                .map(|(i, (_, v))| {
+                    let base: f64 = v[..c].iter().sum();
+                    let mut r = Rectangle::new(
+                        [
+                            (SegmentValue::Exact(i), base),
+                            (SegmentValue::Exact(i + 1), base + v[c]),
+                        ],
+                        colour.filled(),
+                    );
+                    r.set_margin(0, 0, 12, 12);
+                    r
+                })
+                .collect();
+            chart
+                .draw_series(rects)
+                .map_err(|x| e(x.to_string()))?
+                .label(cat.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        root.present().map_err(|x| e(x.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// Box plots, one per group.
+pub fn box_plots(
+    title: &str,
+    y_label: &str,
+    groups: &[(String, Vec<f64>)],
+) -> Result<String, PlotError> {
+    let e = err(title);
+    let groups: Vec<&(String, Vec<f64>)> = groups.iter().filter(|(_, v)| !v.is_empty()).collect();
+    let (lo, hi) = groups
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+    let (lo, hi) = if lo.is_finite() {
+        (lo, if hi > lo { hi } else { lo + 1.0 })
+    } else {
+        (0.0, 1.0)
+    };
+    let pad = (hi - lo) * 0.05;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
+        let n = groups.len().max(1);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                (0..n).into_segmented(),
+                (lo - pad) as f32..(hi + pad) as f32,
+            )
+            .map_err(|x| e(x.to_string()))?;
+        let labels: Vec<String> = groups
+            .iter()
+            .map(|(g, v)| format!("{g} (n={})", v.len()))
+            .collect();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .y_desc(y_label)
+            .x_label_formatter(&|x| match x {
+                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        chart
+            .draw_series(groups.iter().enumerate().map(|(i, (_, v))| {
+                Boxplot::new_vertical(SegmentValue::CenterOf(i), &Quartiles::new(v))
+                    .width(30)
+                    .style(BLUE)
+            }))
+            .map_err(|x| e(x.to_string()))?;
+        root.present().map_err(|x| e(x.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// ROC curves (false-positive rate, true-positive rate), one per series, with the diagonal.
+pub fn roc_curves(title: &str, curves: &[(String, Vec<(f64, f64)>)]) -> Result<String, PlotError> {
+    let e = err(title);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (480, 480)).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0f64..1f64, 0f64..1f64)
+            .map_err(|x| e(x.to_string()))?;
+        chart
+            .configure_mesh()
+            .x_desc("false-positive rate")
+            .y_desc("true-positive rate")
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        chart
+            .draw_series(LineSeries::new(
+                vec![(0.0, 0.0), (1.0, 1.0)],
+                BLACK.mix(0.3),
+            ))
+            .map_err(|x| e(x.to_string()))?;
+        for (i, (name, pts)) in curves.iter().enumerate() {
+            let colour = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+                .map_err(|x| e(x.to_string()))?
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], colour));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        root.present().map_err(|x| e(x.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// Every chart of a report: (file name, SVG).
+pub fn report_charts(
+    report: &Report,
+    data: &StudyData,
+) -> Result<Vec<(String, String)>, PlotError> {
+    let mut out = Vec::new();
+    let counts = |c: &super::analysis::CategoryCounts| {
+        [
+            c.natural as f64,
+            c.likely_natural as f64,
+            c.likely_unnatural as f64,
+            c.unnatural as f64,
+        ]
+    };
+    let levels: Vec<(String, [f64; 4])> = report
+        .counts_by_level
+        .iter()
+        .map(|(l, c)| (l.clone(), counts(c)))
+        .collect();
+    if !levels.is_empty() {
+        out.push((
+            "naturalness_by_level.svg".to_owned(),
+            stacked_categories("Naturalness by level", &levels)?,
+        ));
+    }
+    if let Some(t) = &report.time {
+        let groups: Vec<(String, Vec<f64>)> = crate::formats::Level::ALL
+            .iter()
+            .map(|l| {
+                let v = data
+                    .votes
+                    .iter()
+                    .filter(|v| data.items[v.item].level == *l)
+                    .filter_map(|v| v.time_secs)
+                    .filter(|x| *x < t.p99_cutoff)
+                    .collect();
+                (l.as_str().to_owned(), v)
+            })
+            .collect();
+        out.push((
+            "time_by_level.svg".to_owned(),
+            box_plots("Time on item by level", "seconds", &groups)?,
+        ));
+    }
+    if !report.robustness.is_empty() {
+        let tools: Vec<(String, [f64; 4])> = report
+            .robustness
+            .iter()
+            .map(|(tool, r)| {
+                let share = |c: Category| {
+                    r.change_share_by_category
+                        .get(c.as_str())
+                        .copied()
+                        .unwrap_or(0.0)
+                        * r.changes_all as f64
+                };
+                (
+                    tool.clone(),
+                    [
+                        share(Category::Natural),
+                        share(Category::LikelyNatural),
+                        share(Category::LikelyUnnatural),
+                        share(Category::Unnatural),
+                    ],
+                )
+            })
+            .collect();
+        out.push((
+            "robustness.svg".to_owned(),
+            stacked_categories("Prediction changes by naturalness", &tools)?,
+        ));
+    }
+    let mut rocs = Vec::new();
+    for (model, m) in &report.rnc {
+        let groups: Vec<(String, Vec<f64>)> = Category::ALL
+            .iter()
+            .map(|c| {
+                (
+                    c.as_str().to_owned(),
+                    m.ranking
+                        .iter()
+                        .filter(|r| r.category == Some(*c))
+                        .map(|r| r.rnc)
+                        .collect(),
+                )
+            })
+            .collect();
+        out.push((
+            format!("rnc_by_category_{model}.svg"),
+            box_plots(&format!("RNC by category ({model})"), "RNC (%)", &groups)?,
+        ));
+        if let Some(roc) = &m.roc_rnc {
+            rocs.push((
+                format!("{model} (AUC {:.3})", m.auc_rnc.unwrap_or(f64::NAN)),
+                roc.fpr
+                    .iter()
+                    .copied()
+                    .zip(roc.tpr.iter().copied())
+                    .collect(),
+            ));
+        }
+    }
+    if !rocs.is_empty() {
+        out.push((
+            "roc_rnc.svg".to_owned(),
+            roc_curves("ROC of RNC: natural vs unnatural", &rocs)?,
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(svg: &str) -> roxmltree::Document<'_> {
+        roxmltree::Document::parse(svg).expect("well-formed SVG")
+    }
+
+    #[test]
+    fn stacked_bars_have_one_rect_per_group_and_category_and_a_legend() {
+        let svg = stacked_categories(
+            "T",
+            &[
+                ("naming".into(), [3.0, 1.0, 1.0, 2.0]),
+                ("statement".into(), [1.0, 0.0, 2.0, 5.0]),
+            ],
+        )
+        .expect("svg");
+        let doc = parse(&svg);
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_owned()))
+            .collect();
+        for label in [
+            "natural",
+            "likely_natural",
+            "likely_unnatural",
+            "unnatural",
+            "naming",
+            "statement",
+        ] {
+            assert!(
+                texts.iter().any(|t| t == label),
+                "missing {label} in {texts:?}"
+            );
+        }
+        let filled = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some("#C62828"))
+            .count();
+        assert_eq!(filled, 2 + 1, "two unnatural bars and a legend swatch");
+    }
+
+    #[test]
+    fn box_plots_and_roc_render() {
+        let svg = box_plots(
+            "B",
+            "s",
+            &[
+                ("a".into(), vec![1.0, 2.0, 3.0, 10.0]),
+                ("b".into(), vec![2.0, 2.5]),
+            ],
+        )
+        .expect("svg");
+        let texts: Vec<String> = parse(&svg)
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_owned()))
+            .collect();
+        assert!(
+            texts.iter().any(|t| t == "a (n=4)") && texts.iter().any(|t| t == "b (n=2)"),
+            "{texts:?}"
+        );
+        let roc = roc_curves(
+            "R",
+            &[("m".into(), vec![(0.0, 0.0), (0.2, 0.7), (1.0, 1.0)])],
+        )
+        .expect("svg");
+        let doc = parse(&roc);
+        assert!(
+            doc.descendants()
+                .filter(|n| n.has_tag_name("polyline"))
+                .count()
+                >= 2,
+            "diagonal and curve"
+        );
+    }
+}
