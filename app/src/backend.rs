@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, Monitor, Role, StudyDetail, StudySettingsForm, StudySummary, User, UserRow,
-    VoteForm,
+    AnnotateState, Monitor, ResultsView, Role, StudyDetail, StudySettingsForm, StudySummary, User,
+    UserRow, VoteForm,
 };
 
 /// What can go wrong behind the handle, in terms a page can show.
@@ -91,6 +91,8 @@ pub trait Backend: Send + Sync + 'static {
     async fn renew_leases(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
 
     async fn monitor(&self, study: i64) -> Result<Monitor, BackendError>;
+    /// The analysis of the study's current votes, with charts.
+    async fn results(&self, study: i64) -> Result<ResultsView, BackendError>;
     async fn update_settings(
         &self,
         actor: &User,

@@ -59,6 +59,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/admin/users") view=users::UsersPage />
                     <Route path=path!("/studies") view=studies::StudiesPage />
                     <Route path=path!("/studies/:id") view=studies::StudyPage />
+                    <Route path=path!("/studies/:id/results") view=studies::ResultsPage />
                     <Route path=path!("/join/:token") view=JoinPage />
                     <Route path=path!("/annotate/:study") view=AnnotatePage />
                 </Routes>

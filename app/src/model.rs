@@ -260,3 +260,13 @@ pub struct Monitor {
     pub complete_items: i64,
     pub settings: StudySettingsForm,
 }
+
+/// A study's results as the results page shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsView {
+    /// The readable tables (as `natstudy report` prints them).
+    pub tables: String,
+    /// (name, SVG) charts.
+    pub charts: Vec<(String, String)>,
+    pub votes: i64,
+}

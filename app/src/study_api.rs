@@ -4,9 +4,9 @@
 use leptos::prelude::*;
 use server_fn::codec::Json;
 
-use crate::model::Monitor;
 #[cfg(feature = "ssr")]
 use crate::model::StudySettingsForm;
+use crate::model::{Monitor, ResultsView};
 
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require};
@@ -124,4 +124,11 @@ pub async fn move_annotator(study: i64, annotator: i64, to: String) -> Result<u6
         .move_annotator(&actor, study, annotator, to.trim())
         .await
         .map_err(internal)
+}
+
+/// The study's results: tables and charts (admins and researchers).
+#[server(endpoint = "studies/results")]
+pub async fn get_results(study: i64) -> Result<ResultsView, ServerFnError> {
+    require(&[Role::Admin, Role::Researcher]).await?;
+    backend()?.results(study).await.map_err(internal)
 }

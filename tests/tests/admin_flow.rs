@@ -247,6 +247,21 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     wait_contains(&b, "#monitor-votes", "1").await;
     wait_contains(&b, "#annotators", "S1").await;
     wait_contains(&b, "#items-with-1", "1").await;
+
+    // the results page analyses the votes so far, with charts
+    b.client
+        .goto(&app.url(&format!("/studies/{study}/results")))
+        .await
+        .expect("results");
+    wait_contains(&b, "#results-votes", "1").await;
+    assert!(
+        b.client
+            .find(Locator::Css("#naturalness_by_level-svg svg"))
+            .await
+            .is_ok(),
+        "chart rendered"
+    );
+    wait_contains(&b, "#results-tables", "Fleiss").await;
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

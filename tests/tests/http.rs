@@ -312,6 +312,18 @@ async fn role_matrix(store: Store) {
             vec![],
             &[Role::Admin, Role::Researcher],
         ),
+        (
+            "POST",
+            "/api/studies/results".into(),
+            vec![("study", study_s.clone())],
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
+            "GET",
+            format!("/studies/{study}/results"),
+            vec![],
+            &[Role::Admin, Role::Researcher],
+        ),
     ];
     for (method, path, form, allowed) in &cases {
         for (role, c) in &clients {

@@ -104,6 +104,7 @@ pub fn StudyPage() -> impl IntoView {
                                     <a href=format!("/studies/{}/export/votes.csv", s.id) rel="external">"votes (CSV)"</a>
                                     <a href=format!("/studies/{}/export/matrix.csv", s.id) rel="external">"item × annotator matrix (CSV)"</a>
                                     <a href=format!("/studies/{}/export/survey.json", s.id) rel="external">"survey.json"</a>
+                                    <a href=format!("/studies/{}/results", s.id) id="results-link">"Results: tables and charts"</a>
                                 </p>
                             </section>
                             <section class="card">
@@ -155,5 +156,50 @@ pub fn StudyPage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// `/studies/:id/results`: the analysis of the votes so far, refreshed as votes arrive.
+#[component]
+pub fn ResultsPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = move || params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0));
+    let (tick, set_tick) = signal(0u32);
+    #[cfg(feature = "hydrate")]
+    {
+        if let Ok(h) = set_interval_with_handle(
+            move || set_tick.update(|t| *t += 1),
+            std::time::Duration::from_secs(15),
+        ) {
+            on_cleanup(move || h.clear());
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = set_tick;
+    let results = Resource::new(
+        move || (id(), tick.get()),
+        |(s, _)| crate::study_api::get_results(s),
+    );
+    view! {
+        <h1>"Results"</h1>
+        <p><a href=move || format!("/studies/{}", id())>"Back to the study"</a></p>
+        <Transition fallback=Loading>
+            {move || Suspend::new(async move {
+                match results.await {
+                    Ok(r) => view! {
+                        <p class="muted">"Analysis of " <b id="results-votes">{r.votes}</b> " votes; refreshed every 15 s."</p>
+                        <section class="charts">
+                            {r.charts
+                                .into_iter()
+                                .map(|(name, svg)| { let fid = name.replace('.', "-"); view! { <figure class="chart" id=fid><div inner_html=svg></div><figcaption>{name}</figcaption></figure> } })
+                                .collect_view()}
+                        </section>
+                        <pre class="tables card" id="results-tables">{r.tables}</pre>
+                    }
+                    .into_any(),
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Transition>
     }
 }

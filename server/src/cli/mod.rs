@@ -6,6 +6,8 @@ mod export;
 mod import;
 mod report;
 
+pub use report::render_text as render_report_text;
+
 use std::io::{IsTerminal, Read};
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -244,6 +244,37 @@ impl Backend for DomainBackend {
         Ok(())
     }
 
+    #[tracing::instrument(skip(self))]
+    async fn results(&self, study: i64) -> Result<app::model::ResultsView, BackendError> {
+        let name = store::participation::study_settings(&self.db, study)
+            .await
+            .map_err(map)?
+            .name;
+        let data = store::analysis::study_data(&self.db, study)
+            .await
+            .map_err(map)?;
+        let votes = data.votes.len() as i64;
+        // CPU work off the async threads; a short bootstrap keeps the page quick
+        let (tables, charts) = join(
+            tokio::task::spawn_blocking(move || {
+                let options = crate::engine::analysis::Options {
+                    bootstrap: 200,
+                    ..Default::default()
+                };
+                let report = crate::engine::analysis::report_with(&data, &options);
+                let charts = crate::engine::plots::report_charts(&report, &data);
+                (crate::cli::render_report_text(&name, &report), charts)
+            })
+            .await,
+        )?;
+        let charts = charts.map_err(|e| BackendError::Internal(e.to_string()))?;
+        Ok(app::model::ResultsView {
+            tables,
+            charts,
+            votes,
+        })
+    }
+
     async fn monitor(&self, study: i64) -> Result<Monitor, BackendError> {
         store::monitor::monitor(&self.db, study).await.map_err(map)
     }
