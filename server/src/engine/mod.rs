@@ -4,5 +4,6 @@
 pub mod analysis;
 pub mod assignment;
 pub mod diff;
+pub mod lm;
 pub mod plots;
 pub mod stats;

@@ -1,0 +1,145 @@
+//! Interpolated modified Kneser-Ney (Chen & Goodman; Heafield et al. 2013, as `lmplz`):
+//! adjusted counts (continuation counts, except n-grams that start with `<s>` and the highest
+//! order, which keep raw counts), three discounts per order from counts-of-counts, and
+//! interpolation down to a uniform distribution over the vocabulary (with `<unk>`, without `<s>`).
+
+use std::collections::HashMap;
+
+use super::{Entry, LmError, Model, BOS, EOS, UNK};
+
+/// Discounts of one order: D(1), D(2), D(3+).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Discounts(pub [f64; 4]);
+
+impl Discounts {
+    fn of(&self, count: u64) -> f64 {
+        self.0[count.min(3) as usize]
+    }
+}
+
+/// Estimates a model of `order` from sentences of tokens.
+pub fn estimate<'a, I>(sentences: I, order: usize) -> Result<(Model, Vec<Discounts>), LmError>
+where
+    I: IntoIterator<Item = Vec<&'a str>>,
+{
+    if order < 1 {
+        return Err(LmError::Estimate("order must be at least 1".into()));
+    }
+    let mut model = Model::default();
+    let unk = model.intern(UNK);
+    let bos = model.intern(BOS);
+    let eos = model.intern(EOS);
+    // adjusted counts per order
+    let mut adjusted: Vec<HashMap<Vec<u32>, u64>> = vec![HashMap::new(); order];
+    // distinct left extensions of lower-order n-grams that do not start with <s>
+    let mut seen_ext: Vec<std::collections::HashSet<Vec<u32>>> = vec![Default::default(); order];
+    let mut padded: Vec<u32> = Vec::new();
+    for sentence in sentences {
+        padded.clear();
+        padded.extend(std::iter::repeat_n(bos, order - 1));
+        for t in sentence {
+            padded.push(model.intern(t));
+        }
+        padded.push(eos);
+        let start = order - 1; // index of the first real token
+        for end in start..padded.len() {
+            for n in 1..=order {
+                let from = end + 1 - n;
+                let gram = &padded[from..=end];
+                if n >= 2 && gram[1] == bos {
+                    continue; // "<s> <s> …": padding only
+                }
+                if n == order || gram[0] == bos {
+                    // highest order and <s>-initial n-grams keep raw counts
+                    *adjusted[n - 1].entry(gram.to_vec()).or_default() += 1;
+                } else {
+                    // continuation count: distinct words to the left
+                    let ext = padded[from - 1..=end].to_vec();
+                    if seen_ext[n - 1].insert(ext) {
+                        *adjusted[n - 1].entry(gram.to_vec()).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
+    drop(seen_ext);
+    adjusted[0].insert(vec![unk], 0);
+    adjusted[0].insert(vec![bos], 0);
+    // discounts from counts-of-counts of adjusted counts
+    let mut discounts = Vec::with_capacity(order);
+    for (i, grams) in adjusted.iter().enumerate() {
+        let mut n = [0u64; 5];
+        for &c in grams.values() {
+            if (1..5).contains(&c) {
+                n[c as usize] += 1;
+            }
+        }
+        if let Some(j) = (1..4).find(|&j| n[j] == 0) {
+            return Err(LmError::Estimate(format!(
+                "cannot compute Kneser-Ney discounts for {}-grams: no n-grams with adjusted count {j}; is the corpus too small?",
+                i + 1
+            )));
+        }
+        let y = n[1] as f64 / (n[1] as f64 + 2.0 * n[2] as f64);
+        let d = |j: usize| j as f64 - (j + 1) as f64 * y * n[j + 1] as f64 / n[j] as f64;
+        discounts.push(Discounts([0.0, d(1), d(2), d(3)]));
+    }
+    // per context: denominator and gamma
+    let mut gamma: Vec<HashMap<Vec<u32>, f64>> = vec![HashMap::new(); order];
+    let mut denom: Vec<HashMap<Vec<u32>, f64>> = vec![HashMap::new(); order];
+    for (i, grams) in adjusted.iter().enumerate() {
+        let mut sums: HashMap<&[u32], (u64, [u64; 4])> = HashMap::new();
+        for (g, &c) in grams {
+            let e = sums.entry(&g[..g.len() - 1]).or_default();
+            e.0 += c;
+            if c > 0 {
+                e.1[c.min(3) as usize] += 1;
+            }
+        }
+        for (ctx, (total, kinds)) in sums {
+            let d = &discounts[i];
+            let g: f64 = (1..4).map(|j| d.0[j] * kinds[j] as f64).sum::<f64>() / total as f64;
+            gamma[i].insert(ctx.to_vec(), g);
+            denom[i].insert(ctx.to_vec(), total as f64);
+        }
+    }
+    // interpolation, lowest order first
+    let vocab = (model.words.len() - 1) as f64; // with <unk>, without <s>
+    let mut probs: Vec<HashMap<Vec<u32>, f64>> = vec![HashMap::new(); order];
+    for i in 0..order {
+        let mut level = HashMap::with_capacity(adjusted[i].len());
+        for (g, &c) in &adjusted[i] {
+            let ctx = &g[..g.len() - 1];
+            let u = (c as f64 - discounts[i].of(c)) / denom[i][ctx];
+            let lower = if i == 0 {
+                1.0 / vocab
+            } else {
+                probs[i - 1].get(&g[1..]).copied().unwrap_or(0.0)
+            };
+            level.insert(g.clone(), u + gamma[i][ctx] * lower);
+        }
+        probs[i] = level;
+    }
+    model.grams = (0..order)
+        .map(|i| {
+            probs[i]
+                .iter()
+                .map(|(g, &p)| {
+                    let last = *g.last().unwrap_or(&unk);
+                    let backoff = if i + 1 < order && last != unk && last != eos {
+                        gamma[i + 1].get(g).map(|b| b.log10()).unwrap_or(0.0)
+                    } else {
+                        0.0
+                    };
+                    let prob = if g.as_slice() == [bos] {
+                        0.0
+                    } else {
+                        p.log10()
+                    };
+                    (g.clone(), Entry { prob, backoff })
+                })
+                .collect()
+        })
+        .collect();
+    Ok((model, discounts))
+}
