@@ -142,3 +142,193 @@ fn probabilities_of_a_context_sum_to_one_and_arpa_round_trips() {
         assert!((ours.score(&toks).total_log10 - back.score(&toks).total_log10).abs() < 1e-5);
     }
 }
+
+async fn cli(url: &str, args: &[&str]) -> anyhow::Result<()> {
+    let mut all = vec!["natstudy", "--database-url", url];
+    all.extend_from_slice(args);
+    natstudy::cli::run_from(all).await
+}
+
+/// A corpus of Java files written for the test: methods assembled at random (seeded) from
+/// statement templates, names, types and constants.
+fn java_corpus(dir: &std::path::Path) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let names = [
+        "count", "total", "index", "value", "size", "limit", "offset", "result", "item", "key",
+        "sum", "max", "min", "start", "end", "next", "prev", "node", "list", "map", "name", "text",
+        "buffer", "length", "width", "height", "depth", "flag",
+    ];
+    let types = [
+        "int", "long", "double", "String", "boolean", "char", "float",
+    ];
+    let ops = ["+", "-", "*", "/", "%"];
+    let cmps = ["<", ">", "<=", ">=", "==", "!="];
+    for f in 0..60 {
+        let mut src = format!("package p;\n\npublic class C{f} {{\n");
+        for m in 0..10 {
+            let pick = |rng: &mut rand_chacha::ChaCha8Rng, xs: &[&'static str]| -> String {
+                let base = xs[rng.gen_range(0..xs.len())];
+                // identifiers get Zipf-like suffixes, as real code has many rare names
+                if xs.len() > 20 && rng.gen_bool(0.5) {
+                    let r: f64 = rng.gen_range(0.0..1.0);
+                    format!("{base}{}", (1.0 / (r + 0.02)) as u32)
+                } else {
+                    base.to_owned()
+                }
+            };
+            let t = pick(&mut rng, &types);
+            let (a, b) = (pick(&mut rng, &names), pick(&mut rng, &names));
+            src.push_str(&format!("    public {t} m{m}(int {a}, int {b}) {{\n"));
+            for _ in 0..rng.gen_range(1..6) {
+                let (x, y, z) = (
+                    pick(&mut rng, &names),
+                    pick(&mut rng, &names),
+                    pick(&mut rng, &names),
+                );
+                let (op, cmp, k) = (
+                    pick(&mut rng, &ops),
+                    pick(&mut rng, &cmps),
+                    rng.gen_range(0..20),
+                );
+                let stmt = match rng.gen_range(0..6) {
+                    0 => format!("        int {x} = {y} {op} {k};\n"),
+                    1 => format!("        if ({x} {cmp} {y}) {{\n            {z} = {z} {op} {k};\n        }}\n"),
+                    2 => format!("        for (int i = 0; i < {x}; i++) {{\n            {y} += i {op} {k};\n        }}\n"),
+                    3 => format!("        while ({x} {cmp} {k}) {{\n            {x}--;\n        }}\n"),
+                    4 => format!("        {x} = {y}.{z}({k});\n"),
+                    _ => format!("        System.out.println({x} {op} {y});\n"),
+                };
+                src.push_str(&stmt);
+            }
+            src.push_str(&format!("        return {a};\n    }}\n\n"));
+        }
+        src.push_str("}\n");
+        std::fs::write(dir.join(format!("C{f}.java")), src).expect("write java");
+    }
+}
+
+#[tokio::test]
+async fn a_study_gets_cross_entropies_from_natstudy_alone() {
+    let (db, guard) = natstudy_tests::fresh_db(natstudy_tests::Store::Sqlite)
+        .await
+        .expect("db");
+    let url = db.url.clone();
+    natstudy::demo::ensure(&db).await.expect("demo study");
+    let dir = tempfile::tempdir().expect("dir");
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).expect("mkdir");
+    java_corpus(&corpus);
+    let arpa_path = dir.path().join("java.arpa").display().to_string();
+    let bin_path = dir.path().join("java.bin").display().to_string();
+    let study = natstudy::demo::STUDY;
+    cli(
+        &url,
+        &[
+            "lm",
+            "train",
+            "--corpus",
+            &corpus.display().to_string(),
+            "--order",
+            "4",
+            "--out",
+            &arpa_path,
+            "--exclude-study",
+            study,
+        ],
+    )
+    .await
+    .expect("train arpa");
+    cli(
+        &url,
+        &[
+            "lm",
+            "train",
+            "--corpus",
+            &corpus.display().to_string(),
+            "--order",
+            "4",
+            "--out",
+            &bin_path,
+            "--exclude-study",
+            study,
+        ],
+    )
+    .await
+    .expect("train bin");
+    // ARPA and binary score the same
+    let a = natstudy::engine::lm::binary::load(std::path::Path::new(&arpa_path)).expect("arpa");
+    let b = natstudy::engine::lm::binary::load(std::path::Path::new(&bin_path)).expect("bin");
+    let toks = natstudy::engine::lm::tokenize::tokens(
+        "int f(int count) { return count + 1; }",
+        Default::default(),
+    );
+    let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
+    let (sa, sb) = (a.score(&refs), b.score(&refs));
+    assert!(
+        (sa.total_log10 - sb.total_log10).abs() < 1e-4,
+        "{sa:?} vs {sb:?}"
+    );
+
+    cli(
+        &url,
+        &[
+            "lm", "score", "--model", &arpa_path, "--study", study, "--name", "javalm",
+        ],
+    )
+    .await
+    .expect("score");
+    let id = natstudy::store::studies::id_by_name(&db, study)
+        .await
+        .expect("study");
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM ce_scores WHERE study_id = $1 AND model = 'javalm'",
+    )
+    .bind(id)
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    assert_eq!(n, 4 + 15, "every bug and transformation scored");
+    // scoring again replaces, not duplicates
+    cli(
+        &url,
+        &[
+            "lm", "score", "--model", &bin_path, "--study", study, "--name", "javalm",
+        ],
+    )
+    .await
+    .expect("score again");
+    let n2: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM ce_scores WHERE study_id = $1")
+        .bind(id)
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(n2, 19);
+    // the RNC analysis uses them like imported scores
+    let out = tempfile::tempdir().expect("out");
+    cli(
+        &url,
+        &[
+            "report",
+            "--study",
+            study,
+            "--bootstrap",
+            "0",
+            "--out",
+            &out.path().display().to_string(),
+        ],
+    )
+    .await
+    .expect("report");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("report.json")).expect("report"))
+            .expect("json");
+    assert_eq!(report["rnc"]["javalm"]["items"], 15);
+    assert_eq!(
+        report["rnc"]["javalm"]["ranking"]
+            .as_array()
+            .map(|r| r.len()),
+        Some(15)
+    );
+    guard.drop_now(db).await;
+}

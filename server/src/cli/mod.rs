@@ -4,6 +4,7 @@ mod batch;
 mod bench;
 mod export;
 mod import;
+mod lm;
 mod report;
 
 pub use report::render_text as render_report_text;
@@ -78,6 +79,9 @@ pub enum Command {
     /// Build and steer annotation batches
     #[command(subcommand)]
     Batch(batch::BatchCommand),
+    /// Train the n-gram language model and score studies with it
+    #[command(subcommand)]
+    Lm(lm::LmCommand),
     /// Export the labelled dataset, votes, matrix, survey.json or items
     Export(export::ExportArgs),
     /// Benchmarks (figures for the issue notes)
@@ -199,6 +203,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Gold(args) => batch::gold(&g, args).await,
         Command::Bench(cmd) => bench::run(&g, cmd).await,
         Command::Export(args) => export::run(&g, args).await,
+        Command::Lm(cmd) => lm::run(&g, cmd).await,
     }
 }
 

@@ -76,3 +76,17 @@ pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
         ce,
     })
 }
+
+/// Every (target id, source) of a study: bugs and transformations, for language-model scoring.
+pub async fn sources(db: &Db, study: i64) -> StoreResult<Vec<(String, String)>> {
+    let rows = sqlx::query(
+        "SELECT bug_key, source FROM bugs WHERE study_id = $1 UNION ALL SELECT item_key, source FROM items WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()?)
+}

@@ -342,3 +342,38 @@ pub async fn ce(
     tx.commit().await?;
     Ok(Outcome::Imported { rows: rows.len() })
 }
+
+/// Replaces a model's cross-entropy scores in a study (a new scoring run supersedes the last).
+pub async fn replace_ce(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    model: &str,
+    rows: &[CeRecord],
+) -> StoreResult<usize> {
+    let mut tx = db.begin_write(study).await?;
+    sqlx::query("DELETE FROM ce_scores WHERE study_id = $1 AND model = $2")
+        .bind(study)
+        .bind(model)
+        .execute(&mut *tx)
+        .await?;
+    for r in rows {
+        sqlx::query("INSERT INTO ce_scores (study_id, model, target, cross_entropy) VALUES ($1, $2, $3, $4)")
+            .bind(study)
+            .bind(model)
+            .bind(&r.target)
+            .bind(r.cross_entropy)
+            .execute(&mut *tx)
+            .await?;
+    }
+    audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "lm.score",
+        &format!("{model}: {} targets", rows.len()),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(rows.len())
+}

@@ -18,9 +18,10 @@ impl Discounts {
 }
 
 /// Estimates a model of `order` from sentences of tokens.
-pub fn estimate<'a, I>(sentences: I, order: usize) -> Result<(Model, Vec<Discounts>), LmError>
+pub fn estimate<I, S>(sentences: I, order: usize) -> Result<(Model, Vec<Discounts>), LmError>
 where
-    I: IntoIterator<Item = Vec<&'a str>>,
+    I: IntoIterator<Item = Vec<S>>,
+    S: AsRef<str>,
 {
     if order < 1 {
         return Err(LmError::Estimate("order must be at least 1".into()));
@@ -37,8 +38,8 @@ where
     for sentence in sentences {
         padded.clear();
         padded.extend(std::iter::repeat_n(bos, order - 1));
-        for t in sentence {
-            padded.push(model.intern(t));
+        for t in &sentence {
+            padded.push(model.intern(t.as_ref()));
         }
         padded.push(eos);
         let start = order - 1; // index of the first real token
@@ -82,7 +83,15 @@ where
         }
         let y = n[1] as f64 / (n[1] as f64 + 2.0 * n[2] as f64);
         let d = |j: usize| j as f64 - (j + 1) as f64 * y * n[j + 1] as f64 / n[j] as f64;
-        discounts.push(Discounts([0.0, d(1), d(2), d(3)]));
+        let ds = Discounts([0.0, d(1), d(2), d(3)]);
+        if let Some(j) = (1..4).find(|&j| !(0.0..=j as f64).contains(&ds.0[j])) {
+            return Err(LmError::Estimate(format!(
+                "{}-gram discount for adjusted count {j} is {:.4}, outside 0..={j}: the corpus is too small or artificial for Kneser-Ney",
+                i + 1,
+                ds.0[j]
+            )));
+        }
+        discounts.push(ds);
     }
     // per context: denominator and gamma
     let mut gamma: Vec<HashMap<Vec<u32>, f64>> = vec![HashMap::new(); order];

@@ -4,8 +4,10 @@
 //! Pure: token sequences in, numbers out. Sentences get `<s>` before and `</s>` after.
 
 pub mod arpa;
+pub mod binary;
 pub mod estimate;
 pub mod score;
+pub mod tokenize;
 
 use std::collections::HashMap;
 

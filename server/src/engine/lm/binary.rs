@@ -1,0 +1,106 @@
+//! A compact binary form of a model for fast loading: little-endian, length-prefixed.
+//! Layout: magic `NSLM1\0`, order (u32), vocabulary (count u32, then per word: len u32 + UTF-8),
+//! then per order: count (u64), per n-gram: word ids (u32 × n), prob (f32), backoff (f32).
+
+use std::io::{Read, Write};
+
+use super::{Entry, LmError, Model};
+
+const MAGIC: &[u8; 6] = b"NSLM1\0";
+
+fn bad(reason: &str) -> LmError {
+    LmError::Estimate(format!("binary model: {reason}"))
+}
+
+pub fn write(model: &Model, out: &mut dyn Write) -> Result<(), LmError> {
+    out.write_all(MAGIC)?;
+    out.write_all(&(model.order() as u32).to_le_bytes())?;
+    out.write_all(&(model.words.len() as u32).to_le_bytes())?;
+    for w in &model.words {
+        out.write_all(&(w.len() as u32).to_le_bytes())?;
+        out.write_all(w.as_bytes())?;
+    }
+    for grams in &model.grams {
+        out.write_all(&(grams.len() as u64).to_le_bytes())?;
+        for (g, e) in grams {
+            for id in g {
+                out.write_all(&id.to_le_bytes())?;
+            }
+            out.write_all(&(e.prob as f32).to_le_bytes())?;
+            out.write_all(&(e.backoff as f32).to_le_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+fn u32_of(input: &mut dyn Read) -> Result<u32, LmError> {
+    let mut b = [0u8; 4];
+    input.read_exact(&mut b)?;
+    Ok(u32::from_le_bytes(b))
+}
+
+fn f32_of(input: &mut dyn Read) -> Result<f32, LmError> {
+    let mut b = [0u8; 4];
+    input.read_exact(&mut b)?;
+    Ok(f32::from_le_bytes(b))
+}
+
+pub fn read(input: &mut dyn Read) -> Result<Model, LmError> {
+    let mut magic = [0u8; 6];
+    input.read_exact(&mut magic)?;
+    if &magic != MAGIC {
+        return Err(bad("not a natstudy binary model"));
+    }
+    let order = u32_of(input)? as usize;
+    if !(1..=16).contains(&order) {
+        return Err(bad("unsupported order"));
+    }
+    let words = u32_of(input)? as usize;
+    let mut model = Model::default();
+    for _ in 0..words {
+        let len = u32_of(input)? as usize;
+        if len > 1 << 20 {
+            return Err(bad("word too long"));
+        }
+        let mut b = vec![0u8; len];
+        input.read_exact(&mut b)?;
+        let w = String::from_utf8(b).map_err(|_| bad("word is not UTF-8"))?;
+        model.intern(&w);
+    }
+    for n in 1..=order {
+        let mut b = [0u8; 8];
+        input.read_exact(&mut b)?;
+        let count = u64::from_le_bytes(b) as usize;
+        let mut grams = std::collections::HashMap::with_capacity(count.min(1 << 26));
+        for _ in 0..count {
+            let mut g = Vec::with_capacity(n);
+            for _ in 0..n {
+                let id = u32_of(input)?;
+                if id as usize >= words {
+                    return Err(bad("word id out of range"));
+                }
+                g.push(id);
+            }
+            let prob = f64::from(f32_of(input)?);
+            let backoff = f64::from(f32_of(input)?);
+            grams.insert(g, Entry { prob, backoff });
+        }
+        model.grams.push(grams);
+    }
+    Ok(model)
+}
+
+/// Loads a model from a path: binary when it starts with the magic, else ARPA.
+pub fn load(path: &std::path::Path) -> Result<Model, LmError> {
+    let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut head = [0u8; 6];
+    let n = f.read(&mut head)?;
+    drop(f);
+    let f = std::io::BufReader::new(std::fs::File::open(path)?);
+    if n == 6 && &head == MAGIC {
+        let mut f = f;
+        read(&mut f)
+    } else {
+        super::arpa::read(f)
+    }
+}
