@@ -313,8 +313,8 @@ pub struct Agreement {
     pub conventions: ScaleAgreement,
 }
 
-/// Fleiss' kappa over `cats` categories of the values of each unit, on units with `k` values.
-fn fleiss_of(units: &[Vec<f64>], cats: &[f64]) -> Option<f64> {
+/// Fleiss' kappa rows: `cats` category counts per unit, on the units with the modal number of values.
+fn fleiss_rows(units: &[Vec<f64>], cats: &[f64]) -> Option<stats::FleissRows> {
     let mut freq: HashMap<usize, usize> = HashMap::new();
     for u in units.iter().filter(|u| !u.is_empty()) {
         *freq.entry(u.len()).or_default() += 1;
@@ -332,34 +332,48 @@ fn fleiss_of(units: &[Vec<f64>], cats: &[f64]) -> Option<f64> {
                 .collect()
         })
         .collect();
-    stats::fleiss_kappa(&table).ok().filter(|x| x.is_finite())
+    stats::FleissRows::new(&table).ok()
 }
 
-fn measure(
-    units: &[Vec<f64>],
-    options: &Options,
-    salt: u64,
-    f: impl Fn(&[Vec<f64>]) -> Option<f64>,
-) -> Measure {
-    let value = f(units);
+fn with_ci(n: usize, options: &Options, salt: u64, f: impl Fn(&[usize]) -> Option<f64>) -> Measure {
+    let all: Vec<usize> = (0..n).collect();
+    let value = f(&all).filter(|x| x.is_finite());
     let ci95 = if options.bootstrap > 0 && value.is_some() {
-        stats::bootstrap_ci(units, options.bootstrap, options.seed ^ salt, &f)
+        stats::bootstrap_ci(n, options.bootstrap, options.seed ^ salt, &f)
     } else {
         None
     };
     Measure { value, ci95 }
 }
 
+fn kappa_measure(units: &[Vec<f64>], cats: &[f64], options: &Options, salt: u64) -> Measure {
+    match fleiss_rows(units, cats) {
+        Some(rows) => with_ci(rows.len(), options, salt, |p| rows.kappa_of(p).ok()),
+        None => Measure {
+            value: None,
+            ci95: None,
+        },
+    }
+}
+
+fn alpha_measure(
+    units: &[Vec<f64>],
+    metric: stats::AlphaMetric,
+    options: &Options,
+    salt: u64,
+) -> Measure {
+    let prepared = stats::AlphaUnits::new(units);
+    with_ci(prepared.len(), options, salt, |p| {
+        prepared.alpha_of(p, metric).ok()
+    })
+}
+
 fn scale(units: &[Vec<f64>], options: &Options, salt: u64) -> ScaleAgreement {
     let cats = [1.0, 2.0, 3.0, 4.0];
     ScaleAgreement {
-        fleiss_kappa: measure(units, options, salt, |u| fleiss_of(u, &cats)),
-        alpha_ordinal: measure(units, options, salt + 1, |u| {
-            stats::krippendorff_alpha(u, stats::AlphaMetric::Ordinal).ok()
-        }),
-        alpha_interval: measure(units, options, salt + 2, |u| {
-            stats::krippendorff_alpha(u, stats::AlphaMetric::Interval).ok()
-        }),
+        fleiss_kappa: kappa_measure(units, &cats, options, salt),
+        alpha_ordinal: alpha_measure(units, stats::AlphaMetric::Ordinal, options, salt + 1),
+        alpha_interval: alpha_measure(units, stats::AlphaMetric::Interval, options, salt + 2),
     }
 }
 
@@ -376,10 +390,8 @@ pub fn agreement(data: &StudyData, options: &Options) -> Agreement {
         }
     }
     Agreement {
-        binary_fleiss_kappa: measure(&bin, options, 1, |u| fleiss_of(u, &[0.0, 1.0])),
-        binary_alpha_nominal: measure(&bin, options, 2, |u| {
-            stats::krippendorff_alpha(u, stats::AlphaMetric::Nominal).ok()
-        }),
+        binary_fleiss_kappa: kappa_measure(&bin, &[0.0, 1.0], options, 1),
+        binary_alpha_nominal: alpha_measure(&bin, stats::AlphaMetric::Nominal, options, 2),
         readability: scale(&cr, options, 10),
         conventions: scale(&cc, options, 20),
     }

@@ -350,78 +350,198 @@ pub enum AlphaMetric {
     Interval,
 }
 
+/// Krippendorff's alpha prepared for resampling: each pairable unit's contribution to the
+/// coincidence matrix, so that any multiset of units gives its alpha by summing.
+#[derive(Debug, Clone)]
+pub struct AlphaUnits {
+    values: Vec<f64>,
+    /// Row-major v × v contribution of each pairable unit.
+    contributions: Vec<Vec<f64>>,
+}
+
+impl AlphaUnits {
+    /// Units of observed values (missing values simply absent); units with fewer than two
+    /// values are not pairable and are left out.
+    pub fn new(units: &[Vec<f64>]) -> AlphaUnits {
+        let pairable: Vec<&Vec<f64>> = units.iter().filter(|u| u.len() >= 2).collect();
+        let mut values: Vec<f64> = pairable.iter().flat_map(|u| u.iter().copied()).collect();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        let v = values.len();
+        let idx = |x: f64| values.iter().position(|y| *y == x).unwrap_or(0);
+        let contributions = pairable
+            .iter()
+            .map(|u| {
+                let m = u.len() as f64;
+                let mut o = vec![0.0; v * v];
+                for (i, a) in u.iter().enumerate() {
+                    for (j, b) in u.iter().enumerate() {
+                        if i != j {
+                            o[idx(*a) * v + idx(*b)] += 1.0 / (m - 1.0);
+                        }
+                    }
+                }
+                o
+            })
+            .collect();
+        AlphaUnits {
+            values,
+            contributions,
+        }
+    }
+
+    /// How many pairable units there are (what a bootstrap resamples).
+    pub fn len(&self) -> usize {
+        self.contributions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.contributions.is_empty()
+    }
+
+    /// Alpha of all units.
+    pub fn alpha(&self, metric: AlphaMetric) -> Result<f64> {
+        let all: Vec<usize> = (0..self.len()).collect();
+        self.alpha_of(&all, metric)
+    }
+
+    /// Alpha of the units at `picks` (repeats allowed).
+    pub fn alpha_of(&self, picks: &[usize], metric: AlphaMetric) -> Result<f64> {
+        let v = self.values.len();
+        if v < 2 {
+            return Err(StatsError::Invalid(
+                "alpha needs at least two distinct values".into(),
+            ));
+        }
+        let mut o = vec![0.0; v * v];
+        for &p in picks {
+            for (acc, x) in o.iter_mut().zip(&self.contributions[p]) {
+                *acc += x;
+            }
+        }
+        let nc: Vec<f64> = (0..v).map(|c| o[c * v..(c + 1) * v].iter().sum()).collect();
+        let n: f64 = nc.iter().sum();
+        let d2 = |c: usize, k: usize| -> f64 {
+            match metric {
+                AlphaMetric::Nominal => f64::from(u8::from(c != k)),
+                AlphaMetric::Interval => (self.values[c] - self.values[k]).powi(2),
+                AlphaMetric::Ordinal => {
+                    let (lo, hi) = (c.min(k), c.max(k));
+                    let s: f64 = nc[lo..=hi].iter().sum();
+                    (s - (nc[c] + nc[k]) / 2.0).powi(2)
+                }
+            }
+        };
+        let (mut d_o, mut d_e) = (0.0, 0.0);
+        for c in 0..v {
+            for k in 0..v {
+                let d = d2(c, k);
+                d_o += o[c * v + k] * d;
+                d_e += nc[c] * nc[k] * d;
+            }
+        }
+        if d_e == 0.0 {
+            return Err(StatsError::Invalid(
+                "alpha is undefined without expected disagreement".into(),
+            ));
+        }
+        Ok(1.0 - (n - 1.0) * d_o / d_e)
+    }
+}
+
 /// Krippendorff's alpha over units of observed values (missing values simply absent; units
 /// with fewer than two values are not pairable and are left out), from the coincidence matrix.
 pub fn krippendorff_alpha(units: &[Vec<f64>], metric: AlphaMetric) -> Result<f64> {
-    let pairable: Vec<&Vec<f64>> = units.iter().filter(|u| u.len() >= 2).collect();
-    let mut values: Vec<f64> = pairable.iter().flat_map(|u| u.iter().copied()).collect();
-    values.sort_by(f64::total_cmp);
-    values.dedup();
-    if values.len() < 2 {
-        return Err(StatsError::Invalid(
-            "alpha needs at least two distinct values".into(),
-        ));
-    }
-    let idx = |x: f64| values.iter().position(|v| *v == x).unwrap_or(0);
-    let v = values.len();
-    let mut o = vec![vec![0.0f64; v]; v];
-    for u in &pairable {
-        let m = u.len() as f64;
-        for (i, a) in u.iter().enumerate() {
-            for (j, b) in u.iter().enumerate() {
-                if i != j {
-                    o[idx(*a)][idx(*b)] += 1.0 / (m - 1.0);
-                }
-            }
-        }
-    }
-    let nc: Vec<f64> = o.iter().map(|row| row.iter().sum()).collect();
-    let n: f64 = nc.iter().sum();
-    let d2 = |c: usize, k: usize| -> f64 {
-        match metric {
-            AlphaMetric::Nominal => f64::from(u8::from(c != k)),
-            AlphaMetric::Interval => (values[c] - values[k]).powi(2),
-            AlphaMetric::Ordinal => {
-                let (lo, hi) = (c.min(k), c.max(k));
-                let s: f64 = nc[lo..=hi].iter().sum();
-                (s - (nc[c] + nc[k]) / 2.0).powi(2)
-            }
-        }
-    };
-    let (mut d_o, mut d_e) = (0.0, 0.0);
-    for c in 0..v {
-        for k in 0..v {
-            let d = d2(c, k);
-            d_o += o[c][k] * d;
-            d_e += nc[c] * nc[k] * d;
-        }
-    }
-    if d_e == 0.0 {
-        return Err(StatsError::Invalid(
-            "alpha is undefined without expected disagreement".into(),
-        ));
-    }
-    Ok(1.0 - (n - 1.0) * d_o / d_e)
+    AlphaUnits::new(units).alpha(metric)
 }
 
-/// A percentile bootstrap 95% interval of `stat` over units resampled with replacement
-/// (seeded: the same seed gives the same interval). Replicates where `stat` fails are skipped.
-pub fn bootstrap_ci<T, F>(units: &[T], replicates: usize, seed: u64, stat: F) -> Option<(f64, f64)>
+/// Fleiss' kappa prepared for resampling: each subject's category counts and agreement.
+#[derive(Debug, Clone)]
+pub struct FleissRows {
+    counts: Vec<Vec<f64>>,
+    agreement: Vec<f64>,
+    raters: f64,
+}
+
+impl FleissRows {
+    /// Rows of category counts with the same number of raters each.
+    pub fn new(table: &[Vec<f64>]) -> Result<FleissRows> {
+        let raters: f64 = table
+            .first()
+            .map(|r| r.iter().sum())
+            .ok_or(StatsError::Empty("fleiss_kappa"))?;
+        if table
+            .iter()
+            .any(|r| (r.iter().sum::<f64>() - raters).abs() > 1e-9)
+        {
+            return Err(StatsError::Invalid(
+                "fleiss_kappa needs the same number of ratings per subject".into(),
+            ));
+        }
+        if raters < 2.0 {
+            return Err(StatsError::Invalid(
+                "fleiss_kappa needs at least two ratings per subject".into(),
+            ));
+        }
+        let agreement = table
+            .iter()
+            .map(|r| (r.iter().map(|x| x * x).sum::<f64>() - raters) / (raters * (raters - 1.0)))
+            .collect();
+        Ok(FleissRows {
+            counts: table.to_vec(),
+            agreement,
+            raters,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// Kappa of the rows at `picks` (repeats allowed).
+    pub fn kappa_of(&self, picks: &[usize]) -> Result<f64> {
+        if picks.is_empty() {
+            return Err(StatsError::Empty("fleiss_kappa"));
+        }
+        let cats = self.counts[0].len();
+        let n_sub = picks.len() as f64;
+        let mut p_cat = vec![0.0; cats];
+        let mut p_mean = 0.0;
+        for &i in picks {
+            for (acc, x) in p_cat.iter_mut().zip(&self.counts[i]) {
+                *acc += x;
+            }
+            p_mean += self.agreement[i];
+        }
+        p_mean /= n_sub;
+        let p_mean_exp: f64 = p_cat
+            .iter()
+            .map(|p| (p / (n_sub * self.raters)).powi(2))
+            .sum();
+        Ok((p_mean - p_mean_exp) / (1.0 - p_mean_exp))
+    }
+}
+
+/// A percentile bootstrap 95% interval: `stat` gets the indices of `n` units resampled with
+/// replacement (seeded: the same seed gives the same interval). Failed replicates are skipped.
+pub fn bootstrap_ci<F>(n: usize, replicates: usize, seed: u64, stat: F) -> Option<(f64, f64)>
 where
-    T: Clone,
-    F: Fn(&[T]) -> Option<f64>,
+    F: Fn(&[usize]) -> Option<f64>,
 {
     use rand::{Rng, SeedableRng};
-    if units.is_empty() {
+    if n == 0 {
         return None;
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut stats = Vec::with_capacity(replicates);
-    let mut sample = Vec::with_capacity(units.len());
+    let mut sample = vec![0usize; n];
     for _ in 0..replicates {
-        sample.clear();
-        for _ in 0..units.len() {
-            sample.push(units[rng.gen_range(0..units.len())].clone());
+        for s in sample.iter_mut() {
+            *s = rng.gen_range(0..n);
         }
         if let Some(x) = stat(&sample).filter(|x| x.is_finite()) {
             stats.push(x);
@@ -541,9 +661,9 @@ mod tests {
     #[test]
     fn bootstrap_is_seeded_and_brackets_the_estimate() {
         let xs: Vec<f64> = (0..50).map(f64::from).collect();
-        let stat = |s: &[f64]| mean(s).ok();
-        let a = bootstrap_ci(&xs, 500, 7, stat).expect("ci");
-        assert_eq!(Some(a), bootstrap_ci(&xs, 500, 7, stat));
+        let stat = |picks: &[usize]| mean(&picks.iter().map(|&i| xs[i]).collect::<Vec<_>>()).ok();
+        let a = bootstrap_ci(xs.len(), 500, 7, stat).expect("ci");
+        assert_eq!(Some(a), bootstrap_ci(xs.len(), 500, 7, stat));
         assert!(a.0 < 24.5 && 24.5 < a.1, "{a:?}");
     }
 

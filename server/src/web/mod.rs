@@ -124,6 +124,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             header::REFERRER_POLICY,
             HeaderValue::from_static("same-origin"),
         ))
+        .layer(tower_http::compression::CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state);
     Ok(app)
