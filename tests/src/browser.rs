@@ -101,6 +101,29 @@ impl Browser {
         }
     }
 
+    /// Fills in and submits the sign-in form on the current page, then waits until the header
+    /// names the user as `who` (e.g. "ada (admin)").
+    pub async fn sign_in(&self, username: &str, password: &str, who: &str) -> Result<()> {
+        use fantoccini::Locator;
+        self.wait_for_text("#hydrated", "interactive").await?;
+        self.client
+            .find(Locator::Css("#username"))
+            .await?
+            .send_keys(username)
+            .await?;
+        self.client
+            .find(Locator::Css("#password"))
+            .await?
+            .send_keys(password)
+            .await?;
+        self.client
+            .find(Locator::Css("#login-submit"))
+            .await?
+            .click()
+            .await?;
+        self.wait_for_text("#who", who).await
+    }
+
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
         let _ = self.driver.kill();

@@ -57,28 +57,7 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
-    b.client
-        .find(Locator::Css("#username"))
-        .await
-        .expect("u")
-        .send_keys("ada")
-        .await
-        .expect("type");
-    b.client
-        .find(Locator::Css("#password"))
-        .await
-        .expect("p")
-        .send_keys("a-long-password")
-        .await
-        .expect("type");
-    b.client
-        .find(Locator::Css("#login-submit"))
-        .await
-        .expect("submit")
-        .click()
-        .await
-        .expect("click");
-    b.wait_for_text("#who", "ada (admin)")
+    b.sign_in("ada", "a-long-password", "ada (admin)")
         .await
         .expect("signed in");
 

@@ -214,6 +214,35 @@ async fn reference_study(store: Store) {
     )
     .await
     .expect("survey out");
+    cli(
+        &url,
+        &[
+            "export",
+            "--study",
+            "ref",
+            "--what",
+            "top-natural",
+            "--model",
+            "ngram",
+            "--percent",
+            "10",
+            "--out",
+            &d("top.jsonl"),
+        ],
+    )
+    .await
+    .expect("top");
+    let top = std::fs::read_to_string(dir.path().join("top.jsonl")).expect("top");
+    assert_eq!(top.lines().count(), 30, "10% of 297, rounded up");
+    let rncs: Vec<f64> = top
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).expect("json")["rnc"]
+                .as_f64()
+                .expect("rnc")
+        })
+        .collect();
+    assert!(rncs.windows(2).all(|w| w[0] <= w[1]), "most natural first");
     for what in ["dataset", "votes", "matrix"] {
         cli(
             &url,

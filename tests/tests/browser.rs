@@ -22,30 +22,7 @@ async fn sign_in_see_a_hydrated_page_and_sign_out() {
         .await
         .expect("login page hydrates");
 
-    b.client
-        .find(Locator::Css("#username"))
-        .await
-        .expect("username")
-        .send_keys("ada")
-        .await
-        .expect("type");
-    b.client
-        .find(Locator::Css("#password"))
-        .await
-        .expect("password")
-        .send_keys("a-long-password")
-        .await
-        .expect("type");
-    b.client
-        .find(Locator::Css("#login-submit"))
-        .await
-        .expect("submit")
-        .click()
-        .await
-        .expect("click");
-
-    // back where we wanted to go, signed in, hydrated
-    b.wait_for_text("#who", "ada (admin)")
+    b.sign_in("ada", "a-long-password", "ada (admin)")
         .await
         .expect("signed in");
     b.wait_for_text("#hydrated", "interactive")

@@ -26,6 +26,12 @@ pub struct ExportArgs {
     /// Include crowd-worker ids in the vote table
     #[arg(long)]
     pub with_external_ids: bool,
+    /// For `top-natural`: the language model whose RNC ranks the transformations
+    #[arg(long)]
+    pub model: Option<String>,
+    /// For `top-natural`: the share of transformations to keep, most natural first
+    #[arg(long, default_value_t = 10.0)]
+    pub percent: f64,
 }
 
 fn sink(path: &Option<PathBuf>) -> Result<Box<dyn Write + Send>> {
@@ -67,7 +73,57 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             t.flush()?;
             n
         }
-        other => bail!("unknown export {other} (dataset, votes, matrix, survey or items)"),
+        "top-natural" => {
+            let Some(model) = &a.model else {
+                bail!("--what top-natural needs --model NAME")
+            };
+            let data = crate::store::analysis::study_data(&db, study).await?;
+            let options = crate::engine::analysis::Options {
+                bootstrap: 0,
+                ..Default::default()
+            };
+            let report = tokio::task::spawn_blocking(move || {
+                crate::engine::analysis::report_with(&data, &options)
+            })
+            .await?;
+            let Some(m) = report.rnc.get(model) else {
+                bail!("no cross-entropy scores of model {model} in this study")
+            };
+            let sources: std::collections::HashMap<String, String> =
+                crate::store::analysis::sources(&db, study)
+                    .await?
+                    .into_iter()
+                    .collect();
+            let items: std::collections::HashMap<&str, &crate::engine::analysis::ItemResult> =
+                report
+                    .item_results
+                    .iter()
+                    .map(|r| (r.key.as_str(), r))
+                    .collect();
+            let mut out = sink(&a.out)?;
+            let top = crate::engine::analysis::most_natural(m, a.percent);
+            for row in top {
+                let it = items.get(row.key.as_str());
+                let bug = it.map(|i| i.bug.clone()).unwrap_or_default();
+                let rec = serde_json::json!({
+                    "id": row.key,
+                    "bug_id": bug,
+                    "operator": it.map(|i| i.operator.clone()),
+                    "level": it.map(|i| i.level),
+                    "category": row.category,
+                    "rnc": row.rnc,
+                    "original": sources.get(&bug),
+                    "transformed": sources.get(&row.key),
+                });
+                serde_json::to_writer(&mut out, &rec)?;
+                out.write_all(b"\n")?;
+            }
+            out.flush()?;
+            top.len() as u64
+        }
+        other => {
+            bail!("unknown export {other} (dataset, votes, matrix, survey, items or top-natural)")
+        }
     };
     eprintln!("exported {n} rows");
     Ok(())

@@ -182,8 +182,32 @@ pub struct ToolReport {
     pub change_share_by_category: BTreeMap<String, f64>,
     pub false_alarm_rate: Option<f64>,
     pub natural: NaturalRobustness,
+    /// The same rates over all transformations (performance change under all vs natural).
+    pub all: NaturalRobustness,
     /// Bugs with at least one transformation, by level: all and natural only (applicability).
     pub by_level: BTreeMap<String, LevelRobustness>,
+}
+
+/// One pair of tools: differences (first − second) in fixed bugs, original vs transformed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RateDifference {
+    pub original_plausible: f64,
+    pub transformed_plausible: f64,
+    pub original_correct: f64,
+    pub transformed_correct: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairDifference {
+    pub all: RateDifference,
+    pub natural: RateDifference,
+}
+
+/// Bugs with at least one transformation of a level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Applicability {
+    pub bugs_all: usize,
+    pub bugs_natural: usize,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -247,6 +271,9 @@ pub struct Report {
     pub counts_by_operator: BTreeMap<String, CategoryCounts>,
     pub time: Option<TimeReport>,
     pub robustness: BTreeMap<String, ToolReport>,
+    /// Differences between every pair of tools, original vs transformed.
+    pub robustness_pairs: BTreeMap<String, PairDifference>,
+    pub applicability: BTreeMap<String, Applicability>,
     pub rnc: BTreeMap<String, ModelReport>,
     /// Per annotator: agreement with the leave-one-out majority, gold accuracy, median time.
     pub annotator_quality: BTreeMap<String, AnnotatorQuality>,
@@ -578,6 +605,99 @@ fn ratio(num: f64, den: f64) -> Option<f64> {
     (den != 0.0).then(|| num / den)
 }
 
+/// Per-bug normalised rates over the transformations that `keep` accepts, grouped by bug.
+fn rates(
+    data: &StudyData,
+    pairs: &[(usize, u8, u8)],
+    keep: impl Fn(usize) -> bool,
+) -> NaturalRobustness {
+    let mut per_bug: BTreeMap<&str, Vec<(u8, u8)>> = BTreeMap::new();
+    for &(i, t, o) in pairs {
+        if keep(i) {
+            per_bug
+                .entry(data.items[i].bug.as_str())
+                .or_default()
+                .push((t, o));
+        }
+    }
+    let mut n = NaturalRobustness {
+        bugs: per_bug.len(),
+        ..Default::default()
+    };
+    for list in per_bug.values() {
+        let o = list[0].1;
+        n.original_plausible += usize::from(o >= 1);
+        n.original_correct += usize::from(o == 2);
+        let len = list.len() as f64;
+        n.transformed_plausible += list.iter().filter(|(t, _)| *t >= 1).count() as f64 / len;
+        n.transformed_correct += list.iter().filter(|(t, _)| *t == 2).count() as f64 / len;
+        let pos = list.iter().filter(|(t, o)| t > o).count();
+        let neg = list.iter().filter(|(t, o)| t < o).count();
+        n.positive_changes += pos;
+        n.negative_changes += neg;
+        n.bugs_positive += usize::from(pos > 0);
+        n.bugs_negative += usize::from(neg > 0);
+        n.bugs_changed += usize::from(pos > 0 || neg > 0);
+    }
+    n.plausible_drop = ratio(n.transformed_plausible, n.original_plausible as f64).map(|r| 1.0 - r);
+    n.correct_drop = ratio(n.transformed_correct, n.original_correct as f64).map(|r| 1.0 - r);
+    n
+}
+
+/// For every pair of tools: how their difference in plausible and correct fixes moves from the
+/// original bugs to the transformed ones (over all transformations and over natural ones).
+fn pairwise(tools: &BTreeMap<String, ToolReport>) -> BTreeMap<String, PairDifference> {
+    let mut out = BTreeMap::new();
+    let names: Vec<&String> = tools.keys().collect();
+    for (i, a) in names.iter().enumerate() {
+        for b in &names[i + 1..] {
+            let (x, y) = (&tools[*a], &tools[*b]);
+            let diff = |p: &NaturalRobustness, q: &NaturalRobustness| RateDifference {
+                original_plausible: p.original_plausible as f64 - q.original_plausible as f64,
+                transformed_plausible: p.transformed_plausible - q.transformed_plausible,
+                original_correct: p.original_correct as f64 - q.original_correct as f64,
+                transformed_correct: p.transformed_correct - q.transformed_correct,
+            };
+            out.insert(
+                format!("{a}_vs_{b}"),
+                PairDifference {
+                    all: diff(&x.all, &y.all),
+                    natural: diff(&x.natural, &y.natural),
+                },
+            );
+        }
+    }
+    out
+}
+
+/// Bugs with at least one transformation per level: all and natural (independent of tools).
+fn applicability(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, Applicability> {
+    Level::ALL
+        .iter()
+        .map(|l| {
+            let bugs = |natural: bool| {
+                data.items
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, it)| {
+                        it.level == *l
+                            && (!natural || results[*i].category == Some(Category::Natural))
+                    })
+                    .map(|(_, it)| it.bug.as_str())
+                    .collect::<HashSet<_>>()
+                    .len()
+            };
+            (
+                l.as_str().to_owned(),
+                Applicability {
+                    bugs_all: bugs(false),
+                    bugs_natural: bugs(true),
+                },
+            )
+        })
+        .collect()
+}
+
 fn robustness(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, ToolReport> {
     let mut by_tool: BTreeMap<&str, HashMap<&str, u8>> = BTreeMap::new();
     for (tool, target, status) in &data.npr {
@@ -615,38 +735,10 @@ fn robustness(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, Tool
         }
         let false_alarm_rate = (!changes.is_empty()).then(|| share[Category::Unnatural.as_str()]);
 
-        // natural transformations, grouped by bug
-        let mut per_bug: BTreeMap<&str, Vec<(u8, u8)>> = BTreeMap::new();
-        for &(i, t, o) in &pairs {
-            if results[i].category == Some(Category::Natural) {
-                per_bug
-                    .entry(data.items[i].bug.as_str())
-                    .or_default()
-                    .push((t, o));
-            }
-        }
-        let mut n = NaturalRobustness {
-            bugs: per_bug.len(),
-            ..Default::default()
-        };
-        for list in per_bug.values() {
-            let o = list[0].1;
-            n.original_plausible += usize::from(o >= 1);
-            n.original_correct += usize::from(o == 2);
-            let len = list.len() as f64;
-            n.transformed_plausible += list.iter().filter(|(t, _)| *t >= 1).count() as f64 / len;
-            n.transformed_correct += list.iter().filter(|(t, _)| *t == 2).count() as f64 / len;
-            let pos = list.iter().filter(|(t, o)| t > o).count();
-            let neg = list.iter().filter(|(t, o)| t < o).count();
-            n.positive_changes += pos;
-            n.negative_changes += neg;
-            n.bugs_positive += usize::from(pos > 0);
-            n.bugs_negative += usize::from(neg > 0);
-            n.bugs_changed += usize::from(pos > 0 || neg > 0);
-        }
-        n.plausible_drop =
-            ratio(n.transformed_plausible, n.original_plausible as f64).map(|r| 1.0 - r);
-        n.correct_drop = ratio(n.transformed_correct, n.original_correct as f64).map(|r| 1.0 - r);
+        let n = rates(data, &pairs, |i| {
+            results[i].category == Some(Category::Natural)
+        });
+        let all = rates(data, &pairs, |_| true);
 
         let mut by_level = BTreeMap::new();
         for level in Level::ALL {
@@ -681,6 +773,7 @@ fn robustness(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, Tool
                 change_share_by_category: share,
                 false_alarm_rate,
                 natural: n,
+                all,
                 by_level,
             },
         );
@@ -819,6 +912,7 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
             .add(c);
         by_operator.entry(r.operator.clone()).or_default().add(c);
     }
+    let tools = robustness(data, &results);
     Report {
         items: data.items.len(),
         votes: data.votes.len(),
@@ -834,7 +928,9 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
         counts_by_level: by_level,
         counts_by_operator: by_operator,
         time: time_report(data, &results),
-        robustness: robustness(data, &results),
+        robustness_pairs: pairwise(&tools),
+        robustness: tools,
+        applicability: applicability(data, &results),
         rnc: rnc(data, &results),
         annotator_quality: quality,
         excluded_annotators: excluded,
@@ -862,6 +958,86 @@ mod tests {
         );
         assert_eq!(Category::of(0, 0), None);
         assert!(judges_unnatural(3, 1) && judges_unnatural(1, 3) && !judges_unnatural(2, 2));
+    }
+}
+
+/// The `percent`% most natural transformations by RNC (lowest first), at least one when any.
+pub fn most_natural(model: &ModelReport, percent: f64) -> &[RncRow] {
+    let n = model.ranking.len();
+    let k = ((percent.clamp(0.0, 100.0) / 100.0) * n as f64).ceil() as usize;
+    &model.ranking[..k.min(n)]
+}
+
+#[cfg(test)]
+mod robustness_tests {
+    use super::*;
+
+    #[test]
+    fn all_vs_natural_pairs_and_applicability() {
+        let item = |k: &str, level| Item {
+            key: k.into(),
+            bug: "B".into(),
+            level,
+            operator: "Op".into(),
+            gold_unnatural: None,
+        };
+        let v = |item, a: &str, cr| Vote {
+            item,
+            annotator: a.into(),
+            cr,
+            cc: 1,
+            time_secs: None,
+        };
+        let mut votes = Vec::new();
+        for a in ["A", "B", "C", "D", "E"] {
+            votes.push(v(0, a, 1)); // naming_1: natural
+            votes.push(v(1, a, 4)); // statement_1: unnatural
+        }
+        let s = |t: &str, target: &str, st: u8| (t.to_owned(), target.to_owned(), st);
+        let data = StudyData {
+            bugs: vec!["B".into()],
+            items: vec![
+                item("naming_1", Level::Naming),
+                item("statement_1", Level::Statement),
+            ],
+            votes,
+            npr: vec![
+                s("t1", "B", 2),
+                s("t1", "naming_1", 2),
+                s("t1", "statement_1", 0),
+                s("t2", "B", 0),
+                s("t2", "naming_1", 1),
+                s("t2", "statement_1", 1),
+            ],
+            ce: vec![
+                ("m".into(), "B".into(), 2.0),
+                ("m".into(), "naming_1".into(), 1.8),
+                ("m".into(), "statement_1".into(), 3.0),
+            ],
+        };
+        let r = report_with(
+            &data,
+            &Options {
+                bootstrap: 0,
+                ..Options::default()
+            },
+        );
+        let t1 = &r.robustness["t1"];
+        assert_eq!(
+            (t1.natural.transformed_correct, t1.all.transformed_correct),
+            (1.0, 0.5)
+        );
+        assert_eq!(t1.all.negative_changes, 1);
+        let p = &r.robustness_pairs["t1_vs_t2"];
+        assert_eq!(
+            (p.all.original_correct, p.all.transformed_plausible),
+            (1.0, 0.5 - 1.0)
+        );
+        assert_eq!(r.applicability["statement"].bugs_all, 1);
+        assert_eq!(r.applicability["statement"].bugs_natural, 0);
+        let top = most_natural(&r.rnc["m"], 50.0);
+        assert_eq!(top.len(), 1);
+        assert_eq!(top[0].key, "naming_1");
     }
 }
 

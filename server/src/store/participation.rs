@@ -38,6 +38,40 @@ pub async fn create_invite(
     Ok(token)
 }
 
+/// Inserts an annotator under the study's next free code `S{n}` (in the caller's write
+/// transaction, so two joins never get the same code).
+async fn insert_with_next_code(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: i64,
+    user: Option<i64>,
+    pid: Option<&str>,
+) -> StoreResult<(i64, String)> {
+    let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&mut **tx)
+        .await?
+        .try_get(0)?;
+    let mut code_n = n + 1;
+    loop {
+        let code = format!("S{code_n}");
+        let r = sqlx::query(
+            "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (study_id, code) DO NOTHING RETURNING id",
+        )
+        .bind(study)
+        .bind(&code)
+        .bind(user)
+        .bind(pid)
+        .bind(now_ms())
+        .fetch_optional(&mut **tx)
+        .await?;
+        if let Some(r) = r {
+            return Ok((r.try_get(0)?, code));
+        }
+        code_n += 1;
+    }
+}
+
 /// Uses an invite: a new participant `S{n}` in the invite's study and batch.
 pub async fn join(db: &Db, token: &str, pid: Option<&str>) -> StoreResult<(i64, i64)> {
     let inv = sqlx::query("SELECT id, study_id, batch_id, cap, used FROM invites WHERE token = $1")
@@ -57,29 +91,7 @@ pub async fn join(db: &Db, token: &str, pid: Option<&str>) -> StoreResult<(i64, 
             "this invite link has been used up".into(),
         ));
     }
-    let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
-        .bind(study)
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get(0)?;
-    let mut code_n = n + 1;
-    let annotator: i64 = loop {
-        let code = format!("S{code_n}");
-        let r = sqlx::query(
-            "INSERT INTO annotators (study_id, code, external_pid, created_at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (study_id, code) DO NOTHING RETURNING id",
-        )
-        .bind(study)
-        .bind(&code)
-        .bind(pid)
-        .bind(now_ms())
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(r) = r {
-            break r.try_get(0)?;
-        }
-        code_n += 1;
-    };
+    let (annotator, code) = insert_with_next_code(&mut tx, study, None, pid).await?;
     if let Some(batch) = inv.try_get::<Option<i64>, _>("batch_id")? {
         sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
             .bind(batch)
@@ -103,14 +115,7 @@ pub async fn join(db: &Db, token: &str, pid: Option<&str>) -> StoreResult<(i64, 
         .bind(inv.try_get::<i64, _>("id")?)
         .execute(&mut *tx)
         .await?;
-    audit::record(
-        &mut *tx,
-        None,
-        Some(study),
-        "participant.join",
-        &format!("S{code_n}"),
-    )
-    .await?;
+    audit::record(&mut *tx, None, Some(study), "participant.join", &code).await?;
     tx.commit().await?;
     Ok((annotator, study))
 }
@@ -149,27 +154,7 @@ pub async fn enrol_user(db: &Db, study: i64, user: i64) -> StoreResult<i64> {
         return Ok(a);
     }
     let mut tx = db.begin_write(study).await?;
-    let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
-        .bind(study)
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get(0)?;
-    let mut code_n = n + 1;
-    let id = loop {
-        let r = sqlx::query(
-            "INSERT INTO annotators (study_id, code, user_id, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (study_id, code) DO NOTHING RETURNING id",
-        )
-        .bind(study)
-        .bind(format!("S{code_n}"))
-        .bind(user)
-        .bind(now_ms())
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(r) = r {
-            break r.try_get(0)?;
-        }
-        code_n += 1;
-    };
+    let (id, _) = insert_with_next_code(&mut tx, study, Some(user), None).await?;
     tx.commit().await?;
     Ok(id)
 }
