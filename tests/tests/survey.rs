@@ -157,6 +157,10 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     b.wait_for_text("#progress", "0 / 3")
         .await
         .expect("first item");
+    // the header shows progress on every step: wait for the rating view itself
+    b.wait_for_text("#submit", "Submit (Enter)")
+        .await
+        .expect("rating view");
     let pid: Option<String> = sqlx::query_scalar("SELECT external_pid FROM annotators")
         .fetch_one(&db.pool)
         .await

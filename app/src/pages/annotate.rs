@@ -87,15 +87,16 @@ pub fn AnnotatePage() -> impl IntoView {
         false,
     );
     let (show_guideline, set_show_guideline) = signal(false);
+    // Transition keeps the current step on screen while the next one loads.
     view! {
-        <Suspense fallback=Loading>
+        <Transition fallback=Loading>
             {move || Suspend::new(async move {
                 match state.await {
                     Ok(s) => view! { <Survey s vote consent start finish show_guideline set_show_guideline /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
-        </Suspense>
+        </Transition>
     }
 }
 
