@@ -99,6 +99,13 @@ pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
     backend()?.list_studies().await.map_err(internal)
 }
 
+/// The studies the signed-in account annotates in (any role).
+#[server(endpoint = "studies/mine")]
+pub async fn my_studies() -> Result<Vec<(i64, String)>, ServerFnError> {
+    let user = require(&[Role::Admin, Role::Researcher, Role::Annotator]).await?;
+    backend()?.my_studies(&user).await.map_err(internal)
+}
+
 /// Creates a study (admins only).
 #[server(endpoint = "studies/create")]
 pub async fn create_study(name: String, description: String) -> Result<i64, ServerFnError> {

@@ -46,6 +46,8 @@ pub trait Backend: Send + Sync + 'static {
         role: Role,
     ) -> Result<i64, BackendError>;
     async fn list_studies(&self) -> Result<Vec<StudySummary>, BackendError>;
+    /// The studies in which this account is an annotator: (id, name).
+    async fn my_studies(&self, user: &User) -> Result<Vec<(i64, String)>, BackendError>;
     async fn create_study(
         &self,
         actor: &User,

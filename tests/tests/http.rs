@@ -324,6 +324,12 @@ async fn role_matrix(store: Store) {
             vec![],
             &[Role::Admin, Role::Researcher],
         ),
+        (
+            "POST",
+            "/api/studies/mine".into(),
+            vec![],
+            &[Role::Admin, Role::Researcher, Role::Annotator],
+        ),
     ];
     for (method, path, form, allowed) in &cases {
         for (role, c) in &clients {
@@ -377,6 +383,26 @@ async fn role_matrix(store: Store) {
             .status();
         assert_eq!(status, StatusCode::FORBIDDEN, "{role:?} annotate/state");
     }
+    // an annotator account finds the studies it annotates in
+    let ann_id = natstudy::store::users::credentials(&app.db, "ann")
+        .await
+        .expect("db")
+        .expect("ann")
+        .user
+        .id;
+    natstudy::store::participation::enrol_user(&app.db, study, ann_id)
+        .await
+        .expect("enrol");
+    let mine: serde_json::Value = clients[3]
+        .1
+        .post(app.url("/api/studies/mine"))
+        .send()
+        .await
+        .expect("mine")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(mine, serde_json::json!([[study, "S"]]));
     let audit = natstudy::store::audit::for_study(&app.db, study, 50)
         .await
         .expect("audit");

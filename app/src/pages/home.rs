@@ -5,6 +5,31 @@ use leptos::prelude::*;
 use crate::components::layout::CurrentUser;
 use crate::model::Role;
 
+/// Links to the studies the account annotates in.
+#[component]
+fn MyStudies() -> impl IntoView {
+    let mine = Resource::new(|| (), |_| crate::api::my_studies());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match mine.await {
+                    Ok(list) if list.is_empty() => view! { <p>"No study has assigned you items yet."</p> }.into_any(),
+                    Ok(list) => view! {
+                        <ul class="tasks" id="my-studies">
+                            {list
+                                .into_iter()
+                                .map(|(id, name)| view! { <li><a href=format!("/annotate/{id}")>{name}</a></li> })
+                                .collect_view()}
+                        </ul>
+                    }
+                    .into_any(),
+                    Err(e) => view! { <crate::components::status::ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
 #[component]
 pub fn HomePage() -> impl IntoView {
     let user = expect_context::<CurrentUser>();
@@ -27,10 +52,7 @@ pub fn HomePage() -> impl IntoView {
                                 </ul>
                             }
                                 .into_any(),
-                            Role::Annotator => view! {
-                                <p>"Your annotation batches appear here once a study assigns them."</p>
-                            }
-                                .into_any(),
+                            Role::Annotator => view! { <MyStudies /> }.into_any(),
                         };
                         view! {
                             <h1 id="welcome">"Welcome, " {u.username.clone()}</h1>

@@ -354,3 +354,15 @@ pub async fn original_left(db: &Db, annotator: i64, item: i64) -> StoreResult<bo
         .transpose()?
         .is_none_or(|v| v != 0))
 }
+
+/// The studies in which an account annotates: (id, name).
+pub async fn studies_of_user(db: &Db, user: i64) -> StoreResult<Vec<(i64, String)>> {
+    let rows = sqlx::query("SELECT s.id, s.name FROM studies s JOIN annotators a ON a.study_id = s.id WHERE a.user_id = $1 ORDER BY s.name")
+        .bind(user)
+        .fetch_all(&db.pool)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()?)
+}

@@ -103,6 +103,12 @@ impl Backend for DomainBackend {
         Ok(user.filter(|_| ok))
     }
 
+    async fn my_studies(&self, user: &User) -> Result<Vec<(i64, String)>, BackendError> {
+        store::participation::studies_of_user(&self.db, user.id)
+            .await
+            .map_err(map)
+    }
+
     async fn user(&self, id: i64) -> Result<Option<User>, BackendError> {
         store::users::by_id(&self.db, id).await.map_err(map)
     }
