@@ -7,3 +7,4 @@ pub mod diff;
 pub mod lm;
 pub mod plots;
 pub mod stats;
+pub mod transform;

@@ -1,0 +1,313 @@
+//! The transformation engine on a corpus of Java files written for the tests (`tests/java`):
+//! every operator on every method, every application kept; each result must re-parse without
+//! error and compile with `javac` (the originals compile). Plus a property test: random valid
+//! Java methods never make the engine panic, and whatever it returns re-parses.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use natstudy::engine::transform::{self, syntax, MethodSel, Operator, Request};
+
+fn corpus() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("java");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .expect("tests/java")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "java"))
+        .map(|p| {
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            (name, std::fs::read_to_string(&p).expect("read"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// One generated file: where it came from, and its text.
+struct Variant {
+    origin: String,
+    source: String,
+}
+
+fn all_variants(files: &[(String, String)]) -> (Vec<Variant>, BTreeMap<Operator, usize>) {
+    let mut out = Vec::new();
+    let mut per_op: BTreeMap<Operator, usize> = BTreeMap::new();
+    for (name, src) in files {
+        for m in transform::methods(src) {
+            let lines = m.last_line - m.first_line + 1;
+            let buggy: Vec<usize> = (1..=lines).collect();
+            let req = Request {
+                source: src,
+                method_only: false,
+                method: MethodSel::Lines(m.first_line, m.last_line),
+                buggy_lines: &buggy,
+                operators: &Operator::ALL,
+                all_sites: true,
+            };
+            let ts = transform::transform(&req, None)
+                .unwrap_or_else(|e| panic!("{name}: {}: {e}", m.name));
+            for t in ts {
+                *per_op.entry(t.operator).or_default() += 1;
+                let file = t.file_source.expect("file given, file returned");
+                let tree = syntax::parse(&file).expect("parser");
+                assert!(
+                    syntax::is_clean(&tree),
+                    "{name} {} {}: re-parse has errors:\n{file}",
+                    m.name,
+                    t.operator
+                );
+                out.push(Variant {
+                    origin: format!("{name} {} {} ({})", m.name, t.operator, t.summary),
+                    source: file,
+                });
+            }
+        }
+    }
+    (out, per_op)
+}
+
+/// Compile every source in one `javac` run, each in its own package; the origins of the files
+/// that fail, with javac's messages.
+fn javac(sources: &[(String, String)], dir: &Path) -> Vec<String> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut origin_of: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for (i, (origin, src)) in sources.iter().enumerate() {
+        let pkg = format!("v{i}");
+        let class = src
+            .split("public class ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .expect("a public class");
+        let path = dir.join(&pkg).join(format!("{class}.java"));
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        // the package line goes on the first line so javac's line numbers stay the file's
+        std::fs::write(&path, format!("package {pkg}; {src}")).expect("write");
+        origin_of.insert(path.clone(), origin.clone());
+        paths.push(path);
+    }
+    let list = dir.join("sources.txt");
+    let listing: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    std::fs::write(&list, listing.join("\n")).expect("list");
+    let out = Command::new("javac")
+        .arg("-d")
+        .arg(dir.join("classes"))
+        .args([
+            "-nowarn",
+            "-Xlint:none",
+            "-Xmaxerrs",
+            "100000",
+            "-encoding",
+            "UTF-8",
+        ])
+        .arg(format!("@{}", list.display()))
+        .output()
+        .expect("javac (JDK 17) on PATH; scripts/setup installs it");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut failed: BTreeSet<String> = BTreeSet::new();
+    for line in stderr.lines().filter(|l| l.contains(": error:")) {
+        let path = PathBuf::from(line.split(':').next().unwrap_or(""));
+        let origin = origin_of
+            .get(&path)
+            .cloned()
+            .unwrap_or_else(|| path.display().to_string());
+        failed.insert(format!("{origin}: {line}"));
+    }
+    assert!(
+        out.status.success() || !failed.is_empty(),
+        "javac failed: {stderr}"
+    );
+    failed.into_iter().collect()
+}
+
+#[test]
+fn every_operator_on_the_corpus_reparses_and_compiles() {
+    let files = corpus();
+    assert!(files.len() >= 4, "the corpus is in tests/java");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let originals: Vec<(String, String)> = files
+        .iter()
+        .map(|(n, s)| (format!("original {n}"), s.clone()))
+        .collect();
+    let broken = javac(&originals, &dir.path().join("originals"));
+    assert!(
+        broken.is_empty(),
+        "the corpus itself must compile: {broken:#?}"
+    );
+
+    let (variants, per_op) = all_variants(&files);
+    let missing: Vec<&str> = Operator::ALL
+        .iter()
+        .filter(|o| !per_op.contains_key(o))
+        .map(|o| o.name())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "operators never applied on the corpus: {missing:?}"
+    );
+    let sources: Vec<(String, String)> =
+        variants.into_iter().map(|v| (v.origin, v.source)).collect();
+    let failed = javac(&sources, &dir.path().join("variants"));
+    assert!(
+        failed.is_empty(),
+        "{} of {} transformed files do not compile:\n{}",
+        failed.len(),
+        sources.len(),
+        failed.join("\n")
+    );
+    eprintln!(
+        "{} transformed files compiled; per operator: {per_op:?}",
+        sources.len()
+    );
+}
+
+mod random_java {
+    //! Random syntactically valid Java methods: statements over a few variables, nested.
+    use proptest::prelude::*;
+
+    fn int_expr() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("a".to_owned()),
+            Just("b".to_owned()),
+            Just("arr.length".to_owned()),
+            Just("arr[0]".to_owned()),
+            (0..100i32).prop_map(|n| n.to_string()),
+            Just("s.length()".to_owned()),
+        ];
+        leaf.prop_recursive(3, 12, 2, |inner| {
+            prop_oneof![
+                (
+                    inner.clone(),
+                    prop::sample::select(vec!["+", "-", "*", "/", "%", "<<"]),
+                    inner.clone()
+                )
+                    .prop_map(|(l, op, r)| format!("{l} {op} {r}")),
+                inner.clone().prop_map(|e| format!("({e})")),
+                inner.prop_map(|e| format!("-{e}")),
+            ]
+        })
+    }
+
+    fn cond() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            (
+                int_expr(),
+                prop::sample::select(vec!["<", ">", "<=", ">=", "==", "!="]),
+                int_expr()
+            )
+                .prop_map(|(l, op, r)| format!("{l} {op} {r}")),
+            Just("p".to_owned()),
+            Just("s.equals(\"x\")".to_owned()),
+            Just("s == null".to_owned()),
+        ];
+        leaf.prop_recursive(2, 6, 2, |inner| {
+            prop_oneof![
+                (
+                    inner.clone(),
+                    prop::sample::select(vec!["&&", "||"]),
+                    inner.clone()
+                )
+                    .prop_map(|(l, op, r)| format!("{l} {op} {r}")),
+                inner.prop_map(|c| format!("!({c})")),
+            ]
+        })
+    }
+
+    fn simple_stmt() -> impl Strategy<Value = String> {
+        prop_oneof![
+            int_expr().prop_map(|e| format!("a = {e};")),
+            (
+                prop::sample::select(vec!["+=", "-=", "*=", "|="]),
+                int_expr()
+            )
+                .prop_map(|(op, e)| format!("b {op} {e};")),
+            Just("a++;".to_owned()),
+            Just("--b;".to_owned()),
+            (0..3usize, int_expr()).prop_map(|(i, e)| format!("int v{i} = {e};")),
+            (0..3usize, 0..3usize).prop_map(|(i, j)| format!("int w{i}, u{j};")),
+            (cond(), int_expr(), int_expr()).prop_map(|(c, x, y)| format!("a = {c} ? {x} : {y};")),
+            int_expr().prop_map(|e| format!("g({e});")),
+            Just("b = a++ * 2;".to_owned()),
+            Just("continue;".to_owned()),
+            Just("break;".to_owned()),
+            int_expr().prop_map(|e| format!("return {e};")),
+        ]
+    }
+
+    fn block(stmts: Vec<String>) -> String {
+        format!("{{\n{}\n}}", stmts.join("\n"))
+    }
+
+    pub fn statement() -> impl Strategy<Value = String> {
+        simple_stmt().prop_recursive(3, 24, 4, |inner| {
+            let body = prop::collection::vec(inner, 0..4).prop_map(block);
+            prop_oneof![
+                (cond(), body.clone()).prop_map(|(c, b)| format!("if ({c}) {b}")),
+                (cond(), body.clone(), body.clone())
+                    .prop_map(|(c, x, y)| format!("if ({c}) {x} else {y}")),
+                (cond(), body.clone(), cond(), body.clone())
+                    .prop_map(|(c, x, d, y)| format!("if ({c}) {x} else if ({d}) {y}")),
+                (cond(), body.clone()).prop_map(|(c, b)| format!("while ({c}) {b}")),
+                (int_expr(), body.clone())
+                    .prop_map(|(e, b)| format!("for (int i = 0; i < {e}; i++) {b}")),
+                (body.clone(), cond()).prop_map(|(b, c)| format!("do {b} while ({c});")),
+                (body.clone(), body.clone()).prop_map(|(x, y)| format!(
+                    "switch (a) {{\ncase 1:\ncase 2: g(1);\nbreak;\ncase 3: {x}\ndefault: {y}\n}}"
+                )),
+                body.prop_map(|b| format!("for (String t : list) {b}")),
+            ]
+        })
+    }
+
+    pub fn method() -> impl Strategy<Value = String> {
+        prop::collection::vec(statement(), 1..8).prop_map(|stmts| {
+            // indent by nesting so the layout looks like real code
+            let mut out = String::from("int f(int a, int b, int[] arr, String s, boolean p, java.util.List<String> list) {\n");
+            let mut depth = 1usize;
+            for line in stmts.join("\n").lines() {
+                let line = line.trim();
+                if line.starts_with('}') {
+                    depth = depth.saturating_sub(1);
+                }
+                out.push_str(&"    ".repeat(depth));
+                out.push_str(line);
+                out.push('\n');
+                if line.ends_with('{') {
+                    depth += 1;
+                }
+            }
+            out.push_str("}\n");
+            out
+        })
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, failure_persistence: None, ..Default::default() })]
+
+    #[test]
+    fn random_methods_never_panic_and_results_reparse(method in random_java::method()) {
+        let lines = method.lines().count();
+        let buggy: Vec<usize> = (1..=lines).collect();
+        let req = Request {
+            source: &method,
+            method_only: true,
+            method: MethodSel::Lines(1, lines),
+            buggy_lines: &buggy,
+            operators: &Operator::ALL,
+            all_sites: true,
+        };
+        let out = transform::transform(&req, None);
+        let ts = out.map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}\n{method}")))?;
+        for t in ts {
+            let wrapped = format!("class W {{\n{}}}\n", t.method_source);
+            let tree = syntax::parse(&wrapped).expect("parser");
+            proptest::prop_assert!(syntax::is_clean(&tree), "{} broke the parse:\n{}\n--- from ---\n{}", t.operator, t.method_source, method);
+        }
+    }
+}
