@@ -10,6 +10,7 @@ pub mod db;
 pub mod demo;
 pub mod engine;
 pub mod formats;
+pub mod generate;
 pub mod password;
 pub mod service;
 pub mod store;

@@ -162,3 +162,21 @@ impl Drop for TestApp {
         self.handle.abort();
     }
 }
+
+/// `../shared/reference` (or `$NATSTUDY_SHARED/reference`): the reference data for tests.
+pub fn reference_dir() -> std::path::PathBuf {
+    match std::env::var("NATSTUDY_SHARED") {
+        Ok(dir) => std::path::PathBuf::from(dir).join("reference"),
+        Err(_) => std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/reference"
+        )),
+    }
+}
+
+/// Run the `natstudy` command line against a database.
+pub async fn cli(url: &str, args: &[&str]) -> anyhow::Result<()> {
+    let mut all = vec!["natstudy", "--database-url", url];
+    all.extend_from_slice(args);
+    natstudy::cli::run_from(all).await
+}

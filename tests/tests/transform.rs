@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use natstudy::engine::transform::{self, syntax, MethodSel, Operator, Request};
+use natstudy_tests::cli;
 
 fn corpus() -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("java");
@@ -310,4 +311,75 @@ proptest::proptest! {
             proptest::prop_assert!(syntax::is_clean(&tree), "{} broke the parse:\n{}\n--- from ---\n{}", t.operator, t.method_source, method);
         }
     }
+}
+
+/// `natstudy transform` turns the reference study's bugs into transformations.jsonl that
+/// imports as the items of a new study; a bug the engine cannot read is named by line.
+#[tokio::test]
+async fn cli_transform_output_imports_as_a_study() {
+    let (db, _guard) = natstudy_tests::fresh_db(natstudy_tests::Store::Sqlite)
+        .await
+        .expect("db");
+    let dir = tempfile::tempdir().expect("dir");
+    let bugs = natstudy_tests::reference_dir().join("study-small/bugs.jsonl");
+    let out = dir.path().join("transformations.jsonl");
+    let (b, o) = (bugs.display().to_string(), out.display().to_string());
+    cli(
+        &db.url,
+        &["transform", "--bugs", &b, "--operators", "all", "--out", &o],
+    )
+    .await
+    .expect("transform");
+    let text = std::fs::read_to_string(&out).expect("out");
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert!(records.len() > 100, "{} transformations", records.len());
+    for r in &records {
+        assert!(
+            r["touches_buggy"].as_bool().expect("flag"),
+            "only buggy-line applications by default"
+        );
+        let id = r["id"].as_str().expect("id");
+        assert!(id.starts_with(r["level"].as_str().expect("level")), "{id}");
+    }
+    cli(&db.url, &["study", "create", "generated"])
+        .await
+        .expect("study");
+    cli(
+        &db.url,
+        &["import", "items", "--study", "generated", &b, &o],
+    )
+    .await
+    .expect("import");
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM items")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(n as usize, records.len());
+
+    let bad = dir.path().join("bad.jsonl");
+    let first = std::fs::read_to_string(&bugs)
+        .expect("bugs")
+        .lines()
+        .next()
+        .expect("a bug")
+        .to_owned();
+    let broken = r#"{"bug_id": "X-1", "project": "X", "file": "X.java", "method": "f", "source": "int f( {\n", "buggy_lines": [1]}"#;
+    std::fs::write(&bad, format!("{first}\n{broken}\n")).expect("write");
+    let err = cli(
+        &db.url,
+        &[
+            "transform",
+            "--bugs",
+            &bad.display().to_string(),
+            "--out",
+            &o,
+        ],
+    )
+    .await
+    .expect_err("a broken method");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("bad.jsonl:2: source: bug X-1"), "{msg}");
 }

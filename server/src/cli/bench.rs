@@ -29,6 +29,14 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 1000)]
         bootstrap: usize,
     },
+    /// Every operator on every method of a directory of .java files (every line counted as
+    /// buggy, every application kept): methods/s, and engine time against parse time alone
+    Transform {
+        #[arg(long)]
+        corpus: std::path::PathBuf,
+        #[arg(long, default_value = "all")]
+        operators: String,
+    },
 }
 
 pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
@@ -37,6 +45,9 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
         BenchCommand::Report { items, bootstrap } => {
             tokio::task::spawn_blocking(move || report_bench(items, bootstrap)).await?;
             Ok(())
+        }
+        BenchCommand::Transform { corpus, operators } => {
+            tokio::task::spawn_blocking(move || transform_bench(&corpus, &operators)).await?
         }
     }
 }
@@ -221,4 +232,70 @@ fn report_bench(n: usize, bootstrap: usize) {
         json / 1024,
         t1.elapsed().as_secs_f64()
     );
+}
+
+/// One thread, so the figures are per core.
+fn transform_bench(corpus: &std::path::Path, operators: &str) -> Result<()> {
+    use crate::engine::transform::{self, syntax, MethodSel, Request};
+    let ops = crate::generate::parse_operators(operators)?;
+    let mut paths = Vec::new();
+    super::lm::java_files(corpus, &mut paths)?;
+    paths.sort();
+    let files: Vec<String> = paths
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect();
+    let lines: usize = files.iter().map(|f| f.lines().count()).sum();
+    let spans: Vec<(usize, transform::MethodSpan)> = files
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| transform::methods(f).into_iter().map(move |m| (i, m)))
+        .collect();
+    println!(
+        "{} files, {lines} lines, {} methods and constructors, {} operators",
+        files.len(),
+        spans.len(),
+        ops.len()
+    );
+    // parse alone: one parse of the method's file per method, what any request must pay
+    let t = Instant::now();
+    for (i, _) in &spans {
+        std::hint::black_box(syntax::parse(&files[*i]));
+    }
+    let parse = t.elapsed();
+    let pb = super::lm::bar(spans.len() as u64, "methods");
+    let (mut produced, mut failed) = (0usize, 0usize);
+    let t = Instant::now();
+    for (i, m) in &spans {
+        let all: Vec<usize> = (1..=m.last_line - m.first_line + 1).collect();
+        let req = Request {
+            source: &files[*i],
+            method_only: false,
+            method: MethodSel::Lines(m.first_line, m.last_line),
+            buggy_lines: &all,
+            operators: &ops,
+            all_sites: true,
+        };
+        match transform::transform(&req, None) {
+            Ok(ts) => produced += ts.len(),
+            Err(_) => failed += 1,
+        }
+        pb.inc(1);
+    }
+    let engine = t.elapsed();
+    pb.finish_and_clear();
+    let secs = engine.as_secs_f64();
+    println!(
+        "engine: {secs:.2} s for {} methods = {:.1} methods/s ({:.0} lines/s), {produced} transformations ({:.0}/s), {failed} methods with syntax errors skipped",
+        spans.len(),
+        spans.len() as f64 / secs.max(1e-9),
+        lines as f64 / secs.max(1e-9),
+        produced as f64 / secs.max(1e-9)
+    );
+    println!(
+        "parse alone: {:.2} s; engine / parse = {:.1}",
+        parse.as_secs_f64(),
+        secs / parse.as_secs_f64().max(1e-9)
+    );
+    Ok(())
 }

@@ -56,7 +56,7 @@ fn key(tokens: &[String]) -> u64 {
     h.finish()
 }
 
-fn java_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+pub(super) fn java_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
         let path = entry?.path();
         if path.is_dir() {
@@ -68,7 +68,7 @@ fn java_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-fn bar(len: u64, what: &str) -> indicatif::ProgressBar {
+pub(super) fn bar(len: u64, what: &str) -> indicatif::ProgressBar {
     let b = indicatif::ProgressBar::new(len);
     let style = indicatif::ProgressStyle::with_template(&format!(
         "{{bar:40}} {{pos}}/{{len}} {what} {{per_sec}} eta {{eta}}"

@@ -4,8 +4,9 @@ mod batch;
 mod bench;
 mod export;
 mod import;
-mod lm;
+pub(crate) mod lm;
 mod report;
+mod transform;
 
 pub use report::render_text as render_report_text;
 
@@ -94,6 +95,8 @@ pub enum Command {
     Invite(batch::InviteCommand),
     /// The study's results: tables, or report.json with --json / --out
     Report(report::ReportArgs),
+    /// Generate transformations of bugs (transformations.jsonl) with the built-in engine
+    Transform(transform::TransformArgs),
 }
 
 #[derive(Args, Debug)]
@@ -204,6 +207,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Bench(cmd) => bench::run(&g, cmd).await,
         Command::Export(args) => export::run(&g, args).await,
         Command::Lm(cmd) => lm::run(&g, cmd).await,
+        Command::Transform(args) => transform::run(args).await,
     }
 }
 

@@ -33,7 +33,7 @@ use similar::{DiffOp, TextDiff};
 use tree_sitter::{Node, Tree};
 
 pub use naming::NameScorer;
-pub use operator::Operator;
+pub use operator::{Operator, UnknownOperator};
 
 use syntax::{Edit, Style};
 use types::TypeEnv;
@@ -268,7 +268,8 @@ pub fn transform(
     } else {
         (req.source, 1)
     };
-    let tree = syntax::parse(src).ok_or(TransformError::Parser)?;
+    let mut parser = syntax::parser().ok_or(TransformError::Parser)?;
+    let tree = parser.parse(src, None).ok_or(TransformError::Parser)?;
     let (method, start, end) = locate(&tree, src, &req.method, first_line)?;
     if method.has_error() {
         let row = syntax::descendants(method)
@@ -306,7 +307,15 @@ pub fn transform(
             if new_method == old_method || !seen.insert(new_method.to_owned()) {
                 continue;
             }
-            if !reparses(&new_src, start, file_clean) {
+            if !reparses(
+                &mut parser,
+                &tree,
+                src,
+                &new_src,
+                &cand.edits,
+                start,
+                file_clean,
+            ) {
                 continue;
             }
             let hunks = hunks(old_method, new_method);
@@ -335,10 +344,45 @@ pub fn transform(
     Ok(out)
 }
 
+/// A byte offset as tree-sitter's row and column.
+fn point(src: &str, byte: usize) -> tree_sitter::Point {
+    let before = &src[..byte];
+    let row = before.bytes().filter(|b| *b == b'\n').count();
+    let column = byte - before.rfind('\n').map_or(0, |i| i + 1);
+    tree_sitter::Point { row, column }
+}
+
 /// Whether a transformed file parses: the method at `start` without error, and the whole file
-/// without error when the original had none.
-fn reparses(new_src: &str, start: usize, file_clean: bool) -> bool {
-    let Some(tree) = syntax::parse(new_src) else {
+/// without error when the original had none. The original tree is reused (tree-sitter's
+/// incremental parsing), so only the edited region is parsed again.
+fn reparses(
+    parser: &mut tree_sitter::Parser,
+    old_tree: &Tree,
+    old_src: &str,
+    new_src: &str,
+    edits: &[Edit],
+    start: usize,
+    file_clean: bool,
+) -> bool {
+    let (Some(lo), Some(hi)) = (
+        edits.iter().map(|e| e.start).min(),
+        edits.iter().map(|e| e.end).max(),
+    ) else {
+        return false;
+    };
+    let Some(new_hi) = (hi + new_src.len()).checked_sub(old_src.len()) else {
+        return false;
+    };
+    let mut edited = old_tree.clone();
+    edited.edit(&tree_sitter::InputEdit {
+        start_byte: lo,
+        old_end_byte: hi,
+        new_end_byte: new_hi,
+        start_position: point(old_src, lo),
+        old_end_position: point(old_src, hi),
+        new_end_position: point(new_src, new_hi),
+    });
+    let Some(tree) = parser.parse(new_src, Some(&edited)) else {
         return false;
     };
     if file_clean {
