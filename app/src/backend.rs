@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, Monitor, ResultsView, Role, StudyDetail, StudySettingsForm, StudySummary, User,
-    UserRow, VoteForm,
+    AnnotateState, GeneratedPreview, Monitor, ResultsView, Role, StudyDetail, StudySettingsForm,
+    StudySummary, User, UserRow, VoteForm,
 };
 
 /// What can go wrong behind the handle, in terms a page can show.
@@ -142,6 +142,22 @@ pub trait Backend: Send + Sync + 'static {
         from: i64,
         to_code: &str,
     ) -> Result<u64, BackendError>;
+    /// The engine's transformations of the study's bugs that are not items yet.
+    async fn propose_transformations(
+        &self,
+        study: i64,
+        operators: &str,
+        all_sites: bool,
+    ) -> Result<Vec<GeneratedPreview>, BackendError>;
+    /// Adds proposed transformations (by key) as items. Returns a message.
+    async fn add_transformations(
+        &self,
+        actor: &User,
+        study: i64,
+        operators: &str,
+        all_sites: bool,
+        keys: Vec<String>,
+    ) -> Result<String, BackendError>;
 }
 
 /// The handle as it is stored in context.

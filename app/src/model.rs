@@ -270,3 +270,44 @@ pub struct ResultsView {
     pub charts: Vec<(String, String)>,
     pub votes: i64,
 }
+
+/// A transformation the engine proposes for a study, before it becomes an item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GeneratedPreview {
+    /// Stable across regenerations: bug, operator and a digest of the transformed source.
+    pub key: String,
+    pub bug_id: String,
+    pub operator: String,
+    pub level: String,
+    pub summary: String,
+    pub touches_buggy: bool,
+    pub diff: Vec<DiffLine>,
+}
+
+/// The operator names the engine offers (the study's 18, then the six it filtered out).
+pub const OPERATORS: [&str; 24] = [
+    "RenameVariable-1",
+    "RenameVariable-2",
+    "SwitchRelation",
+    "Unary2Add",
+    "Add2Equal",
+    "MergeVarDecl",
+    "InfixDividing",
+    "SwitchEqualExp",
+    "SwitchStringEqual",
+    "For2While",
+    "While2For",
+    "ElseIf2If",
+    "Switch2If",
+    "SwapStatement",
+    "ReverseIf",
+    "If2CondExp",
+    "CondExp2If",
+    "DividingComposedIf",
+    "Do2While",
+    "IfElse2IfElseIf",
+    "ModifyConstant",
+    "DivideVarDecl",
+    "DividePrePostFix",
+    "LoopIfContinue2Else",
+];

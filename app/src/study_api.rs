@@ -6,7 +6,7 @@ use server_fn::codec::Json;
 
 #[cfg(feature = "ssr")]
 use crate::model::StudySettingsForm;
-use crate::model::{Monitor, ResultsView};
+use crate::model::{GeneratedPreview, Monitor, ResultsView};
 
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require};
@@ -131,4 +131,37 @@ pub async fn move_annotator(study: i64, annotator: i64, to: String) -> Result<u6
 pub async fn get_results(study: i64) -> Result<ResultsView, ServerFnError> {
     require(&[Role::Admin, Role::Researcher]).await?;
     backend()?.results(study).await.map_err(internal)
+}
+
+/// The transformations the engine proposes for the study's bugs, with their diffs (admins and
+/// researchers). `operators`: names, `studied` or `all`.
+#[server(endpoint = "studies/propose")]
+pub async fn propose_transformations(
+    study: i64,
+    operators: String,
+    all_sites: Option<String>,
+) -> Result<Vec<GeneratedPreview>, ServerFnError> {
+    require(&[Role::Admin, Role::Researcher]).await?;
+    let all = all_sites
+        .as_deref()
+        .is_some_and(|s| s == "on" || s == "true");
+    backend()?
+        .propose_transformations(study, &operators, all)
+        .await
+        .map_err(internal)
+}
+
+/// Adds the selected proposals as items (admins and researchers).
+#[server(endpoint = "studies/add-transformations", input = Json)]
+pub async fn add_transformations(
+    study: i64,
+    operators: String,
+    all_sites: bool,
+    keys: Vec<String>,
+) -> Result<String, ServerFnError> {
+    let actor = require(&[Role::Admin, Role::Researcher]).await?;
+    backend()?
+        .add_transformations(&actor, study, &operators, all_sites, keys)
+        .await
+        .map_err(internal)
 }

@@ -222,6 +222,12 @@ mod tests {
     }
 
     #[test]
+    fn the_study_page_offers_the_engines_operators() {
+        let names: Vec<&str> = Operator::ALL.iter().map(|o| o.name()).collect();
+        assert_eq!(names, app::model::OPERATORS);
+    }
+
+    #[test]
     fn operator_lists() {
         assert_eq!(parse_operators("studied").expect("ok").len(), 18);
         assert_eq!(parse_operators("all").expect("ok").len(), 24);

@@ -245,3 +245,128 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A researcher previews the engine's transformations of the study's bugs as diffs, selects
+/// them all and adds them as items; previewing again proposes nothing new.
+#[tokio::test]
+async fn researcher_generates_transformations_and_adds_them_as_items() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("rita", "a-long-password", Role::Researcher)
+        .await
+        .expect("researcher");
+    let study = natstudy::store::studies::create(&db, None, "Generated", "")
+        .await
+        .expect("study");
+    let bugs = std::fs::read_to_string(reference().join("bugs.jsonl")).expect("bugs");
+    // the bugs, with one hand-made item
+    let first_bug = bugs.lines().next().expect("a bug");
+    let b0: serde_json::Value = serde_json::from_str(first_bug).expect("json");
+    let item = serde_json::json!({
+        "id": "naming_1", "bug_id": b0["bug_id"], "operator": "RenameVariable-1",
+        "level": "naming", "source": b0["source"].as_str().expect("src").replace("limit", "lim"),
+        "summary": "hand-made"
+    });
+    natstudy::service::import_items_text(
+        &db,
+        study,
+        None,
+        ("bugs.jsonl", &bugs),
+        ("t.jsonl", &item.to_string()),
+    )
+    .await
+    .expect("import");
+
+    let b = Browser::start().await.expect("browser");
+    b.client
+        .goto(&app.url(&format!("/login?next=/studies/{study}")))
+        .await
+        .expect("goto");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.sign_in("rita", "a-long-password", "rita (researcher)")
+        .await
+        .expect("signed in");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .find(Locator::Css(
+            "#generate-operators option[value='For2While']",
+        ))
+        .await
+        .expect("option")
+        .click()
+        .await
+        .expect("pick For2While");
+    b.client
+        .find(Locator::Css("#generate-preview"))
+        .await
+        .expect("preview")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#generate-count", "proposed").await;
+    let count = text_of(&b, "#generate-count").await;
+    let n: usize = count
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("a count");
+    assert_eq!(
+        n,
+        bugs.lines().count(),
+        "one For2While per bug: every bug has a for loop on its buggy line"
+    );
+    // the diff of a proposal shows the loop rewritten
+    let first = b
+        .client
+        .find(Locator::Css("#proposals details"))
+        .await
+        .expect("a proposal");
+    first
+        .find(Locator::Css("summary"))
+        .await
+        .expect("summary")
+        .click()
+        .await
+        .expect("open");
+    wait_contains(&b, "#proposals details[open] table", "while (i < limit)").await;
+    b.client
+        .find(Locator::Css("#generate-select-all"))
+        .await
+        .expect("select all")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#generate-add", &format!("Add {n} selected")).await;
+    b.client
+        .find(Locator::Css("#generate-add"))
+        .await
+        .expect("add")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#generate-result", &format!("added {n} items")).await;
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT item_key, operator FROM items WHERE study_id = $1 ORDER BY id")
+            .bind(study)
+            .fetch_all(&db.pool)
+            .await
+            .expect("items");
+    assert_eq!(rows.len(), n + 1);
+    assert_eq!(rows[1], ("statement_1".to_owned(), "For2While".to_owned()));
+    assert!(rows[1..].iter().all(|(_, op)| op == "For2While"));
+    // nothing new to propose now
+    b.client
+        .find(Locator::Css("#generate-preview"))
+        .await
+        .expect("preview")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#generate-count", "0 proposed").await;
+    b.close().await;
+    guard.drop_now(db).await;
+}

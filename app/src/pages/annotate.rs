@@ -236,7 +236,11 @@ fn side(no: Option<u32>, segs: Vec<Seg>, class: &'static str, buggy: bool) -> im
 }
 
 #[component]
-fn DiffTable(rows: Vec<DiffLine>, original_left: bool, unified: ReadSignal<bool>) -> impl IntoView {
+pub(crate) fn DiffTable(
+    rows: Vec<DiffLine>,
+    original_left: bool,
+    unified: ReadSignal<bool>,
+) -> impl IntoView {
     let side_rows = rows.clone();
     let side_by_side = move || {
         side_rows

@@ -1,4 +1,5 @@
 pub mod annotate;
+pub mod generate;
 pub mod home;
 pub mod login;
 pub mod not_found;

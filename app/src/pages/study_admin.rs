@@ -77,6 +77,7 @@ pub fn StudyWork(study: i64, admin: bool) -> impl IntoView {
                 }
             })}
         </Transition>
+        <crate::pages::generate::Generate study />
         {admin.then(|| view! {
             <Upload study upload />
             <section class="card">

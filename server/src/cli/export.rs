@@ -53,13 +53,11 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
                 "csv" => true,
                 other => bail!("unknown format {other} (jsonl or csv)"),
             };
-            export::dataset(&db, study, csv, &mut *sink(&a.out)?).await?
+            export::dataset(&db, study, csv, &mut sink(&a.out)?).await?
         }
-        "votes" => {
-            export::votes_table(&db, study, &mut *sink(&a.out)?, a.with_external_ids).await?
-        }
-        "matrix" => export::matrix(&db, study, &mut *sink(&a.out)?).await?,
-        "survey" => export::survey(&db, study, &mut *sink(&a.out)?).await?,
+        "votes" => export::votes_table(&db, study, &mut sink(&a.out)?, a.with_external_ids).await?,
+        "matrix" => export::matrix(&db, study, &mut sink(&a.out)?).await?,
+        "survey" => export::survey(&db, study, &mut sink(&a.out)?).await?,
         "items" => {
             let Some(dir) = &a.out else {
                 bail!("--what items needs --out DIR")
@@ -68,7 +66,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             let mut b = sink(&Some(dir.join("bugs.jsonl")))?;
             let mut t = sink(&Some(dir.join("transformations.jsonl")))?;
-            let n = export::items(&db, study, &mut *b, &mut *t).await?;
+            let n = export::items(&db, study, &mut b, &mut t).await?;
             b.flush()?;
             t.flush()?;
             n

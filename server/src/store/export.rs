@@ -10,6 +10,19 @@ use sqlx::Row;
 use super::{Db, StoreResult};
 use crate::engine::analysis::{judges_unnatural, Category};
 
+/// Where an export writes: a `Write` that may also ask the exporter to wait. The exporters call
+/// `pace` after every row; a sink that streams to a slow client waits there until it has room,
+/// so a large export never piles up in memory.
+pub trait Sink: Write + Send {
+    fn pace(&mut self) -> futures_util::future::BoxFuture<'_, std::io::Result<()>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+impl<W: Write + Send + ?Sized> Sink for Box<W> {}
+impl Sink for Vec<u8> {}
+impl<W: Write + Send> Sink for std::io::BufWriter<W> {}
+
 /// One labelled transformation.
 #[derive(Debug, Serialize)]
 pub struct DatasetRow {
@@ -57,7 +70,7 @@ pub async fn dataset(
     db: &Db,
     study: i64,
     csv_out: bool,
-    out: &mut (dyn Write + Send),
+    out: &mut dyn Sink,
 ) -> anyhow::Result<u64> {
     let models = models(db, study).await?;
     let mut sql = String::from(
@@ -112,6 +125,7 @@ pub async fn dataset(
     }
     let mut n = 0u64;
     while let Some(r) = rows.try_next().await? {
+        out.pace().await?;
         let id: i64 = r.try_get("id")?;
         let (mut count, mut unnat, mut cr_sum, mut cc_sum) = (0usize, 0usize, 0u32, 0u32);
         loop {
@@ -200,7 +214,7 @@ pub async fn dataset(
 pub async fn votes_table(
     db: &Db,
     study: i64,
-    out: &mut (dyn Write + Send),
+    out: &mut dyn Sink,
     with_pid: bool,
 ) -> anyhow::Result<u64> {
     let mut header = vec![
@@ -232,6 +246,7 @@ pub async fn votes_table(
     .fetch(&db.pool);
     let mut n = 0;
     while let Some(r) = rows.try_next().await? {
+        out.pace().await?;
         let (cr, cc): (i64, i64) = (r.try_get("cr")?, r.try_get("cc")?);
         let opt_f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         let opt_i = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_default();
@@ -265,7 +280,7 @@ pub async fn votes_table(
 }
 
 /// The item × annotator matrix of binary judgements (1 unnatural, 0 natural, empty: no vote).
-pub async fn matrix(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow::Result<u64> {
+pub async fn matrix(db: &Db, study: i64, out: &mut dyn Sink) -> anyhow::Result<u64> {
     let codes: Vec<(i64, String)> =
         sqlx::query("SELECT id, code FROM annotators WHERE study_id = $1 ORDER BY id")
             .bind(study)
@@ -289,16 +304,16 @@ pub async fn matrix(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow
     .fetch(&db.pool);
     let mut current: Option<(String, Vec<String>)> = None;
     let mut n = 0;
-    let flush =
-        |cur: Option<(String, Vec<String>)>, out: &mut (dyn Write + Send)| -> anyhow::Result<()> {
-            if let Some((key, cells)) = cur {
-                let mut rec = vec![key];
-                rec.extend(cells);
-                out.write_all(&csv_line(&rec)?)?;
-            }
-            Ok(())
-        };
+    let flush = |cur: Option<(String, Vec<String>)>, out: &mut dyn Sink| -> anyhow::Result<()> {
+        if let Some((key, cells)) = cur {
+            let mut rec = vec![key];
+            rec.extend(cells);
+            out.write_all(&csv_line(&rec)?)?;
+        }
+        Ok(())
+    };
     while let Some(r) = rows.try_next().await? {
+        out.pace().await?;
         let key: String = r.try_get("item_key")?;
         if current.as_ref().map(|c| &c.0) != Some(&key) {
             flush(current.take(), out)?;
@@ -321,7 +336,7 @@ pub async fn matrix(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow
 
 /// Votes in the published replication layout `{level: {n: {participant: {CR, CC, Time}}}}`,
 /// written level by level and item by item as they stream.
-pub async fn survey(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow::Result<u64> {
+pub async fn survey(db: &Db, study: i64, out: &mut dyn Sink) -> anyhow::Result<u64> {
     let mut rows = sqlx::query(
         "SELECT i.item_key, i.level, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN items i ON i.id = v.item_id \
          JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 ORDER BY i.level, i.item_key, a.code",
@@ -332,6 +347,7 @@ pub async fn survey(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow
     let mut n = 0;
     out.write_all(b"{")?;
     while let Some(r) = rows.try_next().await? {
+        out.pace().await?;
         let (key, lv, code): (String, String, String) = (
             r.try_get("item_key")?,
             r.try_get("level")?,
@@ -374,8 +390,8 @@ pub async fn survey(db: &Db, study: i64, out: &mut (dyn Write + Send)) -> anyhow
 pub async fn items(
     db: &Db,
     study: i64,
-    bugs_out: &mut (dyn Write + Send),
-    items_out: &mut (dyn Write + Send),
+    bugs_out: &mut dyn Sink,
+    items_out: &mut dyn Sink,
 ) -> anyhow::Result<u64> {
     let mut bugs = sqlx::query(
         "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.buggy_lines FROM bugs b \
@@ -384,16 +400,8 @@ pub async fn items(
     .bind(study)
     .fetch(&db.pool);
     while let Some(r) = bugs.try_next().await? {
-        let lines: String = r.try_get("buggy_lines")?;
-        let rec = crate::formats::items::BugRecord {
-            bug_id: r.try_get("bug_key")?,
-            project: r.try_get("project")?,
-            file: r.try_get("file_path")?,
-            method: r.try_get("method")?,
-            source: r.try_get("source")?,
-            file_source: r.try_get("file_source")?,
-            buggy_lines: serde_json::from_str(&lines).unwrap_or_default(),
-        };
+        bugs_out.pace().await?;
+        let rec = super::generation::bug_record(&r)?;
         serde_json::to_writer(&mut *bugs_out, &rec)?;
         bugs_out.write_all(b"\n")?;
     }
@@ -405,6 +413,7 @@ pub async fn items(
     .fetch(&db.pool);
     let mut n = 0;
     while let Some(r) = rows.try_next().await? {
+        items_out.pace().await?;
         let level: String = r.try_get("level")?;
         let mut obj = serde_json::json!({
             "id": r.try_get::<String, _>("item_key")?,

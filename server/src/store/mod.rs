@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod assign;
 pub mod audit;
 pub mod export;
+pub mod generation;
 pub mod imports;
 pub mod monitor;
 pub mod participation;

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use app::backend::{Backend, BackendError, BackendHandle};
 use app::model::{
-    AnnotateState, AnnotateStep, DiffLine, ItemView, Monitor, RatedRow, Role, ScreenerQuestion,
-    Seg, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
+    AnnotateState, AnnotateStep, DiffLine, GeneratedPreview, ItemView, Monitor, RatedRow, Role,
+    ScreenerQuestion, Seg, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
 use crate::db::Db;
@@ -349,6 +349,77 @@ impl Backend for DomainBackend {
         match outcome {
             Ok(Outcome::Imported { rows }) => Ok(format!("imported {rows} rows")),
             Ok(Outcome::AlreadyImported) => Ok("already imported: nothing to do".into()),
+            Err(e) => match e.downcast::<StoreError>() {
+                Ok(se) => Err(map(se)),
+                Err(e) => Err(BackendError::Invalid(format!("{e:#}"))),
+            },
+        }
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn propose_transformations(
+        &self,
+        study: i64,
+        operators: &str,
+        all_sites: bool,
+    ) -> Result<Vec<GeneratedPreview>, BackendError> {
+        let (bugs, proposals) = crate::service::propose(&self.db, study, operators, all_sites)
+            .await
+            .map_err(|e| BackendError::Invalid(format!("{e:#}")))?;
+        let lines: std::collections::HashMap<&str, (&str, &[u32])> = bugs
+            .iter()
+            .map(|b| {
+                (
+                    b.bug_id.as_str(),
+                    (b.source.as_str(), b.buggy_lines.as_slice()),
+                )
+            })
+            .collect();
+        Ok(proposals
+            .into_iter()
+            .map(|p| {
+                let r = &p.generated.record;
+                let (old, buggy) = lines.get(r.bug_id.as_str()).copied().unwrap_or(("", &[]));
+                GeneratedPreview {
+                    key: p.key.clone(),
+                    bug_id: r.bug_id.clone(),
+                    operator: r.operator.clone(),
+                    level: r.level.as_str().to_owned(),
+                    summary: r.summary.clone(),
+                    touches_buggy: p.generated.touches_buggy,
+                    diff: wire_rows(crate::engine::diff::diff_rows(old, &r.source, buggy)),
+                }
+            })
+            .collect())
+    }
+
+    #[tracing::instrument(skip(self, keys), fields(keys = keys.len()))]
+    async fn add_transformations(
+        &self,
+        actor: &User,
+        study: i64,
+        operators: &str,
+        all_sites: bool,
+        keys: Vec<String>,
+    ) -> Result<String, BackendError> {
+        use crate::store::imports::Outcome;
+        if keys.is_empty() {
+            return Err(BackendError::Invalid(
+                "select at least one transformation".into(),
+            ));
+        }
+        match crate::service::add_proposals(
+            &self.db,
+            study,
+            Some(actor.id),
+            operators,
+            all_sites,
+            &keys,
+        )
+        .await
+        {
+            Ok(Outcome::Imported { rows }) => Ok(format!("added {rows} items")),
+            Ok(Outcome::AlreadyImported) => Ok("already added: nothing to do".into()),
             Err(e) => match e.downcast::<StoreError>() {
                 Ok(se) => Err(map(se)),
                 Err(e) => Err(BackendError::Invalid(format!("{e:#}"))),

@@ -7,18 +7,49 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 
-/// A `Write` that forwards chunks to the response body.
-struct ChannelWriter(tokio::sync::mpsc::UnboundedSender<Result<Vec<u8>, std::io::Error>>);
+type Chunk = Result<Vec<u8>, std::io::Error>;
 
-impl std::io::Write for ChannelWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .send(Ok(buf.to_vec()))
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))?;
-        Ok(buf.len())
+/// Bytes buffered before a chunk goes to the client.
+const CHUNK: usize = 64 * 1024;
+/// Chunks in flight: with a slow client the export waits once this many are queued, so an
+/// export holds at most about `CHUNK * (IN_FLIGHT + 1)` bytes whatever its size.
+const IN_FLIGHT: usize = 8;
+
+/// A sink that buffers rows and hands full chunks to the response body through a bounded
+/// channel; `pace` waits for room.
+struct ChannelSink {
+    buf: Vec<u8>,
+    tx: tokio::sync::mpsc::Sender<Chunk>,
+}
+
+impl std::io::Write for ChannelSink {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+impl ChannelSink {
+    async fn send_buffer(&mut self) -> std::io::Result<()> {
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        self.tx
+            .send(Ok(chunk))
+            .await
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))
+    }
+}
+
+impl crate::store::export::Sink for ChannelSink {
+    fn pace(&mut self) -> futures_util::future::BoxFuture<'_, std::io::Result<()>> {
+        Box::pin(async move {
+            if self.buf.len() >= CHUNK {
+                self.send_buffer().await?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -43,11 +74,13 @@ pub async fn export(
     {
         return (StatusCode::NOT_FOUND, "no such study").into_response();
     }
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, rx) = tokio::sync::mpsc::channel(IN_FLIGHT);
     let db = state.db.clone();
     tokio::spawn(async move {
-        let err_tx = tx.clone();
-        let mut w = ChannelWriter(tx);
+        let mut w = ChannelSink {
+            buf: Vec::with_capacity(CHUNK),
+            tx: tx.clone(),
+        };
         let res = match kind {
             "dataset-jsonl" => crate::store::export::dataset(&db, study, false, &mut w).await,
             "dataset-csv" => crate::store::export::dataset(&db, study, true, &mut w).await,
@@ -55,9 +88,13 @@ pub async fn export(
             "matrix" => crate::store::export::matrix(&db, study, &mut w).await,
             _ => crate::store::export::survey(&db, study, &mut w).await,
         };
+        let res = match res {
+            Ok(_) => w.send_buffer().await.map_err(anyhow::Error::from),
+            Err(e) => Err(e),
+        };
         if let Err(e) = res {
             tracing::error!(error = %e, "export failed");
-            let _ = err_tx.send(Err(std::io::Error::other(e.to_string())));
+            let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
         }
     });
     let stream = tokio_stream_from(rx);
@@ -72,7 +109,46 @@ pub async fn export(
 }
 
 fn tokio_stream_from(
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<Result<Vec<u8>, std::io::Error>>,
-) -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> {
+    mut rx: tokio::sync::mpsc::Receiver<Chunk>,
+) -> impl futures_util::Stream<Item = Chunk> {
     futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::export::Sink;
+    use std::io::Write;
+    use std::time::Duration;
+
+    /// With nobody reading, the exporter is held at `pace` once `IN_FLIGHT` chunks wait, and it
+    /// goes on as soon as the client takes one.
+    #[tokio::test]
+    async fn a_slow_client_holds_the_export_back() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(IN_FLIGHT);
+        let mut w = ChannelSink {
+            buf: Vec::new(),
+            tx,
+        };
+        let row = vec![b'x'; 1024];
+        let mut written = 0usize;
+        loop {
+            w.write_all(&row).expect("buffer");
+            written += row.len();
+            let paced = tokio::time::timeout(Duration::from_millis(100), w.pace()).await;
+            if paced.is_err() {
+                break;
+            }
+            assert!(written < CHUNK * (IN_FLIGHT + 2), "never held back");
+        }
+        assert_eq!(rx.len(), IN_FLIGHT, "held once the channel is full");
+        assert!(written <= CHUNK * (IN_FLIGHT + 1));
+        let first = rx.recv().await.expect("chunk").expect("bytes");
+        assert_eq!(first.len(), CHUNK);
+        w.write_all(&row).expect("buffer");
+        tokio::time::timeout(Duration::from_secs(5), w.pace())
+            .await
+            .expect("room again")
+            .expect("sent");
+    }
 }

@@ -1,0 +1,118 @@
+//! The study page's generator: the engine's transformations of the study's bugs, previewed as
+//! diffs, selected, and added as items (admins and researchers).
+
+use std::collections::BTreeSet;
+
+use leptos::prelude::*;
+
+use crate::components::status::ErrorBox;
+use crate::model::{GeneratedPreview, OPERATORS};
+use crate::pages::annotate::DiffTable;
+use crate::study_api::{add_transformations, ProposeTransformations};
+
+#[component]
+pub fn Generate(study: i64) -> impl IntoView {
+    let preview = ServerAction::<ProposeTransformations>::new();
+    let (operators, set_operators) = signal("studied".to_string());
+    let (all_sites, set_all_sites) = signal(false);
+    let (selected, set_selected) = signal(BTreeSet::<String>::new());
+    let add = Action::new(move |keys: &Vec<String>| {
+        let keys = keys.clone();
+        let ops = operators.get_untracked();
+        let all = all_sites.get_untracked();
+        async move { add_transformations(study, ops, all, keys).await }
+    });
+    // a new preview or an addition starts a fresh selection
+    Effect::watch(
+        move || (preview.version().get(), add.version().get()),
+        move |_, _, _| set_selected.set(BTreeSet::new()),
+        false,
+    );
+    let list = move || preview.value().get();
+    let (unified, _) = signal(false);
+    view! {
+        <section class="card" id="generate">
+            <h2>"Generate transformations"</h2>
+            <p class="muted">"The built-in engine rewrites each bug's method; only applications that change a buggy line are proposed unless you ask for all. Transformations already in the study are not proposed again."</p>
+            <ActionForm action=preview attr:id="generate-form" attr:class="row">
+                <input type="hidden" name="study" value=study />
+                <select name="operators" id="generate-operators"
+                    on:change=move |ev| set_operators.set(event_target_value(&ev))>
+                    <option value="studied">"the study's 18 operators"</option>
+                    <option value="all">"all 24 operators"</option>
+                    {OPERATORS.iter().map(|o| view! { <option value=*o>{*o}</option> }).collect_view()}
+                </select>
+                <label>
+                    <input type="checkbox" name="all_sites" id="generate-all-sites"
+                        on:change=move |ev| set_all_sites.set(event_target_checked(&ev)) />
+                    " also away from the buggy lines"
+                </label>
+                <button type="submit" id="generate-preview">"Preview"</button>
+            </ActionForm>
+            {move || preview.pending().get().then(|| view! { <p class="muted">"generating…"</p> })}
+            {move || list().map(|r| match r {
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                Ok(items) => {
+                    let all_keys: Vec<String> = items.iter().map(|p| p.key.clone()).collect();
+                    let n = items.len();
+                    view! {
+                        <div class="row">
+                            <span id="generate-count">{format!("{n} proposed")}</span>
+                            <button type="button" id="generate-select-all"
+                                on:click=move |_| set_selected.set(all_keys.iter().cloned().collect())>
+                                "Select all"
+                            </button>
+                            <button type="button" on:click=move |_| set_selected.set(BTreeSet::new())>"None"</button>
+                            <button type="button" id="generate-add"
+                                disabled=move || selected.with(|s| s.is_empty()) || add.pending().get()
+                                on:click=move |_| { add.dispatch(selected.get_untracked().into_iter().collect()); }>
+                                {move || format!("Add {} selected as items", selected.with(|s| s.len()))}
+                            </button>
+                        </div>
+                        <ul class="proposals" id="proposals">
+                            {items.into_iter().map(|p| view! { <Proposal p selected set_selected unified /> }).collect_view()}
+                        </ul>
+                    }.into_any()
+                }
+            })}
+            {move || add.value().get().map(|r| match r {
+                Ok(msg) => view! { <p class="ok" id="generate-result">{msg}</p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn Proposal(
+    p: GeneratedPreview,
+    selected: ReadSignal<BTreeSet<String>>,
+    set_selected: WriteSignal<BTreeSet<String>>,
+    unified: ReadSignal<bool>,
+) -> impl IntoView {
+    let key = p.key.clone();
+    let key_checked = p.key.clone();
+    let title = format!(
+        "{} · {} ({}) — {}",
+        p.bug_id, p.operator, p.level, p.summary
+    );
+    let off_bug = (!p.touches_buggy).then_some(" · away from the buggy lines");
+    view! {
+        <li>
+            <details>
+                <summary>
+                    <input type="checkbox" class="proposal-pick"
+                        prop:checked=move || selected.with(|s| s.contains(&key_checked))
+                        on:click=|ev| ev.stop_propagation()
+                        on:change=move |ev| {
+                            let on = event_target_checked(&ev);
+                            let k = key.clone();
+                            set_selected.update(|s| { if on { s.insert(k); } else { s.remove(&k); } });
+                        } />
+                    " " {title} {off_bug}
+                </summary>
+                <DiffTable rows=p.diff original_left=true unified />
+            </details>
+        </li>
+    }
+}
