@@ -293,13 +293,13 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         .expect("hydrated");
     b.client
         .find(Locator::Css(
-            "#generate-operators option[value='For2While']",
+            "#generate-operators option[value='ReverseIf']",
         ))
         .await
         .expect("option")
         .click()
         .await
-        .expect("pick For2While");
+        .expect("pick ReverseIf");
     b.client
         .find(Locator::Css("#generate-preview"))
         .await
@@ -332,7 +332,7 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         .click()
         .await
         .expect("open");
-    wait_contains(&b, "#proposals details[open] table", "while (i < limit)").await;
+    wait_contains(&b, "#proposals details[open] table", "if (!(").await;
     b.client
         .find(Locator::Css("#generate-select-all"))
         .await
@@ -356,8 +356,8 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
             .await
             .expect("items");
     assert_eq!(rows.len(), n + 1);
-    assert_eq!(rows[1], ("statement_1".to_owned(), "For2While".to_owned()));
-    assert!(rows[1..].iter().all(|(_, op)| op == "For2While"));
+    assert_eq!(rows[1], ("statement_1".to_owned(), "ReverseIf".to_owned()));
+    assert!(rows[1..].iter().all(|(_, op)| op == "ReverseIf"));
     // nothing new to propose now
     b.client
         .find(Locator::Css("#generate-preview"))

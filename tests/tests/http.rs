@@ -326,6 +326,15 @@ async fn role_matrix(store: Store) {
         ),
         (
             "POST",
+            "/api/studies/propose".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("operators", "SwitchRelation".into()),
+            ],
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
+            "POST",
             "/api/studies/mine".into(),
             vec![],
             &[Role::Admin, Role::Researcher, Role::Annotator],
@@ -370,6 +379,37 @@ async fn role_matrix(store: Store) {
             Some(Role::Admin) => assert!(status.is_success(), "admin import: {status}"),
             Some(_) => assert_eq!(status, StatusCode::FORBIDDEN, "{role:?} import"),
             None => assert_eq!(status, StatusCode::UNAUTHORIZED, "anonymous import"),
+        }
+    }
+    // adding generated transformations (JSON), for every role: staff get past the role check
+    // (and are told to select something), others are refused
+    for (role, c) in &clients {
+        let body = serde_json::json!({"study": study, "operators": "studied", "all_sites": false, "keys": []});
+        let r = c
+            .post(app.url("/api/studies/add-transformations"))
+            .json(&body)
+            .send()
+            .await
+            .expect("add");
+        let status = r.status();
+        match role {
+            Some(Role::Admin | Role::Researcher) => {
+                let text = r.text().await.unwrap_or_default();
+                assert!(
+                    text.contains("select at least one"),
+                    "{role:?}: {status} {text}"
+                );
+            }
+            Some(_) => assert_eq!(
+                status,
+                StatusCode::FORBIDDEN,
+                "{role:?} add-transformations"
+            ),
+            None => assert_eq!(
+                status,
+                StatusCode::UNAUTHORIZED,
+                "anonymous add-transformations"
+            ),
         }
     }
     // staff without an annotator record may not use the survey endpoints
