@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, GeneratedPreview, Monitor, ResultsView, Role, StudyDetail, StudySettingsForm,
-    StudySummary, User, UserRow, VoteForm,
+    AnnotateState, GeneratedPreview, Monitor, ResultsView, Role, ScoringView, StudyDetail,
+    StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
 /// What can go wrong behind the handle, in terms a page can show.
@@ -158,6 +158,16 @@ pub trait Backend: Send + Sync + 'static {
         all_sites: bool,
         keys: Vec<String>,
     ) -> Result<String, BackendError>;
+    /// The models the server holds and the study's background jobs.
+    async fn scoring(&self, study: i64) -> Result<ScoringView, BackendError>;
+    /// Starts scoring the study's methods with a model in the background; returns the job.
+    async fn start_scoring(
+        &self,
+        actor: &User,
+        study: i64,
+        model: &str,
+        log10: bool,
+    ) -> Result<i64, BackendError>;
 }
 
 /// The handle as it is stored in context.

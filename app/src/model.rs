@@ -311,3 +311,32 @@ pub const OPERATORS: [&str; 24] = [
     "DividePrePostFix",
     "LoopIfContinue2Else",
 ];
+
+/// A background job of a study (e.g. scoring with a language model) and its progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRow {
+    pub id: i64,
+    pub kind: String,
+    pub label: String,
+    /// `running`, `done` or `failed`.
+    pub state: String,
+    pub done: i64,
+    pub total: i64,
+    pub message: String,
+    pub started_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// A language model file the server holds in its models directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelFile {
+    pub name: String,
+    pub bytes: u64,
+}
+
+/// What the study page's scoring panel shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoringView {
+    pub models: Vec<ModelFile>,
+    pub jobs: Vec<JobRow>,
+}

@@ -6,7 +6,7 @@ use server_fn::codec::Json;
 
 #[cfg(feature = "ssr")]
 use crate::model::StudySettingsForm;
-use crate::model::{GeneratedPreview, Monitor, ResultsView};
+use crate::model::{GeneratedPreview, Monitor, ResultsView, ScoringView};
 
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require};
@@ -162,6 +162,28 @@ pub async fn add_transformations(
     let actor = require(&[Role::Admin, Role::Researcher]).await?;
     backend()?
         .add_transformations(&actor, study, &operators, all_sites, keys)
+        .await
+        .map_err(internal)
+}
+
+/// The models the server holds and the study's background jobs (admins and researchers).
+#[server(endpoint = "studies/scoring")]
+pub async fn get_scoring(study: i64) -> Result<ScoringView, ServerFnError> {
+    require(&[Role::Admin, Role::Researcher]).await?;
+    backend()?.scoring(study).await.map_err(internal)
+}
+
+/// Scores the study's methods with a model as a background job (admins and researchers).
+#[server(endpoint = "studies/score")]
+pub async fn start_scoring(
+    study: i64,
+    model: String,
+    log10: Option<String>,
+) -> Result<i64, ServerFnError> {
+    let actor = require(&[Role::Admin, Role::Researcher]).await?;
+    let log10 = log10.as_deref().is_some_and(|s| s == "on" || s == "true");
+    backend()?
+        .start_scoring(&actor, study, &model, log10)
         .await
         .map_err(internal)
 }

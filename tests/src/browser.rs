@@ -22,22 +22,40 @@ fn free_port() -> Result<u16> {
 impl Browser {
     pub async fn start() -> Result<Browser> {
         let port = free_port()?;
-        let driver = Command::new("chromedriver")
+        // NATSTUDY_BROWSER_LOG=FILE: chromedriver's log with the page's console (hydration errors)
+        let log = std::env::var("NATSTUDY_BROWSER_LOG").ok();
+        let mut cmd = Command::new("chromedriver");
+        if let Some(path) = &log {
+            cmd.arg(format!("--log-path={path}"))
+                .arg("--enable-chrome-logs");
+        }
+        let driver = cmd
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .context("cannot start chromedriver (apt-get install chromium chromium-driver; scripts/setup --browser does it)")?;
         let profile = tempfile::tempdir()?;
+        let mut args = vec![
+            "--headless".to_owned(),
+            "--no-sandbox".into(),
+            "--disable-gpu".into(),
+            "--disable-quic".into(),
+            "--no-first-run".into(),
+            "--disable-background-networking".into(),
+            "--disable-component-update".into(),
+            "--disable-sync".into(),
+            "--disable-dev-shm-usage".into(),
+            "--window-size=1280,900".into(),
+            format!("--user-data-dir={}", profile.path().display()),
+        ];
+        if log.is_some() {
+            args.extend(["--enable-logging=stderr".into(), "--v=0".into()]);
+        }
         let caps = serde_json::json!({
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
-                "args": [
-                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    "--disable-dev-shm-usage", "--window-size=1280,900",
-                    format!("--user-data-dir={}", profile.path().display()),
-                ]
+                "args": args
             }
         });
         let caps = match caps {

@@ -93,6 +93,9 @@ pub struct TestApp {
     pub addr: SocketAddr,
     pub base: String,
     pub db: Db,
+    /// The server's models directory (a fresh temporary directory).
+    pub models_dir: std::path::PathBuf,
+    _models: tempfile::TempDir,
     handle: tokio::task::JoinHandle<()>,
 }
 
@@ -100,7 +103,9 @@ impl TestApp {
     /// Starts a server on a free port over `db`.
     pub async fn start(db: Db) -> Result<TestApp> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let config = WebConfig::new("127.0.0.1:0".parse()?);
+        let mut config = WebConfig::new("127.0.0.1:0".parse()?);
+        let models = tempfile::tempdir()?;
+        config.models_dir = models.path().to_owned();
         let server_db = db.clone();
         let handle = tokio::spawn(async move {
             let res = natstudy::web::serve(server_db, config, move |addr| {
@@ -116,6 +121,8 @@ impl TestApp {
             addr,
             base: format!("http://{addr}"),
             db,
+            models_dir: models.path().to_owned(),
+            _models: models,
             handle,
         })
     }

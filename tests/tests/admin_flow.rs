@@ -370,3 +370,108 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
     b.close().await;
     guard.drop_now(db).await;
 }
+
+/// A researcher uploads an n-gram model on the study page, starts scoring as a background job,
+/// watches its progress reach the end, and the study has a CE score for every method.
+#[tokio::test]
+async fn researcher_scores_a_study_with_an_uploaded_model() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("rita", "a-long-password", Role::Researcher)
+        .await
+        .expect("researcher");
+    let study = natstudy::store::studies::create(&db, None, "Scored", "")
+        .await
+        .expect("study");
+    let r = reference();
+    natstudy::service::import_items(
+        &db,
+        study,
+        &r.join("bugs.jsonl"),
+        &r.join("transformations.jsonl"),
+    )
+    .await
+    .expect("items");
+    let dir = tempfile::tempdir().expect("dir");
+    let model = dir.path().join("ref-4gram.arpa");
+    let corpus = natstudy_tests::reference_dir().join("lm/corpus.txt");
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "lm",
+            "train",
+            "--tokens",
+            &corpus.display().to_string(),
+            "--out",
+            &model.display().to_string(),
+        ],
+    )
+    .await
+    .expect("train");
+
+    let b = Browser::start().await.expect("browser");
+    b.client
+        .goto(&app.url(&format!("/login?next=/studies/{study}")))
+        .await
+        .expect("goto");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.sign_in("rita", "a-long-password", "rita (researcher)")
+        .await
+        .expect("signed in");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    // a full load of the study page hydrates (its resources are made outside any Suspend)
+    b.client
+        .goto(&app.url(&format!("/studies/{study}")))
+        .await
+        .expect("goto");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated on a full load");
+    wait_contains(&b, "#scoring", "No model on the server yet").await;
+    b.client
+        .find(Locator::Css("#model-file"))
+        .await
+        .expect("file input")
+        .send_keys(&model.display().to_string())
+        .await
+        .expect("choose");
+    b.client
+        .find(Locator::Css("#model-upload"))
+        .await
+        .expect("upload")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#score-model", "ref-4gram.arpa").await;
+    assert!(
+        app.models_dir.join("ref-4gram.arpa").is_file(),
+        "stored in the models directory"
+    );
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .find(Locator::Css("#score-start"))
+        .await
+        .expect("start")
+        .click()
+        .await
+        .expect("click");
+    wait_contains(&b, "#jobs", "score with ref-4gram.arpa").await;
+    wait_contains(&b, "#jobs .job-state", "done: scored 357 methods").await;
+    wait_contains(&b, "#jobs", "357/357 (100%)").await;
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM ce_scores WHERE study_id = $1 AND model = 'ref-4gram'",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    assert_eq!(n, 357, "60 bugs + 297 transformations");
+    b.close().await;
+    guard.drop_now(db).await;
+}

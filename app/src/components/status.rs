@@ -9,6 +9,8 @@ pub fn ErrorBox(message: String) -> impl IntoView {
         .strip_prefix("error running server function: ")
         .unwrap_or(&message)
         .to_owned();
+    #[cfg(feature = "hydrate")]
+    leptos::logging::warn!("natstudy: {text}");
     view! { <p class="error" role="alert">{text}</p> }
 }
 

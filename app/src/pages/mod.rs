@@ -3,6 +3,7 @@ pub mod generate;
 pub mod home;
 pub mod login;
 pub mod not_found;
+pub mod scoring;
 pub mod studies;
 pub mod study_admin;
 pub mod users;

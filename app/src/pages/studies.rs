@@ -70,13 +70,14 @@ pub fn StudiesPage() -> impl IntoView {
 
 #[component]
 pub fn StudyPage() -> impl IntoView {
-    let user = expect_context::<CurrentUser>();
     let params = use_params_map();
     let id = move || params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0));
     let detail = Resource::new(id, get_study);
     view! {
         <Suspense fallback=Loading>
             {move || Suspend::new(async move {
+                // resources made inside a Suspend do not hydrate: the study's working parts
+                // (which make their own) sit between the two halves, outside any Suspend
                 match detail.await {
                     Ok(d) => {
                         let s = d.summary;
@@ -90,12 +91,20 @@ pub fn StudyPage() -> impl IntoView {
                                 <div><b>{s.annotators}</b>" annotators"</div>
                                 <div><b>{s.ratings_per_item}</b>" ratings per item"</div>
                             </section>
-                            <Suspense fallback=|| ()>
-                                {move || Suspend::new(async move {
-                                    let admin = matches!(user.await, Ok(Some(u)) if u.role == Role::Admin);
-                                    view! { <crate::pages::study_admin::StudyWork study=s.id admin /> }
-                                })}
-                            </Suspense>
+                        }
+                            .into_any()
+                    }
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Suspense>
+        {move || view! { <crate::pages::study_admin::StudyWork study=id() /> }}
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => {
+                        let s = d.summary;
+                        view! {
                             <section class="card" id="downloads">
                                 <h2>"Downloads"</h2>
                                 <p class="row">

@@ -33,9 +33,14 @@ fn ago(ms: Option<i64>) -> String {
     }
 }
 
-/// Monitor + admin tools for one study.
+/// Monitor + admin tools for one study. Rendered outside any `Suspend` (its resources must be
+/// created once, at component level, for hydration); the viewer's role is awaited where needed.
 #[component]
-pub fn StudyWork(study: i64, admin: bool) -> impl IntoView {
+pub fn StudyWork(study: i64) -> impl IntoView {
+    let user = expect_context::<crate::components::layout::CurrentUser>();
+    let is_admin = move || async move {
+        matches!(user.await, Ok(Some(u)) if u.role == crate::model::Role::Admin)
+    };
     let settings = ServerAction::<SaveSettings>::new();
     let upload = ServerAction::<ImportUpload>::new();
     let batch = ServerAction::<CreateBatch>::new();
@@ -71,6 +76,7 @@ pub fn StudyWork(study: i64, admin: bool) -> impl IntoView {
     view! {
         <Transition fallback=Loading>
             {move || Suspend::new(async move {
+                let admin = is_admin().await;
                 match monitor.await {
                     Ok(m) => view! { <MonitorView study m admin release moved invite /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
@@ -78,7 +84,9 @@ pub fn StudyWork(study: i64, admin: bool) -> impl IntoView {
             })}
         </Transition>
         <crate::pages::generate::Generate study />
-        {admin.then(|| view! {
+        <crate::pages::scoring::Scoring study />
+        <Suspense fallback=|| ()>
+        {move || Suspend::new(async move { is_admin().await.then(|| view! {
             <Upload study upload />
             <section class="card">
                 <h2>"Build a batch"</h2>
@@ -110,7 +118,8 @@ pub fn StudyWork(study: i64, admin: bool) -> impl IntoView {
                     monitor.await.ok().map(|m| view! { <SettingsForm study s=m.settings settings /> })
                 })}
             </Transition>
-        })}
+        })})}
+        </Suspense>
     }
 }
 

@@ -204,8 +204,13 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             let targets = crate::store::analysis::sources(&db, id).await?;
             let opts = TokenizeOptions { max_string_len };
             let started = std::time::Instant::now();
-            let (scores, tokens_n) =
-                tokio::task::spawn_blocking(move || score_all(&m, &targets, opts, log10)).await?;
+            let (scores, tokens_n) = tokio::task::spawn_blocking(move || {
+                let pb = bar(targets.len() as u64, "methods");
+                let out = lm::score::score_many(&m, &targets, opts, log10, &|| pb.inc(1));
+                pb.finish_and_clear();
+                out
+            })
+            .await?;
             let secs = started.elapsed().as_secs_f64();
             let rows: Vec<crate::formats::results::CeRecord> = scores
                 .into_iter()
@@ -220,50 +225,4 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Cross-entropy of every (target, source), scored on all cores.
-fn score_all(
-    model: &lm::Model,
-    targets: &[(String, String)],
-    opts: TokenizeOptions,
-    log10: bool,
-) -> (Vec<(String, f64)>, u64) {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let chunk = targets.len().div_ceil(threads).max(1);
-    let pb = bar(targets.len() as u64, "methods");
-    let results: Vec<(Vec<(String, f64)>, u64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = targets
-            .chunks(chunk)
-            .map(|part| {
-                let pb = pb.clone();
-                s.spawn(move || {
-                    let mut out = Vec::with_capacity(part.len());
-                    let mut toks_n = 0u64;
-                    for (target, src) in part {
-                        let toks = lm::tokenize::tokens(src, opts);
-                        let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-                        let score = model.score(&refs);
-                        toks_n += score.token_log10.len() as u64;
-                        out.push((
-                            target.clone(),
-                            if log10 {
-                                score.log10_per_token()
-                            } else {
-                                score.bits_per_token()
-                            },
-                        ));
-                        pb.inc(1);
-                    }
-                    (out, toks_n)
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    pb.finish_and_clear();
-    let total = results.iter().map(|r| r.1).sum();
-    (results.into_iter().flat_map(|r| r.0).collect(), total)
 }

@@ -228,6 +228,7 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     }
     config.secure_cookies = args.secure_cookies;
     config.idle_timeout_secs = args.idle_minutes.max(1) * 60;
+    config.models_dir = g.data_dir.join("models");
     let demo = args.demo;
     crate::web::serve(db, config, move |addr| {
         println!("natstudy listening on http://{addr}");

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod export;
 pub mod generation;
 pub mod imports;
+pub mod jobs;
 pub mod monitor;
 pub mod participation;
 pub mod studies;

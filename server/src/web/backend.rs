@@ -5,7 +5,8 @@ use std::sync::Arc;
 use app::backend::{Backend, BackendError, BackendHandle};
 use app::model::{
     AnnotateState, AnnotateStep, DiffLine, GeneratedPreview, ItemView, Monitor, RatedRow, Role,
-    ScreenerQuestion, Seg, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
+    ScoringView, ScreenerQuestion, Seg, StudyDetail, StudySettingsForm, StudySummary, User,
+    UserRow, VoteForm,
 };
 
 use crate::db::Db;
@@ -15,11 +16,12 @@ use crate::store::{self, StoreError};
 #[derive(Clone, Debug)]
 pub struct DomainBackend {
     db: Db,
+    models_dir: std::path::PathBuf,
 }
 
 impl DomainBackend {
-    pub fn handle(db: Db) -> BackendHandle {
-        Arc::new(DomainBackend { db })
+    pub fn handle(db: Db, models_dir: std::path::PathBuf) -> BackendHandle {
+        Arc::new(DomainBackend { db, models_dir })
     }
 }
 
@@ -354,6 +356,48 @@ impl Backend for DomainBackend {
                 Err(e) => Err(BackendError::Invalid(format!("{e:#}"))),
             },
         }
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn scoring(&self, study: i64) -> Result<ScoringView, BackendError> {
+        let dir = self.models_dir.clone();
+        let models = tokio::task::spawn_blocking(move || super::models::list(&dir))
+            .await
+            .map_err(|e| BackendError::Internal(e.to_string()))?;
+        Ok(ScoringView {
+            models,
+            jobs: store::jobs::list(&self.db, study).await.map_err(map)?,
+        })
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn start_scoring(
+        &self,
+        actor: &User,
+        study: i64,
+        model: &str,
+        log10: bool,
+    ) -> Result<i64, BackendError> {
+        if !super::models::valid_name(model) || !self.models_dir.join(model).is_file() {
+            return Err(BackendError::NotFound(format!("model {model}")));
+        }
+        store::studies::detail(&self.db, study)
+            .await
+            .map_err(map)?
+            .ok_or_else(|| BackendError::NotFound(format!("study {study}")))?;
+        let label = format!("score with {model}{}", if log10 { " (log10)" } else { "" });
+        let job = store::jobs::create(&self.db, study, Some(actor.id), "score", &label)
+            .await
+            .map_err(map)?;
+        tokio::spawn(super::models::run_scoring(
+            self.db.clone(),
+            job,
+            study,
+            Some(actor.id),
+            self.models_dir.join(model),
+            log10,
+        ));
+        Ok(job)
     }
 
     #[tracing::instrument(skip(self))]

@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod download;
 pub mod guard;
+pub mod models;
 pub mod sessions;
 
 use std::net::SocketAddr;
@@ -28,6 +29,7 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub db: Db,
     pub backend: BackendHandle,
+    pub models_dir: PathBuf,
 }
 
 /// How the web server is set up.
@@ -40,6 +42,9 @@ pub struct WebConfig {
     pub secure_cookies: bool,
     /// Sessions end after this long without a request.
     pub idle_timeout_secs: i64,
+    /// Language models researchers pick or upload on the study page (shared storage when
+    /// several instances serve one database).
+    pub models_dir: PathBuf,
 }
 
 impl WebConfig {
@@ -49,6 +54,7 @@ impl WebConfig {
             site_root: default_site_root(),
             secure_cookies: false,
             idle_timeout_secs: 8 * 3600,
+            models_dir: PathBuf::from("natstudy-data/models"),
         }
     }
 }
@@ -70,11 +76,12 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .site_pkg_dir("pkg")
         .site_addr(config.addr)
         .build();
-    let backend = backend::DomainBackend::handle(db.clone());
+    let backend = backend::DomainBackend::handle(db.clone(), config.models_dir.clone());
     let state = AppState {
         leptos_options: leptos_options.clone(),
         db: db.clone(),
         backend: backend.clone(),
+        models_dir: config.models_dir.clone(),
     };
 
     let store = sessions::DbSessionStore::open(&db).await?;
@@ -97,6 +104,10 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .route(
             "/studies/{id}/export/{what}",
             axum::routing::get(download::export),
+        )
+        .route(
+            "/studies/{id}/models",
+            axum::routing::post(models::upload).layer(axum::extract::DefaultBodyLimit::disable()),
         )
         .leptos_routes_with_context(&state, routes, context.clone(), {
             let options = leptos_options.clone();

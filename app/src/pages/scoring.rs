@@ -1,0 +1,100 @@
+//! The study page's language-model panel: pick a model the server holds (or upload one), score
+//! every bug and transformation with it as a background job, and watch the job's progress.
+
+use leptos::prelude::*;
+
+use crate::components::status::ErrorBox;
+use crate::model::{JobRow, ScoringView};
+use crate::study_api::{get_scoring, StartScoring};
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+#[component]
+pub fn Scoring(study: i64) -> impl IntoView {
+    let start = ServerAction::<StartScoring>::new();
+    let (tick, set_tick) = signal(0u32);
+    #[cfg(feature = "hydrate")]
+    {
+        if let Ok(h) = set_interval_with_handle(
+            move || set_tick.update(|t| *t += 1),
+            std::time::Duration::from_secs(1),
+        ) {
+            on_cleanup(move || h.clear());
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = set_tick;
+    let view_data = Resource::new(
+        move || (tick.get(), start.version().get()),
+        move |_| get_scoring(study),
+    );
+    view! {
+        <section class="card" id="scoring">
+            <h2>"Cross-entropy from a language model"</h2>
+            <p class="muted">"Scores every bug and transformation with an n-gram model (trained with "<code>"natstudy lm train"</code>"); the RNC analysis then uses the scores under the model's name."</p>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match view_data.await {
+                        Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                        Ok(v) => view! { <ScoringPanel study v start /> }.into_any(),
+                    }
+                })}
+            </Transition>
+            {move || start.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
+                <input type="file" name="model" id="model-file" accept=".arpa,.bin" required />
+                <button type="submit" id="model-upload">"Upload a model"</button>
+            </form>
+        </section>
+    }
+}
+
+#[component]
+fn ScoringPanel(study: i64, v: ScoringView, start: ServerAction<StartScoring>) -> impl IntoView {
+    let ScoringView { models, jobs } = v;
+    let none = models.is_empty();
+    view! {
+        <ActionForm action=start attr:id="score-form" attr:class="row">
+            <input type="hidden" name="study" value=study />
+            <select name="model" id="score-model" disabled=none>
+                {models.into_iter().map(|m| {
+                    let label = format!("{} ({})", m.name, size(m.bytes));
+                    view! { <option value=m.name>{label}</option> }
+                }).collect_view()}
+            </select>
+            <label><input type="checkbox" name="log10" />" −log10 per token (the published tool's unit)"</label>
+            <button type="submit" id="score-start" disabled=none>"Score in the background"</button>
+        </ActionForm>
+        {none.then(|| view! { <p class="muted">"No model on the server yet: upload one below."</p> })}
+        <table class="jobs" id="jobs">
+            <thead><tr><th>"job"</th><th>"progress"</th><th>"state"</th></tr></thead>
+            <tbody>{jobs.into_iter().map(job_row).collect_view()}</tbody>
+        </table>
+    }
+}
+
+fn job_row(j: JobRow) -> impl IntoView {
+    let pct = if j.total > 0 {
+        j.done * 100 / j.total
+    } else {
+        0
+    };
+    let state = if j.message.is_empty() {
+        j.state.clone()
+    } else {
+        format!("{}: {}", j.state, j.message)
+    };
+    view! {
+        <tr class=format!("job {}", j.state)>
+            <td>{j.label}</td>
+            <td><progress max=j.total.max(1) value=j.done></progress>" " {format!("{}/{} ({pct}%)", j.done, j.total)}</td>
+            <td class="job-state">{state}</td>
+        </tr>
+    }
+}
