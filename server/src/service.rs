@@ -204,3 +204,41 @@ pub async fn add_proposals(
         .collect();
     Ok(store::imports::items(db, study, actor, &digest, &bugs, &records).await?)
 }
+
+/// What scoring a study did.
+pub struct Scored {
+    pub methods: usize,
+    pub tokens: u64,
+}
+
+/// Scores every bug and transformation of a study with a model (on all cores) and stores the
+/// cross-entropies as that model's CE scores, replacing earlier ones. `start` is told how many
+/// methods there are; `progress` is called once per method scored.
+pub async fn score_study(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    model: crate::engine::lm::Model,
+    name: &str,
+    opts: crate::engine::lm::tokenize::TokenizeOptions,
+    log10: bool,
+    start: impl FnOnce(u64),
+    progress: std::sync::Arc<dyn Fn() + Send + Sync>,
+) -> Result<Scored> {
+    let targets = store::analysis::sources(db, study).await?;
+    start(targets.len() as u64);
+    let (scores, tokens) = tokio::task::spawn_blocking(move || {
+        crate::engine::lm::score::score_many(&model, &targets, opts, log10, &*progress)
+    })
+    .await?;
+    let rows: Vec<formats::results::CeRecord> = scores
+        .into_iter()
+        .map(|(target, ce)| formats::results::CeRecord {
+            model: name.to_owned(),
+            target,
+            cross_entropy: ce,
+        })
+        .collect();
+    let methods = store::imports::replace_ce(db, study, actor, name, &rows).await?;
+    Ok(Scored { methods, tokens })
+}

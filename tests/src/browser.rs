@@ -119,6 +119,25 @@ impl Browser {
         }
     }
 
+    /// Opens `base + path` through the sign-in page as that user and waits for hydration.
+    pub async fn open_as(&self, base: &str, path: &str, user: (&str, &str, &str)) -> Result<()> {
+        self.client
+            .goto(&format!("{base}/login?next={path}"))
+            .await?;
+        self.sign_in(user.0, user.1, user.2).await?;
+        self.wait_for_text("#hydrated", "interactive").await
+    }
+
+    /// Clicks the element `css` matches.
+    pub async fn click(&self, css: &str) -> Result<()> {
+        self.client
+            .find(fantoccini::Locator::Css(css))
+            .await?
+            .click()
+            .await?;
+        Ok(())
+    }
+
     /// Fills in and submits the sign-in form on the current page, then waits until the header
     /// names the user as `who` (e.g. "ada (admin)").
     pub async fn sign_in(&self, username: &str, password: &str, who: &str) -> Result<()> {

@@ -9,6 +9,8 @@ use fantoccini::Locator;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
 
+const RITA: (&str, &str, &str) = ("rita", "a-long-password", "rita (researcher)");
+
 fn reference() -> PathBuf {
     match std::env::var("NATSTUDY_SHARED") {
         Ok(dir) => PathBuf::from(dir).join("reference/study-small"),
@@ -278,19 +280,9 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
     .expect("import");
 
     let b = Browser::start().await.expect("browser");
-    b.client
-        .goto(&app.url(&format!("/login?next=/studies/{study}")))
+    b.open_as(&app.base, &format!("/studies/{study}"), RITA)
         .await
-        .expect("goto");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
-    b.sign_in("rita", "a-long-password", "rita (researcher)")
-        .await
-        .expect("signed in");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
+        .expect("study page");
     b.client
         .find(Locator::Css(
             "#generate-operators option[value='ReverseIf']",
@@ -300,13 +292,7 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         .click()
         .await
         .expect("pick ReverseIf");
-    b.client
-        .find(Locator::Css("#generate-preview"))
-        .await
-        .expect("preview")
-        .click()
-        .await
-        .expect("click");
+    b.click("#generate-preview").await.expect("preview");
     wait_contains(&b, "#generate-count", "proposed").await;
     let count = text_of(&b, "#generate-count").await;
     let n: usize = count
@@ -333,21 +319,9 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         .await
         .expect("open");
     wait_contains(&b, "#proposals details[open] table", "if (!(").await;
-    b.client
-        .find(Locator::Css("#generate-select-all"))
-        .await
-        .expect("select all")
-        .click()
-        .await
-        .expect("click");
+    b.click("#generate-select-all").await.expect("select all");
     wait_contains(&b, "#generate-add", &format!("Add {n} selected")).await;
-    b.client
-        .find(Locator::Css("#generate-add"))
-        .await
-        .expect("add")
-        .click()
-        .await
-        .expect("click");
+    b.click("#generate-add").await.expect("add");
     wait_contains(&b, "#generate-result", &format!("added {n} items")).await;
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT item_key, operator FROM items WHERE study_id = $1 ORDER BY id")
@@ -359,13 +333,7 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
     assert_eq!(rows[1], ("statement_1".to_owned(), "ReverseIf".to_owned()));
     assert!(rows[1..].iter().all(|(_, op)| op == "ReverseIf"));
     // nothing new to propose now
-    b.client
-        .find(Locator::Css("#generate-preview"))
-        .await
-        .expect("preview")
-        .click()
-        .await
-        .expect("click");
+    b.click("#generate-preview").await.expect("preview");
     wait_contains(&b, "#generate-count", "0 proposed").await;
     b.close().await;
     guard.drop_now(db).await;
@@ -410,19 +378,9 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     .expect("train");
 
     let b = Browser::start().await.expect("browser");
-    b.client
-        .goto(&app.url(&format!("/login?next=/studies/{study}")))
+    b.open_as(&app.base, &format!("/studies/{study}"), RITA)
         .await
-        .expect("goto");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
-    b.sign_in("rita", "a-long-password", "rita (researcher)")
-        .await
-        .expect("signed in");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
+        .expect("study page");
     // a full load of the study page hydrates (its resources are made outside any Suspend)
     b.client
         .goto(&app.url(&format!("/studies/{study}")))
@@ -439,13 +397,7 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .send_keys(&model.display().to_string())
         .await
         .expect("choose");
-    b.client
-        .find(Locator::Css("#model-upload"))
-        .await
-        .expect("upload")
-        .click()
-        .await
-        .expect("click");
+    b.click("#model-upload").await.expect("upload");
     wait_contains(&b, "#score-model", "ref-4gram.arpa").await;
     assert!(
         app.models_dir.join("ref-4gram.arpa").is_file(),
@@ -454,13 +406,7 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
-    b.client
-        .find(Locator::Css("#score-start"))
-        .await
-        .expect("start")
-        .click()
-        .await
-        .expect("click");
+    b.click("#score-start").await.expect("start");
     wait_contains(&b, "#jobs", "score with ref-4gram.arpa").await;
     wait_contains(&b, "#jobs .job-state", "done: scored 357 methods").await;
     wait_contains(&b, "#jobs", "357/357 (100%)").await;

@@ -201,26 +201,26 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             let m = tokio::task::spawn_blocking(move || lm::binary::load(&path))
                 .await?
                 .with_context(|| format!("cannot load {}", model.display()))?;
-            let targets = crate::store::analysis::sources(&db, id).await?;
             let opts = TokenizeOptions { max_string_len };
             let started = std::time::Instant::now();
-            let (scores, tokens_n) = tokio::task::spawn_blocking(move || {
-                let pb = bar(targets.len() as u64, "methods");
-                let out = lm::score::score_many(&m, &targets, opts, log10, &|| pb.inc(1));
-                pb.finish_and_clear();
-                out
-            })
+            let pb = bar(0, "methods");
+            let bar_len = pb.clone();
+            let bar_inc = pb.clone();
+            let scored = crate::service::score_study(
+                &db,
+                id,
+                None,
+                m,
+                &name,
+                opts,
+                log10,
+                move |n| bar_len.set_length(n),
+                std::sync::Arc::new(move || bar_inc.inc(1)),
+            )
             .await?;
+            pb.finish_and_clear();
             let secs = started.elapsed().as_secs_f64();
-            let rows: Vec<crate::formats::results::CeRecord> = scores
-                .into_iter()
-                .map(|(target, ce)| crate::formats::results::CeRecord {
-                    model: name.clone(),
-                    target,
-                    cross_entropy: ce,
-                })
-                .collect();
-            let n = crate::store::imports::replace_ce(&db, id, None, &name, &rows).await?;
+            let (n, tokens_n) = (scored.methods, scored.tokens);
             println!("scored {n} methods ({tokens_n} tokens) in {secs:.2} s ({:.0} tokens/s) as model {name}", tokens_n as f64 / secs.max(1e-9));
         }
     }

@@ -135,35 +135,35 @@ async fn score(
         .unwrap_or_else(|| "ngram".into());
     let p = path.to_owned();
     let model = tokio::task::spawn_blocking(move || lm::binary::load(&p)).await??;
-    let targets = crate::store::analysis::sources(db, study).await?;
-    let total = targets.len() as u64;
-    crate::store::jobs::progress(db, job, 0, total).await?;
     let done = Arc::new(AtomicU64::new(0));
-    let counter = done.clone();
-    let mut work = tokio::task::spawn_blocking(move || {
-        lm::score::score_many(&model, &targets, Default::default(), log10, &|| {
+    let total = Arc::new(AtomicU64::new(0));
+    let (counter, size) = (done.clone(), total.clone());
+    let work = crate::service::score_study(
+        db,
+        study,
+        actor,
+        model,
+        &name,
+        Default::default(),
+        log10,
+        move |n| size.store(n, Ordering::Relaxed),
+        Arc::new(move || {
             counter.fetch_add(1, Ordering::Relaxed);
-        })
-    });
-    let (scores, tokens) = loop {
+        }),
+    );
+    tokio::pin!(work);
+    let scored = loop {
         tokio::select! {
             res = &mut work => break res?,
             _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
-                crate::store::jobs::progress(db, job, done.load(Ordering::Relaxed), total).await?;
+                let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
+                crate::store::jobs::progress(db, job, d, t).await?;
             }
         }
     };
-    crate::store::jobs::progress(db, job, total, total).await?;
-    let rows: Vec<crate::formats::results::CeRecord> = scores
-        .into_iter()
-        .map(|(target, ce)| crate::formats::results::CeRecord {
-            model: name.clone(),
-            target,
-            cross_entropy: ce,
-        })
-        .collect();
-    let n = crate::store::imports::replace_ce(db, study, actor, &name, &rows).await?;
-    Ok((n, tokens))
+    let n = scored.methods as u64;
+    crate::store::jobs::progress(db, job, n, n).await?;
+    Ok((scored.methods, scored.tokens))
 }
 
 #[cfg(test)]
