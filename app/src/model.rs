@@ -264,8 +264,10 @@ pub struct Monitor {
 /// A study's results as the results page shows them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultsView {
-    /// The readable tables (as `natstudy report` prints them).
-    pub tables: String,
+    /// Headline figures (study size, Fleiss' kappa, full agreement).
+    pub headline: Vec<String>,
+    /// The report's tables (the same `natstudy report` prints).
+    pub tables: Vec<TableView>,
     /// (name, SVG) charts.
     pub charts: Vec<(String, String)>,
     pub votes: i64,
@@ -339,4 +341,13 @@ pub struct ModelFile {
 pub struct ScoringView {
     pub models: Vec<ModelFile>,
     pub jobs: Vec<JobRow>,
+}
+
+/// A table of the report: a title, column names and rows of cells (already formatted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableView {
+    pub id: String,
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
 }

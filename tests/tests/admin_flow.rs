@@ -242,7 +242,8 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
             .is_ok(),
         "chart rendered"
     );
-    wait_contains(&b, "#results-tables", "Fleiss").await;
+    wait_contains(&b, "#results-headline", "Fleiss").await;
+    wait_contains(&b, "#results-tables", "Naturalness by level").await;
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

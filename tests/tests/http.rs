@@ -672,3 +672,75 @@ async fn participants_are_confined_to_their_items_sqlite() {
 async fn participants_are_confined_to_their_items_postgres() {
     participants_are_confined_to_their_items(Store::Postgres).await;
 }
+
+/// The results' charts download as SVG and as PNG (drawn with the bundled font) for staff;
+/// the results page lists them with the report's tables as HTML tables.
+#[tokio::test]
+async fn charts_download_as_svg_and_png() {
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let r = natstudy_tests::reference_dir().join("study-small");
+    let study = natstudy::store::studies::create(&app.db, None, "R", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items(
+        &app.db,
+        study,
+        &r.join("bugs.jsonl"),
+        &r.join("transformations.jsonl"),
+    )
+    .await
+    .expect("items");
+    natstudy::service::import_votes(&app.db, study, &r.join("survey.json"))
+        .await
+        .expect("votes");
+    let rita = app.signed_in("rita", PW).await.expect("rita");
+    let png = rita
+        .get(app.url(&format!("/studies/{study}/charts/naturalness_by_level.png")))
+        .send()
+        .await
+        .expect("png");
+    assert_eq!(png.status(), StatusCode::OK);
+    assert_eq!(png.headers()["content-type"], "image/png");
+    let bytes = png.bytes().await.expect("bytes");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // IHDR: width and height, twice the SVG's 720 × 400
+    let w = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
+    let h = u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
+    assert_eq!((w, h), (1440, 800));
+    let svg = rita
+        .get(app.url(&format!("/studies/{study}/charts/time_by_level.svg")))
+        .send()
+        .await
+        .expect("svg");
+    assert_eq!(svg.headers()["content-type"], "image/svg+xml");
+    assert!(svg.text().await.expect("text").starts_with("<svg"));
+    let missing = rita
+        .get(app.url(&format!("/studies/{study}/charts/nothing.png")))
+        .send()
+        .await
+        .expect("404");
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let ann = app.signed_in("ann", PW).await.expect("ann");
+    let refused = ann
+        .get(app.url(&format!("/studies/{study}/charts/naturalness_by_level.png")))
+        .send()
+        .await
+        .expect("annotator");
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    // the results page: HTML tables and the PNG links
+    let page = rita
+        .get(app.url(&format!("/studies/{study}/results")))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        page.contains("id=\"table-naturalness\""),
+        "naturalness table"
+    );
+    assert!(page.contains("<th>likely unnatural</th>"));
+    assert!(page.contains(&format!("/studies/{study}/charts/naturalness_by_level.png")));
+    guard.drop_now(app.db.clone()).await;
+}

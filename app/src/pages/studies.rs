@@ -195,17 +195,52 @@ pub fn ResultsPage() -> impl IntoView {
         <Transition fallback=Loading>
             {move || Suspend::new(async move {
                 match results.await {
-                    Ok(r) => view! {
+                    Ok(r) => {
+                        let study = id();
+                        view! {
                         <p class="muted">"Analysis of " <b id="results-votes">{r.votes}</b> " votes; refreshed every 15 s."</p>
+                        <section class="card" id="results-headline">
+                            {r.headline.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
+                        </section>
                         <section class="charts">
                             {r.charts
                                 .into_iter()
-                                .map(|(name, svg)| { let fid = name.replace('.', "-"); view! { <figure class="chart" id=fid><div inner_html=svg></div><figcaption>{name}</figcaption></figure> } })
+                                .map(|(name, svg)| {
+                                    let fid = name.replace('.', "-");
+                                    let stem = name.trim_end_matches(".svg").to_owned();
+                                    let svg_href = format!("/studies/{study}/charts/{stem}.svg");
+                                    let png_href = format!("/studies/{study}/charts/{stem}.png");
+                                    view! {
+                                        <figure class="chart" id=fid>
+                                            <div inner_html=svg></div>
+                                            <figcaption>
+                                                {name.clone()} " "
+                                                <a href=svg_href rel="external" download>"SVG"</a> " "
+                                                <a href=png_href rel="external" download class="png">"PNG"</a>
+                                            </figcaption>
+                                        </figure>
+                                    }
+                                })
                                 .collect_view()}
                         </section>
-                        <pre class="tables card" id="results-tables">{r.tables}</pre>
+                        <div id="results-tables">
+                            {r.tables.into_iter().map(|t| view! {
+                                <section class="card">
+                                    <h2>{t.title}</h2>
+                                    <table class="grid" id=format!("table-{}", t.id)>
+                                        <thead><tr>{t.header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr></thead>
+                                        <tbody>
+                                            {t.rows.into_iter().map(|row| view! {
+                                                <tr>{row.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
+                                            }).collect_view()}
+                                        </tbody>
+                                    </table>
+                                </section>
+                            }).collect_view()}
+                        </div>
                     }
-                    .into_any(),
+                    .into_any()
+                    }
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}

@@ -8,7 +8,9 @@ pub(crate) mod lm;
 mod report;
 mod transform;
 
-pub use report::render_text as render_report_text;
+pub use report::{
+    headline as report_headline, render_text as render_report_text, tables as report_tables,
+};
 
 use std::io::{IsTerminal, Read};
 use std::net::SocketAddr;

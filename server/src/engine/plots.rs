@@ -312,6 +312,49 @@ pub fn report_charts(
     Ok(out)
 }
 
+/// The font charts are drawn with when rasterised (DejaVu Sans, shipped with natstudy so PNGs
+/// look the same on every machine; see `assets/fonts/DejaVuSans-LICENSE.txt`).
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    static DB: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> =
+        std::sync::OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = resvg::usvg::fontdb::Database::new();
+        db.load_font_data(FONT.to_vec());
+        db.set_sans_serif_family("DejaVu Sans");
+        db.set_serif_family("DejaVu Sans");
+        db.set_monospace_family("DejaVu Sans");
+        std::sync::Arc::new(db)
+    })
+    .clone()
+}
+
+/// A chart's SVG as a PNG at `scale` × its size (2 for sharp text on high-density screens).
+pub fn svg_to_png(name: &str, svg: &str, scale: f32) -> Result<Vec<u8>, PlotError> {
+    let fail = err(name);
+    let options = resvg::usvg::Options {
+        fontdb: fonts(),
+        font_family: "DejaVu Sans".into(),
+        ..Default::default()
+    };
+    let tree = resvg::usvg::Tree::from_str(svg, &options).map_err(|e| fail(e.to_string()))?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(scale)
+        .ok_or_else(|| fail("empty chart".into()))?;
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| fail("empty chart".into()))?;
+    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::from_scale(scale, scale),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.encode_png().map_err(|e| fail(e.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,5 +432,28 @@ mod tests {
                 >= 2,
             "diagonal and curve"
         );
+    }
+
+    #[test]
+    fn charts_rasterise_to_png_with_text() {
+        let svg = stacked_categories(
+            "Naturalness by level",
+            &[
+                ("naming".into(), [3.0, 1.0, 1.0, 0.0]),
+                ("statement".into(), [1.0, 0.0, 2.0, 2.0]),
+            ],
+        )
+        .expect("svg");
+        let png = svg_to_png("naturalness_by_level", &svg, 2.0).expect("png");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let img = resvg::tiny_skia::Pixmap::decode_png(&png).expect("decodes");
+        assert_eq!((img.width(), img.height()), (SIZE.0 * 2, SIZE.1 * 2));
+        // the title's glyphs are drawn: dark pixels in the top band, where no bar reaches
+        let top = (img.width() * 60) as usize;
+        let dark = img.pixels()[..top]
+            .iter()
+            .filter(|p| u32::from(p.red()) + u32::from(p.green()) + u32::from(p.blue()) < 200)
+            .count();
+        assert!(dark > 200, "title text rendered ({dark} dark pixels)");
     }
 }

@@ -263,7 +263,7 @@ impl Backend for DomainBackend {
             .map_err(map)?;
         let votes = data.votes.len() as i64;
         // CPU work off the async threads; a short bootstrap keeps the page quick
-        let (tables, charts) = join(
+        let (headline, tables, charts) = join(
             tokio::task::spawn_blocking(move || {
                 let options = crate::engine::analysis::Options {
                     bootstrap: 200,
@@ -271,12 +271,17 @@ impl Backend for DomainBackend {
                 };
                 let report = crate::engine::analysis::report_with(&data, &options);
                 let charts = crate::engine::plots::report_charts(&report, &data);
-                (crate::cli::render_report_text(&name, &report), charts)
+                (
+                    crate::cli::report_headline(&name, &report),
+                    crate::cli::report_tables(&report),
+                    charts,
+                )
             })
             .await,
         )?;
         let charts = charts.map_err(|e| BackendError::Internal(e.to_string()))?;
         Ok(app::model::ResultsView {
+            headline,
             tables,
             charts,
             votes,

@@ -106,6 +106,10 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             axum::routing::get(download::export),
         )
         .route(
+            "/studies/{id}/charts/{file}",
+            axum::routing::get(download::chart),
+        )
+        .route(
             "/studies/{id}/models",
             axum::routing::post(models::upload).layer(axum::extract::DefaultBodyLimit::disable()),
         )
