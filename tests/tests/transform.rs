@@ -1,7 +1,9 @@
 //! The transformation engine on a corpus of Java files written for the tests (`tests/java`):
 //! every operator on every method, every application kept; each result must re-parse without
-//! error and compile with `javac` (the originals compile). Plus a property test: random valid
-//! Java methods never make the engine panic, and whatever it returns re-parses.
+//! error, compile with `javac` (the originals compile) and compute what the original computes
+//! (`tests/harness/Harness.java` calls every public static method of both on the same inputs;
+//! a planted off-by-one proves it notices). Plus a property test: random valid Java methods
+//! never make the engine panic, and whatever it returns re-parses.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -30,16 +32,17 @@ fn corpus() -> Vec<(String, String)> {
     files
 }
 
-/// One generated file: where it came from, and its text.
+/// One generated file: where it came from (and which corpus file), and its text.
 struct Variant {
     origin: String,
+    file: usize,
     source: String,
 }
 
 fn all_variants(files: &[(String, String)]) -> (Vec<Variant>, BTreeMap<Operator, usize>) {
     let mut out = Vec::new();
     let mut per_op: BTreeMap<Operator, usize> = BTreeMap::new();
-    for (name, src) in files {
+    for (file, (name, src)) in files.iter().enumerate() {
         for m in transform::methods(src) {
             let lines = m.last_line - m.first_line + 1;
             let buggy: Vec<usize> = (1..=lines).collect();
@@ -55,17 +58,18 @@ fn all_variants(files: &[(String, String)]) -> (Vec<Variant>, BTreeMap<Operator,
                 .unwrap_or_else(|e| panic!("{name}: {}: {e}", m.name));
             for t in ts {
                 *per_op.entry(t.operator).or_default() += 1;
-                let file = t.file_source.expect("file given, file returned");
-                let tree = syntax::parse(&file).expect("parser");
+                let file_text = t.file_source.expect("file given, file returned");
+                let tree = syntax::parse(&file_text).expect("parser");
                 assert!(
                     syntax::is_clean(&tree),
-                    "{name} {} {}: re-parse has errors:\n{file}",
+                    "{name} {} {}: re-parse has errors:\n{file_text}",
                     m.name,
                     t.operator
                 );
                 out.push(Variant {
                     origin: format!("{name} {} {} ({})", m.name, t.operator, t.summary),
-                    source: file,
+                    file,
+                    source: file_text,
                 });
             }
         }
@@ -73,13 +77,14 @@ fn all_variants(files: &[(String, String)]) -> (Vec<Variant>, BTreeMap<Operator,
     (out, per_op)
 }
 
-/// Compile every source in one `javac` run, each in its own package; the origins of the files
-/// that fail, with javac's messages.
-fn javac(sources: &[(String, String)], dir: &Path) -> Vec<String> {
+/// Compile every source in one `javac` run, each in its own package (`{prefix}{i}`); the
+/// origins of the files that fail, with javac's messages, and each source's class name.
+fn javac(sources: &[(String, String)], dir: &Path, prefix: &str) -> (Vec<String>, Vec<String>) {
+    let mut classes = Vec::new();
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut origin_of: BTreeMap<PathBuf, String> = BTreeMap::new();
     for (i, (origin, src)) in sources.iter().enumerate() {
-        let pkg = format!("v{i}");
+        let pkg = format!("{prefix}{i}");
         let class = src
             .split("public class ")
             .nth(1)
@@ -90,6 +95,7 @@ fn javac(sources: &[(String, String)], dir: &Path) -> Vec<String> {
         // the package line goes on the first line so javac's line numbers stay the file's
         std::fs::write(&path, format!("package {pkg}; {src}")).expect("write");
         origin_of.insert(path.clone(), origin.clone());
+        classes.push(format!("{pkg}.{class}"));
         paths.push(path);
     }
     let list = dir.join("sources.txt");
@@ -123,11 +129,11 @@ fn javac(sources: &[(String, String)], dir: &Path) -> Vec<String> {
         out.status.success() || !failed.is_empty(),
         "javac failed: {stderr}"
     );
-    failed.into_iter().collect()
+    (failed.into_iter().collect(), classes)
 }
 
 #[test]
-fn every_operator_on_the_corpus_reparses_and_compiles() {
+fn every_operator_on_the_corpus_reparses_compiles_and_computes_the_same() {
     let files = corpus();
     assert!(files.len() >= 4, "the corpus is in tests/java");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -135,13 +141,13 @@ fn every_operator_on_the_corpus_reparses_and_compiles() {
         .iter()
         .map(|(n, s)| (format!("original {n}"), s.clone()))
         .collect();
-    let broken = javac(&originals, &dir.path().join("originals"));
+    let (broken, original_classes) = javac(&originals, &dir.path().join("originals"), "o");
     assert!(
         broken.is_empty(),
         "the corpus itself must compile: {broken:#?}"
     );
 
-    let (variants, per_op) = all_variants(&files);
+    let (mut variants, per_op) = all_variants(&files);
     let missing: Vec<&str> = Operator::ALL
         .iter()
         .filter(|o| !per_op.contains_key(o))
@@ -151,12 +157,28 @@ fn every_operator_on_the_corpus_reparses_and_compiles() {
         missing.is_empty(),
         "operators never applied on the corpus: {missing:?}"
     );
-    let sources: Vec<(String, String)> =
-        variants.into_iter().map(|v| (v.origin, v.source)).collect();
-    let failed = javac(&sources, &dir.path().join("variants"));
+    // a control the harness must catch: an off-by-one planted in Loops.sumRange
+    let loops = files
+        .iter()
+        .position(|(n, _)| n == "Loops.java")
+        .expect("Loops.java");
+    let planted = files[loops]
+        .1
+        .replacen("index < limit", "index <= limit", 1);
+    assert_ne!(planted, files[loops].1);
+    variants.push(Variant {
+        origin: "CONTROL".into(),
+        file: loops,
+        source: planted,
+    });
+    let sources: Vec<(String, String)> = variants
+        .iter()
+        .map(|v| (v.origin.clone(), v.source.clone()))
+        .collect();
+    let (failed, variant_classes) = javac(&sources, &dir.path().join("variants"), "v");
     assert!(
         failed.is_empty(),
-        "{} of {} transformed files do not compile:\n{}",
+        "{} of {} transformed files (and the control) do not compile:\n{}",
         failed.len(),
         sources.len(),
         failed.join("\n")
@@ -165,6 +187,63 @@ fn every_operator_on_the_corpus_reparses_and_compiles() {
         "{} transformed files compiled; per operator: {per_op:?}",
         sources.len()
     );
+
+    // Run each transformed class's public static methods against the original's on the same
+    // inputs (tests/harness/Harness.java): results and exceptions must agree.
+    let harness_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("harness/Harness.java");
+    let harness_dir = dir.path().join("harness");
+    let st = Command::new("javac")
+        .arg("-d")
+        .arg(&harness_dir)
+        .arg(&harness_src)
+        .status()
+        .expect("javac");
+    assert!(st.success(), "the harness compiles");
+    let pairs: Vec<String> = variants
+        .iter()
+        .zip(&variant_classes)
+        .map(|(v, class)| format!("{} {class} {}", original_classes[v.file], v.origin))
+        .collect();
+    let pairs_file = dir.path().join("pairs.txt");
+    std::fs::write(&pairs_file, pairs.join("\n")).expect("pairs");
+    let cp = [
+        dir.path().join("originals/classes"),
+        dir.path().join("variants/classes"),
+        harness_dir,
+    ]
+    .iter()
+    .map(|p| p.display().to_string())
+    .collect::<Vec<_>>()
+    .join(":");
+    let out = Command::new("java")
+        .args(["-cp", &cp, "Harness"])
+        .arg(&pairs_file)
+        .output()
+        .expect("java");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "harness failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (control, mismatches): (Vec<&str>, Vec<&str>) = stdout
+        .lines()
+        .filter(|l| l.starts_with("MISMATCH"))
+        .partition(|l| l.starts_with("MISMATCH CONTROL"));
+    assert!(!control.is_empty(), "the planted off-by-one is caught");
+    assert!(
+        mismatches.is_empty(),
+        "{} behaviour differences:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+    let checked: usize = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("checked "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a count");
+    assert!(checked > 1000, "only {checked} calls compared");
+    eprintln!("{checked} calls of original and transformed methods agree");
 }
 
 mod random_java {
