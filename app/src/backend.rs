@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, GeneratedPreview, Monitor, ResultsView, Role, ScoringView, StudyDetail,
-    StudySettingsForm, StudySummary, User, UserRow, VoteForm,
+    AnnotateState, GenerateRequest, GeneratedPreview, Monitor, ResultsView, Role, ScoringView,
+    StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
 /// What can go wrong behind the handle, in terms a page can show.
@@ -146,16 +146,14 @@ pub trait Backend: Send + Sync + 'static {
     async fn propose_transformations(
         &self,
         study: i64,
-        operators: &str,
-        all_sites: bool,
+        request: &GenerateRequest,
     ) -> Result<Vec<GeneratedPreview>, BackendError>;
     /// Adds proposed transformations (by key) as items. Returns a message.
     async fn add_transformations(
         &self,
         actor: &User,
         study: i64,
-        operators: &str,
-        all_sites: bool,
+        request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError>;
     /// The models the server holds and the study's background jobs.

@@ -351,3 +351,14 @@ pub struct TableView {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
 }
+
+/// What the study page's generator runs: operators (`studied`, `all` or names), whether
+/// applications away from the buggy lines count, and an optional model (a file of the models
+/// directory) that ranks RenameVariable-2's names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenerateRequest {
+    pub operators: String,
+    pub all_sites: bool,
+    #[serde(default)]
+    pub model: Option<String>,
+}

@@ -134,19 +134,25 @@ pub async fn get_results(study: i64) -> Result<ResultsView, ServerFnError> {
 }
 
 /// The transformations the engine proposes for the study's bugs, with their diffs (admins and
-/// researchers). `operators`: names, `studied` or `all`.
+/// researchers). `operators`: names, `studied` or `all`; `model`: a file of the models
+/// directory that ranks RenameVariable-2's names (the built-in dictionary when empty).
 #[server(endpoint = "studies/propose")]
 pub async fn propose_transformations(
     study: i64,
     operators: String,
     all_sites: Option<String>,
+    model: Option<String>,
 ) -> Result<Vec<GeneratedPreview>, ServerFnError> {
     require(&[Role::Admin, Role::Researcher]).await?;
-    let all = all_sites
-        .as_deref()
-        .is_some_and(|s| s == "on" || s == "true");
+    let request = crate::model::GenerateRequest {
+        operators,
+        all_sites: all_sites
+            .as_deref()
+            .is_some_and(|s| s == "on" || s == "true"),
+        model: model.filter(|m| !m.is_empty()),
+    };
     backend()?
-        .propose_transformations(study, &operators, all)
+        .propose_transformations(study, &request)
         .await
         .map_err(internal)
 }
@@ -155,13 +161,12 @@ pub async fn propose_transformations(
 #[server(endpoint = "studies/add-transformations", input = Json)]
 pub async fn add_transformations(
     study: i64,
-    operators: String,
-    all_sites: bool,
+    request: crate::model::GenerateRequest,
     keys: Vec<String>,
 ) -> Result<String, ServerFnError> {
     let actor = require(&[Role::Admin, Role::Researcher]).await?;
     backend()?
-        .add_transformations(&actor, study, &operators, all_sites, keys)
+        .add_transformations(&actor, study, &request, keys)
         .await
         .map_err(internal)
 }

@@ -137,6 +137,7 @@ pub async fn propose(
     study: i64,
     operators: &str,
     all_sites: bool,
+    model: Option<std::sync::Arc<crate::engine::lm::Model>>,
 ) -> Result<(Vec<formats::items::BugRecord>, Vec<Proposal>)> {
     let operators = crate::generate::parse_operators(operators)?;
     let bugs = store::generation::bugs(db, study).await?;
@@ -146,7 +147,10 @@ pub async fn propose(
         all_sites,
     };
     let (bugs, generated) = tokio::task::spawn_blocking(move || {
-        let out = crate::generate::generate(&bugs, "study bugs", &opts, None, &mut next, &|| {});
+        let scorer = model
+            .as_deref()
+            .map(|m| m as &dyn crate::engine::transform::NameScorer);
+        let out = crate::generate::generate(&bugs, "study bugs", &opts, scorer, &mut next, &|| {});
         (bugs, out)
     })
     .await?;
@@ -173,10 +177,11 @@ pub async fn add_proposals(
     actor: Option<i64>,
     operators: &str,
     all_sites: bool,
+    model: Option<std::sync::Arc<crate::engine::lm::Model>>,
     keys: &[String],
 ) -> Result<Outcome> {
     let wanted: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
-    let (bugs, proposals) = propose(db, study, operators, all_sites).await?;
+    let (bugs, proposals) = propose(db, study, operators, all_sites, model).await?;
     let (mut next, _) = store::generation::existing(db, study).await?;
     let records: Vec<formats::items::TransformationRecord> = proposals
         .into_iter()

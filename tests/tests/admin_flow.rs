@@ -400,6 +400,18 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .expect("choose");
     b.click("#model-upload").await.expect("upload");
     wait_contains(&b, "#score-model", "ref-4gram.arpa").await;
+    // the generator can rank RenameVariable-2's names with the uploaded model
+    wait_contains(&b, "#generate-model", "names ranked by ref-4gram.arpa").await;
+    b.click("#generate-operators option[value='RenameVariable-2']")
+        .await
+        .expect("operator");
+    b.click("#generate-model option[value='ref-4gram.arpa']")
+        .await
+        .expect("model");
+    b.click("#generate-preview").await.expect("preview");
+    wait_contains(&b, "#generate-count", "proposed").await;
+    let proposed = text_of(&b, "#generate-count").await;
+    assert!(!proposed.starts_with("0 "), "{proposed}");
     assert!(
         app.models_dir.join("ref-4gram.arpa").is_file(),
         "stored in the models directory"

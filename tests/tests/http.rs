@@ -384,7 +384,7 @@ async fn role_matrix(store: Store) {
     // adding generated transformations (JSON), for every role: staff get past the role check
     // (and are told to select something), others are refused
     for (role, c) in &clients {
-        let body = serde_json::json!({"study": study, "operators": "studied", "all_sites": false, "keys": []});
+        let body = serde_json::json!({"study": study, "request": {"operators": "studied", "all_sites": false}, "keys": []});
         let r = c
             .post(app.url("/api/studies/add-transformations"))
             .json(&body)

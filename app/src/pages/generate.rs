@@ -8,19 +8,24 @@ use leptos::prelude::*;
 use crate::components::status::ErrorBox;
 use crate::model::{GeneratedPreview, OPERATORS};
 use crate::pages::annotate::DiffTable;
-use crate::study_api::{add_transformations, ProposeTransformations};
+use crate::study_api::{add_transformations, get_scoring, ProposeTransformations};
 
 #[component]
 pub fn Generate(study: i64) -> impl IntoView {
     let preview = ServerAction::<ProposeTransformations>::new();
     let (operators, set_operators) = signal("studied".to_string());
     let (all_sites, set_all_sites) = signal(false);
+    let (model, set_model) = signal(String::new());
+    let models = Resource::new(|| (), move |_| get_scoring(study));
     let (selected, set_selected) = signal(BTreeSet::<String>::new());
     let add = Action::new(move |keys: &Vec<String>| {
         let keys = keys.clone();
-        let ops = operators.get_untracked();
-        let all = all_sites.get_untracked();
-        async move { add_transformations(study, ops, all, keys).await }
+        let request = crate::model::GenerateRequest {
+            operators: operators.get_untracked(),
+            all_sites: all_sites.get_untracked(),
+            model: Some(model.get_untracked()).filter(|m| !m.is_empty()),
+        };
+        async move { add_transformations(study, request, keys).await }
     });
     // a new preview or an addition starts a fresh selection
     Effect::watch(
@@ -47,6 +52,21 @@ pub fn Generate(study: i64) -> impl IntoView {
                         on:change=move |ev| set_all_sites.set(event_target_checked(&ev)) />
                     " also away from the buggy lines"
                 </label>
+                <Transition fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        let names = models.await.map(|v| v.models).unwrap_or_default();
+                        view! {
+                            <select name="model" id="generate-model"
+                                on:change=move |ev| set_model.set(event_target_value(&ev))>
+                                <option value="">"RenameVariable-2: conventional names"</option>
+                                {names.into_iter().map(|m| {
+                                    let label = format!("RenameVariable-2: names ranked by {}", m.name);
+                                    view! { <option value=m.name>{label}</option> }
+                                }).collect_view()}
+                            </select>
+                        }
+                    })}
+                </Transition>
                 <button type="submit" id="generate-preview">"Preview"</button>
             </ActionForm>
             {move || preview.pending().get().then(|| view! { <p class="muted">"generating…"</p> })}

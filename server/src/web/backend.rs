@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use app::backend::{Backend, BackendError, BackendHandle};
 use app::model::{
-    AnnotateState, AnnotateStep, DiffLine, GeneratedPreview, ItemView, Monitor, RatedRow, Role,
-    ScoringView, ScreenerQuestion, Seg, StudyDetail, StudySettingsForm, StudySummary, User,
-    UserRow, VoteForm,
+    AnnotateState, AnnotateStep, DiffLine, GenerateRequest, GeneratedPreview, ItemView, Monitor,
+    RatedRow, Role, ScoringView, ScreenerQuestion, Seg, StudyDetail, StudySettingsForm,
+    StudySummary, User, UserRow, VoteForm,
 };
 
 use crate::db::Db;
@@ -17,11 +17,47 @@ use crate::store::{self, StoreError};
 pub struct DomainBackend {
     db: Db,
     models_dir: std::path::PathBuf,
+    /// The model last loaded for the generator (file name, modification time, model): a
+    /// preview and the addition that follows it load it once.
+    last_model: Arc<tokio::sync::Mutex<Option<LoadedModel>>>,
 }
+
+type LoadedModel = (String, std::time::SystemTime, Arc<crate::engine::lm::Model>);
 
 impl DomainBackend {
     pub fn handle(db: Db, models_dir: std::path::PathBuf) -> BackendHandle {
-        Arc::new(DomainBackend { db, models_dir })
+        Arc::new(DomainBackend {
+            db,
+            models_dir,
+            last_model: Default::default(),
+        })
+    }
+
+    /// A model of the models directory by file name (cached while the file is unchanged).
+    async fn model(
+        &self,
+        name: Option<&str>,
+    ) -> Result<Option<Arc<crate::engine::lm::Model>>, BackendError> {
+        let Some(name) = name else { return Ok(None) };
+        let path = self.models_dir.join(name);
+        let modified = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .filter(|_| super::models::valid_name(name))
+            .ok_or_else(|| BackendError::NotFound(format!("model {name}")))?;
+        let mut cache = self.last_model.lock().await;
+        if let Some((n, t, m)) = cache.as_ref() {
+            if n == name && *t == modified {
+                return Ok(Some(m.clone()));
+            }
+        }
+        let m = tokio::task::spawn_blocking(move || crate::engine::lm::binary::load(&path))
+            .await
+            .map_err(|e| BackendError::Internal(e.to_string()))?
+            .map_err(|e| BackendError::Invalid(format!("model {name}: {e}")))?;
+        let m = Arc::new(m);
+        *cache = Some((name.to_owned(), modified, m.clone()));
+        Ok(Some(m))
     }
 }
 
@@ -409,12 +445,18 @@ impl Backend for DomainBackend {
     async fn propose_transformations(
         &self,
         study: i64,
-        operators: &str,
-        all_sites: bool,
+        request: &GenerateRequest,
     ) -> Result<Vec<GeneratedPreview>, BackendError> {
-        let (bugs, proposals) = crate::service::propose(&self.db, study, operators, all_sites)
-            .await
-            .map_err(|e| BackendError::Invalid(format!("{e:#}")))?;
+        let model = self.model(request.model.as_deref()).await?;
+        let (bugs, proposals) = crate::service::propose(
+            &self.db,
+            study,
+            &request.operators,
+            request.all_sites,
+            model,
+        )
+        .await
+        .map_err(|e| BackendError::Invalid(format!("{e:#}")))?;
         let lines: std::collections::HashMap<&str, (&str, &[u32])> = bugs
             .iter()
             .map(|b| {
@@ -447,8 +489,7 @@ impl Backend for DomainBackend {
         &self,
         actor: &User,
         study: i64,
-        operators: &str,
-        all_sites: bool,
+        request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError> {
         use crate::store::imports::Outcome;
@@ -457,12 +498,14 @@ impl Backend for DomainBackend {
                 "select at least one transformation".into(),
             ));
         }
+        let model = self.model(request.model.as_deref()).await?;
         match crate::service::add_proposals(
             &self.db,
             study,
             Some(actor.id),
-            operators,
-            all_sites,
+            &request.operators,
+            request.all_sites,
+            model,
             &keys,
         )
         .await
