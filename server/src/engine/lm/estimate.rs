@@ -30,10 +30,8 @@ where
     let unk = model.intern(UNK);
     let bos = model.intern(BOS);
     let eos = model.intern(EOS);
-    // adjusted counts per order
+    // raw counts: the highest order, and <s>-initial n-grams of every order
     let mut adjusted: Vec<HashMap<Vec<u32>, u64>> = vec![HashMap::new(); order];
-    // distinct left extensions of lower-order n-grams that do not start with <s>
-    let mut seen_ext: Vec<std::collections::HashSet<Vec<u32>>> = vec![Default::default(); order];
     let mut padded: Vec<u32> = Vec::new();
     for sentence in sentences {
         padded.clear();
@@ -51,19 +49,21 @@ where
                     continue; // "<s> <s> …": padding only
                 }
                 if n == order || gram[0] == bos {
-                    // highest order and <s>-initial n-grams keep raw counts
                     *adjusted[n - 1].entry(gram.to_vec()).or_default() += 1;
-                } else {
-                    // continuation count: distinct words to the left
-                    let ext = padded[from - 1..=end].to_vec();
-                    if seen_ext[n - 1].insert(ext) {
-                        *adjusted[n - 1].entry(gram.to_vec()).or_default() += 1;
-                    }
                 }
             }
         }
     }
-    drop(seen_ext);
+    // continuation counts of the other n-grams: the distinct words seen to their left, i.e. the
+    // (n+1)-grams of the table above that end with them (every such (n+1)-gram is one of its
+    // keys), computed from the highest order down so each table is complete when read
+    for n in (1..order).rev() {
+        let (lower, higher) = adjusted.split_at_mut(n);
+        let lower = &mut lower[n - 1];
+        for k in higher[0].keys() {
+            *lower.entry(k[1..].to_vec()).or_default() += 1;
+        }
+    }
     adjusted[0].insert(vec![unk], 0);
     adjusted[0].insert(vec![bos], 0);
     // discounts from counts-of-counts of adjusted counts
@@ -129,14 +129,19 @@ where
         }
         probs[i] = level;
     }
-    model.grams = (0..order)
-        .map(|i| {
-            probs[i]
-                .iter()
-                .map(|(g, &p)| {
+    // only the probabilities and the backoffs are needed from here: free the rest first
+    drop(denom);
+    drop(adjusted);
+    model.grams = probs
+        .into_iter()
+        .enumerate()
+        .map(|(i, level)| {
+            level
+                .into_iter()
+                .map(|(g, p)| {
                     let last = *g.last().unwrap_or(&unk);
                     let backoff = if i + 1 < order && last != unk && last != eos {
-                        gamma[i + 1].get(g).map(|b| b.log10()).unwrap_or(0.0)
+                        gamma[i + 1].get(&g).map(|b| b.log10()).unwrap_or(0.0)
                     } else {
                         0.0
                     };
@@ -145,7 +150,7 @@ where
                     } else {
                         p.log10()
                     };
-                    (g.clone(), Entry { prob, backoff })
+                    (g, Entry { prob, backoff })
                 })
                 .collect()
         })
