@@ -192,6 +192,9 @@ fn locate<'t>(
             }
         }
         MethodSel::Lines(a, b) => {
+            if *a == 0 || b < a {
+                return Err(TransformError::NoMethodAt(*a, *b));
+            }
             let (a, b) = (a + first_line - 1, b + first_line - 1);
             let m = method_nodes(tree)
                 .into_iter()

@@ -106,6 +106,14 @@ fn bad_requests_are_named() {
         err(req(MethodSel::Lines(6, 9), &[5])),
         Some(TransformError::BuggyLineOutside { line: 5, lines: 4 })
     );
+    assert_eq!(
+        err(req(MethodSel::Lines(0, 0), &[1])),
+        Some(TransformError::NoMethodAt(0, 0))
+    );
+    assert_eq!(
+        err(req(MethodSel::Lines(9, 6), &[1])),
+        Some(TransformError::NoMethodAt(9, 6))
+    );
     let broken = "int f() {\n    return (1 + ;\n}\n";
     let r = Request {
         source: broken,
