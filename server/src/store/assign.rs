@@ -405,18 +405,8 @@ async fn touch(
     Ok(())
 }
 
-/// A vote as the browser sends it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VoteInput {
-    pub cr: u8,
-    pub cc: u8,
-    pub comment: String,
-    pub time_secs: Option<f64>,
-    pub started_at: Option<i64>,
-    pub context_opened: bool,
-    /// Idempotency key: the same token twice is one vote.
-    pub token: String,
-}
+/// A vote as the browser sends it (the wire type; `token` makes a resent submit one vote).
+pub type VoteInput = app::model::VoteForm;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Submitted {

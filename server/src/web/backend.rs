@@ -254,25 +254,9 @@ impl Backend for DomainBackend {
         item: i64,
         vote: VoteForm,
     ) -> Result<(), BackendError> {
-        let input = store::assign::VoteInput {
-            cr: vote.cr,
-            cc: vote.cc,
-            comment: vote.comment,
-            time_secs: vote.time_secs,
-            started_at: vote.started_at,
-            context_opened: vote.context_opened,
-            token: vote.token,
-        };
-        store::assign::submit(
-            &self.db,
-            study,
-            annotator,
-            item,
-            &input,
-            crate::db::now_ms(),
-        )
-        .await
-        .map_err(map)?;
+        store::assign::submit(&self.db, study, annotator, item, &vote, crate::db::now_ms())
+            .await
+            .map_err(map)?;
         Ok(())
     }
 
