@@ -86,31 +86,18 @@ pub fn generate(
     next: &mut BTreeMap<Level, usize>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Generated>, Problems> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = bugs.len().div_ceil(threads).max(1);
-    let results: Vec<BugResult> = std::thread::scope(|s| {
-        let handles: Vec<_> = bugs
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|b| {
-                            let r = run_one(b, opts, scorer);
-                            progress();
-                            r
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| vec![Err("the engine panicked".to_owned())])
-            })
-            .collect()
-    });
+    use rayon::prelude::*;
+    // one result per bug, in bug order; a panic in the engine is that bug's problem
+    let results: Vec<BugResult> = bugs
+        .par_iter()
+        .map(|b| {
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(b, opts, scorer)))
+                    .unwrap_or_else(|_| Err("the engine panicked".to_owned()));
+            progress();
+            r
+        })
+        .collect();
     let mut problems = Vec::new();
     let mut out = Vec::new();
     for (i, (bug, result)) in bugs.iter().zip(results).enumerate() {

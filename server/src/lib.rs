@@ -12,6 +12,7 @@ pub mod engine;
 pub mod formats;
 pub mod generate;
 pub mod password;
+pub mod report_view;
 pub mod service;
 pub mod store;
 pub mod web;

@@ -50,15 +50,7 @@ pub async fn import_items(
 
 /// The study's known targets (bug ids and transformation ids), for cross-checks.
 pub async fn targets(db: &Db, study: i64) -> Result<std::collections::HashSet<String>> {
-    use sqlx::Row;
-    let rows = sqlx::query("SELECT bug_key FROM bugs WHERE study_id = $1 UNION ALL SELECT item_key FROM items WHERE study_id = $1")
-        .bind(study)
-        .fetch_all(&db.pool)
-        .await?;
-    Ok(rows
-        .iter()
-        .map(|r| r.try_get::<String, _>(0))
-        .collect::<Result<_, _>>()?)
+    Ok(store::analysis::target_keys(db, study).await?)
 }
 
 pub async fn import_votes(db: &Db, study: i64, survey: &Path) -> Result<Outcome> {
@@ -246,4 +238,12 @@ pub async fn score_study(
         .collect();
     let methods = store::imports::replace_ce(db, study, actor, name, &rows).await?;
     Ok(Scored { methods, tokens })
+}
+
+/// Loads a language model file (ARPA or binary) off the async threads.
+pub async fn load_model(path: &Path) -> Result<crate::engine::lm::Model> {
+    let p = path.to_owned();
+    tokio::task::spawn_blocking(move || crate::engine::lm::binary::load(&p))
+        .await?
+        .with_context(|| format!("cannot load {}", path.display()))
 }

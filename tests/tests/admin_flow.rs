@@ -3,6 +3,7 @@
 //! in the admin's live monitor.
 
 use std::path::PathBuf;
+
 use std::time::Duration;
 
 use fantoccini::Locator;
@@ -12,13 +13,7 @@ use natstudy_tests::{fresh_db, Role, Store, TestApp};
 const RITA: (&str, &str, &str) = ("rita", "a-long-password", "rita (researcher)");
 
 fn reference() -> PathBuf {
-    match std::env::var("NATSTUDY_SHARED") {
-        Ok(dir) => PathBuf::from(dir).join("reference/study-small"),
-        Err(_) => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/reference/study-small"
-        )),
-    }
+    natstudy_tests::reference_dir().join("study-small")
 }
 
 async fn text_of(b: &Browser, css: &str) -> String {

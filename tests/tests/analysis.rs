@@ -4,23 +4,13 @@
 
 use std::path::PathBuf;
 
+use natstudy_tests::cli;
+
 use natstudy_tests::{fresh_db, Store};
 use serde_json::Value;
 
 fn reference() -> PathBuf {
-    match std::env::var("NATSTUDY_SHARED") {
-        Ok(dir) => PathBuf::from(dir).join("reference/study-small"),
-        Err(_) => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/reference/study-small"
-        )),
-    }
-}
-
-async fn cli(url: &str, args: &[&str]) -> anyhow::Result<()> {
-    let mut all = vec!["natstudy", "--database-url", url];
-    all.extend_from_slice(args);
-    natstudy::cli::run_from(all).await
+    natstudy_tests::reference_dir().join("study-small")
 }
 
 /// Compares every leaf of `expected` with the same path in `actual`.

@@ -6,16 +6,12 @@
 use std::io::BufReader;
 use std::path::PathBuf;
 
+use natstudy_tests::cli;
+
 use natstudy::engine::lm::{arpa, estimate::estimate, Model};
 
 fn reference() -> PathBuf {
-    match std::env::var("NATSTUDY_SHARED") {
-        Ok(dir) => PathBuf::from(dir).join("reference/lm"),
-        Err(_) => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/reference/lm"
-        )),
-    }
+    natstudy_tests::reference_dir().join("lm")
 }
 
 fn trained() -> Model {
@@ -143,12 +139,6 @@ fn probabilities_of_a_context_sum_to_one_and_arpa_round_trips() {
     }
 }
 
-async fn cli(url: &str, args: &[&str]) -> anyhow::Result<()> {
-    let mut all = vec!["natstudy", "--database-url", url];
-    all.extend_from_slice(args);
-    natstudy::cli::run_from(all).await
-}
-
 /// A corpus of Java files written for the test: methods assembled at random (seeded) from
 /// statement templates, names, types and constants.
 fn java_corpus(dir: &std::path::Path) {
@@ -222,40 +212,22 @@ async fn a_study_gets_cross_entropies_from_natstudy_alone() {
     let arpa_path = dir.path().join("java.arpa").display().to_string();
     let bin_path = dir.path().join("java.bin").display().to_string();
     let study = natstudy::demo::STUDY;
-    cli(
-        &url,
-        &[
+    let corpus_dir = corpus.display().to_string();
+    for out in [&arpa_path, &bin_path] {
+        let args = [
             "lm",
             "train",
             "--corpus",
-            &corpus.display().to_string(),
+            &corpus_dir,
             "--order",
             "4",
             "--out",
-            &arpa_path,
+            out,
             "--exclude-study",
             study,
-        ],
-    )
-    .await
-    .expect("train arpa");
-    cli(
-        &url,
-        &[
-            "lm",
-            "train",
-            "--corpus",
-            &corpus.display().to_string(),
-            "--order",
-            "4",
-            "--out",
-            &bin_path,
-            "--exclude-study",
-            study,
-        ],
-    )
-    .await
-    .expect("train bin");
+        ];
+        cli(&url, &args).await.expect("train");
+    }
     // ARPA and binary score the same
     let a = natstudy::engine::lm::binary::load(std::path::Path::new(&arpa_path)).expect("arpa");
     let b = natstudy::engine::lm::binary::load(std::path::Path::new(&bin_path)).expect("bin");

@@ -197,10 +197,7 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_else(|| "ngram".into()),
             };
-            let path = model.clone();
-            let m = tokio::task::spawn_blocking(move || lm::binary::load(&path))
-                .await?
-                .with_context(|| format!("cannot load {}", model.display()))?;
+            let m = crate::service::load_model(&model).await?;
             let opts = TokenizeOptions { max_string_len };
             let started = std::time::Instant::now();
             let pb = bar(0, "methods");

@@ -8,10 +8,6 @@ pub(crate) mod lm;
 mod report;
 mod transform;
 
-pub use report::{
-    headline as report_headline, render_text as render_report_text, tables as report_tables,
-};
-
 use std::io::{IsTerminal, Read};
 use std::net::SocketAddr;
 use std::path::PathBuf;

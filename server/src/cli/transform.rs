@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::engine::lm;
 use crate::generate::{self, Options};
 
 #[derive(Args, Debug)]
@@ -37,13 +36,7 @@ pub async fn run(args: TransformArgs) -> Result<()> {
         std::fs::read_to_string(&args.bugs).with_context(|| format!("cannot read {name}"))?;
     let bugs = crate::formats::items::parse_bugs(&text, &name)?;
     let model = match &args.model {
-        Some(path) => {
-            let p = path.clone();
-            let m = tokio::task::spawn_blocking(move || lm::binary::load(&p))
-                .await?
-                .with_context(|| format!("cannot load {}", path.display()))?;
-            Some(m)
-        }
+        Some(path) => Some(crate::service::load_model(path).await?),
         None => None,
     };
     let opts = Options {

@@ -77,6 +77,20 @@ pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
     })
 }
 
+/// The ids of a study's targets: bug ids and transformation ids.
+pub async fn target_keys(db: &Db, study: i64) -> StoreResult<std::collections::HashSet<String>> {
+    let rows = sqlx::query(
+        "SELECT bug_key FROM bugs WHERE study_id = $1 UNION ALL SELECT item_key FROM items WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| r.try_get::<String, _>(0))
+        .collect::<Result<_, _>>()?)
+}
+
 /// Every (target id, source) of a study: bugs and transformations, for language-model scoring.
 pub async fn sources(db: &Db, study: i64) -> StoreResult<Vec<(String, String)>> {
     let rows = sqlx::query(

@@ -51,10 +51,9 @@ impl DomainBackend {
                 return Ok(Some(m.clone()));
             }
         }
-        let m = tokio::task::spawn_blocking(move || crate::engine::lm::binary::load(&path))
+        let m = crate::service::load_model(&path)
             .await
-            .map_err(|e| BackendError::Internal(e.to_string()))?
-            .map_err(|e| BackendError::Invalid(format!("model {name}: {e}")))?;
+            .map_err(|e| BackendError::Invalid(format!("model {name}: {e:#}")))?;
         let m = Arc::new(m);
         *cache = Some((name.to_owned(), modified, m.clone()));
         Ok(Some(m))
@@ -292,8 +291,8 @@ impl Backend for DomainBackend {
                 let report = crate::engine::analysis::report_with(&data, &options);
                 let charts = crate::engine::plots::report_charts(&report, &data);
                 (
-                    crate::cli::report_headline(&name, &report),
-                    crate::cli::report_tables(&report),
+                    crate::report_view::headline(&name, &report),
+                    crate::report_view::tables(&report),
                     charts,
                 )
             })

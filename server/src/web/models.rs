@@ -12,7 +12,6 @@ use tokio::io::AsyncWriteExt;
 
 use super::AppState;
 use crate::db::Db;
-use crate::engine::lm;
 use app::model::ModelFile;
 
 /// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin`.
@@ -133,8 +132,7 @@ async fn score(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "ngram".into());
-    let p = path.to_owned();
-    let model = tokio::task::spawn_blocking(move || lm::binary::load(&p)).await??;
+    let model = crate::service::load_model(path).await?;
     let done = Arc::new(AtomicU64::new(0));
     let total = Arc::new(AtomicU64::new(0));
     let (counter, size) = (done.clone(), total.clone());

@@ -73,8 +73,8 @@ impl Model {
     }
 }
 
-/// Cross-entropy of every (target, source) — bits per token, or −log10 per token with
-/// `log10` — scored on all cores; `progress` is called once per method. Also the number of
+/// Cross-entropy of every (target, source), in order — bits per token, or −log10 per token
+/// with `log10` — scored on all cores (rayon); `progress` is called once per method. Also the number of
 /// tokens scored (`</s>` included).
 pub fn score_many(
     model: &Model,
@@ -83,34 +83,22 @@ pub fn score_many(
     log10: bool,
     progress: &(dyn Fn() + Sync),
 ) -> (Vec<(String, f64)>, u64) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = targets.len().div_ceil(threads).max(1);
-    let results: Vec<(Vec<(String, f64)>, u64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = targets
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut out = Vec::with_capacity(part.len());
-                    let mut toks_n = 0u64;
-                    for (target, src) in part {
-                        let toks = super::tokenize::tokens(src, opts);
-                        let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-                        let score = model.score(&refs);
-                        toks_n += score.token_log10.len() as u64;
-                        let h = if log10 {
-                            score.log10_per_token()
-                        } else {
-                            score.bits_per_token()
-                        };
-                        out.push((target.clone(), h));
-                        progress();
-                    }
-                    (out, toks_n)
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+    use rayon::prelude::*;
+    let results: Vec<((String, f64), u64)> = targets
+        .par_iter()
+        .map(|(target, src)| {
+            let toks = super::tokenize::tokens(src, opts);
+            let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
+            let score = model.score(&refs);
+            let h = if log10 {
+                score.log10_per_token()
+            } else {
+                score.bits_per_token()
+            };
+            progress();
+            ((target.clone(), h), score.token_log10.len() as u64)
+        })
+        .collect();
     let total = results.iter().map(|r| r.1).sum();
-    (results.into_iter().flat_map(|r| r.0).collect(), total)
+    (results.into_iter().map(|r| r.0).collect(), total)
 }
