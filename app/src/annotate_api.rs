@@ -16,9 +16,10 @@ pub const PARTICIPANT_KEY: &str = "participant";
 #[cfg(feature = "ssr")]
 async fn me(study: i64) -> Result<i64, ServerFnError> {
     use crate::auth::{backend, internal};
+    // the signed-in account (this also applies the session's lifetime rules)
+    let user = crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
     let participant: Option<i64> = session.get(PARTICIPANT_KEY).await.ok().flatten();
-    let user = crate::auth::current_user().await?;
     match backend()?
         .annotator_in(study, participant, user.as_ref())
         .await
@@ -54,6 +55,7 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
         .insert(PARTICIPANT_KEY, annotator)
         .await
         .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    crate::auth::start(&session).await?;
     leptos_axum::redirect(&format!("/annotate/{study}"));
     Ok(())
 }

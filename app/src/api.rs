@@ -23,11 +23,12 @@ pub async fn login(
     next: Option<String>,
 ) -> Result<(), ServerFnError> {
     let username = username.trim().to_owned();
+    let client = crate::auth::client_ip().await;
     let user = backend()?
-        .authenticate(&username, &password)
+        .authenticate(&username, &password, client)
         .await
         .map_err(internal)?;
-    let Some(user) = user else {
+    let Some((user, epoch)) = user else {
         if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
             resp.set_status(axum::http::StatusCode::UNAUTHORIZED);
         }
@@ -43,16 +44,35 @@ pub async fn login(
         .insert(crate::auth::USER_ID_KEY, user.id)
         .await
         .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    session
+        .insert(crate::auth::EPOCH_KEY, epoch)
+        .await
+        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    crate::auth::start(&session).await?;
     tracing::info!(user = %user.username, role = %user.role, "signed in");
     leptos_axum::redirect(&safe_next(next.as_deref()));
     Ok(())
 }
 
-/// Only same-site paths are followed after login.
+/// Only same-site paths are followed after login: a `/` then letters, digits and
+/// `/ - _ . ~ ? = & % + ,` (no `//`, backslash, control character or space, which browsers
+/// may read as another host), at most 512 bytes. Anything else goes to `/`.
 #[cfg(feature = "ssr")]
 fn safe_next(next: Option<&str>) -> String {
+    let safe = |p: &str| {
+        p.len() <= 512
+            && p.starts_with('/')
+            && !p.starts_with("//")
+            && p.bytes().all(|b| {
+                b.is_ascii_alphanumeric()
+                    || matches!(
+                        b,
+                        b'/' | b'-' | b'_' | b'.' | b'~' | b'?' | b'=' | b'&' | b'%' | b'+' | b','
+                    )
+            })
+    };
     match next {
-        Some(p) if p.starts_with('/') && !p.starts_with("//") && !p.contains('\\') => p.to_owned(),
+        Some(p) if safe(p) => p.to_owned(),
         _ => "/".to_owned(),
     }
 }
@@ -95,8 +115,8 @@ pub async fn add_user(
 /// The studies (admins and researchers).
 #[server(endpoint = "studies/list")]
 pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
-    require(&[Role::Admin, Role::Researcher]).await?;
-    backend()?.list_studies().await.map_err(internal)
+    let user = require(&[Role::Admin, Role::Researcher]).await?;
+    backend()?.list_studies(&user).await.map_err(internal)
 }
 
 /// The studies the signed-in account annotates in (any role).
@@ -121,7 +141,7 @@ pub async fn create_study(name: String, description: String) -> Result<i64, Serv
 /// One study with its items and audit log (admins and researchers).
 #[server(endpoint = "studies/detail")]
 pub async fn get_study(id: i64) -> Result<StudyDetail, ServerFnError> {
-    require(&[Role::Admin, Role::Researcher]).await?;
+    crate::auth::require_study(id, &[Role::Admin, Role::Researcher]).await?;
     backend()?
         .study_detail(id)
         .await
@@ -144,5 +164,14 @@ mod tests {
         assert_eq!(safe_next(Some("https://evil.example")), "/");
         assert_eq!(safe_next(Some("/\\evil")), "/");
         assert_eq!(safe_next(None), "/");
+        // what browsers read as another host, and what cannot be a header value
+        assert_eq!(safe_next(Some("/\t/evil.example")), "/");
+        assert_eq!(safe_next(Some("/\n")), "/");
+        assert_eq!(safe_next(Some("/ /evil.example")), "/");
+        assert_eq!(
+            safe_next(Some("/studies/1?tab=results")),
+            "/studies/1?tab=results"
+        );
+        assert_eq!(safe_next(Some(&format!("/{}", "a".repeat(600)))), "/");
     }
 }

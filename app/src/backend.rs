@@ -21,22 +21,61 @@ pub enum BackendError {
     Invalid(String),
     #[error("{0}")]
     Forbidden(String),
-    #[error("internal error: {0}")]
+    /// Too many attempts; try again after this many seconds (HTTP 429 with `Retry-After`).
+    #[error("too many attempts: try again in {0} s")]
+    TooMany(u64),
+    /// The detail is for the log (the server logs it where it arose); clients see a generic text.
+    #[error("internal error")]
     Internal(String),
 }
+
+/// How long sessions may live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionPolicy {
+    /// A session ends this long after sign-in or join, however active.
+    pub max_age_secs: i64,
+    /// A session ends after this long without a request (use slides it).
+    pub idle_secs: i64,
+}
+
+/// A member of a study: (username, `owner` or `member`).
+pub type Member = (String, String);
 
 /// The domain operations the pages need. Implementations check nothing about roles: the server
 /// functions do (see `auth`), so every check sits next to the action it guards.
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
-    /// The account if `password` is right for `username` (and the account is enabled).
+    /// The account and its session epoch if `password` is right for `username` (and the
+    /// account is enabled). Throttled per client address and account name (`TooMany`).
     async fn authenticate(
         &self,
         username: &str,
         password: &str,
-    ) -> Result<Option<User>, BackendError>;
-    /// The enabled account with this id.
-    async fn user(&self, id: i64) -> Result<Option<User>, BackendError>;
+        client: Option<std::net::IpAddr>,
+    ) -> Result<Option<(User, i64)>, BackendError>;
+    /// The enabled account with this id, if a session of `epoch` is still valid for it.
+    async fn session_user(&self, id: i64, epoch: i64) -> Result<Option<User>, BackendError>;
+    fn session_policy(&self) -> SessionPolicy;
+    /// Whether `user` may see and act on `study` (admins: every study; others: members).
+    async fn may_access(&self, user: &User, study: i64) -> Result<bool, BackendError>;
+    /// The study's members.
+    async fn members(&self, study: i64) -> Result<Vec<Member>, BackendError>;
+    /// Adds (or re-roles) a member: `role` is `owner` or `member`.
+    async fn add_member(
+        &self,
+        actor: &User,
+        study: i64,
+        username: &str,
+        role: &str,
+    ) -> Result<(), BackendError>;
+    async fn remove_member(
+        &self,
+        actor: &User,
+        study: i64,
+        username: &str,
+    ) -> Result<(), BackendError>;
+    /// Runs a failed job again (as a new job); returns its id.
+    async fn retry_job(&self, actor: &User, study: i64, job: i64) -> Result<i64, BackendError>;
     async fn list_users(&self) -> Result<Vec<UserRow>, BackendError>;
     async fn add_user(
         &self,
@@ -45,7 +84,8 @@ pub trait Backend: Send + Sync + 'static {
         password: &str,
         role: Role,
     ) -> Result<i64, BackendError>;
-    async fn list_studies(&self) -> Result<Vec<StudySummary>, BackendError>;
+    /// The studies `user` may see (admins: all).
+    async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError>;
     /// The studies in which this account is an annotator: (id, name).
     async fn my_studies(&self, user: &User) -> Result<Vec<(i64, String)>, BackendError>;
     async fn create_study(

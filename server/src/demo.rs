@@ -17,12 +17,38 @@ pub const ACCOUNTS: [(&str, &str, Role); 3] = [
     ("annotator", "demo-annotator-pass", Role::Annotator),
 ];
 
+/// Refuses to plant the demo's published passwords into a database that holds anything but
+/// the demo: other accounts or other studies mean real data (production, a real study).
+pub async fn check_data_is_demo(db: &Db) -> Result<()> {
+    let others: Vec<String> = store::users::list(db)
+        .await?
+        .into_iter()
+        .map(|u| u.username)
+        .filter(|n| !ACCOUNTS.iter().any(|(a, _, _)| a == n))
+        .collect();
+    let studies: Vec<String> = store::studies::list(db)
+        .await?
+        .into_iter()
+        .map(|s| s.name)
+        .filter(|n| n != STUDY)
+        .collect();
+    if !others.is_empty() || !studies.is_empty() {
+        anyhow::bail!(
+            "--demo refuses this database: it holds data other than the demo ({} other accounts, {} other studies). \
+             The demo's passwords are public; run the demo on its own --data-dir.",
+            others.len(),
+            studies.len()
+        );
+    }
+    Ok(())
+}
+
 /// Creates the demo study, accounts and a batch unless they exist, and returns an invite path
 /// for an anonymous participant. Safe to run at every start.
 pub async fn ensure(db: &Db) -> Result<String> {
     for (name, password, role) in ACCOUNTS {
         if store::users::credentials(db, name).await?.is_none() {
-            crate::web::backend::add_user(db, None, name, password, role)
+            crate::service::accounts::add_user(db, None, name, password, role)
                 .await
                 .map_err(|e| anyhow::anyhow!("demo account {name}: {e}"))?;
         }
@@ -40,6 +66,15 @@ pub async fn ensure(db: &Db) -> Result<String> {
         }
         Err(e) => return Err(e.into()),
     };
+    // the demo researcher works on the demo study
+    store::members::add(
+        db,
+        study,
+        "researcher",
+        store::members::MemberRole::Member,
+        None,
+    )
+    .await?;
     crate::service::import_items_text(
         db,
         study,

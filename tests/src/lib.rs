@@ -102,10 +102,16 @@ pub struct TestApp {
 impl TestApp {
     /// Starts a server on a free port over `db`.
     pub async fn start(db: Db) -> Result<TestApp> {
+        TestApp::start_with(db, |_| {}).await
+    }
+
+    /// Starts a server on a free port over `db`, with its configuration changed by `configure`.
+    pub async fn start_with(db: Db, configure: impl FnOnce(&mut WebConfig)) -> Result<TestApp> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut config = WebConfig::new("127.0.0.1:0".parse()?);
         let models = tempfile::tempdir()?;
         config.models_dir = models.path().to_owned();
+        configure(&mut config);
         let server_db = db.clone();
         let handle = tokio::spawn(async move {
             let res = natstudy::web::serve(server_db, config, move |addr| {
@@ -133,7 +139,7 @@ impl TestApp {
 
     /// Adds an account directly (as the CLI would).
     pub async fn add_user(&self, name: &str, password: &str, role: Role) -> Result<i64> {
-        natstudy::web::backend::add_user(&self.db, None, name, password, role)
+        natstudy::service::accounts::add_user(&self.db, None, name, password, role)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))
     }
@@ -186,4 +192,90 @@ pub async fn cli(url: &str, args: &[&str]) -> anyhow::Result<()> {
     let mut all = vec!["natstudy", "--database-url", url];
     all.extend_from_slice(args);
     natstudy::cli::run_from(all).await
+}
+
+/// The `natstudy` binary of this build (next to the test executables' `deps/` folder).
+pub fn natstudy_bin() -> Result<std::path::PathBuf> {
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .context("no target directory")?;
+    let bin = dir.join("natstudy");
+    anyhow::ensure!(
+        bin.is_file(),
+        "{} is missing: build it first (cargo build -p natstudy)",
+        bin.display()
+    );
+    Ok(bin)
+}
+
+/// A `natstudy serve` process on a free loopback port (for tests that measure or kill it).
+pub struct ServerProcess {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl ServerProcess {
+    /// Starts `natstudy --data-dir DIR serve --addr 127.0.0.1:0 ARGS…` and waits until it listens.
+    pub fn start(data_dir: &std::path::Path, args: &[&str]) -> Result<ServerProcess> {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(natstudy_bin()?)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(args)
+            .env("NATSTUDY_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let out = child.stdout.take().context("stdout")?;
+        let mut lines = std::io::BufReader::new(out).lines();
+        let base = loop {
+            let line = lines.next().context("server exited before listening")??;
+            if let Some(url) = line.strip_prefix("natstudy listening on ") {
+                break url.trim().to_owned();
+            }
+        };
+        // keep reading stdout so the server never blocks on a full pipe
+        std::thread::spawn(move || for _ in lines {});
+        Ok(ServerProcess { child, base })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// The process's peak resident memory (VmHWM), in KiB.
+    pub fn peak_rss_kib(&self) -> Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .context("no VmHWM")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs an async test body `fn(Store)` as two tests, one per database.
+#[macro_export]
+macro_rules! on_both_stores {
+    ($body:ident => $sqlite:ident, $postgres:ident) => {
+        #[tokio::test]
+        async fn $sqlite() {
+            $body($crate::Store::Sqlite).await;
+        }
+
+        #[tokio::test]
+        async fn $postgres() {
+            $body($crate::Store::Postgres).await;
+        }
+    };
 }

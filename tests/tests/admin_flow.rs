@@ -250,10 +250,12 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
 async fn researcher_generates_transformations_and_adds_them_as_items() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let app = TestApp::start(db.clone()).await.expect("server");
-    app.add_user("rita", "a-long-password", Role::Researcher)
+    let rita = app
+        .add_user("rita", "a-long-password", Role::Researcher)
         .await
         .expect("researcher");
-    let study = natstudy::store::studies::create(&db, None, "Generated", "")
+    // a researcher works on the studies she owns
+    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), "Generated", "")
         .await
         .expect("study");
     let bugs = std::fs::read_to_string(reference().join("bugs.jsonl")).expect("bugs");
@@ -341,10 +343,12 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
 async fn researcher_scores_a_study_with_an_uploaded_model() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let app = TestApp::start(db.clone()).await.expect("server");
-    app.add_user("rita", "a-long-password", Role::Researcher)
+    let rita = app
+        .add_user("rita", "a-long-password", Role::Researcher)
         .await
         .expect("researcher");
-    let study = natstudy::store::studies::create(&db, None, "Scored", "")
+    // a researcher works on the studies she owns
+    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), "Scored", "")
         .await
         .expect("study");
     let r = reference();

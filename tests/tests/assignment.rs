@@ -177,7 +177,7 @@ async fn leases_expire_and_are_reclaimed(store: Store) {
     assert_eq!(renewed.lease_expires_at, Some(t0 + 30_000 + 60_000));
     // the open page's heartbeat keeps the lease alive
     assert_eq!(
-        assign::renew_leases(&db, pool[0], t0 + 80_000)
+        assign::renew_leases(&db, study, pool[0], t0 + 80_000)
             .await
             .expect("renew"),
         1

@@ -159,12 +159,39 @@ async fn sessions_are_shared_between_instances_postgres() {
     sessions_are_shared_between_instances(Store::Postgres).await;
 }
 
-/// Every protected page and server function, for every role (and nobody).
+/// Every protected page and server function, for every role (and nobody), and for a
+/// researcher of another study (refused on everything of this one).
 async fn role_matrix(store: Store) {
     let (app, guard) = app_with_users(store).await;
     let study = natstudy::store::studies::create(&app.db, None, "S", "")
         .await
         .expect("study");
+    // rita works on S; rob is a researcher of another study only
+    natstudy::store::members::add(
+        &app.db,
+        study,
+        "rita",
+        natstudy::store::members::MemberRole::Member,
+        None,
+    )
+    .await
+    .expect("member");
+    app.add_user("rob", PW, Role::Researcher)
+        .await
+        .expect("rob");
+    let robs = natstudy::store::studies::create(&app.db, None, "Rob's", "")
+        .await
+        .expect("study");
+    natstudy::store::members::add(
+        &app.db,
+        robs,
+        "rob",
+        natstudy::store::members::MemberRole::Owner,
+        None,
+    )
+    .await
+    .expect("member");
+    let rob = app.signed_in("rob", PW).await.expect("rob");
     natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
         .await
         .expect("items");
@@ -341,6 +368,20 @@ async fn role_matrix(store: Store) {
         ),
     ];
     for (method, path, form, allowed) in &cases {
+        // the researcher of another study: refused on everything of S
+        let of_study = path.contains(&format!("/studies/{study}"))
+            || form
+                .iter()
+                .any(|(k, v)| matches!(*k, "study" | "id") && *v == study_s);
+        if of_study {
+            let req = if *method == "GET" {
+                rob.get(app.url(path))
+            } else {
+                rob.post(app.url(path)).form(form)
+            };
+            let status = req.send().await.expect("request").status();
+            assert_eq!(status, StatusCode::FORBIDDEN, "rob {method} {path}");
+        }
         for (role, c) in &clients {
             let req = if *method == "GET" {
                 c.get(app.url(path))
@@ -365,6 +406,46 @@ async fn role_matrix(store: Store) {
             }
         }
     }
+    // rob's list of studies holds his study only, S's exports and charts are refused
+    let listed: serde_json::Value = rob
+        .post(app.url("/api/studies/list"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    let names: Vec<&str> = listed
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["Rob's"]);
+    for path in [
+        format!("/studies/{study}/export/survey.json"),
+        format!("/studies/{study}/charts/naturalness.svg"),
+    ] {
+        let status = rob.get(app.url(&path)).send().await.expect("get").status();
+        assert_eq!(status, StatusCode::FORBIDDEN, "rob GET {path}");
+    }
+    let body = serde_json::json!({"study": study, "request": {"operators": "studied", "all_sites": false}, "keys": ["x"]});
+    let status = rob
+        .post(app.url("/api/studies/add-transformations"))
+        .json(&body)
+        .send()
+        .await
+        .expect("add")
+        .status();
+    assert_eq!(status, StatusCode::FORBIDDEN, "rob add-transformations");
+    let status = rob
+        .post(app.url("/api/studies/score"))
+        .form(&[("study", study_s.as_str()), ("model", "m.arpa")])
+        .send()
+        .await
+        .expect("score")
+        .status();
+    assert_eq!(status, StatusCode::FORBIDDEN, "rob score");
     // the JSON-encoded upload, for every role
     for (role, c) in &clients {
         let body = serde_json::json!({"study": study, "kind": "items", "files": [["b.jsonl", ONE_BUG], ["t.jsonl", ONE_ITEM]]});
@@ -623,7 +704,7 @@ async fn participants_are_confined_to_their_items(store: Store) {
             ("item", theirs.as_str()),
             ("cr", "1"),
             ("cc", "1"),
-            ("token", "x"),
+            ("token", "0123456789abcdef0123456789abcdef"),
         ])
         .send()
         .await

@@ -2,6 +2,7 @@ pub mod annotate;
 pub mod generate;
 pub mod home;
 pub mod login;
+pub mod members;
 pub mod not_found;
 pub mod scoring;
 pub mod studies;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
 use crate::model::{JobRow, ScoringView};
-use crate::study_api::{get_scoring, StartScoring};
+use crate::study_api::{get_scoring, RetryJob, StartScoring};
 
 fn size(bytes: u64) -> String {
     if bytes >= 1 << 20 {
@@ -18,6 +18,7 @@ fn size(bytes: u64) -> String {
 #[component]
 pub fn Scoring(study: i64) -> impl IntoView {
     let start = ServerAction::<StartScoring>::new();
+    let retry = ServerAction::<RetryJob>::new();
     let (tick, set_tick) = signal(0u32);
     #[cfg(feature = "hydrate")]
     {
@@ -31,7 +32,7 @@ pub fn Scoring(study: i64) -> impl IntoView {
     #[cfg(not(feature = "hydrate"))]
     let _ = set_tick;
     let view_data = Resource::new(
-        move || (tick.get(), start.version().get()),
+        move || (tick.get(), start.version().get(), retry.version().get()),
         move |_| get_scoring(study),
     );
     view! {
@@ -42,11 +43,12 @@ pub fn Scoring(study: i64) -> impl IntoView {
                 {move || Suspend::new(async move {
                     match view_data.await {
                         Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
-                        Ok(v) => view! { <ScoringPanel study v start /> }.into_any(),
+                        Ok(v) => view! { <ScoringPanel study v start retry /> }.into_any(),
                     }
                 })}
             </Transition>
             {move || start.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            {move || retry.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
                 <input type="file" name="model" id="model-file" accept=".arpa,.bin" required />
                 <button type="submit" id="model-upload">"Upload a model"</button>
@@ -56,7 +58,12 @@ pub fn Scoring(study: i64) -> impl IntoView {
 }
 
 #[component]
-fn ScoringPanel(study: i64, v: ScoringView, start: ServerAction<StartScoring>) -> impl IntoView {
+fn ScoringPanel(
+    study: i64,
+    v: ScoringView,
+    start: ServerAction<StartScoring>,
+    retry: ServerAction<RetryJob>,
+) -> impl IntoView {
     let ScoringView { models, jobs } = v;
     let none = models.is_empty();
     view! {
@@ -73,13 +80,13 @@ fn ScoringPanel(study: i64, v: ScoringView, start: ServerAction<StartScoring>) -
         </ActionForm>
         {none.then(|| view! { <p class="muted">"No model on the server yet: upload one below."</p> })}
         <table class="jobs" id="jobs">
-            <thead><tr><th>"job"</th><th>"progress"</th><th>"state"</th></tr></thead>
-            <tbody>{jobs.into_iter().map(job_row).collect_view()}</tbody>
+            <thead><tr><th>"job"</th><th>"progress"</th><th>"state"</th><th></th></tr></thead>
+            <tbody>{jobs.into_iter().map(|j| job_row(study, j, retry)).collect_view()}</tbody>
         </table>
     }
 }
 
-fn job_row(j: JobRow) -> impl IntoView {
+fn job_row(study: i64, j: JobRow, retry: ServerAction<RetryJob>) -> impl IntoView {
     let pct = if j.total > 0 {
         j.done * 100 / j.total
     } else {
@@ -90,11 +97,22 @@ fn job_row(j: JobRow) -> impl IntoView {
     } else {
         format!("{}: {}", j.state, j.message)
     };
+    let failed = j.state == "failed";
+    let id = j.id;
     view! {
         <tr class=format!("job {}", j.state)>
             <td>{j.label}</td>
             <td><progress max=j.total.max(1) value=j.done></progress>" " {format!("{}/{} ({pct}%)", j.done, j.total)}</td>
             <td class="job-state">{state}</td>
+            <td>
+                {failed.then(|| view! {
+                    <ActionForm action=retry attr:class="inline">
+                        <input type="hidden" name="study" value=study />
+                        <input type="hidden" name="job" value=id />
+                        <button type="submit" class="job-retry">"Run again"</button>
+                    </ActionForm>
+                })}
+            </td>
         </tr>
     }
 }

@@ -85,6 +85,7 @@ pub fn StudyWork(study: i64) -> impl IntoView {
         </Transition>
         <crate::pages::generate::Generate study />
         <crate::pages::scoring::Scoring study />
+        <crate::pages::members::Members study />
         <Suspense fallback=|| ()>
         {move || Suspend::new(async move { is_admin().await.then(|| view! {
             <Upload study upload />

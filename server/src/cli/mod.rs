@@ -114,6 +114,28 @@ pub struct ServeArgs {
     /// Sign out after this many minutes without a request
     #[arg(long, default_value_t = 480)]
     pub idle_minutes: i64,
+    /// End every session this many hours after sign-in or join, however active
+    #[arg(long, default_value_t = 168)]
+    pub session_max_hours: i64,
+    /// The largest upload (a model, or the files of one import), in MiB
+    #[arg(long, default_value_t = 256)]
+    pub max_upload_mb: usize,
+    /// The largest body of any other request, in KiB
+    #[arg(long, default_value_t = 1024)]
+    pub max_body_kb: usize,
+    /// Background jobs (scoring) running at once on this instance; more wait in a queue
+    #[arg(long, default_value_t = 1)]
+    pub max_jobs: usize,
+    /// Export downloads running at once on this instance
+    #[arg(long, default_value_t = 2)]
+    pub max_exports: usize,
+    /// Header that a trusted reverse proxy sets to the client's address (e.g.
+    /// x-forwarded-for); without it, the peer address is the client's (sign-in throttling)
+    #[arg(long)]
+    pub client_ip_header: Option<String>,
+    /// With --demo: allow an address other than loopback (the demo's passwords are public)
+    #[arg(long)]
+    pub public_demo: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -125,8 +147,12 @@ pub enum UserCommand {
         role: Role,
         name: String,
     },
-    /// Set an account's password (prompt or standard input)
+    /// Set an account's password (prompt or standard input); its sessions end
     Passwd { name: String },
+    /// Disable an account: it can no longer sign in and its sessions end
+    Disable { name: String },
+    /// Enable a disabled account again
+    Enable { name: String },
     /// List accounts
     List,
 }
@@ -138,9 +164,39 @@ pub enum StudyCommand {
         name: String,
         #[arg(long, default_value = "")]
         description: String,
+        /// The account that owns the study (researchers see only their studies)
+        #[arg(long)]
+        owner: Option<String>,
     },
     /// List studies with their counts
     List,
+    /// Who may see and act on a study (admins may on every study)
+    #[command(subcommand)]
+    Member(MemberCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MemberCommand {
+    /// Add an account to a study (or change its standing there)
+    Add {
+        #[arg(long)]
+        study: String,
+        user: String,
+        /// owner or member
+        #[arg(long, default_value = "member")]
+        role: String,
+    },
+    /// Remove an account from a study
+    Remove {
+        #[arg(long)]
+        study: String,
+        user: String,
+    },
+    /// List a study's members
+    List {
+        #[arg(long)]
+        study: String,
+    },
 }
 
 fn parse_role(s: &str) -> Result<Role, String> {
@@ -210,7 +266,17 @@ pub async fn run(cli: Cli) -> Result<()> {
 }
 
 async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
+    if args.demo && !args.addr.ip().is_loopback() && !args.public_demo {
+        bail!(
+            "--demo listens on loopback only (its passwords are published): use --addr 127.0.0.1:PORT, \
+             or add --public-demo to expose it on {} anyway",
+            args.addr
+        );
+    }
     let db = g.db().await?;
+    if args.demo {
+        crate::demo::check_data_is_demo(&db).await?;
+    }
     let demo_link = if args.demo {
         Some(
             crate::demo::ensure(&db)
@@ -226,6 +292,13 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     }
     config.secure_cookies = args.secure_cookies;
     config.idle_timeout_secs = args.idle_minutes.max(1) * 60;
+    config.session_max_secs = args.session_max_hours.max(1) * 3600;
+    config.max_upload_bytes = args.max_upload_mb.max(1) << 20;
+    config.max_body_bytes = args.max_body_kb.max(16) << 10;
+    config.jobs.concurrent = args.max_jobs.max(1);
+    config.exports =
+        crate::web::download::ExportLimits::new(args.max_exports.max(1), config.exports.stall);
+    config.client_ip_header = args.client_ip_header.map(|h| h.to_ascii_lowercase());
     config.models_dir = g.data_dir.join("models");
     let demo = args.demo;
     crate::web::serve(db, config, move |addr| {
@@ -267,17 +340,29 @@ async fn user(g: &Global, cmd: UserCommand) -> Result<()> {
     match cmd {
         UserCommand::Add { role, name } => {
             let password = read_password()?;
-            let id = crate::web::backend::add_user(&db, None, &name, &password, role)
+            let id = crate::service::accounts::add_user(&db, None, &name, &password, role)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot add user {name}: {e}"))?;
             println!("added {role} {name} (id {id})");
         }
         UserCommand::Passwd { name } => {
             let password = read_password()?;
-            let hash =
-                tokio::task::spawn_blocking(move || crate::password::hash(&password)).await??;
-            crate::store::users::set_password(&db, &name, &hash).await?;
-            println!("password of {name} changed");
+            crate::service::accounts::set_password(&db, None, &name, &password)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot set the password of {name}: {e}"))?;
+            println!("password of {name} changed; its sessions have ended");
+        }
+        UserCommand::Disable { name } => {
+            crate::service::accounts::set_disabled(&db, None, &name, true)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot disable {name}: {e}"))?;
+            println!("disabled {name}; its sessions have ended");
+        }
+        UserCommand::Enable { name } => {
+            crate::service::accounts::set_disabled(&db, None, &name, false)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot enable {name}: {e}"))?;
+            println!("enabled {name}");
         }
         UserCommand::List => {
             for u in crate::store::users::list(&db).await? {
@@ -296,19 +381,61 @@ async fn user(g: &Global, cmd: UserCommand) -> Result<()> {
 async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
     let db = g.db().await?;
     match cmd {
-        StudyCommand::Create { name, description } => {
+        StudyCommand::Create {
+            name,
+            description,
+            owner,
+        } => {
             if name.trim().is_empty() {
                 bail!("a study needs a name");
             }
-            let id = crate::store::studies::create(&db, None, name.trim(), &description).await?;
+            let owner = match owner {
+                Some(o) => Some(
+                    crate::store::users::credentials(&db, &o)
+                        .await?
+                        .with_context(|| format!("no account {o}"))?
+                        .user
+                        .id,
+                ),
+                None => None,
+            };
+            let id =
+                crate::store::studies::create_owned(&db, None, owner, name.trim(), &description)
+                    .await?;
             println!("created study {name} (id {id})");
         }
+        StudyCommand::Member(cmd) => member(&db, cmd).await?,
         StudyCommand::List => {
             for s in crate::store::studies::list(&db).await? {
                 println!(
                     "{:<40} bugs {:>5}  items {:>6}  votes {:>7}  annotators {:>4}",
                     s.name, s.bugs, s.items, s.votes, s.annotators
                 );
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn member(db: &Db, cmd: MemberCommand) -> Result<()> {
+    use crate::store::members::{self, MemberRole};
+    match cmd {
+        MemberCommand::Add { study, user, role } => {
+            let role = MemberRole::parse(&role)
+                .with_context(|| format!("unknown role {role:?} (owner or member)"))?;
+            let id = crate::store::studies::id_by_name(db, &study).await?;
+            members::add(db, id, &user, role, None).await?;
+            println!("{user} is now {} of {study}", role.as_str());
+        }
+        MemberCommand::Remove { study, user } => {
+            let id = crate::store::studies::id_by_name(db, &study).await?;
+            members::remove(db, id, &user, None).await?;
+            println!("{user} removed from {study}");
+        }
+        MemberCommand::List { study } => {
+            let id = crate::store::studies::id_by_name(db, &study).await?;
+            for (name, role) in members::list(db, id).await? {
+                println!("{name:<24} {role}");
             }
         }
     }

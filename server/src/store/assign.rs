@@ -92,6 +92,44 @@ pub async fn annotator_id(db: &Db, study: i64, code: &str) -> StoreResult<i64> {
         .ok_or_else(|| StoreError::NotFound(format!("annotator {code}")))
 }
 
+/// How often one annotator may revise one vote.
+pub const MAX_REVISIONS: i64 = 20;
+
+/// The study's k, read inside a write transaction (so a change of k cannot interleave).
+async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: i64) -> StoreResult<i64> {
+    Ok(
+        sqlx::query("SELECT ratings_per_item FROM studies WHERE id = $1")
+            .bind(study)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
+            .try_get(0)?,
+    )
+}
+
+/// Releases the annotator's open claims (planned or leased) on items that already have k
+/// ratings — imported votes count, and k may have been lowered — so they are never handed out
+/// again and nobody loops on an item the vote would refuse.
+async fn release_full(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: i64,
+    annotator: i64,
+    k: i64,
+) -> StoreResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE assignments SET status = 'released', lease_expires_at = NULL \
+         WHERE annotator_id = $1 AND status IN ('assigned', 'leased') \
+         AND batch_id IN (SELECT id FROM batches WHERE study_id = $2) \
+         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = assignments.item_id) >= $3",
+    )
+    .bind(annotator)
+    .bind(study)
+    .bind(k)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected())
+}
+
 /// The study's k (ratings per item).
 pub async fn ratings_per_item(db: &Db, study: i64) -> StoreResult<i64> {
     Ok(
@@ -269,16 +307,18 @@ fn handed(r: &sqlx::any::AnyRow) -> StoreResult<Handed> {
 }
 
 /// The annotator's next item: a live lease (renewed), else the first planned assignment, else
-/// a new lease on an item of one of their batches with room left (fewer than k done, assigned or
-/// live-leased), never one they already have.
+/// a new lease on an item of one of their batches with room left (fewer than k ratings —
+/// online or imported — plus planned and live-leased claims), never one they already have or
+/// rated. Claims on items that became full are released first.
 pub async fn next_item(
     db: &Db,
     study: i64,
     annotator: i64,
     now: i64,
 ) -> StoreResult<Option<Handed>> {
-    let k = ratings_per_item(db, study).await?;
     let mut tx = db.begin_write(study).await?;
+    let k = k_in(&mut tx, study).await?;
+    release_full(&mut tx, study, annotator, k).await?;
     // 1. a live lease or a planned assignment, in order
     let open = sqlx::query(
         "SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs FROM assignments a \
@@ -328,8 +368,10 @@ pub async fn next_item(
          JOIN items i ON i.id = bi.item_id \
          WHERE bt.study_id = $2 \
          AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $1 AND m.status <> 'released') \
-         AND (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
-              AND (c.status IN ('done', 'assigned') OR (c.status = 'leased' AND c.lease_expires_at > $3))) < $4 \
+         AND NOT EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $1) \
+         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
+           + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
+              AND (c.status = 'assigned' OR (c.status = 'leased' AND c.lease_expires_at > $3))) < $4 \
          ORDER BY ((bi.item_id * 2654435761 + $5) % 4294967311), bi.item_id LIMIT 50",
     )
     .bind(annotator)
@@ -431,8 +473,8 @@ pub async fn submit(
             "answers must be on the 1–4 scale".into(),
         ));
     }
-    let k = ratings_per_item(db, study).await?;
     let mut tx = db.begin_write(study).await?;
+    let k = k_in(&mut tx, study).await?;
     if let Some(r) = sqlx::query(
         "SELECT revision FROM vote_revisions WHERE annotator_id = $1 AND submit_token = $2",
     )
@@ -474,6 +516,11 @@ pub async fn submit(
                     .fetch_one(&mut *tx)
                     .await?
                     .try_get(0)?;
+            if r >= MAX_REVISIONS {
+                return Err(StoreError::Conflict(format!(
+                    "a vote may have at most {MAX_REVISIONS} revisions"
+                )));
+            }
             r + 1
         }
         "released" => {
@@ -485,28 +532,37 @@ pub async fn submit(
             let expired = status == "leased"
                 && a.try_get::<Option<i64>, _>("lease_expires_at")?
                     .is_none_or(|t| t <= now);
-            // others' claims on the item: done, assigned, live leases
-            let taken: i64 = sqlx::query(
-                "SELECT COUNT(*) FROM assignments WHERE item_id = $1 AND annotator_id <> $2 \
-                 AND (status IN ('done', 'assigned') OR (status = 'leased' AND lease_expires_at > $3))",
+            // ratings so far (online and imported), and others' open claims
+            let r = sqlx::query(
+                "SELECT (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
+                 (SELECT COUNT(*) FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
+                 (SELECT COUNT(*) FROM assignments WHERE item_id = $1 AND annotator_id <> $2 \
+                  AND (status = 'assigned' OR (status = 'leased' AND lease_expires_at > $3))) AS claims",
             )
             .bind(item)
             .bind(annotator)
             .bind(now)
             .fetch_one(&mut *tx)
-            .await?
-            .try_get(0)?;
-            let done: i64 = sqlx::query(
-                "SELECT COUNT(*) FROM assignments WHERE item_id = $1 AND status = 'done'",
-            )
-            .bind(item)
-            .fetch_one(&mut *tx)
-            .await?
-            .try_get(0)?;
-            if done >= k || (expired && taken >= k) {
-                return Err(StoreError::Conflict(
-                    "this item has all its ratings: your lease expired".into(),
-                ));
+            .await?;
+            let (rated, mine, claims): (i64, i64, i64) = (
+                r.try_get("rated")?,
+                r.try_get("mine")?,
+                r.try_get("claims")?,
+            );
+            if mine > 0 || rated >= k || (expired && rated + claims >= k) {
+                // the claim is void: release it (so it is not handed out again), then refuse
+                sqlx::query(
+                    "UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE id = $1",
+                )
+                .bind(assignment)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                return Err(StoreError::Conflict(if mine > 0 {
+                    "you already rated this item".into()
+                } else {
+                    "this item has all its ratings: your lease expired".into()
+                }));
             }
             1
         }
@@ -578,6 +634,7 @@ pub async fn submit(
 /// Items planned or leased for the annotator and not yet rated go back to the pool.
 pub async fn release(db: &Db, study: i64, annotator: i64, actor: Option<i64>) -> StoreResult<u64> {
     let mut tx = db.begin_write(study).await?;
+    annotator_of(&mut tx, study, annotator).await?;
     let n = sqlx::query(
         "UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ('assigned', 'leased')",
     )
@@ -606,6 +663,8 @@ pub async fn move_unrated(
     actor: Option<i64>,
 ) -> StoreResult<u64> {
     let mut tx = db.begin_write(study).await?;
+    annotator_of(&mut tx, study, from).await?;
+    annotator_of(&mut tx, study, to).await?;
     let rows = sqlx::query("SELECT id, item_id, batch_id FROM assignments WHERE annotator_id = $1 AND status IN ('assigned', 'leased') ORDER BY position")
         .bind(from)
         .fetch_all(&mut *tx)
@@ -663,6 +722,21 @@ pub async fn move_unrated(
     .await?;
     tx.commit().await?;
     Ok(moved)
+}
+
+/// Refuses an annotator id that is not of this study.
+async fn annotator_of(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: i64,
+    annotator: i64,
+) -> StoreResult<()> {
+    sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
+        .bind(annotator)
+        .bind(study)
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|_| ())
+        .ok_or_else(|| StoreError::NotFound(format!("annotator {annotator} in this study")))
 }
 
 /// Marks expired leases released (leases already stop counting when they expire; this makes
@@ -729,15 +803,21 @@ pub async fn batch_id(db: &Db, study: i64, name: &str) -> StoreResult<i64> {
         .ok_or_else(|| StoreError::NotFound(format!("batch {name}")))
 }
 
-/// Renews the annotator's live leases (the page is still open). Expired leases stay expired.
-pub async fn renew_leases(db: &Db, annotator: i64, now: i64) -> StoreResult<u64> {
-    Ok(sqlx::query(
+/// Renews the annotator's live leases in the study (the page is still open), under the
+/// study's write lock like every claim. Expired leases stay expired.
+pub async fn renew_leases(db: &Db, study: i64, annotator: i64, now: i64) -> StoreResult<u64> {
+    let mut tx = db.begin_write(study).await?;
+    let n = sqlx::query(
         "UPDATE assignments SET lease_expires_at = $1 + 1000 * (SELECT lease_secs FROM batches b WHERE b.id = assignments.batch_id) \
-         WHERE annotator_id = $2 AND status = 'leased' AND lease_expires_at > $1",
+         WHERE annotator_id = $2 AND status = 'leased' AND lease_expires_at > $1 \
+         AND batch_id IN (SELECT id FROM batches WHERE study_id = $3)",
     )
     .bind(now)
     .bind(annotator)
-    .execute(&db.pool)
+    .bind(study)
+    .execute(&mut *tx)
     .await?
-    .rows_affected())
+    .rows_affected();
+    tx.commit().await?;
+    Ok(n)
 }

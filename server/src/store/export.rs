@@ -42,15 +42,37 @@ pub struct DatasetRow {
     pub rnc: BTreeMap<String, f64>,
 }
 
-/// One CSV record as bytes (quoted as needed).
+/// One CSV record as bytes (quoted as needed), every cell neutralised for spreadsheets.
 fn csv_line<I, T>(rec: I) -> anyhow::Result<Vec<u8>>
 where
     I: IntoIterator<Item = T>,
     T: AsRef<[u8]>,
 {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(rec)?;
+    let cells: Vec<T> = rec.into_iter().collect();
+    w.write_record(cells.iter().map(|c| neutralise(c.as_ref())))?;
     w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+}
+
+/// A cell that a spreadsheet would run as a formula (it begins with `= + - @`, a tab or a
+/// carriage return, and is not a number) gets a leading `'`: participants' comments and
+/// crowd ids are written by strangers.
+pub fn neutralise(cell: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let risky = matches!(
+        cell.first(),
+        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
+    );
+    let number = std::str::from_utf8(cell)
+        .ok()
+        .is_some_and(|t| t.parse::<f64>().is_ok());
+    if risky && !number {
+        let mut v = Vec::with_capacity(cell.len() + 1);
+        v.push(b'\'');
+        v.extend_from_slice(cell);
+        std::borrow::Cow::Owned(v)
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
 }
 
 async fn models(db: &Db, study: i64) -> StoreResult<Vec<String>> {
@@ -432,4 +454,22 @@ pub async fn items(
         n += 1;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::neutralise;
+
+    #[test]
+    fn formulas_are_neutralised_and_numbers_kept() {
+        assert_eq!(&*neutralise(b"=HYPERLINK(\"x\")"), b"'=HYPERLINK(\"x\")");
+        assert_eq!(
+            &*neutralise(b"+1+cmd|' /C calc'!A0"),
+            b"'+1+cmd|' /C calc'!A0"
+        );
+        assert_eq!(&*neutralise(b"@SUM(A1)"), b"'@SUM(A1)");
+        assert_eq!(&*neutralise(b"-0.25"), b"-0.25");
+        assert_eq!(&*neutralise(b"plain text"), b"plain text");
+        assert_eq!(&*neutralise(b""), b"");
+    }
 }

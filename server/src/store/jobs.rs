@@ -7,23 +7,26 @@ use super::{Db, StoreResult};
 use crate::db::now_ms;
 use app::model::JobRow;
 
+/// A new job, `queued` until its runner gets a slot; `params` (JSON) say what to run again.
 pub async fn create(
     db: &Db,
     study: i64,
     actor: Option<i64>,
     kind: &str,
     label: &str,
+    params: &str,
 ) -> StoreResult<i64> {
     let now = now_ms();
     let id: i64 = sqlx::query(
-        "INSERT INTO jobs (study_id, kind, label, state, started_by, started_at, updated_at) \
-         VALUES ($1, $2, $3, 'running', $4, $5, $5) RETURNING id",
+        "INSERT INTO jobs (study_id, kind, label, state, started_by, started_at, updated_at, params) \
+         VALUES ($1, $2, $3, 'queued', $4, $5, $5, $6) RETURNING id",
     )
     .bind(study)
     .bind(kind)
     .bind(label)
     .bind(actor)
     .bind(now)
+    .bind(params)
     .fetch_one(&db.pool)
     .await?
     .try_get(0)?;
@@ -31,14 +34,61 @@ pub async fn create(
 }
 
 pub async fn progress(db: &Db, job: i64, done: u64, total: u64) -> StoreResult<()> {
-    sqlx::query("UPDATE jobs SET done = $2, total = $3, updated_at = $4 WHERE id = $1")
-        .bind(job)
-        .bind(done as i64)
-        .bind(total as i64)
-        .bind(now_ms())
-        .execute(&db.pool)
-        .await?;
+    // progress means the job runs (and beats)
+    sqlx::query(
+        "UPDATE jobs SET done = $2, total = $3, updated_at = $4, \
+         state = CASE WHEN state = 'queued' THEN 'running' ELSE state END WHERE id = $1",
+    )
+    .bind(job)
+    .bind(done as i64)
+    .bind(total as i64)
+    .bind(now_ms())
+    .execute(&db.pool)
+    .await?;
     Ok(())
+}
+
+/// The runner's heartbeat (and the move from `queued` to `running` with `state`).
+pub async fn heartbeat(db: &Db, job: i64, state: Option<&str>) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE jobs SET updated_at = $2, state = COALESCE($3, state) WHERE id = $1 AND state IN ('queued', 'running')",
+    )
+    .bind(job)
+    .bind(now_ms())
+    .bind(state)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+/// Fails every queued or running job whose runner has not beaten for `stale_ms`: the process
+/// running it died. Returns how many.
+pub async fn fail_stale(db: &Db, now: i64, stale_ms: i64) -> StoreResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE jobs SET state = 'failed', message = $2, updated_at = $1 \
+         WHERE state IN ('queued', 'running') AND updated_at < $3",
+    )
+    .bind(now)
+    .bind(format!(
+        "interrupted: the server running it stopped (no heartbeat for {} s); run it again",
+        stale_ms / 1000
+    ))
+    .bind(now - stale_ms)
+    .execute(&db.pool)
+    .await?
+    .rows_affected())
+}
+
+/// A job of the study: (kind, state, params).
+pub async fn get(db: &Db, study: i64, job: i64) -> StoreResult<Option<(String, String, String)>> {
+    let row = sqlx::query("SELECT kind, state, params FROM jobs WHERE id = $1 AND study_id = $2")
+        .bind(job)
+        .bind(study)
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(row
+        .map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .transpose()?)
 }
 
 /// Ends a job: `done` or `failed`, with a message for people.

@@ -8,6 +8,7 @@ pub mod export;
 pub mod generation;
 pub mod imports;
 pub mod jobs;
+pub mod members;
 pub mod monitor;
 pub mod participation;
 pub mod studies;

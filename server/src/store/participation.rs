@@ -18,6 +18,12 @@ pub async fn create_invite(
     rand::thread_rng().fill_bytes(&mut bytes);
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let mut tx = db.begin_write(study).await?;
+    sqlx::query("SELECT 1 FROM batches WHERE id = $1 AND study_id = $2")
+        .bind(batch)
+        .bind(study)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("batch {batch} in this study")))?;
     sqlx::query("INSERT INTO invites (study_id, batch_id, token, cap, created_at) VALUES ($1, $2, $3, $4, $5)")
         .bind(study)
         .bind(batch)

@@ -8,9 +8,21 @@ use app::model::{ItemRow, LevelCount, StudyDetail, StudySummary};
 
 pub const DEFAULT_GUIDELINE: &str = include_str!("../../assets/guideline.md");
 
+/// Creates a study; the acting account (if any) owns it.
 pub async fn create(
     db: &Db,
     actor: Option<i64>,
+    name: &str,
+    description: &str,
+) -> StoreResult<i64> {
+    create_owned(db, actor, None, name, description).await
+}
+
+/// Creates a study owned by `owner` (else by `actor`, when there is one).
+pub async fn create_owned(
+    db: &Db,
+    actor: Option<i64>,
+    owner: Option<i64>,
     name: &str,
     description: &str,
 ) -> StoreResult<i64> {
@@ -27,6 +39,16 @@ pub async fn create(
     .await
     .map_err(|e| StoreError::conflict_on_unique(e, format!("study {name}")))?;
     let id: i64 = row.try_get(0)?;
+    if let Some(owner) = owner.or(actor) {
+        sqlx::query(
+            "INSERT INTO study_members (study_id, user_id, role, added_at) VALUES ($1, $2, 'owner', $3)",
+        )
+        .bind(id)
+        .bind(owner)
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+    }
     audit::record(&mut *tx, actor, Some(id), "study.create", name).await?;
     tx.commit().await?;
     Ok(id)
@@ -68,6 +90,17 @@ pub async fn list(db: &Db) -> StoreResult<Vec<StudySummary>> {
     let rows = sqlx::query(&format!("{SUMMARY_SQL} ORDER BY s.name"))
         .fetch_all(&db.pool)
         .await?;
+    Ok(rows.iter().map(summary).collect::<Result<_, _>>()?)
+}
+
+/// The studies the account owns or is a member of.
+pub async fn list_of_member(db: &Db, user: i64) -> StoreResult<Vec<StudySummary>> {
+    let rows = sqlx::query(&format!(
+        "{SUMMARY_SQL} WHERE s.id IN (SELECT study_id FROM study_members WHERE user_id = $1) ORDER BY s.name"
+    ))
+    .bind(user)
+    .fetch_all(&db.pool)
+    .await?;
     Ok(rows.iter().map(summary).collect::<Result<_, _>>()?)
 }
 

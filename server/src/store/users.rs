@@ -12,6 +12,8 @@ pub struct Credentials {
     pub user: User,
     pub password_hash: Option<String>,
     pub disabled: bool,
+    /// Sessions signed in under another epoch are no longer valid.
+    pub session_epoch: i64,
 }
 
 fn role_of(s: &str) -> Result<Role, sqlx::Error> {
@@ -32,9 +34,31 @@ pub async fn insert(db: &Db, username: &str, password_hash: &str, role: Role) ->
     Ok(row.try_get(0)?)
 }
 
+/// Sets the password hash and ends every session of the account (a new session epoch).
 pub async fn set_password(db: &Db, username: &str, password_hash: &str) -> StoreResult<()> {
-    let r = sqlx::query("UPDATE users SET password_hash = $1 WHERE username = $2")
-        .bind(password_hash)
+    update_ending_sessions(db, username, "password_hash", password_hash.to_owned()).await
+}
+
+/// Disables or enables an account; either ends its sessions (a new session epoch).
+pub async fn set_disabled(db: &Db, username: &str, disabled: bool) -> StoreResult<()> {
+    update_ending_sessions(db, username, "disabled", i64::from(disabled)).await
+}
+
+/// Sets one column of the account and moves its session epoch on.
+async fn update_ending_sessions<T>(
+    db: &Db,
+    username: &str,
+    column: &'static str,
+    value: T,
+) -> StoreResult<()>
+where
+    T: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send + 'static,
+{
+    let sql = format!(
+        "UPDATE users SET {column} = $1, session_epoch = session_epoch + 1 WHERE username = $2"
+    );
+    let r = sqlx::query(&sql)
+        .bind(value)
         .bind(username)
         .execute(&db.pool)
         .await?;
@@ -46,7 +70,7 @@ pub async fn set_password(db: &Db, username: &str, password_hash: &str) -> Store
 
 pub async fn credentials(db: &Db, username: &str) -> StoreResult<Option<Credentials>> {
     let row = sqlx::query(
-        "SELECT id, username, role, password_hash, disabled FROM users WHERE username = $1",
+        "SELECT id, username, role, password_hash, disabled, session_epoch FROM users WHERE username = $1",
     )
     .bind(username)
     .fetch_optional(&db.pool)
@@ -60,6 +84,7 @@ pub async fn credentials(db: &Db, username: &str) -> StoreResult<Option<Credenti
             },
             password_hash: r.try_get("password_hash")?,
             disabled: r.try_get::<i64, _>("disabled")? != 0,
+            session_epoch: r.try_get("session_epoch")?,
         })
     })
     .transpose()
@@ -72,6 +97,22 @@ pub async fn by_id(db: &Db, id: i64) -> StoreResult<Option<User>> {
         .bind(id)
         .fetch_optional(&db.pool)
         .await?;
+    user_of(row)
+}
+
+/// The enabled account with this id, if a session of `epoch` is still valid for it.
+pub async fn by_session(db: &Db, id: i64, epoch: i64) -> StoreResult<Option<User>> {
+    let row = sqlx::query(
+        "SELECT id, username, role FROM users WHERE id = $1 AND disabled = 0 AND session_epoch = $2",
+    )
+    .bind(id)
+    .bind(epoch)
+    .fetch_optional(&db.pool)
+    .await?;
+    user_of(row)
+}
+
+fn user_of(row: Option<sqlx::any::AnyRow>) -> StoreResult<Option<User>> {
     row.map(|r| {
         Ok(User {
             id: r.try_get("id")?,

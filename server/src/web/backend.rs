@@ -1,8 +1,10 @@
-//! The server's implementation of `app::backend::Backend`: domain operations over the store.
+//! The server's implementation of `app::backend::Backend`: delegation to the services and
+//! the store, mapping to wire types, and the one mapping of service errors to backend errors.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use app::backend::{Backend, BackendError, BackendHandle};
+use app::backend::{Backend, BackendError, BackendHandle, Member, SessionPolicy};
 use app::model::{
     AnnotateState, AnnotateStep, DiffLine, GenerateRequest, GeneratedPreview, ItemView, Monitor,
     RatedRow, Role, ScoringView, ScreenerQuestion, Seg, StudyDetail, StudySettingsForm,
@@ -10,7 +12,19 @@ use app::model::{
 };
 
 use crate::db::Db;
+use crate::service::jobs::JobRunner;
+use crate::service::throttle::LoginThrottle;
+use crate::service::{self, ServiceError};
 use crate::store::{self, StoreError};
+
+/// The limits the domain applies to web callers.
+#[derive(Debug, Clone)]
+pub struct BackendConfig {
+    pub models_dir: std::path::PathBuf,
+    pub session: SessionPolicy,
+    pub login: service::throttle::LoginLimits,
+    pub jobs: service::jobs::JobLimits,
+}
 
 /// The domain as the pages reach it.
 #[derive(Clone, Debug)]
@@ -20,16 +34,35 @@ pub struct DomainBackend {
     /// The model last loaded for the generator (file name, modification time, model): a
     /// preview and the addition that follows it load it once.
     last_model: Arc<tokio::sync::Mutex<Option<LoadedModel>>>,
+    throttle: LoginThrottle,
+    session: SessionPolicy,
+    jobs: JobRunner,
 }
 
 type LoadedModel = (String, std::time::SystemTime, Arc<crate::engine::lm::Model>);
 
 impl DomainBackend {
-    pub fn handle(db: Db, models_dir: std::path::PathBuf) -> BackendHandle {
+    /// The backend, with its background work started (the job reaper, throttle pruning).
+    pub fn handle(db: Db, config: &BackendConfig) -> BackendHandle {
+        let jobs = JobRunner::new(db.clone(), config.jobs);
+        jobs.spawn_reaper();
+        let throttle = LoginThrottle::new(config.login);
+        tokio::spawn({
+            let throttle = throttle.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+                    throttle.prune();
+                }
+            }
+        });
         Arc::new(DomainBackend {
             db,
-            models_dir,
+            models_dir: config.models_dir.clone(),
             last_model: Default::default(),
+            throttle,
+            session: config.session,
+            jobs,
         })
     }
 
@@ -60,63 +93,29 @@ impl DomainBackend {
     }
 }
 
-fn map(e: StoreError) -> BackendError {
-    match e {
-        StoreError::Conflict(what) => BackendError::Conflict(format!("{what} already exists")),
-        StoreError::NotFound(what) => BackendError::NotFound(what),
-        StoreError::Invalid(why) => BackendError::Invalid(why),
-        StoreError::Forbidden(why) => BackendError::Forbidden(why),
-        StoreError::Db(e) => {
-            tracing::error!(error = %e, "database error");
-            BackendError::Internal("database error".into())
+/// The one mapping of service (and store) errors to what a client may read: internal errors
+/// are logged here with their detail and answered with a generic text.
+pub fn map(e: impl Into<ServiceError>) -> BackendError {
+    match e.into() {
+        ServiceError::Invalid(why) => BackendError::Invalid(why),
+        ServiceError::NotFound(what) => BackendError::NotFound(what),
+        ServiceError::Conflict(what) => BackendError::Conflict(what),
+        ServiceError::Forbidden(why) => BackendError::Forbidden(why),
+        ServiceError::TooMany(secs) => BackendError::TooMany(secs),
+        ServiceError::Internal(e) => {
+            tracing::error!(error = %format!("{e:#}"), "internal error");
+            BackendError::Internal(e.to_string())
         }
     }
 }
 
+/// An error of the anyhow-returning use cases, classified (see [`ServiceError::from_anyhow`]).
+fn map_any(e: anyhow::Error) -> BackendError {
+    map(ServiceError::from_anyhow(e))
+}
+
 fn join<T>(r: Result<T, tokio::task::JoinError>) -> Result<T, BackendError> {
-    r.map_err(|e| BackendError::Internal(format!("worker failed: {e}")))
-}
-
-/// Adds an account: validates the name, hashes off the async threads, records the action.
-pub async fn add_user(
-    db: &Db,
-    actor: Option<&User>,
-    username: &str,
-    password: &str,
-    role: Role,
-) -> Result<i64, BackendError> {
-    validate_username(username)?;
-    let pw = password.to_owned();
-    let hash = join(tokio::task::spawn_blocking(move || crate::password::hash(&pw)).await)?
-        .map_err(|e| BackendError::Invalid(e.to_string()))?;
-    let id = store::users::insert(db, username, &hash, role)
-        .await
-        .map_err(map)?;
-    store::audit::record(
-        &db.pool,
-        actor.map(|a| a.id),
-        None,
-        "user.add",
-        &format!("{username} ({role})"),
-    )
-    .await
-    .map_err(map)?;
-    Ok(id)
-}
-
-pub fn validate_username(name: &str) -> Result<(), BackendError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'));
-    if ok {
-        Ok(())
-    } else {
-        Err(BackendError::Invalid(
-            "username must be 1–64 characters: letters, digits, _ - . @".into(),
-        ))
-    }
+    r.map_err(|e| map(anyhow::anyhow!("worker failed: {e}")))
 }
 
 #[async_trait::async_trait]
@@ -126,28 +125,84 @@ impl Backend for DomainBackend {
         &self,
         username: &str,
         password: &str,
-    ) -> Result<Option<User>, BackendError> {
-        let creds = store::users::credentials(&self.db, username)
+        client: Option<IpAddr>,
+    ) -> Result<Option<(User, i64)>, BackendError> {
+        service::accounts::authenticate(&self.db, &self.throttle, client, username, password)
             .await
-            .map_err(map)?;
-        let (hash, user) = match creds {
-            Some(c) if !c.disabled => (c.password_hash.unwrap_or_default(), Some(c.user)),
-            _ => (crate::password::dummy_hash().to_owned(), None),
-        };
-        let pw = password.to_owned();
-        let ok =
-            join(tokio::task::spawn_blocking(move || crate::password::verify(&pw, &hash)).await)?;
-        Ok(user.filter(|_| ok))
+            .map_err(map)
+    }
+
+    async fn session_user(&self, id: i64, epoch: i64) -> Result<Option<User>, BackendError> {
+        store::users::by_session(&self.db, id, epoch)
+            .await
+            .map_err(map)
+    }
+
+    fn session_policy(&self) -> SessionPolicy {
+        self.session
+    }
+
+    async fn may_access(&self, user: &User, study: i64) -> Result<bool, BackendError> {
+        if user.role == Role::Admin {
+            return Ok(true);
+        }
+        store::members::is_member(&self.db, study, user.id)
+            .await
+            .map_err(map)
+    }
+
+    async fn members(&self, study: i64) -> Result<Vec<Member>, BackendError> {
+        store::members::list(&self.db, study).await.map_err(map)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn add_member(
+        &self,
+        actor: &User,
+        study: i64,
+        username: &str,
+        role: &str,
+    ) -> Result<(), BackendError> {
+        let role = store::members::MemberRole::parse(role)
+            .ok_or_else(|| BackendError::Invalid("a member is an owner or a member".into()))?;
+        store::members::add(&self.db, study, username, role, Some(actor.id))
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn remove_member(
+        &self,
+        actor: &User,
+        study: i64,
+        username: &str,
+    ) -> Result<(), BackendError> {
+        store::members::remove(&self.db, study, username, Some(actor.id))
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn retry_job(&self, actor: &User, study: i64, job: i64) -> Result<i64, BackendError> {
+        let (kind, state, params) = store::jobs::get(&self.db, study, job)
+            .await
+            .map_err(map)?
+            .ok_or_else(|| BackendError::NotFound(format!("job {job}")))?;
+        if state != "failed" || kind != "score" {
+            return Err(BackendError::Conflict(
+                "only a failed scoring job can be run again".into(),
+            ));
+        }
+        let p: serde_json::Value = serde_json::from_str(&params).unwrap_or_default();
+        let model = p["model"].as_str().unwrap_or_default().to_owned();
+        self.start_scoring(actor, study, &model, p["log10"].as_bool().unwrap_or(false))
+            .await
     }
 
     async fn my_studies(&self, user: &User) -> Result<Vec<(i64, String)>, BackendError> {
         store::participation::studies_of_user(&self.db, user.id)
             .await
             .map_err(map)
-    }
-
-    async fn user(&self, id: i64) -> Result<Option<User>, BackendError> {
-        store::users::by_id(&self.db, id).await.map_err(map)
     }
 
     async fn list_users(&self) -> Result<Vec<UserRow>, BackendError> {
@@ -162,11 +217,19 @@ impl Backend for DomainBackend {
         password: &str,
         role: Role,
     ) -> Result<i64, BackendError> {
-        add_user(&self.db, Some(actor), username, password, role).await
+        service::accounts::add_user(&self.db, Some(actor), username, password, role)
+            .await
+            .map_err(map)
     }
 
-    async fn list_studies(&self) -> Result<Vec<StudySummary>, BackendError> {
-        store::studies::list(&self.db).await.map_err(map)
+    async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError> {
+        if user.role == Role::Admin {
+            store::studies::list(&self.db).await.map_err(map)
+        } else {
+            store::studies::list_of_member(&self.db, user.id)
+                .await
+                .map_err(map)
+        }
     }
 
     #[tracing::instrument(skip(self))]
@@ -192,7 +255,11 @@ impl Backend for DomainBackend {
 
     #[tracing::instrument(skip(self, token, pid))]
     async fn join(&self, token: &str, pid: Option<&str>) -> Result<(i64, i64), BackendError> {
-        store::participation::join(&self.db, token, pid)
+        let pid = service::participation::check_pid(pid).map_err(map)?;
+        if token.len() > 128 {
+            return Err(BackendError::NotFound("invite".into()));
+        }
+        store::participation::join(&self.db, token, pid.as_deref())
             .await
             .map_err(map)
     }
@@ -222,13 +289,19 @@ impl Backend for DomainBackend {
 
     async fn consent(
         &self,
-        _study: i64,
+        study: i64,
         annotator: i64,
         answers: Vec<(String, String)>,
     ) -> Result<(), BackendError> {
+        let settings = store::participation::study_settings(&self.db, study)
+            .await
+            .map_err(map)?;
+        let answers =
+            service::participation::check_answers(answers, &screener_of(&settings.screener_json))
+                .map_err(map)?;
         let obj: serde_json::Map<String, serde_json::Value> = answers
             .into_iter()
-            .map(|(k, v)| (k, serde_json::Value::String(v.chars().take(200).collect())))
+            .map(|(k, v)| (k, serde_json::Value::String(v)))
             .collect();
         store::participation::consent(
             &self.db,
@@ -253,6 +326,15 @@ impl Backend for DomainBackend {
         item: i64,
         vote: VoteForm,
     ) -> Result<(), BackendError> {
+        service::participation::check_vote(&vote).map_err(map)?;
+        let me = store::participation::annotator_state(&self.db, annotator)
+            .await
+            .map_err(map)?;
+        if !me.consented {
+            return Err(BackendError::Forbidden(
+                "give your consent before rating".into(),
+            ));
+        }
         store::assign::submit(&self.db, study, annotator, item, &vote, crate::db::now_ms())
             .await
             .map_err(map)?;
@@ -264,8 +346,8 @@ impl Backend for DomainBackend {
             .await
             .map_err(map)
     }
-    async fn renew_leases(&self, _study: i64, annotator: i64) -> Result<(), BackendError> {
-        store::assign::renew_leases(&self.db, annotator, crate::db::now_ms())
+    async fn renew_leases(&self, study: i64, annotator: i64) -> Result<(), BackendError> {
+        store::assign::renew_leases(&self.db, study, annotator, crate::db::now_ms())
             .await
             .map_err(map)?;
         Ok(())
@@ -298,7 +380,7 @@ impl Backend for DomainBackend {
             })
             .await,
         )?;
-        let charts = charts.map_err(|e| BackendError::Internal(e.to_string()))?;
+        let charts = charts.map_err(|e| map(anyhow::Error::from(e)))?;
         Ok(app::model::ResultsView {
             headline,
             tables,
@@ -372,22 +454,16 @@ impl Backend for DomainBackend {
                 )))
             }
         };
-        match outcome {
-            Ok(Outcome::Imported { rows }) => Ok(format!("imported {rows} rows")),
-            Ok(Outcome::AlreadyImported) => Ok("already imported: nothing to do".into()),
-            Err(e) => match e.downcast::<StoreError>() {
-                Ok(se) => Err(map(se)),
-                Err(e) => Err(BackendError::Invalid(format!("{e:#}"))),
-            },
+        match outcome.map_err(map_any)? {
+            Outcome::Imported { rows } => Ok(format!("imported {rows} rows")),
+            Outcome::AlreadyImported => Ok("already imported: nothing to do".into()),
         }
     }
 
     #[tracing::instrument(skip(self))]
     async fn scoring(&self, study: i64) -> Result<ScoringView, BackendError> {
         let dir = self.models_dir.clone();
-        let models = tokio::task::spawn_blocking(move || super::models::list(&dir))
-            .await
-            .map_err(|e| BackendError::Internal(e.to_string()))?;
+        let models = join(tokio::task::spawn_blocking(move || super::models::list(&dir)).await)?;
         Ok(ScoringView {
             models,
             jobs: store::jobs::list(&self.db, study).await.map_err(map)?,
@@ -410,17 +486,21 @@ impl Backend for DomainBackend {
             .map_err(map)?
             .ok_or_else(|| BackendError::NotFound(format!("study {study}")))?;
         let label = format!("score with {model}{}", if log10 { " (log10)" } else { "" });
-        let job = store::jobs::create(&self.db, study, Some(actor.id), "score", &label)
+        let params = serde_json::json!({ "model": model, "log10": log10 }).to_string();
+        let job = store::jobs::create(&self.db, study, Some(actor.id), "score", &label, &params)
             .await
             .map_err(map)?;
-        tokio::spawn(super::models::run_scoring(
-            self.db.clone(),
+        self.jobs.spawn(
             job,
-            study,
-            Some(actor.id),
-            self.models_dir.join(model),
-            log10,
-        ));
+            super::models::run_scoring(
+                self.db.clone(),
+                job,
+                study,
+                Some(actor.id),
+                self.models_dir.join(model),
+                log10,
+            ),
+        );
         Ok(job)
     }
 
@@ -439,7 +519,7 @@ impl Backend for DomainBackend {
             model,
         )
         .await
-        .map_err(|e| BackendError::Invalid(format!("{e:#}")))?;
+        .map_err(map_any)?;
         let lines: std::collections::HashMap<&str, (&str, &[u32])> = bugs
             .iter()
             .map(|b| {
@@ -492,13 +572,10 @@ impl Backend for DomainBackend {
             &keys,
         )
         .await
+        .map_err(map_any)?
         {
-            Ok(Outcome::Imported { rows }) => Ok(format!("added {rows} items")),
-            Ok(Outcome::AlreadyImported) => Ok("already added: nothing to do".into()),
-            Err(e) => match e.downcast::<StoreError>() {
-                Ok(se) => Err(map(se)),
-                Err(e) => Err(BackendError::Invalid(format!("{e:#}"))),
-            },
+            Outcome::Imported { rows } => Ok(format!("added {rows} items")),
+            Outcome::AlreadyImported => Ok("already added: nothing to do".into()),
         }
     }
 
@@ -585,21 +662,50 @@ impl Backend for DomainBackend {
     }
 }
 
-/// The guideline's markdown as HTML; raw HTML in the markdown is dropped.
+/// The guideline's (or consent's) markdown as HTML: raw HTML is dropped, and links and images
+/// keep only http(s), mailto and relative targets (`javascript:` and the like become `#`).
 pub fn guideline_html(markdown: &str) -> String {
-    use pulldown_cmark::{Event, Parser};
-    let events =
-        Parser::new(markdown).filter(|e| !matches!(e, Event::Html(_) | Event::InlineHtml(_)));
+    use pulldown_cmark::{Event, Parser, Tag};
+    let events = Parser::new(markdown)
+        .filter(|e| !matches!(e, Event::Html(_) | Event::InlineHtml(_)))
+        .map(|e| match e {
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => Event::Start(Tag::Link {
+                link_type,
+                dest_url: safe_url(dest_url),
+                title,
+                id,
+            }),
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => Event::Start(Tag::Image {
+                link_type,
+                dest_url: safe_url(dest_url),
+                title,
+                id,
+            }),
+            other => other,
+        });
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, events);
     out
 }
 
-fn fresh_token() -> String {
-    use rand::RngCore;
-    let mut b = [0u8; 16];
-    rand::thread_rng().fill_bytes(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
+/// The study's screener questions (the default screener when it sets none).
+fn screener_of(json: &str) -> Vec<ScreenerQuestion> {
+    let screener: Vec<ScreenerQuestion> = serde_json::from_str(json).unwrap_or_default();
+    if screener.is_empty() {
+        default_screener()
+    } else {
+        screener
+    }
 }
 
 fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
@@ -628,6 +734,20 @@ fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
             buggy: r.buggy,
         })
         .collect()
+}
+
+/// A link target that is http(s), mailto or relative; anything else becomes `#`.
+fn safe_url(url: pulldown_cmark::CowStr<'_>) -> pulldown_cmark::CowStr<'_> {
+    let lower = url.trim().to_ascii_lowercase();
+    // a scheme is letters (and + - .) before the first ':' that comes before any / ? #
+    let scheme = lower
+        .find(':')
+        .filter(|&i| !lower[..i].contains(['/', '?', '#']))
+        .map(|i| &lower[..i]);
+    match scheme {
+        None | Some("http") | Some("https") | Some("mailto") => url,
+        Some(_) => "#".into(),
+    }
 }
 
 /// The screener of a study that sets none.
@@ -666,11 +786,7 @@ pub async fn annotate_state(
             completion_code: settings.completion_code.clone(),
         }
     } else if !me.consented {
-        let mut screener: Vec<ScreenerQuestion> =
-            serde_json::from_str(&settings.screener_json).unwrap_or_default();
-        if screener.is_empty() {
-            screener = default_screener();
-        }
+        let screener = screener_of(&settings.screener_json);
         let text = if settings.consent_text.trim().is_empty() {
             format!(
                 "You are invited to take part in the study \"{}\". You will rate pairs of Java methods. \
@@ -724,7 +840,7 @@ pub async fn annotate_state(
                     method_lines: it.bug_source.lines().count() as u32,
                     original_left,
                     previous: store::participation::my_vote(db, annotator, item).await?,
-                    token: fresh_token(),
+                    token: service::participation::fresh_token(),
                 }))
             }
             None => AnnotateStep::Review {

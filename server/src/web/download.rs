@@ -15,11 +15,36 @@ const CHUNK: usize = 64 * 1024;
 /// export holds at most about `CHUNK * (IN_FLIGHT + 1)` bytes whatever its size.
 const IN_FLIGHT: usize = 8;
 
+/// Exports running at once, and how long a client may stall one before it is cut off (its
+/// database connection and slot go back).
+#[derive(Debug, Clone)]
+pub struct ExportLimits {
+    pub stall: std::time::Duration,
+    slots: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+impl ExportLimits {
+    pub fn new(concurrent: usize, stall: std::time::Duration) -> ExportLimits {
+        ExportLimits {
+            stall,
+            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(concurrent.max(1))),
+        }
+    }
+}
+
+impl Default for ExportLimits {
+    fn default() -> Self {
+        ExportLimits::new(2, std::time::Duration::from_secs(30))
+    }
+}
+
 /// A sink that buffers rows and hands full chunks to the response body through a bounded
 /// channel; `pace` waits for room.
 struct ChannelSink {
     buf: Vec<u8>,
     tx: tokio::sync::mpsc::Sender<Chunk>,
+    /// How long a send may wait for the client before the export gives up.
+    stall: std::time::Duration,
 }
 
 impl std::io::Write for ChannelSink {
@@ -35,10 +60,17 @@ impl std::io::Write for ChannelSink {
 impl ChannelSink {
     async fn send_buffer(&mut self) -> std::io::Result<()> {
         let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-        self.tx
-            .send(Ok(chunk))
-            .await
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))
+        match tokio::time::timeout(self.stall, self.tx.send(Ok(chunk))).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "client went away",
+            )),
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "client stalled: export cut off",
+            )),
+        }
     }
 }
 
@@ -74,12 +106,23 @@ pub async fn export(
     {
         return (StatusCode::NOT_FOUND, "no such study").into_response();
     }
+    let Ok(slot) = state.exports.slots.clone().try_acquire_owned() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "10")],
+            "other exports are running: try again in a few seconds",
+        )
+            .into_response();
+    };
     let (tx, rx) = tokio::sync::mpsc::channel(IN_FLIGHT);
     let db = state.db.clone();
+    let stall = state.exports.stall;
     tokio::spawn(async move {
+        let _slot = slot;
         let mut w = ChannelSink {
             buf: Vec::with_capacity(CHUNK),
             tx: tx.clone(),
+            stall,
         };
         let res = match kind {
             "dataset-jsonl" => crate::store::export::dataset(&db, study, false, &mut w).await,
@@ -93,8 +136,8 @@ pub async fn export(
             Err(e) => Err(e),
         };
         if let Err(e) = res {
-            tracing::error!(error = %e, "export failed");
-            let _ = tx.send(Err(std::io::Error::other(e.to_string()))).await;
+            tracing::warn!(error = %format!("{e:#}"), "export ended early");
+            let _ = tx.try_send(Err(std::io::Error::other("export failed")));
         }
     });
     let stream = tokio_stream_from(rx);
@@ -122,7 +165,13 @@ pub async fn chart(
     };
     let data = match crate::store::analysis::study_data(&state.db, study).await {
         Ok(d) => d,
-        Err(e) => return (StatusCode::NOT_FOUND, e.to_string()).into_response(),
+        Err(crate::store::StoreError::NotFound(_)) => {
+            return (StatusCode::NOT_FOUND, "no such study").into_response()
+        }
+        Err(e) => {
+            tracing::error!(error = %e, study, "chart data");
+            return (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
+        }
     };
     let drawn = tokio::task::spawn_blocking(move || {
         let options = crate::engine::analysis::Options {
@@ -154,8 +203,14 @@ pub async fn chart(
             .body(Body::from(bytes))
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
         Ok(Ok(None)) => (StatusCode::NOT_FOUND, "no such chart (yet)").into_response(),
-        Ok(Err(e)) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, study, "chart drawing");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+        }
+        Err(e) => {
+            tracing::error!(error = %e, study, "chart worker");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+        }
     }
 }
 
@@ -180,6 +235,7 @@ mod tests {
         let mut w = ChannelSink {
             buf: Vec::new(),
             tx,
+            stall: Duration::from_secs(3600),
         };
         let row = vec![b'x'; 1024];
         let mut written = 0usize;

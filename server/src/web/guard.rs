@@ -64,40 +64,67 @@ pub async fn pages(
     let Some(roles) = page_roles(req.uri().path()) else {
         return next.run(req).await;
     };
-    let user_id: Option<i64> = session.get(app::auth::USER_ID_KEY).await.ok().flatten();
     // invited participants have no account: their session names their annotator record
-    let participant: Option<i64> = session
-        .get(app::annotate_api::PARTICIPANT_KEY)
+    // (the lifetime rules apply to them too)
+    if req.uri().path().starts_with("/annotate/")
+        && app::auth::keep_alive(&session, state.backend.as_ref()).await
+    {
+        let participant: Option<i64> = session
+            .get(app::annotate_api::PARTICIPANT_KEY)
+            .await
+            .ok()
+            .flatten();
+        if participant.is_some() {
+            return next.run(req).await;
+        }
+    }
+    let user = app::auth::signed_in(&session, state.backend.as_ref())
         .await
         .ok()
         .flatten();
-    if participant.is_some() && req.uri().path().starts_with("/annotate/") {
-        return next.run(req).await;
-    }
-    let user = match user_id {
-        Some(id) => crate::store::users::by_id(&state.db, id)
-            .await
-            .ok()
-            .flatten(),
-        None => None,
-    };
     match user {
         None => {
-            let next_path = req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/");
+            let next_path = req
+                .uri()
+                .path_and_query()
+                .map(|p| p.as_str())
+                .unwrap_or("/");
             let encoded: String = form_urlencoded(next_path);
             Redirect::to(&format!("/login?next={encoded}")).into_response()
         }
-        Some(u) if roles.contains(&u.role) => next.run(req).await,
-        Some(_) => Response::builder()
-            .status(StatusCode::FORBIDDEN)
-            .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
-            .body(Body::from(
-                "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Forbidden</title>\
-                 <link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head><body><main class=\"page\">\
-                 <h1>Forbidden</h1><p>Your role may not open this page. <a href=\"/\">Back</a></p></main></body></html>",
-            ))
-            .unwrap_or_else(|_| StatusCode::FORBIDDEN.into_response()),
+        Some(u) if roles.contains(&u.role) => {
+            // a study's pages, downloads and uploads: its members only (admins: every study)
+            if let Some(study) = study_of(req.uri().path()) {
+                if !state.backend.may_access(&u, study).await.unwrap_or(false) {
+                    tracing::warn!(user = %u.username, study, "refused: not a member of the study");
+                    return forbidden();
+                }
+            }
+            next.run(req).await
+        }
+        Some(_) => forbidden(),
     }
+}
+
+/// The study a `/studies/{id}/…` path is about.
+pub fn study_of(path: &str) -> Option<i64> {
+    path.strip_prefix("/studies/")?
+        .split('/')
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn forbidden() -> Response {
+    Response::builder()
+        .status(StatusCode::FORBIDDEN)
+        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .body(Body::from(
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Forbidden</title>\
+             <link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head><body><main class=\"page\">\
+             <h1>Forbidden</h1><p>Your account may not open this page. <a href=\"/\">Back</a></p></main></body></html>",
+        ))
+        .unwrap_or_else(|_| StatusCode::FORBIDDEN.into_response())
 }
 
 fn form_urlencoded(s: &str) -> String {
@@ -125,5 +152,9 @@ mod tests {
         assert_eq!(page_roles("/studiesx"), None);
         assert_eq!(page_roles("/login"), None);
         assert_eq!(form_urlencoded("/a b?c=d"), "/a%20b%3Fc%3Dd");
+        assert_eq!(study_of("/studies/12/export/votes.csv"), Some(12));
+        assert_eq!(study_of("/studies/12"), Some(12));
+        assert_eq!(study_of("/studies"), None);
+        assert_eq!(study_of("/studies/new"), None);
     }
 }

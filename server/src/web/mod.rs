@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod download;
 pub mod guard;
+pub mod limits;
 pub mod models;
 pub mod sessions;
 
@@ -30,6 +31,10 @@ pub struct AppState {
     pub db: Db,
     pub backend: BackendHandle,
     pub models_dir: PathBuf,
+    /// The largest upload (models, imports), in bytes.
+    pub max_upload_bytes: usize,
+    /// Exports running at once, and how long a stalled client may hold one.
+    pub exports: download::ExportLimits,
 }
 
 /// How the web server is set up.
@@ -45,6 +50,21 @@ pub struct WebConfig {
     /// Language models researchers pick or upload on the study page (shared storage when
     /// several instances serve one database).
     pub models_dir: PathBuf,
+    /// Sessions end this long after sign-in or join, however active.
+    pub session_max_secs: i64,
+    /// The largest upload (a model, or the files of one import), in bytes.
+    pub max_upload_bytes: usize,
+    /// The largest body of any other request, in bytes.
+    pub max_body_bytes: usize,
+    /// Sign-in throttling.
+    pub login: crate::service::throttle::LoginLimits,
+    /// Background jobs: how many at once, heartbeat, when a silent one counts as dead.
+    pub jobs: crate::service::jobs::JobLimits,
+    /// Export downloads: how many at once, how long a stalled client may hold one.
+    pub exports: download::ExportLimits,
+    /// A header set by a trusted reverse proxy that names the client's address (e.g.
+    /// `x-forwarded-for`: its first address is taken). Unset: the peer address.
+    pub client_ip_header: Option<String>,
 }
 
 impl WebConfig {
@@ -55,6 +75,13 @@ impl WebConfig {
             secure_cookies: false,
             idle_timeout_secs: 8 * 3600,
             models_dir: PathBuf::from("natstudy-data/models"),
+            session_max_secs: 7 * 24 * 3600,
+            max_upload_bytes: 256 << 20,
+            max_body_bytes: 1 << 20,
+            login: Default::default(),
+            jobs: Default::default(),
+            exports: Default::default(),
+            client_ip_header: None,
         }
     }
 }
@@ -76,12 +103,25 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .site_pkg_dir("pkg")
         .site_addr(config.addr)
         .build();
-    let backend = backend::DomainBackend::handle(db.clone(), config.models_dir.clone());
+    let backend = backend::DomainBackend::handle(
+        db.clone(),
+        &backend::BackendConfig {
+            models_dir: config.models_dir.clone(),
+            session: app::backend::SessionPolicy {
+                max_age_secs: config.session_max_secs,
+                idle_secs: config.idle_timeout_secs,
+            },
+            login: config.login,
+            jobs: config.jobs,
+        },
+    );
     let state = AppState {
         leptos_options: leptos_options.clone(),
         db: db.clone(),
         backend: backend.clone(),
         models_dir: config.models_dir.clone(),
+        max_upload_bytes: config.max_upload_bytes,
+        exports: config.exports.clone(),
     };
 
     let store = sessions::DbSessionStore::open(&db).await?;
@@ -99,7 +139,10 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
 
     let routes = generate_route_list(app::App);
     let ctx_backend = backend.clone();
-    let context = move || provide_context(ctx_backend.clone());
+    let context = move || {
+        provide_context(ctx_backend.clone());
+        limits::provide_request_nonce();
+    };
     let app = Router::new()
         .route(
             "/studies/{id}/export/{what}",
@@ -111,7 +154,9 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         )
         .route(
             "/studies/{id}/models",
-            axum::routing::post(models::upload).layer(axum::extract::DefaultBodyLimit::disable()),
+            axum::routing::post(models::upload).layer(axum::extract::DefaultBodyLimit::max(
+                config.max_upload_bytes,
+            )),
         )
         .leptos_routes_with_context(&state, routes, context.clone(), {
             let options = leptos_options.clone();
@@ -127,6 +172,18 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         ))
         .layer(axum::middleware::from_fn(guard::same_origin))
         .layer(session_layer)
+        .layer(axum::middleware::from_fn_with_state(
+            limits::BodyLimits {
+                upload: config.max_upload_bytes,
+                other: config.max_body_bytes,
+            },
+            limits::body_limit,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            config.client_ip_header.clone(),
+            limits::client_ip,
+        ))
+        .layer(axum::middleware::from_fn(limits::content_security_policy))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
@@ -172,10 +229,13 @@ pub async fn serve(
     let addr = listener.local_addr()?;
     let app = router(db, &WebConfig { addr, ..config }).await?;
     on_ready(addr);
-    axum::serve(listener, app.into_make_service())
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
     Ok(())
 }

@@ -46,8 +46,10 @@ pub fn list(dir: &Path) -> Vec<ModelFile> {
 }
 
 /// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary model in
-/// the models directory, streaming it to disk, and returns to the study page. Staff only (the
-/// page guard), same-origin only (the CSRF guard).
+/// the models directory, streaming it to disk, and returns to the study page. Staff of the
+/// study only (the page guard), same-origin only (the CSRF guard), at most the upload limit.
+/// The file goes to a temporary name of its own (removed if the upload breaks off) and never
+/// replaces a model of the same name: other studies may use it.
 #[tracing::instrument(skip(state, form))]
 pub async fn upload(
     State(state): State<AppState>,
@@ -56,12 +58,35 @@ pub async fn upload(
 ) -> Response {
     match receive(&state.models_dir, &mut form).await {
         Ok(name) => Redirect::to(&format!("/studies/{study}?model={name}#scoring")).into_response(),
-        Err(msg) => (StatusCode::BAD_REQUEST, msg).into_response(),
+        Err((code, msg)) => (code, msg).into_response(),
     }
 }
 
-async fn receive(dir: &Path, form: &mut Multipart) -> Result<String, String> {
-    while let Some(mut field) = form.next_field().await.map_err(|e| e.to_string())? {
+/// A file being received: removed when dropped unless it was kept.
+struct PartFile {
+    path: PathBuf,
+    kept: bool,
+}
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+fn io_error(e: std::io::Error) -> (StatusCode, String) {
+    tracing::error!(error = %e, "model upload");
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "cannot store the model".into(),
+    )
+}
+
+async fn receive(dir: &Path, form: &mut Multipart) -> Result<String, (StatusCode, String)> {
+    let multipart = |e: axum::extract::multipart::MultipartError| (e.status(), e.body_text());
+    while let Some(mut field) = form.next_field().await.map_err(multipart)? {
         if field.name() != Some("model") {
             continue;
         }
@@ -70,27 +95,77 @@ async fn receive(dir: &Path, form: &mut Multipart) -> Result<String, String> {
             .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).to_owned())
             .unwrap_or_default();
         if !valid_name(&name) {
-            return Err(format!(
-                "model file name {name:?}: use letters, digits, - _ . and end in .arpa or .bin"
+            return Err((
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!(
+                    "model file name {name:?}: use letters, digits, - _ . and end in .arpa or .bin"
+                ),
             ));
         }
-        tokio::fs::create_dir_all(dir)
-            .await
-            .map_err(|e| e.to_string())?;
-        let part = dir.join(format!(".{name}.part"));
-        let mut f = tokio::fs::File::create(&part)
-            .await
-            .map_err(|e| e.to_string())?;
-        while let Some(chunk) = field.chunk().await.map_err(|e| e.to_string())? {
-            f.write_all(&chunk).await.map_err(|e| e.to_string())?;
+        let target = dir.join(&name);
+        if target.exists() {
+            return Err((
+                StatusCode::CONFLICT,
+                format!("a model named {name} exists already: choose another name"),
+            ));
         }
-        f.sync_all().await.map_err(|e| e.to_string())?;
-        tokio::fs::rename(&part, dir.join(&name))
+        tokio::fs::create_dir_all(dir).await.map_err(io_error)?;
+        let part = PartFile {
+            path: dir.join(format!(".{name}.{}.part", unique())),
+            kept: false,
+        };
+        let mut f = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&part.path)
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(io_error)?;
+        let mut head = Vec::new();
+        while let Some(chunk) = field.chunk().await.map_err(multipart)? {
+            if head.len() < 64 {
+                head.extend_from_slice(&chunk[..chunk.len().min(64)]);
+            }
+            f.write_all(&chunk).await.map_err(io_error)?;
+        }
+        if !looks_like_a_model(&head) {
+            return Err((
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "not a model: an ARPA file starts with \\data\\, a binary model with NSLM1".into(),
+            ));
+        }
+        f.sync_all().await.map_err(io_error)?;
+        drop(f);
+        // a hard link never replaces: if another upload took the name meanwhile, it stays
+        match tokio::fs::hard_link(&part.path, &target).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err((
+                    StatusCode::CONFLICT,
+                    format!("a model named {name} exists already: choose another name"),
+                ))
+            }
+            Err(e) => return Err(io_error(e)),
+        }
+        drop(part);
         return Ok(name);
     }
-    Err("no file in field `model`".into())
+    Err((
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "no file in field `model`".into(),
+    ))
+}
+
+fn unique() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 8];
+    rand::thread_rng().fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// An ARPA file (`\data\` after optional blank space) or a binary model (its magic).
+fn looks_like_a_model(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    head.starts_with(b"NSLM1\0") || text.trim_start().starts_with("\\data\\")
 }
 
 /// Scores every bug and transformation of the study with the model and stores the CE scores
@@ -167,6 +242,14 @@ async fn score(
 #[cfg(test)]
 mod tests {
     use super::valid_name;
+
+    #[test]
+    fn only_model_files_are_kept() {
+        assert!(super::looks_like_a_model(b"\n\\data\\\nngram 1=2\n"));
+        assert!(super::looks_like_a_model(b"NSLM1\0\x01\0\0\0"));
+        assert!(!super::looks_like_a_model(b"<html>"));
+        assert!(!super::looks_like_a_model(b""));
+    }
 
     #[test]
     fn model_names_stay_in_the_directory() {

@@ -47,7 +47,11 @@ fn fmt(x: f64) -> String {
     }
 }
 
-/// Reads an ARPA model.
+/// The highest order a model file may declare.
+pub const MAX_ORDER: usize = 16;
+
+/// Reads an ARPA model. Memory grows with the n-grams read, never with the counts the file
+/// declares (an untrusted file may claim any count).
 pub fn read(input: impl BufRead) -> Result<Model, LmError> {
     let mut model = Model::default();
     let mut declared: Vec<usize> = Vec::new();
@@ -75,8 +79,12 @@ pub fn read(input: impl BufRead) -> Result<Model, LmError> {
             if n != declared.len() + 1 {
                 return Err(bad(no, "orders must be declared in sequence"));
             }
+            if n > MAX_ORDER {
+                return Err(bad(no, &format!("order {n} is above {MAX_ORDER}")));
+            }
             declared.push(count);
-            model.grams.push(HashMap::with_capacity(count));
+            // The count is the file's claim: tables grow with the n-grams actually read.
+            model.grams.push(HashMap::new());
             continue;
         }
         if let Some(rest) = t.strip_prefix('\\') {

@@ -45,6 +45,8 @@ fn f32_of(input: &mut dyn Read) -> Result<f32, LmError> {
     Ok(f32::from_le_bytes(b))
 }
 
+/// Reads a binary model. Memory grows with the bytes read, never with the counts the file
+/// declares.
 pub fn read(input: &mut dyn Read) -> Result<Model, LmError> {
     let mut magic = [0u8; 6];
     input.read_exact(&mut magic)?;
@@ -52,7 +54,7 @@ pub fn read(input: &mut dyn Read) -> Result<Model, LmError> {
         return Err(bad("not a natstudy binary model"));
     }
     let order = u32_of(input)? as usize;
-    if !(1..=16).contains(&order) {
+    if !(1..=super::arpa::MAX_ORDER).contains(&order) {
         return Err(bad("unsupported order"));
     }
     let words = u32_of(input)? as usize;
@@ -62,16 +64,24 @@ pub fn read(input: &mut dyn Read) -> Result<Model, LmError> {
         if len > 1 << 20 {
             return Err(bad("word too long"));
         }
-        let mut b = vec![0u8; len];
-        input.read_exact(&mut b)?;
+        // read what is there, never more than the length claims
+        let mut b = Vec::new();
+        (&mut *input).take(len as u64).read_to_end(&mut b)?;
+        if b.len() != len {
+            return Err(bad("truncated vocabulary"));
+        }
         let w = String::from_utf8(b).map_err(|_| bad("word is not UTF-8"))?;
-        model.intern(&w);
+        if model.intern(&w) as usize != model.words.len() - 1 {
+            return Err(bad("a word appears twice in the vocabulary"));
+        }
     }
     for n in 1..=order {
         let mut b = [0u8; 8];
         input.read_exact(&mut b)?;
-        let count = u64::from_le_bytes(b) as usize;
-        let mut grams = std::collections::HashMap::with_capacity(count.min(1 << 26));
+        let count = u64::from_le_bytes(b);
+        // The count is the file's claim: the table grows with the n-grams actually read
+        // (a truncated file fails at its end).
+        let mut grams = std::collections::HashMap::new();
         for _ in 0..count {
             let mut g = Vec::with_capacity(n);
             for _ in 0..n {

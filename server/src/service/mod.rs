@@ -1,4 +1,14 @@
-//! Use cases shared by the command line and the web: read files, validate, import, audit.
+//! Use cases shared by the command line and the web: accounts, participation rules, jobs,
+//! imports, generation and scoring. Errors are [`ServiceError`]s (see `error.rs`) or, for the
+//! older file-based use cases, anyhow errors that [`ServiceError::from_anyhow`] classifies.
+
+pub mod accounts;
+pub mod error;
+pub mod jobs;
+pub mod participation;
+pub mod throttle;
+
+pub use error::{ServiceError, ServiceResult};
 
 use std::path::Path;
 

@@ -1,0 +1,109 @@
+//! Accounts: adding, signing in (throttled, one hash per core), passwords and disabling.
+//! The one place these rules live; the web and the command line both call it.
+
+use std::net::IpAddr;
+
+use app::model::{Role, User};
+
+use super::error::{ServiceError, ServiceResult};
+use super::throttle::LoginThrottle;
+use crate::db::Db;
+use crate::store;
+
+/// Account names: 1–64 letters, digits, `_ - . @`.
+pub fn validate_username(name: &str) -> ServiceResult<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ServiceError::Invalid(
+            "username must be 1–64 characters: letters, digits, _ - . @".into(),
+        ))
+    }
+}
+
+/// Adds an account: validates the name, hashes the password, records the action.
+pub async fn add_user(
+    db: &Db,
+    actor: Option<&User>,
+    username: &str,
+    password: &str,
+    role: Role,
+) -> ServiceResult<i64> {
+    validate_username(username)?;
+    let hash = crate::password::hash_async(password.to_owned()).await?;
+    let id = store::users::insert(db, username, &hash, role).await?;
+    store::audit::record(
+        &db.pool,
+        actor.map(|a| a.id),
+        None,
+        "user.add",
+        &format!("{username} ({role})"),
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Sets a password; every session of the account ends (its session epoch moves on).
+pub async fn set_password(
+    db: &Db,
+    actor: Option<&User>,
+    username: &str,
+    password: &str,
+) -> ServiceResult<()> {
+    let hash = crate::password::hash_async(password.to_owned()).await?;
+    store::users::set_password(db, username, &hash).await?;
+    store::audit::record(&db.pool, actor.map(|a| a.id), None, "user.passwd", username).await?;
+    Ok(())
+}
+
+/// Disables (or enables) an account; disabling ends its sessions.
+pub async fn set_disabled(
+    db: &Db,
+    actor: Option<&User>,
+    username: &str,
+    disabled: bool,
+) -> ServiceResult<()> {
+    store::users::set_disabled(db, username, disabled).await?;
+    let action = if disabled {
+        "user.disable"
+    } else {
+        "user.enable"
+    };
+    store::audit::record(&db.pool, actor.map(|a| a.id), None, action, username).await?;
+    Ok(())
+}
+
+/// A sign-in attempt: throttled per client address and per account name before any hash is
+/// computed; unknown and disabled accounts are verified against a dummy hash so timing does
+/// not tell them apart. Returns the account and its session epoch.
+pub async fn authenticate(
+    db: &Db,
+    throttle: &LoginThrottle,
+    client: Option<IpAddr>,
+    username: &str,
+    password: &str,
+) -> ServiceResult<Option<(User, i64)>> {
+    if let Err(wait) = throttle.attempt(client, username) {
+        tracing::warn!(?client, username = %username.chars().take(64).collect::<String>(), wait, "sign-in throttled");
+        return Err(ServiceError::TooMany(wait));
+    }
+    let creds = if username.len() <= 64 {
+        store::users::credentials(db, username).await?
+    } else {
+        None
+    };
+    let (hash, user) = match creds {
+        Some(c) if !c.disabled => (
+            c.password_hash.unwrap_or_default(),
+            Some((c.user, c.session_epoch)),
+        ),
+        _ => (crate::password::dummy_hash().to_owned(), None),
+    };
+    let ok = crate::password::verify_async(password.to_owned(), hash).await;
+    Ok(user.filter(|_| ok))
+}

@@ -1,0 +1,94 @@
+//! Background jobs that survive crashes: a bounded number run at once per instance (the rest
+//! wait, `queued`); each beats a heartbeat into its row while it waits and runs; a reaper on
+//! every instance fails jobs whose heartbeat stopped (their process died), so no job shows
+//! "running" forever, and a failed job can be run again from its stored parameters.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::db::{now_ms, Db};
+use crate::store;
+
+/// How background jobs are run.
+#[derive(Debug, Clone, Copy)]
+pub struct JobLimits {
+    /// Jobs running at once on one instance.
+    pub concurrent: usize,
+    /// How often a live job's row is touched.
+    pub heartbeat: Duration,
+    /// A queued or running job whose row is older than this is failed by the reaper.
+    pub stale_after: Duration,
+}
+
+impl Default for JobLimits {
+    fn default() -> Self {
+        JobLimits {
+            concurrent: 1,
+            heartbeat: Duration::from_secs(5),
+            stale_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Runs jobs under [`JobLimits`].
+#[derive(Debug, Clone)]
+pub struct JobRunner {
+    db: Db,
+    limits: JobLimits,
+    slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl JobRunner {
+    pub fn new(db: Db, limits: JobLimits) -> JobRunner {
+        JobRunner {
+            db,
+            limits,
+            slots: Arc::new(tokio::sync::Semaphore::new(limits.concurrent.max(1))),
+        }
+    }
+
+    /// Runs `work` for the (queued) job `job` in the background once a slot is free, beating
+    /// its heartbeat all the while; `work` records the job's end itself.
+    pub fn spawn<F>(&self, job: i64, work: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (db, slots, beat) = (self.db.clone(), self.slots.clone(), self.limits.heartbeat);
+        tokio::spawn(async move {
+            let heart = tokio::spawn({
+                let db = db.clone();
+                async move {
+                    loop {
+                        tokio::time::sleep(beat).await;
+                        if let Err(e) = store::jobs::heartbeat(&db, job, None).await {
+                            tracing::warn!(error = %e, job, "job heartbeat");
+                        }
+                    }
+                }
+            });
+            let permit = slots.acquire_owned().await;
+            if let Err(e) = store::jobs::heartbeat(&db, job, Some("running")).await {
+                tracing::warn!(error = %e, job, "job start");
+            }
+            work.await;
+            drop(permit);
+            heart.abort();
+        });
+    }
+
+    /// Fails stale jobs now and then every `stale_after / 2` (runs until the process ends).
+    pub fn spawn_reaper(&self) {
+        let (db, stale) = (self.db.clone(), self.limits.stale_after);
+        tokio::spawn(async move {
+            loop {
+                match store::jobs::fail_stale(&db, now_ms(), stale.as_millis() as i64).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(jobs = n, "failed jobs whose runner stopped"),
+                    Err(e) => tracing::warn!(error = %e, "job reaper"),
+                }
+                tokio::time::sleep((stale / 2).max(Duration::from_millis(500))).await;
+            }
+        });
+    }
+}

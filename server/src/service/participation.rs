@@ -1,0 +1,135 @@
+//! What a participant may send: every field bounded and well-formed before it reaches the
+//! store. Participants are strangers from crowd platforms; nothing they send is trusted.
+
+use app::model::{ScreenerQuestion, VoteForm};
+
+use super::error::{ServiceError, ServiceResult};
+
+/// A submit token is what the rating page is given: 32 lowercase hex digits.
+pub const TOKEN_LEN: usize = 32;
+/// The longest comment kept with a vote, in characters.
+pub const MAX_COMMENT: usize = 4000;
+/// The longest crowd-worker id, in characters.
+pub const MAX_PID: usize = 128;
+/// Screener answers: at most this many, with names and values of at most these lengths.
+pub const MAX_ANSWERS: usize = 50;
+pub const MAX_ANSWER_NAME: usize = 64;
+pub const MAX_ANSWER_VALUE: usize = 200;
+
+/// A fresh submit token for the rating page.
+pub fn fresh_token() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; TOKEN_LEN / 2];
+    rand::thread_rng().fill_bytes(&mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Checks a vote's free-form fields (the answers' range is the store's check).
+pub fn check_vote(vote: &VoteForm) -> ServiceResult<()> {
+    let token_ok = vote.token.len() == TOKEN_LEN
+        && vote
+            .token
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !token_ok {
+        return Err(ServiceError::Invalid(format!(
+            "token: must be the {TOKEN_LEN} hex digits the page was given"
+        )));
+    }
+    if vote.comment.chars().count() > MAX_COMMENT {
+        return Err(ServiceError::Invalid(format!(
+            "comment: at most {MAX_COMMENT} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// A crowd-worker id: printable, at most [`MAX_PID`] characters; empty is none.
+pub fn check_pid(pid: Option<&str>) -> ServiceResult<Option<String>> {
+    let Some(p) = pid.map(str::trim).filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    if p.chars().count() > MAX_PID || p.chars().any(char::is_control) {
+        return Err(ServiceError::Invalid(format!(
+            "pid: at most {MAX_PID} printable characters"
+        )));
+    }
+    Ok(Some(p.to_owned()))
+}
+
+/// Screener answers against the study's questions: only known names, at most one answer
+/// each, and where a question lists options, one of them.
+pub fn check_answers(
+    answers: Vec<(String, String)>,
+    questions: &[ScreenerQuestion],
+) -> ServiceResult<Vec<(String, String)>> {
+    if answers.len() > MAX_ANSWERS {
+        return Err(ServiceError::Invalid(format!(
+            "screener: at most {MAX_ANSWERS} answers"
+        )));
+    }
+    let mut out = Vec::with_capacity(answers.len());
+    for (name, value) in answers {
+        if name.chars().count() > MAX_ANSWER_NAME || value.chars().count() > MAX_ANSWER_VALUE {
+            return Err(ServiceError::Invalid(format!(
+                "screener: names of at most {MAX_ANSWER_NAME} and answers of at most {MAX_ANSWER_VALUE} characters"
+            )));
+        }
+        let Some(q) = questions.iter().find(|q| q.name == name) else {
+            return Err(ServiceError::Invalid(format!(
+                "screener: no question `{name}`"
+            )));
+        };
+        if !q.options.is_empty() && !q.options.contains(&value) {
+            return Err(ServiceError::Invalid(format!(
+                "screener: `{name}` takes one of its options"
+            )));
+        }
+        out.push((name, value));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vote(token: &str, comment: &str) -> VoteForm {
+        VoteForm {
+            cr: 1,
+            cc: 1,
+            comment: comment.into(),
+            time_secs: None,
+            started_at: None,
+            context_opened: false,
+            token: token.into(),
+        }
+    }
+
+    #[test]
+    fn tokens_are_what_the_page_generates() {
+        assert!(check_vote(&vote(&fresh_token(), "")).is_ok());
+        assert!(check_vote(&vote("x", "")).is_err());
+        assert!(check_vote(&vote(&"A".repeat(32), "")).is_err());
+        assert!(check_vote(&vote(&"a".repeat(1_900_000), "")).is_err());
+        assert!(check_vote(&vote(&fresh_token(), &"c".repeat(MAX_COMMENT + 1))).is_err());
+        assert!(check_vote(&vote(&fresh_token(), &"c".repeat(MAX_COMMENT))).is_ok());
+    }
+
+    #[test]
+    fn pids_and_answers_are_bounded() {
+        assert_eq!(check_pid(Some("  ")).ok(), Some(None));
+        assert_eq!(check_pid(Some("W-1")).ok(), Some(Some("W-1".into())));
+        assert!(check_pid(Some(&"p".repeat(MAX_PID + 1))).is_err());
+        assert!(check_pid(Some("a\nb")).is_err());
+        let qs = vec![ScreenerQuestion {
+            name: "years".into(),
+            label: "Years".into(),
+            options: vec!["<1".into(), "1-3".into()],
+        }];
+        assert!(check_answers(vec![("years".into(), "1-3".into())], &qs).is_ok());
+        assert!(check_answers(vec![("years".into(), "99".into())], &qs).is_err());
+        assert!(check_answers(vec![("other".into(), "x".into())], &qs).is_err());
+        assert!(check_answers(vec![("years".into(), "x".repeat(300))], &qs).is_err());
+    }
+}

@@ -1,0 +1,955 @@
+//! A public study under abuse: each attack of the "safe to run a public study" issue,
+//! reproduced against a real server (SQLite and PostgreSQL where a database is involved) and
+//! shown to be harmless now.
+
+use std::time::{Duration, Instant};
+
+use natstudy::store::assign::{self, BatchSpec, Strategy};
+use natstudy::store::members::MemberRole;
+use natstudy_tests::{
+    cli, fresh_db, on_both_stores, reference_dir, Role, ServerProcess, Store, TestApp,
+};
+use reqwest::StatusCode;
+
+const PW: &str = "a-long-password";
+
+fn study_small(file: &str) -> std::path::PathBuf {
+    reference_dir().join("study-small").join(file)
+}
+
+/// A study with the reference items (and optionally its votes), a dynamic batch and an invite.
+async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (i64, i64, String) {
+    let study = natstudy::store::studies::create(db, None, "A", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items(
+        db,
+        study,
+        &study_small("bugs.jsonl"),
+        &study_small("transformations.jsonl"),
+    )
+    .await
+    .expect("items");
+    if with_votes {
+        natstudy::service::import_votes(db, study, &study_small("survey.json"))
+            .await
+            .expect("votes");
+    }
+    let (batch, token) = open_queue(db, study).await;
+    (study, batch, token)
+}
+
+/// A dynamic batch over all the study's items, and an invite link into it.
+async fn open_queue(db: &natstudy::db::Db, study: i64) -> (i64, String) {
+    let spec = BatchSpec {
+        name: "online".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: Default::default(),
+        annotators: vec![],
+        seed: 7,
+        lease_secs: 600,
+        avoid_same_bug: false,
+    };
+    let batch = assign::create_batch(db, study, None, &spec)
+        .await
+        .expect("batch")
+        .id;
+    let token = natstudy::store::participation::create_invite(db, study, batch, 1000, None)
+        .await
+        .expect("invite");
+    (batch, token)
+}
+
+/// A participant who joined, consented and read the guideline; returns the client.
+async fn participant(app: &TestApp, study: i64, token: &str) -> reqwest::Client {
+    let c = app.client();
+    let s = study.to_string();
+    for (path, form) in [
+        ("/api/join", vec![("token", token)]),
+        (
+            "/api/annotate/consent",
+            vec![
+                ("study", s.as_str()),
+                ("answers[years]", "1-3"),
+                ("answers[role]", "developer"),
+            ],
+        ),
+        ("/api/annotate/start", vec![("study", s.as_str())]),
+    ] {
+        let r = c.post(app.url(path)).form(&form).send().await.expect(path);
+        assert!(
+            r.status().is_success() || r.status().is_redirection(),
+            "{path}: {}",
+            r.status()
+        );
+    }
+    c
+}
+
+/// The item and submit token the rating page gets.
+async fn rate_step(app: &TestApp, c: &reqwest::Client, study: i64) -> Option<(i64, String)> {
+    let st: serde_json::Value = c
+        .post(app.url("/api/annotate/state"))
+        .form(&[("study", study.to_string())])
+        .send()
+        .await
+        .expect("state")
+        .json()
+        .await
+        .expect("json");
+    let rate = &st["step"]["Rate"];
+    Some((rate["item"].as_i64()?, rate["token"].as_str()?.to_owned()))
+}
+
+async fn vote(
+    app: &TestApp,
+    c: &reqwest::Client,
+    study: i64,
+    item: i64,
+    token: &str,
+    comment: &str,
+) -> reqwest::Response {
+    c.post(app.url("/api/annotate/vote"))
+        .form(&[
+            ("study", study.to_string()),
+            ("item", item.to_string()),
+            ("cr", "2".into()),
+            ("cc", "3".into()),
+            ("comment", comment.into()),
+            ("token", token.into()),
+        ])
+        .send()
+        .await
+        .expect("vote")
+}
+
+async fn count(db: &natstudy::db::Db, sql: &str) -> i64 {
+    use sqlx::Row;
+    sqlx::query(sql)
+        .fetch_one(&db.pool)
+        .await
+        .expect(sql)
+        .try_get(0)
+        .expect("count")
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. A 30-byte model that claims a trillion unigrams
+
+#[tokio::test]
+async fn a_model_bomb_leaves_the_server_answering() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 64 << 10)
+        .await
+        .expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let (study, _, _) = reference_study(&db, false).await;
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    let upload = |name: &str, bytes: Vec<u8>| {
+        let form = reqwest::multipart::Form::new().part(
+            "model",
+            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+        );
+        c.post(app.url(&format!("/studies/{study}/models")))
+            .multipart(form)
+            .send()
+    };
+    let bomb = b"\\data\\\nngram 1=1000000000000\n".to_vec();
+    let r = upload("bomb.arpa", bomb.clone()).await.expect("upload");
+    assert!(r.status().is_redirection(), "stored: {}", r.status());
+    // the same name again never replaces it
+    let r = upload("bomb.arpa", b"\\data\\\n".to_vec())
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    assert_eq!(
+        std::fs::read(app.models_dir.join("bomb.arpa")).expect("kept"),
+        bomb
+    );
+    // not a model, and over the upload limit: refused, nothing left behind
+    let r = upload("page.arpa", b"<html></html>".to_vec())
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let r = upload("big.arpa", vec![b' '; 200 << 10])
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let left: Vec<String> = std::fs::read_dir(&app.models_dir)
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(left, ["bomb.arpa"], "no temporary files stay");
+
+    // scoring with the bomb fails as a job, and the server goes on answering
+    let job: i64 = c
+        .post(app.url("/api/studies/score"))
+        .form(&[("study", study.to_string()), ("model", "bomb.arpa".into())])
+        .send()
+        .await
+        .expect("score")
+        .json()
+        .await
+        .expect("job id");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let message = loop {
+        let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
+        let j = jobs.iter().find(|j| j.id == job).expect("job");
+        if j.state == "failed" {
+            break j.message.clone();
+        }
+        assert!(Instant::now() < deadline, "job never failed: {j:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(message.contains("declared 1000000000000"), "{message}");
+    let me: serde_json::Value = c
+        .post(app.url("/api/whoami"))
+        .send()
+        .await
+        .expect("server still answers")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(me["username"], "ada");
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. A flood of wrong passwords
+
+#[tokio::test]
+async fn a_login_flood_is_throttled_and_memory_stays_flat() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = natstudy::db::Db::sqlite_url_in(dir.path()).expect("url");
+    {
+        let db = natstudy::db::Db::connect(&url).await.expect("db");
+        natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
+            .await
+            .expect("admin");
+        db.pool.close().await;
+    }
+    let server = ServerProcess::start(dir.path(), &[]).expect("server");
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(200));
+    let mut tasks = Vec::new();
+    for i in 0..1000 {
+        let (client, gate, url) = (client.clone(), gate.clone(), server.url("/api/login"));
+        tasks.push(tokio::spawn(async move {
+            let _p = gate.acquire().await.expect("gate");
+            let r = client
+                .post(url)
+                .form(&[("username", "admin"), ("password", &format!("guess-{i}"))])
+                .send()
+                .await
+                .expect("answered");
+            let retry = r.headers().get("retry-after").is_some();
+            (r.status(), retry)
+        }));
+    }
+    let (mut refused, mut throttled) = (0, 0);
+    for t in tasks {
+        let (status, retry) = t.await.expect("task");
+        match status {
+            StatusCode::UNAUTHORIZED => refused += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert!(retry, "429 carries Retry-After");
+                throttled += 1
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+    let peak_mib = server.peak_rss_kib().expect("rss") / 1024;
+    eprintln!(
+        "login flood: 1000 attempts at 200 parallel in {:.1} s: {refused} answered 401, {throttled} answered 429; server peak RSS {peak_mib} MiB",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(refused + throttled, 1000, "every attempt answered");
+    assert!(
+        throttled >= 900,
+        "guessing is throttled: {throttled} of 1000"
+    );
+    assert!(refused <= 30, "at most a burst is verified: {refused}");
+    assert!(peak_mib < 300, "peak RSS {peak_mib} MiB");
+    // the right password is also held back while the flood's window lasts
+    let r = client
+        .post(server.url("/api/login"))
+        .form(&[("username", "admin"), ("password", PW)])
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// A password change or disabling ends the account's sessions; an absolute lifetime caps every
+/// session; use slides the inactivity expiry.
+async fn sessions_end_when_they_should(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.session_max_secs = 4;
+        c.idle_timeout_secs = 2;
+    })
+    .await
+    .expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let who = |c: reqwest::Client| {
+        let url = app.url("/api/whoami");
+        async move {
+            let v: serde_json::Value = c
+                .post(url)
+                .send()
+                .await
+                .expect("whoami")
+                .json()
+                .await
+                .expect("json");
+            v["username"].as_str().map(str::to_owned)
+        }
+    };
+    // use slides the 2 s idle timeout: four requests 0.8 s apart keep the session
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert_eq!(who(c.clone()).await.as_deref(), Some("ada"), "slides");
+    }
+    // past the 4 s absolute lifetime it ends however active
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(who(c.clone()).await, None, "absolute lifetime");
+    // idle longer than the timeout: ended
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(who(c.clone()).await, None, "idle timeout");
+    // a password change ends the other sessions
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    assert_eq!(who(c.clone()).await.as_deref(), Some("ada"));
+    natstudy::service::accounts::set_password(&db, None, "ada", "another-long-password")
+        .await
+        .expect("passwd");
+    assert_eq!(who(c.clone()).await, None, "password change");
+    // disabling does too, and the account cannot sign in
+    let c = app
+        .signed_in("ada", "another-long-password")
+        .await
+        .expect("sign in");
+    cli(&db.url, &["user", "disable", "ada"])
+        .await
+        .expect("disable");
+    assert_eq!(who(c).await, None, "disabled");
+    assert!(app.signed_in("ada", "another-long-password").await.is_err());
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(sessions_end_when_they_should => sessions_end_when_they_should_sqlite, sessions_end_when_they_should_postgres);
+
+// ---------------------------------------------------------------------------------------------
+// 3. Oversized participant input
+
+async fn participant_input_is_bounded(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let (study, _, token) = reference_study(&db, false).await;
+    let c = participant(&app, study, &token).await;
+    let (item, good) = rate_step(&app, &c, study).await.expect("an item");
+    let sizes = async || {
+        count(
+            &db,
+            "SELECT COALESCE(SUM(LENGTH(submit_token) + LENGTH(comment)), 0) FROM vote_revisions",
+        )
+        .await
+    };
+    // the 1.9 MB token of the issue: over the body limit, refused before it is read
+    let r = vote(&app, &c, study, item, &"a".repeat(1_900_000), "").await;
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    // a long token under the body limit: not what the page generates
+    let r = vote(&app, &c, study, item, &"a".repeat(100_000), "").await;
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let r = vote(&app, &c, study, item, &good, &"c".repeat(4001)).await;
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(sizes().await, 0, "nothing stored");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM vote_revisions").await, 0);
+    // the page's own token works; revisions are capped
+    let r = vote(&app, &c, study, item, &good, "fine").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut last = StatusCode::OK;
+    for i in 0..25 {
+        let token = format!("{i:032x}");
+        last = vote(&app, &c, study, item, &token, "again").await.status();
+        if last != StatusCode::OK {
+            assert_eq!(i, natstudy::store::assign::MAX_REVISIONS - 1, "cap");
+            break;
+        }
+    }
+    assert_eq!(last, StatusCode::CONFLICT, "revisions are capped");
+    // a crowd id and screener answers are bounded too
+    let r = app
+        .client()
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str()), ("pid", &"p".repeat(5000))])
+        .send()
+        .await
+        .expect("join");
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let other = app.client();
+    other
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    let s = study.to_string();
+    for form in [
+        vec![("study", s.as_str()), ("answers[years]", "forty")],
+        vec![("study", s.as_str()), ("answers[unknown]", "1-3")],
+    ] {
+        let r = other
+            .post(app.url("/api/annotate/consent"))
+            .form(&form)
+            .send()
+            .await
+            .expect("consent");
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY, "{form:?}");
+    }
+    // no vote without consent
+    let no_consent = app.client();
+    no_consent
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    let r = vote(&app, &no_consent, study, item, &good, "").await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(participant_input_is_bounded => participant_input_is_bounded_sqlite, participant_input_is_bounded_postgres);
+
+// ---------------------------------------------------------------------------------------------
+// 4. Open redirect after sign-in
+
+#[tokio::test]
+async fn redirects_stay_on_this_site() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    for next in [
+        "/\t/evil.example",
+        "/\n",
+        "//evil.example",
+        "/\\evil.example",
+    ] {
+        // as a browser posts the sign-in form (it accepts HTML: the answer is a real redirect)
+        let r = app
+            .client()
+            .post(app.url("/api/login"))
+            .header("accept", "text/html")
+            .form(&[("username", "ada"), ("password", PW), ("next", next)])
+            .send()
+            .await
+            .expect("answered");
+        assert!(r.status().is_redirection(), "{next:?}: {}", r.status());
+        assert_eq!(
+            r.headers().get("location").and_then(|v| v.to_str().ok()),
+            Some("/"),
+            "{next:?}"
+        );
+    }
+    let r = app
+        .client()
+        .post(app.url("/api/login"))
+        .header("accept", "text/html")
+        .form(&[("username", "ada"), ("password", PW), ("next", "/studies")])
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        r.headers().get("location").and_then(|v| v.to_str().ok()),
+        Some("/studies")
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Exactly k whatever the order: imported votes, lowered k
+
+async fn counts_stay_exact(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, batch, _) = reference_study(&db, true).await;
+    // survey.json gives every item 5 votes; with k = 7 each has room for 2 online ratings
+    let k = 7;
+    let mut settings = natstudy::store::monitor::settings(&db, study)
+        .await
+        .expect("settings");
+    settings.ratings_per_item = k;
+    natstudy::store::monitor::update_settings(&db, study, None, &settings)
+        .await
+        .expect("k");
+    // online annotators S1..S12 (S6..S10 also voted in survey.json) join the batch
+    let pool = assign::ensure_pool(&db, study, 12).await.expect("pool");
+    for a in &pool {
+        sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(batch)
+            .bind(*a)
+            .execute(&db.pool)
+            .await
+            .expect("join batch");
+    }
+    let vote = |token: String| app::model::VoteForm {
+        cr: 2,
+        cc: 2,
+        comment: String::new(),
+        time_secs: Some(3.0),
+        started_at: None,
+        context_opened: false,
+        token,
+    };
+    // every annotator rates until nothing is left; none is ever refused
+    let mut online = 0;
+    for a in &pool {
+        for step in 0..1000 {
+            let now = natstudy::db::now_ms();
+            let Some(h) = assign::next_item(&db, study, *a, now).await.expect("next") else {
+                break;
+            };
+            assign::submit(&db, study, *a, h.item, &vote(format!("{a}-{step}")), now)
+                .await
+                .expect("a handed item is never refused");
+            online += 1;
+        }
+    }
+    assert!(online > 0, "some items had room");
+    let counts = assign::completed_per_item(&db, study)
+        .await
+        .expect("counts");
+    let over: Vec<_> = counts.iter().filter(|(_, n)| *n > k).collect();
+    assert!(over.is_empty(), "items over k: {over:?}");
+    assert!(counts.iter().all(|(_, n)| *n == k), "every item reached k");
+
+    // lowering k while leases are out: nobody loops on an item the server then refuses
+    let (study2, batch2, _) = {
+        let s = natstudy::store::studies::create(&db, None, "B", "")
+            .await
+            .expect("study");
+        natstudy::service::import_items(
+            &db,
+            s,
+            &study_small("bugs.jsonl"),
+            &study_small("transformations.jsonl"),
+        )
+        .await
+        .expect("items");
+        let (b, _) = open_queue(&db, s).await;
+        (s, b, ())
+    };
+    let pool2 = assign::ensure_pool(&db, study2, 3).await.expect("pool");
+    for a in &pool2 {
+        sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
+            .bind(batch2)
+            .bind(*a)
+            .execute(&db.pool)
+            .await
+            .expect("join batch");
+    }
+    let now = natstudy::db::now_ms();
+    // A rates one item; B and C hold leases
+    let first = assign::next_item(&db, study2, pool2[0], now)
+        .await
+        .expect("next")
+        .expect("item");
+    assign::submit(&db, study2, pool2[0], first.item, &vote("a0".into()), now)
+        .await
+        .expect("vote");
+    let held_b = assign::next_item(&db, study2, pool2[1], now)
+        .await
+        .expect("next")
+        .expect("item");
+    // k drops to 1: every item with a vote is full
+    let mut settings = natstudy::store::monitor::settings(&db, study2)
+        .await
+        .expect("settings");
+    settings.ratings_per_item = 1;
+    natstudy::store::monitor::update_settings(&db, study2, None, &settings)
+        .await
+        .expect("lower k");
+    // B's lease is on an empty item (still valid) or released; either way B never loops
+    let mut seen = std::collections::HashSet::new();
+    for (i, a) in pool2.iter().enumerate() {
+        for step in 0..500 {
+            let now = natstudy::db::now_ms();
+            let Some(h) = assign::next_item(&db, study2, *a, now).await.expect("next") else {
+                break;
+            };
+            assert!(
+                seen.insert(h.item) || h.item == held_b.item,
+                "annotator {i} handed a full item again"
+            );
+            assign::submit(&db, study2, *a, h.item, &vote(format!("l{a}-{step}")), now)
+                .await
+                .expect("a handed item is never refused after k dropped");
+        }
+    }
+    let counts = assign::completed_per_item(&db, study2)
+        .await
+        .expect("counts");
+    assert!(counts.iter().all(|(_, n)| *n == 1), "{counts:?}");
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(counts_stay_exact => counts_stay_exact_sqlite, counts_stay_exact_postgres);
+
+/// Invites, release and move refuse batches and annotators of another study.
+async fn actions_stay_inside_their_study(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (a, batch_a, _) = reference_study(&db, false).await;
+    let b = natstudy::store::studies::create(&db, None, "Other", "")
+        .await
+        .expect("study");
+    let pool_a = assign::ensure_pool(&db, a, 2).await.expect("pool");
+    let err = natstudy::store::participation::create_invite(&db, b, batch_a, 5, None)
+        .await
+        .expect_err("batch of another study");
+    assert!(err.to_string().contains("not found"), "{err}");
+    assert!(assign::release(&db, b, pool_a[0], None).await.is_err());
+    let pool_b = assign::ensure_pool(&db, b, 1).await.expect("pool");
+    assert!(assign::move_unrated(&db, b, pool_a[0], pool_b[0], None)
+        .await
+        .is_err());
+    assert!(assign::move_unrated(&db, a, pool_a[0], pool_b[0], None)
+        .await
+        .is_err());
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(actions_stay_inside_their_study => actions_stay_inside_their_study_sqlite, actions_stay_inside_their_study_postgres);
+
+// ---------------------------------------------------------------------------------------------
+// 6. Background work across a crash
+
+async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, _, _) = reference_study(&db, false).await;
+    // what a killed server leaves: a running job whose heartbeat stopped a while ago
+    let params = r#"{"model":"ref.arpa","log10":false}"#;
+    let job =
+        natstudy::store::jobs::create(&db, study, None, "score", "score with ref.arpa", params)
+            .await
+            .expect("job");
+    natstudy::store::jobs::progress(&db, job, 3, 357)
+        .await
+        .expect("progress");
+    sqlx::query("UPDATE jobs SET updated_at = $1 WHERE id = $2")
+        .bind(natstudy::db::now_ms() - 600_000)
+        .bind(job)
+        .execute(&db.pool)
+        .await
+        .expect("age");
+    // the restarted server fails it at once, with a reason
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.jobs.stale_after = Duration::from_secs(5);
+        c.jobs.heartbeat = Duration::from_millis(500);
+    })
+    .await
+    .expect("server");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let failed = loop {
+        let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
+        let j = jobs.into_iter().find(|j| j.id == job).expect("job");
+        if j.state == "failed" {
+            break j;
+        }
+        assert!(Instant::now() < deadline, "still {}", j.state);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(failed.message.contains("interrupted"), "{}", failed.message);
+    // it can be run again: the new job is not failed by the reaper while it runs (heartbeat)
+    std::fs::copy(
+        reference_dir().join("lm").join("model.arpa"),
+        app.models_dir.join("ref.arpa"),
+    )
+    .expect("model");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    let again: i64 = c
+        .post(app.url("/api/studies/jobs/retry"))
+        .form(&[("study", study.to_string()), ("job", job.to_string())])
+        .send()
+        .await
+        .expect("retry")
+        .json()
+        .await
+        .expect("job id");
+    assert_ne!(again, job);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
+        let j = jobs.into_iter().find(|j| j.id == again).expect("job");
+        match j.state.as_str() {
+            "done" => break,
+            "failed" => panic!("retry failed: {}", j.message),
+            _ => {}
+        }
+        assert!(Instant::now() < deadline, "retry never finished");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let scores = count(&db, "SELECT COUNT(*) FROM ce_scores").await;
+    assert!(scores > 0, "the retry stored scores");
+    // only a failed job runs again
+    let r = c
+        .post(app.url("/api/studies/jobs/retry"))
+        .form(&[("study", study.to_string()), ("job", again.to_string())])
+        .send()
+        .await
+        .expect("retry");
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_job_left_running_by_a_dead_server_fails_and_runs_again => a_job_left_running_by_a_dead_server_fails_and_runs_again_sqlite, a_job_left_running_by_a_dead_server_fails_and_runs_again_postgres);
+
+// ---------------------------------------------------------------------------------------------
+// 7. Slow export downloads while participants vote
+
+/// A study whose dataset export is tens of megabytes (more than the kernel's socket buffers
+/// hold): one long method, many transformations.
+async fn big_study(db: &natstudy::db::Db) -> (i64, String) {
+    let study = natstudy::store::studies::create(db, None, "Big", "")
+        .await
+        .expect("study");
+    let body: String = (0..6_000).map(|i| format!("    x += {i};\n")).collect();
+    let source = format!("int m(int x) {{\n{body}    return x;\n}}\n");
+    let bug = serde_json::json!({"bug_id": "B-1", "project": "P", "file": "A.java", "method": "m",
+        "source": source, "buggy_lines": [2]});
+    let items: String = (0..200)
+        .map(|i| {
+            let src = source.replace("return x;", &format!("return x + {i};"));
+            serde_json::json!({"id": format!("expression_{i}"), "bug_id": "B-1",
+                "operator": "ModifyConstant", "level": "expression", "source": src})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    natstudy::service::import_items_text(db, study, None, ("b", &bug.to_string()), ("t", &items))
+        .await
+        .expect("items");
+    let (_, token) = open_queue(db, study).await;
+    (study, token)
+}
+
+async fn exports_cannot_starve_voting(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let stall = Duration::from_secs(3);
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.exports = natstudy::web::download::ExportLimits::new(2, stall);
+    })
+    .await
+    .expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let (study, token) = big_study(&db).await;
+    let staff = app.signed_in("ada", PW).await.expect("sign in");
+    let export = app.url(&format!("/studies/{study}/export/dataset.jsonl"));
+    // four downloads that never read their bodies
+    let mut stalled = Vec::new();
+    let mut busy = 0;
+    for _ in 0..4 {
+        let r = staff.get(&export).send().await.expect("export");
+        match r.status() {
+            StatusCode::OK => stalled.push(r),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert!(r.headers().get("retry-after").is_some());
+                busy += 1
+            }
+            other => panic!("export: {other}"),
+        }
+    }
+    assert_eq!(
+        (stalled.len(), busy),
+        (2, 2),
+        "two at once, the rest told to retry"
+    );
+    // participants vote promptly meanwhile
+    let c = participant(&app, study, &token).await;
+    let mut slowest = Duration::ZERO;
+    for _ in 0..10 {
+        let t = Instant::now();
+        let (item, tok) = rate_step(&app, &c, study).await.expect("item");
+        let r = vote(&app, &c, study, item, &tok, "").await;
+        assert_eq!(r.status(), StatusCode::OK);
+        slowest = slowest.max(t.elapsed());
+    }
+    eprintln!("slowest next-item + vote while two exports stall: {slowest:?}");
+    assert!(slowest < Duration::from_secs(2), "votes waited {slowest:?}");
+    // the stalled exports are cut off after the stall timeout and their slots come back
+    tokio::time::sleep(stall + Duration::from_secs(2)).await;
+    let r = staff.get(&export).send().await.expect("export");
+    assert_eq!(r.status(), StatusCode::OK, "a slot is free again");
+    let full = r.bytes().await.expect("a reading client gets it all");
+    assert!(full.len() > 10 << 20, "{} bytes", full.len());
+    drop(stalled);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(exports_cannot_starve_voting => exports_cannot_starve_voting_sqlite, exports_cannot_starve_voting_postgres);
+
+// ---------------------------------------------------------------------------------------------
+// 8. A researcher of another study
+
+async fn researcher_b_gets_nothing_of_study_a(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let (a, _, _) = reference_study(&db, true).await;
+    let rb = app
+        .add_user("bea", PW, Role::Researcher)
+        .await
+        .expect("bea");
+    let b = natstudy::store::studies::create_owned(&db, None, Some(rb), "B's study", "")
+        .await
+        .expect("study");
+    let bea = app.signed_in("bea", PW).await.expect("sign in");
+    for path in [
+        format!("/studies/{a}"),
+        format!("/studies/{a}/results"),
+        format!("/studies/{a}/export/votes.csv"),
+        format!("/studies/{a}/charts/naturalness.png"),
+    ] {
+        let status = bea.get(app.url(&path)).send().await.expect("get").status();
+        assert_eq!(status, StatusCode::FORBIDDEN, "GET {path}");
+    }
+    for (path, form) in [
+        ("/api/studies/detail", vec![("id", a.to_string())]),
+        ("/api/studies/monitor", vec![("study", a.to_string())]),
+        ("/api/studies/results", vec![("study", a.to_string())]),
+        ("/api/studies/scoring", vec![("study", a.to_string())]),
+        ("/api/studies/members", vec![("study", a.to_string())]),
+        (
+            "/api/studies/score",
+            vec![("study", a.to_string()), ("model", "m.arpa".into())],
+        ),
+        (
+            "/api/studies/propose",
+            vec![("study", a.to_string()), ("operators", "studied".into())],
+        ),
+    ] {
+        let status = bea
+            .post(app.url(path))
+            .form(&form)
+            .send()
+            .await
+            .expect("post")
+            .status();
+        assert_eq!(status, StatusCode::FORBIDDEN, "POST {path}");
+    }
+    let form = reqwest::multipart::Form::new().part(
+        "model",
+        reqwest::multipart::Part::bytes(b"\\data\\\n".to_vec()).file_name("shared.arpa"),
+    );
+    let status = bea
+        .post(app.url(&format!("/studies/{a}/models")))
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload")
+        .status();
+    assert_eq!(status, StatusCode::FORBIDDEN, "model upload into A");
+    // her own study is hers
+    let status = bea
+        .get(app.url(&format!("/studies/{b}/export/votes.csv")))
+        .send()
+        .await
+        .expect("get")
+        .status();
+    assert_eq!(status, StatusCode::OK);
+    // an admin makes her a member of A: now she may
+    natstudy::store::members::add(&db, a, "bea", MemberRole::Member, None)
+        .await
+        .expect("member");
+    let status = bea
+        .get(app.url(&format!("/studies/{a}/export/votes.csv")))
+        .send()
+        .await
+        .expect("get")
+        .status();
+    assert_eq!(status, StatusCode::OK);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(researcher_b_gets_nothing_of_study_a => researcher_b_gets_nothing_of_study_a_sqlite, researcher_b_gets_nothing_of_study_a_postgres);
+
+// ---------------------------------------------------------------------------------------------
+// 9. What pages tell attackers; the demo in production
+
+#[tokio::test]
+async fn pages_carry_a_content_security_policy_with_the_scripts_nonce() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let r = app
+        .client()
+        .get(app.url("/login"))
+        .send()
+        .await
+        .expect("page");
+    let csp = r
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .expect("CSP")
+        .to_owned();
+    assert!(csp.contains("default-src 'self'"), "{csp}");
+    assert!(csp.contains("object-src 'none'"), "{csp}");
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .expect("a nonce")
+        .to_owned();
+    let html = r.text().await.expect("html");
+    assert!(
+        html.contains(&format!("nonce=\"{nonce}\"")),
+        "the hydration script carries the nonce"
+    );
+    // every inline script does
+    for tag in html.split("<script").skip(1) {
+        let open = tag.split('>').next().unwrap_or("");
+        assert!(
+            open.contains(&format!("nonce=\"{nonce}\"")) || open.contains("src="),
+            "inline script without the nonce: <script{open}>"
+        );
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn the_demo_never_lands_in_production() {
+    // loopback only, unless asked explicitly
+    let err = natstudy_tests::cli(
+        "sqlite::memory:",
+        &["serve", "--demo", "--addr", "0.0.0.0:0"],
+    )
+    .await
+    .expect_err("public demo");
+    assert!(err.to_string().contains("loopback"), "{err}");
+    // a database with real data is refused (before anything is written)
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    natstudy::service::accounts::add_user(&db, None, "alice", PW, Role::Admin)
+        .await
+        .expect("real admin");
+    let err = cli(&db.url, &["serve", "--demo", "--addr", "127.0.0.1:0"])
+        .await
+        .expect_err("real data");
+    assert!(err.to_string().contains("refuses this database"), "{err}");
+    assert!(
+        natstudy::store::users::credentials(&db, "admin")
+            .await
+            .expect("db")
+            .is_none(),
+        "no demo account was planted"
+    );
+    guard.drop_now(db).await;
+}
