@@ -36,14 +36,14 @@ fn near(valid: &'static str) -> impl Strategy<Value = Vec<u8>> {
 }
 
 const ARPA: &str = "\\data\\\nngram 1=3\nngram 2=1\n\n\\1-grams:\n-1.0\t<s>\t-0.5\n-0.5\t</s>\n-0.7\ta\t-0.2\n\n\\2-grams:\n-0.3\t<s> a\n\n\\end\\\n";
-const BUGS: &str = "{\"bug_id\":\"b1\",\"project\":\"p\",\"file_path\":\"A.java\",\"method\":\"m\",\"buggy_lines\":[1],\"source\":\"int m() {\\n  return 1;\\n}\"}\n";
-const TRANSFORMATIONS: &str = "{\"transformation_id\":\"t1\",\"bug_id\":\"b1\",\"operator\":\"RenameVariable-1\",\"level\":\"naming\",\"source\":\"int m() {\\n  return 2;\\n}\"}\n";
-const SURVEY: &str = "{\"annotators\":[\"A1\"],\"items\":[{\"transformation_id\":\"t1\",\"votes\":[{\"annotator\":\"A1\",\"cr\":1,\"cc\":2,\"time_secs\":3.5}]}]}";
-const NPR: &str = "tool,target,status,patch\nT,b1,2,x\nT,t1,0,\n";
-const CE: &str = "model,target,cross_entropy\nm,b1,2.5\nm,t1,3.0\n";
+const BUGS: &str = "{\"bug_id\":\"b1\",\"project\":\"p\",\"file\":\"A.java\",\"method\":\"m\",\"buggy_lines\":[2],\"source\":\"int m() {\\n  return 1;\\n}\"}\n";
+const TRANSFORMATIONS: &str = "{\"id\":\"naming_1\",\"bug_id\":\"b1\",\"operator\":\"RenameVariable-1\",\"level\":\"naming\",\"source\":\"int m() {\\n  return 2;\\n}\",\"summary\":\"s\"}\n";
+const SURVEY: &str = "{\"naming\": {\"1\": {\"S6\": {\"CR\": 1, \"CC\": 2, \"Time\": 20.72}}}}";
+const NPR: &str = "tool,target,status\nT,b1,correct\nT,naming_1,wrong\n";
+const CE: &str = "model,target,cross_entropy\nm,b1,2.5\nm,naming_1,3.0\n";
 
 fn targets() -> HashSet<String> {
-    ["b1", "t1"].iter().map(|s| s.to_string()).collect()
+    ["b1", "naming_1"].iter().map(|s| s.to_string()).collect()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -122,6 +122,17 @@ fn a_model_that_claims_huge_counts_is_refused_cheaply() {
             .map(|n| format!("ngram {n}=0\n"))
             .collect::<String>();
     assert!(arpa::read(Cursor::new(deep)).is_err(), "orders are bounded");
+}
+
+/// The samples the fuzzers start from are valid files (so the near-misses are near).
+#[test]
+fn the_samples_are_valid() {
+    let bugs = items::parse_bugs(BUGS, "bugs.jsonl").expect("bugs");
+    items::parse_transformations(TRANSFORMATIONS, "transformations.jsonl", &bugs)
+        .expect("transformations");
+    survey::parse_survey(SURVEY, "survey.json").expect("survey");
+    results::parse_npr(NPR, "npr.csv", &targets()).expect("npr");
+    results::parse_ce(CE, "ce.csv", &targets()).expect("ce");
 }
 
 /// The reference model still reads (the bounds refuse nothing real).

@@ -144,6 +144,19 @@ impl TestApp {
             .map_err(|e| anyhow::anyhow!("{e}"))
     }
 
+    /// Makes the account a member of the study (researchers work only on their studies).
+    pub async fn add_member(&self, study: i64, name: &str) -> Result<()> {
+        natstudy::store::members::add(
+            &self.db,
+            study,
+            name,
+            natstudy::store::members::MemberRole::Member,
+            None,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))
+    }
+
     /// An HTTP client with its own cookie jar that does not follow redirects.
     pub fn client(&self) -> reqwest::Client {
         reqwest::Client::builder()

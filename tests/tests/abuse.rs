@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use natstudy::store::assign::{self, BatchSpec, Strategy};
-use natstudy::store::members::MemberRole;
 use natstudy_tests::{
     cli, fresh_db, on_both_stores, reference_dir, Role, ServerProcess, Store, TestApp,
 };
@@ -864,17 +863,40 @@ async fn researcher_b_gets_nothing_of_study_a(store: Store) {
         .expect("get")
         .status();
     assert_eq!(status, StatusCode::OK);
-    // an admin makes her a member of A: now she may
-    natstudy::store::members::add(&db, a, "bea", MemberRole::Member, None)
-        .await
-        .expect("member");
-    let status = bea
-        .get(app.url(&format!("/studies/{a}/export/votes.csv")))
+    // an admin makes her a member of A (the study page's members panel): now she may; removed
+    // again, she may not
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let ada = app.signed_in("ada", PW).await.expect("sign in");
+    let export = app.url(&format!("/studies/{a}/export/votes.csv"));
+    let form = [("study", a.to_string()), ("username", "bea".into())];
+    let r = ada
+        .post(app.url("/api/studies/members/add"))
+        .form(&form)
         .send()
         .await
-        .expect("get")
-        .status();
+        .expect("add");
+    assert_eq!(r.status(), StatusCode::OK);
+    let members = natstudy::store::members::list(&db, a).await.expect("list");
+    assert_eq!(members, [("bea".to_owned(), "member".to_owned())]);
+    let status = bea.get(&export).send().await.expect("get").status();
     assert_eq!(status, StatusCode::OK);
+    // a member researcher may not change the members
+    let r = bea
+        .post(app.url("/api/studies/members/remove"))
+        .form(&form)
+        .send()
+        .await
+        .expect("remove");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = ada
+        .post(app.url("/api/studies/members/remove"))
+        .form(&form)
+        .send()
+        .await
+        .expect("remove");
+    assert_eq!(r.status(), StatusCode::OK);
+    let status = bea.get(&export).send().await.expect("get").status();
+    assert_eq!(status, StatusCode::FORBIDDEN);
     drop(app);
     guard.drop_now(db).await;
 }

@@ -167,15 +167,7 @@ async fn role_matrix(store: Store) {
         .await
         .expect("study");
     // rita works on S; rob is a researcher of another study only
-    natstudy::store::members::add(
-        &app.db,
-        study,
-        "rita",
-        natstudy::store::members::MemberRole::Member,
-        None,
-    )
-    .await
-    .expect("member");
+    app.add_member(study, "rita").await.expect("member");
     app.add_user("rob", PW, Role::Researcher)
         .await
         .expect("rob");
@@ -763,6 +755,8 @@ async fn charts_download_as_svg_and_png() {
     let study = natstudy::store::studies::create(&app.db, None, "R", "")
         .await
         .expect("study");
+    // rita works on this study
+    app.add_member(study, "rita").await.expect("member");
     natstudy::service::import_items(
         &app.db,
         study,

@@ -108,8 +108,9 @@ async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: i64) -> Sto
 }
 
 /// Releases the annotator's open claims (planned or leased) on items that already have k
-/// ratings — imported votes count, and k may have been lowered — so they are never handed out
-/// again and nobody loops on an item the vote would refuse.
+/// ratings — imported votes count, and k may have been lowered — or that the annotator already
+/// rated (an imported vote), so they are never handed out again and nobody loops on an item
+/// the vote would refuse.
 async fn release_full(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
     study: i64,
@@ -120,7 +121,9 @@ async fn release_full(
         "UPDATE assignments SET status = 'released', lease_expires_at = NULL \
          WHERE annotator_id = $1 AND status IN ('assigned', 'leased') \
          AND batch_id IN (SELECT id FROM batches WHERE study_id = $2) \
-         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = assignments.item_id) >= $3",
+         AND ((SELECT COUNT(*) FROM votes v WHERE v.item_id = assignments.item_id) >= $3 \
+              OR EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = assignments.item_id \
+                         AND mv.annotator_id = assignments.annotator_id))",
     )
     .bind(annotator)
     .bind(study)
@@ -549,15 +552,8 @@ pub async fn submit(
                 r.try_get("mine")?,
                 r.try_get("claims")?,
             );
+            // (the void claim is released when the annotator next asks for an item)
             if mine > 0 || rated >= k || (expired && rated + claims >= k) {
-                // the claim is void: release it (so it is not handed out again), then refuse
-                sqlx::query(
-                    "UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE id = $1",
-                )
-                .bind(assignment)
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await?;
                 return Err(StoreError::Conflict(if mine > 0 {
                     "you already rated this item".into()
                 } else {

@@ -867,3 +867,25 @@ pub async fn annotate_state(
         step,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::guideline_html;
+
+    #[test]
+    fn guideline_links_keep_only_safe_targets() {
+        let html = guideline_html(
+            "[a](https://example.org) [b](javascript:alert(1)) [c](/studies/1) \
+             [d](mailto:x@example.org) [e](JaVaScRiPt:alert(1)) [f](data:text/html,x) \
+             ![i](vbscript:x) <script>alert(1)</script>",
+        );
+        assert!(html.contains(r#"href="https://example.org""#), "{html}");
+        assert!(html.contains(r##"href="/studies/1""##), "{html}");
+        assert!(html.contains(r#"href="mailto:x@example.org""#), "{html}");
+        assert!(!html.to_lowercase().contains("javascript:"), "{html}");
+        assert!(!html.contains("data:"), "{html}");
+        assert!(!html.contains("vbscript:"), "{html}");
+        assert!(!html.contains("<script>"), "{html}");
+        assert_eq!(html.matches(r##"="#""##).count(), 4, "{html}");
+    }
+}
