@@ -92,7 +92,7 @@ pub async fn logout() -> Result<(), ServerFnError> {
 /// Every account (admins only).
 #[server(endpoint = "users/list")]
 pub async fn list_users() -> Result<Vec<UserRow>, ServerFnError> {
-    require(&[Role::Admin]).await?;
+    require(Role::ADMINS).await?;
     backend()?.list_users().await.map_err(internal)
 }
 
@@ -103,7 +103,7 @@ pub async fn add_user(
     password: String,
     role: String,
 ) -> Result<i64, ServerFnError> {
-    let actor = require(&[Role::Admin]).await?;
+    let actor = require(Role::ADMINS).await?;
     let role =
         Role::parse(&role).ok_or_else(|| ServerFnError::new(format!("unknown role {role}")))?;
     backend()?
@@ -115,21 +115,21 @@ pub async fn add_user(
 /// The studies (admins and researchers).
 #[server(endpoint = "studies/list")]
 pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
-    let user = require(&[Role::Admin, Role::Researcher]).await?;
+    let user = require(Role::STAFF).await?;
     backend()?.list_studies(&user).await.map_err(internal)
 }
 
 /// The studies the signed-in account annotates in (any role).
 #[server(endpoint = "studies/mine")]
 pub async fn my_studies() -> Result<Vec<(i64, String)>, ServerFnError> {
-    let user = require(&[Role::Admin, Role::Researcher, Role::Annotator]).await?;
+    let user = require(Role::ANYONE).await?;
     backend()?.my_studies(&user).await.map_err(internal)
 }
 
 /// Creates a study (admins only).
 #[server(endpoint = "studies/create")]
 pub async fn create_study(name: String, description: String) -> Result<i64, ServerFnError> {
-    let actor = require(&[Role::Admin]).await?;
+    let actor = require(Role::ADMINS).await?;
     let id = backend()?
         .create_study(&actor, name.trim(), description.trim())
         .await
@@ -141,7 +141,7 @@ pub async fn create_study(name: String, description: String) -> Result<i64, Serv
 /// One study with its items and audit log (admins and researchers).
 #[server(endpoint = "studies/detail")]
 pub async fn get_study(id: i64) -> Result<StudyDetail, ServerFnError> {
-    crate::auth::require_study(id, &[Role::Admin, Role::Researcher]).await?;
+    crate::auth::require_study(id, Role::STAFF).await?;
     backend()?
         .study_detail(id)
         .await

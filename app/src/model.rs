@@ -14,6 +14,10 @@ pub enum Role {
 
 impl Role {
     pub const ALL: [Role; 3] = [Role::Admin, Role::Researcher, Role::Annotator];
+    /// Who may do what: the role lists the server's checks name.
+    pub const ADMINS: &'static [Role] = &[Role::Admin];
+    pub const STAFF: &'static [Role] = &[Role::Admin, Role::Researcher];
+    pub const ANYONE: &'static [Role] = &Role::ALL;
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -285,34 +289,6 @@ pub struct GeneratedPreview {
     pub touches_buggy: bool,
     pub diff: Vec<DiffLine>,
 }
-
-/// The operator names the engine offers (the study's 18, then the six it filtered out).
-pub const OPERATORS: [&str; 24] = [
-    "RenameVariable-1",
-    "RenameVariable-2",
-    "SwitchRelation",
-    "Unary2Add",
-    "Add2Equal",
-    "MergeVarDecl",
-    "InfixDividing",
-    "SwitchEqualExp",
-    "SwitchStringEqual",
-    "For2While",
-    "While2For",
-    "ElseIf2If",
-    "Switch2If",
-    "SwapStatement",
-    "ReverseIf",
-    "If2CondExp",
-    "CondExp2If",
-    "DividingComposedIf",
-    "Do2While",
-    "IfElse2IfElseIf",
-    "ModifyConstant",
-    "DivideVarDecl",
-    "DividePrePostFix",
-    "LoopIfContinue2Else",
-];
 
 /// A background job of a study (e.g. scoring with a language model) and its progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

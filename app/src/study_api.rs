@@ -16,7 +16,7 @@ use crate::model::Role;
 /// The live state of a study (admins and researchers).
 #[server(endpoint = "studies/monitor")]
 pub async fn get_monitor(study: i64) -> Result<Monitor, ServerFnError> {
-    require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    require_study(study, Role::STAFF).await?;
     backend()?.monitor(study).await.map_err(internal)
 }
 
@@ -33,7 +33,7 @@ pub async fn save_settings(
     consent_text: Option<String>,
     screener_json: Option<String>,
 ) -> Result<(), ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     let on = |v: &Option<String>| v.as_deref().is_some_and(|s| s == "on" || s == "true");
     let form = StudySettingsForm {
         ratings_per_item,
@@ -61,7 +61,7 @@ pub async fn import_upload(
     kind: String,
     files: Vec<(String, String)>,
 ) -> Result<String, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .import_upload(&actor, study, &kind, files)
         .await
@@ -79,7 +79,7 @@ pub async fn create_batch(
     pool: Option<String>,
     seed: Option<String>,
 ) -> Result<String, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     let num = |v: Option<String>| v.and_then(|s| s.trim().parse::<u64>().ok());
     backend()?
         .create_batch(
@@ -99,7 +99,7 @@ pub async fn create_batch(
 /// A new invite link into a batch (admins).
 #[server(endpoint = "studies/invite")]
 pub async fn create_invite(study: i64, batch: i64, cap: i64) -> Result<String, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .create_invite(&actor, study, batch, cap)
         .await
@@ -109,7 +109,7 @@ pub async fn create_invite(study: i64, batch: i64, cap: i64) -> Result<String, S
 /// Releases an annotator's unrated items (admins).
 #[server(endpoint = "studies/release")]
 pub async fn release_annotator(study: i64, annotator: i64) -> Result<u64, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .release_annotator(&actor, study, annotator)
         .await
@@ -119,7 +119,7 @@ pub async fn release_annotator(study: i64, annotator: i64) -> Result<u64, Server
 /// Moves an annotator's unrated items to another (by code) (admins).
 #[server(endpoint = "studies/move")]
 pub async fn move_annotator(study: i64, annotator: i64, to: String) -> Result<u64, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .move_annotator(&actor, study, annotator, to.trim())
         .await
@@ -129,7 +129,7 @@ pub async fn move_annotator(study: i64, annotator: i64, to: String) -> Result<u6
 /// The study's results: tables and charts (admins and researchers).
 #[server(endpoint = "studies/results")]
 pub async fn get_results(study: i64) -> Result<ResultsView, ServerFnError> {
-    require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    require_study(study, Role::STAFF).await?;
     backend()?.results(study).await.map_err(internal)
 }
 
@@ -143,7 +143,7 @@ pub async fn propose_transformations(
     all_sites: Option<String>,
     model: Option<String>,
 ) -> Result<Vec<GeneratedPreview>, ServerFnError> {
-    require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    require_study(study, Role::STAFF).await?;
     let request = crate::model::GenerateRequest {
         operators,
         all_sites: all_sites
@@ -164,7 +164,7 @@ pub async fn add_transformations(
     request: crate::model::GenerateRequest,
     keys: Vec<String>,
 ) -> Result<String, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    let actor = require_study(study, Role::STAFF).await?;
     backend()?
         .add_transformations(&actor, study, &request, keys)
         .await
@@ -174,7 +174,7 @@ pub async fn add_transformations(
 /// The models the server holds and the study's background jobs (admins and researchers).
 #[server(endpoint = "studies/scoring")]
 pub async fn get_scoring(study: i64) -> Result<ScoringView, ServerFnError> {
-    require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    require_study(study, Role::STAFF).await?;
     backend()?.scoring(study).await.map_err(internal)
 }
 
@@ -185,7 +185,7 @@ pub async fn start_scoring(
     model: String,
     log10: Option<String>,
 ) -> Result<i64, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    let actor = require_study(study, Role::STAFF).await?;
     let log10 = log10.as_deref().is_some_and(|s| s == "on" || s == "true");
     backend()?
         .start_scoring(&actor, study, &model, log10)
@@ -196,7 +196,7 @@ pub async fn start_scoring(
 /// The study's members: (username, owner|member) (admins and the study's researchers).
 #[server(endpoint = "studies/members")]
 pub async fn get_members(study: i64) -> Result<Vec<(String, String)>, ServerFnError> {
-    require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    require_study(study, Role::STAFF).await?;
     backend()?.members(study).await.map_err(internal)
 }
 
@@ -207,7 +207,7 @@ pub async fn add_member(
     username: String,
     role: Option<String>,
 ) -> Result<(), ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .add_member(
             &actor,
@@ -222,7 +222,7 @@ pub async fn add_member(
 /// Removes a member from the study (admins).
 #[server(endpoint = "studies/members/remove")]
 pub async fn remove_member(study: i64, username: String) -> Result<(), ServerFnError> {
-    let actor = require_study(study, &[Role::Admin]).await?;
+    let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .remove_member(&actor, study, username.trim())
         .await
@@ -232,7 +232,7 @@ pub async fn remove_member(study: i64, username: String) -> Result<(), ServerFnE
 /// Runs a failed background job again (admins and the study's researchers).
 #[server(endpoint = "studies/jobs/retry")]
 pub async fn retry_job(study: i64, job: i64) -> Result<i64, ServerFnError> {
-    let actor = require_study(study, &[Role::Admin, Role::Researcher]).await?;
+    let actor = require_study(study, Role::STAFF).await?;
     backend()?
         .retry_job(&actor, study, job)
         .await

@@ -1,6 +1,7 @@
 //! natstudy: the server, the command line and the domain.
 //!
-//! - `formats`, `engine`: pure modules (plain data in, plain data out; no axum, sqlx or leptos).
+//! - `engine`, `formats`, `generate`: the pure engines of the `natstudy-engine` crate (plain data
+//!   in, plain data out; no axum, sqlx, leptos or tokio), re-exported under their old paths.
 //! - `db`, `store`: the database and every query.
 //! - `web`: the HTTP server around the `app` crate's pages.
 //! - `cli`: the `natstudy` command.
@@ -8,9 +9,11 @@
 pub mod cli;
 pub mod db;
 pub mod demo;
-pub mod engine;
-pub mod formats;
-pub mod generate;
+pub use natstudy_engine::{formats, generate};
+/// The pure engines (the `natstudy-engine` crate).
+pub mod engine {
+    pub use natstudy_engine::{analysis, assignment, diff, lm, plots, stats, transform};
+}
 pub mod password;
 pub mod report_view;
 pub mod service;

@@ -6,9 +6,10 @@ use std::collections::BTreeSet;
 use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
-use crate::model::{GeneratedPreview, OPERATORS};
+use crate::model::GeneratedPreview;
 use crate::pages::annotate::DiffTable;
 use crate::study_api::{add_transformations, get_scoring, ProposeTransformations};
+use natstudy_vocab::Operator;
 
 #[component]
 pub fn Generate(study: i64) -> impl IntoView {
@@ -45,7 +46,7 @@ pub fn Generate(study: i64) -> impl IntoView {
                     on:change=move |ev| set_operators.set(event_target_value(&ev))>
                     <option value="studied">"the study's 18 operators"</option>
                     <option value="all">"all 24 operators"</option>
-                    {OPERATORS.iter().map(|o| view! { <option value=*o>{*o}</option> }).collect_view()}
+                    {Operator::ALL.iter().map(|o| view! { <option value=o.name()>{o.name()}</option> }).collect_view()}
                 </select>
                 <label>
                     <input type="checkbox" name="all_sites" id="generate-all-sites"

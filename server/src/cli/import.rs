@@ -57,11 +57,19 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
         }
         ImportCommand::Npr { study, file } => {
             let id = crate::store::studies::id_by_name(&db, study).await?;
-            (study, crate::service::import_npr(&db, id, file).await?)
+            (
+                study,
+                crate::service::import_results(&db, id, crate::service::ResultsTable::Npr, file)
+                    .await?,
+            )
         }
         ImportCommand::Ce { study, file } => {
             let id = crate::store::studies::id_by_name(&db, study).await?;
-            (study, crate::service::import_ce(&db, id, file).await?)
+            (
+                study,
+                crate::service::import_results(&db, id, crate::service::ResultsTable::Ce, file)
+                    .await?,
+            )
         }
     };
     match outcome {

@@ -92,38 +92,45 @@ pub async fn import_votes_text(
     Ok(store::imports::votes(db, study, actor, &digest, &votes).await?)
 }
 
-pub async fn import_npr(db: &Db, study: i64, file: &Path) -> Result<Outcome> {
-    import_npr_text(db, study, None, &name(file), &read(file)?).await
+/// The results tables a study imports: repair tools' results and cross-entropy scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultsTable {
+    /// `npr_results.csv`
+    Npr,
+    /// `ce_scores.csv`
+    Ce,
 }
 
-pub async fn import_npr_text(
+pub async fn import_results(
+    db: &Db,
+    study: i64,
+    table: ResultsTable,
+    file: &Path,
+) -> Result<Outcome> {
+    import_results_text(db, study, None, table, &name(file), &read(file)?).await
+}
+
+/// Validates a results table against the study's targets and imports it.
+pub async fn import_results_text(
     db: &Db,
     study: i64,
     actor: Option<i64>,
+    table: ResultsTable,
     file: &str,
     text: &str,
 ) -> Result<Outcome> {
     let known = targets(db, study).await?;
-    let rows = formats::results::parse_npr(text, file, &known)?;
     let digest = store::imports::digest(&[text]);
-    Ok(store::imports::npr(db, study, actor, &digest, &rows).await?)
-}
-
-pub async fn import_ce(db: &Db, study: i64, file: &Path) -> Result<Outcome> {
-    import_ce_text(db, study, None, &name(file), &read(file)?).await
-}
-
-pub async fn import_ce_text(
-    db: &Db,
-    study: i64,
-    actor: Option<i64>,
-    file: &str,
-    text: &str,
-) -> Result<Outcome> {
-    let known = targets(db, study).await?;
-    let rows = formats::results::parse_ce(text, file, &known)?;
-    let digest = store::imports::digest(&[text]);
-    Ok(store::imports::ce(db, study, actor, &digest, &rows).await?)
+    Ok(match table {
+        ResultsTable::Npr => {
+            let rows = formats::results::parse_npr(text, file, &known)?;
+            store::imports::npr(db, study, actor, &digest, &rows).await?
+        }
+        ResultsTable::Ce => {
+            let rows = formats::results::parse_ce(text, file, &known)?;
+            store::imports::ce(db, study, actor, &digest, &rows).await?
+        }
+    })
 }
 
 /// A generated transformation and the key the study page selects it by.

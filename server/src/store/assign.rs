@@ -564,67 +564,74 @@ pub async fn submit(
         }
     };
     let comment = vote.comment.chars().take(4000).collect::<String>();
-    sqlx::query(
-        "INSERT INTO vote_revisions (item_id, annotator_id, revision, submit_token, cr, cc, time_secs, started_at, submitted_at, \
-         original_left, context_opened, comment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )
-    .bind(item)
-    .bind(annotator)
-    .bind(revision)
+    let row = VoteRow {
+        item,
+        annotator,
+        revision,
+        vote,
+        now,
+        original_left,
+        comment: &comment,
+    };
+    // every revision is kept; the vote that counts is the latest
+    row.bind(sqlx::query(
+        "INSERT INTO vote_revisions (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
+         original_left, context_opened, comment, submit_token) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    ))
     .bind(&vote.token)
-    .bind(i64::from(vote.cr))
-    .bind(i64::from(vote.cc))
-    .bind(vote.time_secs)
-    .bind(vote.started_at)
-    .bind(now)
-    .bind(original_left)
-    .bind(i64::from(vote.context_opened))
-    .bind(&comment)
+    .execute(&mut *tx)
+    .await?;
+    row.bind(sqlx::query(
+        "INSERT INTO votes (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
+         original_left, context_opened, comment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         ON CONFLICT (item_id, annotator_id) DO UPDATE SET revision = excluded.revision, cr = excluded.cr, \
+         cc = excluded.cc, time_secs = excluded.time_secs, started_at = excluded.started_at, \
+         submitted_at = excluded.submitted_at, context_opened = excluded.context_opened, comment = excluded.comment",
+    ))
     .execute(&mut *tx)
     .await?;
     if revision == 1 {
-        sqlx::query(
-            "INSERT INTO votes (item_id, annotator_id, cr, cc, time_secs, started_at, submitted_at, original_left, context_opened, comment, revision) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1)",
-        )
-        .bind(item)
-        .bind(annotator)
-        .bind(i64::from(vote.cr))
-        .bind(i64::from(vote.cc))
-        .bind(vote.time_secs)
-        .bind(vote.started_at)
-        .bind(now)
-        .bind(original_left)
-        .bind(i64::from(vote.context_opened))
-        .bind(&comment)
-        .execute(&mut *tx)
-        .await?;
         sqlx::query("UPDATE assignments SET status = 'done', lease_expires_at = $1 WHERE id = $2")
             .bind(now)
             .bind(assignment)
             .execute(&mut *tx)
             .await?;
-    } else {
-        sqlx::query(
-            "UPDATE votes SET cr = $1, cc = $2, time_secs = $3, started_at = $4, submitted_at = $5, context_opened = $6, comment = $7, revision = $8 \
-             WHERE item_id = $9 AND annotator_id = $10",
-        )
-        .bind(i64::from(vote.cr))
-        .bind(i64::from(vote.cc))
-        .bind(vote.time_secs)
-        .bind(vote.started_at)
-        .bind(now)
-        .bind(i64::from(vote.context_opened))
-        .bind(&comment)
-        .bind(revision)
-        .bind(item)
-        .bind(annotator)
-        .execute(&mut *tx)
-        .await?;
     }
     touch(&mut tx, annotator, now).await?;
     tx.commit().await?;
     Ok(Submitted::Saved { revision })
+}
+
+/// The columns a vote and each of its revisions share, bound in one order.
+struct VoteRow<'a> {
+    item: i64,
+    annotator: i64,
+    revision: i64,
+    vote: &'a VoteInput,
+    now: i64,
+    original_left: i64,
+    comment: &'a str,
+}
+
+impl<'a> VoteRow<'a> {
+    /// Binds `item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at,
+    /// original_left, context_opened, comment` as `$1`…`$11`.
+    fn bind(
+        &self,
+        q: sqlx::query::Query<'a, sqlx::Any, sqlx::any::AnyArguments<'a>>,
+    ) -> sqlx::query::Query<'a, sqlx::Any, sqlx::any::AnyArguments<'a>> {
+        q.bind(self.item)
+            .bind(self.annotator)
+            .bind(self.revision)
+            .bind(i64::from(self.vote.cr))
+            .bind(i64::from(self.vote.cc))
+            .bind(self.vote.time_secs)
+            .bind(self.vote.started_at)
+            .bind(self.now)
+            .bind(self.original_left)
+            .bind(i64::from(self.vote.context_opened))
+            .bind(self.comment.to_owned())
+    }
 }
 
 /// Items planned or leased for the annotator and not yet rated go back to the pool.

@@ -271,6 +271,74 @@ pub async fn votes(
     Ok(Outcome::Imported { rows: written })
 }
 
+/// A row of a results table (NPR results, cross-entropy scores): written once per key.
+trait ResultRow {
+    /// The import kind recorded in `imports`.
+    const KIND: &'static str;
+    /// The insert, which writes nothing when the row's key exists.
+    fn insert(&self, study: i64) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>>;
+    /// What a second row with the same key is, for the conflict message.
+    fn what(&self) -> String;
+}
+
+impl ResultRow for NprRecord {
+    const KIND: &'static str = "npr";
+    fn insert(&self, study: i64) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+        sqlx::query(
+            "INSERT INTO npr_results (study_id, tool, target, status, patch, developer_patch) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (study_id, tool, target) DO NOTHING",
+        )
+        .bind(study)
+        .bind(&self.tool)
+        .bind(&self.target)
+        .bind(i64::from(self.status))
+        .bind(&self.patch)
+        .bind(&self.developer_patch)
+    }
+    fn what(&self) -> String {
+        format!("a result of {} on {}", self.tool, self.target)
+    }
+}
+
+impl ResultRow for CeRecord {
+    const KIND: &'static str = "ce";
+    fn insert(&self, study: i64) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+        sqlx::query(
+            "INSERT INTO ce_scores (study_id, model, target, cross_entropy) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (study_id, model, target) DO NOTHING",
+        )
+        .bind(study)
+        .bind(&self.model)
+        .bind(&self.target)
+        .bind(self.cross_entropy)
+    }
+    fn what(&self) -> String {
+        format!("a score of {} on {}", self.model, self.target)
+    }
+}
+
+/// Imports a results table in one transaction; a row whose key exists is a conflict.
+async fn results<R: ResultRow>(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    digest: &str,
+    rows: &[R],
+) -> StoreResult<Outcome> {
+    let mut tx = db.begin_write(study).await?;
+    if already(&mut tx, study, R::KIND, digest).await? {
+        return Ok(Outcome::AlreadyImported);
+    }
+    for r in rows {
+        if r.insert(study).execute(&mut *tx).await?.rows_affected() == 0 {
+            return Err(StoreError::Conflict(r.what()));
+        }
+    }
+    mark(&mut tx, study, actor, R::KIND, digest, rows.len()).await?;
+    tx.commit().await?;
+    Ok(Outcome::Imported { rows: rows.len() })
+}
+
 /// Imports NPR results (replacing a tool's earlier result for the same target is a conflict).
 pub async fn npr(
     db: &Db,
@@ -279,33 +347,7 @@ pub async fn npr(
     digest: &str,
     rows: &[NprRecord],
 ) -> StoreResult<Outcome> {
-    let mut tx = db.begin_write(study).await?;
-    if already(&mut tx, study, "npr", digest).await? {
-        return Ok(Outcome::AlreadyImported);
-    }
-    for r in rows {
-        let res = sqlx::query(
-            "INSERT INTO npr_results (study_id, tool, target, status, patch, developer_patch) VALUES ($1, $2, $3, $4, $5, $6) \
-             ON CONFLICT (study_id, tool, target) DO NOTHING",
-        )
-        .bind(study)
-        .bind(&r.tool)
-        .bind(&r.target)
-        .bind(i64::from(r.status))
-        .bind(&r.patch)
-        .bind(&r.developer_patch)
-        .execute(&mut *tx)
-        .await?;
-        if res.rows_affected() == 0 {
-            return Err(StoreError::Conflict(format!(
-                "a result of {} on {}",
-                r.tool, r.target
-            )));
-        }
-    }
-    mark(&mut tx, study, actor, "npr", digest, rows.len()).await?;
-    tx.commit().await?;
-    Ok(Outcome::Imported { rows: rows.len() })
+    results(db, study, actor, digest, rows).await
 }
 
 /// Imports cross-entropy scores (a model's score for a target is written once).
@@ -316,31 +358,7 @@ pub async fn ce(
     digest: &str,
     rows: &[CeRecord],
 ) -> StoreResult<Outcome> {
-    let mut tx = db.begin_write(study).await?;
-    if already(&mut tx, study, "ce", digest).await? {
-        return Ok(Outcome::AlreadyImported);
-    }
-    for r in rows {
-        let res = sqlx::query(
-            "INSERT INTO ce_scores (study_id, model, target, cross_entropy) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (study_id, model, target) DO NOTHING",
-        )
-        .bind(study)
-        .bind(&r.model)
-        .bind(&r.target)
-        .bind(r.cross_entropy)
-        .execute(&mut *tx)
-        .await?;
-        if res.rows_affected() == 0 {
-            return Err(StoreError::Conflict(format!(
-                "a score of {} on {}",
-                r.model, r.target
-            )));
-        }
-    }
-    mark(&mut tx, study, actor, "ce", digest, rows.len()).await?;
-    tx.commit().await?;
-    Ok(Outcome::Imported { rows: rows.len() })
+    results(db, study, actor, digest, rows).await
 }
 
 /// Replaces a model's cross-entropy scores in a study (a new scoring run supersedes the last).

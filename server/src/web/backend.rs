@@ -440,13 +440,14 @@ impl Backend for DomainBackend {
                 let (n, t) = one(&files)?;
                 crate::service::import_votes_text(db, study, who, &n, &t).await
             }
-            "npr" => {
+            "npr" | "ce" => {
                 let (n, t) = one(&files)?;
-                crate::service::import_npr_text(db, study, who, &n, &t).await
-            }
-            "ce" => {
-                let (n, t) = one(&files)?;
-                crate::service::import_ce_text(db, study, who, &n, &t).await
+                let table = if kind == "npr" {
+                    service::ResultsTable::Npr
+                } else {
+                    service::ResultsTable::Ce
+                };
+                service::import_results_text(db, study, who, table, &n, &t).await
             }
             other => {
                 return Err(BackendError::Invalid(format!(

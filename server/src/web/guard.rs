@@ -39,16 +39,13 @@ pub async fn same_origin(req: Request, next: Next) -> Response {
 
 /// Which roles may open a page path; `None` for public pages.
 pub fn page_roles(path: &str) -> Option<&'static [Role]> {
-    const ADMIN: &[Role] = &[Role::Admin];
-    const STAFF: &[Role] = &[Role::Admin, Role::Researcher];
-    const ANYONE: &[Role] = &[Role::Admin, Role::Researcher, Role::Annotator];
     let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
     if under("/admin") {
-        Some(ADMIN)
+        Some(Role::ADMINS)
     } else if under("/studies") {
-        Some(STAFF)
+        Some(Role::STAFF)
     } else if under("/annotate") {
-        Some(ANYONE)
+        Some(Role::ANYONE)
     } else {
         None
     }

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::transform::{self, Hunk, MethodSel, NameScorer, Operator, Request};
 use crate::formats::items::{BugRecord, TransformationRecord};
 use crate::formats::Level;
+use crate::transform::{self, Hunk, MethodSel, NameScorer, Operator, Request};
 
 /// One generated transformation: the interchange record plus what the engine knows about it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -206,12 +206,6 @@ mod tests {
                 .starts_with("bugs.jsonl:2: source: bug B-3: "),
             "{err}"
         );
-    }
-
-    #[test]
-    fn the_study_page_offers_the_engines_operators() {
-        let names: Vec<&str> = Operator::ALL.iter().map(|o| o.name()).collect();
-        assert_eq!(names, app::model::OPERATORS);
     }
 
     #[test]

@@ -15,11 +15,11 @@ pub trait NameScorer: Sync {
     fn score(&self, method_source: &str) -> f64;
 }
 
-impl NameScorer for crate::engine::lm::Model {
+impl NameScorer for crate::lm::Model {
     fn score(&self, method_source: &str) -> f64 {
-        let toks = crate::engine::lm::tokenize::tokens(method_source, Default::default());
+        let toks = crate::lm::tokenize::tokens(method_source, Default::default());
         let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-        crate::engine::lm::Model::score(self, &refs).bits_per_token()
+        crate::lm::Model::score(self, &refs).bits_per_token()
     }
 }
 

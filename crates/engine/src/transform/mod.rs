@@ -300,7 +300,7 @@ pub fn transform(
     let mut out = Vec::new();
     for &op in req.operators {
         let mut seen = HashSet::new();
-        for cand in op.candidates(&ctx) {
+        for cand in operator::candidates(op, &ctx) {
             let Some(new_src) = syntax::apply(src, &cand.edits) else {
                 continue;
             };

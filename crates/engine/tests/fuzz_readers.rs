@@ -2,13 +2,13 @@
 //! or an error, never panics, and allocates in proportion to what it read.
 //!
 //! CI runs a bounded number of cases; run longer with
-//! `PROPTEST_CASES=100000 cargo test -p natstudy --test fuzz_readers --release`.
+//! `PROPTEST_CASES=100000 cargo test -p natstudy-engine --test fuzz_readers --release`.
 
 use std::collections::HashSet;
 use std::io::Cursor;
 
-use natstudy::engine::lm::{arpa, binary};
-use natstudy::formats::{items, results, survey};
+use natstudy_engine::formats::{items, results, survey};
+use natstudy_engine::lm::{arpa, binary};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {

@@ -314,7 +314,7 @@ pub fn report_charts(
 
 /// The font charts are drawn with when rasterised (DejaVu Sans, shipped with natstudy so PNGs
 /// look the same on every machine; see `assets/fonts/DejaVuSans-LICENSE.txt`).
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 
 fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
     static DB: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> =

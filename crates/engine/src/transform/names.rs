@@ -7,71 +7,6 @@ use tree_sitter::Node;
 
 use super::syntax::{descendants, field, named_children, text};
 
-/// Java's keywords, reserved literals and contextual words a variable must not be renamed to.
-/// (The `app` crate's highlighter has its own list: engines do not depend on the UI crate.)
-const RESERVED: &[&str] = &[
-    "abstract",
-    "assert",
-    "boolean",
-    "break",
-    "byte",
-    "case",
-    "catch",
-    "char",
-    "class",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "extends",
-    "final",
-    "finally",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "implements",
-    "import",
-    "instanceof",
-    "int",
-    "interface",
-    "long",
-    "native",
-    "new",
-    "package",
-    "private",
-    "protected",
-    "public",
-    "return",
-    "short",
-    "static",
-    "strictfp",
-    "super",
-    "switch",
-    "synchronized",
-    "this",
-    "throw",
-    "throws",
-    "transient",
-    "try",
-    "void",
-    "volatile",
-    "while",
-    "true",
-    "false",
-    "null",
-    "var",
-    "yield",
-    "record",
-    "sealed",
-    "permits",
-    "non-sealed",
-    "_",
-];
-
 /// Every identifier and type name in the file.
 pub fn all_names<'s>(root: Node<'_>, src: &'s str) -> HashSet<&'s str> {
     descendants(root)
@@ -88,7 +23,10 @@ pub fn is_free(name: &str, used: &HashSet<&str>) -> bool {
         .next()
         .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
         && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$');
-    valid && !RESERVED.contains(&name) && !used.contains(name)
+    valid
+        && !natstudy_vocab::JAVA_KEYWORDS.contains(&name)
+        && !natstudy_vocab::JAVA_CONTEXTUAL.contains(&name)
+        && !used.contains(name)
 }
 
 /// How a variable was declared (its role, for name suggestions).

@@ -1,10 +1,17 @@
 //! Pure engines: plain data in, plain data out. Nothing here touches the web, the database or
 //! the UI, so each engine is tested alone and reused by the CLI and the server.
 
+//!
+//! Invariant, held by this crate's `Cargo.toml`: no axum, sqlx, leptos or tokio.
+
 pub mod analysis;
 pub mod assignment;
 pub mod diff;
+pub mod formats;
+pub mod generate;
 pub mod lm;
 pub mod plots;
 pub mod stats;
 pub mod transform;
+
+pub use natstudy_vocab as vocab;

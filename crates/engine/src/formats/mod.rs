@@ -94,35 +94,4 @@ impl Problems {
     }
 }
 
-/// The naturalness-study levels of transformation operators.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Naming,
-    Expression,
-    Statement,
-}
-
-impl Level {
-    pub const ALL: [Level; 3] = [Level::Naming, Level::Expression, Level::Statement];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Naming => "naming",
-            Level::Expression => "expression",
-            Level::Statement => "statement",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Level> {
-        Level::ALL.into_iter().find(|l| l.as_str() == s)
-    }
-}
-
-impl fmt::Display for Level {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use natstudy_vocab::Level;
