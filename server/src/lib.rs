@@ -15,7 +15,7 @@ pub mod engine {
     pub use natstudy_engine::{analysis, assignment, diff, lm, plots, stats, transform};
 }
 pub mod password;
-pub mod report_view;
+pub mod present;
 pub mod service;
 pub mod store;
 pub mod web;

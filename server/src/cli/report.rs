@@ -57,7 +57,7 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else if args.out.is_none() {
-        print!("{}", crate::report_view::render_text(&args.study, &report));
+        print!("{}", crate::present::render_text(&args.study, &report));
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! older file-based use cases, anyhow errors that [`ServiceError::from_anyhow`] classifies.
 
 pub mod accounts;
+pub mod annotate;
 pub mod error;
 pub mod jobs;
 pub mod participation;

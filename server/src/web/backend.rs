@@ -6,16 +6,15 @@ use std::sync::Arc;
 
 use app::backend::{Backend, BackendError, BackendHandle, Member, SessionPolicy};
 use app::model::{
-    AnnotateState, AnnotateStep, DiffLine, GenerateRequest, GeneratedPreview, ItemView, Monitor,
-    RatedRow, Role, ScoringView, ScreenerQuestion, Seg, StudyDetail, StudySettingsForm,
-    StudySummary, User, UserRow, VoteForm,
+    AnnotateState, GenerateRequest, GeneratedPreview, Monitor, Role, ScoringView, StudyDetail,
+    StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
 use crate::db::Db;
 use crate::service::jobs::JobRunner;
 use crate::service::throttle::LoginThrottle;
 use crate::service::{self, ServiceError};
-use crate::store::{self, StoreError};
+use crate::store::{self};
 
 /// The limits the domain applies to web callers.
 #[derive(Debug, Clone)]
@@ -282,7 +281,7 @@ impl Backend for DomainBackend {
         annotator: i64,
         revise: Option<i64>,
     ) -> Result<AnnotateState, BackendError> {
-        annotate_state(&self.db, study, annotator, revise)
+        service::annotate::annotate_state(&self.db, study, annotator, revise)
             .await
             .map_err(map)
     }
@@ -296,9 +295,11 @@ impl Backend for DomainBackend {
         let settings = store::participation::study_settings(&self.db, study)
             .await
             .map_err(map)?;
-        let answers =
-            service::participation::check_answers(answers, &screener_of(&settings.screener_json))
-                .map_err(map)?;
+        let answers = service::participation::check_answers(
+            answers,
+            &service::annotate::screener_of(&settings.screener_json),
+        )
+        .map_err(map)?;
         let obj: serde_json::Map<String, serde_json::Value> = answers
             .into_iter()
             .map(|(k, v)| (k, serde_json::Value::String(v)))
@@ -373,8 +374,8 @@ impl Backend for DomainBackend {
                 let report = crate::engine::analysis::report_with(&data, &options);
                 let charts = crate::engine::plots::report_charts(&report, &data);
                 (
-                    crate::report_view::headline(&name, &report),
-                    crate::report_view::tables(&report),
+                    crate::present::headline(&name, &report),
+                    crate::present::tables(&report),
                     charts,
                 )
             })
@@ -542,7 +543,9 @@ impl Backend for DomainBackend {
                     level: r.level.as_str().to_owned(),
                     summary: r.summary.clone(),
                     touches_buggy: p.generated.touches_buggy,
-                    diff: wire_rows(crate::engine::diff::diff_rows(old, &r.source, buggy)),
+                    diff: crate::present::wire_rows(crate::engine::diff::diff_rows(
+                        old, &r.source, buggy,
+                    )),
                 }
             })
             .collect())
@@ -660,233 +663,5 @@ impl Backend for DomainBackend {
         store::assign::move_unrated(&self.db, study, from, to, Some(actor.id))
             .await
             .map_err(map)
-    }
-}
-
-/// The guideline's (or consent's) markdown as HTML: raw HTML is dropped, and links and images
-/// keep only http(s), mailto and relative targets (`javascript:` and the like become `#`).
-pub fn guideline_html(markdown: &str) -> String {
-    use pulldown_cmark::{Event, Parser, Tag};
-    let events = Parser::new(markdown)
-        .filter(|e| !matches!(e, Event::Html(_) | Event::InlineHtml(_)))
-        .map(|e| match e {
-            Event::Start(Tag::Link {
-                link_type,
-                dest_url,
-                title,
-                id,
-            }) => Event::Start(Tag::Link {
-                link_type,
-                dest_url: safe_url(dest_url),
-                title,
-                id,
-            }),
-            Event::Start(Tag::Image {
-                link_type,
-                dest_url,
-                title,
-                id,
-            }) => Event::Start(Tag::Image {
-                link_type,
-                dest_url: safe_url(dest_url),
-                title,
-                id,
-            }),
-            other => other,
-        });
-    let mut out = String::new();
-    pulldown_cmark::html::push_html(&mut out, events);
-    out
-}
-
-/// The study's screener questions (the default screener when it sets none).
-fn screener_of(json: &str) -> Vec<ScreenerQuestion> {
-    let screener: Vec<ScreenerQuestion> = serde_json::from_str(json).unwrap_or_default();
-    if screener.is_empty() {
-        default_screener()
-    } else {
-        screener
-    }
-}
-
-fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
-    use crate::engine::diff::RowKind;
-    let segs = |v: Vec<crate::engine::diff::Segment>| {
-        v.into_iter()
-            .map(|s| Seg {
-                text: s.text,
-                changed: s.changed,
-            })
-            .collect()
-    };
-    rows.into_iter()
-        .map(|r| DiffLine {
-            kind: match r.kind {
-                RowKind::Same => "same",
-                RowKind::Removed => "removed",
-                RowKind::Added => "added",
-                RowKind::Changed => "changed",
-            }
-            .to_owned(),
-            old_no: r.old_no,
-            new_no: r.new_no,
-            old: segs(r.old),
-            new: segs(r.new),
-            buggy: r.buggy,
-        })
-        .collect()
-}
-
-/// A link target that is http(s), mailto or relative; anything else becomes `#`.
-fn safe_url(url: pulldown_cmark::CowStr<'_>) -> pulldown_cmark::CowStr<'_> {
-    let lower = url.trim().to_ascii_lowercase();
-    // a scheme is letters (and + - .) before the first ':' that comes before any / ? #
-    let scheme = lower
-        .find(':')
-        .filter(|&i| !lower[..i].contains(['/', '?', '#']))
-        .map(|i| &lower[..i]);
-    match scheme {
-        None | Some("http") | Some("https") | Some("mailto") => url,
-        Some(_) => "#".into(),
-    }
-}
-
-/// The screener of a study that sets none.
-pub fn default_screener() -> Vec<ScreenerQuestion> {
-    let q = |name: &str, label: &str, options: &[&str]| ScreenerQuestion {
-        name: name.into(),
-        label: label.into(),
-        options: options.iter().map(|o| o.to_string()).collect(),
-    };
-    vec![
-        q(
-            "years",
-            "Years of Java experience",
-            &["<1", "1-3", "3-5", "5-10", ">10"],
-        ),
-        q(
-            "role",
-            "Your role",
-            &["student", "developer", "researcher", "other"],
-        ),
-    ]
-}
-
-/// Where a participant stands, with the item to show.
-pub async fn annotate_state(
-    db: &Db,
-    study: i64,
-    annotator: i64,
-    revise: Option<i64>,
-) -> Result<AnnotateState, StoreError> {
-    let settings = store::participation::study_settings(db, study).await?;
-    let me = store::participation::annotator_state(db, annotator).await?;
-    let (done, total) = store::assign::progress(db, study, annotator).await?;
-    let step = if me.finished {
-        AnnotateStep::Finished {
-            completion_code: settings.completion_code.clone(),
-        }
-    } else if !me.consented {
-        let screener = screener_of(&settings.screener_json);
-        let text = if settings.consent_text.trim().is_empty() {
-            format!(
-                "You are invited to take part in the study \"{}\". You will rate pairs of Java methods. \
-                 Participation is voluntary; you may stop at any time. Your answers are stored under a code \
-                 ({}) and never with your name.",
-                settings.name, me.code
-            )
-        } else {
-            settings.consent_text.clone()
-        };
-        AnnotateStep::Consent { text, screener }
-    } else if !me.guideline_seen {
-        AnnotateStep::Guideline
-    } else {
-        // only an item this annotator rated may be revised; anything else shows the queue
-        let mine = match revise {
-            Some(item) => store::participation::my_vote(db, annotator, item)
-                .await?
-                .map(|_| item),
-            None => None,
-        };
-        let target = match mine {
-            Some(item) => Some(item),
-            None => store::assign::next_item(db, study, annotator, crate::db::now_ms())
-                .await?
-                .map(|h| h.item),
-        };
-        match target {
-            Some(item) => {
-                let it = store::participation::item_for_display(db, study, item).await?;
-                let rows =
-                    crate::engine::diff::diff_rows(&it.bug_source, &it.source, &it.buggy_lines);
-                let method_line = it.file_source.as_deref().and_then(|f| {
-                    let first = it.bug_source.lines().find(|l| !l.trim().is_empty())?.trim();
-                    let at = f.find(first)?;
-                    Some(f[..at].matches('\n').count() as u32 + 1)
-                });
-                let original_left = !settings.randomise_sides
-                    || store::participation::original_left(db, annotator, item).await?;
-                AnnotateStep::Rate(Box::new(ItemView {
-                    item,
-                    summary: it.summary,
-                    operator: (!settings.blind_operator).then_some(it.operator),
-                    bug_id: (!settings.blind_bug_id).then_some(it.bug_key),
-                    project: it.project,
-                    file_path: it.file_path,
-                    method: it.method,
-                    diff: wire_rows(rows),
-                    file_source: it.file_source,
-                    method_line,
-                    method_lines: it.bug_source.lines().count() as u32,
-                    original_left,
-                    previous: store::participation::my_vote(db, annotator, item).await?,
-                    token: service::participation::fresh_token(),
-                }))
-            }
-            None => AnnotateStep::Review {
-                rated: store::participation::my_votes(db, study, annotator)
-                    .await?
-                    .into_iter()
-                    .map(|(item, summary, cr, cc)| RatedRow {
-                        item,
-                        summary,
-                        cr,
-                        cc,
-                    })
-                    .collect(),
-            },
-        }
-    };
-    Ok(AnnotateState {
-        study,
-        study_name: settings.name,
-        code: me.code,
-        done,
-        total,
-        guideline_html: guideline_html(&settings.guideline),
-        step,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::guideline_html;
-
-    #[test]
-    fn guideline_links_keep_only_safe_targets() {
-        let html = guideline_html(
-            "[a](https://example.org) [b](javascript:alert(1)) [c](/studies/1) \
-             [d](mailto:x@example.org) [e](JaVaScRiPt:alert(1)) [f](data:text/html,x) \
-             ![i](vbscript:x) <script>alert(1)</script>",
-        );
-        assert!(html.contains(r#"href="https://example.org""#), "{html}");
-        assert!(html.contains(r##"href="/studies/1""##), "{html}");
-        assert!(html.contains(r#"href="mailto:x@example.org""#), "{html}");
-        assert!(!html.to_lowercase().contains("javascript:"), "{html}");
-        assert!(!html.contains("data:"), "{html}");
-        assert!(!html.contains("vbscript:"), "{html}");
-        assert!(!html.contains("<script>"), "{html}");
-        assert_eq!(html.matches(r##"="#""##).count(), 4, "{html}");
     }
 }

@@ -1,8 +1,9 @@
-//! The report as people read it: headline lines and tables (plain cells), rendered as HTML on
-//! the results page and as fixed-width text by `natstudy report`. One builder for both.
+//! Engine results as people read them, in the wire types the pages take: the report's
+//! headline lines and tables (plain cells; rendered as HTML on the results page and as
+//! fixed-width text by `natstudy report`, one builder for both) and diff rows as diff lines.
 
 use crate::engine::analysis::Report;
-use app::model::TableView;
+use app::model::{DiffLine, Seg, TableView};
 
 fn opt(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "—".into())
@@ -230,4 +231,33 @@ pub fn render_text(study: &str, r: &Report) -> String {
     s.push('\n');
     s.push_str(&tables_text(&tables(r)));
     s
+}
+
+/// The engine's diff rows as the pages' diff lines.
+pub fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
+    use crate::engine::diff::RowKind;
+    let segs = |v: Vec<crate::engine::diff::Segment>| {
+        v.into_iter()
+            .map(|s| Seg {
+                text: s.text,
+                changed: s.changed,
+            })
+            .collect()
+    };
+    rows.into_iter()
+        .map(|r| DiffLine {
+            kind: match r.kind {
+                RowKind::Same => "same",
+                RowKind::Removed => "removed",
+                RowKind::Added => "added",
+                RowKind::Changed => "changed",
+            }
+            .to_owned(),
+            old_no: r.old_no,
+            new_no: r.new_no,
+            old: segs(r.old),
+            new: segs(r.new),
+            buggy: r.buggy,
+        })
+        .collect()
 }

@@ -1,0 +1,98 @@
+//! Time on item: the sanity checks (99th-percentile cut, Mann-Whitney U per level pair and
+//! agreement vs disagreement, effect size r).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::*;
+use crate::formats::Level;
+use crate::stats::{self, Alternative, MannWhitney};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeanStd {
+    pub n: usize,
+    pub mean: f64,
+    pub std: f64,
+}
+
+impl MeanStd {
+    fn of(xs: &[f64]) -> Option<MeanStd> {
+        Some(MeanStd {
+            n: xs.len(),
+            mean: stats::mean(xs).ok()?,
+            std: stats::pstd(xs).ok()?,
+        })
+    }
+}
+
+/// The time-on-item sanity checks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TimeReport {
+    pub p99_cutoff: f64,
+    pub dropped: usize,
+    pub n: usize,
+    pub mean: f64,
+    pub std: f64,
+    pub by_level: BTreeMap<String, MeanStd>,
+    pub agreement: Option<MeanStd>,
+    pub disagreement: Option<MeanStd>,
+    /// `mww_A_vs_B` tests, flattened into this object.
+    #[serde(flatten)]
+    pub tests: BTreeMap<String, MannWhitney>,
+}
+
+pub(super) fn time_report(data: &StudyData, results: &[ItemResult]) -> Option<TimeReport> {
+    let all: Vec<f64> = data.votes.iter().filter_map(|v| v.time_secs).collect();
+    let cutoff = stats::percentile(&all, 99.0).ok()?;
+    let kept: Vec<&Vote> = data
+        .votes
+        .iter()
+        .filter(|v| v.time_secs.is_some_and(|t| t < cutoff))
+        .collect();
+    let times = |pred: &dyn Fn(&Vote) -> bool| -> Vec<f64> {
+        kept.iter()
+            .filter(|v| pred(v))
+            .filter_map(|v| v.time_secs)
+            .collect()
+    };
+    let overall = times(&|_| true);
+    let mut by_level = BTreeMap::new();
+    let mut level_times = BTreeMap::new();
+    for level in Level::ALL {
+        let t = times(&|v: &Vote| data.items[v.item].level == level);
+        if let Some(ms) = MeanStd::of(&t) {
+            by_level.insert(level.as_str().to_owned(), ms);
+        }
+        level_times.insert(level, t);
+    }
+    let cat = |v: &Vote| results[v.item].category;
+    let agree = times(&|v: &Vote| cat(v).is_some_and(Category::is_agreement));
+    let disagree = times(&|v: &Vote| cat(v).is_some_and(|c| !c.is_agreement()));
+    let mut tests = BTreeMap::new();
+    for (a, b) in [
+        (Level::Naming, Level::Expression),
+        (Level::Naming, Level::Statement),
+        (Level::Expression, Level::Statement),
+    ] {
+        if let Ok(r) = stats::mann_whitney_u(&level_times[&a], &level_times[&b], Alternative::Less)
+        {
+            tests.insert(format!("mww_{a}_vs_{b}"), r);
+        }
+    }
+    if let Ok(r) = stats::mann_whitney_u(&agree, &disagree, Alternative::Less) {
+        tests.insert("mww_agreement_vs_disagreement".to_owned(), r);
+    }
+    let whole = MeanStd::of(&overall)?;
+    Some(TimeReport {
+        p99_cutoff: cutoff,
+        dropped: all.len() - overall.len(),
+        n: whole.n,
+        mean: whole.mean,
+        std: whole.std,
+        by_level,
+        agreement: MeanStd::of(&agree),
+        disagreement: MeanStd::of(&disagree),
+        tests,
+    })
+}
