@@ -4,7 +4,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 
 use super::Global;
-use crate::store::assign::{self, BatchSpec, ItemFilter, Strategy};
+use crate::store::assign::{self, ItemFilter};
 
 #[derive(Subcommand, Debug)]
 pub enum BatchCommand {
@@ -68,20 +68,7 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
     match cmd {
         BatchCommand::Create(a) => {
             let study = crate::store::studies::id_by_name(&db, &a.study).await?;
-            let Some(strategy) = Strategy::parse(&a.strategy) else {
-                bail!("unknown strategy {} (fixed or dynamic)", a.strategy)
-            };
-            let mut annotators = assign::ensure_pool(&db, study, a.pool).await?;
-            for name in &a.users {
-                let Some(c) = crate::store::users::credentials(&db, name).await? else {
-                    bail!("no account {name}")
-                };
-                annotators
-                    .push(crate::store::participation::enrol_user(&db, study, c.user.id).await?);
-            }
-            let spec = BatchSpec {
-                name: a.name.clone(),
-                strategy,
+            let request = crate::service::batches::BatchRequest {
                 filter: ItemFilter {
                     level: a.level,
                     operator: a.operator,
@@ -89,12 +76,14 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
                     ids: a.ids,
                     sample: a.sample,
                 },
-                annotators,
+                pool: a.pool,
+                users: a.users,
                 seed: a.seed,
                 lease_secs: a.lease_minutes.max(1) * 60,
                 avoid_same_bug: !a.allow_same_bug_in_a_row,
+                ..crate::service::batches::BatchRequest::new(&a.name, &a.strategy)
             };
-            let info = assign::create_batch(&db, study, None, &spec).await?;
+            let info = crate::service::batches::create(&db, study, None, request).await?;
             println!(
                 "batch {} (id {}): {} items, {} planned assignments",
                 a.name, info.id, info.items, info.assignments

@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::Global;
+use crate::service::exports::{self, Export};
 use crate::store::export;
 
 #[derive(Args, Debug)]
@@ -53,11 +54,16 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
                 "csv" => true,
                 other => bail!("unknown format {other} (jsonl or csv)"),
             };
-            export::dataset(&db, study, csv, &mut sink(&a.out)?).await?
+            exports::write(&db, study, Export::Dataset { csv }, &mut sink(&a.out)?).await?
         }
-        "votes" => export::votes_table(&db, study, &mut sink(&a.out)?, a.with_external_ids).await?,
-        "matrix" => export::matrix(&db, study, &mut sink(&a.out)?).await?,
-        "survey" => export::survey(&db, study, &mut sink(&a.out)?).await?,
+        "votes" => {
+            let what = Export::Votes {
+                external_ids: a.with_external_ids,
+            };
+            exports::write(&db, study, what, &mut sink(&a.out)?).await?
+        }
+        "matrix" => exports::write(&db, study, Export::Matrix, &mut sink(&a.out)?).await?,
+        "survey" => exports::write(&db, study, Export::Survey, &mut sink(&a.out)?).await?,
         "items" => {
             let Some(dir) = &a.out else {
                 bail!("--what items needs --out DIR")

@@ -386,9 +386,6 @@ async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
             description,
             owner,
         } => {
-            if name.trim().is_empty() {
-                bail!("a study needs a name");
-            }
             let owner = match owner {
                 Some(o) => Some(
                     crate::store::users::credentials(&db, &o)
@@ -399,9 +396,7 @@ async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
                 ),
                 None => None,
             };
-            let id =
-                crate::store::studies::create_owned(&db, None, owner, name.trim(), &description)
-                    .await?;
+            let id = crate::service::studies::create(&db, None, owner, &name, &description).await?;
             println!("created study {name} (id {id})");
         }
         StudyCommand::Member(cmd) => member(&db, cmd).await?,

@@ -58,21 +58,8 @@ impl From<crate::password::PasswordError> for ServiceError {
     }
 }
 
-impl ServiceError {
-    /// Classifies an error of the older anyhow-returning use cases: typed store and format
-    /// errors keep their kind; anything else is internal.
-    pub fn from_anyhow(e: anyhow::Error) -> ServiceError {
-        let e = match e.downcast::<StoreError>() {
-            Ok(se) => return se.into(),
-            Err(e) => e,
-        };
-        let e = match e.downcast::<FormatError>() {
-            Ok(fe) => return fe.into(),
-            Err(e) => e,
-        };
-        match e.downcast::<ServiceError>() {
-            Ok(se) => se,
-            Err(e) => ServiceError::Internal(e),
-        }
+impl From<tokio::task::JoinError> for ServiceError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        ServiceError::Internal(anyhow::anyhow!("worker failed: {e}"))
     }
 }

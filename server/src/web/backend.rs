@@ -75,7 +75,7 @@ impl DomainBackend {
         let modified = std::fs::metadata(&path)
             .and_then(|m| m.modified())
             .ok()
-            .filter(|_| super::models::valid_name(name))
+            .filter(|_| service::scoring::valid_name(name))
             .ok_or_else(|| BackendError::NotFound(format!("model {name}")))?;
         let mut cache = self.last_model.lock().await;
         if let Some((n, t, m)) = cache.as_ref() {
@@ -106,11 +106,6 @@ pub fn map(e: impl Into<ServiceError>) -> BackendError {
             BackendError::Internal(e.to_string())
         }
     }
-}
-
-/// An error of the anyhow-returning use cases, classified (see [`ServiceError::from_anyhow`]).
-fn map_any(e: anyhow::Error) -> BackendError {
-    map(ServiceError::from_anyhow(e))
 }
 
 fn join<T>(r: Result<T, tokio::task::JoinError>) -> Result<T, BackendError> {
@@ -238,12 +233,7 @@ impl Backend for DomainBackend {
         name: &str,
         description: &str,
     ) -> Result<i64, BackendError> {
-        if name.is_empty() || name.len() > 200 {
-            return Err(BackendError::Invalid(
-                "a study needs a name of 1–200 characters".into(),
-            ));
-        }
-        store::studies::create(&self.db, Some(actor.id), name, description)
+        service::studies::create(&self.db, Some(actor.id), None, name, description)
             .await
             .map_err(map)
     }
@@ -356,38 +346,9 @@ impl Backend for DomainBackend {
 
     #[tracing::instrument(skip(self))]
     async fn results(&self, study: i64) -> Result<app::model::ResultsView, BackendError> {
-        let name = store::participation::study_settings(&self.db, study)
+        service::reports::results_view(&self.db, study)
             .await
-            .map_err(map)?
-            .name;
-        let data = store::analysis::study_data(&self.db, study)
-            .await
-            .map_err(map)?;
-        let votes = data.votes.len() as i64;
-        // CPU work off the async threads; a short bootstrap keeps the page quick
-        let (headline, tables, charts) = join(
-            tokio::task::spawn_blocking(move || {
-                let options = crate::engine::analysis::Options {
-                    bootstrap: 200,
-                    ..Default::default()
-                };
-                let report = crate::engine::analysis::report_with(&data, &options);
-                let charts = crate::engine::plots::report_charts(&report, &data);
-                (
-                    crate::present::headline(&name, &report),
-                    crate::present::tables(&report),
-                    charts,
-                )
-            })
-            .await,
-        )?;
-        let charts = charts.map_err(|e| map(anyhow::Error::from(e)))?;
-        Ok(app::model::ResultsView {
-            headline,
-            tables,
-            charts,
-            votes,
-        })
+            .map_err(map)
     }
 
     async fn monitor(&self, study: i64) -> Result<Monitor, BackendError> {
@@ -415,48 +376,10 @@ impl Backend for DomainBackend {
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError> {
         use crate::store::imports::Outcome;
-        let who = Some(actor.id);
-        let db = &self.db;
-        let one = |files: &[(String, String)]| -> Result<(String, String), BackendError> {
-            match files {
-                [f] => Ok(f.clone()),
-                _ => Err(BackendError::Invalid(format!(
-                    "{kind} takes exactly one file"
-                ))),
-            }
-        };
-        let outcome = match kind {
-            "items" => match files.as_slice() {
-                [b, t] => {
-                    crate::service::import_items_text(db, study, who, (&b.0, &b.1), (&t.0, &t.1))
-                        .await
-                }
-                _ => {
-                    return Err(BackendError::Invalid(
-                        "items take two files: bugs.jsonl and transformations.jsonl".into(),
-                    ))
-                }
-            },
-            "votes" => {
-                let (n, t) = one(&files)?;
-                crate::service::import_votes_text(db, study, who, &n, &t).await
-            }
-            "npr" | "ce" => {
-                let (n, t) = one(&files)?;
-                let table = if kind == "npr" {
-                    service::ResultsTable::Npr
-                } else {
-                    service::ResultsTable::Ce
-                };
-                service::import_results_text(db, study, who, table, &n, &t).await
-            }
-            other => {
-                return Err(BackendError::Invalid(format!(
-                    "unknown import kind {other}"
-                )))
-            }
-        };
-        match outcome.map_err(map_any)? {
+        let kind = service::ImportKind::parse(kind)
+            .ok_or_else(|| BackendError::Invalid(format!("unknown import kind {kind}")))?;
+        let outcome = service::import_upload(&self.db, study, Some(actor.id), kind, &files).await;
+        match outcome.map_err(map)? {
             Outcome::Imported { rows } => Ok(format!("imported {rows} rows")),
             Outcome::AlreadyImported => Ok("already imported: nothing to do".into()),
         }
@@ -465,7 +388,7 @@ impl Backend for DomainBackend {
     #[tracing::instrument(skip(self))]
     async fn scoring(&self, study: i64) -> Result<ScoringView, BackendError> {
         let dir = self.models_dir.clone();
-        let models = join(tokio::task::spawn_blocking(move || super::models::list(&dir)).await)?;
+        let models = join(tokio::task::spawn_blocking(move || service::scoring::list(&dir)).await)?;
         Ok(ScoringView {
             models,
             jobs: store::jobs::list(&self.db, study).await.map_err(map)?,
@@ -480,7 +403,7 @@ impl Backend for DomainBackend {
         model: &str,
         log10: bool,
     ) -> Result<i64, BackendError> {
-        if !super::models::valid_name(model) || !self.models_dir.join(model).is_file() {
+        if !service::scoring::valid_name(model) || !self.models_dir.join(model).is_file() {
             return Err(BackendError::NotFound(format!("model {model}")));
         }
         store::studies::detail(&self.db, study)
@@ -494,7 +417,7 @@ impl Backend for DomainBackend {
             .map_err(map)?;
         self.jobs.spawn(
             job,
-            super::models::run_scoring(
+            service::scoring::run_scoring(
                 self.db.clone(),
                 job,
                 study,
@@ -521,7 +444,7 @@ impl Backend for DomainBackend {
             model,
         )
         .await
-        .map_err(map_any)?;
+        .map_err(map)?;
         let lines: std::collections::HashMap<&str, (&str, &[u32])> = bugs
             .iter()
             .map(|b| {
@@ -576,7 +499,7 @@ impl Backend for DomainBackend {
             &keys,
         )
         .await
-        .map_err(map_any)?
+        .map_err(map)?
         {
             Outcome::Imported { rows } => Ok(format!("added {rows} items")),
             Outcome::AlreadyImported => Ok("already added: nothing to do".into()),
@@ -595,28 +518,12 @@ impl Backend for DomainBackend {
         pool: usize,
         seed: u64,
     ) -> Result<String, BackendError> {
-        let strategy = store::assign::Strategy::parse(strategy)
-            .ok_or_else(|| BackendError::Invalid(format!("unknown strategy {strategy}")))?;
-        if name.is_empty() {
-            return Err(BackendError::Invalid("a batch needs a name".into()));
-        }
-        let annotators = store::assign::ensure_pool(&self.db, study, pool.min(10_000))
-            .await
-            .map_err(map)?;
-        let spec = store::assign::BatchSpec {
-            name: name.to_owned(),
-            strategy,
-            filter: store::assign::ItemFilter {
-                level,
-                sample,
-                ..Default::default()
-            },
-            annotators,
-            seed,
-            lease_secs: 1200,
-            avoid_same_bug: true,
-        };
-        let info = store::assign::create_batch(&self.db, study, Some(actor.id), &spec)
+        let mut request = service::batches::BatchRequest::new(name, strategy);
+        request.filter.level = level;
+        request.filter.sample = sample;
+        request.pool = pool;
+        request.seed = seed;
+        let info = service::batches::create(&self.db, study, Some(actor.id), request)
             .await
             .map_err(map)?;
         Ok(format!(

@@ -92,13 +92,8 @@ pub async fn export(
     State(state): State<AppState>,
     Path((study, what)): Path<(i64, String)>,
 ) -> Response {
-    let (kind, mime) = match what.as_str() {
-        "dataset.jsonl" => ("dataset-jsonl", "application/x-ndjson"),
-        "dataset.csv" => ("dataset-csv", "text/csv"),
-        "votes.csv" => ("votes", "text/csv"),
-        "matrix.csv" => ("matrix", "text/csv"),
-        "survey.json" => ("survey", "application/json"),
-        _ => return (StatusCode::NOT_FOUND, "unknown export").into_response(),
+    let Some((kind, mime)) = crate::service::exports::Export::download(&what) else {
+        return (StatusCode::NOT_FOUND, "unknown export").into_response();
     };
     if crate::store::monitor::settings(&state.db, study)
         .await
@@ -124,19 +119,13 @@ pub async fn export(
             tx: tx.clone(),
             stall,
         };
-        let res = match kind {
-            "dataset-jsonl" => crate::store::export::dataset(&db, study, false, &mut w).await,
-            "dataset-csv" => crate::store::export::dataset(&db, study, true, &mut w).await,
-            "votes" => crate::store::export::votes_table(&db, study, &mut w, false).await,
-            "matrix" => crate::store::export::matrix(&db, study, &mut w).await,
-            _ => crate::store::export::survey(&db, study, &mut w).await,
-        };
+        let res = crate::service::exports::write(&db, study, kind, &mut w).await;
         let res = match res {
-            Ok(_) => w.send_buffer().await.map_err(anyhow::Error::from),
-            Err(e) => Err(e),
+            Ok(_) => w.send_buffer().await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
         };
         if let Err(e) = res {
-            tracing::warn!(error = %format!("{e:#}"), "export ended early");
+            tracing::warn!(error = %e, "export ended early");
             let _ = tx.try_send(Err(std::io::Error::other("export failed")));
         }
     });
@@ -158,43 +147,8 @@ pub async fn chart(
     State(state): State<AppState>,
     Path((study, file)): Path<(i64, String)>,
 ) -> Response {
-    let (stem, png) = match (file.strip_suffix(".svg"), file.strip_suffix(".png")) {
-        (Some(s), _) => (s.to_owned(), false),
-        (_, Some(s)) => (s.to_owned(), true),
-        _ => return (StatusCode::NOT_FOUND, "charts are .svg or .png").into_response(),
-    };
-    let data = match crate::store::analysis::study_data(&state.db, study).await {
-        Ok(d) => d,
-        Err(crate::store::StoreError::NotFound(_)) => {
-            return (StatusCode::NOT_FOUND, "no such study").into_response()
-        }
-        Err(e) => {
-            tracing::error!(error = %e, study, "chart data");
-            return (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response();
-        }
-    };
-    let drawn = tokio::task::spawn_blocking(move || {
-        let options = crate::engine::analysis::Options {
-            bootstrap: 0,
-            ..Default::default()
-        };
-        let report = crate::engine::analysis::report_with(&data, &options);
-        let charts = crate::engine::plots::report_charts(&report, &data)?;
-        let Some((_, svg)) = charts
-            .into_iter()
-            .find(|(n, _)| *n == format!("{stem}.svg"))
-        else {
-            return Ok(None);
-        };
-        if png {
-            crate::engine::plots::svg_to_png(&stem, &svg, 2.0).map(|b| Some((b, "image/png")))
-        } else {
-            Ok(Some((svg.into_bytes(), "image/svg+xml")))
-        }
-    })
-    .await;
-    match drawn {
-        Ok(Ok(Some((bytes, mime)))) => Response::builder()
+    match crate::service::reports::chart(&state.db, study, &file).await {
+        Ok(Some((bytes, mime))) => Response::builder()
             .header(header::CONTENT_TYPE, mime)
             .header(
                 header::CONTENT_DISPOSITION,
@@ -202,16 +156,30 @@ pub async fn chart(
             )
             .body(Body::from(bytes))
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-        Ok(Ok(None)) => (StatusCode::NOT_FOUND, "no such chart (yet)").into_response(),
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, study, "chart drawing");
-            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
-        }
-        Err(e) => {
-            tracing::error!(error = %e, study, "chart worker");
-            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
-        }
+        Ok(None) => (StatusCode::NOT_FOUND, "no such chart (yet)").into_response(),
+        Err(e) => error_response(e),
     }
+}
+
+/// A service error as a plain HTTP answer (the pages' server functions map theirs in
+/// `app::auth::internal`); internal details are logged, not sent.
+fn error_response(e: crate::service::ServiceError) -> Response {
+    use crate::service::ServiceError;
+    let (code, text) = match e {
+        ServiceError::NotFound(what) => (StatusCode::NOT_FOUND, format!("not found: {what}")),
+        ServiceError::Invalid(why) => (StatusCode::UNPROCESSABLE_ENTITY, why),
+        ServiceError::Conflict(why) => (StatusCode::CONFLICT, why),
+        ServiceError::Forbidden(why) => (StatusCode::FORBIDDEN, why),
+        ServiceError::TooMany(secs) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many attempts: try again in {secs} s"),
+        ),
+        ServiceError::Internal(e) => {
+            tracing::error!(error = %format!("{e:#}"), "internal error");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
+        }
+    };
+    (code, text).into_response()
 }
 
 fn tokio_stream_from(

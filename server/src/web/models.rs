@@ -1,9 +1,7 @@
-//! Language model files on the server: the directory the study page lists, the upload route,
-//! and the background scoring job.
+//! The model upload route: a model file streamed into the models directory (the directory, the
+//! loading and the scoring job are `service::scoring`).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use axum::extract::{Multipart, Path as UrlPath, State};
 use axum::http::StatusCode;
@@ -11,39 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use tokio::io::AsyncWriteExt;
 
 use super::AppState;
-use crate::db::Db;
-use app::model::ModelFile;
-
-/// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin`.
-pub fn valid_name(name: &str) -> bool {
-    let ok_chars = !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    ok_chars && (name.ends_with(".arpa") || name.ends_with(".bin"))
-}
-
-/// The models in the directory, by name.
-pub fn list(dir: &Path) -> Vec<ModelFile> {
-    let mut out: Vec<ModelFile> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let meta = e.metadata().ok()?;
-                    (meta.is_file() && valid_name(&name)).then_some(ModelFile {
-                        name,
-                        bytes: meta.len(),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
-}
+use crate::service::scoring::valid_name;
 
 /// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary model in
 /// the models directory, streaming it to disk, and returns to the study page. Staff of the
@@ -168,96 +134,13 @@ fn looks_like_a_model(head: &[u8]) -> bool {
     head.starts_with(b"NSLM1\0") || text.trim_start().starts_with("\\data\\")
 }
 
-/// Scores every bug and transformation of the study with the model and stores the CE scores
-/// under the model's name (its file stem), reporting progress in the job's row.
-pub async fn run_scoring(
-    db: Db,
-    job: i64,
-    study: i64,
-    actor: Option<i64>,
-    path: PathBuf,
-    log10: bool,
-) {
-    let started = std::time::Instant::now();
-    let result = score(&db, job, study, actor, &path, log10).await;
-    let (state, message) = match result {
-        Ok((methods, tokens)) => (
-            "done",
-            format!(
-                "scored {methods} methods ({tokens} tokens) in {:.1} s",
-                started.elapsed().as_secs_f64()
-            ),
-        ),
-        Err(e) => ("failed", format!("{e:#}")),
-    };
-    if let Err(e) = crate::store::jobs::finish(&db, job, state, &message).await {
-        tracing::error!(error = %e, job, "cannot record the end of a job");
-    }
-}
-
-async fn score(
-    db: &Db,
-    job: i64,
-    study: i64,
-    actor: Option<i64>,
-    path: &Path,
-    log10: bool,
-) -> anyhow::Result<(usize, u64)> {
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "ngram".into());
-    let model = crate::service::load_model(path).await?;
-    let done = Arc::new(AtomicU64::new(0));
-    let total = Arc::new(AtomicU64::new(0));
-    let (counter, size) = (done.clone(), total.clone());
-    let work = crate::service::score_study(
-        db,
-        study,
-        actor,
-        model,
-        &name,
-        Default::default(),
-        log10,
-        move |n| size.store(n, Ordering::Relaxed),
-        Arc::new(move || {
-            counter.fetch_add(1, Ordering::Relaxed);
-        }),
-    );
-    tokio::pin!(work);
-    let scored = loop {
-        tokio::select! {
-            res = &mut work => break res?,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
-                let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
-                crate::store::jobs::progress(db, job, d, t).await?;
-            }
-        }
-    };
-    let n = scored.methods as u64;
-    crate::store::jobs::progress(db, job, n, n).await?;
-    Ok((scored.methods, scored.tokens))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::valid_name;
-
     #[test]
     fn only_model_files_are_kept() {
         assert!(super::looks_like_a_model(b"\n\\data\\\nngram 1=2\n"));
         assert!(super::looks_like_a_model(b"NSLM1\0\x01\0\0\0"));
         assert!(!super::looks_like_a_model(b"<html>"));
         assert!(!super::looks_like_a_model(b""));
-    }
-
-    #[test]
-    fn model_names_stay_in_the_directory() {
-        assert!(valid_name("java-4gram.arpa"));
-        assert!(valid_name("m.bin"));
-        assert!(!valid_name("../etc/passwd.arpa"));
-        assert!(!valid_name(".hidden.arpa"));
-        assert!(!valid_name("model.txt"));
-        assert!(!valid_name("a b.arpa"));
     }
 }

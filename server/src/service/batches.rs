@@ -1,0 +1,88 @@
+//! Batches: the rules for building one, shared by the study page and `natstudy batch create`.
+
+use super::{ServiceError, ServiceResult};
+use crate::db::Db;
+use crate::store::assign::{self, BatchInfo, BatchSpec, ItemFilter, Strategy};
+use crate::store::{participation, users};
+
+/// The most participants `S1..Sn` one batch may create.
+pub const MAX_POOL: usize = 10_000;
+/// The lease of a dynamic queue unless one is given: 20 minutes.
+pub const DEFAULT_LEASE_SECS: i64 = 1200;
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct BatchRequest {
+    pub name: String,
+    /// `fixed`/`fixed_groups` or `dynamic`/`dynamic_queue`.
+    pub strategy: String,
+    pub filter: ItemFilter,
+    /// Participants `S1..Sn` (created when missing).
+    pub pool: usize,
+    /// Accounts enrolled as annotators.
+    pub users: Vec<String>,
+    pub seed: u64,
+    pub lease_secs: i64,
+    pub avoid_same_bug: bool,
+}
+
+impl BatchRequest {
+    /// A request with the defaults the study page uses.
+    pub fn new(name: &str, strategy: &str) -> BatchRequest {
+        BatchRequest {
+            name: name.trim().to_owned(),
+            strategy: strategy.to_owned(),
+            filter: ItemFilter::default(),
+            pool: 0,
+            users: Vec::new(),
+            seed: 1,
+            lease_secs: DEFAULT_LEASE_SECS,
+            avoid_same_bug: true,
+        }
+    }
+}
+
+/// Builds a batch: checks the request, creates or enrols its annotators, plans it.
+pub async fn create(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    request: BatchRequest,
+) -> ServiceResult<BatchInfo> {
+    let strategy = Strategy::parse(&request.strategy).ok_or_else(|| {
+        ServiceError::Invalid(format!(
+            "unknown strategy {} (fixed or dynamic)",
+            request.strategy
+        ))
+    })?;
+    if request.name.trim().is_empty() {
+        return Err(ServiceError::Invalid("a batch needs a name".into()));
+    }
+    if request.pool > MAX_POOL {
+        return Err(ServiceError::Invalid(format!(
+            "a batch creates at most {MAX_POOL} participants"
+        )));
+    }
+    if request.filter.sample == Some(0) {
+        return Err(ServiceError::Invalid(
+            "a sample takes at least one item".into(),
+        ));
+    }
+    let mut annotators = assign::ensure_pool(db, study, request.pool).await?;
+    for name in &request.users {
+        let account = users::credentials(db, name)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("account {name}")))?;
+        annotators.push(participation::enrol_user(db, study, account.user.id).await?);
+    }
+    let spec = BatchSpec {
+        name: request.name.trim().to_owned(),
+        strategy,
+        filter: request.filter,
+        annotators,
+        seed: request.seed,
+        lease_secs: request.lease_secs.max(60),
+        avoid_same_bug: request.avoid_same_bug,
+    };
+    Ok(assign::create_batch(db, study, actor, &spec).await?)
+}

@@ -1,0 +1,198 @@
+//! Imports: the interchange files validated in full, then written in one transaction (a file
+//! imported twice is a no-op), from the command line (paths) or the web (uploaded texts).
+
+use std::path::Path;
+
+use super::{ServiceError, ServiceResult};
+use crate::db::Db;
+use crate::formats;
+use crate::store::{self, imports::Outcome};
+
+fn read(path: &Path) -> ServiceResult<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| ServiceError::Invalid(format!("cannot read {}: {e}", path.display())))
+}
+
+fn name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Validates and imports `bugs.jsonl` + `transformations.jsonl` texts into a study.
+pub async fn import_items_text(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    bugs: (&str, &str),
+    transformations: (&str, &str),
+) -> ServiceResult<Outcome> {
+    let parsed_bugs = formats::items::parse_bugs(bugs.1, bugs.0)?;
+    let parsed =
+        formats::items::parse_transformations(transformations.1, transformations.0, &parsed_bugs)?;
+    let digest = store::imports::digest(&[bugs.1, transformations.1]);
+    Ok(store::imports::items(db, study, actor, &digest, &parsed_bugs, &parsed).await?)
+}
+
+pub async fn import_items(
+    db: &Db,
+    study: i64,
+    bugs: &Path,
+    transformations: &Path,
+) -> ServiceResult<Outcome> {
+    let (b, t) = (read(bugs)?, read(transformations)?);
+    import_items_text(
+        db,
+        study,
+        None,
+        (&name(bugs), &b),
+        (&name(transformations), &t),
+    )
+    .await
+}
+
+/// The study's known targets (bug ids and transformation ids), for cross-checks.
+pub async fn targets(db: &Db, study: i64) -> ServiceResult<std::collections::HashSet<String>> {
+    Ok(store::analysis::target_keys(db, study).await?)
+}
+
+pub async fn import_votes(db: &Db, study: i64, survey: &Path) -> ServiceResult<Outcome> {
+    import_votes_text(db, study, None, &name(survey), &read(survey)?).await
+}
+
+pub async fn import_votes_text(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    file: &str,
+    text: &str,
+) -> ServiceResult<Outcome> {
+    let votes = formats::survey::parse_survey(text, file)?;
+    let known = targets(db, study).await?;
+    let mut problems = formats::Problems::default();
+    for v in &votes {
+        if !known.contains(&v.item) {
+            problems.push(
+                file,
+                0,
+                &v.item,
+                "unknown item (not a transformation id of the study)",
+            );
+        }
+    }
+    problems.finish(())?;
+    let digest = store::imports::digest(&[text]);
+    Ok(store::imports::votes(db, study, actor, &digest, &votes).await?)
+}
+
+/// The results tables a study imports: repair tools' results and cross-entropy scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultsTable {
+    /// `npr_results.csv`
+    Npr,
+    /// `ce_scores.csv`
+    Ce,
+}
+
+pub async fn import_results(
+    db: &Db,
+    study: i64,
+    table: ResultsTable,
+    file: &Path,
+) -> ServiceResult<Outcome> {
+    import_results_text(db, study, None, table, &name(file), &read(file)?).await
+}
+
+/// Validates a results table against the study's targets and imports it.
+pub async fn import_results_text(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    table: ResultsTable,
+    file: &str,
+    text: &str,
+) -> ServiceResult<Outcome> {
+    let known = targets(db, study).await?;
+    let digest = store::imports::digest(&[text]);
+    Ok(match table {
+        ResultsTable::Npr => {
+            let rows = formats::results::parse_npr(text, file, &known)?;
+            store::imports::npr(db, study, actor, &digest, &rows).await?
+        }
+        ResultsTable::Ce => {
+            let rows = formats::results::parse_ce(text, file, &known)?;
+            store::imports::ce(db, study, actor, &digest, &rows).await?
+        }
+    })
+}
+
+/// What an upload imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportKind {
+    /// `bugs.jsonl` and `transformations.jsonl`
+    Items,
+    /// `survey.json`
+    Votes,
+    Npr,
+    Ce,
+}
+
+impl ImportKind {
+    pub const ALL: [ImportKind; 4] = [
+        ImportKind::Items,
+        ImportKind::Votes,
+        ImportKind::Npr,
+        ImportKind::Ce,
+    ];
+
+    /// The name the upload form and the `imports` table use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ImportKind::Items => "items",
+            ImportKind::Votes => "votes",
+            ImportKind::Npr => "npr",
+            ImportKind::Ce => "ce",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ImportKind> {
+        ImportKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Imports uploaded files, (name, text) each: two for items (bugs, then transformations),
+/// one for the others.
+pub async fn import_upload(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    kind: ImportKind,
+    files: &[(String, String)],
+) -> ServiceResult<Outcome> {
+    let one = || match files {
+        [(name, text)] => Ok((name.as_str(), text.as_str())),
+        _ => Err(ServiceError::Invalid(format!(
+            "{} takes exactly one file",
+            kind.as_str()
+        ))),
+    };
+    match kind {
+        ImportKind::Items => match files {
+            [b, t] => import_items_text(db, study, actor, (&b.0, &b.1), (&t.0, &t.1)).await,
+            _ => Err(ServiceError::Invalid(
+                "items take two files: bugs.jsonl and transformations.jsonl".into(),
+            )),
+        },
+        ImportKind::Votes => {
+            let (name, text) = one()?;
+            import_votes_text(db, study, actor, name, text).await
+        }
+        ImportKind::Npr | ImportKind::Ce => {
+            let (name, text) = one()?;
+            let table = if kind == ImportKind::Npr {
+                ResultsTable::Npr
+            } else {
+                ResultsTable::Ce
+            };
+            import_results_text(db, study, actor, table, name, text).await
+        }
+    }
+}

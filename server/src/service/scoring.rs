@@ -1,0 +1,176 @@
+//! Scoring a study with a language model: the models directory, loading model files
+//! (untrusted: readers bounded by the bytes they read), scoring every method on all cores,
+//! storing the cross-entropies, and the background job that does it for the study page.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::{ServiceError, ServiceResult};
+use crate::db::Db;
+use crate::formats;
+use crate::store;
+use app::model::ModelFile;
+
+/// What scoring a study did.
+pub struct Scored {
+    pub methods: usize,
+    pub tokens: u64,
+}
+
+/// Scores every bug and transformation of a study with a model (on all cores) and stores the
+/// cross-entropies as that model's CE scores, replacing earlier ones. `start` is told how many
+/// methods there are; `progress` is called once per method scored.
+pub async fn score_study(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    model: crate::engine::lm::Model,
+    name: &str,
+    opts: crate::engine::lm::tokenize::TokenizeOptions,
+    log10: bool,
+    start: impl FnOnce(u64),
+    progress: std::sync::Arc<dyn Fn() + Send + Sync>,
+) -> ServiceResult<Scored> {
+    let targets = store::analysis::sources(db, study).await?;
+    start(targets.len() as u64);
+    let (scores, tokens) = tokio::task::spawn_blocking(move || {
+        crate::engine::lm::score::score_many(&model, &targets, opts, log10, &*progress)
+    })
+    .await?;
+    let rows: Vec<formats::results::CeRecord> = scores
+        .into_iter()
+        .map(|(target, ce)| formats::results::CeRecord {
+            model: name.to_owned(),
+            target,
+            cross_entropy: ce,
+        })
+        .collect();
+    let methods = store::imports::replace_ce(db, study, actor, name, &rows).await?;
+    Ok(Scored { methods, tokens })
+}
+
+/// Loads a language model file (ARPA or binary) off the async threads.
+pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Model> {
+    let p = path.to_owned();
+    tokio::task::spawn_blocking(move || crate::engine::lm::binary::load(&p))
+        .await?
+        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", path.display())))
+}
+
+/// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin`.
+pub fn valid_name(name: &str) -> bool {
+    let ok_chars = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    ok_chars && (name.ends_with(".arpa") || name.ends_with(".bin"))
+}
+
+/// The models in the directory, by name.
+pub fn list(dir: &Path) -> Vec<ModelFile> {
+    let mut out: Vec<ModelFile> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let meta = e.metadata().ok()?;
+                    (meta.is_file() && valid_name(&name)).then_some(ModelFile {
+                        name,
+                        bytes: meta.len(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Scores every bug and transformation of the study with the model and stores the CE scores
+/// under the model's name (its file stem), reporting progress in the job's row.
+pub async fn run_scoring(
+    db: Db,
+    job: i64,
+    study: i64,
+    actor: Option<i64>,
+    path: PathBuf,
+    log10: bool,
+) {
+    let started = std::time::Instant::now();
+    let result = score(&db, job, study, actor, &path, log10).await;
+    let (state, message) = match result {
+        Ok((methods, tokens)) => (
+            "done",
+            format!(
+                "scored {methods} methods ({tokens} tokens) in {:.1} s",
+                started.elapsed().as_secs_f64()
+            ),
+        ),
+        Err(e) => ("failed", format!("{e:#}")),
+    };
+    if let Err(e) = crate::store::jobs::finish(&db, job, state, &message).await {
+        tracing::error!(error = %e, job, "cannot record the end of a job");
+    }
+}
+
+async fn score(
+    db: &Db,
+    job: i64,
+    study: i64,
+    actor: Option<i64>,
+    path: &Path,
+    log10: bool,
+) -> anyhow::Result<(usize, u64)> {
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "ngram".into());
+    let model = load_model(path).await?;
+    let done = Arc::new(AtomicU64::new(0));
+    let total = Arc::new(AtomicU64::new(0));
+    let (counter, size) = (done.clone(), total.clone());
+    let work = score_study(
+        db,
+        study,
+        actor,
+        model,
+        &name,
+        Default::default(),
+        log10,
+        move |n| size.store(n, Ordering::Relaxed),
+        Arc::new(move || {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }),
+    );
+    tokio::pin!(work);
+    let scored = loop {
+        tokio::select! {
+            res = &mut work => break res?,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
+                let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
+                crate::store::jobs::progress(db, job, d, t).await?;
+            }
+        }
+    };
+    let n = scored.methods as u64;
+    crate::store::jobs::progress(db, job, n, n).await?;
+    Ok((scored.methods, scored.tokens))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_name;
+
+    #[test]
+    fn model_names_stay_in_the_directory() {
+        assert!(valid_name("java-4gram.arpa"));
+        assert!(valid_name("m.bin"));
+        assert!(!valid_name("../etc/passwd.arpa"));
+        assert!(!valid_name(".hidden.arpa"));
+        assert!(!valid_name("model.txt"));
+        assert!(!valid_name("a b.arpa"));
+    }
+}

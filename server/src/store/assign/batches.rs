@@ -1,0 +1,210 @@
+//! Batches: which items, which annotators, and for fixed groups every planned assignment.
+
+use sqlx::Row;
+
+use super::*;
+use crate::engine::assignment::{self, PlanItem};
+use crate::store::{audit, Db, StoreError, StoreResult};
+
+/// How a batch hands out items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Pool split into groups of k; each item rated by one whole group.
+    FixedGroups,
+    /// Annotators ask for the next item; the server leases one with room left.
+    DynamicQueue,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::FixedGroups => "fixed_groups",
+            Strategy::DynamicQueue => "dynamic_queue",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Strategy> {
+        match s {
+            "fixed_groups" | "fixed" => Some(Strategy::FixedGroups),
+            "dynamic_queue" | "dynamic" => Some(Strategy::DynamicQueue),
+            _ => None,
+        }
+    }
+}
+
+/// Which items a batch takes.
+#[derive(Debug, Clone, Default)]
+pub struct ItemFilter {
+    pub level: Option<String>,
+    pub operator: Option<String>,
+    pub project: Option<String>,
+    pub ids: Vec<String>,
+    /// A seeded random sample of this many of the matching items.
+    pub sample: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BatchSpec {
+    pub name: String,
+    pub strategy: Strategy,
+    pub filter: ItemFilter,
+    /// Annotator ids (see [`ensure_pool`]).
+    pub annotators: Vec<i64>,
+    pub seed: u64,
+    pub lease_secs: i64,
+    pub avoid_same_bug: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchInfo {
+    pub id: i64,
+    pub items: usize,
+    pub assignments: usize,
+}
+
+/// Creates a batch from the study's items matching `spec.filter` and, for fixed groups, plans
+/// every assignment.
+pub async fn create_batch(
+    db: &Db,
+    study: i64,
+    actor: Option<i64>,
+    spec: &BatchSpec,
+) -> StoreResult<BatchInfo> {
+    let k = ratings_per_item(db, study).await? as usize;
+    let rows = sqlx::query(
+        "SELECT i.id, i.item_key, i.level, i.operator, p.name AS project, b.bug_key FROM items i \
+         JOIN bugs b ON b.id = i.bug_id JOIN projects p ON p.id = b.project_id WHERE i.study_id = $1 ORDER BY i.id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    let f = &spec.filter;
+    let mut items = Vec::new();
+    for r in rows {
+        let (key, level, op, project): (String, String, String, String) = (
+            r.try_get("item_key")?,
+            r.try_get("level")?,
+            r.try_get("operator")?,
+            r.try_get("project")?,
+        );
+        let keep = f.level.as_ref().is_none_or(|l| *l == level)
+            && f.operator.as_ref().is_none_or(|o| *o == op)
+            && f.project.as_ref().is_none_or(|p| *p == project)
+            && (f.ids.is_empty() || f.ids.contains(&key));
+        if keep {
+            items.push(PlanItem {
+                id: r.try_get("id")?,
+                bug: r.try_get("bug_key")?,
+            });
+        }
+    }
+    if let Some(n) = f.sample {
+        use rand::seq::SliceRandom;
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(spec.seed);
+        items.shuffle(&mut rng);
+        items.truncate(n);
+        items.sort_by_key(|i| i.id);
+    }
+    if items.is_empty() {
+        return Err(StoreError::NotFound(
+            "items matching the batch filter".into(),
+        ));
+    }
+    let plan = match spec.strategy {
+        Strategy::FixedGroups => assignment::plan_fixed_groups(
+            &items,
+            &spec.annotators,
+            k,
+            spec.seed,
+            spec.avoid_same_bug,
+        )
+        .map_err(|e| StoreError::Invalid(e.to_string()))?,
+        Strategy::DynamicQueue => Vec::new(),
+    };
+    let now = crate::db::now_ms();
+    let mut tx = db.begin_write(study).await?;
+    let batch: i64 = sqlx::query(
+        "INSERT INTO batches (study_id, name, strategy, seed, lease_secs, avoid_same_bug, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+    )
+    .bind(study)
+    .bind(&spec.name)
+    .bind(spec.strategy.as_str())
+    .bind(spec.seed as i64)
+    .bind(spec.lease_secs)
+    .bind(i64::from(spec.avoid_same_bug))
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(|e| StoreError::conflict_on_unique(e, format!("batch {}", spec.name)))?
+    .try_get(0)?;
+    for it in &items {
+        sqlx::query("INSERT INTO batch_items (batch_id, item_id) VALUES ($1, $2)")
+            .bind(batch)
+            .bind(it.id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    for (i, a) in spec.annotators.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO batch_annotators (batch_id, annotator_id, group_no) VALUES ($1, $2, $3)",
+        )
+        .bind(batch)
+        .bind(*a)
+        .bind((i / k.max(1)) as i64)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
+            .bind(assignment::annotator_seed(spec.seed, *a) as i64 & i64::MAX)
+            .bind(*a)
+            .execute(&mut *tx)
+            .await?;
+    }
+    for p in &plan {
+        sqlx::query(
+            "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, original_left, created_at) \
+             VALUES ($1, $2, $3, $4, 'assigned', $5, $6)",
+        )
+        .bind(batch)
+        .bind(p.item)
+        .bind(p.annotator)
+        .bind(p.position)
+        .bind(original_left(spec.seed, p.annotator, p.item))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "batch.create",
+        &format!(
+            "{} ({}, {} items, {} annotators, seed {})",
+            spec.name,
+            spec.strategy.as_str(),
+            items.len(),
+            spec.annotators.len(),
+            spec.seed
+        ),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(BatchInfo {
+        id: batch,
+        items: items.len(),
+        assignments: plan.len(),
+    })
+}
+
+/// The id of the study's batch called `name`.
+pub async fn batch_id(db: &Db, study: i64, name: &str) -> StoreResult<i64> {
+    sqlx::query("SELECT id FROM batches WHERE study_id = $1 AND name = $2")
+        .bind(study)
+        .bind(name)
+        .fetch_optional(&db.pool)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?
+        .ok_or_else(|| StoreError::NotFound(format!("batch {name}")))
+}

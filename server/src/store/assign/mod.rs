@@ -1,0 +1,132 @@
+//! Batches, assignments, leases and votes: the invariant that no item ever gets more than k
+//! completed ratings, whatever the interleaving, lives here.
+//!
+//! Every check-then-write runs in `Db::begin_write(study)`, which serialises writers of a study
+//! (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: an advisory lock on the study id).
+
+use sqlx::Row;
+
+use super::{Db, StoreError, StoreResult};
+use crate::engine::assignment;
+
+mod batches;
+mod queue;
+mod votes;
+
+pub use batches::*;
+pub use queue::*;
+pub use votes::*;
+
+/// Annotators `S1..Sn` of the study (created when missing), in code order.
+pub async fn ensure_pool(db: &Db, study: i64, n: usize) -> StoreResult<Vec<i64>> {
+    let mut ids = Vec::with_capacity(n);
+    let now = crate::db::now_ms();
+    for i in 1..=n {
+        let code = format!("S{i}");
+        sqlx::query("INSERT INTO annotators (study_id, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (study_id, code) DO NOTHING")
+            .bind(study)
+            .bind(&code)
+            .bind(now)
+            .execute(&db.pool)
+            .await?;
+        ids.push(annotator_id(db, study, &code).await?);
+    }
+    Ok(ids)
+}
+
+pub async fn annotator_id(db: &Db, study: i64, code: &str) -> StoreResult<i64> {
+    sqlx::query("SELECT id FROM annotators WHERE study_id = $1 AND code = $2")
+        .bind(study)
+        .bind(code)
+        .fetch_optional(&db.pool)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?
+        .ok_or_else(|| StoreError::NotFound(format!("annotator {code}")))
+}
+
+/// The study's k, read inside a write transaction (so a change of k cannot interleave).
+async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: i64) -> StoreResult<i64> {
+    Ok(
+        sqlx::query("SELECT ratings_per_item FROM studies WHERE id = $1")
+            .bind(study)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
+            .try_get(0)?,
+    )
+}
+
+/// Releases the annotator's open claims (planned or leased) on items that already have k
+/// ratings — imported votes count, and k may have been lowered — or that the annotator already
+/// rated (an imported vote), so they are never handed out again and nobody loops on an item
+/// the vote would refuse.
+async fn release_full(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: i64,
+    annotator: i64,
+    k: i64,
+) -> StoreResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE assignments SET status = 'released', lease_expires_at = NULL \
+         WHERE annotator_id = $1 AND status IN ('assigned', 'leased') \
+         AND batch_id IN (SELECT id FROM batches WHERE study_id = $2) \
+         AND ((SELECT COUNT(*) FROM votes v WHERE v.item_id = assignments.item_id) >= $3 \
+              OR EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = assignments.item_id \
+                         AND mv.annotator_id = assignments.annotator_id))",
+    )
+    .bind(annotator)
+    .bind(study)
+    .bind(k)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected())
+}
+
+/// The study's k (ratings per item).
+pub async fn ratings_per_item(db: &Db, study: i64) -> StoreResult<i64> {
+    Ok(
+        sqlx::query("SELECT ratings_per_item FROM studies WHERE id = $1")
+            .bind(study)
+            .fetch_optional(&db.pool)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
+            .try_get(0)?,
+    )
+}
+
+/// Which side shows the original, randomised per participant and item when the study asks
+/// for it (recorded on the assignment), else always left.
+fn original_left(seed: u64, annotator: i64, item: i64) -> i64 {
+    let h = assignment::annotator_seed(seed, annotator)
+        ^ (item as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    i64::from(h.rotate_left(17) & 1 == 0)
+}
+
+async fn touch(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    annotator: i64,
+    now: i64,
+) -> StoreResult<()> {
+    sqlx::query("UPDATE annotators SET last_active = $1 WHERE id = $2")
+        .bind(now)
+        .bind(annotator)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Refuses an annotator id that is not of this study.
+async fn annotator_of(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: i64,
+    annotator: i64,
+) -> StoreResult<()> {
+    sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
+        .bind(annotator)
+        .bind(study)
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|_| ())
+        .ok_or_else(|| StoreError::NotFound(format!("annotator {annotator} in this study")))
+}

@@ -1,0 +1,319 @@
+//! The queue: the next item (a live lease, a planned assignment, or a new lease on an item with
+//! room), lease renewal and reclaim, releasing and moving an annotator's work, progress.
+
+use sqlx::Row;
+
+use super::*;
+use crate::store::{audit, Db, StoreResult};
+
+/// An item handed to an annotator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handed {
+    pub assignment: i64,
+    pub item: i64,
+    pub batch: i64,
+    pub original_left: bool,
+    pub lease_expires_at: Option<i64>,
+}
+
+pub(super) fn handed(r: &sqlx::any::AnyRow) -> StoreResult<Handed> {
+    Ok(Handed {
+        assignment: r.try_get("id")?,
+        item: r.try_get("item_id")?,
+        batch: r.try_get("batch_id")?,
+        original_left: r.try_get::<i64, _>("original_left")? != 0,
+        lease_expires_at: r.try_get("lease_expires_at")?,
+    })
+}
+
+/// The annotator's next item: a live lease (renewed), else the first planned assignment, else
+/// a new lease on an item of one of their batches with room left (fewer than k ratings —
+/// online or imported — plus planned and live-leased claims), never one they already have or
+/// rated. Claims on items that became full are released first.
+pub async fn next_item(
+    db: &Db,
+    study: i64,
+    annotator: i64,
+    now: i64,
+) -> StoreResult<Option<Handed>> {
+    let mut tx = db.begin_write(study).await?;
+    let k = k_in(&mut tx, study).await?;
+    release_full(&mut tx, study, annotator, k).await?;
+    // 1. a live lease or a planned assignment, in order
+    let open = sqlx::query(
+        "SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs FROM assignments a \
+         JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
+         AND (a.status = 'assigned' OR (a.status = 'leased' AND a.lease_expires_at > $3)) \
+         ORDER BY CASE WHEN a.status = 'leased' THEN 0 ELSE 1 END, a.position, a.id LIMIT 1",
+    )
+    .bind(annotator)
+    .bind(study)
+    .bind(now)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(r) = open {
+        let mut h = handed(&r)?;
+        if r.try_get::<String, _>("status")? == "leased" {
+            let until = now + 1000 * r.try_get::<i64, _>("lease_secs")?;
+            sqlx::query("UPDATE assignments SET lease_expires_at = $1 WHERE id = $2")
+                .bind(until)
+                .bind(h.assignment)
+                .execute(&mut *tx)
+                .await?;
+            h.lease_expires_at = Some(until);
+        }
+        touch(&mut tx, annotator, now).await?;
+        tx.commit().await?;
+        return Ok(Some(h));
+    }
+    // 2. lease a new item with room left (also picks up released and expired items)
+    let last_bug: Option<i64> = sqlx::query(
+        "SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = 'done' \
+         ORDER BY a.lease_expires_at DESC, a.id DESC LIMIT 1",
+    )
+    .bind(annotator)
+    .fetch_optional(&mut *tx)
+    .await?
+    .map(|r| r.try_get(0))
+    .transpose()?;
+    let seed: i64 = sqlx::query("SELECT order_seed FROM annotators WHERE id = $1")
+        .bind(annotator)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+    let candidates = sqlx::query(
+        "SELECT bi.item_id, bi.batch_id, bt.lease_secs, bt.seed, bt.avoid_same_bug, i.bug_id FROM batch_items bi \
+         JOIN batches bt ON bt.id = bi.batch_id \
+         JOIN batch_annotators ba ON ba.batch_id = bi.batch_id AND ba.annotator_id = $1 \
+         JOIN items i ON i.id = bi.item_id \
+         WHERE bt.study_id = $2 \
+         AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $1 AND m.status <> 'released') \
+         AND NOT EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $1) \
+         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
+           + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
+              AND (c.status = 'assigned' OR (c.status = 'leased' AND c.lease_expires_at > $3))) < $4 \
+         ORDER BY ((bi.item_id * 2654435761 + $5) % 4294967311), bi.item_id LIMIT 50",
+    )
+    .bind(annotator)
+    .bind(study)
+    .bind(now)
+    .bind(k)
+    .bind(seed % 2_147_483_647)
+    .fetch_all(&mut *tx)
+    .await?;
+    let pick = candidates
+        .iter()
+        .find(|r| {
+            let avoid = r.try_get::<i64, _>("avoid_same_bug").unwrap_or(0) != 0;
+            !avoid || last_bug.is_none() || r.try_get::<i64, _>("bug_id").ok() != last_bug
+        })
+        .or(candidates.first());
+    let Some(r) = pick else {
+        tx.commit().await?;
+        return Ok(None);
+    };
+    let (item, batch, lease_secs, bseed): (i64, i64, i64, i64) = (
+        r.try_get("item_id")?,
+        r.try_get("batch_id")?,
+        r.try_get("lease_secs")?,
+        r.try_get("seed")?,
+    );
+    let until = now + 1000 * lease_secs;
+    let left = original_left(bseed as u64, annotator, item);
+    let position: i64 = sqlx::query(
+        "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $1",
+    )
+    .bind(annotator)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get(0)?;
+    let id: i64 = sqlx::query(
+        "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, lease_expires_at, original_left, created_at) \
+         VALUES ($1, $2, $3, $4, 'leased', $5, $6, $7) \
+         ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = 'leased', lease_expires_at = excluded.lease_expires_at, \
+         batch_id = excluded.batch_id, position = excluded.position RETURNING id",
+    )
+    .bind(batch)
+    .bind(item)
+    .bind(annotator)
+    .bind(position)
+    .bind(until)
+    .bind(left)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get(0)?;
+    touch(&mut tx, annotator, now).await?;
+    tx.commit().await?;
+    Ok(Some(Handed {
+        assignment: id,
+        item,
+        batch,
+        original_left: left != 0,
+        lease_expires_at: Some(until),
+    }))
+}
+
+/// Items planned or leased for the annotator and not yet rated go back to the pool.
+pub async fn release(db: &Db, study: i64, annotator: i64, actor: Option<i64>) -> StoreResult<u64> {
+    let mut tx = db.begin_write(study).await?;
+    annotator_of(&mut tx, study, annotator).await?;
+    let n = sqlx::query(
+        "UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ('assigned', 'leased')",
+    )
+    .bind(annotator)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "annotator.release",
+        &format!("annotator {annotator}: {n} items"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(n)
+}
+
+/// Moves the annotator's unrated items to another annotator (skipping items the other already has).
+pub async fn move_unrated(
+    db: &Db,
+    study: i64,
+    from: i64,
+    to: i64,
+    actor: Option<i64>,
+) -> StoreResult<u64> {
+    let mut tx = db.begin_write(study).await?;
+    annotator_of(&mut tx, study, from).await?;
+    annotator_of(&mut tx, study, to).await?;
+    let rows = sqlx::query("SELECT id, item_id, batch_id FROM assignments WHERE annotator_id = $1 AND status IN ('assigned', 'leased') ORDER BY position")
+        .bind(from)
+        .fetch_all(&mut *tx)
+        .await?;
+    let mut moved = 0;
+    let base: i64 = sqlx::query(
+        "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $1",
+    )
+    .bind(to)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get(0)?;
+    for r in rows {
+        let (id, item, batch): (i64, i64, i64) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+        let has: bool = sqlx::query("SELECT 1 FROM assignments WHERE item_id = $1 AND annotator_id = $2 AND status <> 'released'")
+            .bind(item)
+            .bind(to)
+            .fetch_optional(&mut *tx)
+            .await?
+            .is_some();
+        sqlx::query(
+            "UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE id = $1",
+        )
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        if has {
+            continue;
+        }
+        sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2) ON CONFLICT (batch_id, annotator_id) DO NOTHING")
+            .bind(batch)
+            .bind(to)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, created_at) VALUES ($1, $2, $3, $4, 'assigned', $5) \
+             ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = 'assigned', lease_expires_at = NULL, position = excluded.position",
+        )
+        .bind(batch)
+        .bind(item)
+        .bind(to)
+        .bind(base + moved as i64)
+        .bind(crate::db::now_ms())
+        .execute(&mut *tx)
+        .await?;
+        moved += 1;
+    }
+    audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "annotator.move",
+        &format!("{moved} items from annotator {from} to {to}"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(moved)
+}
+
+/// Marks expired leases released (leases already stop counting when they expire; this makes
+/// the monitor show them as free).
+pub async fn reclaim_expired(db: &Db, study: i64, now: i64) -> StoreResult<u64> {
+    let mut tx = db.begin_write(study).await?;
+    let n = sqlx::query(
+        "UPDATE assignments SET status = 'released' WHERE status = 'leased' AND lease_expires_at <= $1 \
+         AND batch_id IN (SELECT id FROM batches WHERE study_id = $2)",
+    )
+    .bind(now)
+    .bind(study)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    tx.commit().await?;
+    Ok(n)
+}
+
+/// (rated, total) for the annotator's progress bar: total counts the items planned for (or
+/// rated by) the annotator in fixed-group batches and every item of their dynamic batches.
+pub async fn progress(db: &Db, study: i64, annotator: i64) -> StoreResult<(i64, i64)> {
+    let r = sqlx::query(
+        "SELECT \
+         (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
+          WHERE a.annotator_id = $1 AND b.study_id = $2 AND a.status = 'done') AS done, \
+         (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
+          WHERE a.annotator_id = $1 AND b.study_id = $2 AND b.strategy = 'fixed_groups' AND a.status IN ('done', 'assigned', 'leased')) AS fixed, \
+         (SELECT COUNT(*) FROM batch_items bi JOIN batches b ON b.id = bi.batch_id JOIN batch_annotators ba ON ba.batch_id = b.id \
+          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = 'dynamic_queue') AS queue",
+    )
+    .bind(annotator)
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await?;
+    let done: i64 = r.try_get("done")?;
+    let total: i64 = r.try_get::<i64, _>("fixed")? + r.try_get::<i64, _>("queue")?;
+    Ok((done, total.max(done)))
+}
+
+/// Completed ratings per item of the study (item id, count), for invariant checks and monitoring.
+pub async fn completed_per_item(db: &Db, study: i64) -> StoreResult<Vec<(i64, i64)>> {
+    let rows = sqlx::query(
+        "SELECT i.id, (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id) AS n FROM items i WHERE i.study_id = $1 ORDER BY i.id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()?)
+}
+
+/// Renews the annotator's live leases in the study (the page is still open), under the
+/// study's write lock like every claim. Expired leases stay expired.
+pub async fn renew_leases(db: &Db, study: i64, annotator: i64, now: i64) -> StoreResult<u64> {
+    let mut tx = db.begin_write(study).await?;
+    let n = sqlx::query(
+        "UPDATE assignments SET lease_expires_at = $1 + 1000 * (SELECT lease_secs FROM batches b WHERE b.id = assignments.batch_id) \
+         WHERE annotator_id = $2 AND status = 'leased' AND lease_expires_at > $1 \
+         AND batch_id IN (SELECT id FROM batches WHERE study_id = $3)",
+    )
+    .bind(now)
+    .bind(annotator)
+    .bind(study)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    tx.commit().await?;
+    Ok(n)
+}

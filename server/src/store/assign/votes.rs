@@ -1,0 +1,193 @@
+//! Votes: recorded durably before they are acknowledged, never beyond k, each revision kept.
+
+use sqlx::Row;
+
+use super::*;
+use crate::store::{Db, StoreError, StoreResult};
+
+/// How often one annotator may revise one vote.
+pub const MAX_REVISIONS: i64 = 20;
+
+/// A vote as the browser sends it (the wire type; `token` makes a resent submit one vote).
+pub type VoteInput = app::model::VoteForm;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Submitted {
+    /// A new vote (revision 1) or a new revision of it.
+    Saved { revision: i64 },
+    /// The same submit token was seen before: nothing changed.
+    Duplicate { revision: i64 },
+}
+
+/// Records a vote, durably, before it is acknowledged. Refuses what would exceed k, what the
+/// annotator was never handed, and revisions after the annotator finished.
+pub async fn submit(
+    db: &Db,
+    study: i64,
+    annotator: i64,
+    item: i64,
+    vote: &VoteInput,
+    now: i64,
+) -> StoreResult<Submitted> {
+    if !(1..=4).contains(&vote.cr) || !(1..=4).contains(&vote.cc) {
+        return Err(StoreError::Invalid(
+            "answers must be on the 1–4 scale".into(),
+        ));
+    }
+    let mut tx = db.begin_write(study).await?;
+    let k = k_in(&mut tx, study).await?;
+    if let Some(r) = sqlx::query(
+        "SELECT revision FROM vote_revisions WHERE annotator_id = $1 AND submit_token = $2",
+    )
+    .bind(annotator)
+    .bind(&vote.token)
+    .fetch_optional(&mut *tx)
+    .await?
+    {
+        return Ok(Submitted::Duplicate {
+            revision: r.try_get(0)?,
+        });
+    }
+    let a = sqlx::query(
+        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at FROM assignments a \
+         JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
+         WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3",
+    )
+    .bind(item)
+    .bind(annotator)
+    .bind(study)
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| StoreError::Forbidden("this item is not assigned to you".into()))?;
+    let status: String = a.try_get("status")?;
+    let finished: Option<i64> = a.try_get("finished_at")?;
+    let assignment: i64 = a.try_get("id")?;
+    let original_left: i64 = a.try_get("original_left")?;
+    let revision = match status.as_str() {
+        "done" => {
+            if finished.is_some() {
+                return Err(StoreError::Forbidden(
+                    "you finished this study: votes can no longer be revised".into(),
+                ));
+            }
+            let r: i64 =
+                sqlx::query("SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2")
+                    .bind(item)
+                    .bind(annotator)
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .try_get(0)?;
+            if r >= MAX_REVISIONS {
+                return Err(StoreError::Conflict(format!(
+                    "a vote may have at most {MAX_REVISIONS} revisions"
+                )));
+            }
+            r + 1
+        }
+        "released" => {
+            return Err(StoreError::Forbidden(
+                "this item was released from you".into(),
+            ))
+        }
+        _ => {
+            let expired = status == "leased"
+                && a.try_get::<Option<i64>, _>("lease_expires_at")?
+                    .is_none_or(|t| t <= now);
+            // ratings so far (online and imported), and others' open claims
+            let r = sqlx::query(
+                "SELECT (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
+                 (SELECT COUNT(*) FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
+                 (SELECT COUNT(*) FROM assignments WHERE item_id = $1 AND annotator_id <> $2 \
+                  AND (status = 'assigned' OR (status = 'leased' AND lease_expires_at > $3))) AS claims",
+            )
+            .bind(item)
+            .bind(annotator)
+            .bind(now)
+            .fetch_one(&mut *tx)
+            .await?;
+            let (rated, mine, claims): (i64, i64, i64) = (
+                r.try_get("rated")?,
+                r.try_get("mine")?,
+                r.try_get("claims")?,
+            );
+            // (the void claim is released when the annotator next asks for an item)
+            if mine > 0 || rated >= k || (expired && rated + claims >= k) {
+                return Err(StoreError::Conflict(if mine > 0 {
+                    "you already rated this item".into()
+                } else {
+                    "this item has all its ratings: your lease expired".into()
+                }));
+            }
+            1
+        }
+    };
+    let comment = vote.comment.chars().take(4000).collect::<String>();
+    let row = VoteRow {
+        item,
+        annotator,
+        revision,
+        vote,
+        now,
+        original_left,
+        comment: &comment,
+    };
+    // every revision is kept; the vote that counts is the latest
+    row.bind(sqlx::query(
+        "INSERT INTO vote_revisions (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
+         original_left, context_opened, comment, submit_token) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    ))
+    .bind(&vote.token)
+    .execute(&mut *tx)
+    .await?;
+    row.bind(sqlx::query(
+        "INSERT INTO votes (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
+         original_left, context_opened, comment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         ON CONFLICT (item_id, annotator_id) DO UPDATE SET revision = excluded.revision, cr = excluded.cr, \
+         cc = excluded.cc, time_secs = excluded.time_secs, started_at = excluded.started_at, \
+         submitted_at = excluded.submitted_at, context_opened = excluded.context_opened, comment = excluded.comment",
+    ))
+    .execute(&mut *tx)
+    .await?;
+    if revision == 1 {
+        sqlx::query("UPDATE assignments SET status = 'done', lease_expires_at = $1 WHERE id = $2")
+            .bind(now)
+            .bind(assignment)
+            .execute(&mut *tx)
+            .await?;
+    }
+    touch(&mut tx, annotator, now).await?;
+    tx.commit().await?;
+    Ok(Submitted::Saved { revision })
+}
+
+/// The columns a vote and each of its revisions share, bound in one order.
+struct VoteRow<'a> {
+    item: i64,
+    annotator: i64,
+    revision: i64,
+    vote: &'a VoteInput,
+    now: i64,
+    original_left: i64,
+    comment: &'a str,
+}
+
+impl<'a> VoteRow<'a> {
+    /// Binds `item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at,
+    /// original_left, context_opened, comment` as `$1`…`$11`.
+    fn bind(
+        &self,
+        q: sqlx::query::Query<'a, sqlx::Any, sqlx::any::AnyArguments<'a>>,
+    ) -> sqlx::query::Query<'a, sqlx::Any, sqlx::any::AnyArguments<'a>> {
+        q.bind(self.item)
+            .bind(self.annotator)
+            .bind(self.revision)
+            .bind(i64::from(self.vote.cr))
+            .bind(i64::from(self.vote.cc))
+            .bind(self.vote.time_secs)
+            .bind(self.vote.started_at)
+            .bind(self.now)
+            .bind(self.original_left)
+            .bind(i64::from(self.vote.context_opened))
+            .bind(self.comment.to_owned())
+    }
+}
