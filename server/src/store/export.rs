@@ -8,7 +8,8 @@ use serde::Serialize;
 use sqlx::Row;
 
 use super::{Db, StoreResult};
-use crate::engine::analysis::{judges_unnatural, Category};
+use crate::engine::analysis::{judges_unnatural, relative_change, Category, Tally};
+use crate::formats::survey::SurveyWriter;
 
 /// Where an export writes: a `Write` that may also ask the exporter to wait. The exporters call
 /// `pace` after every row; a sink that streams to a slow client waits there until it has room,
@@ -149,7 +150,7 @@ pub async fn dataset(
     while let Some(r) = rows.try_next().await? {
         out.pace().await?;
         let id: i64 = r.try_get("id")?;
-        let (mut count, mut unnat, mut cr_sum, mut cc_sum) = (0usize, 0usize, 0u32, 0u32);
+        let mut tally = Tally::default();
         loop {
             if pending.is_none() {
                 pending = match votes.try_next().await? {
@@ -163,10 +164,7 @@ pub async fn dataset(
             }
             match pending {
                 Some((item, cr, cc)) if item == id => {
-                    count += 1;
-                    unnat += usize::from(judges_unnatural(cr, cc));
-                    cr_sum += u32::from(cr);
-                    cc_sum += u32::from(cc);
+                    tally.add(cr, cc);
                     pending = None;
                 }
                 Some((item, _, _)) if item < id => pending = None,
@@ -180,10 +178,9 @@ pub async fn dataset(
                 r.try_get(format!("ht{k}").as_str())?,
             );
             if let (Some(hb), Some(ht)) = (hb, ht) {
-                rnc.insert(m.clone(), (ht / hb - 1.0) * 100.0);
+                rnc.insert(m.clone(), relative_change(hb, ht));
             }
         }
-        let mean = |s: u32| (count > 0).then(|| f64::from(s) / count as f64);
         let row = DatasetRow {
             id: r.try_get("item_key")?,
             bug_id: r.try_get("bug_key")?,
@@ -192,11 +189,11 @@ pub async fn dataset(
             level: r.try_get("level")?,
             original: r.try_get("original")?,
             transformed: r.try_get("transformed")?,
-            votes: count,
-            unnatural_votes: unnat,
-            category: Category::of(unnat, count),
-            mean_cr: mean(cr_sum),
-            mean_cc: mean(cc_sum),
+            votes: tally.votes,
+            unnatural_votes: tally.unnatural,
+            category: tally.category(),
+            mean_cr: tally.mean_cr(),
+            mean_cc: tally.mean_cc(),
             rnc,
         };
         match csv_out {
@@ -365,46 +362,22 @@ pub async fn survey(db: &Db, study: i64, out: &mut dyn Sink) -> anyhow::Result<u
     )
     .bind(study)
     .fetch(&db.pool);
-    let (mut level, mut item): (Option<String>, Option<String>) = (None, None);
-    let mut n = 0;
-    out.write_all(b"{")?;
+    let (mut writer, open) = SurveyWriter::start();
+    out.write_all(open.as_bytes())?;
     while let Some(r) = rows.try_next().await? {
         out.pace().await?;
-        let (key, lv, code): (String, String, String) = (
-            r.try_get("item_key")?,
-            r.try_get("level")?,
-            r.try_get("code")?,
-        );
-        let num = key
-            .rsplit_once('_')
-            .map(|(_, n)| n.to_owned())
-            .unwrap_or(key.clone());
-        if level.as_ref() != Some(&lv) {
-            if level.is_some() {
-                out.write_all(b"}}, ")?;
-            }
-            write!(
-                out,
-                "{}: {{{}: {{",
-                serde_json::to_string(&lv)?,
-                serde_json::to_string(&num)?
-            )?;
-            level = Some(lv);
-            item = Some(key);
-        } else if item.as_ref() != Some(&key) {
-            write!(out, "}}, {}: {{", serde_json::to_string(&num)?)?;
-            item = Some(key);
-        } else {
-            out.write_all(b", ")?;
-        }
-        let vote = serde_json::json!({"CR": r.try_get::<i64, _>("cr")?, "CC": r.try_get::<i64, _>("cc")?, "Time": r.try_get::<Option<f64>, _>("time_secs")?});
-        write!(out, "{}: {}", serde_json::to_string(&code)?, vote)?;
-        n += 1;
+        let text = writer.vote(
+            &r.try_get::<String, _>("item_key")?,
+            &r.try_get::<String, _>("level")?,
+            &r.try_get::<String, _>("code")?,
+            r.try_get("cr")?,
+            r.try_get("cc")?,
+            r.try_get("time_secs")?,
+        )?;
+        out.write_all(text.as_bytes())?;
     }
-    if level.is_some() {
-        out.write_all(b"}}")?;
-    }
-    out.write_all(b"}\n")?;
+    let (close, n) = writer.finish();
+    out.write_all(close.as_bytes())?;
     Ok(n)
 }
 

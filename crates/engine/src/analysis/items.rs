@@ -110,38 +110,63 @@ impl CategoryCounts {
 
 /// Per-item outcomes.
 pub fn item_results(data: &StudyData) -> Vec<ItemResult> {
-    let mut per: Vec<Vec<&Vote>> = vec![Vec::new(); data.items.len()];
+    let mut per: Vec<Tally> = vec![Tally::default(); data.items.len()];
     for v in &data.votes {
-        if let Some(slot) = per.get_mut(v.item) {
-            slot.push(v);
+        if let Some(t) = per.get_mut(v.item) {
+            t.add(v.cr, v.cc);
         }
     }
     data.items
         .iter()
         .zip(per)
-        .map(|(item, votes)| {
-            let n = votes.len();
-            let u = votes
-                .iter()
-                .filter(|v| judges_unnatural(v.cr, v.cc))
-                .count();
-            let mean_of = |f: fn(&Vote) -> u8| {
-                (n > 0).then(|| votes.iter().map(|v| f64::from(f(v))).sum::<f64>() / n as f64)
-            };
-            ItemResult {
-                key: item.key.clone(),
-                bug: item.bug.clone(),
-                level: item.level,
-                operator: item.operator.clone(),
-                votes: n,
-                unnatural_votes: u,
-                category: Category::of(u, n),
-                full_agreement: n > 0 && (u == 0 || u == n),
-                mean_cr: mean_of(|v| v.cr),
-                mean_cc: mean_of(|v| v.cc),
-            }
+        .map(|(item, t)| ItemResult {
+            key: item.key.clone(),
+            bug: item.bug.clone(),
+            level: item.level,
+            operator: item.operator.clone(),
+            votes: t.votes,
+            unnatural_votes: t.unnatural,
+            category: t.category(),
+            full_agreement: t.votes > 0 && (t.unnatural == 0 || t.unnatural == t.votes),
+            mean_cr: t.mean_cr(),
+            mean_cc: t.mean_cc(),
         })
         .collect()
+}
+
+/// One item's votes as they are counted: how many, how many judge it unnatural, the answers'
+/// sums. The analysis and the streamed dataset export both count with it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub votes: usize,
+    pub unnatural: usize,
+    cr_sum: u32,
+    cc_sum: u32,
+}
+
+impl Tally {
+    pub fn add(&mut self, cr: u8, cc: u8) {
+        self.votes += 1;
+        self.unnatural += usize::from(judges_unnatural(cr, cc));
+        self.cr_sum += u32::from(cr);
+        self.cc_sum += u32::from(cc);
+    }
+
+    pub fn category(&self) -> Option<Category> {
+        Category::of(self.unnatural, self.votes)
+    }
+
+    fn mean(&self, sum: u32) -> Option<f64> {
+        (self.votes > 0).then(|| f64::from(sum) / self.votes as f64)
+    }
+
+    pub fn mean_cr(&self) -> Option<f64> {
+        self.mean(self.cr_sum)
+    }
+
+    pub fn mean_cc(&self) -> Option<f64> {
+        self.mean(self.cc_sum)
+    }
 }
 
 /// The most common number of votes per item among items with votes (the study's k in practice).

@@ -74,7 +74,7 @@ pub(super) fn rnc(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, 
                 category: results[i].category,
                 ce: hb2,
                 nc: hb2 - hb,
-                rnc: (hb2 / hb - 1.0) * 100.0,
+                rnc: relative_change(hb, hb2),
             });
         }
         let of = |c: Category| -> Vec<f64> {
@@ -123,4 +123,9 @@ pub fn most_natural(model: &ModelReport, percent: f64) -> &[RncRow] {
     let n = model.ranking.len();
     let k = ((percent.clamp(0.0, 100.0) / 100.0) * n as f64).ceil() as usize;
     &model.ranking[..k.min(n)]
+}
+/// RNC in percent: the transformed method's cross-entropy relative to the original's,
+/// (H(b′) − H(b)) / H(b) · 100.
+pub fn relative_change(h_original: f64, h_transformed: f64) -> f64 {
+    (h_transformed / h_original - 1.0) * 100.0
 }
