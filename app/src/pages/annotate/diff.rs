@@ -1,0 +1,103 @@
+//! The diff of an original and a transformed method, side by side or unified, with Java
+//! highlighting and the buggy lines marked (the survey and the study page's generator use it).
+
+use leptos::prelude::*;
+
+use crate::highlight::highlight;
+use crate::model::{DiffLine, Seg};
+
+pub(super) fn code_pieces(segs: Vec<Seg>) -> impl IntoView {
+    segs.into_iter()
+        .map(|s| {
+            let toks = highlight(&s.text)
+                .into_iter()
+                .map(|(class, t)| view! { <span class=class>{t}</span> })
+                .collect_view();
+            view! { <span class:chg=s.changed>{toks}</span> }
+        })
+        .collect_view()
+}
+
+/// One side of a side-by-side row: line number and code.
+fn side(no: Option<u32>, segs: Vec<Seg>, class: &'static str, buggy: bool) -> impl IntoView {
+    view! {
+        <td class="ln">{no.map(|n| n.to_string()).unwrap_or_default()}</td>
+        <td class=format!("code {class}") class:buggy=buggy>{code_pieces(segs)}</td>
+    }
+}
+
+#[component]
+pub fn DiffTable(
+    rows: Vec<DiffLine>,
+    original_left: bool,
+    unified: ReadSignal<bool>,
+) -> impl IntoView {
+    let side_rows = rows.clone();
+    let side_by_side = move || {
+        side_rows
+            .clone()
+            .into_iter()
+            .map(|r| {
+                let (oc, nc) = match r.kind.as_str() {
+                    "removed" => ("del", "empty"),
+                    "added" => ("empty", "add"),
+                    "changed" => ("del", "add"),
+                    _ => ("", ""),
+                };
+                let left_orig = side(r.old_no, r.old.clone(), oc, r.buggy);
+                let right_new = side(r.new_no, r.new.clone(), nc, false);
+                if original_left {
+                    view! { <tr>{left_orig}{right_new}</tr> }.into_any()
+                } else {
+                    let left_new = side(r.new_no, r.new, nc, false);
+                    let right_orig = side(r.old_no, r.old, oc, r.buggy);
+                    view! { <tr>{left_new}{right_orig}</tr> }.into_any()
+                }
+            })
+            .collect_view()
+    };
+    let unified_rows = move || {
+        rows.clone()
+            .into_iter()
+            .flat_map(|r| {
+                let mut out = Vec::new();
+                let buggy = r.buggy;
+                match r.kind.as_str() {
+                    "same" => out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln">{r.new_no}</td><td class="mark"></td><td class="code" class:buggy=buggy>{code_pieces(r.old)}</td></tr> }.into_any()),
+                    _ => {
+                        if r.old_no.is_some() {
+                            out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln"></td><td class="mark">"-"</td><td class="code del" class:buggy=buggy>{code_pieces(r.old)}</td></tr> }.into_any());
+                        }
+                        if r.new_no.is_some() {
+                            out.push(view! { <tr><td class="ln"></td><td class="ln">{r.new_no}</td><td class="mark">"+"</td><td class="code add">{code_pieces(r.new)}</td></tr> }.into_any());
+                        }
+                    }
+                }
+                out
+            })
+            .collect_view()
+    };
+    let (l, r) = if original_left {
+        ("Original", "Transformed")
+    } else {
+        ("Transformed", "Original")
+    };
+    view! {
+        <div class="diff-wrap">
+            <Show
+                when=move || unified.get()
+                fallback=move || view! {
+                    <table class="diff side" id="diff">
+                        <thead><tr><th colspan="2" id="left-label">{l}</th><th colspan="2" id="right-label">{r}</th></tr></thead>
+                        <tbody>{side_by_side()}</tbody>
+                    </table>
+                }
+            >
+                <table class="diff unified" id="diff">
+                    <thead><tr><th colspan="4">"Original (−) and transformed (+)"</th></tr></thead>
+                    <tbody>{unified_rows()}</tbody>
+                </table>
+            </Show>
+        </div>
+    }
+}

@@ -1,0 +1,158 @@
+//! The participant's survey: consent and screener, the guideline, rating item by item with a
+//! diff and the project context, revision, finishing. Works as plain forms without JavaScript;
+//! with it, the keyboard drives everything and time on item is measured in the browser.
+
+mod diff;
+mod rate;
+mod steps;
+
+use leptos::prelude::*;
+use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
+
+pub use diff::DiffTable;
+
+use crate::annotate_api::{
+    get_annotate_state, FinishStudy, GiveConsent, JoinStudy, StartRating, SubmitVote,
+};
+use crate::components::status::{ErrorBox, Loading};
+use crate::model::{AnnotateState, AnnotateStep};
+use rate::Rate;
+use steps::{Consent, GuidelineStep, Review, Thanks};
+
+/// `/join/:token`: the invite landing page.
+#[component]
+pub fn JoinPage() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let join = ServerAction::<JoinStudy>::new();
+    let token = move || params.with(|p| p.get("token").unwrap_or_default());
+    let pid = move || {
+        query.with(|q| {
+            q.get("pid")
+                .or_else(|| q.get("PROLIFIC_PID"))
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <section class="card narrow">
+            <h1>"Welcome"</h1>
+            <p>"You were invited to a study on how developers read transformed Java code."</p>
+            <ActionForm action=join attr:id="join-form">
+                <input type="hidden" name="token" prop:value=token />
+                <input type="hidden" name="pid" prop:value=pid />
+                <button type="submit" id="join">"Take part"</button>
+            </ActionForm>
+            {move || join.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+        </section>
+    }
+}
+
+/// `/annotate/:study`
+#[component]
+pub fn AnnotatePage() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let study = move || {
+        params.with(|p| {
+            p.get("study")
+                .and_then(|s| s.parse::<i64>().ok())
+                .unwrap_or(0)
+        })
+    };
+    let revise = move || query.with(|q| q.get("revise").and_then(|s| s.parse::<i64>().ok()));
+    let vote = ServerAction::<SubmitVote>::new();
+    let consent = ServerAction::<GiveConsent>::new();
+    let start = ServerAction::<StartRating>::new();
+    let finish = ServerAction::<FinishStudy>::new();
+    let state = Resource::new(
+        move || {
+            (
+                study(),
+                revise(),
+                vote.version().get(),
+                consent.version().get(),
+                start.version().get(),
+                finish.version().get(),
+            )
+        },
+        |(s, r, ..)| get_annotate_state(s, r),
+    );
+    // after a revision is saved, go back to the queue
+    let navigate = use_navigate();
+    Effect::watch(
+        move || vote.version().get(),
+        move |_, _, _| {
+            let saved = matches!(vote.value().get_untracked(), Some(Ok(())));
+            if saved && query.with_untracked(|q| q.get("revise").is_some()) {
+                let s = params.with_untracked(|p| p.get("study").unwrap_or_default());
+                navigate(&format!("/annotate/{s}"), Default::default());
+            }
+        },
+        false,
+    );
+    let (show_guideline, set_show_guideline) = signal(false);
+    // Transition keeps the current step on screen while the next one loads.
+    view! {
+        <Transition fallback=Loading>
+            {move || Suspend::new(async move {
+                match state.await {
+                    Ok(s) => view! { <Survey s vote consent start finish show_guideline set_show_guideline /> }.into_any(),
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn Survey(
+    s: AnnotateState,
+    vote: ServerAction<SubmitVote>,
+    consent: ServerAction<GiveConsent>,
+    start: ServerAction<StartRating>,
+    finish: ServerAction<FinishStudy>,
+    show_guideline: ReadSignal<bool>,
+    set_show_guideline: WriteSignal<bool>,
+) -> impl IntoView {
+    let study = s.study;
+    let pct = if s.total > 0 {
+        s.done * 100 / s.total
+    } else {
+        0
+    };
+    let guideline = s.guideline_html.clone();
+    let header = view! {
+        <header class="survey-head">
+            <div>
+                <b id="study-title">{s.study_name.clone()}</b>
+                <span class="muted">" · participant " {s.code.clone()}</span>
+            </div>
+            <div class="progress">
+                <span id="progress">{s.done} " / " {s.total}</span>
+                <progress max="100" value=pct></progress>
+            </div>
+            <button type="button" class="secondary" id="guideline-toggle" on:click=move |_| set_show_guideline.update(|v| *v = !*v)>
+                "Guideline (g)"
+            </button>
+        </header>
+        <section class="card guideline" id="guideline" class:hidden=move || !show_guideline.get()>
+            <div inner_html=guideline.clone()></div>
+        </section>
+    };
+    let body = match s.step {
+        AnnotateStep::Consent { text, screener } => {
+            view! { <Consent study text screener consent /> }.into_any()
+        }
+        AnnotateStep::Guideline => {
+            view! { <GuidelineStep study guideline_html=s.guideline_html start /> }.into_any()
+        }
+        AnnotateStep::Rate(item) => {
+            view! { <Rate study item=*item vote set_show_guideline /> }.into_any()
+        }
+        AnnotateStep::Review { rated } => view! { <Review study rated finish /> }.into_any(),
+        AnnotateStep::Finished { completion_code } => {
+            view! { <Thanks completion_code /> }.into_any()
+        }
+    };
+    view! { {header} {body} }
+}

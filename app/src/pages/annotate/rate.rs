@@ -1,0 +1,353 @@
+//! Rating one item: the diff, the context, the two questions; in the browser the keyboard,
+//! the time on item and the lease heartbeat.
+
+#[cfg(feature = "hydrate")]
+use leptos::ev;
+use leptos::html;
+use leptos::prelude::*;
+
+use super::diff::{code_pieces, DiffTable};
+use crate::annotate_api::SubmitVote;
+use crate::components::status::ErrorBox;
+use crate::model::{ItemView, Seg};
+
+#[component]
+pub(super) fn Rate(
+    study: i64,
+    item: ItemView,
+    vote: ServerAction<SubmitVote>,
+    set_show_guideline: WriteSignal<bool>,
+) -> impl IntoView {
+    let (cr, set_cr) = signal(item.previous.as_ref().map(|p| p.0));
+    let (cc, set_cc) = signal(item.previous.as_ref().map(|p| p.1));
+    let (context_open, set_context_open) = signal(false);
+    let (context_opened, set_context_opened) = signal(false);
+    let (unified, set_unified) = signal(false);
+    let time_ref = NodeRef::<html::Input>::new();
+    let (started_at, set_started_at) = signal(String::new());
+    let form_ref = NodeRef::<html::Form>::new();
+    let method_ref = NodeRef::<html::Tr>::new();
+    let pending = vote.pending();
+
+    browser_hooks(RateSignals {
+        study,
+        cr,
+        set_cr,
+        cc,
+        set_cc,
+        context_open,
+        set_context_open,
+        set_context_opened,
+        set_unified,
+        set_started_at,
+        set_show_guideline,
+        time_ref,
+        form_ref,
+        method_ref,
+    });
+    let toggle_mode = move |_| {
+        let u = !unified.get_untracked();
+        set_unified.set(u);
+        #[cfg(feature = "hydrate")]
+        if let Some(s) = window().local_storage().ok().flatten() {
+            let _ = s.set_item("natstudy.diff", if u { "unified" } else { "side" });
+        }
+    };
+    let file_rows = item
+        .file_source
+        .clone()
+        .map(|src| file_view(&src, item.method_line, item.method_lines, method_ref));
+    let previous_comment = item
+        .previous
+        .as_ref()
+        .map(|p| p.2.clone())
+        .unwrap_or_default();
+    view! {
+        <section class="card item">
+            <p class="summary" id="summary">{item.summary.clone()}</p>
+            <p class="facts muted">
+                {item.operator.clone().map(|o| view! { <span class="tag" id="operator">{o}</span> })}
+                <span>{item.method.clone()}</span>
+            </p>
+            <div class="row">
+                <button type="button" class="secondary" id="mode-toggle" on:click=toggle_mode>
+                    {move || if unified.get() { "Side by side" } else { "Unified" }}
+                </button>
+            </div>
+            <DiffTable rows=item.diff.clone() original_left=item.original_left unified />
+            <details
+                class="context"
+                id="context"
+                prop:open=move || context_open.get()
+                on:toggle=move |e| {
+                    let open = event_target::<leptos::web_sys::HtmlDetailsElement>(&e).open();
+                    set_context_open.set(open);
+                    if open {
+                        set_context_opened.set(true);
+                    }
+                }
+            >
+                <summary>"Context (c): file and project"</summary>
+                <p class="facts">
+                    "Project " <b>{item.project.clone()}</b> " · file " <code>{item.file_path.clone()}</code>
+                    {item.bug_id.clone().map(|b| view! { " · bug " <b id="bug-id">{b}</b> })}
+                </p>
+                {file_rows.map(|rows| view! { <div class="file-view"><table class="file"><tbody>{rows}</tbody></table></div> })}
+            </details>
+        </section>
+        <ActionForm action=vote node_ref=form_ref attr:id="vote-form" attr:class="card questions">
+            <input type="hidden" name="study" value=study />
+            <input type="hidden" name="item" value=item.item />
+            <input type="hidden" name="token" value=item.token.clone() />
+            <input type="hidden" name="time_secs" value="" node_ref=time_ref />
+            <input type="hidden" name="started_at" prop:value=move || started_at.get() />
+            <input type="hidden" name="context_opened" prop:value=move || context_opened.get().to_string() />
+            <fieldset id="q-cr">
+                <legend>"Does the transformation reduce code readability?"</legend>
+                <div class="likert"><Likert name="cr" value=cr set=set_cr /></div>
+            </fieldset>
+            <fieldset id="q-cc">
+                <legend>"Does the transformation break the coding conventions?"</legend>
+                <div class="likert"><Likert name="cc" value=cc set=set_cc /></div>
+            </fieldset>
+            <label>"Comment (optional)" <textarea name="comment" rows="2">{previous_comment}</textarea></label>
+            <p class="muted keys">"Keys: 1–4 answer the first question, then the second · Backspace undoes · Enter submits · g guideline · c context"</p>
+            <button type="submit" id="submit" disabled=move || pending.get()>"Submit (Enter)"</button>
+            {move || vote.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+        </ActionForm>
+    }
+}
+
+/// The signals the browser-only parts of the rating view drive (read in the browser build only).
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+struct RateSignals {
+    study: i64,
+    cr: ReadSignal<Option<u8>>,
+    set_cr: WriteSignal<Option<u8>>,
+    cc: ReadSignal<Option<u8>>,
+    set_cc: WriteSignal<Option<u8>>,
+    context_open: ReadSignal<bool>,
+    set_context_open: WriteSignal<bool>,
+    set_context_opened: WriteSignal<bool>,
+    set_unified: WriteSignal<bool>,
+    set_started_at: WriteSignal<String>,
+    set_show_guideline: WriteSignal<bool>,
+    time_ref: NodeRef<html::Input>,
+    form_ref: NodeRef<html::Form>,
+    method_ref: NodeRef<html::Tr>,
+}
+
+/// Browser only: time on item, the remembered view mode, the keyboard, the lease heartbeat.
+fn browser_hooks(x: RateSignals) {
+    #[cfg(not(feature = "hydrate"))]
+    let _ = x;
+    #[cfg(feature = "hydrate")]
+    {
+        let RateSignals {
+            study,
+            cr,
+            set_cr,
+            cc,
+            set_cc,
+            context_open,
+            set_context_open,
+            set_context_opened,
+            set_unified,
+            set_started_at,
+            set_show_guideline,
+            time_ref,
+            form_ref,
+            method_ref,
+        } = x;
+        use std::sync::{Arc, Mutex};
+        let timer = Arc::new(Mutex::new(None::<crate::timing::ActiveTimer>));
+        let now = || js_sys::Date::now();
+        {
+            let timer = timer.clone();
+            Effect::new(move |_| {
+                let t = now();
+                if let Ok(mut g) = timer.lock() {
+                    if g.is_none() {
+                        *g = Some(crate::timing::ActiveTimer::start(t));
+                        set_started_at.set(format!("{t}"));
+                    }
+                }
+                let stored = window()
+                    .local_storage()
+                    .ok()
+                    .flatten()
+                    .and_then(|s| s.get_item("natstudy.diff").ok().flatten());
+                set_unified.set(stored.as_deref() == Some("unified"));
+            });
+        }
+        let with_timer = {
+            let timer = timer.clone();
+            move |f: &dyn Fn(&mut crate::timing::ActiveTimer, f64)| {
+                if let Ok(mut g) = timer.lock() {
+                    if let Some(t) = g.as_mut() {
+                        f(t, now());
+                    }
+                }
+            }
+        };
+        let w1 = with_timer.clone();
+        let vis = window_event_listener_untyped("visibilitychange", move |_| {
+            let hidden = document().visibility_state() == leptos::web_sys::VisibilityState::Hidden;
+            w1(&|t, n| if hidden { t.hidden(n) } else { t.visible(n) });
+        });
+        let w2 = with_timer.clone();
+        let act = window_event_listener(ev::mousemove, move |_| w2(&|t, n| t.activity(n)));
+        let w3 = with_timer.clone();
+        let stamp_key = {
+            let w = with_timer.clone();
+            move || {
+                w(&|t, n| {
+                    if let Some(input) = time_ref.get_untracked() {
+                        input.set_value(&format!("{:.3}", t.peek(n)));
+                    }
+                })
+            }
+        };
+        let keys = window_event_listener(ev::keydown, move |e| {
+            w3(&|t, n| t.activity(n));
+            let typing = e
+                .target()
+                .and_then(|t| {
+                    leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::Element>(t).ok()
+                })
+                .is_some_and(|el| {
+                    matches!(el.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT")
+                });
+            if typing || e.ctrl_key() || e.meta_key() || e.alt_key() {
+                return;
+            }
+            match e.key().as_str() {
+                k @ ("1" | "2" | "3" | "4") => {
+                    let v = k.parse::<u8>().ok();
+                    if cr.get_untracked().is_none() {
+                        set_cr.set(v);
+                    } else {
+                        set_cc.set(v);
+                    }
+                }
+                "Backspace" => {
+                    if cc.get_untracked().is_some() {
+                        set_cc.set(None);
+                    } else {
+                        set_cr.set(None);
+                    }
+                }
+                "Enter" if cr.get_untracked().is_some() && cc.get_untracked().is_some() => {
+                    e.prevent_default();
+                    stamp_key();
+                    if let Some(form) = form_ref.get_untracked() {
+                        let _ = form.request_submit();
+                    }
+                }
+                "g" => set_show_guideline.update(|v| *v = !*v),
+                "c" => {
+                    set_context_open.update(|v| *v = !*v);
+                    set_context_opened.set(true);
+                }
+                _ => {}
+            }
+        });
+        // The hidden time field is kept current (ActionForm reads the form on submit, before
+        // any bubbling listener could stamp it).
+        let w4 = with_timer.clone();
+        let stamp = move || {
+            w4(&|t, n| {
+                let secs = t.peek(n);
+                if let Some(input) = time_ref.get_untracked() {
+                    input.set_value(&format!("{secs:.3}"));
+                }
+            });
+        };
+        let ticker =
+            set_interval_with_handle(stamp.clone(), std::time::Duration::from_millis(200)).ok();
+        // keep the lease while the page is open
+        let beat = set_interval_with_handle(
+            move || {
+                leptos::task::spawn_local(async move {
+                    let _ = crate::annotate_api::heartbeat(study).await;
+                })
+            },
+            std::time::Duration::from_secs(60),
+        )
+        .ok();
+        let stamp_click = stamp.clone();
+        let on_submit = window_event_listener(ev::click, move |_| stamp_click());
+        on_cleanup(move || {
+            vis.remove();
+            act.remove();
+            keys.remove();
+            on_submit.remove();
+            if let Some(t) = ticker {
+                t.clear();
+            }
+            if let Some(b) = beat {
+                b.clear();
+            }
+        });
+        // scroll the method into view when the context opens
+        Effect::new(move |_| {
+            if context_open.get() {
+                if let Some(row) = method_ref.get() {
+                    row.scroll_into_view();
+                }
+            }
+        });
+    }
+}
+
+/// One question's four answers.
+#[component]
+fn Likert(
+    name: &'static str,
+    value: ReadSignal<Option<u8>>,
+    set: WriteSignal<Option<u8>>,
+) -> impl IntoView {
+    const LABELS: [&str; 4] = ["Disagree", "Weakly disagree", "Weakly agree", "Agree"];
+    (1u8..=4)
+        .map(|v| {
+            view! {
+                <label class="likert-option">
+                    <input
+                        type="radio"
+                        name=name
+                        value=v
+                        id=format!("{name}-{v}")
+                        prop:checked=move || value.get() == Some(v)
+                        on:change=move |_| set.set(Some(v))
+                    />
+                    <span>{v} " " {LABELS[usize::from(v - 1)]}</span>
+                </label>
+            }
+        })
+        .collect_view()
+}
+
+/// The method's file, numbered, with the method's lines marked (its first row is `method_ref`,
+/// scrolled to when the context opens).
+fn file_view(
+    src: &str,
+    method_line: Option<u32>,
+    method_lines: u32,
+    method_ref: NodeRef<html::Tr>,
+) -> impl IntoView {
+    src.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let n = i as u32 + 1;
+            let inside = method_line.is_some_and(|m| n >= m && n < m + method_lines);
+            let is_first = method_line == Some(n);
+            let code = code_pieces(vec![Seg { text: l.to_owned(), changed: false }]);
+            if is_first {
+                view! { <tr class="in-method" node_ref=method_ref><td class="ln">{n}</td><td class="code">{code}</td></tr> }.into_any()
+            } else {
+                view! { <tr class:in-method=inside><td class="ln">{n}</td><td class="code">{code}</td></tr> }.into_any()
+            }
+        })
+        .collect_view()
+}

@@ -1,0 +1,106 @@
+//! The survey's steps around rating: consent with the screener, the guideline, the review of
+//! rated items, the thanks.
+
+use leptos::prelude::*;
+
+use crate::annotate_api::{FinishStudy, GiveConsent, StartRating};
+use crate::model::{RatedRow, ScreenerQuestion};
+
+#[component]
+pub(super) fn Consent(
+    study: i64,
+    text: String,
+    screener: Vec<ScreenerQuestion>,
+    consent: ServerAction<GiveConsent>,
+) -> impl IntoView {
+    view! {
+        <section class="card narrow">
+            <h1>"Consent"</h1>
+            <p id="consent-text">{text}</p>
+            <ActionForm action=consent attr:id="consent-form">
+                <input type="hidden" name="study" value=study />
+                {screener
+                    .into_iter()
+                    .map(|q| {
+                        let field = format!("answers[{}]", q.name);
+                        let id = format!("screener-{}", q.name);
+                        if q.options.is_empty() {
+                            view! { <label>{q.label} <input type="text" name=field id=id /></label> }.into_any()
+                        } else {
+                            view! {
+                                <label>
+                                    {q.label}
+                                    <select name=field id=id required>
+                                        {q.options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
+                                    </select>
+                                </label>
+                            }
+                            .into_any()
+                        }
+                    })
+                    .collect_view()}
+                <button type="submit" id="consent-submit">"I agree and continue"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+#[component]
+pub(super) fn GuidelineStep(
+    study: i64,
+    guideline_html: String,
+    start: ServerAction<StartRating>,
+) -> impl IntoView {
+    view! {
+        <section class="card">
+            <div id="guideline-first" inner_html=guideline_html></div>
+            <ActionForm action=start attr:id="start-form">
+                <input type="hidden" name="study" value=study />
+                <button type="submit" id="start" autofocus>"Start rating"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+#[component]
+pub(super) fn Review(
+    study: i64,
+    rated: Vec<RatedRow>,
+    finish: ServerAction<FinishStudy>,
+) -> impl IntoView {
+    view! {
+        <section class="card">
+            <h1>"All items rated"</h1>
+            <p>"You may revise any answer before you finish. After finishing, answers are final."</p>
+            <table class="grid" id="rated">
+                <thead><tr><th>"Transformation"</th><th class="num">"Readability"</th><th class="num">"Conventions"</th><th></th></tr></thead>
+                <tbody>
+                    {rated
+                        .into_iter()
+                        .map(|r| view! {
+                            <tr>
+                                <td>{r.summary}</td><td class="num">{r.cr}</td><td class="num">{r.cc}</td>
+                                <td><a class="revise" href=format!("/annotate/{study}?revise={}", r.item)>"Revise"</a></td>
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+            <ActionForm action=finish attr:id="finish-form">
+                <input type="hidden" name="study" value=study />
+                <button type="submit" id="finish">"Finish"</button>
+            </ActionForm>
+        </section>
+    }
+}
+
+#[component]
+pub(super) fn Thanks(completion_code: Option<String>) -> impl IntoView {
+    view! {
+        <section class="card narrow" id="thanks">
+            <h1>"Thank you!"</h1>
+            <p>"Your answers are saved."</p>
+            {completion_code.map(|c| view! { <p>"Completion code: " <code id="completion-code">{c}</code></p> })}
+        </section>
+    }
+}
