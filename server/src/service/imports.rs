@@ -115,11 +115,11 @@ pub async fn import_results_text(
     Ok(match table {
         ResultsTable::Npr => {
             let rows = formats::results::parse_npr(text, file, &known)?;
-            store::imports::npr(db, study, actor, &digest, &rows).await?
+            store::imports::results(db, study, actor, &digest, &rows).await?
         }
         ResultsTable::Ce => {
             let rows = formats::results::parse_ce(text, file, &known)?;
-            store::imports::ce(db, study, actor, &digest, &rows).await?
+            store::imports::results(db, study, actor, &digest, &rows).await?
         }
     })
 }

@@ -272,7 +272,7 @@ pub async fn votes(
 }
 
 /// A row of a results table (NPR results, cross-entropy scores): written once per key.
-trait ResultRow {
+pub trait ResultRow {
     /// The import kind recorded in `imports`.
     const KIND: &'static str;
     /// The insert, which writes nothing when the row's key exists.
@@ -317,8 +317,9 @@ impl ResultRow for CeRecord {
     }
 }
 
-/// Imports a results table in one transaction; a row whose key exists is a conflict.
-async fn results<R: ResultRow>(
+/// Imports a results table (NPR results or cross-entropy scores) in one transaction; a row
+/// whose key exists (a tool's second result for a target, a model's second score) is a conflict.
+pub async fn results<R: ResultRow>(
     db: &Db,
     study: i64,
     actor: Option<i64>,
@@ -337,28 +338,6 @@ async fn results<R: ResultRow>(
     mark(&mut tx, study, actor, R::KIND, digest, rows.len()).await?;
     tx.commit().await?;
     Ok(Outcome::Imported { rows: rows.len() })
-}
-
-/// Imports NPR results (replacing a tool's earlier result for the same target is a conflict).
-pub async fn npr(
-    db: &Db,
-    study: i64,
-    actor: Option<i64>,
-    digest: &str,
-    rows: &[NprRecord],
-) -> StoreResult<Outcome> {
-    results(db, study, actor, digest, rows).await
-}
-
-/// Imports cross-entropy scores (a model's score for a target is written once).
-pub async fn ce(
-    db: &Db,
-    study: i64,
-    actor: Option<i64>,
-    digest: &str,
-    rows: &[CeRecord],
-) -> StoreResult<Outcome> {
-    results(db, study, actor, digest, rows).await
 }
 
 /// Replaces a model's cross-entropy scores in a study (a new scoring run supersedes the last).
