@@ -37,6 +37,15 @@ async fn me(study: i64) -> Result<i64, ServerFnError> {
     }
 }
 
+/// What an invite link leads to, so the landing page can say at once when it is not valid.
+#[server(endpoint = "invite")]
+pub async fn invite_status(token: String) -> Result<crate::model::InviteStatus, ServerFnError> {
+    crate::auth::backend()?
+        .invite_status(&token)
+        .await
+        .map_err(crate::auth::internal)
+}
+
 /// Joins a study through an invite link and signs the new participant in.
 #[server(endpoint = "join")]
 pub async fn join_study(token: String, pid: Option<String>) -> Result<(), ServerFnError> {

@@ -96,6 +96,8 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<i64, BackendError>;
     async fn study_detail(&self, id: i64) -> Result<Option<StudyDetail>, BackendError>;
 
+    /// What an invite link leads to (anyone may ask).
+    async fn invite_status(&self, token: &str) -> Result<crate::model::InviteStatus, BackendError>;
     /// Joins a study through an invite: a new de-identified participant (its annotator id and
     /// study). `pid` is a crowd-worker id to keep (never shown unless exported on request).
     async fn join(&self, token: &str, pid: Option<&str>) -> Result<(i64, i64), BackendError>;

@@ -15,6 +15,7 @@ pub mod highlight;
 pub mod model;
 mod pages;
 pub mod study_api;
+pub mod text;
 pub mod timing;
 
 use leptos::prelude::*;
@@ -34,6 +35,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 <HydrationScripts options />
                 <MetaTags />
             </head>

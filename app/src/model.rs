@@ -168,6 +168,17 @@ pub struct ScreenerQuestion {
     pub options: Vec<String>,
 }
 
+/// What an invite link leads to, told before anyone takes part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InviteStatus {
+    /// The link works: the study it joins.
+    Open { study: String },
+    /// Every place the link offered is taken.
+    UsedUp,
+    /// No such link.
+    Unknown,
+}
+
 /// Where a participant stands in a study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum AnnotateStep {

@@ -178,8 +178,8 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     ok(p.post(app.url("/api/annotate/consent"))
         .form(&[
             ("study", s.as_str()),
-            ("years", "3-5"),
-            ("role", "developer"),
+            ("answers[years]", "3-5"),
+            ("answers[role]", "developer"),
         ])
         .send()
         .await

@@ -33,7 +33,21 @@ async fn sign_in_see_a_hydrated_page_and_sign_out() {
         "/admin/users"
     );
 
-    // a purely client-side interaction: the menu toggle
+    // on a desktop the menu is shown whole: no menu button
+    let toggle = b
+        .client
+        .find(Locator::Css("#menu-toggle"))
+        .await
+        .expect("toggle");
+    assert!(
+        !toggle.is_displayed().await.expect("displayed?"),
+        "no Menu button on a desktop"
+    );
+    // a purely client-side interaction on a phone-sized window: the menu toggle
+    b.client
+        .set_window_size(390, 844)
+        .await
+        .expect("phone-sized window");
     b.wait_for_text("#menu-toggle", "Menu")
         .await
         .expect("menu button");

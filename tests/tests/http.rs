@@ -819,3 +819,61 @@ async fn charts_download_as_svg_and_png() {
     assert!(page.contains(&format!("/studies/{study}/charts/naturalness_by_level.png")));
     guard.drop_now(app.db.clone()).await;
 }
+
+/// The invite landing page learns at once whether its link works (no need to click first).
+#[tokio::test]
+async fn invite_links_say_whether_they_work() {
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let study = natstudy::store::studies::create(&app.db, None, "Invited", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
+        .await
+        .expect("items");
+    let spec = natstudy::store::assign::BatchSpec {
+        name: "q".into(),
+        strategy: natstudy::store::assign::Strategy::DynamicQueue,
+        filter: Default::default(),
+        annotators: vec![],
+        seed: 1,
+        lease_secs: 60,
+        avoid_same_bug: false,
+    };
+    let batch = natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+        .await
+        .expect("batch")
+        .id;
+    let token = natstudy::store::participation::create_invite(&app.db, study, batch, 1, None)
+        .await
+        .expect("invite");
+    let status = |t: String| {
+        let (c, url) = (app.client(), app.url("/api/invite"));
+        async move {
+            let v: serde_json::Value = c
+                .post(url)
+                .form(&[("token", t)])
+                .send()
+                .await
+                .expect("invite")
+                .json()
+                .await
+                .expect("json");
+            v
+        }
+    };
+    assert_eq!(
+        status(token.clone()).await,
+        serde_json::json!({"Open": {"study": "Invited"}})
+    );
+    assert_eq!(status("nope".into()).await, serde_json::json!("Unknown"));
+    app.client()
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    assert_eq!(status(token).await, serde_json::json!("UsedUp"));
+    let db = app.db.clone();
+    drop(app);
+    guard.drop_now(db).await;
+}

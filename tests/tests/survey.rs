@@ -130,6 +130,14 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     b.wait_for_text("#consent-text", "Custom consent for this study.")
         .await
         .expect("custom consent");
+    // nothing is preselected: the participant picks an answer
+    b.client
+        .find(Locator::Css("#screener-java option[value='0-2']"))
+        .await
+        .expect("an option")
+        .click()
+        .await
+        .expect("pick");
     b.client
         .find(Locator::Css("#screener-team"))
         .await

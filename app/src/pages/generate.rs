@@ -113,10 +113,7 @@ fn Proposal(
 ) -> impl IntoView {
     let key = p.key.clone();
     let key_checked = p.key.clone();
-    let title = format!(
-        "{} · {} ({}) — {}",
-        p.bug_id, p.operator, p.level, p.summary
-    );
+    let title = format!("{} · {} ({}) — ", p.bug_id, p.operator, p.level);
     let off_bug = (!p.touches_buggy).then_some(" · away from the buggy lines");
     view! {
         <li>
@@ -130,7 +127,7 @@ fn Proposal(
                             let k = key.clone();
                             set_selected.update(|s| { if on { s.insert(k); } else { s.remove(&k); } });
                         } />
-                    " " {title} {off_bug}
+                    " " {title} <crate::text::Summary text=p.summary /> {off_bug}
                 </summary>
                 <DiffTable rows=p.diff original_left=true unified />
             </details>

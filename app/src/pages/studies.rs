@@ -7,6 +7,7 @@ use crate::api::{get_study, list_studies, CreateStudy};
 use crate::components::layout::CurrentUser;
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::Role;
+use crate::text::noun;
 
 #[component]
 pub fn StudiesPage() -> impl IntoView {
@@ -85,11 +86,11 @@ pub fn StudyPage() -> impl IntoView {
                             <h1 id="study-name">{s.name}</h1>
                             <p class="muted">{s.description}</p>
                             <section class="stats">
-                                <div><b>{s.bugs}</b>" bugs"</div>
-                                <div><b>{s.items}</b>" transformations"</div>
-                                <div><b>{s.votes}</b>" votes"</div>
-                                <div><b>{s.annotators}</b>" annotators"</div>
-                                <div><b>{s.ratings_per_item}</b>" ratings per item"</div>
+                                <div><b>{s.bugs}</b>" "{noun(s.bugs, "bug")}</div>
+                                <div><b>{s.items}</b>" "{noun(s.items, "transformation")}</div>
+                                <div><b>{s.votes}</b>" "{noun(s.votes, "vote")}</div>
+                                <div><b>{s.annotators}</b>" "{noun(s.annotators, "annotator")}</div>
+                                <div><b>{s.ratings_per_item}</b>" "{noun(s.ratings_per_item, "rating")}" per item"</div>
                             </section>
                         }
                             .into_any()
@@ -137,7 +138,7 @@ pub fn StudyPage() -> impl IntoView {
                                             .map(|i| view! {
                                                 <tr>
                                                     <td>{i.key}</td><td>{i.bug}</td><td>{i.operator}</td>
-                                                    <td>{i.level}</td><td>{i.summary}</td><td class="num">{i.votes}</td>
+                                                    <td>{i.level}</td><td><crate::text::Summary text=i.summary /></td><td class="num">{i.votes}</td>
                                                 </tr>
                                             })
                                             .collect_view()}

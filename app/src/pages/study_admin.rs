@@ -35,6 +35,15 @@ fn ago(ms: Option<i64>) -> String {
 
 /// Monitor + admin tools for one study. Rendered outside any `Suspend` (its resources must be
 /// created once, at component level, for hydration); the viewer's role is awaited where needed.
+/// A batch strategy as people say it.
+fn strategy_words(s: &str) -> &'static str {
+    match s {
+        "dynamic_queue" => "dynamic queue",
+        "fixed_groups" => "fixed groups of k",
+        _ => "other",
+    }
+}
+
 #[component]
 pub fn StudyWork(study: i64) -> impl IntoView {
     let user = expect_context::<crate::components::layout::CurrentUser>();
@@ -224,7 +233,7 @@ fn MonitorView(
                         .into_iter()
                         .map(|b| view! {
                             <tr>
-                                <td>{b.name}</td><td>{b.strategy}</td><td class="num">{b.items}</td><td class="num">{b.annotators}</td>
+                                <td>{b.name}</td><td>{strategy_words(&b.strategy)}</td><td class="num">{b.items}</td><td class="num">{b.annotators}</td>
                                 {admin.then(|| view! {
                                     <td>
                                         <ActionForm action=invite attr:class="inline">

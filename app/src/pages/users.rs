@@ -24,12 +24,15 @@ pub fn UsersPage() -> impl IntoView {
             <ActionForm action=add attr:id="add-user-form" attr:class="row">
                 <input type="text" name="username" placeholder="username" required />
                 <input type="password" name="password" placeholder="password (8+ characters)" required minlength="8" />
-                <select name="role">
-                    {Role::ALL
-                        .into_iter()
-                        .map(|r| view! { <option value=r.as_str()>{r.as_str()}</option> })
-                        .collect_view()}
-                </select>
+                <label>"Role "
+                    <select name="role" id="new-role">
+                        // least privilege first and chosen: an admin picks more on purpose
+                        {[Role::Annotator, Role::Researcher, Role::Admin]
+                            .into_iter()
+                            .map(|r| view! { <option value=r.as_str() selected=r == Role::Annotator>{r.as_str()}</option> })
+                            .collect_view()}
+                    </select>
+                </label>
                 <button type="submit">"Add"</button>
             </ActionForm>
             {result}

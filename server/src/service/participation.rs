@@ -87,6 +87,16 @@ pub fn check_answers(
         }
         out.push((name, value));
     }
+    // every question is required
+    if let Some(q) = questions.iter().find(|q| {
+        !out.iter()
+            .any(|(n, v)| *n == q.name && !v.trim().is_empty())
+    }) {
+        return Err(ServiceError::Invalid(format!(
+            "screener: please answer `{}`",
+            q.label
+        )));
+    }
     Ok(out)
 }
 
@@ -128,6 +138,11 @@ mod tests {
             options: vec!["<1".into(), "1-3".into()],
         }];
         assert!(check_answers(vec![("years".into(), "1-3".into())], &qs).is_ok());
+        assert!(
+            check_answers(vec![], &qs).is_err(),
+            "every question is required"
+        );
+        assert!(check_answers(vec![("years".into(), "".into())], &qs).is_err());
         assert!(check_answers(vec![("years".into(), "99".into())], &qs).is_err());
         assert!(check_answers(vec![("other".into(), "x".into())], &qs).is_err());
         assert!(check_answers(vec![("years".into(), "x".repeat(300))], &qs).is_err());

@@ -78,6 +78,20 @@ async fn insert_with_next_code(
     }
 }
 
+/// What an invite link leads to: (study name, cap, used), or nothing.
+pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<(String, i64, i64)>> {
+    let r = sqlx::query(
+        "SELECT s.name, i.cap, i.used FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
+    )
+    .bind(token)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(
+        r.map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .transpose()?,
+    )
+}
+
 /// Uses an invite: a new participant `S{n}` in the invite's study and batch.
 pub async fn join(db: &Db, token: &str, pid: Option<&str>) -> StoreResult<(i64, i64)> {
     let inv = sqlx::query("SELECT id, study_id, batch_id, cap, used FROM invites WHERE token = $1")

@@ -242,6 +242,24 @@ impl Backend for DomainBackend {
         store::studies::detail(&self.db, id).await.map_err(map)
     }
 
+    #[tracing::instrument(skip(self, token))]
+    async fn invite_status(&self, token: &str) -> Result<app::model::InviteStatus, BackendError> {
+        use app::model::InviteStatus;
+        if token.len() > 128 {
+            return Ok(InviteStatus::Unknown);
+        }
+        Ok(
+            match store::participation::invite(&self.db, token)
+                .await
+                .map_err(map)?
+            {
+                None => InviteStatus::Unknown,
+                Some((_, cap, used)) if used >= cap => InviteStatus::UsedUp,
+                Some((study, _, _)) => InviteStatus::Open { study },
+            },
+        )
+    }
+
     #[tracing::instrument(skip(self, token, pid))]
     async fn join(&self, token: &str, pid: Option<&str>) -> Result<(i64, i64), BackendError> {
         let pid = service::participation::check_pid(pid).map_err(map)?;
@@ -526,10 +544,18 @@ impl Backend for DomainBackend {
         let info = service::batches::create(&self.db, study, Some(actor.id), request)
             .await
             .map_err(map)?;
-        Ok(format!(
-            "batch {name}: {} items, {} planned assignments",
-            info.items, info.assignments
-        ))
+        Ok(if info.assignments == 0 {
+            format!(
+                "batch {name}: {} in a dynamic queue (participants lease items as they go)",
+                app::text::count(info.items as i64, "item")
+            )
+        } else {
+            format!(
+                "batch {name}: {}, {} planned",
+                app::text::count(info.items as i64, "item"),
+                app::text::count(info.assignments as i64, "assignment")
+            )
+        })
     }
 
     async fn create_invite(

@@ -144,6 +144,11 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         limits::provide_request_nonce();
     };
     let app = Router::new()
+        // browsers ask for it whatever the page links: the site's icon is an SVG
+        .route(
+            "/favicon.ico",
+            axum::routing::get(|| async { axum::response::Redirect::permanent("/favicon.svg") }),
+        )
         .route(
             "/studies/{id}/export/{what}",
             axum::routing::get(download::export),

@@ -12,10 +12,10 @@ use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 pub use diff::DiffTable;
 
 use crate::annotate_api::{
-    get_annotate_state, FinishStudy, GiveConsent, JoinStudy, StartRating, SubmitVote,
+    get_annotate_state, invite_status, FinishStudy, GiveConsent, JoinStudy, StartRating, SubmitVote,
 };
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::{AnnotateState, AnnotateStep};
+use crate::model::{AnnotateState, AnnotateStep, InviteStatus};
 use rate::Rate;
 use steps::{Consent, GuidelineStep, Review, Thanks};
 
@@ -33,15 +33,32 @@ pub fn JoinPage() -> impl IntoView {
                 .unwrap_or_default()
         })
     };
+    // say at once whether the link works, before anyone clicks "Take part"
+    let status = Resource::new(token, invite_status);
     view! {
         <section class="card narrow">
             <h1>"Welcome"</h1>
-            <p>"You were invited to a study on how developers read transformed Java code."</p>
-            <ActionForm action=join attr:id="join-form">
-                <input type="hidden" name="token" prop:value=token />
-                <input type="hidden" name="pid" prop:value=pid />
-                <button type="submit" id="join">"Take part"</button>
-            </ActionForm>
+            <Suspense fallback=Loading>
+                {move || Suspend::new(async move {
+                    match status.await {
+                        Ok(InviteStatus::Open { study }) => view! {
+                            <p>"You were invited to the study " <b id="invite-study">{study}</b> ", on how developers read transformed Java code."</p>
+                            <ActionForm action=join attr:id="join-form">
+                                <input type="hidden" name="token" prop:value=token />
+                                <input type="hidden" name="pid" prop:value=pid />
+                                <button type="submit" id="join">"Take part"</button>
+                            </ActionForm>
+                        }.into_any(),
+                        Ok(InviteStatus::UsedUp) => view! {
+                            <p class="error" id="invite-invalid">"This invite link has been used up: every place it offered is taken. Ask the study's organisers for a new link."</p>
+                        }.into_any(),
+                        Ok(InviteStatus::Unknown) => view! {
+                            <p class="error" id="invite-invalid">"This invite link is not valid. Check that you copied the whole link, or ask the study's organisers for a new one."</p>
+                        }.into_any(),
+                        Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                    }
+                })}
+            </Suspense>
             {move || join.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
         </section>
     }

@@ -64,7 +64,7 @@ pub(super) fn Rate(
         .unwrap_or_default();
     view! {
         <section class="card item">
-            <p class="summary" id="summary">{item.summary.clone()}</p>
+            <p class="summary" id="summary"><crate::text::Summary text=item.summary.clone() /></p>
             <p class="facts muted">
                 {item.operator.clone().map(|o| view! { <span class="tag" id="operator">{o}</span> })}
                 <span>{item.method.clone()}</span>

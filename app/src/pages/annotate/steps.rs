@@ -25,12 +25,15 @@ pub(super) fn Consent(
                         let field = format!("answers[{}]", q.name);
                         let id = format!("screener-{}", q.name);
                         if q.options.is_empty() {
-                            view! { <label>{q.label} <input type="text" name=field id=id /></label> }.into_any()
+                            view! { <label>{q.label} <input type="text" name=field id=id required maxlength="200" /></label> }.into_any()
                         } else {
                             view! {
                                 <label>
                                     {q.label}
+                                    // nothing preselected: a participant who clicks through
+                                    // is asked, not recorded with a default
                                     <select name=field id=id required>
+                                        <option value="" disabled selected>"Choose…"</option>
                                         {q.options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
                                     </select>
                                 </label>
@@ -79,7 +82,7 @@ pub(super) fn Review(
                         .into_iter()
                         .map(|r| view! {
                             <tr>
-                                <td>{r.summary}</td><td class="num">{r.cr}</td><td class="num">{r.cc}</td>
+                                <td><crate::text::Summary text=r.summary /></td><td class="num">{r.cr}</td><td class="num">{r.cc}</td>
                                 <td><a class="revise" href=format!("/annotate/{study}?revise={}", r.item)>"Revise"</a></td>
                             </tr>
                         })

@@ -1,0 +1,90 @@
+//! Small text helpers for what people read: counted nouns, and summaries whose `backticked`
+//! parts are code. Pure, tested natively.
+
+use leptos::prelude::*;
+
+/// "1 annotator", "2 annotators", "0 annotators".
+pub fn count(n: i64, word: &str) -> String {
+    format!("{n} {}", noun(n, word))
+}
+
+/// The noun for a count of `n`: "annotator" for 1, "annotators" otherwise.
+pub fn noun(n: i64, word: &str) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// A summary split at its backticks: (is code, text). An unpaired backtick stays text.
+pub fn code_spans(s: &str) -> Vec<(bool, String)> {
+    let parts: Vec<&str> = s.split('`').collect();
+    // an even number of parts means an unpaired backtick: its last part is plain text
+    let paired = parts.len() % 2 == 1;
+    let mut out: Vec<(bool, String)> = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let code = i % 2 == 1 && (paired || !last);
+        let text = if !code && i % 2 == 1 {
+            format!("`{p}")
+        } else {
+            (*p).to_owned()
+        };
+        if text.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some((false, prev)) if !code => prev.push_str(&text),
+            _ => out.push((code, text)),
+        }
+    }
+    out
+}
+
+/// A transformation's summary with its `names` set as code.
+#[component]
+pub fn Summary(text: String) -> impl IntoView {
+    code_spans(&text)
+        .into_iter()
+        .map(|(code, t)| {
+            if code {
+                view! { <code>{t}</code> }.into_any()
+            } else {
+                t.into_any()
+            }
+        })
+        .collect_view()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backticks_become_code() {
+        assert_eq!(
+            code_spans("renames `end` to `limit`"),
+            vec![
+                (false, "renames ".into()),
+                (true, "end".into()),
+                (false, " to ".into()),
+                (true, "limit".into()),
+            ]
+        );
+        assert_eq!(code_spans("no code"), vec![(false, "no code".into())]);
+        assert_eq!(
+            code_spans("a ` lone tick"),
+            vec![(false, "a ` lone tick".into())]
+        );
+        assert_eq!(code_spans(""), vec![]);
+    }
+
+    #[test]
+    fn counted_nouns() {
+        assert_eq!(count(1, "annotator"), "1 annotator");
+        assert_eq!(count(0, "annotator"), "0 annotators");
+        assert_eq!(count(5, "vote"), "5 votes");
+        assert_eq!(noun(1, "bug"), "bug");
+    }
+}
