@@ -14,6 +14,9 @@ pub enum PasswordError {
     TooLong,
     #[error("cannot hash password: {0}")]
     Hash(String),
+    /// Every core has been busy with other hashes for [`QUEUE_WAIT`]: the server is flooded.
+    #[error("the server is busy: try again shortly")]
+    Busy,
 }
 
 pub const MIN_LEN: usize = 8;
@@ -63,25 +66,31 @@ fn permits() -> &'static tokio::sync::Semaphore {
     })
 }
 
+/// How long a hash waits for a core before the caller is told the server is busy.
+pub const QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+async fn permit() -> Result<tokio::sync::SemaphorePermit<'static>, PasswordError> {
+    match tokio::time::timeout(QUEUE_WAIT, permits().acquire()).await {
+        Ok(Ok(p)) => Ok(p),
+        Ok(Err(e)) => Err(PasswordError::Hash(e.to_string())),
+        Err(_) => Err(PasswordError::Busy),
+    }
+}
+
 /// [`hash`] off the async threads, one per core at a time.
 pub async fn hash_async(password: String) -> Result<String, PasswordError> {
-    let _permit = permits()
-        .acquire()
-        .await
-        .map_err(|e| PasswordError::Hash(e.to_string()))?;
+    let _permit = permit().await?;
     tokio::task::spawn_blocking(move || hash(&password))
         .await
         .map_err(|e| PasswordError::Hash(e.to_string()))?
 }
 
 /// [`verify`] off the async threads, one per core at a time.
-pub async fn verify_async(password: String, phc: String) -> bool {
-    let Ok(_permit) = permits().acquire().await else {
-        return false;
-    };
-    tokio::task::spawn_blocking(move || verify(&password, &phc))
+pub async fn verify_async(password: String, phc: String) -> Result<bool, PasswordError> {
+    let _permit = permit().await?;
+    Ok(tokio::task::spawn_blocking(move || verify(&password, &phc))
         .await
-        .unwrap_or(false)
+        .unwrap_or(false))
 }
 
 #[cfg(test)]

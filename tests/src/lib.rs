@@ -74,7 +74,8 @@ pub enum DbGuard {
 impl DbGuard {
     /// Drops the PostgreSQL database (call at the end of a test; connections must be closed).
     pub async fn drop_now(self, db: Db) {
-        db.pool.close().await;
+        // a connection still checked out by a background task must not hold the test forever
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), db.pool.close()).await;
         if let DbGuard::Postgres { admin, name } = self {
             use sqlx::Connection;
             if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
@@ -162,6 +163,8 @@ impl TestApp {
         reqwest::Client::builder()
             .cookie_store(true)
             .redirect(reqwest::redirect::Policy::none())
+            // a request the server never answers fails the test instead of holding the suite
+            .timeout(std::time::Duration::from_secs(90))
             .build()
             .expect("http client")
     }

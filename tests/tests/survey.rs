@@ -200,8 +200,54 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         "buggy line marked"
     );
 
-    // item 1: keyboard only
-    press(&b, "23\u{E007}").await;
+    // item 1: keyboard only. One answer and Enter: the answer stays, the open question is
+    // marked and takes the focus, nothing is sent
+    press(&b, "2\u{E007}").await;
+    b.wait_for_text(
+        "#missing-cc",
+        "Please answer this question too: your other answer is kept.",
+    )
+    .await
+    .expect("the open question is pointed to");
+    let focused: serde_json::Value = b
+        .client
+        .execute(
+            "return document.activeElement && document.activeElement.id",
+            vec![],
+        )
+        .await
+        .expect("focus");
+    assert_eq!(
+        focused,
+        serde_json::json!("cc-1"),
+        "focus on the open question"
+    );
+    let kept: serde_json::Value = b
+        .client
+        .execute("return document.getElementById('cr-2').checked", vec![])
+        .await
+        .expect("checked");
+    assert_eq!(kept, serde_json::json!(true), "the given answer is kept");
+    assert!(votes(&db).await.is_empty(), "nothing sent");
+    // Enter on a focused button does what the button does, and does not submit
+    press(&b, "3").await;
+    for label in ["Side by side", "Unified"] {
+        b.client
+            .find(Locator::Css("#mode-toggle"))
+            .await
+            .expect("toggle")
+            .send_keys("\u{E007}")
+            .await
+            .expect("enter on the toggle");
+        b.wait_for_text("#mode-toggle", label)
+            .await
+            .expect("the toggle toggled");
+    }
+    assert!(
+        votes(&db).await.is_empty(),
+        "Enter on a button did not submit"
+    );
+    press(&b, "\u{E007}").await;
     b.wait_for_text("#progress", "1 / 3")
         .await
         .expect("saved and next");

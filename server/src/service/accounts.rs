@@ -104,6 +104,6 @@ pub async fn authenticate(
         ),
         _ => (crate::password::dummy_hash().to_owned(), None),
     };
-    let ok = crate::password::verify_async(password.to_owned(), hash).await;
+    let ok = crate::password::verify_async(password.to_owned(), hash).await?;
     Ok(user.filter(|_| ok))
 }

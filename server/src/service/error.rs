@@ -53,6 +53,7 @@ impl From<crate::password::PasswordError> for ServiceError {
         use crate::password::PasswordError;
         match e {
             PasswordError::Hash(_) => ServiceError::Internal(anyhow::anyhow!("{e}")),
+            PasswordError::Busy => ServiceError::TooMany(5),
             other => ServiceError::Invalid(other.to_string()),
         }
     }

@@ -20,6 +20,9 @@ pub(super) fn Rate(
 ) -> impl IntoView {
     let (cr, set_cr) = signal(item.previous.as_ref().map(|p| p.0));
     let (cc, set_cc) = signal(item.previous.as_ref().map(|p| p.1));
+    // digits answer the first question, then the second; a submit with one missing points to it
+    let (next_q, set_next_q) = signal(Question::Readability);
+    let missing = RwSignal::new(None::<Question>);
     let (context_open, set_context_open) = signal(false);
     let (context_opened, set_context_opened) = signal(false);
     let (unified, set_unified) = signal(false);
@@ -41,6 +44,9 @@ pub(super) fn Rate(
         set_unified,
         set_started_at,
         set_show_guideline,
+        next_q,
+        set_next_q,
+        missing,
         time_ref,
         form_ref,
         method_ref,
@@ -102,17 +108,33 @@ pub(super) fn Rate(
             <input type="hidden" name="time_secs" value="" node_ref=time_ref />
             <input type="hidden" name="started_at" prop:value=move || started_at.get() />
             <input type="hidden" name="context_opened" prop:value=move || context_opened.get().to_string() />
-            <fieldset id="q-cr">
+            <fieldset id="q-cr" class:missing=move || missing.get() == Some(Question::Readability) && cr.get().is_none()>
                 <legend>"Does the transformation reduce code readability?"</legend>
                 <div class="likert"><Likert name="cr" value=cr set=set_cr /></div>
+                <MissingNote q=Question::Readability missing answered=move || cr.get().is_some() />
             </fieldset>
-            <fieldset id="q-cc">
+            <fieldset id="q-cc" class:missing=move || missing.get() == Some(Question::Conventions) && cc.get().is_none()>
                 <legend>"Does the transformation break the coding conventions?"</legend>
                 <div class="likert"><Likert name="cc" value=cc set=set_cc /></div>
+                <MissingNote q=Question::Conventions missing answered=move || cc.get().is_some() />
             </fieldset>
             <label>"Comment (optional)" <textarea name="comment" rows="2">{previous_comment}</textarea></label>
             <p class="muted keys">"Keys: 1–4 answer the first question, then the second · Backspace undoes · Enter submits · g guideline · c context"</p>
-            <button type="submit" id="submit" disabled=move || pending.get()>"Submit (Enter)"</button>
+            <button
+                type="submit"
+                id="submit"
+                disabled=move || pending.get()
+                on:click=move |ev| {
+                    // keep what was given: a submit with a question open points to it instead
+                    if let Some(q) = unanswered(cr.get_untracked(), cc.get_untracked()) {
+                        ev.prevent_default();
+                        missing.set(Some(q));
+                        point_to(q);
+                    }
+                }
+            >
+                "Submit (Enter)"
+            </button>
             {move || vote.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
         </ActionForm>
     }
@@ -133,6 +155,9 @@ struct RateSignals {
     set_unified: WriteSignal<bool>,
     set_started_at: WriteSignal<String>,
     set_show_guideline: WriteSignal<bool>,
+    next_q: ReadSignal<Question>,
+    set_next_q: WriteSignal<Question>,
+    missing: RwSignal<Option<Question>>,
     time_ref: NodeRef<html::Input>,
     form_ref: NodeRef<html::Form>,
     method_ref: NodeRef<html::Tr>,
@@ -156,6 +181,9 @@ fn browser_hooks(x: RateSignals) {
             set_unified,
             set_started_at,
             set_show_guideline,
+            next_q,
+            set_next_q,
+            missing,
             time_ref,
             form_ref,
             method_ref,
@@ -211,41 +239,68 @@ fn browser_hooks(x: RateSignals) {
         };
         let keys = window_event_listener(ev::keydown, move |e| {
             w3(&|t, n| t.activity(n));
-            let typing = e
-                .target()
-                .and_then(|t| {
-                    leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::Element>(t).ok()
-                })
-                .is_some_and(|el| {
-                    matches!(el.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT")
+            let target = e.target().and_then(|t| {
+                leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::Element>(t).ok()
+            });
+            // keys act everywhere but where people type (a radio button with focus still
+            // takes the digits)
+            let typing = target
+                .as_ref()
+                .is_some_and(|el| match el.tag_name().as_str() {
+                    "TEXTAREA" | "SELECT" => true,
+                    "INPUT" => !matches!(
+                        el.get_attribute("type").as_deref(),
+                        Some("radio" | "checkbox" | "hidden")
+                    ),
+                    _ => false,
                 });
+            // Enter on a focused button or link does what that button does, not submit
+            let on_control = target
+                .as_ref()
+                .is_some_and(|el| matches!(el.tag_name().as_str(), "BUTTON" | "A" | "SUMMARY"));
             if typing || e.ctrl_key() || e.meta_key() || e.alt_key() {
                 return;
             }
             match e.key().as_str() {
                 k @ ("1" | "2" | "3" | "4") => {
+                    // the first question, then the second (also when revising)
                     let v = k.parse::<u8>().ok();
-                    if cr.get_untracked().is_none() {
+                    if next_q.get_untracked() == Question::Readability {
                         set_cr.set(v);
+                        set_next_q.set(Question::Conventions);
                     } else {
                         set_cc.set(v);
                     }
+                    missing.set(None);
                 }
                 "Backspace" => {
                     if cc.get_untracked().is_some() {
                         set_cc.set(None);
                     } else {
                         set_cr.set(None);
+                        set_next_q.set(Question::Readability);
                     }
                 }
-                "Enter" if cr.get_untracked().is_some() && cc.get_untracked().is_some() => {
+                "Enter" if on_control => {}
+                "Enter" => {
                     e.prevent_default();
-                    stamp_key();
-                    if let Some(form) = form_ref.get_untracked() {
-                        let _ = form.request_submit();
+                    if let Some(q) = unanswered(cr.get_untracked(), cc.get_untracked()) {
+                        missing.set(Some(q));
+                        point_to(q);
+                    } else {
+                        stamp_key();
+                        if let Some(form) = form_ref.get_untracked() {
+                            let _ = form.request_submit();
+                        }
                     }
                 }
-                "g" => set_show_guideline.update(|v| *v = !*v),
+                "g" => {
+                    set_show_guideline.update(|v| *v = !*v);
+                    // bring it into view, wherever the page is scrolled
+                    if let Some(el) = document().get_element_by_id("guideline") {
+                        el.scroll_into_view();
+                    }
+                }
                 "c" => {
                     set_context_open.update(|v| *v = !*v);
                     set_context_opened.set(true);
@@ -350,4 +405,62 @@ fn file_view(
             }
         })
         .collect_view()
+}
+
+/// The two questions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Question {
+    Readability,
+    Conventions,
+}
+
+impl Question {
+    fn field(self) -> &'static str {
+        match self {
+            Question::Readability => "cr",
+            Question::Conventions => "cc",
+        }
+    }
+}
+
+/// The first question still without an answer.
+fn unanswered(cr: Option<u8>, cc: Option<u8>) -> Option<Question> {
+    match (cr, cc) {
+        (None, _) => Some(Question::Readability),
+        (_, None) => Some(Question::Conventions),
+        _ => None,
+    }
+}
+
+/// Moves focus (and the view) to a question's first answer.
+fn point_to(q: Question) {
+    #[cfg(feature = "hydrate")]
+    {
+        use leptos::wasm_bindgen::JsCast;
+        if let Some(el) = document()
+            .get_element_by_id(&format!("{}-1", q.field()))
+            .and_then(|e| e.dyn_into::<leptos::web_sys::HtmlElement>().ok())
+        {
+            el.scroll_into_view();
+            let _ = el.focus();
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = q;
+}
+
+/// "Please answer this question", under the question that is still open after a submit.
+#[component]
+fn MissingNote(
+    q: Question,
+    missing: RwSignal<Option<Question>>,
+    answered: impl Fn() -> bool + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <Show when=move || missing.get() == Some(q) && !answered()>
+            <p class="error missing-note" id=format!("missing-{}", q.field())>
+                "Please answer this question too: your other answer is kept."
+            </p>
+        </Show>
+    }
 }
