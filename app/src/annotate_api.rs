@@ -40,8 +40,11 @@ async fn me(study: i64) -> Result<i64, ServerFnError> {
 /// What an invite link leads to, so the landing page can say at once when it is not valid.
 #[server(endpoint = "invite")]
 pub async fn invite_status(token: String) -> Result<crate::model::InviteStatus, ServerFnError> {
+    crate::auth::current_user().await?;
+    let session = crate::auth::session().await?;
+    let current: Option<i64> = session.get(PARTICIPANT_KEY).await.ok().flatten();
     crate::auth::backend()?
-        .invite_status(&token)
+        .invite_status(&token, current)
         .await
         .map_err(crate::auth::internal)
 }
@@ -51,11 +54,19 @@ pub async fn invite_status(token: String) -> Result<crate::model::InviteStatus, 
 pub async fn join_study(token: String, pid: Option<String>) -> Result<(), ServerFnError> {
     use crate::auth::{backend, internal};
     let pid = pid.filter(|p| !p.trim().is_empty());
+    // the session's lifetime rules first: an expired session starts afresh
+    crate::auth::current_user().await?;
+    let session = crate::auth::session().await?;
+    let current: Option<i64> = session.get(PARTICIPANT_KEY).await.ok().flatten();
     let (annotator, study) = backend()?
-        .join(&token, pid.as_deref())
+        .join(&token, pid.as_deref(), current)
         .await
         .map_err(internal)?;
-    let session = crate::auth::session().await?;
+    if current == Some(annotator) {
+        // coming back (Back, the link opened again): the same participant continues
+        leptos_axum::redirect(&format!("/annotate/{study}"));
+        return Ok(());
+    }
     session
         .cycle_id()
         .await

@@ -97,10 +97,21 @@ pub trait Backend: Send + Sync + 'static {
     async fn study_detail(&self, id: i64) -> Result<Option<StudyDetail>, BackendError>;
 
     /// What an invite link leads to (anyone may ask).
-    async fn invite_status(&self, token: &str) -> Result<crate::model::InviteStatus, BackendError>;
+    async fn invite_status(
+        &self,
+        token: &str,
+        current: Option<i64>,
+    ) -> Result<crate::model::InviteStatus, BackendError>;
     /// Joins a study through an invite: a new de-identified participant (its annotator id and
     /// study). `pid` is a crowd-worker id to keep (never shown unless exported on request).
-    async fn join(&self, token: &str, pid: Option<&str>) -> Result<(i64, i64), BackendError>;
+    /// `current` is the session's participant, if any: one who comes back through the same
+    /// invite continues as the same participant.
+    async fn join(
+        &self,
+        token: &str,
+        pid: Option<&str>,
+        current: Option<i64>,
+    ) -> Result<(i64, i64), BackendError>;
     /// The annotator this caller is in `study`: the session's participant, or the signed-in
     /// user's annotator record there.
     async fn annotator_in(

@@ -171,8 +171,9 @@ pub struct ScreenerQuestion {
 /// What an invite link leads to, told before anyone takes part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InviteStatus {
-    /// The link works: the study it joins.
-    Open { study: String },
+    /// The link works: the study it joins; `continuing` when the caller already takes part
+    /// (they continue where they were).
+    Open { study: String, continuing: bool },
     /// Every place the link offered is taken.
     UsedUp,
     /// No such link.

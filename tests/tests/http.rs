@@ -863,16 +863,40 @@ async fn invite_links_say_whether_they_work() {
     };
     assert_eq!(
         status(token.clone()).await,
-        serde_json::json!({"Open": {"study": "Invited"}})
+        serde_json::json!({"Open": {"study": "Invited", "continuing": false}})
     );
     assert_eq!(status("nope".into()).await, serde_json::json!("Unknown"));
-    app.client()
-        .post(app.url("/api/join"))
+    let participant = app.client();
+    let join = || {
+        participant
+            .post(app.url("/api/join"))
+            .form(&[("token", token.as_str())])
+            .send()
+    };
+    join().await.expect("join");
+    assert_eq!(status(token.clone()).await, serde_json::json!("UsedUp"));
+    // the participant comes back through the same (now used-up) link: same participant
+    let me: serde_json::Value = participant
+        .post(app.url("/api/invite"))
         .form(&[("token", token.as_str())])
         .send()
         .await
-        .expect("join");
-    assert_eq!(status(token).await, serde_json::json!("UsedUp"));
+        .expect("invite")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        me,
+        serde_json::json!({"Open": {"study": "Invited", "continuing": true}})
+    );
+    let again = join().await.expect("join again");
+    assert!(again.status().is_success() || again.status().is_redirection());
+    let participants = natstudy::store::monitor::monitor(&app.db, study)
+        .await
+        .expect("monitor")
+        .annotators
+        .len();
+    assert_eq!(participants, 1, "coming back makes no new participant");
     let db = app.db.clone();
     drop(app);
     guard.drop_now(db).await;

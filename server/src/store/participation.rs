@@ -78,28 +78,45 @@ async fn insert_with_next_code(
     }
 }
 
-/// What an invite link leads to: (study name, cap, used), or nothing.
-pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<(String, i64, i64)>> {
+/// What an invite link leads to: (study id, study name, cap, used), or nothing.
+pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<(i64, String, i64, i64)>> {
     let r = sqlx::query(
-        "SELECT s.name, i.cap, i.used FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
+        "SELECT s.id, s.name, i.cap, i.used FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
     )
     .bind(token)
     .fetch_optional(&db.pool)
     .await?;
-    Ok(
-        r.map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .transpose()?,
-    )
+    Ok(r.map(|r| {
+        Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?))
+    })
+    .transpose()?)
 }
 
-/// Uses an invite: a new participant `S{n}` in the invite's study and batch.
-pub async fn join(db: &Db, token: &str, pid: Option<&str>) -> StoreResult<(i64, i64)> {
+/// Uses an invite: a new participant `S{n}` in the invite's study and batch — unless
+/// `current` (the caller's participant) is already in that study: then the same participant
+/// continues and the invite is not used again.
+pub async fn join(
+    db: &Db,
+    token: &str,
+    pid: Option<&str>,
+    current: Option<i64>,
+) -> StoreResult<(i64, i64)> {
     let inv = sqlx::query("SELECT id, study_id, batch_id, cap, used FROM invites WHERE token = $1")
         .bind(token)
         .fetch_optional(&db.pool)
         .await?
         .ok_or_else(|| StoreError::NotFound("invite".into()))?;
     let study: i64 = inv.try_get("study_id")?;
+    if let Some(me) = current {
+        let mine = sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
+            .bind(me)
+            .bind(study)
+            .fetch_optional(&db.pool)
+            .await?;
+        if mine.is_some() {
+            return Ok((me, study));
+        }
+    }
     let mut tx = db.begin_write(study).await?;
     let used: i64 = sqlx::query("SELECT used FROM invites WHERE id = $1")
         .bind(inv.try_get::<i64, _>("id")?)

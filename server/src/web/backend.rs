@@ -243,30 +243,50 @@ impl Backend for DomainBackend {
     }
 
     #[tracing::instrument(skip(self, token))]
-    async fn invite_status(&self, token: &str) -> Result<app::model::InviteStatus, BackendError> {
+    async fn invite_status(
+        &self,
+        token: &str,
+        current: Option<i64>,
+    ) -> Result<app::model::InviteStatus, BackendError> {
         use app::model::InviteStatus;
         if token.len() > 128 {
             return Ok(InviteStatus::Unknown);
         }
-        Ok(
-            match store::participation::invite(&self.db, token)
+        let Some((id, name, cap, used)) = store::participation::invite(&self.db, token)
+            .await
+            .map_err(map)?
+        else {
+            return Ok(InviteStatus::Unknown);
+        };
+        let continuing = match current {
+            Some(me) => store::participation::annotator_in(&self.db, id, Some(me), None)
                 .await
                 .map_err(map)?
-            {
-                None => InviteStatus::Unknown,
-                Some((_, cap, used)) if used >= cap => InviteStatus::UsedUp,
-                Some((study, _, _)) => InviteStatus::Open { study },
-            },
-        )
+                .is_some(),
+            None => false,
+        };
+        Ok(if used >= cap && !continuing {
+            InviteStatus::UsedUp
+        } else {
+            InviteStatus::Open {
+                study: name,
+                continuing,
+            }
+        })
     }
 
     #[tracing::instrument(skip(self, token, pid))]
-    async fn join(&self, token: &str, pid: Option<&str>) -> Result<(i64, i64), BackendError> {
+    async fn join(
+        &self,
+        token: &str,
+        pid: Option<&str>,
+        current: Option<i64>,
+    ) -> Result<(i64, i64), BackendError> {
         let pid = service::participation::check_pid(pid).map_err(map)?;
         if token.len() > 128 {
             return Err(BackendError::NotFound("invite".into()));
         }
-        store::participation::join(&self.db, token, pid.as_deref())
+        store::participation::join(&self.db, token, pid.as_deref(), current)
             .await
             .map_err(map)
     }

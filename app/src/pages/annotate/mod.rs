@@ -41,12 +41,13 @@ pub fn JoinPage() -> impl IntoView {
             <Suspense fallback=Loading>
                 {move || Suspend::new(async move {
                     match status.await {
-                        Ok(InviteStatus::Open { study }) => view! {
+                        Ok(InviteStatus::Open { study, continuing }) => view! {
                             <p>"You were invited to the study " <b id="invite-study">{study}</b> ", on how developers read transformed Java code."</p>
+                            {continuing.then(|| view! { <p id="invite-continuing">"You already take part: you continue where you left off."</p> })}
                             <ActionForm action=join attr:id="join-form">
                                 <input type="hidden" name="token" prop:value=token />
                                 <input type="hidden" name="pid" prop:value=pid />
-                                <button type="submit" id="join">"Take part"</button>
+                                <button type="submit" id="join">{if continuing { "Continue" } else { "Take part" }}</button>
                             </ActionForm>
                         }.into_any(),
                         Ok(InviteStatus::UsedUp) => view! {
