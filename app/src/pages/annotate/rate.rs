@@ -206,7 +206,20 @@ fn browser_hooks(x: RateSignals) {
                     .ok()
                     .flatten()
                     .and_then(|s| s.get_item("natstudy.diff").ok().flatten());
-                set_unified.set(stored.as_deref() == Some("unified"));
+                // the participant's choice; else unified on narrow screens (a phone has no room
+                // for two columns of code)
+                let narrow = window()
+                    .inner_width()
+                    .ok()
+                    .and_then(|w| w.as_f64())
+                    .is_some_and(|w| w < 700.0);
+                set_unified.set(match stored.as_deref() {
+                    Some("unified") => true,
+                    Some("side") => false,
+                    _ => narrow,
+                });
+                // every item starts at the top: its summary, diff and progress first
+                window().scroll_to_with_x_and_y(0.0, 0.0);
             });
         }
         let with_timer = {
