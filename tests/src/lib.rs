@@ -218,6 +218,16 @@ pub fn natstudy_bin() -> Result<std::path::PathBuf> {
         .and_then(|deps| deps.parent())
         .context("no target directory")?;
     let bin = dir.join("natstudy");
+    if !bin.is_file() {
+        // `cargo test -p natstudy-tests` does not build another package's binary: build it
+        // once (cargo sets $CARGO for the tests it runs)
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", "natstudy", "--bin", "natstudy"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()?;
+        anyhow::ensure!(status.success(), "cannot build the natstudy binary");
+    }
     anyhow::ensure!(
         bin.is_file(),
         "{} is missing: build it first (cargo build -p natstudy)",
