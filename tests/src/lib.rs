@@ -305,3 +305,26 @@ macro_rules! on_both_stores {
         }
     };
 }
+
+/// A dynamic-queue batch over all of the study's items and an invite link into it with `cap`
+/// places: (batch id, invite token).
+pub async fn open_queue(db: &Db, study: i64, cap: i64) -> Result<(i64, String)> {
+    use natstudy::store::assign::{self, BatchSpec, Strategy};
+    let spec = BatchSpec {
+        name: "online".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: Default::default(),
+        annotators: vec![],
+        seed: 7,
+        lease_secs: 600,
+        avoid_same_bug: false,
+    };
+    let batch = assign::create_batch(db, study, None, &spec)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .id;
+    let token = natstudy::store::participation::create_invite(db, study, batch, cap, None)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((batch, token))
+}

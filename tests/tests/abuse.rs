@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use natstudy::store::assign::{self, BatchSpec, Strategy};
+use natstudy::store::assign;
 use natstudy_tests::{
-    cli, fresh_db, on_both_stores, reference_dir, Role, ServerProcess, Store, TestApp,
+    cli, fresh_db, on_both_stores, open_queue, reference_dir, Role, ServerProcess, Store, TestApp,
 };
 use reqwest::StatusCode;
 
@@ -34,29 +34,8 @@ async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (i64, i64, 
             .await
             .expect("votes");
     }
-    let (batch, token) = open_queue(db, study).await;
+    let (batch, token) = open_queue(db, study, 1000).await.expect("queue");
     (study, batch, token)
-}
-
-/// A dynamic batch over all the study's items, and an invite link into it.
-async fn open_queue(db: &natstudy::db::Db, study: i64) -> (i64, String) {
-    let spec = BatchSpec {
-        name: "online".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: Default::default(),
-        annotators: vec![],
-        seed: 7,
-        lease_secs: 600,
-        avoid_same_bug: false,
-    };
-    let batch = assign::create_batch(db, study, None, &spec)
-        .await
-        .expect("batch")
-        .id;
-    let token = natstudy::store::participation::create_invite(db, study, batch, 1000, None)
-        .await
-        .expect("invite");
-    (batch, token)
 }
 
 /// A participant who joined, consented and read the guideline; returns the client.
@@ -541,7 +520,7 @@ async fn counts_stay_exact(store: Store) {
         )
         .await
         .expect("items");
-        let (b, _) = open_queue(&db, s).await;
+        let (b, _) = open_queue(&db, s, 1000).await.expect("queue");
         (s, b, ())
     };
     let pool2 = assign::ensure_pool(&db, study2, 3).await.expect("pool");
@@ -735,7 +714,7 @@ async fn big_study(db: &natstudy::db::Db) -> (i64, String) {
     natstudy::service::import_items_text(db, study, None, ("b", &bug.to_string()), ("t", &items))
         .await
         .expect("items");
-    let (_, token) = open_queue(db, study).await;
+    let (_, token) = open_queue(db, study, 1000).await.expect("queue");
     (study, token)
 }
 

@@ -830,22 +830,9 @@ async fn invite_links_say_whether_they_work() {
     natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
         .await
         .expect("items");
-    let spec = natstudy::store::assign::BatchSpec {
-        name: "q".into(),
-        strategy: natstudy::store::assign::Strategy::DynamicQueue,
-        filter: Default::default(),
-        annotators: vec![],
-        seed: 1,
-        lease_secs: 60,
-        avoid_same_bug: false,
-    };
-    let batch = natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+    let (_, token) = natstudy_tests::open_queue(&app.db, study, 1)
         .await
-        .expect("batch")
-        .id;
-    let token = natstudy::store::participation::create_invite(&app.db, study, batch, 1, None)
-        .await
-        .expect("invite");
+        .expect("queue");
     let status = |t: String| {
         let (c, url) = (app.client(), app.url("/api/invite"));
         async move {

@@ -2,9 +2,8 @@
 //! is readable without scrolling the page sideways, and each new item starts at the top.
 
 use fantoccini::Locator;
-use natstudy::store::assign::{self, BatchSpec, Strategy};
 use natstudy_tests::browser::Browser;
-use natstudy_tests::{fresh_db, Store, TestApp};
+use natstudy_tests::{fresh_db, open_queue, Store, TestApp};
 
 /// Two items of a method with a long line (wider than a phone).
 fn study_files() -> (String, String) {
@@ -43,22 +42,7 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     natstudy::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
         .await
         .expect("items");
-    let spec = BatchSpec {
-        name: "q".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: Default::default(),
-        annotators: vec![],
-        seed: 1,
-        lease_secs: 600,
-        avoid_same_bug: false,
-    };
-    let batch = assign::create_batch(&db, study, None, &spec)
-        .await
-        .expect("batch")
-        .id;
-    let token = natstudy::store::participation::create_invite(&db, study, batch, 5, None)
-        .await
-        .expect("invite");
+    let (_, token) = open_queue(&db, study, 5).await.expect("queue");
     let app = TestApp::start(db.clone()).await.expect("server");
     let b = Browser::start().await.expect("browser");
     b.client
