@@ -6,20 +6,20 @@
 
 use leptos::prelude::*;
 
-use crate::model::AnnotateState;
+use crate::model::{AnnotateState, ItemId, StudyId};
 #[cfg(feature = "ssr")]
-use crate::model::VoteForm;
+use crate::model::{AnnotatorId, VoteForm};
 
 /// The session key of an invited (anonymous) participant's annotator id.
 pub const PARTICIPANT_KEY: &str = "participant";
 
 #[cfg(feature = "ssr")]
-async fn me(study: i64) -> Result<i64, ServerFnError> {
+async fn me(study: StudyId) -> Result<AnnotatorId, ServerFnError> {
     use crate::auth::{backend, internal};
     // the signed-in account (this also applies the session's lifetime rules)
     let user = crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
-    let participant: Option<i64> = session.get(PARTICIPANT_KEY).await.ok().flatten();
+    let participant: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
     match backend()?
         .annotator_in(study, participant, user.as_ref())
         .await
@@ -42,7 +42,7 @@ async fn me(study: i64) -> Result<i64, ServerFnError> {
 pub async fn invite_status(token: String) -> Result<crate::model::InviteStatus, ServerFnError> {
     crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
-    let current: Option<i64> = session.get(PARTICIPANT_KEY).await.ok().flatten();
+    let current: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
     crate::auth::backend()?
         .invite_status(&token, current)
         .await
@@ -57,7 +57,7 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
     // the session's lifetime rules first: an expired session starts afresh
     crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
-    let current: Option<i64> = session.get(PARTICIPANT_KEY).await.ok().flatten();
+    let current: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
     let (annotator, study) = backend()?
         .join(&token, pid.as_deref(), current)
         .await
@@ -83,8 +83,8 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
 /// Where the caller stands in the study, with the item to rate (or to revise).
 #[server(endpoint = "annotate/state")]
 pub async fn get_annotate_state(
-    study: i64,
-    revise: Option<i64>,
+    study: StudyId,
+    revise: Option<ItemId>,
 ) -> Result<AnnotateState, ServerFnError> {
     let a = me(study).await?;
     crate::auth::backend()?
@@ -96,7 +96,7 @@ pub async fn get_annotate_state(
 /// Consent and screener answers (`answers`: JSON object of the screener's fields).
 #[server(endpoint = "annotate/consent")]
 pub async fn give_consent(
-    study: i64,
+    study: StudyId,
     answers: Option<std::collections::BTreeMap<String, String>>,
 ) -> Result<(), ServerFnError> {
     let a = me(study).await?;
@@ -109,7 +109,7 @@ pub async fn give_consent(
 
 /// The participant has read the guideline and starts rating.
 #[server(endpoint = "annotate/start")]
-pub async fn start_rating(study: i64) -> Result<(), ServerFnError> {
+pub async fn start_rating(study: StudyId) -> Result<(), ServerFnError> {
     let a = me(study).await?;
     crate::auth::backend()?
         .guideline_seen(study, a)
@@ -120,8 +120,8 @@ pub async fn start_rating(study: i64) -> Result<(), ServerFnError> {
 /// Saves a vote (idempotent on `token`), durably, before the next item is shown.
 #[server(endpoint = "annotate/vote")]
 pub async fn submit_vote(
-    study: i64,
-    item: i64,
+    study: StudyId,
+    item: ItemId,
     cr: Option<u8>,
     cc: Option<u8>,
     comment: Option<String>,
@@ -158,7 +158,7 @@ pub async fn submit_vote(
 
 /// Ends the participant's work on the study (votes can no longer be revised).
 #[server(endpoint = "annotate/finish")]
-pub async fn finish_study(study: i64) -> Result<(), ServerFnError> {
+pub async fn finish_study(study: StudyId) -> Result<(), ServerFnError> {
     let a = me(study).await?;
     crate::auth::backend()?
         .finish(study, a)
@@ -168,7 +168,7 @@ pub async fn finish_study(study: i64) -> Result<(), ServerFnError> {
 
 /// The rating page's heartbeat: renews the participant's leases.
 #[server(endpoint = "annotate/heartbeat")]
-pub async fn heartbeat(study: i64) -> Result<(), ServerFnError> {
+pub async fn heartbeat(study: StudyId) -> Result<(), ServerFnError> {
     let a = me(study).await?;
     crate::auth::backend()?
         .renew_leases(study, a)

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use crate::auth::{backend, internal, require};
 #[cfg(feature = "ssr")]
 use crate::model::Role;
-use crate::model::{StudyDetail, StudySummary, User, UserRow};
+use crate::model::{StudyDetail, StudyId, StudySummary, User, UserId, UserRow};
 
 /// The signed-in user, or `None`.
 #[server(endpoint = "whoami")]
@@ -102,7 +102,7 @@ pub async fn add_user(
     username: String,
     password: String,
     role: String,
-) -> Result<i64, ServerFnError> {
+) -> Result<UserId, ServerFnError> {
     let actor = require(Role::ADMINS).await?;
     let role =
         Role::parse(&role).ok_or_else(|| ServerFnError::new(format!("unknown role {role}")))?;
@@ -121,14 +121,14 @@ pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
 
 /// The studies the signed-in account annotates in (any role).
 #[server(endpoint = "studies/mine")]
-pub async fn my_studies() -> Result<Vec<(i64, String)>, ServerFnError> {
+pub async fn my_studies() -> Result<Vec<(StudyId, String)>, ServerFnError> {
     let user = require(Role::ANYONE).await?;
     backend()?.my_studies(&user).await.map_err(internal)
 }
 
 /// Creates a study (admins only).
 #[server(endpoint = "studies/create")]
-pub async fn create_study(name: String, description: String) -> Result<i64, ServerFnError> {
+pub async fn create_study(name: String, description: String) -> Result<StudyId, ServerFnError> {
     let actor = require(Role::ADMINS).await?;
     let id = backend()?
         .create_study(&actor, name.trim(), description.trim())
@@ -140,7 +140,7 @@ pub async fn create_study(name: String, description: String) -> Result<i64, Serv
 
 /// One study with its items and audit log (admins and researchers).
 #[server(endpoint = "studies/detail")]
-pub async fn get_study(id: i64) -> Result<StudyDetail, ServerFnError> {
+pub async fn get_study(id: StudyId) -> Result<StudyDetail, ServerFnError> {
     crate::auth::require_study(id, Role::STAFF).await?;
     backend()?
         .study_detail(id)

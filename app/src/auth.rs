@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use tower_sessions::Session;
 
 use crate::backend::{Backend, BackendError, BackendHandle};
-use crate::model::{Role, User};
+use crate::model::{Role, StudyId, User, UserId};
 
 /// The key under which the signed-in user's id lives in the session.
 pub const USER_ID_KEY: &str = "user_id";
@@ -95,7 +95,7 @@ pub async fn signed_in(
     if !keep_alive(session, backend).await {
         return Ok(None);
     }
-    let id: Option<i64> = session.get(USER_ID_KEY).await.ok().flatten();
+    let id: Option<UserId> = session.get(USER_ID_KEY).await.ok().flatten();
     let Some(id) = id else { return Ok(None) };
     let epoch: i64 = session.get(EPOCH_KEY).await.ok().flatten().unwrap_or(0);
     let user = backend.session_user(id, epoch).await?;
@@ -146,14 +146,14 @@ pub async fn require(roles: &[Role]) -> Result<User, ServerFnError> {
 
 /// As [`require`], and the user must also be allowed on `study`: admins on every study,
 /// researchers on the studies they own or are members of.
-pub async fn require_study(study: i64, roles: &[Role]) -> Result<User, ServerFnError> {
+pub async fn require_study(study: StudyId, roles: &[Role]) -> Result<User, ServerFnError> {
     let user = require(roles).await?;
     if !backend()?
         .may_access(&user, study)
         .await
         .map_err(internal)?
     {
-        tracing::warn!(user = %user.username, study, "refused: not a member of the study");
+        tracing::warn!(user = %user.username, %study, "refused: not a member of the study");
         set_status(axum::http::StatusCode::FORBIDDEN);
         return Err(ServerFnError::new("forbidden"));
     }

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, GenerateRequest, GeneratedPreview, Monitor, ResultsView, Role, ScoringView,
-    StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
+    AnnotateState, AnnotatorId, BatchId, GenerateRequest, GeneratedPreview, ItemId, JobId, Monitor,
+    ResultsView, Role, ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User,
+    UserId, UserRow, VoteForm,
 };
 
 /// What can go wrong behind the handle, in terms a page can show.
@@ -54,28 +55,33 @@ pub trait Backend: Send + Sync + 'static {
         client: Option<std::net::IpAddr>,
     ) -> Result<Option<(User, i64)>, BackendError>;
     /// The enabled account with this id, if a session of `epoch` is still valid for it.
-    async fn session_user(&self, id: i64, epoch: i64) -> Result<Option<User>, BackendError>;
+    async fn session_user(&self, id: UserId, epoch: i64) -> Result<Option<User>, BackendError>;
     fn session_policy(&self) -> SessionPolicy;
     /// Whether `user` may see and act on `study` (admins: every study; others: members).
-    async fn may_access(&self, user: &User, study: i64) -> Result<bool, BackendError>;
+    async fn may_access(&self, user: &User, study: StudyId) -> Result<bool, BackendError>;
     /// The study's members.
-    async fn members(&self, study: i64) -> Result<Vec<Member>, BackendError>;
+    async fn members(&self, study: StudyId) -> Result<Vec<Member>, BackendError>;
     /// Adds (or re-roles) a member: `role` is `owner` or `member`.
     async fn add_member(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         username: &str,
         role: &str,
     ) -> Result<(), BackendError>;
     async fn remove_member(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         username: &str,
     ) -> Result<(), BackendError>;
     /// Runs a failed job again (as a new job); returns its id.
-    async fn retry_job(&self, actor: &User, study: i64, job: i64) -> Result<i64, BackendError>;
+    async fn retry_job(
+        &self,
+        actor: &User,
+        study: StudyId,
+        job: JobId,
+    ) -> Result<JobId, BackendError>;
     async fn list_users(&self) -> Result<Vec<UserRow>, BackendError>;
     async fn add_user(
         &self,
@@ -83,24 +89,24 @@ pub trait Backend: Send + Sync + 'static {
         username: &str,
         password: &str,
         role: Role,
-    ) -> Result<i64, BackendError>;
+    ) -> Result<UserId, BackendError>;
     /// The studies `user` may see (admins: all).
     async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError>;
     /// The studies in which this account is an annotator: (id, name).
-    async fn my_studies(&self, user: &User) -> Result<Vec<(i64, String)>, BackendError>;
+    async fn my_studies(&self, user: &User) -> Result<Vec<(StudyId, String)>, BackendError>;
     async fn create_study(
         &self,
         actor: &User,
         name: &str,
         description: &str,
-    ) -> Result<i64, BackendError>;
-    async fn study_detail(&self, id: i64) -> Result<Option<StudyDetail>, BackendError>;
+    ) -> Result<StudyId, BackendError>;
+    async fn study_detail(&self, id: StudyId) -> Result<Option<StudyDetail>, BackendError>;
 
     /// What an invite link leads to (anyone may ask).
     async fn invite_status(
         &self,
         token: &str,
-        current: Option<i64>,
+        current: Option<AnnotatorId>,
     ) -> Result<crate::model::InviteStatus, BackendError>;
     /// Joins a study through an invite: a new de-identified participant (its annotator id and
     /// study). `pid` is a crowd-worker id to keep (never shown unless exported on request).
@@ -110,55 +116,63 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         token: &str,
         pid: Option<&str>,
-        current: Option<i64>,
-    ) -> Result<(i64, i64), BackendError>;
+        current: Option<AnnotatorId>,
+    ) -> Result<(AnnotatorId, StudyId), BackendError>;
     /// The annotator this caller is in `study`: the session's participant, or the signed-in
     /// user's annotator record there.
     async fn annotator_in(
         &self,
-        study: i64,
-        participant: Option<i64>,
+        study: StudyId,
+        participant: Option<AnnotatorId>,
         user: Option<&User>,
-    ) -> Result<Option<i64>, BackendError>;
+    ) -> Result<Option<AnnotatorId>, BackendError>;
     async fn annotate_state(
         &self,
-        study: i64,
-        annotator: i64,
-        revise: Option<i64>,
+        study: StudyId,
+        annotator: AnnotatorId,
+        revise: Option<ItemId>,
     ) -> Result<AnnotateState, BackendError>;
     /// Records consent with the screener answers (name, value).
     async fn consent(
         &self,
-        study: i64,
-        annotator: i64,
+        study: StudyId,
+        annotator: AnnotatorId,
         answers: Vec<(String, String)>,
     ) -> Result<(), BackendError>;
-    async fn guideline_seen(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
+    async fn guideline_seen(
+        &self,
+        study: StudyId,
+        annotator: AnnotatorId,
+    ) -> Result<(), BackendError>;
     async fn submit_vote(
         &self,
-        study: i64,
-        annotator: i64,
-        item: i64,
+        study: StudyId,
+        annotator: AnnotatorId,
+        item: ItemId,
         vote: VoteForm,
     ) -> Result<(), BackendError>;
-    async fn finish(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
+    async fn finish(&self, study: StudyId, annotator: AnnotatorId) -> Result<(), BackendError>;
     /// Keeps the annotator's leases alive while the rating page is open.
-    async fn renew_leases(&self, study: i64, annotator: i64) -> Result<(), BackendError>;
+    async fn renew_leases(
+        &self,
+        study: StudyId,
+        annotator: AnnotatorId,
+    ) -> Result<(), BackendError>;
 
-    async fn monitor(&self, study: i64) -> Result<Monitor, BackendError>;
+    async fn monitor(&self, study: StudyId) -> Result<Monitor, BackendError>;
     /// The analysis of the study's current votes, with charts.
-    async fn results(&self, study: i64) -> Result<ResultsView, BackendError>;
+    async fn results(&self, study: StudyId) -> Result<ResultsView, BackendError>;
     async fn update_settings(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         settings: StudySettingsForm,
     ) -> Result<(), BackendError>;
     /// Imports uploaded files: `kind` is items (two files), votes, npr or ce. Returns a message.
     async fn import_upload(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         kind: &str,
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError>;
@@ -166,7 +180,7 @@ pub trait Backend: Send + Sync + 'static {
     async fn create_batch(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         name: &str,
         strategy: &str,
         level: Option<String>,
@@ -178,47 +192,47 @@ pub trait Backend: Send + Sync + 'static {
     async fn create_invite(
         &self,
         actor: &User,
-        study: i64,
-        batch: i64,
+        study: StudyId,
+        batch: BatchId,
         cap: i64,
     ) -> Result<String, BackendError>;
     async fn release_annotator(
         &self,
         actor: &User,
-        study: i64,
-        annotator: i64,
+        study: StudyId,
+        annotator: AnnotatorId,
     ) -> Result<u64, BackendError>;
     async fn move_annotator(
         &self,
         actor: &User,
-        study: i64,
-        from: i64,
+        study: StudyId,
+        from: AnnotatorId,
         to_code: &str,
     ) -> Result<u64, BackendError>;
     /// The engine's transformations of the study's bugs that are not items yet.
     async fn propose_transformations(
         &self,
-        study: i64,
+        study: StudyId,
         request: &GenerateRequest,
     ) -> Result<Vec<GeneratedPreview>, BackendError>;
     /// Adds proposed transformations (by key) as items. Returns a message.
     async fn add_transformations(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError>;
     /// The models the server holds and the study's background jobs.
-    async fn scoring(&self, study: i64) -> Result<ScoringView, BackendError>;
+    async fn scoring(&self, study: StudyId) -> Result<ScoringView, BackendError>;
     /// Starts scoring the study's methods with a model in the background; returns the job.
     async fn start_scoring(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         model: &str,
         log10: bool,
-    ) -> Result<i64, BackendError>;
+    ) -> Result<JobId, BackendError>;
 }
 
 /// The handle as it is stored in context.

@@ -3,50 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a signed-in account may do. Ordered by privilege for display only; checks name roles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Admin,
-    Researcher,
-    Annotator,
-}
-
-impl Role {
-    pub const ALL: [Role; 3] = [Role::Admin, Role::Researcher, Role::Annotator];
-    /// Who may do what: the role lists the server's checks name.
-    pub const ADMINS: &'static [Role] = &[Role::Admin];
-    pub const STAFF: &'static [Role] = &[Role::Admin, Role::Researcher];
-    pub const ANYONE: &'static [Role] = &Role::ALL;
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Admin => "admin",
-            Role::Researcher => "researcher",
-            Role::Annotator => "annotator",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-
-    /// Admins and researchers read studies and results.
-    pub fn is_staff(self) -> bool {
-        matches!(self, Role::Admin | Role::Researcher)
-    }
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use natstudy_vocab::ids::{AnnotatorId, BatchId, ItemId, JobId, StudyId, UserId};
+pub use natstudy_vocab::Role;
 
 /// The signed-in account as the pages see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct User {
-    pub id: i64,
+    pub id: UserId,
     pub username: String,
     pub role: Role,
 }
@@ -54,7 +17,7 @@ pub struct User {
 /// One row of the admin's user list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserRow {
-    pub id: i64,
+    pub id: UserId,
     pub username: String,
     pub role: Role,
     pub disabled: bool,
@@ -64,7 +27,7 @@ pub struct UserRow {
 /// A study with its headline counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudySummary {
-    pub id: i64,
+    pub id: StudyId,
     pub name: String,
     pub description: String,
     pub ratings_per_item: i64,
@@ -131,7 +94,7 @@ pub struct DiffLine {
 /// An item as a participant rates it. Blinded studies leave `operator` and `bug_id` out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemView {
-    pub item: i64,
+    pub item: ItemId,
     pub summary: String,
     pub operator: Option<String>,
     pub bug_id: Option<String>,
@@ -153,7 +116,7 @@ pub struct ItemView {
 /// A rated item, for the revision list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RatedRow {
-    pub item: i64,
+    pub item: ItemId,
     pub summary: String,
     pub cr: u8,
     pub cc: u8,
@@ -200,7 +163,7 @@ pub enum AnnotateStep {
 /// The annotation page's data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnnotateState {
-    pub study: i64,
+    pub study: StudyId,
     pub study_name: String,
     pub code: String,
     pub done: i64,
@@ -241,7 +204,7 @@ pub struct StudySettingsForm {
 /// One annotator's line on the monitor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnnotatorRow {
-    pub id: i64,
+    pub id: AnnotatorId,
     pub code: String,
     pub account: Option<String>,
     pub done: i64,
@@ -256,7 +219,7 @@ pub struct AnnotatorRow {
 /// A batch as listed on the study page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BatchRow {
-    pub id: i64,
+    pub id: BatchId,
     pub name: String,
     pub strategy: String,
     pub items: i64,
@@ -305,7 +268,7 @@ pub struct GeneratedPreview {
 /// A background job of a study (e.g. scoring with a language model) and its progress.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobRow {
-    pub id: i64,
+    pub id: JobId,
     pub kind: String,
     pub label: String,
     /// `running`, `done` or `failed`.

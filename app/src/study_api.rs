@@ -6,7 +6,9 @@ use server_fn::codec::Json;
 
 #[cfg(feature = "ssr")]
 use crate::model::StudySettingsForm;
-use crate::model::{GeneratedPreview, Monitor, ResultsView, ScoringView};
+use crate::model::{
+    AnnotatorId, BatchId, GeneratedPreview, JobId, Monitor, ResultsView, ScoringView, StudyId,
+};
 
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require_study};
@@ -15,7 +17,7 @@ use crate::model::Role;
 
 /// The live state of a study (admins and researchers).
 #[server(endpoint = "studies/monitor")]
-pub async fn get_monitor(study: i64) -> Result<Monitor, ServerFnError> {
+pub async fn get_monitor(study: StudyId) -> Result<Monitor, ServerFnError> {
     require_study(study, Role::STAFF).await?;
     backend()?.monitor(study).await.map_err(internal)
 }
@@ -23,7 +25,7 @@ pub async fn get_monitor(study: i64) -> Result<Monitor, ServerFnError> {
 /// Saves a study's settings (admins).
 #[server(endpoint = "studies/settings")]
 pub async fn save_settings(
-    study: i64,
+    study: StudyId,
     ratings_per_item: i64,
     guideline: String,
     blind_operator: Option<String>,
@@ -57,7 +59,7 @@ pub async fn save_settings(
 /// or `ce`; `files` are (file name, content).
 #[server(endpoint = "studies/import", input = Json)]
 pub async fn import_upload(
-    study: i64,
+    study: StudyId,
     kind: String,
     files: Vec<(String, String)>,
 ) -> Result<String, ServerFnError> {
@@ -71,7 +73,7 @@ pub async fn import_upload(
 /// Builds a batch (admins).
 #[server(endpoint = "studies/batch")]
 pub async fn create_batch(
-    study: i64,
+    study: StudyId,
     name: String,
     strategy: String,
     level: Option<String>,
@@ -98,7 +100,11 @@ pub async fn create_batch(
 
 /// A new invite link into a batch (admins).
 #[server(endpoint = "studies/invite")]
-pub async fn create_invite(study: i64, batch: i64, cap: i64) -> Result<String, ServerFnError> {
+pub async fn create_invite(
+    study: StudyId,
+    batch: BatchId,
+    cap: i64,
+) -> Result<String, ServerFnError> {
     let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .create_invite(&actor, study, batch, cap)
@@ -108,7 +114,10 @@ pub async fn create_invite(study: i64, batch: i64, cap: i64) -> Result<String, S
 
 /// Releases an annotator's unrated items (admins).
 #[server(endpoint = "studies/release")]
-pub async fn release_annotator(study: i64, annotator: i64) -> Result<u64, ServerFnError> {
+pub async fn release_annotator(
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> Result<u64, ServerFnError> {
     let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .release_annotator(&actor, study, annotator)
@@ -118,7 +127,11 @@ pub async fn release_annotator(study: i64, annotator: i64) -> Result<u64, Server
 
 /// Moves an annotator's unrated items to another (by code) (admins).
 #[server(endpoint = "studies/move")]
-pub async fn move_annotator(study: i64, annotator: i64, to: String) -> Result<u64, ServerFnError> {
+pub async fn move_annotator(
+    study: StudyId,
+    annotator: AnnotatorId,
+    to: String,
+) -> Result<u64, ServerFnError> {
     let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .move_annotator(&actor, study, annotator, to.trim())
@@ -128,7 +141,7 @@ pub async fn move_annotator(study: i64, annotator: i64, to: String) -> Result<u6
 
 /// The study's results: tables and charts (admins and researchers).
 #[server(endpoint = "studies/results")]
-pub async fn get_results(study: i64) -> Result<ResultsView, ServerFnError> {
+pub async fn get_results(study: StudyId) -> Result<ResultsView, ServerFnError> {
     require_study(study, Role::STAFF).await?;
     backend()?.results(study).await.map_err(internal)
 }
@@ -138,7 +151,7 @@ pub async fn get_results(study: i64) -> Result<ResultsView, ServerFnError> {
 /// directory that ranks RenameVariable-2's names (the built-in dictionary when empty).
 #[server(endpoint = "studies/propose")]
 pub async fn propose_transformations(
-    study: i64,
+    study: StudyId,
     operators: String,
     all_sites: Option<String>,
     model: Option<String>,
@@ -160,7 +173,7 @@ pub async fn propose_transformations(
 /// Adds the selected proposals as items (admins and researchers).
 #[server(endpoint = "studies/add-transformations", input = Json)]
 pub async fn add_transformations(
-    study: i64,
+    study: StudyId,
     request: crate::model::GenerateRequest,
     keys: Vec<String>,
 ) -> Result<String, ServerFnError> {
@@ -173,7 +186,7 @@ pub async fn add_transformations(
 
 /// The models the server holds and the study's background jobs (admins and researchers).
 #[server(endpoint = "studies/scoring")]
-pub async fn get_scoring(study: i64) -> Result<ScoringView, ServerFnError> {
+pub async fn get_scoring(study: StudyId) -> Result<ScoringView, ServerFnError> {
     require_study(study, Role::STAFF).await?;
     backend()?.scoring(study).await.map_err(internal)
 }
@@ -181,10 +194,10 @@ pub async fn get_scoring(study: i64) -> Result<ScoringView, ServerFnError> {
 /// Scores the study's methods with a model as a background job (admins and researchers).
 #[server(endpoint = "studies/score")]
 pub async fn start_scoring(
-    study: i64,
+    study: StudyId,
     model: String,
     log10: Option<String>,
-) -> Result<i64, ServerFnError> {
+) -> Result<JobId, ServerFnError> {
     let actor = require_study(study, Role::STAFF).await?;
     let log10 = log10.as_deref().is_some_and(|s| s == "on" || s == "true");
     backend()?
@@ -195,7 +208,7 @@ pub async fn start_scoring(
 
 /// The study's members: (username, owner|member) (admins and the study's researchers).
 #[server(endpoint = "studies/members")]
-pub async fn get_members(study: i64) -> Result<Vec<(String, String)>, ServerFnError> {
+pub async fn get_members(study: StudyId) -> Result<Vec<(String, String)>, ServerFnError> {
     require_study(study, Role::STAFF).await?;
     backend()?.members(study).await.map_err(internal)
 }
@@ -203,7 +216,7 @@ pub async fn get_members(study: i64) -> Result<Vec<(String, String)>, ServerFnEr
 /// Adds a researcher (or any account) to the study as `owner` or `member` (admins).
 #[server(endpoint = "studies/members/add")]
 pub async fn add_member(
-    study: i64,
+    study: StudyId,
     username: String,
     role: Option<String>,
 ) -> Result<(), ServerFnError> {
@@ -221,7 +234,7 @@ pub async fn add_member(
 
 /// Removes a member from the study (admins).
 #[server(endpoint = "studies/members/remove")]
-pub async fn remove_member(study: i64, username: String) -> Result<(), ServerFnError> {
+pub async fn remove_member(study: StudyId, username: String) -> Result<(), ServerFnError> {
     let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .remove_member(&actor, study, username.trim())
@@ -231,7 +244,7 @@ pub async fn remove_member(study: i64, username: String) -> Result<(), ServerFnE
 
 /// Runs a failed background job again (admins and the study's researchers).
 #[server(endpoint = "studies/jobs/retry")]
-pub async fn retry_job(study: i64, job: i64) -> Result<i64, ServerFnError> {
+pub async fn retry_job(study: StudyId, job: JobId) -> Result<JobId, ServerFnError> {
     let actor = require_study(study, Role::STAFF).await?;
     backend()?
         .retry_job(&actor, study, job)

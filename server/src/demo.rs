@@ -23,7 +23,7 @@ pub async fn check_data_is_demo(db: &Db) -> Result<()> {
     let others: Vec<String> = store::users::list(db)
         .await?
         .into_iter()
-        .map(|u| u.username)
+        .map(|u| u.account.username)
         .filter(|n| !ACCOUNTS.iter().any(|(a, _, _)| a == n))
         .collect();
     let studies: Vec<String> = store::studies::list(db)

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod db;
 pub mod demo;
 pub use natstudy_engine::{formats, generate};
+pub use natstudy_vocab::ids;
 /// The pure engines (the `natstudy-engine` crate).
 pub mod engine {
     pub use natstudy_engine::{analysis, assignment, diff, lm, plots, stats, transform};

@@ -261,3 +261,89 @@ pub fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
         })
         .collect()
 }
+
+/// A stored job as the scoring panel lists it.
+pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
+    app::model::JobRow {
+        id: j.id,
+        kind: j.kind,
+        label: j.label,
+        state: j.state.as_str().to_owned(),
+        done: j.done,
+        total: j.total,
+        message: j.message,
+        started_at_ms: j.started_at_ms,
+        updated_at_ms: j.updated_at_ms,
+    }
+}
+
+/// An account as the pages know the signed-in user.
+pub fn user(a: crate::store::users::Account) -> app::model::User {
+    app::model::User {
+        id: a.id,
+        username: a.username,
+        role: a.role,
+    }
+}
+
+/// An account in the admin's user list.
+pub fn user_row(a: crate::store::users::AccountListing) -> app::model::UserRow {
+    app::model::UserRow {
+        id: a.account.id,
+        username: a.account.username,
+        role: a.account.role,
+        disabled: a.disabled,
+        created_at_ms: a.created_at_ms,
+    }
+}
+
+/// A study's headline counts.
+pub fn study_summary(c: crate::store::studies::StudyCounts) -> app::model::StudySummary {
+    app::model::StudySummary {
+        id: c.id,
+        name: c.name,
+        description: c.description,
+        ratings_per_item: c.ratings_per_item,
+        bugs: c.bugs,
+        items: c.items,
+        votes: c.votes,
+        annotators: c.annotators,
+    }
+}
+
+/// The study page's data from the store's parts.
+pub fn study_detail(
+    counts: crate::store::studies::StudyCounts,
+    levels: Vec<(String, i64)>,
+    items: Vec<crate::store::studies::ItemListing>,
+    audit: Vec<crate::store::audit::AuditEntry>,
+) -> app::model::StudyDetail {
+    use app::model::{AuditRow, ItemRow, LevelCount};
+    app::model::StudyDetail {
+        summary: study_summary(counts),
+        levels: levels
+            .into_iter()
+            .map(|(level, items)| LevelCount { level, items })
+            .collect(),
+        items: items
+            .into_iter()
+            .map(|i| ItemRow {
+                key: i.key,
+                bug: i.bug,
+                operator: i.operator,
+                level: i.level,
+                summary: i.summary,
+                votes: i.votes,
+            })
+            .collect(),
+        audit: audit
+            .into_iter()
+            .map(|a| AuditRow {
+                at_ms: a.at_ms,
+                user: a.user,
+                action: a.action,
+                detail: a.detail,
+            })
+            .collect(),
+    }
+}

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
 use natstudy::db::Db;
+use natstudy::ids::{BatchId, StudyId, UserId};
 use natstudy::web::WebConfig;
 
 pub use app::model::Role;
@@ -139,14 +140,14 @@ impl TestApp {
     }
 
     /// Adds an account directly (as the CLI would).
-    pub async fn add_user(&self, name: &str, password: &str, role: Role) -> Result<i64> {
+    pub async fn add_user(&self, name: &str, password: &str, role: Role) -> Result<UserId> {
         natstudy::service::accounts::add_user(&self.db, None, name, password, role)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))
     }
 
     /// Makes the account a member of the study (researchers work only on their studies).
-    pub async fn add_member(&self, study: i64, name: &str) -> Result<()> {
+    pub async fn add_member(&self, study: StudyId, name: &str) -> Result<()> {
         natstudy::store::members::add(
             &self.db,
             study,
@@ -308,7 +309,7 @@ macro_rules! on_both_stores {
 
 /// A dynamic-queue batch over all of the study's items and an invite link into it with `cap`
 /// places: (batch id, invite token).
-pub async fn open_queue(db: &Db, study: i64, cap: i64) -> Result<(i64, String)> {
+pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, String)> {
     use natstudy::store::assign::{self, BatchSpec, Strategy};
     let spec = BatchSpec {
         name: "online".into(),

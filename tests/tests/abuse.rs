@@ -4,7 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use natstudy::store::assign;
+use natstudy::ids::{BatchId, ItemId, JobId, StudyId};
+use natstudy::store::{assign, JobState};
 use natstudy_tests::{
     cli, fresh_db, on_both_stores, open_queue, reference_dir, Role, ServerProcess, Store, TestApp,
 };
@@ -17,7 +18,7 @@ fn study_small(file: &str) -> std::path::PathBuf {
 }
 
 /// A study with the reference items (and optionally its votes), a dynamic batch and an invite.
-async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (i64, i64, String) {
+async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (StudyId, BatchId, String) {
     let study = natstudy::store::studies::create(db, None, "A", "")
         .await
         .expect("study");
@@ -39,7 +40,7 @@ async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (i64, i64, 
 }
 
 /// A participant who joined, consented and read the guideline; returns the client.
-async fn participant(app: &TestApp, study: i64, token: &str) -> reqwest::Client {
+async fn participant(app: &TestApp, study: StudyId, token: &str) -> reqwest::Client {
     let c = app.client();
     let s = study.to_string();
     for (path, form) in [
@@ -65,7 +66,7 @@ async fn participant(app: &TestApp, study: i64, token: &str) -> reqwest::Client 
 }
 
 /// The item and submit token the rating page gets.
-async fn rate_step(app: &TestApp, c: &reqwest::Client, study: i64) -> Option<(i64, String)> {
+async fn rate_step(app: &TestApp, c: &reqwest::Client, study: StudyId) -> Option<(ItemId, String)> {
     let st: serde_json::Value = c
         .post(app.url("/api/annotate/state"))
         .form(&[("study", study.to_string())])
@@ -76,14 +77,17 @@ async fn rate_step(app: &TestApp, c: &reqwest::Client, study: i64) -> Option<(i6
         .await
         .expect("json");
     let rate = &st["step"]["Rate"];
-    Some((rate["item"].as_i64()?, rate["token"].as_str()?.to_owned()))
+    Some((
+        ItemId(rate["item"].as_i64()?),
+        rate["token"].as_str()?.to_owned(),
+    ))
 }
 
 async fn vote(
     app: &TestApp,
     c: &reqwest::Client,
-    study: i64,
-    item: i64,
+    study: StudyId,
+    item: ItemId,
     token: &str,
     comment: &str,
 ) -> reqwest::Response {
@@ -160,7 +164,7 @@ async fn a_model_bomb_leaves_the_server_answering() {
     assert_eq!(left, ["bomb.arpa"], "no temporary files stay");
 
     // scoring with the bomb fails as a job, and the server goes on answering
-    let job: i64 = c
+    let job: JobId = c
         .post(app.url("/api/studies/score"))
         .form(&[("study", study.to_string()), ("model", "bomb.arpa".into())])
         .send()
@@ -173,7 +177,7 @@ async fn a_model_bomb_leaves_the_server_answering() {
     let message = loop {
         let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
         let j = jobs.iter().find(|j| j.id == job).expect("job");
-        if j.state == "failed" {
+        if j.state == JobState::Failed {
             break j.message.clone();
         }
         assert!(Instant::now() < deadline, "job never failed: {j:?}");
@@ -459,11 +463,11 @@ async fn counts_stay_exact(store: Store) {
     let (study, batch, _) = reference_study(&db, true).await;
     // survey.json gives every item 5 votes; with k = 7 each has room for 2 online ratings
     let k = 7;
-    let mut settings = natstudy::store::monitor::settings(&db, study)
+    let mut settings = natstudy::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.ratings_per_item = k;
-    natstudy::store::monitor::update_settings(&db, study, None, &settings)
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("k");
     // online annotators S1..S12 (S6..S10 also voted in survey.json) join the batch
@@ -476,7 +480,7 @@ async fn counts_stay_exact(store: Store) {
             .await
             .expect("join batch");
     }
-    let vote = |token: String| app::model::VoteForm {
+    let vote = |token: String| assign::VoteInput {
         cr: 2,
         cc: 2,
         comment: String::new(),
@@ -546,11 +550,11 @@ async fn counts_stay_exact(store: Store) {
         .expect("next")
         .expect("item");
     // k drops to 1: every item with a vote is full
-    let mut settings = natstudy::store::monitor::settings(&db, study2)
+    let mut settings = natstudy::service::studies::settings(&db, study2)
         .await
         .expect("settings");
     settings.ratings_per_item = 1;
-    natstudy::store::monitor::update_settings(&db, study2, None, &settings)
+    natstudy::service::studies::update_settings(&db, study2, None, &settings)
         .await
         .expect("lower k");
     // B's lease is on an empty item (still valid) or released; either way B never loops
@@ -636,7 +640,7 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     let failed = loop {
         let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
         let j = jobs.into_iter().find(|j| j.id == job).expect("job");
-        if j.state == "failed" {
+        if j.state == JobState::Failed {
             break j;
         }
         assert!(Instant::now() < deadline, "still {}", j.state);
@@ -651,7 +655,7 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     .expect("model");
     app.add_user("ada", PW, Role::Admin).await.expect("admin");
     let c = app.signed_in("ada", PW).await.expect("sign in");
-    let again: i64 = c
+    let again: JobId = c
         .post(app.url("/api/studies/jobs/retry"))
         .form(&[("study", study.to_string()), ("job", job.to_string())])
         .send()
@@ -694,7 +698,7 @@ on_both_stores!(a_job_left_running_by_a_dead_server_fails_and_runs_again => a_jo
 
 /// A study whose dataset export is tens of megabytes (more than the kernel's socket buffers
 /// hold): one long method, many transformations.
-async fn big_study(db: &natstudy::db::Db) -> (i64, String) {
+async fn big_study(db: &natstudy::db::Db) -> (StudyId, String) {
     let study = natstudy::store::studies::create(db, None, "Big", "")
         .await
         .expect("study");

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use fantoccini::Locator;
+use natstudy::ids::StudyId;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
 
@@ -82,7 +83,7 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     b.wait_for_text("#study-name", "Reference")
         .await
         .expect("study page");
-    let study: i64 = b
+    let study: StudyId = b
         .client
         .current_url()
         .await

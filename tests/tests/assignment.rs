@@ -4,12 +4,13 @@
 use std::sync::Arc;
 
 use natstudy::db::{now_ms, Db};
+use natstudy::ids::StudyId;
 use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted, VoteInput};
 use natstudy_tests::{fresh_db, Store};
 use rand::{Rng, SeedableRng};
 
 /// A study with `bugs` bugs of 3 transformations each.
-async fn study_with_items(db: &Db, bugs: usize) -> i64 {
+async fn study_with_items(db: &Db, bugs: usize) -> StudyId {
     let study = natstudy::store::studies::create(db, None, "conc", "")
         .await
         .expect("study");
@@ -45,7 +46,7 @@ fn vote(token: String) -> VoteInput {
     }
 }
 
-async fn assert_at_most_k(db: &Db, study: i64, k: i64) {
+async fn assert_at_most_k(db: &Db, study: StudyId, k: i64) {
     for (item, n) in assign::completed_per_item(db, study).await.expect("counts") {
         assert!(n <= k, "item {item} has {n} > {k} ratings");
     }

@@ -101,9 +101,14 @@ async fn proposals_and_jobs(store: Store) {
         (jobs[0].state.as_str(), jobs[0].done, jobs[0].total),
         ("running", 10, 40)
     );
-    natstudy::store::jobs::finish(&db, job, "done", "scored 40 methods")
-        .await
-        .expect("finish");
+    natstudy::store::jobs::finish(
+        &db,
+        job,
+        natstudy::store::JobState::Done,
+        "scored 40 methods",
+    )
+    .await
+    .expect("finish");
     let jobs = natstudy::store::jobs::list(&db, study).await.expect("list");
     assert_eq!(
         (jobs[0].state.as_str(), jobs[0].message.as_str()),

@@ -535,7 +535,13 @@ async fn role_matrix(store: Store) {
     }
     // what the refused calls would have done did not happen
     let users = natstudy::store::users::list(&app.db).await.expect("users");
-    assert_eq!(users.iter().filter(|u| u.username == "new-user").count(), 1);
+    assert_eq!(
+        users
+            .iter()
+            .filter(|u| u.account.username == "new-user")
+            .count(),
+        1
+    );
     let studies = natstudy::store::studies::list(&app.db)
         .await
         .expect("studies");
@@ -878,7 +884,7 @@ async fn invite_links_say_whether_they_work() {
     );
     let again = join().await.expect("join again");
     assert!(again.status().is_success() || again.status().is_redirection());
-    let participants = natstudy::store::monitor::monitor(&app.db, study)
+    let participants = natstudy::service::monitor::monitor(&app.db, study)
         .await
         .expect("monitor")
         .annotators

@@ -95,12 +95,12 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         .await
         .expect("invite");
     // a study-specific consent text and screener
-    let mut settings = natstudy::store::monitor::settings(&db, study)
+    let mut settings = natstudy::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.consent_text = "Custom consent for this study.".into();
     settings.screener_json = r#"[{"name": "java", "label": "Years of Java", "options": ["0-2", "3+"]}, {"name": "team", "label": "Team", "options": []}]"#.into();
-    natstudy::store::monitor::update_settings(&db, study, None, &settings)
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("save settings");
     let app = TestApp::start(db.clone()).await.expect("server");

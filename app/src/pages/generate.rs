@@ -7,12 +7,13 @@ use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
 use crate::model::GeneratedPreview;
+use crate::model::StudyId;
 use crate::pages::annotate::DiffTable;
 use crate::study_api::{add_transformations, get_scoring, ProposeTransformations};
 use natstudy_vocab::Operator;
 
 #[component]
-pub fn Generate(study: i64) -> impl IntoView {
+pub fn Generate(study: StudyId) -> impl IntoView {
     let preview = ServerAction::<ProposeTransformations>::new();
     let (operators, set_operators) = signal("studied".to_string());
     let (all_sites, set_all_sites) = signal(false);
@@ -41,7 +42,7 @@ pub fn Generate(study: i64) -> impl IntoView {
             <h2>"Generate transformations"</h2>
             <p class="muted">"The built-in engine rewrites each bug's method; only applications that change a buggy line are proposed unless you ask for all. Transformations already in the study are not proposed again."</p>
             <ActionForm action=preview attr:id="generate-form" attr:class="row">
-                <input type="hidden" name="study" value=study />
+                <input type="hidden" name="study" value=study.get() />
                 <select name="operators" id="generate-operators"
                     on:change=move |ev| set_operators.set(event_target_value(&ev))>
                     <option value="studied">"the study's 18 operators"</option>

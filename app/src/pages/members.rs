@@ -4,10 +4,11 @@
 use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
+use crate::model::StudyId;
 use crate::study_api::{get_members, AddMember, RemoveMember};
 
 #[component]
-pub fn Members(study: i64) -> impl IntoView {
+pub fn Members(study: StudyId) -> impl IntoView {
     let user = expect_context::<crate::components::layout::CurrentUser>();
     let add = ServerAction::<AddMember>::new();
     let remove = ServerAction::<RemoveMember>::new();
@@ -34,7 +35,7 @@ pub fn Members(study: i64) -> impl IntoView {
                                             <td>{role}</td>
                                             <td>{admin.then(|| view! {
                                                 <ActionForm action=remove attr:class="inline">
-                                                    <input type="hidden" name="study" value=study />
+                                                    <input type="hidden" name="study" value=study.get() />
                                                     <input type="hidden" name="username" value=name.clone() />
                                                     <button type="submit" class="member-remove">"Remove"</button>
                                                 </ActionForm>
@@ -45,7 +46,7 @@ pub fn Members(study: i64) -> impl IntoView {
                             </table>
                             {admin.then(|| view! {
                                 <ActionForm action=add attr:id="member-form" attr:class="row">
-                                    <input type="hidden" name="study" value=study />
+                                    <input type="hidden" name="study" value=study.get() />
                                     <label>"Account "<input type="text" name="username" id="member-username" required /></label>
                                     <label>"Standing "
                                         <select name="role" id="member-role">

@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
+use crate::model::StudyId;
 use crate::model::{JobRow, ScoringView};
 use crate::study_api::{get_scoring, RetryJob, StartScoring};
 
@@ -16,7 +17,7 @@ fn size(bytes: u64) -> String {
 }
 
 #[component]
-pub fn Scoring(study: i64) -> impl IntoView {
+pub fn Scoring(study: StudyId) -> impl IntoView {
     let start = ServerAction::<StartScoring>::new();
     let retry = ServerAction::<RetryJob>::new();
     let (tick, set_tick) = signal(0u32);
@@ -59,7 +60,7 @@ pub fn Scoring(study: i64) -> impl IntoView {
 
 #[component]
 fn ScoringPanel(
-    study: i64,
+    study: StudyId,
     v: ScoringView,
     start: ServerAction<StartScoring>,
     retry: ServerAction<RetryJob>,
@@ -68,7 +69,7 @@ fn ScoringPanel(
     let none = models.is_empty();
     view! {
         <ActionForm action=start attr:id="score-form" attr:class="row">
-            <input type="hidden" name="study" value=study />
+            <input type="hidden" name="study" value=study.get() />
             <select name="model" id="score-model" disabled=none>
                 {models.into_iter().map(|m| {
                     let label = format!("{} ({})", m.name, size(m.bytes));
@@ -86,7 +87,7 @@ fn ScoringPanel(
     }
 }
 
-fn job_row(study: i64, j: JobRow, retry: ServerAction<RetryJob>) -> impl IntoView {
+fn job_row(study: StudyId, j: JobRow, retry: ServerAction<RetryJob>) -> impl IntoView {
     let pct = if j.total > 0 {
         j.done * 100 / j.total
     } else {
@@ -107,8 +108,8 @@ fn job_row(study: i64, j: JobRow, retry: ServerAction<RetryJob>) -> impl IntoVie
             <td>
                 {failed.then(|| view! {
                     <ActionForm action=retry attr:class="inline">
-                        <input type="hidden" name="study" value=study />
-                        <input type="hidden" name="job" value=id />
+                        <input type="hidden" name="study" value=study.get() />
+                        <input type="hidden" name="job" value=id.get() />
                         <button type="submit" class="job-retry">"Run again"</button>
                     </ActionForm>
                 })}

@@ -7,6 +7,7 @@ use crate::api::{get_study, list_studies, CreateStudy};
 use crate::components::layout::CurrentUser;
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::Role;
+use crate::model::StudyId;
 use crate::text::noun;
 
 #[component]
@@ -72,7 +73,13 @@ pub fn StudiesPage() -> impl IntoView {
 #[component]
 pub fn StudyPage() -> impl IntoView {
     let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0));
+    let id = move || {
+        params.with(|p| {
+            p.get("id")
+                .and_then(|s| s.parse::<StudyId>().ok())
+                .unwrap_or(StudyId(0))
+        })
+    };
     let detail = Resource::new(id, get_study);
     view! {
         <Suspense fallback=Loading>
@@ -173,7 +180,13 @@ pub fn StudyPage() -> impl IntoView {
 #[component]
 pub fn ResultsPage() -> impl IntoView {
     let params = use_params_map();
-    let id = move || params.with(|p| p.get("id").and_then(|s| s.parse::<i64>().ok()).unwrap_or(0));
+    let id = move || {
+        params.with(|p| {
+            p.get("id")
+                .and_then(|s| s.parse::<StudyId>().ok())
+                .unwrap_or(StudyId(0))
+        })
+    };
     let (tick, set_tick) = signal(0u32);
     #[cfg(feature = "hydrate")]
     {

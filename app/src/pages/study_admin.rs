@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use crate::components::status::{ErrorBox, Loading};
+use crate::model::StudyId;
 use crate::model::{Monitor, StudySettingsForm};
 use crate::study_api::{
     get_monitor, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator, ReleaseAnnotator,
@@ -45,7 +46,7 @@ fn strategy_words(s: &str) -> &'static str {
 }
 
 #[component]
-pub fn StudyWork(study: i64) -> impl IntoView {
+pub fn StudyWork(study: StudyId) -> impl IntoView {
     let user = expect_context::<crate::components::layout::CurrentUser>();
     let is_admin = move || async move {
         matches!(user.await, Ok(Some(u)) if u.role == crate::model::Role::Admin)
@@ -101,7 +102,7 @@ pub fn StudyWork(study: i64) -> impl IntoView {
             <section class="card">
                 <h2>"Build a batch"</h2>
                 <ActionForm action=batch attr:id="batch-form" attr:class="row">
-                    <input type="hidden" name="study" value=study />
+                    <input type="hidden" name="study" value=study.get() />
                     <input type="text" name="name" placeholder="batch name" required />
                     <select name="strategy">
                         <option value="dynamic_queue">"dynamic queue (leases)"</option>
@@ -135,7 +136,7 @@ pub fn StudyWork(study: i64) -> impl IntoView {
 
 #[component]
 fn MonitorView(
-    study: i64,
+    study: StudyId,
     m: Monitor,
     admin: bool,
     release: ServerAction<ReleaseAnnotator>,
@@ -199,13 +200,13 @@ fn MonitorView(
                                     {admin.then(|| view! {
                                         <td class="row">
                                             <ActionForm action=release attr:class="inline">
-                                                <input type="hidden" name="study" value=study />
-                                                <input type="hidden" name="annotator" value=id />
+                                                <input type="hidden" name="study" value=study.get() />
+                                                <input type="hidden" name="annotator" value=id.get() />
                                                 <button type="submit" class="secondary">"Release"</button>
                                             </ActionForm>
                                             <ActionForm action=moved attr:class="inline">
-                                                <input type="hidden" name="study" value=study />
-                                                <input type="hidden" name="annotator" value=id />
+                                                <input type="hidden" name="study" value=study.get() />
+                                                <input type="hidden" name="annotator" value=id.get() />
                                                 <input type="text" name="to" placeholder="to code" size="5" required />
                                                 <button type="submit" class="secondary">"Move"</button>
                                             </ActionForm>
@@ -237,8 +238,8 @@ fn MonitorView(
                                 {admin.then(|| view! {
                                     <td>
                                         <ActionForm action=invite attr:class="inline">
-                                            <input type="hidden" name="study" value=study />
-                                            <input type="hidden" name="batch" value=b.id />
+                                            <input type="hidden" name="study" value=study.get() />
+                                            <input type="hidden" name="batch" value=b.id.get() />
                                             <input type="number" name="cap" value="10" min="1" size="4" />
                                             <button type="submit" class="secondary">"New invite link"</button>
                                         </ActionForm>
@@ -259,7 +260,7 @@ fn MonitorView(
 
 #[component]
 fn SettingsForm(
-    study: i64,
+    study: StudyId,
     s: StudySettingsForm,
     settings: ServerAction<SaveSettings>,
 ) -> impl IntoView {
@@ -267,7 +268,7 @@ fn SettingsForm(
         <section class="card">
             <h2>"Settings"</h2>
             <ActionForm action=settings attr:id="settings-form">
-                <input type="hidden" name="study" value=study />
+                <input type="hidden" name="study" value=study.get() />
                 <label>"Ratings per item (k)" <input type="number" name="ratings_per_item" min="1" max="50" value=s.ratings_per_item /></label>
                 <label class="check"><input type="checkbox" name="blind_operator" checked=s.blind_operator /> " Hide the operator name from participants"</label>
                 <label class="check"><input type="checkbox" name="blind_bug_id" checked=s.blind_bug_id /> " Hide the bug id from participants"</label>
@@ -292,7 +293,7 @@ fn SettingsForm(
 /// Uploads: the browser reads the chosen files and sends their text; the server validates
 /// everything before writing anything.
 #[component]
-fn Upload(study: i64, upload: ServerAction<ImportUpload>) -> impl IntoView {
+fn Upload(study: StudyId, upload: ServerAction<ImportUpload>) -> impl IntoView {
     let (kind, set_kind) = signal("items".to_string());
     let files_ref = NodeRef::<leptos::html::Input>::new();
     let (reading, set_reading) = signal(false);

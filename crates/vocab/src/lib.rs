@@ -2,6 +2,12 @@
 //! transformations (as the published study names them) and Java's reserved words. The engine
 //! and the browser's UI both use these lists; each exists once, here.
 
+pub mod ids;
+mod role;
+
+pub use ids::{AnnotatorId, BatchId, ItemId, JobId, StudyId, UserId};
+pub use role::Role;
+
 use std::fmt;
 use std::str::FromStr;
 

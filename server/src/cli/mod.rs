@@ -368,8 +368,8 @@ async fn user(g: &Global, cmd: UserCommand) -> Result<()> {
             for u in crate::store::users::list(&db).await? {
                 println!(
                     "{:<24} {:<10} {}",
-                    u.username,
-                    u.role,
+                    u.account.username,
+                    u.account.role,
                     if u.disabled { "disabled" } else { "active" }
                 );
             }

@@ -82,8 +82,9 @@ impl Db {
     /// for check-then-write sequences (leases, votes, imports).
     pub async fn begin_write(
         &self,
-        lock: i64,
+        lock: impl Into<i64>,
     ) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+        let lock: i64 = lock.into();
         match self.backend {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Backend::Postgres => {

@@ -8,6 +8,7 @@ use app::model::{Role, User};
 use super::error::{ServiceError, ServiceResult};
 use super::throttle::LoginThrottle;
 use crate::db::Db;
+use crate::ids::UserId;
 use crate::store;
 
 /// Account names: 1–64 letters, digits, `_ - . @`.
@@ -33,7 +34,7 @@ pub async fn add_user(
     username: &str,
     password: &str,
     role: Role,
-) -> ServiceResult<i64> {
+) -> ServiceResult<UserId> {
     validate_username(username)?;
     let hash = crate::password::hash_async(password.to_owned()).await?;
     let id = store::users::insert(db, username, &hash, role).await?;
@@ -100,7 +101,7 @@ pub async fn authenticate(
     let (hash, user) = match creds {
         Some(c) if !c.disabled => (
             c.password_hash.unwrap_or_default(),
-            Some((c.user, c.session_epoch)),
+            Some((crate::present::user(c.user), c.session_epoch)),
         ),
         _ => (crate::password::dummy_hash().to_owned(), None),
     };

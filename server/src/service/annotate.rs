@@ -4,6 +4,7 @@
 use app::model::{AnnotateState, AnnotateStep, ItemView, RatedRow, ScreenerQuestion};
 
 use crate::db::Db;
+use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::present::wire_rows;
 use crate::store::{self, StoreError};
 
@@ -91,9 +92,9 @@ pub fn default_screener() -> Vec<ScreenerQuestion> {
 /// Where a participant stands, with the item to show.
 pub async fn annotate_state(
     db: &Db,
-    study: i64,
-    annotator: i64,
-    revise: Option<i64>,
+    study: StudyId,
+    annotator: AnnotatorId,
+    revise: Option<ItemId>,
 ) -> Result<AnnotateState, StoreError> {
     let settings = store::participation::study_settings(db, study).await?;
     let me = store::participation::annotator_state(db, annotator).await?;

@@ -2,6 +2,7 @@
 
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
+use crate::ids::{StudyId, UserId};
 use crate::store::assign::{self, BatchInfo, BatchSpec, ItemFilter, Strategy};
 use crate::store::{participation, users};
 
@@ -45,11 +46,11 @@ impl BatchRequest {
 /// Builds a batch: checks the request, creates or enrols its annotators, plans it.
 pub async fn create(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     request: BatchRequest,
 ) -> ServiceResult<BatchInfo> {
-    let strategy = Strategy::parse(&request.strategy).ok_or_else(|| {
+    let strategy = Strategy::from_input(&request.strategy).ok_or_else(|| {
         ServiceError::Invalid(format!(
             "unknown strategy {} (fixed or dynamic)",
             request.strategy

@@ -3,6 +3,7 @@
 
 use super::ServiceResult;
 use crate::db::Db;
+use crate::ids::StudyId;
 use crate::store::export::{self, Sink};
 
 /// A table a study exports.
@@ -38,7 +39,12 @@ impl Export {
 }
 
 /// Writes the export; returns the rows written.
-pub async fn write(db: &Db, study: i64, what: Export, out: &mut dyn Sink) -> ServiceResult<u64> {
+pub async fn write(
+    db: &Db,
+    study: StudyId,
+    what: Export,
+    out: &mut dyn Sink,
+) -> ServiceResult<u64> {
     let n = match what {
         Export::Dataset { csv } => export::dataset(db, study, csv, out).await,
         Export::Votes { external_ids } => export::votes_table(db, study, out, external_ids).await,

@@ -4,6 +4,7 @@
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
 use crate::formats;
+use crate::ids::{StudyId, UserId};
 use crate::store::{self, imports::Outcome};
 
 /// A generated transformation and the key the study page selects it by.
@@ -16,7 +17,7 @@ pub struct Proposal {
 /// study's items.
 pub async fn propose(
     db: &Db,
-    study: i64,
+    study: StudyId,
     operators: &str,
     all_sites: bool,
     model: Option<std::sync::Arc<crate::engine::lm::Model>>,
@@ -57,8 +58,8 @@ pub async fn propose(
 /// Adds the selected proposals (by key) as items, numbered consecutively after the study's.
 pub async fn add_proposals(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     operators: &str,
     all_sites: bool,
     model: Option<std::sync::Arc<crate::engine::lm::Model>>,

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
 use crate::formats;
+use crate::ids::{StudyId, UserId};
 use crate::store::{self, imports::Outcome};
 
 fn read(path: &Path) -> ServiceResult<String> {
@@ -20,8 +21,8 @@ fn name(path: &Path) -> String {
 /// Validates and imports `bugs.jsonl` + `transformations.jsonl` texts into a study.
 pub async fn import_items_text(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     bugs: (&str, &str),
     transformations: (&str, &str),
 ) -> ServiceResult<Outcome> {
@@ -34,7 +35,7 @@ pub async fn import_items_text(
 
 pub async fn import_items(
     db: &Db,
-    study: i64,
+    study: StudyId,
     bugs: &Path,
     transformations: &Path,
 ) -> ServiceResult<Outcome> {
@@ -50,18 +51,18 @@ pub async fn import_items(
 }
 
 /// The study's known targets (bug ids and transformation ids), for cross-checks.
-pub async fn targets(db: &Db, study: i64) -> ServiceResult<std::collections::HashSet<String>> {
+pub async fn targets(db: &Db, study: StudyId) -> ServiceResult<std::collections::HashSet<String>> {
     Ok(store::analysis::target_keys(db, study).await?)
 }
 
-pub async fn import_votes(db: &Db, study: i64, survey: &Path) -> ServiceResult<Outcome> {
+pub async fn import_votes(db: &Db, study: StudyId, survey: &Path) -> ServiceResult<Outcome> {
     import_votes_text(db, study, None, &name(survey), &read(survey)?).await
 }
 
 pub async fn import_votes_text(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     file: &str,
     text: &str,
 ) -> ServiceResult<Outcome> {
@@ -94,7 +95,7 @@ pub enum ResultsTable {
 
 pub async fn import_results(
     db: &Db,
-    study: i64,
+    study: StudyId,
     table: ResultsTable,
     file: &Path,
 ) -> ServiceResult<Outcome> {
@@ -104,8 +105,8 @@ pub async fn import_results(
 /// Validates a results table against the study's targets and imports it.
 pub async fn import_results_text(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     table: ResultsTable,
     file: &str,
     text: &str,
@@ -162,8 +163,8 @@ impl ImportKind {
 /// one for the others.
 pub async fn import_upload(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     kind: ImportKind,
     files: &[(String, String)],
 ) -> ServiceResult<Outcome> {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::db::{now_ms, Db};
+use crate::ids::JobId;
 use crate::store;
 
 /// How background jobs are run.
@@ -50,7 +51,7 @@ impl JobRunner {
 
     /// Runs `work` for the (queued) job `job` in the background once a slot is free, beating
     /// its heartbeat all the while; `work` records the job's end itself.
-    pub fn spawn<F>(&self, job: i64, work: F)
+    pub fn spawn<F>(&self, job: JobId, work: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -62,14 +63,14 @@ impl JobRunner {
                     loop {
                         tokio::time::sleep(beat).await;
                         if let Err(e) = store::jobs::heartbeat(&db, job, None).await {
-                            tracing::warn!(error = %e, job, "job heartbeat");
+                            tracing::warn!(error = %e, %job, "job heartbeat");
                         }
                     }
                 }
             });
             let permit = slots.acquire_owned().await;
-            if let Err(e) = store::jobs::heartbeat(&db, job, Some("running")).await {
-                tracing::warn!(error = %e, job, "job start");
+            if let Err(e) = store::jobs::heartbeat(&db, job, Some(store::JobState::Running)).await {
+                tracing::warn!(error = %e, %job, "job start");
             }
             work.await;
             drop(permit);

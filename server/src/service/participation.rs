@@ -1,6 +1,8 @@
 //! What a participant may send: every field bounded and well-formed before it reaches the
 //! store. Participants are strangers from crowd platforms; nothing they send is trusted.
 
+use crate::ids::{AnnotatorId, ItemId, StudyId};
+use crate::store::assign::VoteInput;
 use app::model::{ScreenerQuestion, VoteForm};
 
 use super::error::{ServiceError, ServiceResult};
@@ -41,6 +43,37 @@ pub fn check_vote(vote: &VoteForm) -> ServiceResult<()> {
             "comment: at most {MAX_COMMENT} characters"
         )));
     }
+    Ok(())
+}
+
+/// Records a participant's vote: its fields checked, consent given, then durably stored
+/// (the store refuses what would exceed k or was never handed to the annotator).
+pub async fn submit_vote(
+    db: &crate::db::Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: VoteForm,
+) -> ServiceResult<()> {
+    check_vote(&vote)?;
+    if !crate::store::participation::annotator_state(db, annotator)
+        .await?
+        .consented
+    {
+        return Err(ServiceError::Forbidden(
+            "give your consent before rating".into(),
+        ));
+    }
+    let input = VoteInput {
+        cr: vote.cr,
+        cc: vote.cc,
+        comment: vote.comment,
+        time_secs: vote.time_secs,
+        started_at: vote.started_at,
+        context_opened: vote.context_opened,
+        token: vote.token,
+    };
+    crate::store::assign::submit(db, study, annotator, item, &input, crate::db::now_ms()).await?;
     Ok(())
 }
 

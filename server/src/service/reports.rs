@@ -6,13 +6,14 @@ use app::model::ResultsView;
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
 use crate::engine::{analysis, plots};
+use crate::ids::StudyId;
 use crate::store;
 
 /// Bootstrap replicates of the results page (a short run keeps the page quick).
 pub const PAGE_BOOTSTRAP: usize = 200;
 
 /// The analysis of the study's current votes: headline, tables and charts.
-pub async fn results_view(db: &Db, study: i64) -> ServiceResult<ResultsView> {
+pub async fn results_view(db: &Db, study: StudyId) -> ServiceResult<ResultsView> {
     let name = store::participation::study_settings(db, study).await?.name;
     let data = store::analysis::study_data(db, study).await?;
     let votes = data.votes.len() as i64;
@@ -42,7 +43,7 @@ pub async fn results_view(db: &Db, study: i64) -> ServiceResult<ResultsView> {
 /// with the bundled font. `None` when the study has no such chart (yet).
 pub async fn chart(
     db: &Db,
-    study: i64,
+    study: StudyId,
     file: &str,
 ) -> ServiceResult<Option<(Vec<u8>, &'static str)>> {
     let (stem, png) = match (file.strip_suffix(".svg"), file.strip_suffix(".png")) {

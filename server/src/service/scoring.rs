@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
 use crate::formats;
+use crate::ids::{JobId, StudyId, UserId};
 use crate::store;
 use app::model::ModelFile;
 
@@ -23,8 +24,8 @@ pub struct Scored {
 /// methods there are; `progress` is called once per method scored.
 pub async fn score_study(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     model: crate::engine::lm::Model,
     name: &str,
     opts: crate::engine::lm::tokenize::TokenizeOptions,
@@ -93,9 +94,9 @@ pub fn list(dir: &Path) -> Vec<ModelFile> {
 /// under the model's name (its file stem), reporting progress in the job's row.
 pub async fn run_scoring(
     db: Db,
-    job: i64,
-    study: i64,
-    actor: Option<i64>,
+    job: JobId,
+    study: StudyId,
+    actor: Option<UserId>,
     path: PathBuf,
     log10: bool,
 ) {
@@ -103,24 +104,24 @@ pub async fn run_scoring(
     let result = score(&db, job, study, actor, &path, log10).await;
     let (state, message) = match result {
         Ok((methods, tokens)) => (
-            "done",
+            store::JobState::Done,
             format!(
                 "scored {methods} methods ({tokens} tokens) in {:.1} s",
                 started.elapsed().as_secs_f64()
             ),
         ),
-        Err(e) => ("failed", format!("{e:#}")),
+        Err(e) => (store::JobState::Failed, format!("{e:#}")),
     };
     if let Err(e) = crate::store::jobs::finish(&db, job, state, &message).await {
-        tracing::error!(error = %e, job, "cannot record the end of a job");
+        tracing::error!(error = %e, %job, "cannot record the end of a job");
     }
 }
 
 async fn score(
     db: &Db,
-    job: i64,
-    study: i64,
-    actor: Option<i64>,
+    job: JobId,
+    study: StudyId,
+    actor: Option<UserId>,
     path: &Path,
     log10: bool,
 ) -> anyhow::Result<(usize, u64)> {

@@ -2,7 +2,10 @@
 
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
+use crate::ids::{StudyId, UserId};
 use crate::store;
+use crate::store::participation::StudySettings;
+use app::model::{ScreenerQuestion, StudySettingsForm};
 
 /// The longest study name, in characters.
 pub const MAX_NAME: usize = 200;
@@ -13,11 +16,11 @@ pub const MAX_DESCRIPTION: usize = 10_000;
 /// `owner` (else to `actor`, when there is one).
 pub async fn create(
     db: &Db,
-    actor: Option<i64>,
-    owner: Option<i64>,
+    actor: Option<UserId>,
+    owner: Option<UserId>,
     name: &str,
     description: &str,
-) -> ServiceResult<i64> {
+) -> ServiceResult<StudyId> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > MAX_NAME {
         return Err(ServiceError::Invalid(format!(
@@ -30,4 +33,176 @@ pub async fn create(
         )));
     }
     Ok(store::studies::create_owned(db, actor, owner, name, description.trim()).await?)
+}
+
+/// The study page's data: counts, items per level, the first 500 items, the last 50 audit lines.
+pub async fn detail(db: &Db, study: StudyId) -> ServiceResult<Option<app::model::StudyDetail>> {
+    let Some(counts) = store::studies::counts_of(db, study).await? else {
+        return Ok(None);
+    };
+    Ok(Some(crate::present::study_detail(
+        counts,
+        store::studies::level_counts(db, study).await?,
+        store::studies::items(db, study, 500).await?,
+        store::audit::for_study(db, study, 50).await?,
+    )))
+}
+
+/// The longest guideline (markdown), in characters.
+pub const MAX_GUIDELINE: usize = 100_000;
+/// The longest consent text, in characters.
+pub const MAX_CONSENT: usize = 20_000;
+/// The longest completion code, in characters.
+pub const MAX_COMPLETION_CODE: usize = 200;
+/// The longest screener question label, in characters.
+pub const MAX_LABEL: usize = 500;
+
+/// The form of stored settings.
+pub fn settings_form(s: &StudySettings) -> StudySettingsForm {
+    StudySettingsForm {
+        ratings_per_item: s.ratings_per_item,
+        guideline: s.guideline.clone(),
+        blind_operator: s.blind_operator,
+        blind_bug_id: s.blind_bug_id,
+        randomise_sides: s.randomise_sides,
+        completion_code: s.completion_code.clone().unwrap_or_default(),
+        consent_text: s.consent_text.clone(),
+        screener_json: s.screener_json.clone(),
+    }
+}
+
+/// A study's settings as the admin edits them.
+pub async fn settings(db: &Db, study: StudyId) -> ServiceResult<StudySettingsForm> {
+    Ok(settings_form(
+        &store::participation::study_settings(db, study).await?,
+    ))
+}
+
+/// Checks and stores a study's settings: k of 1–50, texts within their bounds, a screener of at
+/// most 50 questions whose names are letters, digits or `_` (at most 64), with at most 50
+/// options of at most 200 characters each — what participants' answers are checked against.
+pub async fn update_settings(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    f: &StudySettingsForm,
+) -> ServiceResult<()> {
+    let settings = checked_settings(f)?;
+    Ok(store::monitor::update_settings(db, study, actor, &settings).await?)
+}
+
+fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
+    use super::participation::{MAX_ANSWERS, MAX_ANSWER_NAME, MAX_ANSWER_VALUE};
+    let invalid = |m: String| Err(ServiceError::Invalid(m));
+    if !(1..=50).contains(&f.ratings_per_item) {
+        return invalid("ratings per item must be 1–50".into());
+    }
+    for (what, text, max) in [
+        ("the guideline", &f.guideline, MAX_GUIDELINE),
+        ("the consent text", &f.consent_text, MAX_CONSENT),
+        (
+            "the completion code",
+            &f.completion_code,
+            MAX_COMPLETION_CODE,
+        ),
+    ] {
+        if text.chars().count() > max {
+            return invalid(format!("{what} has at most {max} characters"));
+        }
+    }
+    let questions: Vec<ScreenerQuestion> = serde_json::from_str(&f.screener_json).map_err(|e| {
+        ServiceError::Invalid(format!(
+            "screener: not a list of {{name, label, options}}: {e}"
+        ))
+    })?;
+    if questions.len() > MAX_ANSWERS {
+        return invalid(format!("screener: at most {MAX_ANSWERS} questions"));
+    }
+    for q in &questions {
+        if q.name.is_empty()
+            || q.name.len() > MAX_ANSWER_NAME
+            || !q
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return invalid(format!(
+                "screener: each name must be 1–{MAX_ANSWER_NAME} letters, digits or _"
+            ));
+        }
+        if q.label.chars().count() > MAX_LABEL {
+            return invalid(format!(
+                "screener: a label has at most {MAX_LABEL} characters"
+            ));
+        }
+        if q.options.len() > MAX_ANSWERS
+            || q.options
+                .iter()
+                .any(|o| o.chars().count() > MAX_ANSWER_VALUE)
+        {
+            return invalid(format!(
+                "screener: at most {MAX_ANSWERS} options of at most {MAX_ANSWER_VALUE} characters"
+            ));
+        }
+    }
+    let code = f.completion_code.trim();
+    Ok(StudySettings {
+        name: String::new(),
+        ratings_per_item: f.ratings_per_item,
+        guideline: f.guideline.clone(),
+        blind_operator: f.blind_operator,
+        blind_bug_id: f.blind_bug_id,
+        randomise_sides: f.randomise_sides,
+        completion_code: Some(code.to_owned()).filter(|c| !c.is_empty()),
+        consent_text: f.consent_text.clone(),
+        screener_json: serde_json::to_string(&questions).unwrap_or_else(|_| "[]".into()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::participation::MAX_ANSWERS;
+
+    fn form() -> StudySettingsForm {
+        StudySettingsForm {
+            ratings_per_item: 5,
+            guideline: "Rate it.".into(),
+            blind_operator: true,
+            blind_bug_id: false,
+            randomise_sides: true,
+            completion_code: " C0DE ".into(),
+            consent_text: String::new(),
+            screener_json: r#"[{"name":"java_years","label":"Years","options":["<1","1-3"]}]"#
+                .into(),
+        }
+    }
+
+    #[test]
+    fn settings_are_checked_before_they_are_stored() {
+        let s = checked_settings(&form()).expect("valid");
+        assert_eq!(s.completion_code.as_deref(), Some("C0DE"));
+        let refused = |f: StudySettingsForm| match checked_settings(&f) {
+            Err(ServiceError::Invalid(m)) => m,
+            other => panic!("accepted: {other:?}"),
+        };
+        let mut f = form();
+        f.ratings_per_item = 0;
+        assert_eq!(refused(f), "ratings per item must be 1–50");
+        let mut f = form();
+        f.guideline = "x".repeat(MAX_GUIDELINE + 1);
+        assert_eq!(refused(f), "the guideline has at most 100000 characters");
+        let mut f = form();
+        f.screener_json = r#"[{"name":"a b","label":"","options":[]}]"#.into();
+        assert!(refused(f).starts_with("screener: each name"));
+        let mut f = form();
+        f.screener_json = format!(
+            r#"[{{"name":"a","label":"","options":[{}]}}]"#,
+            vec!["\"o\""; MAX_ANSWERS + 1].join(",")
+        );
+        assert!(refused(f).starts_with("screener: at most 50 options"));
+        let mut f = form();
+        f.screener_json = "{".into();
+        assert!(refused(f).starts_with("screener: not a list"));
+    }
 }

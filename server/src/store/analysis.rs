@@ -7,8 +7,9 @@ use sqlx::Row;
 use super::{Db, StoreResult};
 use crate::engine::analysis::{Item, StudyData, Vote};
 use crate::formats::Level;
+use crate::ids::{ItemId, StudyId};
 
-pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
+pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
     let bugs: Vec<String> = sqlx::query("SELECT bug_key FROM bugs WHERE study_id = $1 ORDER BY id")
         .bind(study)
         .fetch_all(&db.pool)
@@ -16,7 +17,7 @@ pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
         .iter()
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()?;
-    let mut index: HashMap<i64, usize> = HashMap::new();
+    let mut index: HashMap<ItemId, usize> = HashMap::new();
     let mut items = Vec::new();
     for r in sqlx::query(
         "SELECT i.id, i.item_key, b.bug_key, i.level, i.operator, i.gold_unnatural FROM items i JOIN bugs b ON b.id = i.bug_id \
@@ -41,7 +42,7 @@ pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
     .fetch_all(&db.pool)
     .await?
     {
-        let item_id: i64 = r.try_get("item_id")?;
+        let item_id: ItemId = r.try_get("item_id")?;
         let Some(&item) = index.get(&item_id) else { continue };
         votes.push(Vote {
             item,
@@ -78,7 +79,10 @@ pub async fn study_data(db: &Db, study: i64) -> StoreResult<StudyData> {
 }
 
 /// The ids of a study's targets: bug ids and transformation ids.
-pub async fn target_keys(db: &Db, study: i64) -> StoreResult<std::collections::HashSet<String>> {
+pub async fn target_keys(
+    db: &Db,
+    study: StudyId,
+) -> StoreResult<std::collections::HashSet<String>> {
     let rows = sqlx::query(
         "SELECT bug_key FROM bugs WHERE study_id = $1 UNION ALL SELECT item_key FROM items WHERE study_id = $1",
     )
@@ -92,7 +96,7 @@ pub async fn target_keys(db: &Db, study: i64) -> StoreResult<std::collections::H
 }
 
 /// Every (target id, source) of a study: bugs and transformations, for language-model scoring.
-pub async fn sources(db: &Db, study: i64) -> StoreResult<Vec<(String, String)>> {
+pub async fn sources(db: &Db, study: StudyId) -> StoreResult<Vec<(String, String)>> {
     let rows = sqlx::query(
         "SELECT bug_key, source FROM bugs WHERE study_id = $1 UNION ALL SELECT item_key, source FROM items WHERE study_id = $1",
     )

@@ -4,12 +4,12 @@ use sqlx::Row;
 
 use super::{Db, StoreResult};
 use crate::db::now_ms;
-use app::model::AuditRow;
+use crate::ids::{StudyId, UserId};
 
 pub async fn record<'e, E>(
     executor: E,
-    user_id: Option<i64>,
-    study_id: Option<i64>,
+    user_id: Option<UserId>,
+    study_id: Option<StudyId>,
     action: &str,
     detail: &str,
 ) -> StoreResult<()>
@@ -29,7 +29,16 @@ where
     Ok(())
 }
 
-pub async fn for_study(db: &Db, study_id: i64, limit: i64) -> StoreResult<Vec<AuditRow>> {
+/// One line of the audit log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditEntry {
+    pub at_ms: i64,
+    pub user: Option<String>,
+    pub action: String,
+    pub detail: String,
+}
+
+pub async fn for_study(db: &Db, study_id: StudyId, limit: i64) -> StoreResult<Vec<AuditEntry>> {
     let rows = sqlx::query(
         "SELECT a.at, u.username, a.action, a.detail FROM audit_log a \
          LEFT JOIN users u ON u.id = a.user_id WHERE a.study_id = $1 ORDER BY a.id DESC LIMIT $2",
@@ -41,7 +50,7 @@ pub async fn for_study(db: &Db, study_id: i64, limit: i64) -> StoreResult<Vec<Au
     Ok(rows
         .into_iter()
         .map(|r| {
-            Ok(AuditRow {
+            Ok(AuditEntry {
                 at_ms: r.try_get("at")?,
                 user: r.try_get("username")?,
                 action: r.try_get("action")?,

@@ -10,6 +10,7 @@ use sqlx::Row;
 use super::{Db, StoreResult};
 use crate::engine::analysis::{judges_unnatural, relative_change, Category, Tally};
 use crate::formats::survey::SurveyWriter;
+use crate::ids::StudyId;
 
 /// Where an export writes: a `Write` that may also ask the exporter to wait. The exporters call
 /// `pace` after every row; a sink that streams to a slow client waits there until it has room,
@@ -76,7 +77,7 @@ pub fn neutralise(cell: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
-async fn models(db: &Db, study: i64) -> StoreResult<Vec<String>> {
+async fn models(db: &Db, study: StudyId) -> StoreResult<Vec<String>> {
     Ok(
         sqlx::query("SELECT DISTINCT model FROM ce_scores WHERE study_id = $1 ORDER BY model")
             .bind(study)
@@ -91,7 +92,7 @@ async fn models(db: &Db, study: i64) -> StoreResult<Vec<String>> {
 /// The labelled dataset, one row per transformation, as JSON lines or CSV.
 pub async fn dataset(
     db: &Db,
-    study: i64,
+    study: StudyId,
     csv_out: bool,
     out: &mut dyn Sink,
 ) -> anyhow::Result<u64> {
@@ -232,7 +233,7 @@ pub async fn dataset(
 /// The long vote table: one row per vote revision that counts, with its context.
 pub async fn votes_table(
     db: &Db,
-    study: i64,
+    study: StudyId,
     out: &mut dyn Sink,
     with_pid: bool,
 ) -> anyhow::Result<u64> {
@@ -299,7 +300,7 @@ pub async fn votes_table(
 }
 
 /// The item × annotator matrix of binary judgements (1 unnatural, 0 natural, empty: no vote).
-pub async fn matrix(db: &Db, study: i64, out: &mut dyn Sink) -> anyhow::Result<u64> {
+pub async fn matrix(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Result<u64> {
     let codes: Vec<(i64, String)> =
         sqlx::query("SELECT id, code FROM annotators WHERE study_id = $1 ORDER BY id")
             .bind(study)
@@ -355,7 +356,7 @@ pub async fn matrix(db: &Db, study: i64, out: &mut dyn Sink) -> anyhow::Result<u
 
 /// Votes in the published replication layout `{level: {n: {participant: {CR, CC, Time}}}}`,
 /// written level by level and item by item as they stream.
-pub async fn survey(db: &Db, study: i64, out: &mut dyn Sink) -> anyhow::Result<u64> {
+pub async fn survey(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Result<u64> {
     let mut rows = sqlx::query(
         "SELECT i.item_key, i.level, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN items i ON i.id = v.item_id \
          JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 ORDER BY i.level, i.item_key, a.code",
@@ -384,7 +385,7 @@ pub async fn survey(db: &Db, study: i64, out: &mut dyn Sink) -> anyhow::Result<u
 /// The study's bugs and transformations in the interchange formats (for a round trip).
 pub async fn items(
     db: &Db,
-    study: i64,
+    study: StudyId,
     bugs_out: &mut dyn Sink,
     items_out: &mut dyn Sink,
 ) -> anyhow::Result<u64> {

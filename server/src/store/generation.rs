@@ -8,9 +8,10 @@ use sqlx::Row;
 use super::{Db, StoreResult};
 use crate::formats::items::BugRecord;
 use crate::formats::Level;
+use crate::ids::StudyId;
 
 /// The study's bugs, in import order.
-pub async fn bugs(db: &Db, study: i64) -> StoreResult<Vec<BugRecord>> {
+pub async fn bugs(db: &Db, study: StudyId) -> StoreResult<Vec<BugRecord>> {
     let rows = sqlx::query(
         "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.buggy_lines \
          FROM bugs b JOIN projects p ON p.id = b.project_id WHERE b.study_id = $1 ORDER BY b.id",
@@ -39,7 +40,7 @@ pub fn bug_record(r: &sqlx::any::AnyRow) -> StoreResult<BugRecord> {
 /// The next `{level}_{n}` number per level, and the (bug, source) pairs already items.
 pub async fn existing(
     db: &Db,
-    study: i64,
+    study: StudyId,
 ) -> StoreResult<(BTreeMap<Level, usize>, HashSet<(String, String)>)> {
     let rows = sqlx::query(
         "SELECT i.item_key, b.bug_key, i.source FROM items i JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1",

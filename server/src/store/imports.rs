@@ -10,6 +10,7 @@ use crate::db::now_ms;
 use crate::formats::items::{BugRecord, TransformationRecord};
 use crate::formats::results::{CeRecord, NprRecord};
 use crate::formats::survey::SurveyVote;
+use crate::ids::{StudyId, UserId};
 
 /// What an import did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +32,7 @@ pub fn digest(parts: &[&str]) -> String {
 
 async fn already(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    study: i64,
+    study: StudyId,
     kind: &str,
     digest: &str,
 ) -> StoreResult<bool> {
@@ -48,8 +49,8 @@ async fn already(
 
 async fn mark(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     kind: &str,
     digest: &str,
     rows: usize,
@@ -76,8 +77,8 @@ async fn mark(
 /// the same content (then it is kept as is); different content is a conflict and nothing is written.
 pub async fn items(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     digest: &str,
     bugs: &[BugRecord],
     transformations: &[TransformationRecord],
@@ -189,8 +190,8 @@ pub async fn items(
 /// Imports votes in the replication layout; annotators are created from participant codes.
 pub async fn votes(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     digest: &str,
     votes: &[SurveyVote],
 ) -> StoreResult<Outcome> {
@@ -276,14 +277,20 @@ pub trait ResultRow {
     /// The import kind recorded in `imports`.
     const KIND: &'static str;
     /// The insert, which writes nothing when the row's key exists.
-    fn insert(&self, study: i64) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>>;
+    fn insert(
+        &self,
+        study: StudyId,
+    ) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>>;
     /// What a second row with the same key is, for the conflict message.
     fn what(&self) -> String;
 }
 
 impl ResultRow for NprRecord {
     const KIND: &'static str = "npr";
-    fn insert(&self, study: i64) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+    fn insert(
+        &self,
+        study: StudyId,
+    ) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
         sqlx::query(
             "INSERT INTO npr_results (study_id, tool, target, status, patch, developer_patch) VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (study_id, tool, target) DO NOTHING",
@@ -302,7 +309,10 @@ impl ResultRow for NprRecord {
 
 impl ResultRow for CeRecord {
     const KIND: &'static str = "ce";
-    fn insert(&self, study: i64) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
+    fn insert(
+        &self,
+        study: StudyId,
+    ) -> sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments<'_>> {
         sqlx::query(
             "INSERT INTO ce_scores (study_id, model, target, cross_entropy) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (study_id, model, target) DO NOTHING",
@@ -321,8 +331,8 @@ impl ResultRow for CeRecord {
 /// whose key exists (a tool's second result for a target, a model's second score) is a conflict.
 pub async fn results<R: ResultRow>(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     digest: &str,
     rows: &[R],
 ) -> StoreResult<Outcome> {
@@ -343,8 +353,8 @@ pub async fn results<R: ResultRow>(
 /// Replaces a model's cross-entropy scores in a study (a new scoring run supersedes the last).
 pub async fn replace_ce(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     model: &str,
     rows: &[CeRecord],
 ) -> StoreResult<usize> {

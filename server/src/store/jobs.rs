@@ -3,23 +3,23 @@
 
 use sqlx::Row;
 
-use super::{Db, StoreResult};
+use super::{Db, JobState, StoreResult};
 use crate::db::now_ms;
-use app::model::JobRow;
+use crate::ids::{JobId, StudyId, UserId};
 
 /// A new job, `queued` until its runner gets a slot; `params` (JSON) say what to run again.
 pub async fn create(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     kind: &str,
     label: &str,
     params: &str,
-) -> StoreResult<i64> {
+) -> StoreResult<JobId> {
     let now = now_ms();
-    let id: i64 = sqlx::query(
+    let id: JobId = sqlx::query(
         "INSERT INTO jobs (study_id, kind, label, state, started_by, started_at, updated_at, params) \
-         VALUES ($1, $2, $3, 'queued', $4, $5, $5, $6) RETURNING id",
+         VALUES ($1, $2, $3, $7, $4, $5, $5, $6) RETURNING id",
     )
     .bind(study)
     .bind(kind)
@@ -27,35 +27,40 @@ pub async fn create(
     .bind(actor)
     .bind(now)
     .bind(params)
+    .bind(JobState::Queued)
     .fetch_one(&db.pool)
     .await?
     .try_get(0)?;
     Ok(id)
 }
 
-pub async fn progress(db: &Db, job: i64, done: u64, total: u64) -> StoreResult<()> {
+pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult<()> {
     // progress means the job runs (and beats)
     sqlx::query(
         "UPDATE jobs SET done = $2, total = $3, updated_at = $4, \
-         state = CASE WHEN state = 'queued' THEN 'running' ELSE state END WHERE id = $1",
+         state = CASE WHEN state = $5 THEN $6 ELSE state END WHERE id = $1",
     )
     .bind(job)
     .bind(done as i64)
     .bind(total as i64)
     .bind(now_ms())
+    .bind(JobState::Queued)
+    .bind(JobState::Running)
     .execute(&db.pool)
     .await?;
     Ok(())
 }
 
 /// The runner's heartbeat (and the move from `queued` to `running` with `state`).
-pub async fn heartbeat(db: &Db, job: i64, state: Option<&str>) -> StoreResult<()> {
+pub async fn heartbeat(db: &Db, job: JobId, state: Option<JobState>) -> StoreResult<()> {
     sqlx::query(
-        "UPDATE jobs SET updated_at = $2, state = COALESCE($3, state) WHERE id = $1 AND state IN ('queued', 'running')",
+        "UPDATE jobs SET updated_at = $2, state = COALESCE($3, state) WHERE id = $1 AND state IN ($4, $5)",
     )
     .bind(job)
     .bind(now_ms())
-    .bind(state)
+    .bind(state.map(JobState::as_str))
+    .bind(JobState::Queued)
+    .bind(JobState::Running)
     .execute(&db.pool)
     .await?;
     Ok(())
@@ -65,8 +70,8 @@ pub async fn heartbeat(db: &Db, job: i64, state: Option<&str>) -> StoreResult<()
 /// running it died. Returns how many.
 pub async fn fail_stale(db: &Db, now: i64, stale_ms: i64) -> StoreResult<u64> {
     Ok(sqlx::query(
-        "UPDATE jobs SET state = 'failed', message = $2, updated_at = $1 \
-         WHERE state IN ('queued', 'running') AND updated_at < $3",
+        "UPDATE jobs SET state = $4, message = $2, updated_at = $1 \
+         WHERE state IN ($5, $6) AND updated_at < $3",
     )
     .bind(now)
     .bind(format!(
@@ -74,13 +79,20 @@ pub async fn fail_stale(db: &Db, now: i64, stale_ms: i64) -> StoreResult<u64> {
         stale_ms / 1000
     ))
     .bind(now - stale_ms)
+    .bind(JobState::Failed)
+    .bind(JobState::Queued)
+    .bind(JobState::Running)
     .execute(&db.pool)
     .await?
     .rows_affected())
 }
 
 /// A job of the study: (kind, state, params).
-pub async fn get(db: &Db, study: i64, job: i64) -> StoreResult<Option<(String, String, String)>> {
+pub async fn get(
+    db: &Db,
+    study: StudyId,
+    job: JobId,
+) -> StoreResult<Option<(String, JobState, String)>> {
     let row = sqlx::query("SELECT kind, state, params FROM jobs WHERE id = $1 AND study_id = $2")
         .bind(job)
         .bind(study)
@@ -92,7 +104,7 @@ pub async fn get(db: &Db, study: i64, job: i64) -> StoreResult<Option<(String, S
 }
 
 /// Ends a job: `done` or `failed`, with a message for people.
-pub async fn finish(db: &Db, job: i64, state: &str, message: &str) -> StoreResult<()> {
+pub async fn finish(db: &Db, job: JobId, state: JobState, message: &str) -> StoreResult<()> {
     sqlx::query("UPDATE jobs SET state = $2, message = $3, updated_at = $4 WHERE id = $1")
         .bind(job)
         .bind(state)
@@ -103,8 +115,22 @@ pub async fn finish(db: &Db, job: i64, state: &str, message: &str) -> StoreResul
     Ok(())
 }
 
+/// A background job as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRecord {
+    pub id: JobId,
+    pub kind: String,
+    pub label: String,
+    pub state: JobState,
+    pub done: i64,
+    pub total: i64,
+    pub message: String,
+    pub started_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
 /// The study's jobs, newest first.
-pub async fn list(db: &Db, study: i64) -> StoreResult<Vec<JobRow>> {
+pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<JobRecord>> {
     let rows = sqlx::query(
         "SELECT id, kind, label, state, done, total, message, started_at, updated_at FROM jobs \
          WHERE study_id = $1 ORDER BY id DESC LIMIT 20",
@@ -114,7 +140,7 @@ pub async fn list(db: &Db, study: i64) -> StoreResult<Vec<JobRow>> {
     .await?;
     rows.iter()
         .map(|r| {
-            Ok(JobRow {
+            Ok(JobRecord {
                 id: r.try_get("id")?,
                 kind: r.try_get("kind")?,
                 label: r.try_get("label")?,

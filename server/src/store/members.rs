@@ -4,32 +4,18 @@ use sqlx::Row;
 
 use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
+use crate::ids::{StudyId, UserId};
 
-/// A member's standing in a study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemberRole {
-    Owner,
-    Member,
-}
-
-impl MemberRole {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemberRole::Owner => "owner",
-            MemberRole::Member => "member",
-        }
-    }
-    pub fn parse(s: &str) -> Option<MemberRole> {
-        match s {
-            "owner" => Some(MemberRole::Owner),
-            "member" => Some(MemberRole::Member),
-            _ => None,
-        }
+crate::store::codec::text_enum! {
+    /// A member's standing in a study.
+    pub enum MemberRole {
+        Owner = "owner",
+        Member = "member",
     }
 }
 
 /// Whether the account belongs to the study (as owner or member).
-pub async fn is_member(db: &Db, study: i64, user: i64) -> StoreResult<bool> {
+pub async fn is_member(db: &Db, study: StudyId, user: UserId) -> StoreResult<bool> {
     Ok(
         sqlx::query("SELECT 1 FROM study_members WHERE study_id = $1 AND user_id = $2")
             .bind(study)
@@ -43,13 +29,13 @@ pub async fn is_member(db: &Db, study: i64, user: i64) -> StoreResult<bool> {
 /// Adds the account (by name) to the study, or changes its standing there.
 pub async fn add(
     db: &Db,
-    study: i64,
+    study: StudyId,
     username: &str,
     role: MemberRole,
-    actor: Option<i64>,
+    actor: Option<UserId>,
 ) -> StoreResult<()> {
     let mut tx = db.begin_write(study).await?;
-    let user: i64 = sqlx::query("SELECT id FROM users WHERE username = $1")
+    let user: UserId = sqlx::query("SELECT id FROM users WHERE username = $1")
         .bind(username)
         .fetch_optional(&mut *tx)
         .await?
@@ -85,7 +71,12 @@ pub async fn add(
 }
 
 /// Removes the account (by name) from the study.
-pub async fn remove(db: &Db, study: i64, username: &str, actor: Option<i64>) -> StoreResult<()> {
+pub async fn remove(
+    db: &Db,
+    study: StudyId,
+    username: &str,
+    actor: Option<UserId>,
+) -> StoreResult<()> {
     let mut tx = db.begin_write(study).await?;
     let n = sqlx::query(
         "DELETE FROM study_members WHERE study_id = $1 AND user_id = (SELECT id FROM users WHERE username = $2)",
@@ -104,7 +95,7 @@ pub async fn remove(db: &Db, study: i64, username: &str, actor: Option<i64>) -> 
 }
 
 /// The study's members as (username, role), owners first.
-pub async fn list(db: &Db, study: i64) -> StoreResult<Vec<(String, String)>> {
+pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<(String, String)>> {
     let rows = sqlx::query(
         "SELECT u.username, m.role FROM study_members m JOIN users u ON u.id = m.user_id \
          WHERE m.study_id = $1 ORDER BY m.role DESC, u.username",

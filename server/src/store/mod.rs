@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod assign;
 pub mod audit;
+pub(crate) mod codec;
 pub mod export;
 pub mod generation;
 pub mod imports;
@@ -15,6 +16,7 @@ pub mod studies;
 pub mod users;
 
 pub use crate::db::Db;
+pub use codec::{AssignmentStatus, JobState};
 
 /// Errors the store reports in domain terms.
 #[derive(Debug, thiserror::Error)]

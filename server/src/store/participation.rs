@@ -3,16 +3,17 @@
 use rand::RngCore;
 use sqlx::Row;
 
-use super::{audit, Db, StoreError, StoreResult};
+use super::{audit, AssignmentStatus, Db, StoreError, StoreResult};
 use crate::db::now_ms;
+use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
 
 /// Creates an invite link token for a batch (cap = how many participants it may create).
 pub async fn create_invite(
     db: &Db,
-    study: i64,
-    batch: i64,
+    study: StudyId,
+    batch: BatchId,
     cap: i64,
-    actor: Option<i64>,
+    actor: Option<UserId>,
 ) -> StoreResult<String> {
     let mut bytes = [0u8; 18];
     rand::thread_rng().fill_bytes(&mut bytes);
@@ -48,10 +49,10 @@ pub async fn create_invite(
 /// transaction, so two joins never get the same code).
 async fn insert_with_next_code(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    study: i64,
-    user: Option<i64>,
+    study: StudyId,
+    user: Option<UserId>,
     pid: Option<&str>,
-) -> StoreResult<(i64, String)> {
+) -> StoreResult<(AnnotatorId, String)> {
     let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
         .bind(study)
         .fetch_one(&mut **tx)
@@ -79,7 +80,7 @@ async fn insert_with_next_code(
 }
 
 /// What an invite link leads to: (study id, study name, cap, used), or nothing.
-pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<(i64, String, i64, i64)>> {
+pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<(StudyId, String, i64, i64)>> {
     let r = sqlx::query(
         "SELECT s.id, s.name, i.cap, i.used FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
     )
@@ -99,14 +100,14 @@ pub async fn join(
     db: &Db,
     token: &str,
     pid: Option<&str>,
-    current: Option<i64>,
-) -> StoreResult<(i64, i64)> {
+    current: Option<AnnotatorId>,
+) -> StoreResult<(AnnotatorId, StudyId)> {
     let inv = sqlx::query("SELECT id, study_id, batch_id, cap, used FROM invites WHERE token = $1")
         .bind(token)
         .fetch_optional(&db.pool)
         .await?
         .ok_or_else(|| StoreError::NotFound("invite".into()))?;
-    let study: i64 = inv.try_get("study_id")?;
+    let study: StudyId = inv.try_get("study_id")?;
     if let Some(me) = current {
         let mine = sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
             .bind(me)
@@ -142,7 +143,8 @@ pub async fn join(
             .try_get(0)?;
         sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
             .bind(
-                crate::engine::assignment::annotator_seed(seed as u64, annotator) as i64 & i64::MAX,
+                crate::engine::assignment::annotator_seed(seed as u64, annotator.get()) as i64
+                    & i64::MAX,
             )
             .bind(annotator)
             .execute(&mut *tx)
@@ -160,10 +162,10 @@ pub async fn join(
 /// The annotator of `study` for a session participant or a signed-in account.
 pub async fn annotator_in(
     db: &Db,
-    study: i64,
-    participant: Option<i64>,
-    user: Option<i64>,
-) -> StoreResult<Option<i64>> {
+    study: StudyId,
+    participant: Option<AnnotatorId>,
+    user: Option<UserId>,
+) -> StoreResult<Option<AnnotatorId>> {
     if let Some(p) = participant {
         let ok = sqlx::query("SELECT id FROM annotators WHERE id = $1 AND study_id = $2")
             .bind(p)
@@ -186,7 +188,7 @@ pub async fn annotator_in(
 }
 
 /// Links an account to a study as an annotator (a new code), or returns the existing link.
-pub async fn enrol_user(db: &Db, study: i64, user: i64) -> StoreResult<i64> {
+pub async fn enrol_user(db: &Db, study: StudyId, user: UserId) -> StoreResult<AnnotatorId> {
     if let Some(a) = annotator_in(db, study, None, Some(user)).await? {
         return Ok(a);
     }
@@ -205,7 +207,7 @@ pub struct AnnotatorState {
     pub finished: bool,
 }
 
-pub async fn annotator_state(db: &Db, annotator: i64) -> StoreResult<AnnotatorState> {
+pub async fn annotator_state(db: &Db, annotator: AnnotatorId) -> StoreResult<AnnotatorState> {
     let r = sqlx::query(
         "SELECT code, consented_at, guideline_seen_at, finished_at FROM annotators WHERE id = $1",
     )
@@ -220,7 +222,7 @@ pub async fn annotator_state(db: &Db, annotator: i64) -> StoreResult<AnnotatorSt
     })
 }
 
-pub async fn consent(db: &Db, annotator: i64, screener_json: &str) -> StoreResult<()> {
+pub async fn consent(db: &Db, annotator: AnnotatorId, screener_json: &str) -> StoreResult<()> {
     sqlx::query("UPDATE annotators SET consented_at = $1, screener = $2 WHERE id = $3 AND consented_at IS NULL")
         .bind(now_ms())
         .bind(screener_json)
@@ -230,7 +232,7 @@ pub async fn consent(db: &Db, annotator: i64, screener_json: &str) -> StoreResul
     Ok(())
 }
 
-pub async fn guideline_seen(db: &Db, annotator: i64) -> StoreResult<()> {
+pub async fn guideline_seen(db: &Db, annotator: AnnotatorId) -> StoreResult<()> {
     sqlx::query(
         "UPDATE annotators SET guideline_seen_at = $1 WHERE id = $2 AND guideline_seen_at IS NULL",
     )
@@ -241,11 +243,14 @@ pub async fn guideline_seen(db: &Db, annotator: i64) -> StoreResult<()> {
     Ok(())
 }
 
-pub async fn finish(db: &Db, study: i64, annotator: i64) -> StoreResult<()> {
+pub async fn finish(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
     let mut tx = db.begin_write(study).await?;
     // unrated items go back to the pool
-    sqlx::query("UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ('assigned', 'leased')")
+    sqlx::query("UPDATE assignments SET status = $2, lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ($3, $4)")
         .bind(annotator)
+        .bind(AssignmentStatus::Released)
+        .bind(AssignmentStatus::Assigned)
+        .bind(AssignmentStatus::Leased)
         .execute(&mut *tx)
         .await?;
     sqlx::query("UPDATE annotators SET finished_at = $1 WHERE id = $2 AND finished_at IS NULL")
@@ -261,6 +266,8 @@ pub async fn finish(db: &Db, study: i64, annotator: i64) -> StoreResult<()> {
 #[derive(Debug, Clone)]
 pub struct StudySettings {
     pub name: String,
+    /// k: ratings per item.
+    pub ratings_per_item: i64,
     pub consent_text: String,
     pub screener_json: String,
     pub guideline: String,
@@ -270,9 +277,9 @@ pub struct StudySettings {
     pub completion_code: Option<String>,
 }
 
-pub async fn study_settings(db: &Db, study: i64) -> StoreResult<StudySettings> {
+pub async fn study_settings(db: &Db, study: StudyId) -> StoreResult<StudySettings> {
     let r = sqlx::query(
-        "SELECT name, guideline, consent_text, screener, blind_operator, blind_bug_id, randomise_sides, completion_code FROM studies WHERE id = $1",
+        "SELECT name, ratings_per_item, guideline, consent_text, screener, blind_operator, blind_bug_id, randomise_sides, completion_code FROM studies WHERE id = $1",
     )
         .bind(study)
         .fetch_optional(&db.pool)
@@ -280,6 +287,7 @@ pub async fn study_settings(db: &Db, study: i64) -> StoreResult<StudySettings> {
         .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
     Ok(StudySettings {
         name: r.try_get("name")?,
+        ratings_per_item: r.try_get("ratings_per_item")?,
         consent_text: r.try_get("consent_text")?,
         screener_json: r.try_get("screener")?,
         guideline: r.try_get("guideline")?,
@@ -306,7 +314,11 @@ pub struct ItemForDisplay {
     pub project: String,
 }
 
-pub async fn item_for_display(db: &Db, study: i64, item: i64) -> StoreResult<ItemForDisplay> {
+pub async fn item_for_display(
+    db: &Db,
+    study: StudyId,
+    item: ItemId,
+) -> StoreResult<ItemForDisplay> {
     let r = sqlx::query(
         "SELECT i.id, i.summary, i.operator, i.source, b.bug_key, b.source AS bug_source, b.file_path, b.file_source, b.method, \
          b.buggy_lines, p.name AS project FROM items i JOIN bugs b ON b.id = i.bug_id JOIN projects p ON p.id = b.project_id \
@@ -334,7 +346,11 @@ pub async fn item_for_display(db: &Db, study: i64, item: i64) -> StoreResult<Ite
 }
 
 /// The annotator's current vote on an item (CR, CC, comment), if any.
-pub async fn my_vote(db: &Db, annotator: i64, item: i64) -> StoreResult<Option<(u8, u8, String)>> {
+pub async fn my_vote(
+    db: &Db,
+    annotator: AnnotatorId,
+    item: ItemId,
+) -> StoreResult<Option<(u8, u8, String)>> {
     let r =
         sqlx::query("SELECT cr, cc, comment FROM votes WHERE annotator_id = $1 AND item_id = $2")
             .bind(annotator)
@@ -354,9 +370,9 @@ pub async fn my_vote(db: &Db, annotator: i64, item: i64) -> StoreResult<Option<(
 /// The annotator's rated items of a study: (item, summary, CR, CC), in rating order.
 pub async fn my_votes(
     db: &Db,
-    study: i64,
-    annotator: i64,
-) -> StoreResult<Vec<(i64, String, u8, u8)>> {
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> StoreResult<Vec<(ItemId, String, u8, u8)>> {
     let rows = sqlx::query(
         "SELECT v.item_id, i.summary, v.cr, v.cc FROM votes v JOIN items i ON i.id = v.item_id \
          WHERE v.annotator_id = $1 AND i.study_id = $2 ORDER BY v.id",
@@ -379,7 +395,7 @@ pub async fn my_votes(
 }
 
 /// Whether the annotator's side assignment shows the original on the left.
-pub async fn original_left(db: &Db, annotator: i64, item: i64) -> StoreResult<bool> {
+pub async fn original_left(db: &Db, annotator: AnnotatorId, item: ItemId) -> StoreResult<bool> {
     let r = sqlx::query(
         "SELECT original_left FROM assignments WHERE annotator_id = $1 AND item_id = $2",
     )
@@ -393,7 +409,7 @@ pub async fn original_left(db: &Db, annotator: i64, item: i64) -> StoreResult<bo
 }
 
 /// The studies in which an account annotates: (id, name).
-pub async fn studies_of_user(db: &Db, user: i64) -> StoreResult<Vec<(i64, String)>> {
+pub async fn studies_of_user(db: &Db, user: UserId) -> StoreResult<Vec<(StudyId, String)>> {
     let rows = sqlx::query("SELECT s.id, s.name FROM studies s JOIN annotators a ON a.study_id = s.id WHERE a.user_id = $1 ORDER BY s.name")
         .bind(user)
         .fetch_all(&db.pool)

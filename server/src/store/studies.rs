@@ -4,28 +4,28 @@ use sqlx::Row;
 
 use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
-use app::model::{ItemRow, LevelCount, StudyDetail, StudySummary};
+use crate::ids::{StudyId, UserId};
 
 pub const DEFAULT_GUIDELINE: &str = include_str!("../../assets/guideline.md");
 
 /// Creates a study; the acting account (if any) owns it.
 pub async fn create(
     db: &Db,
-    actor: Option<i64>,
+    actor: Option<UserId>,
     name: &str,
     description: &str,
-) -> StoreResult<i64> {
+) -> StoreResult<StudyId> {
     create_owned(db, actor, None, name, description).await
 }
 
 /// Creates a study owned by `owner` (else by `actor`, when there is one).
 pub async fn create_owned(
     db: &Db,
-    actor: Option<i64>,
-    owner: Option<i64>,
+    actor: Option<UserId>,
+    owner: Option<UserId>,
     name: &str,
     description: &str,
-) -> StoreResult<i64> {
+) -> StoreResult<StudyId> {
     let mut tx = db.pool.begin().await?;
     let row = sqlx::query(
         "INSERT INTO studies (name, description, guideline, created_by, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
@@ -38,7 +38,7 @@ pub async fn create_owned(
     .fetch_one(&mut *tx)
     .await
     .map_err(|e| StoreError::conflict_on_unique(e, format!("study {name}")))?;
-    let id: i64 = row.try_get(0)?;
+    let id: StudyId = row.try_get(0)?;
     if let Some(owner) = owner.or(actor) {
         sqlx::query(
             "INSERT INTO study_members (study_id, user_id, role, added_at) VALUES ($1, $2, 'owner', $3)",
@@ -55,7 +55,7 @@ pub async fn create_owned(
 }
 
 /// The id of the study called `name`.
-pub async fn id_by_name(db: &Db, name: &str) -> StoreResult<i64> {
+pub async fn id_by_name(db: &Db, name: &str) -> StoreResult<StudyId> {
     let row = sqlx::query("SELECT id FROM studies WHERE name = $1")
         .bind(name)
         .fetch_optional(&db.pool)
@@ -73,8 +73,32 @@ const SUMMARY_SQL: &str = "SELECT s.id, s.name, s.description, s.ratings_per_ite
     (SELECT COUNT(*) FROM annotators a WHERE a.study_id = s.id) AS annotators \
     FROM studies s";
 
-fn summary(r: &sqlx::any::AnyRow) -> Result<StudySummary, sqlx::Error> {
-    Ok(StudySummary {
+/// A study with its headline counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyCounts {
+    pub id: StudyId,
+    pub name: String,
+    pub description: String,
+    pub ratings_per_item: i64,
+    pub bugs: i64,
+    pub items: i64,
+    pub votes: i64,
+    pub annotators: i64,
+}
+
+/// An item as the study page lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemListing {
+    pub key: String,
+    pub bug: String,
+    pub operator: String,
+    pub level: String,
+    pub summary: String,
+    pub votes: i64,
+}
+
+fn counts(r: &sqlx::any::AnyRow) -> Result<StudyCounts, sqlx::Error> {
+    Ok(StudyCounts {
         id: r.try_get("id")?,
         name: r.try_get("name")?,
         description: r.try_get("description")?,
@@ -86,72 +110,69 @@ fn summary(r: &sqlx::any::AnyRow) -> Result<StudySummary, sqlx::Error> {
     })
 }
 
-pub async fn list(db: &Db) -> StoreResult<Vec<StudySummary>> {
+pub async fn list(db: &Db) -> StoreResult<Vec<StudyCounts>> {
     let rows = sqlx::query(&format!("{SUMMARY_SQL} ORDER BY s.name"))
         .fetch_all(&db.pool)
         .await?;
-    Ok(rows.iter().map(summary).collect::<Result<_, _>>()?)
+    Ok(rows.iter().map(counts).collect::<Result<_, _>>()?)
 }
 
 /// The studies the account owns or is a member of.
-pub async fn list_of_member(db: &Db, user: i64) -> StoreResult<Vec<StudySummary>> {
+pub async fn list_of_member(db: &Db, user: UserId) -> StoreResult<Vec<StudyCounts>> {
     let rows = sqlx::query(&format!(
         "{SUMMARY_SQL} WHERE s.id IN (SELECT study_id FROM study_members WHERE user_id = $1) ORDER BY s.name"
     ))
     .bind(user)
     .fetch_all(&db.pool)
     .await?;
-    Ok(rows.iter().map(summary).collect::<Result<_, _>>()?)
+    Ok(rows.iter().map(counts).collect::<Result<_, _>>()?)
 }
 
-pub async fn detail(db: &Db, id: i64) -> StoreResult<Option<StudyDetail>> {
-    let Some(row) = sqlx::query(&format!("{SUMMARY_SQL} WHERE s.id = $1"))
+/// One study with its headline counts.
+pub async fn counts_of(db: &Db, id: StudyId) -> StoreResult<Option<StudyCounts>> {
+    let row = sqlx::query(&format!("{SUMMARY_SQL} WHERE s.id = $1"))
         .bind(id)
         .fetch_optional(&db.pool)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let summary = summary(&row)?;
-    let levels = sqlx::query(
+        .await?;
+    Ok(row.as_ref().map(counts).transpose()?)
+}
+
+/// Items per level: (level, items), by level.
+pub async fn level_counts(db: &Db, id: StudyId) -> StoreResult<Vec<(String, i64)>> {
+    let rows = sqlx::query(
         "SELECT level, COUNT(*) AS n FROM items WHERE study_id = $1 GROUP BY level ORDER BY level",
     )
     .bind(id)
     .fetch_all(&db.pool)
-    .await?
-    .iter()
-    .map(|r| {
-        Ok(LevelCount {
-            level: r.try_get("level")?,
-            items: r.try_get("n")?,
-        })
-    })
-    .collect::<Result<_, sqlx::Error>>()?;
-    let items = sqlx::query(
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.try_get("level")?, r.try_get("n")?)))
+        .collect::<Result<_, sqlx::Error>>()?)
+}
+
+/// The study's first `limit` items with their vote counts, in import order.
+pub async fn items(db: &Db, id: StudyId, limit: i64) -> StoreResult<Vec<ItemListing>> {
+    let rows = sqlx::query(
         "SELECT i.item_key, b.bug_key, i.operator, i.level, i.summary, \
          (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id) AS votes \
-         FROM items i JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1 ORDER BY i.id LIMIT 500",
+         FROM items i JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1 ORDER BY i.id LIMIT $2",
     )
     .bind(id)
+    .bind(limit)
     .fetch_all(&db.pool)
-    .await?
-    .iter()
-    .map(|r| {
-        Ok(ItemRow {
-            key: r.try_get("item_key")?,
-            bug: r.try_get("bug_key")?,
-            operator: r.try_get("operator")?,
-            level: r.try_get("level")?,
-            summary: r.try_get("summary")?,
-            votes: r.try_get("votes")?,
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            Ok(ItemListing {
+                key: r.try_get("item_key")?,
+                bug: r.try_get("bug_key")?,
+                operator: r.try_get("operator")?,
+                level: r.try_get("level")?,
+                summary: r.try_get("summary")?,
+                votes: r.try_get("votes")?,
+            })
         })
-    })
-    .collect::<Result<_, sqlx::Error>>()?;
-    let audit = audit::for_study(db, id, 50).await?;
-    Ok(Some(StudyDetail {
-        summary,
-        levels,
-        items,
-        audit,
-    }))
+        .collect::<Result<_, sqlx::Error>>()?)
 }

@@ -4,12 +4,29 @@ use sqlx::Row;
 
 use super::{Db, StoreError, StoreResult};
 use crate::db::now_ms;
-use app::model::{Role, User, UserRow};
+use crate::ids::UserId;
+use natstudy_vocab::Role;
+
+/// An account: its id, name and role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub id: UserId,
+    pub username: String,
+    pub role: Role,
+}
+
+/// An account as the admin's list shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountListing {
+    pub account: Account,
+    pub disabled: bool,
+    pub created_at_ms: i64,
+}
 
 /// An account with its password hash, for sign-in.
 #[derive(Debug, Clone)]
 pub struct Credentials {
-    pub user: User,
+    pub user: Account,
     pub password_hash: Option<String>,
     pub disabled: bool,
     /// Sessions signed in under another epoch are no longer valid.
@@ -20,7 +37,12 @@ fn role_of(s: &str) -> Result<Role, sqlx::Error> {
     Role::parse(s).ok_or_else(|| sqlx::Error::Decode(format!("unknown role {s}").into()))
 }
 
-pub async fn insert(db: &Db, username: &str, password_hash: &str, role: Role) -> StoreResult<i64> {
+pub async fn insert(
+    db: &Db,
+    username: &str,
+    password_hash: &str,
+    role: Role,
+) -> StoreResult<UserId> {
     let row = sqlx::query(
         "INSERT INTO users (username, password_hash, role, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
     )
@@ -77,11 +99,7 @@ pub async fn credentials(db: &Db, username: &str) -> StoreResult<Option<Credenti
     .await?;
     row.map(|r| {
         Ok(Credentials {
-            user: User {
-                id: r.try_get("id")?,
-                username: r.try_get("username")?,
-                role: role_of(&r.try_get::<String, _>("role")?)?,
-            },
+            user: account_of(&r)?,
             password_hash: r.try_get("password_hash")?,
             disabled: r.try_get::<i64, _>("disabled")? != 0,
             session_epoch: r.try_get("session_epoch")?,
@@ -92,7 +110,7 @@ pub async fn credentials(db: &Db, username: &str) -> StoreResult<Option<Credenti
 }
 
 /// The enabled account with this id.
-pub async fn by_id(db: &Db, id: i64) -> StoreResult<Option<User>> {
+pub async fn by_id(db: &Db, id: UserId) -> StoreResult<Option<Account>> {
     let row = sqlx::query("SELECT id, username, role FROM users WHERE id = $1 AND disabled = 0")
         .bind(id)
         .fetch_optional(&db.pool)
@@ -101,7 +119,7 @@ pub async fn by_id(db: &Db, id: i64) -> StoreResult<Option<User>> {
 }
 
 /// The enabled account with this id, if a session of `epoch` is still valid for it.
-pub async fn by_session(db: &Db, id: i64, epoch: i64) -> StoreResult<Option<User>> {
+pub async fn by_session(db: &Db, id: UserId, epoch: i64) -> StoreResult<Option<Account>> {
     let row = sqlx::query(
         "SELECT id, username, role FROM users WHERE id = $1 AND disabled = 0 AND session_epoch = $2",
     )
@@ -112,29 +130,27 @@ pub async fn by_session(db: &Db, id: i64, epoch: i64) -> StoreResult<Option<User
     user_of(row)
 }
 
-fn user_of(row: Option<sqlx::any::AnyRow>) -> StoreResult<Option<User>> {
-    row.map(|r| {
-        Ok(User {
-            id: r.try_get("id")?,
-            username: r.try_get("username")?,
-            role: role_of(&r.try_get::<String, _>("role")?)?,
-        })
-    })
-    .transpose()
-    .map_err(StoreError::Db)
+fn user_of(row: Option<sqlx::any::AnyRow>) -> StoreResult<Option<Account>> {
+    Ok(row.as_ref().map(account_of).transpose()?)
 }
 
-pub async fn list(db: &Db) -> StoreResult<Vec<UserRow>> {
+fn account_of(r: &sqlx::any::AnyRow) -> Result<Account, sqlx::Error> {
+    Ok(Account {
+        id: r.try_get("id")?,
+        username: r.try_get("username")?,
+        role: role_of(&r.try_get::<String, _>("role")?)?,
+    })
+}
+
+pub async fn list(db: &Db) -> StoreResult<Vec<AccountListing>> {
     let rows =
         sqlx::query("SELECT id, username, role, disabled, created_at FROM users ORDER BY username")
             .fetch_all(&db.pool)
             .await?;
     rows.into_iter()
         .map(|r| {
-            Ok(UserRow {
-                id: r.try_get("id")?,
-                username: r.try_get("username")?,
-                role: role_of(&r.try_get::<String, _>("role")?)?,
+            Ok(AccountListing {
+                account: account_of(&r)?,
                 disabled: r.try_get::<i64, _>("disabled")? != 0,
                 created_at_ms: r.try_get("created_at")?,
             })

@@ -11,6 +11,8 @@ use app::model::{
 };
 
 use crate::db::Db;
+use crate::ids::{AnnotatorId, BatchId, ItemId, JobId, StudyId, UserId};
+use crate::present;
 use crate::service::jobs::JobRunner;
 use crate::service::throttle::LoginThrottle;
 use crate::service::{self, ServiceError};
@@ -126,17 +128,18 @@ impl Backend for DomainBackend {
             .map_err(map)
     }
 
-    async fn session_user(&self, id: i64, epoch: i64) -> Result<Option<User>, BackendError> {
-        store::users::by_session(&self.db, id, epoch)
+    async fn session_user(&self, id: UserId, epoch: i64) -> Result<Option<User>, BackendError> {
+        Ok(store::users::by_session(&self.db, id, epoch)
             .await
-            .map_err(map)
+            .map_err(map)?
+            .map(present::user))
     }
 
     fn session_policy(&self) -> SessionPolicy {
         self.session
     }
 
-    async fn may_access(&self, user: &User, study: i64) -> Result<bool, BackendError> {
+    async fn may_access(&self, user: &User, study: StudyId) -> Result<bool, BackendError> {
         if user.role == Role::Admin {
             return Ok(true);
         }
@@ -145,7 +148,7 @@ impl Backend for DomainBackend {
             .map_err(map)
     }
 
-    async fn members(&self, study: i64) -> Result<Vec<Member>, BackendError> {
+    async fn members(&self, study: StudyId) -> Result<Vec<Member>, BackendError> {
         store::members::list(&self.db, study).await.map_err(map)
     }
 
@@ -153,7 +156,7 @@ impl Backend for DomainBackend {
     async fn add_member(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         username: &str,
         role: &str,
     ) -> Result<(), BackendError> {
@@ -168,7 +171,7 @@ impl Backend for DomainBackend {
     async fn remove_member(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         username: &str,
     ) -> Result<(), BackendError> {
         store::members::remove(&self.db, study, username, Some(actor.id))
@@ -177,12 +180,17 @@ impl Backend for DomainBackend {
     }
 
     #[tracing::instrument(skip(self))]
-    async fn retry_job(&self, actor: &User, study: i64, job: i64) -> Result<i64, BackendError> {
+    async fn retry_job(
+        &self,
+        actor: &User,
+        study: StudyId,
+        job: JobId,
+    ) -> Result<JobId, BackendError> {
         let (kind, state, params) = store::jobs::get(&self.db, study, job)
             .await
             .map_err(map)?
             .ok_or_else(|| BackendError::NotFound(format!("job {job}")))?;
-        if state != "failed" || kind != "score" {
+        if state != store::JobState::Failed || kind != "score" {
             return Err(BackendError::Conflict(
                 "only a failed scoring job can be run again".into(),
             ));
@@ -193,14 +201,19 @@ impl Backend for DomainBackend {
             .await
     }
 
-    async fn my_studies(&self, user: &User) -> Result<Vec<(i64, String)>, BackendError> {
+    async fn my_studies(&self, user: &User) -> Result<Vec<(StudyId, String)>, BackendError> {
         store::participation::studies_of_user(&self.db, user.id)
             .await
             .map_err(map)
     }
 
     async fn list_users(&self) -> Result<Vec<UserRow>, BackendError> {
-        store::users::list(&self.db).await.map_err(map)
+        Ok(store::users::list(&self.db)
+            .await
+            .map_err(map)?
+            .into_iter()
+            .map(present::user_row)
+            .collect())
     }
 
     #[tracing::instrument(skip(self, password))]
@@ -210,20 +223,23 @@ impl Backend for DomainBackend {
         username: &str,
         password: &str,
         role: Role,
-    ) -> Result<i64, BackendError> {
+    ) -> Result<UserId, BackendError> {
         service::accounts::add_user(&self.db, Some(actor), username, password, role)
             .await
             .map_err(map)
     }
 
     async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError> {
-        if user.role == Role::Admin {
-            store::studies::list(&self.db).await.map_err(map)
+        let studies = if user.role == Role::Admin {
+            store::studies::list(&self.db).await
         } else {
-            store::studies::list_of_member(&self.db, user.id)
-                .await
-                .map_err(map)
-        }
+            store::studies::list_of_member(&self.db, user.id).await
+        };
+        Ok(studies
+            .map_err(map)?
+            .into_iter()
+            .map(present::study_summary)
+            .collect())
     }
 
     #[tracing::instrument(skip(self))]
@@ -232,21 +248,21 @@ impl Backend for DomainBackend {
         actor: &User,
         name: &str,
         description: &str,
-    ) -> Result<i64, BackendError> {
+    ) -> Result<StudyId, BackendError> {
         service::studies::create(&self.db, Some(actor.id), None, name, description)
             .await
             .map_err(map)
     }
 
-    async fn study_detail(&self, id: i64) -> Result<Option<StudyDetail>, BackendError> {
-        store::studies::detail(&self.db, id).await.map_err(map)
+    async fn study_detail(&self, id: StudyId) -> Result<Option<StudyDetail>, BackendError> {
+        service::studies::detail(&self.db, id).await.map_err(map)
     }
 
     #[tracing::instrument(skip(self, token))]
     async fn invite_status(
         &self,
         token: &str,
-        current: Option<i64>,
+        current: Option<AnnotatorId>,
     ) -> Result<app::model::InviteStatus, BackendError> {
         use app::model::InviteStatus;
         if token.len() > 128 {
@@ -280,8 +296,8 @@ impl Backend for DomainBackend {
         &self,
         token: &str,
         pid: Option<&str>,
-        current: Option<i64>,
-    ) -> Result<(i64, i64), BackendError> {
+        current: Option<AnnotatorId>,
+    ) -> Result<(AnnotatorId, StudyId), BackendError> {
         let pid = service::participation::check_pid(pid).map_err(map)?;
         if token.len() > 128 {
             return Err(BackendError::NotFound("invite".into()));
@@ -293,10 +309,10 @@ impl Backend for DomainBackend {
 
     async fn annotator_in(
         &self,
-        study: i64,
-        participant: Option<i64>,
+        study: StudyId,
+        participant: Option<AnnotatorId>,
         user: Option<&User>,
-    ) -> Result<Option<i64>, BackendError> {
+    ) -> Result<Option<AnnotatorId>, BackendError> {
         store::participation::annotator_in(&self.db, study, participant, user.map(|u| u.id))
             .await
             .map_err(map)
@@ -305,9 +321,9 @@ impl Backend for DomainBackend {
     #[tracing::instrument(skip(self))]
     async fn annotate_state(
         &self,
-        study: i64,
-        annotator: i64,
-        revise: Option<i64>,
+        study: StudyId,
+        annotator: AnnotatorId,
+        revise: Option<ItemId>,
     ) -> Result<AnnotateState, BackendError> {
         service::annotate::annotate_state(&self.db, study, annotator, revise)
             .await
@@ -316,8 +332,8 @@ impl Backend for DomainBackend {
 
     async fn consent(
         &self,
-        study: i64,
-        annotator: i64,
+        study: StudyId,
+        annotator: AnnotatorId,
         answers: Vec<(String, String)>,
     ) -> Result<(), BackendError> {
         let settings = store::participation::study_settings(&self.db, study)
@@ -341,7 +357,11 @@ impl Backend for DomainBackend {
         .map_err(map)
     }
 
-    async fn guideline_seen(&self, _study: i64, annotator: i64) -> Result<(), BackendError> {
+    async fn guideline_seen(
+        &self,
+        _study: StudyId,
+        annotator: AnnotatorId,
+    ) -> Result<(), BackendError> {
         store::participation::guideline_seen(&self.db, annotator)
             .await
             .map_err(map)
@@ -350,32 +370,26 @@ impl Backend for DomainBackend {
     #[tracing::instrument(skip(self, vote), fields(token = %vote.token))]
     async fn submit_vote(
         &self,
-        study: i64,
-        annotator: i64,
-        item: i64,
+        study: StudyId,
+        annotator: AnnotatorId,
+        item: ItemId,
         vote: VoteForm,
     ) -> Result<(), BackendError> {
-        service::participation::check_vote(&vote).map_err(map)?;
-        let me = store::participation::annotator_state(&self.db, annotator)
+        service::participation::submit_vote(&self.db, study, annotator, item, vote)
             .await
-            .map_err(map)?;
-        if !me.consented {
-            return Err(BackendError::Forbidden(
-                "give your consent before rating".into(),
-            ));
-        }
-        store::assign::submit(&self.db, study, annotator, item, &vote, crate::db::now_ms())
-            .await
-            .map_err(map)?;
-        Ok(())
+            .map_err(map)
     }
 
-    async fn finish(&self, study: i64, annotator: i64) -> Result<(), BackendError> {
+    async fn finish(&self, study: StudyId, annotator: AnnotatorId) -> Result<(), BackendError> {
         store::participation::finish(&self.db, study, annotator)
             .await
             .map_err(map)
     }
-    async fn renew_leases(&self, study: i64, annotator: i64) -> Result<(), BackendError> {
+    async fn renew_leases(
+        &self,
+        study: StudyId,
+        annotator: AnnotatorId,
+    ) -> Result<(), BackendError> {
         store::assign::renew_leases(&self.db, study, annotator, crate::db::now_ms())
             .await
             .map_err(map)?;
@@ -383,24 +397,26 @@ impl Backend for DomainBackend {
     }
 
     #[tracing::instrument(skip(self))]
-    async fn results(&self, study: i64) -> Result<app::model::ResultsView, BackendError> {
+    async fn results(&self, study: StudyId) -> Result<app::model::ResultsView, BackendError> {
         service::reports::results_view(&self.db, study)
             .await
             .map_err(map)
     }
 
-    async fn monitor(&self, study: i64) -> Result<Monitor, BackendError> {
-        store::monitor::monitor(&self.db, study).await.map_err(map)
+    async fn monitor(&self, study: StudyId) -> Result<Monitor, BackendError> {
+        service::monitor::monitor(&self.db, study)
+            .await
+            .map_err(map)
     }
 
     #[tracing::instrument(skip(self, settings))]
     async fn update_settings(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         settings: StudySettingsForm,
     ) -> Result<(), BackendError> {
-        store::monitor::update_settings(&self.db, study, Some(actor.id), &settings)
+        service::studies::update_settings(&self.db, study, Some(actor.id), &settings)
             .await
             .map_err(map)
     }
@@ -409,7 +425,7 @@ impl Backend for DomainBackend {
     async fn import_upload(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         kind: &str,
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError> {
@@ -424,12 +440,17 @@ impl Backend for DomainBackend {
     }
 
     #[tracing::instrument(skip(self))]
-    async fn scoring(&self, study: i64) -> Result<ScoringView, BackendError> {
+    async fn scoring(&self, study: StudyId) -> Result<ScoringView, BackendError> {
         let dir = self.models_dir.clone();
         let models = join(tokio::task::spawn_blocking(move || service::scoring::list(&dir)).await)?;
         Ok(ScoringView {
             models,
-            jobs: store::jobs::list(&self.db, study).await.map_err(map)?,
+            jobs: store::jobs::list(&self.db, study)
+                .await
+                .map_err(map)?
+                .into_iter()
+                .map(crate::present::job_row)
+                .collect(),
         })
     }
 
@@ -437,14 +458,14 @@ impl Backend for DomainBackend {
     async fn start_scoring(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         model: &str,
         log10: bool,
-    ) -> Result<i64, BackendError> {
+    ) -> Result<JobId, BackendError> {
         if !service::scoring::valid_name(model) || !self.models_dir.join(model).is_file() {
             return Err(BackendError::NotFound(format!("model {model}")));
         }
-        store::studies::detail(&self.db, study)
+        store::studies::counts_of(&self.db, study)
             .await
             .map_err(map)?
             .ok_or_else(|| BackendError::NotFound(format!("study {study}")))?;
@@ -470,7 +491,7 @@ impl Backend for DomainBackend {
     #[tracing::instrument(skip(self))]
     async fn propose_transformations(
         &self,
-        study: i64,
+        study: StudyId,
         request: &GenerateRequest,
     ) -> Result<Vec<GeneratedPreview>, BackendError> {
         let model = self.model(request.model.as_deref()).await?;
@@ -516,7 +537,7 @@ impl Backend for DomainBackend {
     async fn add_transformations(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError> {
@@ -548,7 +569,7 @@ impl Backend for DomainBackend {
     async fn create_batch(
         &self,
         actor: &User,
-        study: i64,
+        study: StudyId,
         name: &str,
         strategy: &str,
         level: Option<String>,
@@ -581,8 +602,8 @@ impl Backend for DomainBackend {
     async fn create_invite(
         &self,
         actor: &User,
-        study: i64,
-        batch: i64,
+        study: StudyId,
+        batch: BatchId,
         cap: i64,
     ) -> Result<String, BackendError> {
         let token =
@@ -595,8 +616,8 @@ impl Backend for DomainBackend {
     async fn release_annotator(
         &self,
         actor: &User,
-        study: i64,
-        annotator: i64,
+        study: StudyId,
+        annotator: AnnotatorId,
     ) -> Result<u64, BackendError> {
         store::assign::release(&self.db, study, annotator, Some(actor.id))
             .await
@@ -606,8 +627,8 @@ impl Backend for DomainBackend {
     async fn move_annotator(
         &self,
         actor: &User,
-        study: i64,
-        from: i64,
+        study: StudyId,
+        from: AnnotatorId,
         to_code: &str,
     ) -> Result<u64, BackendError> {
         let to = store::assign::annotator_id(&self.db, study, to_code)

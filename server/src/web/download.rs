@@ -1,5 +1,6 @@
 //! Export downloads for staff: streamed as the database yields rows.
 
+use crate::ids::StudyId;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -90,12 +91,12 @@ impl crate::store::export::Sink for ChannelSink {
 #[tracing::instrument(skip(state))]
 pub async fn export(
     State(state): State<AppState>,
-    Path((study, what)): Path<(i64, String)>,
+    Path((study, what)): Path<(StudyId, String)>,
 ) -> Response {
     let Some((kind, mime)) = crate::service::exports::Export::download(&what) else {
         return (StatusCode::NOT_FOUND, "unknown export").into_response();
     };
-    if crate::store::monitor::settings(&state.db, study)
+    if crate::store::participation::study_settings(&state.db, study)
         .await
         .is_err()
     {
@@ -145,7 +146,7 @@ pub async fn export(
 #[tracing::instrument(skip(state))]
 pub async fn chart(
     State(state): State<AppState>,
-    Path((study, file)): Path<(i64, String)>,
+    Path((study, file)): Path<(StudyId, String)>,
 ) -> Response {
     match crate::service::reports::chart(&state.db, study, &file).await {
         Ok(Some((bytes, mime))) => Response::builder()

@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
 use super::AppState;
+use crate::ids::{AnnotatorId, StudyId};
 use app::model::Role;
 
 /// Refuses cross-site state-changing requests. Browsers send `Sec-Fetch-Site` and `Origin`;
@@ -66,7 +67,7 @@ pub async fn pages(
     if req.uri().path().starts_with("/annotate/")
         && app::auth::keep_alive(&session, state.backend.as_ref()).await
     {
-        let participant: Option<i64> = session
+        let participant: Option<AnnotatorId> = session
             .get(app::annotate_api::PARTICIPANT_KEY)
             .await
             .ok()
@@ -93,7 +94,7 @@ pub async fn pages(
             // a study's pages, downloads and uploads: its members only (admins: every study)
             if let Some(study) = study_of(req.uri().path()) {
                 if !state.backend.may_access(&u, study).await.unwrap_or(false) {
-                    tracing::warn!(user = %u.username, study, "refused: not a member of the study");
+                    tracing::warn!(user = %u.username, %study, "refused: not a member of the study");
                     return forbidden();
                 }
             }
@@ -104,7 +105,7 @@ pub async fn pages(
 }
 
 /// The study a `/studies/{id}/…` path is about.
-pub fn study_of(path: &str) -> Option<i64> {
+pub fn study_of(path: &str) -> Option<StudyId> {
     path.strip_prefix("/studies/")?
         .split('/')
         .next()?
@@ -149,8 +150,8 @@ mod tests {
         assert_eq!(page_roles("/studiesx"), None);
         assert_eq!(page_roles("/login"), None);
         assert_eq!(form_urlencoded("/a b?c=d"), "/a%20b%3Fc%3Dd");
-        assert_eq!(study_of("/studies/12/export/votes.csv"), Some(12));
-        assert_eq!(study_of("/studies/12"), Some(12));
+        assert_eq!(study_of("/studies/12/export/votes.csv"), Some(StudyId(12)));
+        assert_eq!(study_of("/studies/12"), Some(StudyId(12)));
         assert_eq!(study_of("/studies"), None);
         assert_eq!(study_of("/studies/new"), None);
     }

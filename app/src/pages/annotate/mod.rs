@@ -15,7 +15,7 @@ use crate::annotate_api::{
     get_annotate_state, invite_status, FinishStudy, GiveConsent, JoinStudy, StartRating, SubmitVote,
 };
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::{AnnotateState, AnnotateStep, InviteStatus};
+use crate::model::{AnnotateState, AnnotateStep, InviteStatus, ItemId, StudyId};
 use rate::Rate;
 use steps::{Consent, GuidelineStep, Review, Thanks};
 
@@ -73,11 +73,11 @@ pub fn AnnotatePage() -> impl IntoView {
     let study = move || {
         params.with(|p| {
             p.get("study")
-                .and_then(|s| s.parse::<i64>().ok())
-                .unwrap_or(0)
+                .and_then(|s| s.parse::<StudyId>().ok())
+                .unwrap_or(StudyId(0))
         })
     };
-    let revise = move || query.with(|q| q.get("revise").and_then(|s| s.parse::<i64>().ok()));
+    let revise = move || query.with(|q| q.get("revise").and_then(|s| s.parse::<ItemId>().ok()));
     let vote = ServerAction::<SubmitVote>::new();
     let consent = ServerAction::<GiveConsent>::new();
     let start = ServerAction::<StartRating>::new();

@@ -9,11 +9,12 @@ use leptos::prelude::*;
 use super::diff::{code_pieces, DiffTable};
 use crate::annotate_api::SubmitVote;
 use crate::components::status::ErrorBox;
+use crate::model::StudyId;
 use crate::model::{ItemView, Seg};
 
 #[component]
 pub(super) fn Rate(
-    study: i64,
+    study: StudyId,
     item: ItemView,
     vote: ServerAction<SubmitVote>,
     set_show_guideline: WriteSignal<bool>,
@@ -102,8 +103,8 @@ pub(super) fn Rate(
             </details>
         </section>
         <ActionForm action=vote node_ref=form_ref attr:id="vote-form" attr:class="card questions">
-            <input type="hidden" name="study" value=study />
-            <input type="hidden" name="item" value=item.item />
+            <input type="hidden" name="study" value=study.get() />
+            <input type="hidden" name="item" value=item.item.get() />
             <input type="hidden" name="token" value=item.token.clone() />
             <input type="hidden" name="time_secs" value="" node_ref=time_ref />
             <input type="hidden" name="started_at" prop:value=move || started_at.get() />
@@ -144,7 +145,7 @@ pub(super) fn Rate(
 #[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 struct RateSignals {
-    study: i64,
+    study: StudyId,
     cr: ReadSignal<Option<u8>>,
     set_cr: WriteSignal<Option<u8>>,
     cc: ReadSignal<Option<u8>>,

@@ -4,11 +4,12 @@
 use leptos::prelude::*;
 
 use crate::annotate_api::{FinishStudy, GiveConsent, StartRating};
+use crate::model::StudyId;
 use crate::model::{RatedRow, ScreenerQuestion};
 
 #[component]
 pub(super) fn Consent(
-    study: i64,
+    study: StudyId,
     text: String,
     screener: Vec<ScreenerQuestion>,
     consent: ServerAction<GiveConsent>,
@@ -18,7 +19,7 @@ pub(super) fn Consent(
             <h1>"Consent"</h1>
             <p id="consent-text">{text}</p>
             <ActionForm action=consent attr:id="consent-form">
-                <input type="hidden" name="study" value=study />
+                <input type="hidden" name="study" value=study.get() />
                 {screener
                     .into_iter()
                     .map(|q| {
@@ -50,7 +51,7 @@ pub(super) fn Consent(
 
 #[component]
 pub(super) fn GuidelineStep(
-    study: i64,
+    study: StudyId,
     guideline_html: String,
     start: ServerAction<StartRating>,
 ) -> impl IntoView {
@@ -58,7 +59,7 @@ pub(super) fn GuidelineStep(
         <section class="card">
             <div id="guideline-first" inner_html=guideline_html></div>
             <ActionForm action=start attr:id="start-form">
-                <input type="hidden" name="study" value=study />
+                <input type="hidden" name="study" value=study.get() />
                 <button type="submit" id="start" autofocus>"Start rating"</button>
             </ActionForm>
         </section>
@@ -67,7 +68,7 @@ pub(super) fn GuidelineStep(
 
 #[component]
 pub(super) fn Review(
-    study: i64,
+    study: StudyId,
     rated: Vec<RatedRow>,
     finish: ServerAction<FinishStudy>,
 ) -> impl IntoView {
@@ -90,7 +91,7 @@ pub(super) fn Review(
                 </tbody>
             </table>
             <ActionForm action=finish attr:id="finish-form">
-                <input type="hidden" name="study" value=study />
+                <input type="hidden" name="study" value=study.get() />
                 <button type="submit" id="finish">"Finish"</button>
             </ActionForm>
         </section>

@@ -4,29 +4,26 @@ use sqlx::Row;
 
 use super::*;
 use crate::engine::assignment::{self, PlanItem};
+use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
 use crate::store::{audit, Db, StoreError, StoreResult};
 
-/// How a batch hands out items.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
-    /// Pool split into groups of k; each item rated by one whole group.
-    FixedGroups,
-    /// Annotators ask for the next item; the server leases one with room left.
-    DynamicQueue,
+crate::store::codec::text_enum! {
+    /// How a batch hands out items.
+    pub enum Strategy {
+        /// Pool split into groups of k; each item rated by one whole group.
+        FixedGroups = "fixed_groups",
+        /// Annotators ask for the next item; the server leases one with room left.
+        DynamicQueue = "dynamic_queue",
+    }
 }
 
 impl Strategy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::FixedGroups => "fixed_groups",
-            Strategy::DynamicQueue => "dynamic_queue",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Strategy> {
+    /// A strategy as people type it: its stored word or the short `fixed` / `dynamic`.
+    pub fn from_input(s: &str) -> Option<Strategy> {
         match s {
-            "fixed_groups" | "fixed" => Some(Strategy::FixedGroups),
-            "dynamic_queue" | "dynamic" => Some(Strategy::DynamicQueue),
-            _ => None,
+            "fixed" => Some(Strategy::FixedGroups),
+            "dynamic" => Some(Strategy::DynamicQueue),
+            _ => Strategy::parse(s),
         }
     }
 }
@@ -48,7 +45,7 @@ pub struct BatchSpec {
     pub strategy: Strategy,
     pub filter: ItemFilter,
     /// Annotator ids (see [`ensure_pool`]).
-    pub annotators: Vec<i64>,
+    pub annotators: Vec<AnnotatorId>,
     pub seed: u64,
     pub lease_secs: i64,
     pub avoid_same_bug: bool,
@@ -56,7 +53,7 @@ pub struct BatchSpec {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchInfo {
-    pub id: i64,
+    pub id: BatchId,
     pub items: usize,
     pub assignments: usize,
 }
@@ -65,8 +62,8 @@ pub struct BatchInfo {
 /// every assignment.
 pub async fn create_batch(
     db: &Db,
-    study: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    actor: Option<UserId>,
     spec: &BatchSpec,
 ) -> StoreResult<BatchInfo> {
     let k = ratings_per_item(db, study).await? as usize;
@@ -113,7 +110,7 @@ pub async fn create_batch(
     let plan = match spec.strategy {
         Strategy::FixedGroups => assignment::plan_fixed_groups(
             &items,
-            &spec.annotators,
+            &spec.annotators.iter().map(|a| a.get()).collect::<Vec<_>>(),
             k,
             spec.seed,
             spec.avoid_same_bug,
@@ -123,7 +120,7 @@ pub async fn create_batch(
     };
     let now = crate::db::now_ms();
     let mut tx = db.begin_write(study).await?;
-    let batch: i64 = sqlx::query(
+    let batch: BatchId = sqlx::query(
         "INSERT INTO batches (study_id, name, strategy, seed, lease_secs, avoid_same_bug, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
@@ -155,7 +152,7 @@ pub async fn create_batch(
         .execute(&mut *tx)
         .await?;
         sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
-            .bind(assignment::annotator_seed(spec.seed, *a) as i64 & i64::MAX)
+            .bind(assignment::annotator_seed(spec.seed, a.get()) as i64 & i64::MAX)
             .bind(*a)
             .execute(&mut *tx)
             .await?;
@@ -163,14 +160,19 @@ pub async fn create_batch(
     for p in &plan {
         sqlx::query(
             "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, original_left, created_at) \
-             VALUES ($1, $2, $3, $4, 'assigned', $5, $6)",
+             VALUES ($1, $2, $3, $4, $7, $5, $6)",
         )
         .bind(batch)
         .bind(p.item)
         .bind(p.annotator)
         .bind(p.position)
-        .bind(original_left(spec.seed, p.annotator, p.item))
+        .bind(original_left(
+            spec.seed,
+            AnnotatorId(p.annotator),
+            ItemId(p.item),
+        ))
         .bind(now)
+        .bind(AssignmentStatus::Assigned)
         .execute(&mut *tx)
         .await?;
     }
@@ -198,7 +200,7 @@ pub async fn create_batch(
 }
 
 /// The id of the study's batch called `name`.
-pub async fn batch_id(db: &Db, study: i64, name: &str) -> StoreResult<i64> {
+pub async fn batch_id(db: &Db, study: StudyId, name: &str) -> StoreResult<BatchId> {
     sqlx::query("SELECT id FROM batches WHERE study_id = $1 AND name = $2")
         .bind(study)
         .bind(name)

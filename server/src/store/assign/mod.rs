@@ -6,8 +6,9 @@
 
 use sqlx::Row;
 
-use super::{Db, StoreError, StoreResult};
+use super::{AssignmentStatus, Db, StoreError, StoreResult};
 use crate::engine::assignment;
+use crate::ids::{AnnotatorId, ItemId, StudyId};
 
 mod batches;
 mod queue;
@@ -18,7 +19,7 @@ pub use queue::*;
 pub use votes::*;
 
 /// Annotators `S1..Sn` of the study (created when missing), in code order.
-pub async fn ensure_pool(db: &Db, study: i64, n: usize) -> StoreResult<Vec<i64>> {
+pub async fn ensure_pool(db: &Db, study: StudyId, n: usize) -> StoreResult<Vec<AnnotatorId>> {
     let mut ids = Vec::with_capacity(n);
     let now = crate::db::now_ms();
     for i in 1..=n {
@@ -34,7 +35,7 @@ pub async fn ensure_pool(db: &Db, study: i64, n: usize) -> StoreResult<Vec<i64>>
     Ok(ids)
 }
 
-pub async fn annotator_id(db: &Db, study: i64, code: &str) -> StoreResult<i64> {
+pub async fn annotator_id(db: &Db, study: StudyId, code: &str) -> StoreResult<AnnotatorId> {
     sqlx::query("SELECT id FROM annotators WHERE study_id = $1 AND code = $2")
         .bind(study)
         .bind(code)
@@ -46,7 +47,7 @@ pub async fn annotator_id(db: &Db, study: i64, code: &str) -> StoreResult<i64> {
 }
 
 /// The study's k, read inside a write transaction (so a change of k cannot interleave).
-async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: i64) -> StoreResult<i64> {
+async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: StudyId) -> StoreResult<i64> {
     Ok(
         sqlx::query("SELECT ratings_per_item FROM studies WHERE id = $1")
             .bind(study)
@@ -63,13 +64,13 @@ async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: i64) -> Sto
 /// the vote would refuse.
 async fn release_full(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    study: i64,
-    annotator: i64,
+    study: StudyId,
+    annotator: AnnotatorId,
     k: i64,
 ) -> StoreResult<u64> {
     Ok(sqlx::query(
-        "UPDATE assignments SET status = 'released', lease_expires_at = NULL \
-         WHERE annotator_id = $1 AND status IN ('assigned', 'leased') \
+        "UPDATE assignments SET status = $4, lease_expires_at = NULL \
+         WHERE annotator_id = $1 AND status IN ($5, $6) \
          AND batch_id IN (SELECT id FROM batches WHERE study_id = $2) \
          AND ((SELECT COUNT(*) FROM votes v WHERE v.item_id = assignments.item_id) >= $3 \
               OR EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = assignments.item_id \
@@ -78,13 +79,16 @@ async fn release_full(
     .bind(annotator)
     .bind(study)
     .bind(k)
+    .bind(AssignmentStatus::Released)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
     .execute(&mut **tx)
     .await?
     .rows_affected())
 }
 
 /// The study's k (ratings per item).
-pub async fn ratings_per_item(db: &Db, study: i64) -> StoreResult<i64> {
+pub async fn ratings_per_item(db: &Db, study: StudyId) -> StoreResult<i64> {
     Ok(
         sqlx::query("SELECT ratings_per_item FROM studies WHERE id = $1")
             .bind(study)
@@ -97,15 +101,15 @@ pub async fn ratings_per_item(db: &Db, study: i64) -> StoreResult<i64> {
 
 /// Which side shows the original, randomised per participant and item when the study asks
 /// for it (recorded on the assignment), else always left.
-fn original_left(seed: u64, annotator: i64, item: i64) -> i64 {
-    let h = assignment::annotator_seed(seed, annotator)
-        ^ (item as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+fn original_left(seed: u64, annotator: AnnotatorId, item: ItemId) -> i64 {
+    let h = assignment::annotator_seed(seed, annotator.get())
+        ^ (item.get() as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
     i64::from(h.rotate_left(17) & 1 == 0)
 }
 
 async fn touch(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    annotator: i64,
+    annotator: AnnotatorId,
     now: i64,
 ) -> StoreResult<()> {
     sqlx::query("UPDATE annotators SET last_active = $1 WHERE id = $2")
@@ -119,8 +123,8 @@ async fn touch(
 /// Refuses an annotator id that is not of this study.
 async fn annotator_of(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    study: i64,
-    annotator: i64,
+    study: StudyId,
+    annotator: AnnotatorId,
 ) -> StoreResult<()> {
     sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
         .bind(annotator)

@@ -4,14 +4,15 @@
 use sqlx::Row;
 
 use super::*;
+use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
 use crate::store::{audit, Db, StoreResult};
 
 /// An item handed to an annotator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handed {
     pub assignment: i64,
-    pub item: i64,
-    pub batch: i64,
+    pub item: ItemId,
+    pub batch: BatchId,
     pub original_left: bool,
     pub lease_expires_at: Option<i64>,
 }
@@ -32,8 +33,8 @@ pub(super) fn handed(r: &sqlx::any::AnyRow) -> StoreResult<Handed> {
 /// rated. Claims on items that became full are released first.
 pub async fn next_item(
     db: &Db,
-    study: i64,
-    annotator: i64,
+    study: StudyId,
+    annotator: AnnotatorId,
     now: i64,
 ) -> StoreResult<Option<Handed>> {
     let mut tx = db.begin_write(study).await?;
@@ -43,17 +44,19 @@ pub async fn next_item(
     let open = sqlx::query(
         "SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs FROM assignments a \
          JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
-         AND (a.status = 'assigned' OR (a.status = 'leased' AND a.lease_expires_at > $3)) \
-         ORDER BY CASE WHEN a.status = 'leased' THEN 0 ELSE 1 END, a.position, a.id LIMIT 1",
+         AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
+         ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1",
     )
     .bind(annotator)
     .bind(study)
     .bind(now)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
     .fetch_optional(&mut *tx)
     .await?;
     if let Some(r) = open {
         let mut h = handed(&r)?;
-        if r.try_get::<String, _>("status")? == "leased" {
+        if r.try_get::<AssignmentStatus, _>("status")? == AssignmentStatus::Leased {
             let until = now + 1000 * r.try_get::<i64, _>("lease_secs")?;
             sqlx::query("UPDATE assignments SET lease_expires_at = $1 WHERE id = $2")
                 .bind(until)
@@ -68,10 +71,11 @@ pub async fn next_item(
     }
     // 2. lease a new item with room left (also picks up released and expired items)
     let last_bug: Option<i64> = sqlx::query(
-        "SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = 'done' \
+        "SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $2 \
          ORDER BY a.lease_expires_at DESC, a.id DESC LIMIT 1",
     )
     .bind(annotator)
+    .bind(AssignmentStatus::Done)
     .fetch_optional(&mut *tx)
     .await?
     .map(|r| r.try_get(0))
@@ -87,11 +91,11 @@ pub async fn next_item(
          JOIN batch_annotators ba ON ba.batch_id = bi.batch_id AND ba.annotator_id = $1 \
          JOIN items i ON i.id = bi.item_id \
          WHERE bt.study_id = $2 \
-         AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $1 AND m.status <> 'released') \
+         AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $1 AND m.status <> $6) \
          AND NOT EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $1) \
          AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
            + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
-              AND (c.status = 'assigned' OR (c.status = 'leased' AND c.lease_expires_at > $3))) < $4 \
+              AND (c.status = $7 OR (c.status = $8 AND c.lease_expires_at > $3))) < $4 \
          ORDER BY ((bi.item_id * 2654435761 + $5) % 4294967311), bi.item_id LIMIT 50",
     )
     .bind(annotator)
@@ -99,6 +103,9 @@ pub async fn next_item(
     .bind(now)
     .bind(k)
     .bind(seed % 2_147_483_647)
+    .bind(AssignmentStatus::Released)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
     .fetch_all(&mut *tx)
     .await?;
     let pick = candidates
@@ -112,7 +119,7 @@ pub async fn next_item(
         tx.commit().await?;
         return Ok(None);
     };
-    let (item, batch, lease_secs, bseed): (i64, i64, i64, i64) = (
+    let (item, batch, lease_secs, bseed): (ItemId, BatchId, i64, i64) = (
         r.try_get("item_id")?,
         r.try_get("batch_id")?,
         r.try_get("lease_secs")?,
@@ -129,8 +136,8 @@ pub async fn next_item(
     .try_get(0)?;
     let id: i64 = sqlx::query(
         "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, lease_expires_at, original_left, created_at) \
-         VALUES ($1, $2, $3, $4, 'leased', $5, $6, $7) \
-         ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = 'leased', lease_expires_at = excluded.lease_expires_at, \
+         VALUES ($1, $2, $3, $4, $8, $5, $6, $7) \
+         ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $8, lease_expires_at = excluded.lease_expires_at, \
          batch_id = excluded.batch_id, position = excluded.position RETURNING id",
     )
     .bind(batch)
@@ -140,6 +147,7 @@ pub async fn next_item(
     .bind(until)
     .bind(left)
     .bind(now)
+    .bind(AssignmentStatus::Leased)
     .fetch_one(&mut *tx)
     .await?
     .try_get(0)?;
@@ -155,13 +163,21 @@ pub async fn next_item(
 }
 
 /// Items planned or leased for the annotator and not yet rated go back to the pool.
-pub async fn release(db: &Db, study: i64, annotator: i64, actor: Option<i64>) -> StoreResult<u64> {
+pub async fn release(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    actor: Option<UserId>,
+) -> StoreResult<u64> {
     let mut tx = db.begin_write(study).await?;
     annotator_of(&mut tx, study, annotator).await?;
     let n = sqlx::query(
-        "UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ('assigned', 'leased')",
+        "UPDATE assignments SET status = $2, lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ($3, $4)",
     )
     .bind(annotator)
+    .bind(AssignmentStatus::Released)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
     .execute(&mut *tx)
     .await?
     .rows_affected();
@@ -180,16 +196,18 @@ pub async fn release(db: &Db, study: i64, annotator: i64, actor: Option<i64>) ->
 /// Moves the annotator's unrated items to another annotator (skipping items the other already has).
 pub async fn move_unrated(
     db: &Db,
-    study: i64,
-    from: i64,
-    to: i64,
-    actor: Option<i64>,
+    study: StudyId,
+    from: AnnotatorId,
+    to: AnnotatorId,
+    actor: Option<UserId>,
 ) -> StoreResult<u64> {
     let mut tx = db.begin_write(study).await?;
     annotator_of(&mut tx, study, from).await?;
     annotator_of(&mut tx, study, to).await?;
-    let rows = sqlx::query("SELECT id, item_id, batch_id FROM assignments WHERE annotator_id = $1 AND status IN ('assigned', 'leased') ORDER BY position")
+    let rows = sqlx::query("SELECT id, item_id, batch_id FROM assignments WHERE annotator_id = $1 AND status IN ($2, $3) ORDER BY position")
         .bind(from)
+        .bind(AssignmentStatus::Assigned)
+        .bind(AssignmentStatus::Leased)
         .fetch_all(&mut *tx)
         .await?;
     let mut moved = 0;
@@ -202,18 +220,20 @@ pub async fn move_unrated(
     .try_get(0)?;
     for r in rows {
         let (id, item, batch): (i64, i64, i64) = (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
-        let has: bool = sqlx::query("SELECT 1 FROM assignments WHERE item_id = $1 AND annotator_id = $2 AND status <> 'released'")
-            .bind(item)
-            .bind(to)
-            .fetch_optional(&mut *tx)
-            .await?
-            .is_some();
-        sqlx::query(
-            "UPDATE assignments SET status = 'released', lease_expires_at = NULL WHERE id = $1",
+        let has: bool = sqlx::query(
+            "SELECT 1 FROM assignments WHERE item_id = $1 AND annotator_id = $2 AND status <> $3",
         )
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
+        .bind(item)
+        .bind(to)
+        .bind(AssignmentStatus::Released)
+        .fetch_optional(&mut *tx)
+        .await?
+        .is_some();
+        sqlx::query("UPDATE assignments SET status = $2, lease_expires_at = NULL WHERE id = $1")
+            .bind(id)
+            .bind(AssignmentStatus::Released)
+            .execute(&mut *tx)
+            .await?;
         if has {
             continue;
         }
@@ -223,14 +243,15 @@ pub async fn move_unrated(
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, created_at) VALUES ($1, $2, $3, $4, 'assigned', $5) \
-             ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = 'assigned', lease_expires_at = NULL, position = excluded.position",
+            "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, created_at) VALUES ($1, $2, $3, $4, $6, $5) \
+             ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $6, lease_expires_at = NULL, position = excluded.position",
         )
         .bind(batch)
         .bind(item)
         .bind(to)
         .bind(base + moved as i64)
         .bind(crate::db::now_ms())
+        .bind(AssignmentStatus::Assigned)
         .execute(&mut *tx)
         .await?;
         moved += 1;
@@ -249,14 +270,16 @@ pub async fn move_unrated(
 
 /// Marks expired leases released (leases already stop counting when they expire; this makes
 /// the monitor show them as free).
-pub async fn reclaim_expired(db: &Db, study: i64, now: i64) -> StoreResult<u64> {
+pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u64> {
     let mut tx = db.begin_write(study).await?;
     let n = sqlx::query(
-        "UPDATE assignments SET status = 'released' WHERE status = 'leased' AND lease_expires_at <= $1 \
+        "UPDATE assignments SET status = $3 WHERE status = $4 AND lease_expires_at <= $1 \
          AND batch_id IN (SELECT id FROM batches WHERE study_id = $2)",
     )
     .bind(now)
     .bind(study)
+    .bind(AssignmentStatus::Released)
+    .bind(AssignmentStatus::Leased)
     .execute(&mut *tx)
     .await?
     .rows_affected();
@@ -266,18 +289,23 @@ pub async fn reclaim_expired(db: &Db, study: i64, now: i64) -> StoreResult<u64> 
 
 /// (rated, total) for the annotator's progress bar: total counts the items planned for (or
 /// rated by) the annotator in fixed-group batches and every item of their dynamic batches.
-pub async fn progress(db: &Db, study: i64, annotator: i64) -> StoreResult<(i64, i64)> {
+pub async fn progress(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<(i64, i64)> {
     let r = sqlx::query(
         "SELECT \
          (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
-          WHERE a.annotator_id = $1 AND b.study_id = $2 AND a.status = 'done') AS done, \
+          WHERE a.annotator_id = $1 AND b.study_id = $2 AND a.status = $3) AS done, \
          (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
-          WHERE a.annotator_id = $1 AND b.study_id = $2 AND b.strategy = 'fixed_groups' AND a.status IN ('done', 'assigned', 'leased')) AS fixed, \
+          WHERE a.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $4 AND a.status IN ($3, $5, $6)) AS fixed, \
          (SELECT COUNT(*) FROM batch_items bi JOIN batches b ON b.id = bi.batch_id JOIN batch_annotators ba ON ba.batch_id = b.id \
-          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = 'dynamic_queue') AS queue",
+          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7) AS queue",
     )
     .bind(annotator)
     .bind(study)
+    .bind(AssignmentStatus::Done)
+    .bind(Strategy::FixedGroups)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
+    .bind(Strategy::DynamicQueue)
     .fetch_one(&db.pool)
     .await?;
     let done: i64 = r.try_get("done")?;
@@ -286,7 +314,7 @@ pub async fn progress(db: &Db, study: i64, annotator: i64) -> StoreResult<(i64, 
 }
 
 /// Completed ratings per item of the study (item id, count), for invariant checks and monitoring.
-pub async fn completed_per_item(db: &Db, study: i64) -> StoreResult<Vec<(i64, i64)>> {
+pub async fn completed_per_item(db: &Db, study: StudyId) -> StoreResult<Vec<(ItemId, i64)>> {
     let rows = sqlx::query(
         "SELECT i.id, (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id) AS n FROM items i WHERE i.study_id = $1 ORDER BY i.id",
     )
@@ -301,16 +329,22 @@ pub async fn completed_per_item(db: &Db, study: i64) -> StoreResult<Vec<(i64, i6
 
 /// Renews the annotator's live leases in the study (the page is still open), under the
 /// study's write lock like every claim. Expired leases stay expired.
-pub async fn renew_leases(db: &Db, study: i64, annotator: i64, now: i64) -> StoreResult<u64> {
+pub async fn renew_leases(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    now: i64,
+) -> StoreResult<u64> {
     let mut tx = db.begin_write(study).await?;
     let n = sqlx::query(
         "UPDATE assignments SET lease_expires_at = $1 + 1000 * (SELECT lease_secs FROM batches b WHERE b.id = assignments.batch_id) \
-         WHERE annotator_id = $2 AND status = 'leased' AND lease_expires_at > $1 \
+         WHERE annotator_id = $2 AND status = $4 AND lease_expires_at > $1 \
          AND batch_id IN (SELECT id FROM batches WHERE study_id = $3)",
     )
     .bind(now)
     .bind(annotator)
     .bind(study)
+    .bind(AssignmentStatus::Leased)
     .execute(&mut *tx)
     .await?
     .rows_affected();

@@ -3,13 +3,24 @@
 use sqlx::Row;
 
 use super::*;
+use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::store::{Db, StoreError, StoreResult};
 
 /// How often one annotator may revise one vote.
 pub const MAX_REVISIONS: i64 = 20;
 
-/// A vote as the browser sends it (the wire type; `token` makes a resent submit one vote).
-pub type VoteInput = app::model::VoteForm;
+/// A vote to record: the two answers (1–4), the comment, time on item, when the item was shown,
+/// whether the context was opened, and the submit token that makes a resent submit one vote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VoteInput {
+    pub cr: u8,
+    pub cc: u8,
+    pub comment: String,
+    pub time_secs: Option<f64>,
+    pub started_at: Option<i64>,
+    pub context_opened: bool,
+    pub token: String,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Submitted {
@@ -23,9 +34,9 @@ pub enum Submitted {
 /// annotator was never handed, and revisions after the annotator finished.
 pub async fn submit(
     db: &Db,
-    study: i64,
-    annotator: i64,
-    item: i64,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
     vote: &VoteInput,
     now: i64,
 ) -> StoreResult<Submitted> {
@@ -59,12 +70,12 @@ pub async fn submit(
     .fetch_optional(&mut *tx)
     .await?
     .ok_or_else(|| StoreError::Forbidden("this item is not assigned to you".into()))?;
-    let status: String = a.try_get("status")?;
+    let status: AssignmentStatus = a.try_get("status")?;
     let finished: Option<i64> = a.try_get("finished_at")?;
     let assignment: i64 = a.try_get("id")?;
     let original_left: i64 = a.try_get("original_left")?;
-    let revision = match status.as_str() {
-        "done" => {
+    let revision = match status {
+        AssignmentStatus::Done => {
             if finished.is_some() {
                 return Err(StoreError::Forbidden(
                     "you finished this study: votes can no longer be revised".into(),
@@ -84,13 +95,13 @@ pub async fn submit(
             }
             r + 1
         }
-        "released" => {
+        AssignmentStatus::Released => {
             return Err(StoreError::Forbidden(
                 "this item was released from you".into(),
             ))
         }
-        _ => {
-            let expired = status == "leased"
+        AssignmentStatus::Assigned | AssignmentStatus::Leased => {
+            let expired = status == AssignmentStatus::Leased
                 && a.try_get::<Option<i64>, _>("lease_expires_at")?
                     .is_none_or(|t| t <= now);
             // ratings so far (online and imported), and others' open claims
@@ -98,11 +109,13 @@ pub async fn submit(
                 "SELECT (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
                  (SELECT COUNT(*) FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
                  (SELECT COUNT(*) FROM assignments WHERE item_id = $1 AND annotator_id <> $2 \
-                  AND (status = 'assigned' OR (status = 'leased' AND lease_expires_at > $3))) AS claims",
+                  AND (status = $4 OR (status = $5 AND lease_expires_at > $3))) AS claims",
             )
             .bind(item)
             .bind(annotator)
             .bind(now)
+            .bind(AssignmentStatus::Assigned)
+            .bind(AssignmentStatus::Leased)
             .fetch_one(&mut *tx)
             .await?;
             let (rated, mine, claims): (i64, i64, i64) = (
@@ -149,9 +162,10 @@ pub async fn submit(
     .execute(&mut *tx)
     .await?;
     if revision == 1 {
-        sqlx::query("UPDATE assignments SET status = 'done', lease_expires_at = $1 WHERE id = $2")
+        sqlx::query("UPDATE assignments SET status = $3, lease_expires_at = $1 WHERE id = $2")
             .bind(now)
             .bind(assignment)
+            .bind(AssignmentStatus::Done)
             .execute(&mut *tx)
             .await?;
     }
@@ -162,8 +176,8 @@ pub async fn submit(
 
 /// The columns a vote and each of its revisions share, bound in one order.
 struct VoteRow<'a> {
-    item: i64,
-    annotator: i64,
+    item: ItemId,
+    annotator: AnnotatorId,
     revision: i64,
     vote: &'a VoteInput,
     now: i64,

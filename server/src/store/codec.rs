@@ -1,0 +1,123 @@
+//! How the store's enums are written in SQL: each is a `TEXT` column with a fixed set of words
+//! (the migrations' `CHECK` lists), and [`text_enum!`] is the one place an enum's words are
+//! spelled. Queries bind the enum (`.bind(AssignmentStatus::Done)`) and decode it from rows;
+//! no query spells a status word itself.
+
+/// Declares an enum stored as text: `as_str`, `parse`, `Display`, and sqlx `Type`, `Encode`
+/// and `Decode` for `Any` (SQLite and PostgreSQL alike). A word that is not one of the enum's
+/// is a decode error, never a panic.
+macro_rules! text_enum {
+    ($(#[$doc:meta])* pub enum $name:ident { $($(#[$vdoc:meta])* $variant:ident = $word:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)*
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The word stored in the database.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)*
+                }
+            }
+
+            pub fn parse(s: &str) -> Option<$name> {
+                match s {
+                    $($word => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl sqlx::Type<sqlx::Any> for $name {
+            fn type_info() -> sqlx::any::AnyTypeInfo {
+                <&str as sqlx::Type<sqlx::Any>>::type_info()
+            }
+        }
+
+        impl<'q> sqlx::Encode<'q, sqlx::Any> for $name {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer<'q>,
+            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <&str as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&self.as_str(), buf)
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Any> for $name {
+            fn decode(
+                value: <sqlx::Any as sqlx::Database>::ValueRef<'r>,
+            ) -> Result<Self, sqlx::error::BoxDynError> {
+                let word = <&str as sqlx::Decode<'r, sqlx::Any>>::decode(value)?;
+                $name::parse(word).ok_or_else(|| {
+                    format!(concat!("not a ", stringify!($name), ": {:?}"), word).into()
+                })
+            }
+        }
+    };
+}
+
+pub(crate) use text_enum;
+
+text_enum! {
+    /// Where an assignment (an annotator's claim on an item) stands.
+    pub enum AssignmentStatus {
+        /// Planned for the annotator (fixed groups, or moved from another annotator).
+        Assigned = "assigned",
+        /// Handed out by the dynamic queue until `lease_expires_at`.
+        Leased = "leased",
+        /// Rated.
+        Done = "done",
+        /// Given back: released by an admin, moved, expired or no longer needed.
+        Released = "released",
+    }
+}
+
+text_enum! {
+    /// A background job's state.
+    pub enum JobState {
+        Queued = "queued",
+        Running = "running",
+        Done = "done",
+        Failed = "failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every word an enum spells is one the schema's CHECK list allows, in both dialects.
+    #[test]
+    fn words_match_the_schema() {
+        for dialect in ["sqlite", "postgres"] {
+            let schema = std::fs::read_to_string(format!(
+                "{}/../migrations/{dialect}/0001_schema.sql",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("schema");
+            let check = schema
+                .lines()
+                .find(|l| l.contains("status IN ('assigned'"))
+                .expect("assignments.status CHECK");
+            for s in AssignmentStatus::ALL {
+                assert!(check.contains(&format!("'{s}'")), "{dialect}: {s}");
+                assert_eq!(AssignmentStatus::parse(s.as_str()), Some(*s));
+            }
+            assert_eq!(check.matches('\'').count() / 2, AssignmentStatus::ALL.len());
+        }
+        assert_eq!(AssignmentStatus::parse("lost"), None);
+        for s in JobState::ALL {
+            assert_eq!(JobState::parse(s.as_str()), Some(*s));
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The layering rules ARCHITECTURE.md names, checked on the code itself (rust-analyzer's "tidy"
+//! tests): which crate may depend on which, and what the store may speak.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// The crates `package` depends on in normal builds (with `features`), by name.
+fn dependencies(package: &str, features: &[&str]) -> Vec<String> {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(root()).args([
+        "tree",
+        "--offline",
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+        "-p",
+        package,
+    ]);
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
+    }
+    let out = cmd.output().expect("cargo tree");
+    assert!(
+        out.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+fn assert_none_of(package: &str, features: &[&str], forbidden: &[&str]) {
+    let deps = dependencies(package, features);
+    assert!(deps.len() > 1, "{package}: no dependency tree: {deps:?}");
+    for f in forbidden {
+        assert!(
+            !deps
+                .iter()
+                .any(|d| d == f || d.starts_with(&format!("{f}-"))),
+            "{package} depends on {f}"
+        );
+    }
+}
+
+#[test]
+fn engines_depend_on_no_web_database_or_runtime_crate() {
+    let web = ["axum", "sqlx", "leptos", "tokio", "tower", "hyper"];
+    assert_none_of("natstudy-engine", &[], &web);
+    assert_none_of("natstudy-vocab", &[], &web);
+}
+
+#[test]
+fn app_depends_on_no_database_parser_or_plotting_crate() {
+    let heavy = [
+        "sqlx",
+        "tree-sitter",
+        "tree-sitter-java",
+        "plotters",
+        "natstudy-engine",
+    ];
+    assert_none_of("app", &["ssr"], &heavy);
+    assert_none_of("app", &["hydrate"], &heavy);
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("dir") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_store_speaks_its_own_types_and_spells_no_status() {
+    let mut files = Vec::new();
+    rust_files(&root().join("server/src/store"), &mut files);
+    assert!(files.len() > 10, "store sources: {files:?}");
+    let words = [
+        "'assigned'",
+        "'leased'",
+        "'done'",
+        "'released'",
+        "'queued'",
+        "'running'",
+        "'failed'",
+        "'fixed_groups'",
+        "'dynamic_queue'",
+    ];
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("source");
+        let name = f.display();
+        assert!(
+            !text.contains("app::"),
+            "{name}: the store returns its own row types, not app's wire types"
+        );
+        if f.ends_with("codec.rs") {
+            continue;
+        }
+        for w in words {
+            assert!(
+                !text.contains(w),
+                "{name}: spells {w} in SQL; bind the enum from store/codec.rs"
+            );
+        }
+    }
+}
