@@ -90,8 +90,39 @@ fn ends_abruptly(branch: Node<'_>) -> bool {
     })
 }
 
-/// Whether `node` assigns a local variable of the method that is declared without a value.
+/// Whether `node` assigns a variable javac tracks for definite assignment: a local of the
+/// method declared without a value, or — in a constructor, where blank `final` fields must be
+/// assigned exactly once — any field (`this.f = …`, or a name that is no local or parameter).
 fn assigns_unset(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
+    assigns_unset_local(ctx, node)
+        || (ctx.method.kind() == "constructor_declaration" && assigns_field(ctx, node))
+}
+
+/// Whether `node` assigns a field (not a local or parameter of the method).
+fn assigns_field(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
+    let locals: Vec<&str> = ctx
+        .nodes(&[
+            "variable_declarator",
+            "formal_parameter",
+            "spread_parameter",
+            "catch_formal_parameter",
+        ])
+        .into_iter()
+        .filter_map(|d| field(d, "name"))
+        .map(|n| ctx.text(n))
+        .collect();
+    descendants(node).into_iter().any(|n| {
+        n.kind() == "assignment_expression"
+            && field(n, "left").is_some_and(|l| match l.kind() {
+                "identifier" => !locals.contains(&ctx.text(l)),
+                "field_access" => field(l, "object").is_some_and(|o| o.kind() == "this"),
+                _ => false,
+            })
+    })
+}
+
+/// Whether `node` assigns a local variable of the method that is declared without a value.
+fn assigns_unset_local(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
     let unset: Vec<&str> = ctx
         .nodes(&["variable_declarator"])
         .into_iter()

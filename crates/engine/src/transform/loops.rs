@@ -192,7 +192,10 @@ pub fn while_to_for(ctx: &Ctx<'_>) -> Vec<Candidate> {
                                 || (e.kind() == "assignment_expression"
                                     && field(e, "left").is_some_and(|l| l.kind() == "identifier"))
                         })
-                        && !syntax::is_comment(*prev);
+                        && !syntax::is_comment(*prev)
+                        // the header is outside the body: the update may name only
+                        // variables in scope there
+                        && e.is_some_and(|e| !names_declared_within(e, body, ctx.src));
                     is_update.then_some((*prev, *last, e))
                 }
                 _ => None,
@@ -223,6 +226,59 @@ pub fn while_to_for(ctx: &Ctx<'_>) -> Vec<Candidate> {
             ))
         })
         .collect()
+}
+
+/// Whether `node` names a variable declared inside `scope` (a local, parameter or pattern
+/// variable of a block, lambda, catch or loop there): moved out of `scope`, the name would be
+/// unknown or — a field of that name — mean something else.
+fn names_declared_within(node: Node<'_>, scope: Node<'_>, src: &str) -> bool {
+    const DECLARES: [&str; 7] = [
+        "variable_declarator",
+        "formal_parameter",
+        "catch_formal_parameter",
+        "spread_parameter",
+        "enhanced_for_statement",
+        "resource",
+        "instanceof_expression",
+    ];
+    let declared: Vec<&str> = syntax::descendants(scope)
+        .into_iter()
+        .flat_map(|d| {
+            let mut names = Vec::new();
+            if DECLARES.contains(&d.kind()) {
+                names.extend(field(d, "name"));
+            }
+            if d.kind() == "lambda_expression" {
+                names.extend(
+                    field(d, "parameters")
+                        .map(|p| {
+                            if p.kind() == "identifier" {
+                                vec![p]
+                            } else {
+                                syntax::descendants(p)
+                                    .into_iter()
+                                    .filter(|x| x.kind() == "identifier")
+                                    .collect()
+                            }
+                        })
+                        .into_iter()
+                        .flatten(),
+                );
+            }
+            if d.kind() == "type_pattern" || d.kind() == "record_pattern_component" {
+                names.extend(
+                    named_children(d)
+                        .into_iter()
+                        .filter(|x| x.kind() == "identifier"),
+                );
+            }
+            names
+        })
+        .map(|n| syntax::text(n, src))
+        .collect();
+    syntax::descendants(node)
+        .into_iter()
+        .any(|n| n.kind() == "identifier" && declared.contains(&syntax::text(n, src)))
 }
 
 /// `for (; cond; update)` with empty parts written the usual way (`for (;;)`).

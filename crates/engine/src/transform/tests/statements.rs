@@ -274,6 +274,55 @@ int f(int a) {
 }
 
 #[test]
+fn while_to_for_keeps_an_update_that_names_a_body_variable_in_the_body() {
+    // `step` is declared in the body: in the header it would be unknown (javac: cannot find
+    // symbol), so the loop becomes `for (; cond;)` with its body unchanged
+    check(
+        While2For,
+        r#"
+void f(int n) {
+    int i = 0;
+    while (i < n) {
+        int step = g(i);
+        i += step;
+    }
+}
+"#,
+        expect![[r#"
+            // rewrites a `while` loop as a `for` loop
+            void f(int n) {
+                int i = 0;
+                for (; i < n;) {
+                    int step = g(i);
+                    i += step;
+                }
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn if_else_to_else_if_refuses_to_split_a_final_fields_assignment() {
+    // in a constructor both branches assign `comparator`: with `else if` javac no longer
+    // sees it definitely assigned (a blank final field), so the operator refuses
+    check(
+        IfElse2IfElseIf,
+        r#"
+Sorter(Comparator<T> comp) {
+    if (comp == null) {
+        this.comparator = natural();
+    } else {
+        comparator = comp;
+    }
+}
+"#,
+        expect![[r#"
+            (refused)
+        "#]],
+    );
+}
+
+#[test]
 fn if_else_becomes_else_if_with_the_negation() {
     check(
         IfElse2IfElseIf,
