@@ -1,7 +1,19 @@
 //! Reports: the study's analysis as the results page shows it (tables and charts) and its
-//! charts as downloads. CPU work runs off the async threads.
+//! charts as downloads, computed once per change of the study's data and shared.
+//!
+//! Every write that changes what the report reads moves the study's `data_version` on (in the
+//! writer's transaction). [`ReportCache`] keeps the last report of each study with the version it
+//! was computed at: a request at the same version gets it at once; the first request after a
+//! change starts one computation in the background (later requests join it) and waits for it a
+//! short while, after which it is answered with the previous report, marked as being updated.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use app::model::ResultsView;
+use tokio::sync::watch;
 
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
@@ -9,11 +21,166 @@ use crate::engine::{analysis, plots};
 use crate::ids::StudyId;
 use crate::store;
 
-/// Bootstrap replicates of the results page (a short run keeps the page quick).
-pub const PAGE_BOOTSTRAP: usize = 200;
+/// Bootstrap replicates of the results page.
+pub const PAGE_BOOTSTRAP: usize = 1000;
 
-/// The analysis of the study's current votes: headline, tables and charts.
-pub async fn results_view(db: &Db, study: StudyId) -> ServiceResult<ResultsView> {
+/// A study's report as computed at one data version.
+#[derive(Debug)]
+pub struct Computed {
+    pub version: i64,
+    pub view: ResultsView,
+}
+
+type Outcome = Option<Result<Arc<Computed>, String>>;
+
+/// One study's entry: the last finished report and the computation under way, if any.
+#[derive(Default)]
+struct Entry {
+    done: Option<Arc<Computed>>,
+    /// The version being computed and where its outcome will appear.
+    running: Option<(i64, watch::Receiver<Outcome>)>,
+    used: u64,
+}
+
+/// Reports by study, computed once per data version (see the module's text).
+pub struct ReportCache {
+    entries: Mutex<HashMap<StudyId, Entry>>,
+    computed: AtomicU64,
+    clock: AtomicU64,
+    /// How many studies' reports are kept (the least recently used goes first).
+    pub capacity: usize,
+    /// How long a request waits for a new computation before the previous report is served.
+    pub wait: Duration,
+}
+
+impl Default for ReportCache {
+    fn default() -> Self {
+        ReportCache {
+            entries: Mutex::default(),
+            computed: AtomicU64::new(0),
+            clock: AtomicU64::new(0),
+            capacity: 32,
+            wait: Duration::from_secs(5),
+        }
+    }
+}
+
+impl std::fmt::Debug for ReportCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReportCache")
+            .field("computed", &self.computed())
+            .field("capacity", &self.capacity)
+            .finish()
+    }
+}
+
+impl ReportCache {
+    /// How many reports this cache has computed.
+    pub fn computed(&self) -> u64 {
+        self.computed.load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<StudyId, Entry>> {
+        // a panic while the lock was held leaves plain data behind: keep using it
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The study's report at its current data version (or, while that is computed for longer
+    /// than `wait`, the previous one).
+    pub async fn get(self: &Arc<Self>, db: &Db, study: StudyId) -> ServiceResult<Arc<Computed>> {
+        let version = store::studies::data_version(db, study).await?;
+        let (previous, mut rx) = {
+            let mut entries = self.lock();
+            let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+            let entry = entries.entry(study).or_default();
+            entry.used = tick;
+            if let Some(done) = entry.done.as_ref().filter(|d| d.version >= version) {
+                return Ok(done.clone());
+            }
+            let rx = match &entry.running {
+                Some((v, rx)) if *v >= version => rx.clone(),
+                _ => {
+                    let (tx, rx) = watch::channel(None);
+                    entry.running = Some((version, rx.clone()));
+                    self.spawn(db.clone(), study, version, tx);
+                    rx
+                }
+            };
+            let previous = entry.done.clone();
+            self.evict(&mut entries);
+            (previous, rx)
+        };
+        let outcome = async {
+            loop {
+                if let Some(o) = rx.borrow_and_update().clone() {
+                    return Some(o);
+                }
+                if rx.changed().await.is_err() {
+                    return None;
+                }
+            }
+        };
+        let waited = match &previous {
+            Some(_) => tokio::time::timeout(self.wait, outcome)
+                .await
+                .ok()
+                .flatten(),
+            None => outcome.await,
+        };
+        match (waited, previous) {
+            (Some(Ok(c)), _) => Ok(c),
+            (Some(Err(e)), _) => Err(ServiceError::Internal(anyhow::anyhow!(e))),
+            (None, Some(p)) => Ok(p),
+            (None, None) => Err(ServiceError::Internal(anyhow::anyhow!(
+                "the report computation stopped"
+            ))),
+        }
+    }
+
+    /// Computes the study's report at `version` in the background (a request that goes away
+    /// does not cancel it) and publishes the outcome.
+    fn spawn(self: &Arc<Self>, db: Db, study: StudyId, version: i64, tx: watch::Sender<Outcome>) {
+        let cache = self.clone();
+        tokio::spawn(async move {
+            let outcome = compute(&db, study, version).await.map(Arc::new);
+            cache.computed.fetch_add(1, Ordering::Relaxed);
+            {
+                let mut entries = cache.lock();
+                let entry = entries.entry(study).or_default();
+                if entry.running.as_ref().is_some_and(|(v, _)| *v == version) {
+                    entry.running = None;
+                }
+                if let Ok(c) = &outcome {
+                    if entry.done.as_ref().is_none_or(|d| d.version < c.version) {
+                        entry.done = Some(c.clone());
+                    }
+                }
+            }
+            if let Err(e) = &outcome {
+                tracing::error!(error = %e, %study, "cannot compute the study's report");
+            }
+            let _ = tx.send(Some(outcome.map_err(|e| e.to_string())));
+        });
+    }
+
+    /// Drops the least recently used studies beyond the capacity (never one being computed).
+    fn evict(&self, entries: &mut HashMap<StudyId, Entry>) {
+        while entries.len() > self.capacity.max(1) {
+            let Some(oldest) = entries
+                .iter()
+                .filter(|(_, e)| e.running.is_none())
+                .min_by_key(|(_, e)| e.used)
+                .map(|(s, _)| *s)
+            else {
+                break;
+            };
+            entries.remove(&oldest);
+        }
+    }
+}
+
+/// The analysis of the study's data: headline, tables and charts.
+async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Computed> {
     let name = store::participation::study_settings(db, study).await?.name;
     let data = store::analysis::study_data(db, study).await?;
     let votes = data.votes.len() as i64;
@@ -31,17 +198,30 @@ pub async fn results_view(db: &Db, study: StudyId) -> ServiceResult<ResultsView>
         )
     })
     .await?;
-    Ok(ResultsView {
-        headline,
-        tables,
-        charts: charts.map_err(|e| ServiceError::Internal(e.into()))?,
-        votes,
+    Ok(Computed {
+        version,
+        view: ResultsView {
+            headline,
+            tables,
+            charts: charts.map_err(|e| ServiceError::Internal(e.into()))?,
+            votes,
+        },
     })
+}
+
+/// The analysis of the study's current data: headline, tables and charts.
+pub async fn results_view(
+    cache: &Arc<ReportCache>,
+    db: &Db,
+    study: StudyId,
+) -> ServiceResult<ResultsView> {
+    Ok(cache.get(db, study).await?.view.clone())
 }
 
 /// One chart of the results as a download: `NAME.svg`, or `NAME.png` drawn at twice the size
 /// with the bundled font. `None` when the study has no such chart (yet).
 pub async fn chart(
+    cache: &Arc<ReportCache>,
     db: &Db,
     study: StudyId,
     file: &str,
@@ -51,26 +231,21 @@ pub async fn chart(
         (_, Some(s)) => (s.to_owned(), true),
         _ => return Ok(None),
     };
-    let data = store::analysis::study_data(db, study).await?;
-    let drawn = tokio::task::spawn_blocking(move || {
-        let options = analysis::Options {
-            bootstrap: 0,
-            ..Default::default()
-        };
-        let report = analysis::report_with(&data, &options);
-        let charts = plots::report_charts(&report, &data)?;
-        let Some((_, svg)) = charts
-            .into_iter()
-            .find(|(n, _)| *n == format!("{stem}.svg"))
-        else {
-            return Ok(None);
-        };
-        if png {
-            plots::svg_to_png(&stem, &svg, 2.0).map(|b| Some((b, "image/png")))
-        } else {
-            Ok(Some((svg.into_bytes(), "image/svg+xml")))
-        }
-    })
-    .await?;
-    drawn.map_err(|e| ServiceError::Internal(e.into()))
+    let report = cache.get(db, study).await?;
+    let Some(svg) = report
+        .view
+        .charts
+        .iter()
+        .find(|(n, _)| *n == format!("{stem}.svg"))
+        .map(|(_, svg)| svg.clone())
+    else {
+        return Ok(None);
+    };
+    if !png {
+        return Ok(Some((svg.into_bytes(), "image/svg+xml")));
+    }
+    let drawn = tokio::task::spawn_blocking(move || plots::svg_to_png(&stem, &svg, 2.0)).await?;
+    drawn
+        .map(|b| Some((b, "image/png")))
+        .map_err(|e| ServiceError::Internal(e.into()))
 }

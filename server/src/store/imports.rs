@@ -183,6 +183,7 @@ pub async fn items(
         .await?;
     }
     mark(&mut tx, study, actor, "items", digest, written).await?;
+    super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Outcome::Imported { rows: written })
 }
@@ -268,6 +269,7 @@ pub async fn votes(
         written += 1;
     }
     mark(&mut tx, study, actor, "votes", digest, written).await?;
+    super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Outcome::Imported { rows: written })
 }
@@ -346,6 +348,7 @@ pub async fn results<R: ResultRow>(
         }
     }
     mark(&mut tx, study, actor, R::KIND, digest, rows.len()).await?;
+    super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Outcome::Imported { rows: rows.len() })
 }
@@ -381,6 +384,7 @@ pub async fn replace_ce(
         &format!("{model}: {} targets", rows.len()),
     )
     .await?;
+    super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(rows.len())
 }

@@ -158,6 +158,7 @@ pub async fn update_settings(
         ),
     )
     .await?;
+    super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -169,16 +170,19 @@ pub async fn set_gold(
     item_key: &str,
     unnatural: Option<bool>,
 ) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
     let n =
         sqlx::query("UPDATE items SET gold_unnatural = $1 WHERE study_id = $2 AND item_key = $3")
             .bind(unnatural.map(i64::from))
             .bind(study)
             .bind(item_key)
-            .execute(&db.pool)
+            .execute(&mut *tx)
             .await?
             .rows_affected();
     if n == 0 {
         return Err(StoreError::NotFound(format!("item {item_key}")));
     }
+    super::studies::data_changed(&mut tx, study).await?;
+    tx.commit().await?;
     Ok(())
 }

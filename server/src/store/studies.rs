@@ -176,3 +176,26 @@ pub async fn items(db: &Db, id: StudyId, limit: i64) -> StoreResult<Vec<ItemList
         })
         .collect::<Result<_, sqlx::Error>>()?)
 }
+
+/// Records that something the study's report reads changed (in the writer's transaction).
+pub async fn data_changed(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: StudyId,
+) -> StoreResult<()> {
+    sqlx::query("UPDATE studies SET data_version = data_version + 1 WHERE id = $1")
+        .bind(study)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The study's data version: it moves on with every change of what its report reads.
+pub async fn data_version(db: &Db, study: StudyId) -> StoreResult<i64> {
+    sqlx::query("SELECT data_version FROM studies WHERE id = $1")
+        .bind(study)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
+        .try_get(0)
+        .map_err(StoreError::Db)
+}

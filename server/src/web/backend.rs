@@ -25,6 +25,7 @@ pub struct BackendConfig {
     pub session: SessionPolicy,
     pub login: service::throttle::LoginLimits,
     pub jobs: service::jobs::JobLimits,
+    pub reports: Arc<service::reports::ReportCache>,
 }
 
 /// The domain as the pages reach it.
@@ -38,6 +39,7 @@ pub struct DomainBackend {
     throttle: LoginThrottle,
     session: SessionPolicy,
     jobs: JobRunner,
+    reports: Arc<service::reports::ReportCache>,
 }
 
 type LoadedModel = (String, std::time::SystemTime, Arc<crate::engine::lm::Model>);
@@ -64,6 +66,7 @@ impl DomainBackend {
             throttle,
             session: config.session,
             jobs,
+            reports: config.reports.clone(),
         })
     }
 
@@ -398,7 +401,7 @@ impl Backend for DomainBackend {
 
     #[tracing::instrument(skip(self))]
     async fn results(&self, study: StudyId) -> Result<app::model::ResultsView, BackendError> {
-        service::reports::results_view(&self.db, study)
+        service::reports::results_view(&self.reports, &self.db, study)
             .await
             .map_err(map)
     }

@@ -148,7 +148,7 @@ pub async fn chart(
     State(state): State<AppState>,
     Path((study, file)): Path<(StudyId, String)>,
 ) -> Response {
-    match crate::service::reports::chart(&state.db, study, &file).await {
+    match crate::service::reports::chart(&state.reports, &state.db, study, &file).await {
         Ok(Some((bytes, mime))) => Response::builder()
             .header(header::CONTENT_TYPE, mime)
             .header(

@@ -35,6 +35,7 @@ pub struct AppState {
     pub max_upload_bytes: usize,
     /// Exports running at once, and how long a stalled client may hold one.
     pub exports: download::ExportLimits,
+    pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
 }
 
 /// How the web server is set up.
@@ -65,6 +66,8 @@ pub struct WebConfig {
     /// A header set by a trusted reverse proxy that names the client's address (e.g.
     /// `x-forwarded-for`: its first address is taken). Unset: the peer address.
     pub client_ip_header: Option<String>,
+    /// Results computed once per change of a study's data, shared by every viewer.
+    pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
 }
 
 impl WebConfig {
@@ -82,6 +85,7 @@ impl WebConfig {
             jobs: Default::default(),
             exports: Default::default(),
             client_ip_header: None,
+            reports: Default::default(),
         }
     }
 }
@@ -113,6 +117,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             },
             login: config.login,
             jobs: config.jobs,
+            reports: config.reports.clone(),
         },
     );
     let state = AppState {
@@ -122,6 +127,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         models_dir: config.models_dir.clone(),
         max_upload_bytes: config.max_upload_bytes,
         exports: config.exports.clone(),
+        reports: config.reports.clone(),
     };
 
     let store = sessions::DbSessionStore::open(&db).await?;

@@ -56,16 +56,11 @@ pub(super) fn fleiss_rows(units: &[Vec<f64>], cats: &[f64]) -> Option<stats::Fle
     stats::FleissRows::new(&table).ok()
 }
 
-pub(super) fn with_ci(
-    n: usize,
-    options: &Options,
-    salt: u64,
-    f: impl Fn(&[usize]) -> Option<f64>,
-) -> Measure {
-    let all: Vec<usize> = (0..n).collect();
-    let value = f(&all).filter(|x| x.is_finite());
+/// A coefficient's estimate and, when the options ask for it, its bootstrap interval.
+pub(super) fn with_ci(stat: &dyn stats::Resample, options: &Options, salt: u64) -> Measure {
+    let value = stat.estimate().filter(|x| x.is_finite());
     let ci95 = if options.bootstrap > 0 && value.is_some() {
-        stats::bootstrap_ci(n, options.bootstrap, options.seed ^ salt, &f)
+        stats::bootstrap_ci(stat, options.bootstrap, options.seed ^ salt)
     } else {
         None
     };
@@ -79,7 +74,7 @@ pub(super) fn kappa_measure(
     salt: u64,
 ) -> Measure {
     match fleiss_rows(units, cats) {
-        Some(rows) => with_ci(rows.len(), options, salt, |p| rows.kappa_of(p).ok()),
+        Some(rows) => with_ci(&rows, options, salt),
         None => Measure {
             value: None,
             ci95: None,
@@ -93,10 +88,7 @@ pub(super) fn alpha_measure(
     options: &Options,
     salt: u64,
 ) -> Measure {
-    let prepared = stats::AlphaUnits::new(units);
-    with_ci(prepared.len(), options, salt, |p| {
-        prepared.alpha_of(p, metric).ok()
-    })
+    with_ci(&stats::AlphaUnits::new(units, metric), options, salt)
 }
 
 pub(super) fn scale(units: &[Vec<f64>], options: &Options, salt: u64) -> ScaleAgreement {
@@ -120,10 +112,19 @@ pub fn agreement(data: &StudyData, options: &Options) -> Agreement {
             bin[v.item].push(f64::from(u8::from(judges_unnatural(v.cr, v.cc))));
         }
     }
+    let ((binary_fleiss_kappa, binary_alpha_nominal), (readability, conventions)) = rayon::join(
+        || {
+            rayon::join(
+                || kappa_measure(&bin, &[0.0, 1.0], options, 1),
+                || alpha_measure(&bin, stats::AlphaMetric::Nominal, options, 2),
+            )
+        },
+        || rayon::join(|| scale(&cr, options, 10), || scale(&cc, options, 20)),
+    );
     Agreement {
-        binary_fleiss_kappa: kappa_measure(&bin, &[0.0, 1.0], options, 1),
-        binary_alpha_nominal: alpha_measure(&bin, stats::AlphaMetric::Nominal, options, 2),
-        readability: scale(&cr, options, 10),
-        conventions: scale(&cc, options, 20),
+        binary_fleiss_kappa,
+        binary_alpha_nominal,
+        readability,
+        conventions,
     }
 }

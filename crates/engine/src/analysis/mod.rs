@@ -12,6 +12,7 @@ mod items;
 mod quality;
 mod rnc;
 mod robustness;
+pub mod synthetic;
 mod time;
 
 pub use agreement::*;
@@ -148,7 +149,16 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
             .add(c);
         by_operator.entry(r.operator.clone()).or_default().add(c);
     }
-    let tools = robustness(data, &results);
+    // the independent parts on every core
+    let ((tools, agreement), (time, (rnc, applicability))) = rayon::join(
+        || rayon::join(|| robustness(data, &results), || agreement(data, options)),
+        || {
+            rayon::join(
+                || time_report(data, &results),
+                || rayon::join(|| rnc(data, &results), || applicability(data, &results)),
+            )
+        },
+    );
     Report {
         items: data.items.len(),
         votes: data.votes.len(),
@@ -159,15 +169,15 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
             .collect::<HashSet<_>>()
             .len(),
         fleiss_kappa: binary_fleiss(&results),
-        agreement: agreement(data, options),
+        agreement,
         counts,
         counts_by_level: by_level,
         counts_by_operator: by_operator,
-        time: time_report(data, &results),
+        time,
         robustness_pairs: pairwise(&tools),
         robustness: tools,
-        applicability: applicability(data, &results),
-        rnc: rnc(data, &results),
+        applicability,
+        rnc,
         annotator_quality: quality,
         excluded_annotators: excluded,
         item_results: results,

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use rayon::prelude::*;
+
 use serde::Serialize;
 
 use super::*;
@@ -60,62 +62,65 @@ pub(super) fn rnc(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, 
             .or_default()
             .insert(target.as_str(), *h);
     }
-    let mut out = BTreeMap::new();
-    for (model, h) in by_model {
-        let mut rows: Vec<RncRow> = Vec::new();
-        let mut originals = Vec::new();
-        for (i, it) in data.items.iter().enumerate() {
-            let (Some(&hb2), Some(&hb)) = (h.get(it.key.as_str()), h.get(it.bug.as_str())) else {
-                continue;
-            };
-            originals.push(hb);
-            rows.push(RncRow {
-                key: it.key.clone(),
-                category: results[i].category,
-                ce: hb2,
-                nc: hb2 - hb,
-                rnc: relative_change(hb, hb2),
-            });
-        }
-        let of = |c: Category| -> Vec<f64> {
-            rows.iter()
-                .filter(|r| r.category == Some(c))
-                .map(|r| r.rnc)
-                .collect()
+    let by_model: Vec<(&str, HashMap<&str, f64>)> = by_model.into_iter().collect();
+    by_model
+        .par_iter()
+        .map(|(model, h)| (model.to_string(), model_report(data, results, h)))
+        .collect()
+}
+
+/// One model's RNC analysis: `h` is its cross-entropy per target.
+fn model_report(data: &StudyData, results: &[ItemResult], h: &HashMap<&str, f64>) -> ModelReport {
+    let mut rows: Vec<RncRow> = Vec::new();
+    let mut originals = Vec::new();
+    for (i, it) in data.items.iter().enumerate() {
+        let (Some(&hb2), Some(&hb)) = (h.get(it.key.as_str()), h.get(it.bug.as_str())) else {
+            continue;
         };
-        let transformed: Vec<f64> = rows.iter().map(|r| r.ce).collect();
-        let metric = |f: fn(&RncRow) -> f64| -> Vec<(Option<Category>, f64)> {
-            rows.iter().map(|r| (r.category, f(r))).collect()
-        };
-        let rnc_auc = auc_natural(&metric(|r| r.rnc));
-        let mut ranking = rows.clone();
-        ranking.sort_by(|a, b| a.rnc.total_cmp(&b.rnc).then_with(|| a.key.cmp(&b.key)));
-        out.insert(
-            model.to_owned(),
-            ModelReport {
-                items: rows.len(),
-                mww_natural_vs_unnatural: stats::mann_whitney_u(
-                    &of(Category::Natural),
-                    &of(Category::Unnatural),
-                    Alternative::Less,
-                )
-                .ok(),
-                mww_likely_natural_vs_likely_unnatural: stats::mann_whitney_u(
-                    &of(Category::LikelyNatural),
-                    &of(Category::LikelyUnnatural),
-                    Alternative::Less,
-                )
-                .ok(),
-                spearman_original_vs_transformed: stats::spearman(&transformed, &originals).ok(),
-                auc_rnc: rnc_auc.as_ref().map(|(a, _)| *a),
-                auc_nc: auc_natural(&metric(|r| r.nc)).map(|(a, _)| a),
-                auc_ce: auc_natural(&metric(|r| r.ce)).map(|(a, _)| a),
-                roc_rnc: rnc_auc.map(|(_, roc)| roc),
-                ranking,
-            },
-        );
+        originals.push(hb);
+        rows.push(RncRow {
+            key: it.key.clone(),
+            category: results[i].category,
+            ce: hb2,
+            nc: hb2 - hb,
+            rnc: relative_change(hb, hb2),
+        });
     }
-    out
+    let of = |c: Category| -> Vec<f64> {
+        rows.iter()
+            .filter(|r| r.category == Some(c))
+            .map(|r| r.rnc)
+            .collect()
+    };
+    let transformed: Vec<f64> = rows.iter().map(|r| r.ce).collect();
+    let metric = |f: fn(&RncRow) -> f64| -> Vec<(Option<Category>, f64)> {
+        rows.iter().map(|r| (r.category, f(r))).collect()
+    };
+    let rnc_auc = auc_natural(&metric(|r| r.rnc));
+    let mut report = ModelReport {
+        items: rows.len(),
+        mww_natural_vs_unnatural: stats::mann_whitney_u(
+            &of(Category::Natural),
+            &of(Category::Unnatural),
+            Alternative::Less,
+        )
+        .ok(),
+        mww_likely_natural_vs_likely_unnatural: stats::mann_whitney_u(
+            &of(Category::LikelyNatural),
+            &of(Category::LikelyUnnatural),
+            Alternative::Less,
+        )
+        .ok(),
+        spearman_original_vs_transformed: stats::spearman(&transformed, &originals).ok(),
+        auc_rnc: rnc_auc.as_ref().map(|(a, _)| *a),
+        auc_nc: auc_natural(&metric(|r| r.nc)).map(|(a, _)| a),
+        auc_ce: auc_natural(&metric(|r| r.ce)).map(|(a, _)| a),
+        roc_rnc: rnc_auc.map(|(_, roc)| roc),
+        ranking: Vec::new(),
+    };
+    rows.sort_by(|a, b| a.rnc.total_cmp(&b.rnc).then_with(|| a.key.cmp(&b.key)));
+    report.ranking = rows;
+    report
 }
 
 /// The `percent`% most natural transformations by RNC (lowest first), at least one when any.

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use serde::Serialize;
 
 use super::*;
@@ -67,39 +69,97 @@ pub struct LevelRobustness {
     pub changes: usize,
 }
 
+/// The study's repair targets by number: every distinct target name (bug ids and item keys)
+/// once, each item's own target and its bug's, and the bugs in name order (the order in which
+/// per-bug rates are summed).
+struct Targets<'d> {
+    index: HashMap<&'d str, usize>,
+    /// Per item: (its target, its bug's target).
+    item: Vec<(usize, usize)>,
+    /// Bug targets in name order.
+    bug_order: Vec<usize>,
+}
+
+impl<'d> Targets<'d> {
+    fn new(data: &'d StudyData) -> Targets<'d> {
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        let mut id = |name: &'d str| {
+            let next = index.len();
+            *index.entry(name).or_insert(next)
+        };
+        let item: Vec<(usize, usize)> = data
+            .items
+            .iter()
+            .map(|it| (id(it.key.as_str()), id(it.bug.as_str())))
+            .collect();
+        let mut bugs: Vec<(&str, usize)> = data
+            .items
+            .iter()
+            .zip(&item)
+            .map(|(it, (_, b))| (it.bug.as_str(), *b))
+            .collect();
+        bugs.sort_unstable();
+        bugs.dedup();
+        Targets {
+            index,
+            item,
+            bug_order: bugs.into_iter().map(|(_, b)| b).collect(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+}
+
 /// Per-bug normalised rates over the transformations that `keep` accepts, grouped by bug.
-pub(super) fn rates(
-    data: &StudyData,
+/// `pairs`: (item, transformed status, original status).
+fn rates(
+    targets: &Targets<'_>,
     pairs: &[(usize, u8, u8)],
     keep: impl Fn(usize) -> bool,
 ) -> NaturalRobustness {
-    let mut per_bug: BTreeMap<&str, Vec<(u8, u8)>> = BTreeMap::new();
+    /// One bug's transformations: how many, plausible, correct, positive and negative changes,
+    /// and the original status.
+    #[derive(Clone, Copy, Default)]
+    struct Acc {
+        n: u32,
+        plausible: u32,
+        correct: u32,
+        pos: u32,
+        neg: u32,
+        original: u8,
+    }
+    let mut per_bug = vec![Acc::default(); targets.len()];
     for &(i, t, o) in pairs {
         if keep(i) {
-            per_bug
-                .entry(data.items[i].bug.as_str())
-                .or_default()
-                .push((t, o));
+            let a = &mut per_bug[targets.item[i].1];
+            a.n += 1;
+            a.plausible += u32::from(t >= 1);
+            a.correct += u32::from(t == 2);
+            a.pos += u32::from(t > o);
+            a.neg += u32::from(t < o);
+            a.original = o;
         }
     }
-    let mut n = NaturalRobustness {
-        bugs: per_bug.len(),
-        ..Default::default()
-    };
-    for list in per_bug.values() {
-        let o = list[0].1;
-        n.original_plausible += usize::from(o >= 1);
-        n.original_correct += usize::from(o == 2);
-        let len = list.len() as f64;
-        n.transformed_plausible += list.iter().filter(|(t, _)| *t >= 1).count() as f64 / len;
-        n.transformed_correct += list.iter().filter(|(t, _)| *t == 2).count() as f64 / len;
-        let pos = list.iter().filter(|(t, o)| t > o).count();
-        let neg = list.iter().filter(|(t, o)| t < o).count();
-        n.positive_changes += pos;
-        n.negative_changes += neg;
-        n.bugs_positive += usize::from(pos > 0);
-        n.bugs_negative += usize::from(neg > 0);
-        n.bugs_changed += usize::from(pos > 0 || neg > 0);
+    let mut n = NaturalRobustness::default();
+    for a in targets
+        .bug_order
+        .iter()
+        .map(|&b| per_bug[b])
+        .filter(|a| a.n > 0)
+    {
+        n.bugs += 1;
+        n.original_plausible += usize::from(a.original >= 1);
+        n.original_correct += usize::from(a.original == 2);
+        let len = f64::from(a.n);
+        n.transformed_plausible += f64::from(a.plausible) / len;
+        n.transformed_correct += f64::from(a.correct) / len;
+        n.positive_changes += a.pos as usize;
+        n.negative_changes += a.neg as usize;
+        n.bugs_positive += usize::from(a.pos > 0);
+        n.bugs_negative += usize::from(a.neg > 0);
+        n.bugs_changed += usize::from(a.pos > 0 || a.neg > 0);
     }
     n.plausible_drop = ratio(n.transformed_plausible, n.original_plausible as f64).map(|r| 1.0 - r);
     n.correct_drop = ratio(n.transformed_correct, n.original_correct as f64).map(|r| 1.0 - r);
@@ -164,86 +224,99 @@ pub(super) fn applicability(
 }
 
 pub(super) fn robustness(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, ToolReport> {
-    let mut by_tool: BTreeMap<&str, HashMap<&str, u8>> = BTreeMap::new();
+    let targets = Targets::new(data);
+    // each tool's status per target (a later line for the same target wins)
+    let mut by_tool: BTreeMap<&str, Vec<Option<u8>>> = BTreeMap::new();
     for (tool, target, status) in &data.npr {
-        by_tool
-            .entry(tool.as_str())
-            .or_default()
-            .insert(target.as_str(), *status);
-    }
-    let mut out = BTreeMap::new();
-    for (tool, status) in by_tool {
-        // (item index, transformed status, original status)
-        let pairs: Vec<(usize, u8, u8)> = data
-            .items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, it)| {
-                Some((
-                    i,
-                    *status.get(it.key.as_str())?,
-                    *status.get(it.bug.as_str())?,
-                ))
-            })
-            .collect();
-        let changes: Vec<&(usize, u8, u8)> = pairs.iter().filter(|(_, t, o)| t != o).collect();
-        let mut share = BTreeMap::new();
-        for c in Category::ALL {
-            let n = changes
-                .iter()
-                .filter(|(i, _, _)| results[*i].category == Some(c))
-                .count();
-            share.insert(
-                c.as_str().to_owned(),
-                ratio(n as f64, changes.len() as f64).unwrap_or(0.0),
-            );
+        if let Some(&t) = targets.index.get(target.as_str()) {
+            by_tool
+                .entry(tool.as_str())
+                .or_insert_with(|| vec![None; targets.len()])[t] = Some(*status);
         }
-        let false_alarm_rate = (!changes.is_empty()).then(|| share[Category::Unnatural.as_str()]);
-
-        let n = rates(data, &pairs, |i| {
-            results[i].category == Some(Category::Natural)
-        });
-        let all = rates(data, &pairs, |_| true);
-
-        let mut by_level = BTreeMap::new();
-        for level in Level::ALL {
-            let in_level: Vec<&(usize, u8, u8)> = pairs
+    }
+    let natural = |i: usize| results[i].category == Some(Category::Natural);
+    let by_tool: Vec<(&str, Vec<Option<u8>>)> = by_tool.into_iter().collect();
+    by_tool
+        .par_iter()
+        .map(|(tool, status)| {
+            // (item index, transformed status, original status)
+            let pairs: Vec<(usize, u8, u8)> = targets
+                .item
                 .iter()
-                .filter(|(i, _, _)| data.items[*i].level == level)
+                .enumerate()
+                .filter_map(|(i, &(it, bug))| Some((i, status[it]?, status[bug]?)))
                 .collect();
-            let bugs = |f: &dyn Fn(&(usize, u8, u8)) -> bool| -> usize {
-                in_level
+            let mut changed_by_category = [0usize; Category::ALL.len()];
+            let mut changes = 0;
+            for &(i, t, o) in &pairs {
+                if t != o {
+                    changes += 1;
+                    if let Some(c) = results[i].category {
+                        changed_by_category[c as usize] += 1;
+                    }
+                }
+            }
+            let share: BTreeMap<String, f64> = Category::ALL
+                .iter()
+                .map(|c| {
+                    let n = changed_by_category[*c as usize];
+                    (
+                        c.as_str().to_owned(),
+                        ratio(n as f64, changes as f64).unwrap_or(0.0),
+                    )
+                })
+                .collect();
+            let false_alarm_rate = (changes > 0).then(|| share[Category::Unnatural.as_str()]);
+            let mut by_level = BTreeMap::new();
+            let mut seen = vec![[false; 3]; targets.len()];
+            for level in Level::ALL {
+                for s in seen.iter_mut() {
+                    *s = [false; 3];
+                }
+                let (mut with, mut with_natural, mut changed, mut level_changes) = (0, 0, 0, 0);
+                for &(i, t, o) in pairs
                     .iter()
-                    .filter(|p| f(p))
-                    .map(|(i, _, _)| data.items[*i].bug.as_str())
-                    .collect::<HashSet<_>>()
-                    .len()
-            };
-            by_level.insert(
-                level.as_str().to_owned(),
-                LevelRobustness {
-                    bugs_with_transformations: bugs(&|_| true),
-                    bugs_with_natural_transformations: bugs(&|(i, _, _)| {
-                        results[*i].category == Some(Category::Natural)
-                    }),
-                    bugs_changed: bugs(&|(_, t, o)| t != o),
-                    changes: in_level.iter().filter(|(_, t, o)| t != o).count(),
+                    .filter(|(i, _, _)| data.items[*i].level == level)
+                {
+                    let s = &mut seen[targets.item[i].1];
+                    let mut mark = |k: usize, count: &mut usize| {
+                        if !s[k] {
+                            s[k] = true;
+                            *count += 1;
+                        }
+                    };
+                    mark(0, &mut with);
+                    if natural(i) {
+                        mark(1, &mut with_natural);
+                    }
+                    if t != o {
+                        mark(2, &mut changed);
+                        level_changes += 1;
+                    }
+                }
+                by_level.insert(
+                    level.as_str().to_owned(),
+                    LevelRobustness {
+                        bugs_with_transformations: with,
+                        bugs_with_natural_transformations: with_natural,
+                        bugs_changed: changed,
+                        changes: level_changes,
+                    },
+                );
+            }
+            (
+                (*tool).to_owned(),
+                ToolReport {
+                    changes_all: changes,
+                    change_share_by_category: share,
+                    false_alarm_rate,
+                    natural: rates(&targets, &pairs, natural),
+                    all: rates(&targets, &pairs, |_| true),
+                    by_level,
                 },
-            );
-        }
-        out.insert(
-            tool.to_owned(),
-            ToolReport {
-                changes_all: changes.len(),
-                change_share_by_category: share,
-                false_alarm_rate,
-                natural: n,
-                all,
-                by_level,
-            },
-        );
-    }
-    out
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use serde::Serialize;
 
 use super::*;
@@ -69,20 +71,34 @@ pub(super) fn time_report(data: &StudyData, results: &[ItemResult]) -> Option<Ti
     let cat = |v: &Vote| results[v.item].category;
     let agree = times(&|v: &Vote| cat(v).is_some_and(Category::is_agreement));
     let disagree = times(&|v: &Vote| cat(v).is_some_and(|c| !c.is_agreement()));
-    let mut tests = BTreeMap::new();
-    for (a, b) in [
+    let mut samples: Vec<(String, &[f64], &[f64])> = [
         (Level::Naming, Level::Expression),
         (Level::Naming, Level::Statement),
         (Level::Expression, Level::Statement),
-    ] {
-        if let Ok(r) = stats::mann_whitney_u(&level_times[&a], &level_times[&b], Alternative::Less)
-        {
-            tests.insert(format!("mww_{a}_vs_{b}"), r);
-        }
-    }
-    if let Ok(r) = stats::mann_whitney_u(&agree, &disagree, Alternative::Less) {
-        tests.insert("mww_agreement_vs_disagreement".to_owned(), r);
-    }
+    ]
+    .into_iter()
+    .map(|(a, b)| {
+        (
+            format!("mww_{a}_vs_{b}"),
+            level_times[&a].as_slice(),
+            level_times[&b].as_slice(),
+        )
+    })
+    .collect();
+    samples.push((
+        "mww_agreement_vs_disagreement".to_owned(),
+        &agree,
+        &disagree,
+    ));
+    // the tests on every core
+    let tests: BTreeMap<String, stats::MannWhitney> = samples
+        .into_par_iter()
+        .filter_map(|(name, x, y)| {
+            stats::mann_whitney_u(x, y, Alternative::Less)
+                .ok()
+                .map(|r| (name, r))
+        })
+        .collect();
     let whole = MeanStd::of(&overall)?;
     Some(TimeReport {
         p99_cutoff: cutoff,

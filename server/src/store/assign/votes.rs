@@ -170,6 +170,7 @@ pub async fn submit(
             .await?;
     }
     touch(&mut tx, annotator, now).await?;
+    crate::store::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Submitted::Saved { revision })
 }

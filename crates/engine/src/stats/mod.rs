@@ -13,6 +13,12 @@ pub enum StatsError {
 
 pub type Result<T> = std::result::Result<T, StatsError>;
 
+mod resample;
+
+pub use resample::{
+    bootstrap_ci, krippendorff_alpha, AlphaMetric, AlphaUnits, FleissRows, Resample,
+};
+
 /// Arithmetic mean.
 pub fn mean(xs: &[f64]) -> Result<f64> {
     if xs.is_empty() {
@@ -38,13 +44,19 @@ pub fn percentile(xs: &[f64], q: f64) -> Result<f64> {
         )));
     }
     let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
     let pos = q / 100.0 * (v.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = (lo + 1).min(v.len() - 1);
     let frac = pos - lo as f64;
+    // the two order statistics by selection (O(n)): v[lo], then the least of what follows
+    let (_, a, above) = v.select_nth_unstable_by(lo, f64::total_cmp);
+    let a = *a;
+    let b = if hi == lo {
+        a
+    } else {
+        above.iter().copied().min_by(f64::total_cmp).unwrap_or(a)
+    };
     // numpy's _lerp: a + (b - a) * t, or b - (b - a) * (1 - t) when t >= 0.5
-    let (a, b) = (v[lo], v[hi]);
     let diff = b - a;
     Ok(if frac >= 0.5 {
         b - diff * (1.0 - frac)
@@ -55,39 +67,30 @@ pub fn percentile(xs: &[f64], q: f64) -> Result<f64> {
 
 /// Average ranks (1-based, ties share the mean rank), as scipy `rankdata`.
 pub fn rank_average(xs: &[f64]) -> Vec<f64> {
-    let mut idx: Vec<usize> = (0..xs.len()).collect();
-    idx.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    ranks_and_ties(xs).0
+}
+
+/// Average ranks and the sizes of the groups of tied values, from one sort of (value, index)
+/// pairs (contiguous, so the sort stays in cache; the order among ties does not matter).
+fn ranks_and_ties(xs: &[f64]) -> (Vec<f64>, Vec<usize>) {
+    let mut sorted: Vec<(f64, usize)> = xs.iter().copied().zip(0..).collect();
+    sorted.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     let mut ranks = vec![0.0; xs.len()];
+    let mut ties = Vec::new();
     let mut i = 0;
-    while i < idx.len() {
+    while i < sorted.len() {
         let mut j = i;
-        while j + 1 < idx.len() && xs[idx[j + 1]] == xs[idx[i]] {
+        while j + 1 < sorted.len() && sorted[j + 1].0 == sorted[i].0 {
             j += 1;
         }
         let r = (i + j) as f64 / 2.0 + 1.0;
-        for &k in &idx[i..=j] {
+        for &(_, k) in &sorted[i..=j] {
             ranks[k] = r;
         }
+        ties.push(j - i + 1);
         i = j + 1;
     }
-    ranks
-}
-
-/// Sizes of the groups of tied values.
-fn tie_sizes(xs: &[f64]) -> Vec<usize> {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[i] {
-            j += 1;
-        }
-        out.push(j - i + 1);
-        i = j + 1;
-    }
-    out
+    (ranks, ties)
 }
 
 /// The alternative hypothesis of a Mann-Whitney test.
@@ -128,12 +131,11 @@ pub fn mann_whitney_u(x: &[f64], y: &[f64], alternative: Alternative) -> Result<
         return Err(StatsError::Empty("mann_whitney_u"));
     }
     let all: Vec<f64> = x.iter().chain(y).copied().collect();
-    let ranks = rank_average(&all);
+    let (ranks, ties) = ranks_and_ties(&all);
     let r1: f64 = ranks[..n1].iter().sum();
     let u1 = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
     let nn = (n1 * n2) as f64;
     let u2 = nn - u1;
-    let ties = tie_sizes(&all);
     let has_ties = ties.iter().any(|&t| t > 1);
     let method = if (n1 > 8 && n2 > 8) || has_ties {
         MwuMethod::Asymptotic
@@ -215,11 +217,27 @@ fn mwu_exact_sf(u: f64, m: usize, n: usize) -> f64 {
 /// statsmodels `fleiss_kappa(table, method="fleiss")`: rows are subjects, columns categories,
 /// cells the number of raters who chose that category (the same number of raters per row).
 pub fn fleiss_kappa(table: &[Vec<f64>]) -> Result<f64> {
-    if table.is_empty() {
-        return Err(StatsError::Empty("fleiss_kappa"));
-    }
+    let n_rat = fleiss_raters(table)?;
     let n_sub = table.len() as f64;
-    let n_rat: f64 = table[0].iter().sum();
+    let cats = table[0].len();
+    let p_cat: Vec<f64> = (0..cats)
+        .map(|j| table.iter().map(|r| r[j]).sum::<f64>() / (n_sub * n_rat))
+        .collect();
+    let p_rat: Vec<f64> = table
+        .iter()
+        .map(|r| (r.iter().map(|x| x * x).sum::<f64>() - n_rat) / (n_rat * (n_rat - 1.0)))
+        .collect();
+    let p_mean = p_rat.iter().sum::<f64>() / n_sub;
+    let p_mean_exp: f64 = p_cat.iter().map(|p| p * p).sum();
+    Ok((p_mean - p_mean_exp) / (1.0 - p_mean_exp))
+}
+
+/// The number of raters per subject of a Fleiss table: the same for every row, at least two.
+fn fleiss_raters(table: &[Vec<f64>]) -> Result<f64> {
+    let n_rat: f64 = table
+        .first()
+        .map(|r| r.iter().sum())
+        .ok_or(StatsError::Empty("fleiss_kappa"))?;
     if table
         .iter()
         .any(|r| (r.iter().sum::<f64>() - n_rat).abs() > 1e-9)
@@ -233,17 +251,7 @@ pub fn fleiss_kappa(table: &[Vec<f64>]) -> Result<f64> {
             "fleiss_kappa needs at least two ratings per subject".into(),
         ));
     }
-    let cats = table[0].len();
-    let p_cat: Vec<f64> = (0..cats)
-        .map(|j| table.iter().map(|r| r[j]).sum::<f64>() / (n_sub * n_rat))
-        .collect();
-    let p_rat: Vec<f64> = table
-        .iter()
-        .map(|r| (r.iter().map(|x| x * x).sum::<f64>() - n_rat) / (n_rat * (n_rat - 1.0)))
-        .collect();
-    let p_mean = p_rat.iter().sum::<f64>() / n_sub;
-    let p_mean_exp: f64 = p_cat.iter().map(|p| p * p).sum();
-    Ok((p_mean - p_mean_exp) / (1.0 - p_mean_exp))
+    Ok(n_rat)
 }
 
 /// Pearson correlation coefficient.
@@ -342,220 +350,6 @@ pub fn auc(x: &[f64], y: &[f64]) -> f64 {
         .sum()
 }
 
-/// The distance of Krippendorff's alpha.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AlphaMetric {
-    Nominal,
-    Ordinal,
-    Interval,
-}
-
-/// Krippendorff's alpha prepared for resampling: each pairable unit's contribution to the
-/// coincidence matrix, so that any multiset of units gives its alpha by summing.
-#[derive(Debug, Clone)]
-pub struct AlphaUnits {
-    values: Vec<f64>,
-    /// Row-major v × v contribution of each pairable unit.
-    contributions: Vec<Vec<f64>>,
-}
-
-impl AlphaUnits {
-    /// Units of observed values (missing values simply absent); units with fewer than two
-    /// values are not pairable and are left out.
-    pub fn new(units: &[Vec<f64>]) -> AlphaUnits {
-        let pairable: Vec<&Vec<f64>> = units.iter().filter(|u| u.len() >= 2).collect();
-        let mut values: Vec<f64> = pairable.iter().flat_map(|u| u.iter().copied()).collect();
-        values.sort_by(f64::total_cmp);
-        values.dedup();
-        let v = values.len();
-        let idx = |x: f64| values.iter().position(|y| *y == x).unwrap_or(0);
-        let contributions = pairable
-            .iter()
-            .map(|u| {
-                let m = u.len() as f64;
-                let mut o = vec![0.0; v * v];
-                for (i, a) in u.iter().enumerate() {
-                    for (j, b) in u.iter().enumerate() {
-                        if i != j {
-                            o[idx(*a) * v + idx(*b)] += 1.0 / (m - 1.0);
-                        }
-                    }
-                }
-                o
-            })
-            .collect();
-        AlphaUnits {
-            values,
-            contributions,
-        }
-    }
-
-    /// How many pairable units there are (what a bootstrap resamples).
-    pub fn len(&self) -> usize {
-        self.contributions.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.contributions.is_empty()
-    }
-
-    /// Alpha of all units.
-    pub fn alpha(&self, metric: AlphaMetric) -> Result<f64> {
-        let all: Vec<usize> = (0..self.len()).collect();
-        self.alpha_of(&all, metric)
-    }
-
-    /// Alpha of the units at `picks` (repeats allowed).
-    pub fn alpha_of(&self, picks: &[usize], metric: AlphaMetric) -> Result<f64> {
-        let v = self.values.len();
-        if v < 2 {
-            return Err(StatsError::Invalid(
-                "alpha needs at least two distinct values".into(),
-            ));
-        }
-        let mut o = vec![0.0; v * v];
-        for &p in picks {
-            for (acc, x) in o.iter_mut().zip(&self.contributions[p]) {
-                *acc += x;
-            }
-        }
-        let nc: Vec<f64> = (0..v).map(|c| o[c * v..(c + 1) * v].iter().sum()).collect();
-        let n: f64 = nc.iter().sum();
-        let d2 = |c: usize, k: usize| -> f64 {
-            match metric {
-                AlphaMetric::Nominal => f64::from(u8::from(c != k)),
-                AlphaMetric::Interval => (self.values[c] - self.values[k]).powi(2),
-                AlphaMetric::Ordinal => {
-                    let (lo, hi) = (c.min(k), c.max(k));
-                    let s: f64 = nc[lo..=hi].iter().sum();
-                    (s - (nc[c] + nc[k]) / 2.0).powi(2)
-                }
-            }
-        };
-        let (mut d_o, mut d_e) = (0.0, 0.0);
-        for c in 0..v {
-            for k in 0..v {
-                let d = d2(c, k);
-                d_o += o[c * v + k] * d;
-                d_e += nc[c] * nc[k] * d;
-            }
-        }
-        if d_e == 0.0 {
-            return Err(StatsError::Invalid(
-                "alpha is undefined without expected disagreement".into(),
-            ));
-        }
-        Ok(1.0 - (n - 1.0) * d_o / d_e)
-    }
-}
-
-/// Krippendorff's alpha over units of observed values (missing values simply absent; units
-/// with fewer than two values are not pairable and are left out), from the coincidence matrix.
-pub fn krippendorff_alpha(units: &[Vec<f64>], metric: AlphaMetric) -> Result<f64> {
-    AlphaUnits::new(units).alpha(metric)
-}
-
-/// Fleiss' kappa prepared for resampling: each subject's category counts and agreement.
-#[derive(Debug, Clone)]
-pub struct FleissRows {
-    counts: Vec<Vec<f64>>,
-    agreement: Vec<f64>,
-    raters: f64,
-}
-
-impl FleissRows {
-    /// Rows of category counts with the same number of raters each.
-    pub fn new(table: &[Vec<f64>]) -> Result<FleissRows> {
-        let raters: f64 = table
-            .first()
-            .map(|r| r.iter().sum())
-            .ok_or(StatsError::Empty("fleiss_kappa"))?;
-        if table
-            .iter()
-            .any(|r| (r.iter().sum::<f64>() - raters).abs() > 1e-9)
-        {
-            return Err(StatsError::Invalid(
-                "fleiss_kappa needs the same number of ratings per subject".into(),
-            ));
-        }
-        if raters < 2.0 {
-            return Err(StatsError::Invalid(
-                "fleiss_kappa needs at least two ratings per subject".into(),
-            ));
-        }
-        let agreement = table
-            .iter()
-            .map(|r| (r.iter().map(|x| x * x).sum::<f64>() - raters) / (raters * (raters - 1.0)))
-            .collect();
-        Ok(FleissRows {
-            counts: table.to_vec(),
-            agreement,
-            raters,
-        })
-    }
-
-    pub fn len(&self) -> usize {
-        self.counts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.counts.is_empty()
-    }
-
-    /// Kappa of the rows at `picks` (repeats allowed).
-    pub fn kappa_of(&self, picks: &[usize]) -> Result<f64> {
-        if picks.is_empty() {
-            return Err(StatsError::Empty("fleiss_kappa"));
-        }
-        let cats = self.counts[0].len();
-        let n_sub = picks.len() as f64;
-        let mut p_cat = vec![0.0; cats];
-        let mut p_mean = 0.0;
-        for &i in picks {
-            for (acc, x) in p_cat.iter_mut().zip(&self.counts[i]) {
-                *acc += x;
-            }
-            p_mean += self.agreement[i];
-        }
-        p_mean /= n_sub;
-        let p_mean_exp: f64 = p_cat
-            .iter()
-            .map(|p| (p / (n_sub * self.raters)).powi(2))
-            .sum();
-        Ok((p_mean - p_mean_exp) / (1.0 - p_mean_exp))
-    }
-}
-
-/// A percentile bootstrap 95% interval: `stat` gets the indices of `n` units resampled with
-/// replacement (seeded: the same seed gives the same interval). Failed replicates are skipped.
-pub fn bootstrap_ci<F>(n: usize, replicates: usize, seed: u64, stat: F) -> Option<(f64, f64)>
-where
-    F: Fn(&[usize]) -> Option<f64>,
-{
-    use rand::{Rng, SeedableRng};
-    if n == 0 {
-        return None;
-    }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut stats = Vec::with_capacity(replicates);
-    let mut sample = vec![0usize; n];
-    for _ in 0..replicates {
-        for s in sample.iter_mut() {
-            *s = rng.gen_range(0..n);
-        }
-        if let Some(x) = stat(&sample).filter(|x| x.is_finite()) {
-            stats.push(x);
-        }
-    }
-    if stats.is_empty() {
-        return None;
-    }
-    Some((
-        percentile(&stats, 2.5).ok()?,
-        percentile(&stats, 97.5).ok()?,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -636,35 +430,6 @@ mod tests {
         .collect();
         let k = fleiss_kappa(&t).expect("kappa");
         assert!((k - 0.20993070442195522).abs() < 1e-12, "{k}");
-    }
-
-    #[test]
-    fn krippendorff_alpha_matches_the_textbook_example() {
-        // Krippendorff (2011), 4 observers × 12 units with missing values; the reference
-        // values (nominal .743, ordinal .815, interval .849) computed exactly.
-        let nan = f64::NAN;
-        let rows = [
-            [1.0, 2.0, 3.0, 3.0, 2.0, 1.0, 4.0, 1.0, 2.0, nan, nan, nan],
-            [1.0, 2.0, 3.0, 3.0, 2.0, 2.0, 4.0, 1.0, 2.0, 5.0, nan, 3.0],
-            [nan, 3.0, 3.0, 3.0, 2.0, 3.0, 4.0, 2.0, 2.0, 5.0, 1.0, nan],
-            [1.0, 2.0, 3.0, 3.0, 2.0, 4.0, 4.0, 1.0, 2.0, 5.0, 1.0, nan],
-        ];
-        let units: Vec<Vec<f64>> = (0..12)
-            .map(|u| rows.iter().map(|r| r[u]).filter(|x| !x.is_nan()).collect())
-            .collect();
-        let a = |m| krippendorff_alpha(&units, m).unwrap_or(f64::NAN);
-        assert!(close(a(AlphaMetric::Nominal), 0.743421052631579));
-        assert!(close(a(AlphaMetric::Ordinal), 0.8153875037548814));
-        assert!(close(a(AlphaMetric::Interval), 0.8491071428571428));
-    }
-
-    #[test]
-    fn bootstrap_is_seeded_and_brackets_the_estimate() {
-        let xs: Vec<f64> = (0..50).map(f64::from).collect();
-        let stat = |picks: &[usize]| mean(&picks.iter().map(|&i| xs[i]).collect::<Vec<_>>()).ok();
-        let a = bootstrap_ci(xs.len(), 500, 7, stat).expect("ci");
-        assert_eq!(Some(a), bootstrap_ci(xs.len(), 500, 7, stat));
-        assert!(a.0 < 24.5 && 24.5 < a.1, "{a:?}");
     }
 
     #[test]
