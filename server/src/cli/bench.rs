@@ -29,6 +29,20 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 1000)]
         bootstrap: usize,
     },
+    /// Training a language model from a pre-tokenised corpus (one sentence a line): tokens/s,
+    /// time to write the ARPA file, peak memory of the process. Compare with KenLM's
+    /// `lmplz -o ORDER -S MEMORY < FILE > model.arpa` on the same file.
+    Lm {
+        #[arg(long)]
+        tokens: std::path::PathBuf,
+        #[arg(long, default_value_t = 4)]
+        order: usize,
+        #[arg(long, default_value = "1G", value_parser = super::lm::parse_size)]
+        memory: usize,
+        /// Where the ARPA file goes (default: a temporary file, removed)
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// Every operator on every method of a directory of .java files (every line counted as
     /// buggy, every application kept): methods/s, and engine time against parse time alone
     Transform {
@@ -46,6 +60,12 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             tokio::task::spawn_blocking(move || report_bench(items, bootstrap)).await?;
             Ok(())
         }
+        BenchCommand::Lm {
+            tokens,
+            order,
+            memory,
+            out,
+        } => tokio::task::spawn_blocking(move || lm_bench(&tokens, order, memory, out)).await?,
         BenchCommand::Transform { corpus, operators } => {
             tokio::task::spawn_blocking(move || transform_bench(&corpus, &operators)).await?
         }
@@ -181,6 +201,66 @@ fn report_bench(n: usize, bootstrap: usize) {
         json / 1024,
         t1.elapsed().as_secs_f64()
     );
+}
+
+fn lm_bench(
+    file: &std::path::Path,
+    order: usize,
+    memory: usize,
+    out: Option<std::path::PathBuf>,
+) -> Result<()> {
+    use anyhow::Context;
+    use std::io::BufRead;
+    let started = Instant::now();
+    let f = std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut n_tokens = 0u64;
+    let mut n_sentences = 0u64;
+    let lines = std::io::BufReader::with_capacity(1 << 20, f)
+        .lines()
+        .map_while(|l| l.ok())
+        .map(|l| {
+            n_sentences += 1;
+            let toks = super::lm::token_line(&l);
+            n_tokens += toks.len() as u64;
+            toks
+        });
+    let budget = crate::engine::lm::sorted::Budget {
+        memory,
+        temp_dir: None,
+    };
+    let trained = super::lm::Trained::estimate(lines, order, &budget)?;
+    let estimated = started.elapsed().as_secs_f64();
+    let sizes = trained.sizes();
+    let spilled = trained.spilled_runs();
+    let tmp = tempfile::Builder::new().suffix(".arpa").tempfile()?;
+    let path = out.unwrap_or_else(|| tmp.path().to_owned());
+    let t = Instant::now();
+    trained.write(&path)?;
+    let written = t.elapsed().as_secs_f64();
+    let total = started.elapsed().as_secs_f64();
+    println!(
+        "lm train, order {order}: {n_sentences} sentences, {n_tokens} tokens; n-grams {sizes:?}; \
+         counting + estimation {estimated:.2} s, ARPA {written:.2} s ({} MiB), total {total:.2} s \
+         = {:.0} tokens/s; {spilled} runs spilled; peak memory {} MiB",
+        std::fs::metadata(&path).map(|m| m.len() >> 20).unwrap_or(0),
+        n_tokens as f64 / total.max(1e-9),
+        peak_rss_mib().map_or("?".into(), |m| m.to_string()),
+    );
+    Ok(())
+}
+
+/// The process's peak resident memory (Linux: `VmHWM`), in MiB.
+fn peak_rss_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb / 1024)
 }
 
 /// One thread, so the figures are per core.

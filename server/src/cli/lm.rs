@@ -31,6 +31,24 @@ pub enum LmCommand {
         /// Replace string literals longer than this by <STR>
         #[arg(long)]
         max_string_len: Option<usize>,
+        /// Memory for the raw n-gram counts (e.g. 1G, 512M); beyond it sorted runs go to
+        /// disk and are merged (lmplz's -S)
+        #[arg(long, default_value = "1G", value_parser = parse_size)]
+        memory: usize,
+        /// Where spilled runs go (lmplz's -T; default: the system's temporary directory)
+        #[arg(long)]
+        temp_dir: Option<PathBuf>,
+    },
+    /// Write a directory's methods as a token file: one method a line (deduplicated), tokens
+    /// separated by spaces — what `train --tokens` and KenLM's lmplz read
+    Tokenize {
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// Replace string literals longer than this by <STR>
+        #[arg(long)]
+        max_string_len: Option<usize>,
     },
     /// Compute the cross-entropy of every bug and transformation of a study and store them as
     /// this model's CE scores (the RNC analysis then uses them)
@@ -68,6 +86,96 @@ pub(super) fn java_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// A trained model: sorted (orders up to 4) or in hash maps (higher orders).
+pub(super) enum Trained {
+    Sorted(lm::sorted::Estimate),
+    General(lm::Model),
+}
+
+impl Trained {
+    pub(super) fn estimate<I, S>(
+        sentences: I,
+        order: usize,
+        budget: &lm::sorted::Budget,
+    ) -> Result<Trained>
+    where
+        I: IntoIterator<Item = Vec<S>>,
+        S: AsRef<str>,
+    {
+        Ok(if order <= lm::sorted::MAX_PACKED_ORDER {
+            Trained::Sorted(lm::sorted::estimate(sentences, order, budget)?)
+        } else {
+            Trained::General(lm::estimate::estimate_general(sentences, order)?.0)
+        })
+    }
+
+    pub(super) fn sizes(&self) -> Vec<usize> {
+        match self {
+            Trained::Sorted(e) => e.sizes(),
+            Trained::General(m) => m.grams.iter().map(|g| g.len()).collect(),
+        }
+    }
+
+    pub(super) fn spilled_runs(&self) -> usize {
+        match self {
+            Trained::Sorted(e) => e.spilled_runs,
+            Trained::General(_) => 0,
+        }
+    }
+
+    /// Writes the model: the binary form when the name ends in `.bin`, else ARPA.
+    pub(super) fn write(self, out: &Path) -> Result<()> {
+        let mut w = std::io::BufWriter::new(
+            std::fs::File::create(out)
+                .with_context(|| format!("cannot create {}", out.display()))?,
+        );
+        let binary = out.extension().is_some_and(|e| e == "bin");
+        match (self, binary) {
+            (Trained::Sorted(e), false) => e.write_arpa(&mut w)?,
+            (Trained::Sorted(e), true) => lm::binary::write(&e.into_model(), &mut w)?,
+            (Trained::General(m), false) => lm::arpa::write(&m, &mut w)?,
+            (Trained::General(m), true) => lm::binary::write(&m, &mut w)?,
+        }
+        std::io::Write::flush(&mut w)?;
+        Ok(())
+    }
+}
+
+/// The tokens of a line of a token file (separated by spaces).
+pub(super) fn token_line(line: &str) -> Vec<String> {
+    line.split(' ')
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A size as people write it: bytes, or a number with K, M, G or T (powers of 1024).
+pub(super) fn parse_size(s: &str) -> std::result::Result<usize, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(i) => s.split_at(i),
+        None => (s, ""),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("not a size: {s}"))?;
+    let scale = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches(['B', 'I'])
+    {
+        "" => 1.0,
+        "K" => 1024.0,
+        "M" => 1024.0 * 1024.0,
+        "G" => 1024.0 * 1024.0 * 1024.0,
+        "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("not a size: {s} (use K, M, G or T)")),
+    };
+    let bytes = n * scale;
+    if !(1.0..=1.0e15).contains(&bytes) {
+        return Err(format!("size out of range: {s}"));
+    }
+    Ok(bytes as usize)
+}
+
 pub(super) fn bar(len: u64, what: &str) -> indicatif::ProgressBar {
     let b = indicatif::ProgressBar::new(len);
     let style = indicatif::ProgressStyle::with_template(&format!(
@@ -87,7 +195,11 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             out,
             exclude_study,
             max_string_len,
+            memory,
+            temp_dir,
         } => {
+            let budget = lm::sorted::Budget { memory, temp_dir };
+            let out_name = out.display().to_string();
             let opts = TokenizeOptions { max_string_len };
             let mut excluded: HashSet<u64> = HashSet::new();
             if let Some(s) = &exclude_study {
@@ -125,9 +237,9 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                             }
                             keep
                         });
-                        let (model, _) = lm::estimate::estimate(filtered, order)?;
+                        let trained = Trained::estimate(filtered, order, &budget)?;
                         pb.finish_and_clear();
-                        model
+                        trained
                     }
                     (None, Some(file)) => {
                         use std::io::BufRead;
@@ -141,17 +253,13 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                             .map(|l| {
                                 pb.inc(l.len() as u64 + 1);
                                 n_sent += 1;
-                                let toks: Vec<String> = l
-                                    .split(' ')
-                                    .filter(|t| !t.is_empty())
-                                    .map(str::to_owned)
-                                    .collect();
+                                let toks = token_line(&l);
                                 n_tok += toks.len() as u64;
                                 toks
                             });
-                        let (model, _) = lm::estimate::estimate(lines, order)?;
+                        let trained = Trained::estimate(lines, order, &budget)?;
                         pb.finish_and_clear();
-                        model
+                        trained
                     }
                     _ => bail!("give --corpus DIR or --tokens FILE"),
                 };
@@ -159,27 +267,56 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             })
             .await??;
             let secs = started.elapsed().as_secs_f64();
-            let mut w = std::io::BufWriter::new(
-                std::fs::File::create(&out)
-                    .with_context(|| format!("cannot create {}", out.display()))?,
-            );
-            if out.extension().is_some_and(|e| e == "bin") {
-                lm::binary::write(&model, &mut w)?;
-            } else {
-                lm::arpa::write(&model, &mut w)?;
-            }
             let sizes: Vec<String> = model
-                .grams
+                .sizes()
                 .iter()
                 .enumerate()
-                .map(|(i, g)| format!("{}-grams {}", i + 1, g.len()))
+                .map(|(i, n)| format!("{}-grams {n}", i + 1))
                 .collect();
+            let spilled = model.spilled_runs();
+            tokio::task::spawn_blocking(move || model.write(&out).map(|()| out)).await??;
             println!(
-                "trained on {sentences} sentences, {tokens_n} tokens in {secs:.2} s ({:.0} tokens/s): {}; wrote {}",
+                "trained on {sentences} sentences, {tokens_n} tokens in {secs:.2} s ({:.0} tokens/s{}): {}; wrote {}",
                 tokens_n as f64 / secs.max(1e-9),
+                if spilled > 0 { format!(", {spilled} sorted runs spilled to disk") } else { String::new() },
                 sizes.join(", "),
-                out.display()
+                out_name
             );
+        }
+        LmCommand::Tokenize {
+            corpus,
+            out,
+            max_string_len,
+        } => {
+            let opts = TokenizeOptions { max_string_len };
+            let (sentences, tokens) = tokio::task::spawn_blocking(move || -> Result<(u64, u64)> {
+                let mut files = Vec::new();
+                java_files(&corpus, &mut files)?;
+                let pb = bar(files.len() as u64, "files");
+                let mut w = std::io::BufWriter::new(
+                    std::fs::File::create(&out)
+                        .with_context(|| format!("cannot create {}", out.display()))?,
+                );
+                let mut seen: HashSet<u64> = HashSet::new();
+                let (mut n_sent, mut n_tok) = (0u64, 0u64);
+                for f in files {
+                    pb.inc(1);
+                    let text = std::fs::read_to_string(&f).unwrap_or_default();
+                    for m in lm::tokenize::methods(&text, opts) {
+                        if seen.insert(key(&m)) {
+                            n_sent += 1;
+                            n_tok += m.len() as u64;
+                            std::io::Write::write_all(&mut w, m.join(" ").as_bytes())?;
+                            std::io::Write::write_all(&mut w, b"\n")?;
+                        }
+                    }
+                }
+                std::io::Write::flush(&mut w)?;
+                pb.finish_and_clear();
+                Ok((n_sent, n_tok))
+            })
+            .await??;
+            println!("wrote {sentences} methods, {tokens} tokens");
         }
         LmCommand::Score {
             model,

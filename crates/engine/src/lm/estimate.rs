@@ -12,13 +12,51 @@ use super::{Entry, LmError, Model, BOS, EOS, UNK};
 pub struct Discounts(pub [f64; 4]);
 
 impl Discounts {
-    fn of(&self, count: u64) -> f64 {
+    pub(super) fn of(&self, count: u64) -> f64 {
         self.0[count.min(3) as usize]
+    }
+
+    /// The discounts of an order from its counts-of-counts `n[j]` (adjusted counts j = 1..4).
+    pub(super) fn from_counts_of_counts(order: usize, n: [u64; 5]) -> Result<Discounts, LmError> {
+        if let Some(j) = (1..4).find(|&j| n[j] == 0) {
+            return Err(LmError::Estimate(format!(
+                "cannot compute Kneser-Ney discounts for {order}-grams: no n-grams with adjusted count {j}; is the corpus too small?"
+            )));
+        }
+        let y = n[1] as f64 / (n[1] as f64 + 2.0 * n[2] as f64);
+        let d = |j: usize| j as f64 - (j + 1) as f64 * y * n[j + 1] as f64 / n[j] as f64;
+        let ds = Discounts([0.0, d(1), d(2), d(3)]);
+        if let Some(j) = (1..4).find(|&j| !(0.0..=j as f64).contains(&ds.0[j])) {
+            return Err(LmError::Estimate(format!(
+                "{order}-gram discount for adjusted count {j} is {:.4}, outside 0..={j}: the corpus is too small or artificial for Kneser-Ney",
+                ds.0[j]
+            )));
+        }
+        Ok(ds)
     }
 }
 
-/// Estimates a model of `order` from sentences of tokens.
+/// Estimates a model of `order` from sentences of tokens: the sorted estimator
+/// ([`super::sorted`]) for orders up to 4, the general one above.
 pub fn estimate<I, S>(sentences: I, order: usize) -> Result<(Model, Vec<Discounts>), LmError>
+where
+    I: IntoIterator<Item = Vec<S>>,
+    S: AsRef<str>,
+{
+    if (1..=super::sorted::MAX_PACKED_ORDER).contains(&order) {
+        let e = super::sorted::estimate(sentences, order, &super::sorted::Budget::default())?;
+        let discounts = e.discounts.clone();
+        return Ok((e.into_model(), discounts));
+    }
+    estimate_general(sentences, order)
+}
+
+/// Estimates a model of any `order` with hash maps of n-grams (the reference the sorted
+/// estimator is tested against; slower and larger).
+pub fn estimate_general<I, S>(
+    sentences: I,
+    order: usize,
+) -> Result<(Model, Vec<Discounts>), LmError>
 where
     I: IntoIterator<Item = Vec<S>>,
     S: AsRef<str>,
@@ -75,23 +113,7 @@ where
                 n[c as usize] += 1;
             }
         }
-        if let Some(j) = (1..4).find(|&j| n[j] == 0) {
-            return Err(LmError::Estimate(format!(
-                "cannot compute Kneser-Ney discounts for {}-grams: no n-grams with adjusted count {j}; is the corpus too small?",
-                i + 1
-            )));
-        }
-        let y = n[1] as f64 / (n[1] as f64 + 2.0 * n[2] as f64);
-        let d = |j: usize| j as f64 - (j + 1) as f64 * y * n[j + 1] as f64 / n[j] as f64;
-        let ds = Discounts([0.0, d(1), d(2), d(3)]);
-        if let Some(j) = (1..4).find(|&j| !(0.0..=j as f64).contains(&ds.0[j])) {
-            return Err(LmError::Estimate(format!(
-                "{}-gram discount for adjusted count {j} is {:.4}, outside 0..={j}: the corpus is too small or artificial for Kneser-Ney",
-                i + 1,
-                ds.0[j]
-            )));
-        }
-        discounts.push(ds);
+        discounts.push(Discounts::from_counts_of_counts(i + 1, n)?);
     }
     // per context: denominator and gamma
     let mut gamma: Vec<HashMap<Vec<u32>, f64>> = vec![HashMap::new(); order];

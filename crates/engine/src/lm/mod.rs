@@ -7,6 +7,7 @@ pub mod arpa;
 pub mod binary;
 pub mod estimate;
 pub mod score;
+pub mod sorted;
 pub mod tokenize;
 
 use std::collections::HashMap;
