@@ -73,6 +73,17 @@ pub enum DbGuard {
 }
 
 impl DbGuard {
+    /// The database's URL (what `natstudy --database-url` takes).
+    pub fn url(&self) -> Result<String> {
+        Ok(match self {
+            DbGuard::Dir(dir) => Db::sqlite_url_in(dir.path())?,
+            DbGuard::Postgres { admin, name } => {
+                let base = admin.rsplit_once('/').map(|(b, _)| b).unwrap_or(admin);
+                format!("{base}/{name}")
+            }
+        })
+    }
+
     /// Drops the PostgreSQL database (call at the end of a test; connections must be closed).
     pub async fn drop_now(self, db: Db) {
         // a connection still checked out by a background task must not hold the test forever
@@ -161,13 +172,8 @@ impl TestApp {
 
     /// An HTTP client with its own cookie jar that does not follow redirects.
     pub fn client(&self) -> reqwest::Client {
-        reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            // a request the server never answers fails the test instead of holding the suite
-            .timeout(std::time::Duration::from_secs(90))
-            .build()
-            .expect("http client")
+        // a request the server never answers fails the test instead of holding the suite
+        participants::client()
     }
 
     /// A client signed in as `name`.
@@ -307,6 +313,30 @@ macro_rules! on_both_stores {
     };
 }
 
+/// A new study named `name` with the reference study's items (`shared/reference/study-small`)
+/// and, when `with_votes`, its survey's votes.
+pub async fn reference_study(db: &Db, name: &str, with_votes: bool) -> Result<StudyId> {
+    let dir = reference_dir().join("study-small");
+    let err = |e: natstudy::service::ServiceError| anyhow::anyhow!("{e}");
+    let study = natstudy::service::studies::create(db, None, None, name, "")
+        .await
+        .map_err(err)?;
+    natstudy::service::import_items(
+        db,
+        study,
+        &dir.join("bugs.jsonl"),
+        &dir.join("transformations.jsonl"),
+    )
+    .await
+    .map_err(err)?;
+    if with_votes {
+        natstudy::service::import_votes(db, study, &dir.join("survey.json"))
+            .await
+            .map_err(err)?;
+    }
+    Ok(study)
+}
+
 /// A dynamic-queue batch over all of the study's items and an invite link into it with `cap`
 /// places: (batch id, invite token).
 pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, String)> {
@@ -328,4 +358,114 @@ pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, S
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok((batch, token))
+}
+
+/// A participant's side of the survey over HTTP, against any server (`base`: its URL).
+pub mod participants {
+    use natstudy::ids::{ItemId, StudyId};
+
+    /// A client that keeps cookies and never follows redirects.
+    pub fn client() -> reqwest::Client {
+        reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(90))
+            .build()
+            .expect("http client")
+    }
+
+    /// A participant who joined through the invite, consented and read the guideline.
+    pub async fn participant(base: &str, study: StudyId, token: &str) -> reqwest::Client {
+        let c = client();
+        let s = study.to_string();
+        for (path, form) in [
+            ("/api/join", vec![("token", token)]),
+            (
+                "/api/annotate/consent",
+                vec![
+                    ("study", s.as_str()),
+                    ("answers[years]", "1-3"),
+                    ("answers[role]", "developer"),
+                ],
+            ),
+            ("/api/annotate/start", vec![("study", s.as_str())]),
+        ] {
+            let r = c
+                .post(format!("{base}{path}"))
+                .form(&form)
+                .send()
+                .await
+                .expect(path);
+            assert!(
+                r.status().is_success() || r.status().is_redirection(),
+                "{path}: {}",
+                r.status()
+            );
+        }
+        c
+    }
+
+    /// The participant's state: its code, and the item and submit token the rating page gets.
+    pub async fn state(
+        base: &str,
+        c: &reqwest::Client,
+        study: StudyId,
+    ) -> reqwest::Result<serde_json::Value> {
+        c.post(format!("{base}/api/annotate/state"))
+            .form(&[("study", study.to_string())])
+            .send()
+            .await?
+            .json()
+            .await
+    }
+
+    /// The item and submit token the rating page gets.
+    pub async fn rate_step(
+        base: &str,
+        c: &reqwest::Client,
+        study: StudyId,
+    ) -> Option<(ItemId, String)> {
+        let st = state(base, c, study).await.expect("state");
+        let rate = &st["step"]["Rate"];
+        Some((
+            ItemId(rate["item"].as_i64()?),
+            rate["token"].as_str()?.to_owned(),
+        ))
+    }
+
+    /// Submits a vote (CR 2, CC 3).
+    pub async fn vote(
+        base: &str,
+        c: &reqwest::Client,
+        study: StudyId,
+        item: ItemId,
+        token: &str,
+        comment: &str,
+    ) -> reqwest::Response {
+        try_vote(base, c, study, item, token, comment)
+            .await
+            .expect("vote")
+    }
+
+    /// Submits a vote; an error when no answer came (the server went away).
+    pub async fn try_vote(
+        base: &str,
+        c: &reqwest::Client,
+        study: StudyId,
+        item: ItemId,
+        token: &str,
+        comment: &str,
+    ) -> reqwest::Result<reqwest::Response> {
+        c.post(format!("{base}/api/annotate/vote"))
+            .form(&[
+                ("study", study.to_string()),
+                ("item", item.to_string()),
+                ("cr", "2".into()),
+                ("cc", "3".into()),
+                ("comment", comment.into()),
+                ("token", token.into()),
+            ])
+            .send()
+            .await
+    }
 }

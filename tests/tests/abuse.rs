@@ -4,8 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use natstudy::ids::{BatchId, ItemId, JobId, StudyId};
+use natstudy::ids::{BatchId, JobId, StudyId};
 use natstudy::store::{assign, JobState};
+use natstudy_tests::participants::{participant, rate_step, vote};
 use natstudy_tests::{
     cli, fresh_db, on_both_stores, open_queue, reference_dir, Role, ServerProcess, Store, TestApp,
 };
@@ -19,90 +20,11 @@ fn study_small(file: &str) -> std::path::PathBuf {
 
 /// A study with the reference items (and optionally its votes), a dynamic batch and an invite.
 async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (StudyId, BatchId, String) {
-    let study = natstudy::store::studies::create(db, None, "A", "")
+    let study = natstudy_tests::reference_study(db, "A", with_votes)
         .await
         .expect("study");
-    natstudy::service::import_items(
-        db,
-        study,
-        &study_small("bugs.jsonl"),
-        &study_small("transformations.jsonl"),
-    )
-    .await
-    .expect("items");
-    if with_votes {
-        natstudy::service::import_votes(db, study, &study_small("survey.json"))
-            .await
-            .expect("votes");
-    }
     let (batch, token) = open_queue(db, study, 1000).await.expect("queue");
     (study, batch, token)
-}
-
-/// A participant who joined, consented and read the guideline; returns the client.
-async fn participant(app: &TestApp, study: StudyId, token: &str) -> reqwest::Client {
-    let c = app.client();
-    let s = study.to_string();
-    for (path, form) in [
-        ("/api/join", vec![("token", token)]),
-        (
-            "/api/annotate/consent",
-            vec![
-                ("study", s.as_str()),
-                ("answers[years]", "1-3"),
-                ("answers[role]", "developer"),
-            ],
-        ),
-        ("/api/annotate/start", vec![("study", s.as_str())]),
-    ] {
-        let r = c.post(app.url(path)).form(&form).send().await.expect(path);
-        assert!(
-            r.status().is_success() || r.status().is_redirection(),
-            "{path}: {}",
-            r.status()
-        );
-    }
-    c
-}
-
-/// The item and submit token the rating page gets.
-async fn rate_step(app: &TestApp, c: &reqwest::Client, study: StudyId) -> Option<(ItemId, String)> {
-    let st: serde_json::Value = c
-        .post(app.url("/api/annotate/state"))
-        .form(&[("study", study.to_string())])
-        .send()
-        .await
-        .expect("state")
-        .json()
-        .await
-        .expect("json");
-    let rate = &st["step"]["Rate"];
-    Some((
-        ItemId(rate["item"].as_i64()?),
-        rate["token"].as_str()?.to_owned(),
-    ))
-}
-
-async fn vote(
-    app: &TestApp,
-    c: &reqwest::Client,
-    study: StudyId,
-    item: ItemId,
-    token: &str,
-    comment: &str,
-) -> reqwest::Response {
-    c.post(app.url("/api/annotate/vote"))
-        .form(&[
-            ("study", study.to_string()),
-            ("item", item.to_string()),
-            ("cr", "2".into()),
-            ("cc", "3".into()),
-            ("comment", comment.into()),
-            ("token", token.into()),
-        ])
-        .send()
-        .await
-        .expect("vote")
 }
 
 async fn count(db: &natstudy::db::Db, sql: &str) -> i64 {
@@ -332,8 +254,8 @@ async fn participant_input_is_bounded(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let app = TestApp::start(db.clone()).await.expect("server");
     let (study, _, token) = reference_study(&db, false).await;
-    let c = participant(&app, study, &token).await;
-    let (item, good) = rate_step(&app, &c, study).await.expect("an item");
+    let c = participant(&app.base, study, &token).await;
+    let (item, good) = rate_step(&app.base, &c, study).await.expect("an item");
     let sizes = async || {
         count(
             &db,
@@ -342,22 +264,24 @@ async fn participant_input_is_bounded(store: Store) {
         .await
     };
     // the 1.9 MB token of the issue: over the body limit, refused before it is read
-    let r = vote(&app, &c, study, item, &"a".repeat(1_900_000), "").await;
+    let r = vote(&app.base, &c, study, item, &"a".repeat(1_900_000), "").await;
     assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
     // a long token under the body limit: not what the page generates
-    let r = vote(&app, &c, study, item, &"a".repeat(100_000), "").await;
+    let r = vote(&app.base, &c, study, item, &"a".repeat(100_000), "").await;
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
-    let r = vote(&app, &c, study, item, &good, &"c".repeat(4001)).await;
+    let r = vote(&app.base, &c, study, item, &good, &"c".repeat(4001)).await;
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(sizes().await, 0, "nothing stored");
     assert_eq!(count(&db, "SELECT COUNT(*) FROM vote_revisions").await, 0);
     // the page's own token works; revisions are capped
-    let r = vote(&app, &c, study, item, &good, "fine").await;
+    let r = vote(&app.base, &c, study, item, &good, "fine").await;
     assert_eq!(r.status(), StatusCode::OK);
     let mut last = StatusCode::OK;
     for i in 0..25 {
         let token = format!("{i:032x}");
-        last = vote(&app, &c, study, item, &token, "again").await.status();
+        last = vote(&app.base, &c, study, item, &token, "again")
+            .await
+            .status();
         if last != StatusCode::OK {
             assert_eq!(i, natstudy::store::assign::MAX_REVISIONS - 1, "cap");
             break;
@@ -401,7 +325,7 @@ async fn participant_input_is_bounded(store: Store) {
         .send()
         .await
         .expect("join");
-    let r = vote(&app, &no_consent, study, item, &good, "").await;
+    let r = vote(&app.base, &no_consent, study, item, &good, "").await;
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
     drop(app);
     guard.drop_now(db).await;
@@ -754,12 +678,12 @@ async fn exports_cannot_starve_voting(store: Store) {
         "two at once, the rest told to retry"
     );
     // participants vote promptly meanwhile
-    let c = participant(&app, study, &token).await;
+    let c = participant(&app.base, study, &token).await;
     let mut slowest = Duration::ZERO;
     for _ in 0..10 {
         let t = Instant::now();
-        let (item, tok) = rate_step(&app, &c, study).await.expect("item");
-        let r = vote(&app, &c, study, item, &tok, "").await;
+        let (item, tok) = rate_step(&app.base, &c, study).await.expect("item");
+        let r = vote(&app.base, &c, study, item, &tok, "").await;
         assert_eq!(r.status(), StatusCode::OK);
         slowest = slowest.max(t.elapsed());
     }

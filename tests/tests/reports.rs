@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use natstudy::service::reports::ReportCache;
 use natstudy::store::assign::{self, VoteInput};
-use natstudy_tests::{fresh_db, on_both_stores, reference_dir, Role, Store, TestApp};
+use natstudy_tests::{fresh_db, on_both_stores, reference_study, Role, Store, TestApp};
 use reqwest::StatusCode;
 
 const PW: &str = "a-long-password";
@@ -28,21 +28,7 @@ async fn results_are_computed_once_per_change(store: Store) {
     let app = TestApp::start_with(db.clone(), |c| c.reports = cache.clone())
         .await
         .expect("server");
-    let dir = reference_dir().join("study-small");
-    let study = natstudy::store::studies::create(&db, None, "Cached", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items(
-        &db,
-        study,
-        &dir.join("bugs.jsonl"),
-        &dir.join("transformations.jsonl"),
-    )
-    .await
-    .expect("items");
-    natstudy::service::import_votes(&db, study, &dir.join("survey.json"))
-        .await
-        .expect("votes");
+    let study = reference_study(&db, "Cached", true).await.expect("study");
     app.add_user("rita", PW, Role::Admin).await.expect("user");
     let c = app.signed_in("rita", PW).await.expect("sign in");
     let s = study.to_string();

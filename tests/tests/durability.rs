@@ -1,0 +1,133 @@
+//! An acknowledged vote is never lost, not even when the server is killed (`kill -9`) while
+//! participants vote as fast as they can: every vote the server answered 200 is in the
+//! database afterwards, and a restarted server serves the same participants (SQLite and
+//! PostgreSQL, the server run as a separate process).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use natstudy::ids::{ItemId, StudyId};
+use natstudy_tests::participants::{participant, state, try_vote};
+use natstudy_tests::{fresh_db, on_both_stores, open_queue, reference_study, ServerProcess, Store};
+use reqwest::StatusCode;
+
+/// (participant code, item) of every vote the server acknowledged.
+type Acks = Arc<Mutex<Vec<(String, ItemId)>>>;
+
+/// Votes as fast as the server answers until it goes away; records what it acknowledged.
+async fn vote_until_killed(base: String, study: StudyId, c: reqwest::Client, acks: Acks) {
+    let mut n = 0u32;
+    loop {
+        let Ok(st) = state(&base, &c, study).await else {
+            return; // the server is gone
+        };
+        let code = st["code"].as_str().unwrap_or_default().to_owned();
+        let rate = &st["step"]["Rate"];
+        let (Some(item), Some(token)) = (rate["item"].as_i64(), rate["token"].as_str()) else {
+            return; // nothing left to rate
+        };
+        n += 1;
+        match try_vote(&base, &c, study, ItemId(item), token, &format!("vote {n}")).await {
+            Ok(r) if r.status() == StatusCode::OK => {
+                acks.lock().expect("acks").push((code, ItemId(item)));
+            }
+            Ok(_) => {}
+            Err(_) => return, // no answer: not acknowledged
+        }
+    }
+}
+
+async fn acknowledged_votes_survive_kill_9(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = reference_study(&db, "Durable", false).await.expect("study");
+    let (_, invite) = open_queue(&db, study, 1000).await.expect("queue");
+    let url = guard.url().expect("url");
+    let data = tempfile::tempdir().expect("data dir");
+    let mut server = ServerProcess::start(data.path(), &["--database-url", &url]).expect("server");
+
+    let acks: Acks = Arc::default();
+    let mut clients = Vec::new();
+    for _ in 0..16 {
+        clients.push(participant(&server.base, study, &invite).await);
+    }
+    let voters: Vec<_> = clients
+        .into_iter()
+        .map(|c| {
+            tokio::spawn(vote_until_killed(
+                server.base.clone(),
+                study,
+                c,
+                acks.clone(),
+            ))
+        })
+        .collect();
+    // kill the server in the middle of the load, once it has acknowledged a good number
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while acks.lock().expect("acks").len() < 60 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.child.kill().expect("kill -9"); // SIGKILL: no shutdown, no flush
+    server.child.wait().expect("reaped");
+    for v in voters {
+        v.await.expect("voter");
+    }
+    let acked = acks.lock().expect("acks").clone();
+    assert!(
+        acked.len() >= 60,
+        "only {} votes before the kill",
+        acked.len()
+    );
+
+    // every acknowledged vote is in the database
+    for (code, item) in &acked {
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT v.id FROM votes v JOIN annotators a ON a.id = v.annotator_id \
+             WHERE a.study_id = $1 AND a.code = $2 AND v.item_id = $3",
+        )
+        .bind(study)
+        .bind(code)
+        .bind(*item)
+        .fetch_optional(&db.pool)
+        .await
+        .expect("query");
+        assert!(
+            found.is_some(),
+            "acknowledged vote of {code} on item {item} lost"
+        );
+    }
+    let stored: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    // a vote can be stored and its answer lost with the server: never the other way round
+    assert!(
+        stored >= acked.len() as i64,
+        "{stored} stored < {} acknowledged",
+        acked.len()
+    );
+
+    // a restarted server takes new votes on the same database
+    let server = ServerProcess::start(data.path(), &["--database-url", &url]).expect("restart");
+    let c = participant(&server.base, study, &invite).await;
+    let st = state(&server.base, &c, study).await.expect("state");
+    let rate = &st["step"]["Rate"];
+    let item = ItemId(rate["item"].as_i64().expect("an item"));
+    let r = try_vote(
+        &server.base,
+        &c,
+        study,
+        item,
+        rate["token"].as_str().expect("token"),
+        "after restart",
+    )
+    .await
+    .expect("answered");
+    assert_eq!(r.status(), StatusCode::OK);
+    drop(server);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(acknowledged_votes_survive_kill_9 => acknowledged_votes_survive_kill_9_sqlite, acknowledged_votes_survive_kill_9_postgres);
