@@ -42,6 +42,21 @@ pub fn code_spans(s: &str) -> Vec<(bool, String)> {
     out
 }
 
+/// The monitor's live Fleiss' kappa and, when there is none, why: (value, reason).
+pub fn live_kappa(kappa: Option<f64>, complete_items: i64) -> (String, Option<&'static str>) {
+    match kappa {
+        Some(k) => (format!("{k:.3}"), None),
+        None if complete_items < 2 => (
+            "—".into(),
+            Some("it needs at least two items with k ratings"),
+        ),
+        None => (
+            "—".into(),
+            Some("undefined: every rating so far gives the same judgement"),
+        ),
+    }
+}
+
 /// A transformation's summary with its `names` set as code.
 #[component]
 pub fn Summary(text: String) -> impl IntoView {
@@ -60,6 +75,19 @@ pub fn Summary(text: String) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_kappa_says_why() {
+        assert_eq!(live_kappa(Some(0.41234), 9), ("0.412".into(), None));
+        assert_eq!(
+            live_kappa(None, 1).1,
+            Some("it needs at least two items with k ratings")
+        );
+        assert_eq!(
+            live_kappa(None, 5).1,
+            Some("undefined: every rating so far gives the same judgement")
+        );
+    }
 
     #[test]
     fn backticks_become_code() {

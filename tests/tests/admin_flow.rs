@@ -159,6 +159,9 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     let link = text_of(&b, "#invite-link").await;
     let token = link.trim().trim_start_matches("/join/").to_owned();
     wait_contains(&b, "#monitor-votes", "0").await;
+    // no kappa yet, and the page says why
+    wait_contains(&b, "#live-kappa", "—").await;
+    wait_contains(&b, "#kappa-why", "at least two items with k ratings").await;
 
     // a participant joins and votes over plain HTTP
     let p = app.client();

@@ -150,13 +150,15 @@ fn MonitorView(
         .enumerate()
         .map(|(n, c)| n as i64 * c)
         .sum();
+    let (kappa, kappa_why) = crate::text::live_kappa(m.fleiss_kappa, m.complete_items);
     view! {
         <section class="card" id="monitor">
             <h2>"Monitor"</h2>
             <p>
                 <b id="monitor-votes">{total_votes}</b> " ratings · "
                 <b>{m.complete_items}</b> " items complete (k = " {m.k} ") · Fleiss' κ so far: "
-                <b id="live-kappa">{m.fleiss_kappa.map(|k| format!("{k:.3}")).unwrap_or_else(|| "—".into())}</b>
+                <b id="live-kappa">{kappa}</b>
+                {kappa_why.map(|w| view! { <span class="muted" id="kappa-why">" (" {w} ")"</span> })}
             </p>
             <div class="hist" id="ratings-hist">
                 {m.items_with

@@ -164,6 +164,7 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
         .iter()
         .filter(|(_, n)| *n as u64 != k)
         .count();
+    let votes_per_s = all.len() as f64 / wall.as_secs_f64();
     println!(
         "backend {:?}: {} annotators, {} items × k={} → {} votes in {:.2} s: {:.0} votes/s; next+submit latency median {:.1} ms, p99 {:.1} ms; items not at exactly k: {}",
         db.backend,
@@ -172,12 +173,48 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
         k,
         all.len(),
         wall.as_secs_f64(),
-        all.len() as f64 / wall.as_secs_f64(),
+        votes_per_s,
         percentile(&all, 0.5).as_secs_f64() * 1000.0,
         percentile(&all, 0.99).as_secs_f64() * 1000.0,
         over
     );
+    let commits = durable_commit_rate(&db, Duration::from_secs(3)).await?;
+    println!(
+        "durable commits on the same database (one insert a transaction, one writer): {commits:.0}/s; \
+         (votes/s × 2 transactions) / commits/s = {:.2}",
+        votes_per_s * 2.0 / commits.max(1e-9)
+    );
     Ok(())
+}
+
+/// The database's raw durable commit rate: one small insert a transaction, committed one after
+/// another for `span`, on a scratch table dropped afterwards (the anchor for the vote path).
+async fn durable_commit_rate(db: &Db, span: Duration) -> Result<f64> {
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS bench_commits (id BIGINT PRIMARY KEY, at BIGINT NOT NULL)",
+    )
+    .execute(&db.pool)
+    .await?;
+    sqlx::query("DELETE FROM bench_commits")
+        .execute(&db.pool)
+        .await?;
+    let start = Instant::now();
+    let mut n = 0i64;
+    while start.elapsed() < span {
+        let mut tx = db.pool.begin().await?;
+        sqlx::query("INSERT INTO bench_commits (id, at) VALUES ($1, $2)")
+            .bind(n)
+            .bind(now_ms())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        n += 1;
+    }
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    sqlx::query("DROP TABLE bench_commits")
+        .execute(&db.pool)
+        .await?;
+    Ok(rate)
 }
 
 fn report_bench(n: usize, bootstrap: usize) {
