@@ -42,6 +42,10 @@ pub enum BenchCommand {
         /// Where the ARPA file goes (default: a temporary file, removed)
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// Also load the written model and score this token file on one core (compare with
+        /// KenLM's `query model.bin < FILE`)
+        #[arg(long)]
+        heldout: Option<std::path::PathBuf>,
     },
     /// Every operator on every method of a directory of .java files (every line counted as
     /// buggy, every application kept): methods/s, and engine time against parse time alone
@@ -65,7 +69,13 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             order,
             memory,
             out,
-        } => tokio::task::spawn_blocking(move || lm_bench(&tokens, order, memory, out)).await?,
+            heldout,
+        } => {
+            tokio::task::spawn_blocking(move || {
+                lm_bench(&tokens, order, memory, out, heldout.as_deref())
+            })
+            .await?
+        }
         BenchCommand::Transform { corpus, operators } => {
             tokio::task::spawn_blocking(move || transform_bench(&corpus, &operators)).await?
         }
@@ -245,6 +255,7 @@ fn lm_bench(
     order: usize,
     memory: usize,
     out: Option<std::path::PathBuf>,
+    heldout: Option<&std::path::Path>,
 ) -> Result<()> {
     use anyhow::Context;
     use std::io::BufRead;
@@ -282,6 +293,38 @@ fn lm_bench(
         std::fs::metadata(&path).map(|m| m.len() >> 20).unwrap_or(0),
         n_tokens as f64 / total.max(1e-9),
         peak_rss_mib().map_or("?".into(), |m| m.to_string()),
+    );
+    if let Some(heldout) = heldout {
+        score_bench(&path, heldout)?;
+    }
+    Ok(())
+}
+
+/// Loads an ARPA model as `lm score` does and scores a token file on one core.
+fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()> {
+    use crate::engine::lm;
+    let t = Instant::now();
+    let m = lm::arpa::read(std::io::BufReader::with_capacity(
+        1 << 20,
+        std::fs::File::open(model)?,
+    ))?;
+    let packed = m.packed();
+    let loaded = t.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(heldout)?;
+    let lines: Vec<Vec<String>> = text.lines().map(super::lm::token_line).collect();
+    let t = Instant::now();
+    let (mut tokens, mut total) = (0usize, 0.0f64);
+    for l in &lines {
+        let refs: Vec<&str> = l.iter().map(String::as_str).collect();
+        let s = lm::score::score_with(&m, packed.as_ref(), &refs);
+        tokens += s.token_log10.len();
+        total += s.total_log10;
+    }
+    let scored = t.elapsed().as_secs_f64();
+    println!(
+        "lm score: model loaded in {loaded:.2} s; {} sentences, {tokens} tokens (</s> included) scored in {scored:.2} s on one core = {:.0} tokens/s; total log10 {total:.1}",
+        lines.len(),
+        tokens as f64 / scored.max(1e-9)
     );
     Ok(())
 }

@@ -620,4 +620,26 @@ mod tests {
         // the runs are gone with the estimate
         assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 0);
     }
+
+    #[test]
+    fn the_packed_scorer_scores_as_the_model_does() {
+        let sentences = corpus(3000);
+        let model = estimate(sentences[..2500].to_vec(), 4, &Budget::default())
+            .expect("estimate")
+            .into_model();
+        let packed = model.packed().expect("order 4 packs");
+        let eos = model.id(EOS).expect("</s>");
+        let mut oov = 0;
+        for s in &sentences[2500..] {
+            let refs: Vec<&str> = s.iter().map(String::as_str).collect();
+            let ours = packed.score_ids(refs.iter().map(|t| model.id(t)), eos);
+            let theirs = model.score(&refs);
+            assert_eq!(ours, theirs);
+            oov += ours.oov;
+        }
+        assert!(
+            oov > 0,
+            "held-out words outside the vocabulary are scored too"
+        );
+    }
 }
