@@ -52,26 +52,37 @@ impl Model {
     /// Scores one sentence of tokens.
     pub fn score(&self, tokens: &[&str]) -> SentenceScore {
         let unk = self.id(UNK).unwrap_or(0);
-        let mut history = vec![self.id(BOS).unwrap_or(1)];
-        let mut out = Vec::with_capacity(tokens.len() + 1);
-        let mut oov = 0;
-        for t in tokens.iter().copied().chain(std::iter::once(EOS)) {
-            let id = match self.id(t) {
-                Some(id) => id,
-                None => {
-                    oov += 1;
-                    unk
-                }
-            };
-            out.push(self.log10_prob(&history, id));
-            history.push(id);
-        }
-        let total = out.iter().sum();
-        SentenceScore {
-            token_log10: out,
-            total_log10: total,
-            oov,
-        }
+        score_sentence(
+            tokens.iter().map(|t| self.id(t)),
+            [self.id(BOS).unwrap_or(1), unk, self.id(EOS).unwrap_or(2)],
+            |h, w| self.log10_prob(h, w),
+        )
+    }
+}
+
+/// Scores one sentence of word ids (`None`: out of the vocabulary, scored as `<unk>`) with
+/// `log10_prob(history, word)`; `[bos, unk, eos]` are the special words' ids.
+fn score_sentence(
+    ids: impl Iterator<Item = Option<u32>>,
+    [bos, unk, eos]: [u32; 3],
+    log10_prob: impl Fn(&[u32], u32) -> f64,
+) -> SentenceScore {
+    let mut history = vec![bos];
+    let mut out = Vec::new();
+    let mut oov = 0;
+    for id in ids.chain(std::iter::once(Some(eos))) {
+        let id = id.unwrap_or_else(|| {
+            oov += 1;
+            unk
+        });
+        out.push(log10_prob(&history, id));
+        history.push(id);
+    }
+    let total = out.iter().sum();
+    SentenceScore {
+        token_log10: out,
+        total_log10: total,
+        oov,
     }
 }
 
@@ -139,23 +150,7 @@ impl PackedModel {
 
     /// Scores one sentence of word ids (`None`: out of the vocabulary), as [`Model::score`].
     pub fn score_ids(&self, ids: impl Iterator<Item = Option<u32>>, eos: u32) -> SentenceScore {
-        let mut history = vec![self.bos];
-        let mut out = Vec::new();
-        let mut oov = 0;
-        for id in ids.chain(std::iter::once(Some(eos))) {
-            let id = id.unwrap_or_else(|| {
-                oov += 1;
-                self.unk
-            });
-            out.push(self.log10_prob(&history, id));
-            history.push(id);
-        }
-        let total = out.iter().sum();
-        SentenceScore {
-            token_log10: out,
-            total_log10: total,
-            oov,
-        }
+        score_sentence(ids, [self.bos, self.unk, eos], |h, w| self.log10_prob(h, w))
     }
 }
 
