@@ -304,10 +304,7 @@ fn lm_bench(
 fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()> {
     use crate::engine::lm;
     let t = Instant::now();
-    let m = lm::arpa::read(std::io::BufReader::with_capacity(
-        1 << 20,
-        std::fs::File::open(model)?,
-    ))?;
+    let m = lm::binary::load(model)?; // ARPA or binary, as `lm score` loads it
     let packed = m.packed();
     let loaded = t.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(heldout)?;
