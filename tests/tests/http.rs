@@ -418,8 +418,15 @@ async fn role_matrix(store: Store) {
         format!("/studies/{study}/export/survey.json"),
         format!("/studies/{study}/charts/naturalness.svg"),
     ] {
-        let status = rob.get(app.url(&path)).send().await.expect("get").status();
-        assert_eq!(status, StatusCode::FORBIDDEN, "rob GET {path}");
+        let r = rob.get(app.url(&path)).send().await.expect("get");
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "rob GET {path}");
+        // the refusal page has the site's header and says who is signed in and why
+        let page = r.text().await.expect("page");
+        assert!(
+            page.contains("class=\"topbar\"") && page.contains("rob (researcher)"),
+            "{page}"
+        );
+        assert!(page.contains("not a member"), "{page}");
     }
     let body = serde_json::json!({"study": study, "request": {"operators": "studied", "all_sites": false}, "keys": ["x"]});
     let status = rob

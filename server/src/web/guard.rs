@@ -95,12 +95,12 @@ pub async fn pages(
             if let Some(study) = study_of(req.uri().path()) {
                 if !state.backend.may_access(&u, study).await.unwrap_or(false) {
                     tracing::warn!(user = %u.username, %study, "refused: not a member of the study");
-                    return forbidden();
+                    return forbidden(&u);
                 }
             }
             next.run(req).await
         }
-        Some(_) => forbidden(),
+        Some(u) => forbidden(&u),
     }
 }
 
@@ -113,16 +113,42 @@ pub fn study_of(path: &str) -> Option<StudyId> {
         .ok()
 }
 
-fn forbidden() -> Response {
+/// The refusal page: the site's header (who is signed in, home, sign out) and what happened.
+fn forbidden(user: &app::model::User) -> Response {
+    let who = format!("{} ({})", escape_html(&user.username), user.role.as_str());
+    let page = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Forbidden · natstudy</title><link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head>\
+         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">natstudy</a><nav class=\"nav\">\
+         <a href=\"/\">Home</a><span class=\"who\" id=\"who\">{who}</span>\
+         <form class=\"inline\" method=\"post\" action=\"/api/logout\"><button type=\"submit\" id=\"logout\">Sign out</button></form>\
+         </nav></header><main class=\"page\"><h1>Forbidden</h1>\
+         <p>You are signed in as {who}, and this account may not open this page (it belongs to a \
+         study you are not a member of, or needs another role). Ask the study's owner or an admin \
+         for access, or <a href=\"/\">go back home</a>.</p></main></body></html>"
+    );
     Response::builder()
         .status(StatusCode::FORBIDDEN)
         .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .body(Body::from(
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Forbidden</title>\
-             <link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head><body><main class=\"page\">\
-             <h1>Forbidden</h1><p>Your account may not open this page. <a href=\"/\">Back</a></p></main></body></html>",
-        ))
+        .body(Body::from(page))
         .unwrap_or_else(|_| StatusCode::FORBIDDEN.into_response())
+}
+
+/// Text safe inside HTML.
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn form_urlencoded(s: &str) -> String {
