@@ -190,6 +190,22 @@ pub async fn annotate_state(
 mod tests {
     use super::guideline_html;
 
+    /// The default guideline explains the marker the diff puts on buggy lines, in the words
+    /// the stylesheet shows.
+    #[test]
+    fn the_default_guideline_explains_the_buggy_line_marker() {
+        let css = include_str!("../../../style/main.css");
+        let marker = css
+            .split("content: \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::trim)
+            .expect("the marker in main.css");
+        assert_eq!(marker, "◀ buggy line");
+        let html = guideline_html(crate::store::studies::DEFAULT_GUIDELINE);
+        assert!(html.contains(marker), "{html}");
+    }
+
     #[test]
     fn guideline_links_keep_only_safe_targets() {
         let html = guideline_html(
