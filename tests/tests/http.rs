@@ -461,6 +461,25 @@ async fn role_matrix(store: Store) {
             None => assert_eq!(status, StatusCode::UNAUTHORIZED, "anonymous import"),
         }
     }
+    // a wrong file is refused with what this upload expects
+    let admin = &clients
+        .iter()
+        .find(|(r, _)| *r == Some(Role::Admin))
+        .expect("admin")
+        .1;
+    let body = serde_json::json!({"study": study, "kind": "npr", "files": [["survey.json", "{\"items\": []}"]]});
+    let r = admin
+        .post(app.url("/api/studies/import"))
+        .json(&body)
+        .send()
+        .await
+        .expect("import");
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = r.text().await.expect("text");
+    assert!(
+        text.contains("repair results expect npr_results.csv"),
+        "{text}"
+    );
     // adding generated transformations (JSON), for every role: staff get past the role check
     // (and are told to select something), others are refused
     for (role, c) in &clients {

@@ -157,6 +157,20 @@ impl ImportKind {
     pub fn parse(s: &str) -> Option<ImportKind> {
         ImportKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    /// What an upload of this kind must be, for people who chose the wrong file.
+    pub fn expects(self) -> &'static str {
+        match self {
+            ImportKind::Items => {
+                "items expect bugs.jsonl and transformations.jsonl (JSON lines, one record a line)"
+            }
+            ImportKind::Votes => "votes expect a survey.json (the survey's items with their votes)",
+            ImportKind::Npr => {
+                "repair results expect npr_results.csv (tool,target,status[,patch,developer_patch])"
+            }
+            ImportKind::Ce => "cross-entropies expect ce_scores.csv (model,target,cross_entropy)",
+        }
+    }
 }
 
 /// Imports uploaded files, (name, text) each: two for items (bugs, then transformations),
@@ -175,7 +189,7 @@ pub async fn import_upload(
             kind.as_str()
         ))),
     };
-    match kind {
+    let outcome = match kind {
         ImportKind::Items => match files {
             [b, t] => import_items_text(db, study, actor, (&b.0, &b.1), (&t.0, &t.1)).await,
             _ => Err(ServiceError::Invalid(
@@ -195,5 +209,10 @@ pub async fn import_upload(
             };
             import_results_text(db, study, actor, table, name, text).await
         }
-    }
+    };
+    // a refused file says what this upload expects (a wrong file is the usual cause)
+    outcome.map_err(|e| match e {
+        ServiceError::Invalid(m) => ServiceError::Invalid(format!("{m}\n({})", kind.expects())),
+        other => other,
+    })
 }
