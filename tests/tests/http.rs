@@ -480,6 +480,21 @@ async fn role_matrix(store: Store) {
         text.contains("repair results expect npr_results.csv"),
         "{text}"
     );
+    // a sample larger than what matches is taken whole, and the answer says so
+    let r = admin
+        .post(app.url("/api/studies/batch"))
+        .form(&[
+            ("study", study_s.as_str()),
+            ("name", "too-big-a-sample"),
+            ("strategy", "dynamic_queue"),
+            ("sample", "10000"),
+        ])
+        .send()
+        .await
+        .expect("batch");
+    assert_eq!(r.status(), StatusCode::OK);
+    let text = r.text().await.expect("text");
+    assert!(text.contains("fewer than the sample of 10000"), "{text}");
     // adding generated transformations (JSON), for every role: staff get past the role check
     // (and are told to select something), others are refused
     for (role, c) in &clients {
@@ -555,7 +570,8 @@ async fn role_matrix(store: Store) {
     ] {
         assert_eq!(
             audit.iter().filter(|a| a.action == action).count(),
-            if action == "batch.create" { 2 } else { 1 },
+            // batches: the set-up's, the matrix's and the oversized sample's
+            if action == "batch.create" { 3 } else { 1 },
             "{action} logged once"
         );
     }

@@ -588,14 +588,24 @@ impl Backend for DomainBackend {
         let info = service::batches::create(&self.db, study, Some(actor.id), request)
             .await
             .map_err(map)?;
+        // a sample larger than what matches takes every matching item: say so
+        let short = sample
+            .filter(|s| *s > info.items)
+            .map(|s| {
+                format!(
+                    " — only {} matched, fewer than the sample of {s} asked for",
+                    app::text::count(info.items as i64, "item")
+                )
+            })
+            .unwrap_or_default();
         Ok(if info.assignments == 0 {
             format!(
-                "batch {name}: {} in a dynamic queue (participants lease items as they go)",
+                "batch {name}: {} in a dynamic queue (participants lease items as they go){short}",
                 app::text::count(info.items as i64, "item")
             )
         } else {
             format!(
-                "batch {name}: {}, {} planned",
+                "batch {name}: {}, {} planned{short}",
                 app::text::count(info.items as i64, "item"),
                 app::text::count(info.assignments as i64, "assignment")
             )
