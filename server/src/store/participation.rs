@@ -3,7 +3,7 @@
 use rand::RngCore;
 use sqlx::Row;
 
-use super::{audit, AssignmentStatus, Db, StoreError, StoreResult};
+use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
 
@@ -246,13 +246,7 @@ pub async fn guideline_seen(db: &Db, annotator: AnnotatorId) -> StoreResult<()> 
 pub async fn finish(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
     let mut tx = db.begin_write(study).await?;
     // unrated items go back to the pool
-    sqlx::query("UPDATE assignments SET status = $2, lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ($3, $4)")
-        .bind(annotator)
-        .bind(AssignmentStatus::Released)
-        .bind(AssignmentStatus::Assigned)
-        .bind(AssignmentStatus::Leased)
-        .execute(&mut *tx)
-        .await?;
+    super::assign::release_open(&mut tx, annotator).await?;
     sqlx::query("UPDATE annotators SET finished_at = $1 WHERE id = $2 AND finished_at IS NULL")
         .bind(now_ms())
         .bind(annotator)

@@ -87,6 +87,24 @@ async fn release_full(
     .rows_affected())
 }
 
+/// Gives the annotator's open claims (planned or leased, not rated) back to the pool, in the
+/// caller's transaction; returns how many.
+pub(crate) async fn release_open(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    annotator: AnnotatorId,
+) -> StoreResult<u64> {
+    Ok(sqlx::query(
+        "UPDATE assignments SET status = $2, lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ($3, $4)",
+    )
+    .bind(annotator)
+    .bind(AssignmentStatus::Released)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected())
+}
+
 /// The study's k (ratings per item).
 pub async fn ratings_per_item(db: &Db, study: StudyId) -> StoreResult<i64> {
     Ok(

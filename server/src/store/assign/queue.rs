@@ -171,16 +171,7 @@ pub async fn release(
 ) -> StoreResult<u64> {
     let mut tx = db.begin_write(study).await?;
     annotator_of(&mut tx, study, annotator).await?;
-    let n = sqlx::query(
-        "UPDATE assignments SET status = $2, lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ($3, $4)",
-    )
-    .bind(annotator)
-    .bind(AssignmentStatus::Released)
-    .bind(AssignmentStatus::Assigned)
-    .bind(AssignmentStatus::Leased)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
+    let n = release_open(&mut tx, annotator).await?;
     audit::record(
         &mut *tx,
         actor,
