@@ -98,7 +98,8 @@ impl ReportCache {
                 return Ok(done.clone());
             }
             let rx = match &entry.running {
-                Some((v, rx)) if *v >= version => rx.clone(),
+                // join the computation under way, unless its task is gone (then start anew)
+                Some((v, rx)) if *v >= version && rx.has_changed().is_ok() => rx.clone(),
                 _ => {
                     let (tx, rx) = watch::channel(None);
                     entry.running = Some((version, rx.clone()));
