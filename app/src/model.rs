@@ -299,6 +299,8 @@ pub struct ScoringView {
 pub struct TableView {
     pub id: String,
     pub title: String,
+    /// One line: what the table measures.
+    pub note: String,
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
 }

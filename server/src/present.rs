@@ -13,8 +13,28 @@ fn table(id: &str, title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Tabl
     TableView {
         id: id.into(),
         title: title.into(),
+        note: note(id).into(),
         header: header.iter().map(|h| (*h).to_owned()).collect(),
         rows,
+    }
+}
+
+/// One line under each table: what it measures.
+fn note(id: &str) -> &'static str {
+    match id {
+        "naturalness" => "Items by naturalness category: an annotator judges an item unnatural when readability (CR) or conventions (CC) is 3 or 4; natural ≤ 1 such vote of 5, likely natural 2, likely unnatural 3, unnatural ≥ 4.",
+        "operators" => "The same categories per transformation operator.",
+        "time" => "Seconds on an item per vote, times at or above the 99th percentile dropped; agreement = natural and unnatural items, disagreement = the two likely categories.",
+        "time-tests" => "Mann-Whitney U, one-sided (first group faster); r = 1 − 2U/(n1·n2).",
+        "robustness" => "Prediction changes of each repair tool (transformations whose status differs from their bug's); the false-alarm rate is the share caused by unnatural items; rates over natural transformations, normalised per bug.",
+        "robustness-all" => "The same rates over all transformations: how much of the drop natural transformations alone explain.",
+        "robustness-levels" => "Bugs with a natural transformation of each level, and those of them whose status rises (positive), falls (negative) or either (Table 17 of the journal version).",
+        "pdm" => "Over the bugs a tool repairs correctly on the original: PDM = share of their transformations it no longer repairs correctly; PDA = share of those bugs with at least one such transformation.",
+        "pairs" => "Difference between two tools (first − second) in bugs fixed, on the originals and normalised over their transformations.",
+        "applicability" => "Bugs with at least one transformation of each level, all and natural only (independent of tools).",
+        "patch-review" => "Plausible patches decided without people (no-op: same tokens as the buggy method; SYE: same tokens as the developer's fix; TCE: identical class files), by two reviewers (correct only if both say so), or by an admin on a disagreement; Cohen's κ between the reviewers with a bootstrap 95% interval.",
+        "rnc" => "Relative naturalness change RNC = (H(b′) − H(b)) / H(b) under each language model; AUC of separating natural from unnatural items by RNC, NC and CE.",
+        _ => "",
     }
 }
 
@@ -86,14 +106,21 @@ pub fn tables(r: &Report) -> Vec<TableView> {
             format!("{:.2}", t.mean),
             format!("{:.2}", t.std),
         ]];
-        rows.extend(t.by_level.iter().map(|(level, ms)| {
+        let ms_row = |name: &str, ms: &crate::engine::analysis::MeanStd| {
             vec![
-                level.clone(),
+                name.to_owned(),
                 ms.n.to_string(),
                 format!("{:.2}", ms.mean),
                 format!("{:.2}", ms.std),
             ]
-        }));
+        };
+        rows.extend(t.by_level.iter().map(|(level, ms)| ms_row(level, ms)));
+        if let Some(ms) = &t.agreement {
+            rows.push(ms_row("agreement", ms));
+        }
+        if let Some(ms) = &t.disagreement {
+            rows.push(ms_row("disagreement", ms));
+        }
         let title = format!(
             "Time on item (s), below the 99th percentile {:.2}",
             t.p99_cutoff
@@ -151,6 +178,34 @@ pub fn tables(r: &Report) -> Vec<TableView> {
             ],
             rows,
         ));
+        robustness_tables(r, &mut out);
+    }
+    if !r.applicability.is_empty() {
+        let mut rows: Vec<Vec<String>> = r
+            .applicability
+            .iter()
+            .map(|(level, a)| {
+                vec![
+                    level.clone(),
+                    a.bugs_all.to_string(),
+                    a.bugs_natural.to_string(),
+                ]
+            })
+            .collect();
+        rows.push(vec![
+            "any level".to_owned(),
+            r.applicability_total.bugs_all.to_string(),
+            r.applicability_total.bugs_natural.to_string(),
+        ]);
+        out.push(table(
+            "applicability",
+            "Applicability: bugs with a transformation",
+            &["level", "all", "natural"],
+            rows,
+        ));
+    }
+    if let Some(p) = &r.patch_review {
+        patch_review_table(p, &mut out);
     }
     if !r.rnc.is_empty() {
         let rows = r
@@ -189,12 +244,178 @@ pub fn tables(r: &Report) -> Vec<TableView> {
     out
 }
 
+fn count_arrow(original: usize, transformed: f64) -> String {
+    format!("{original} → {transformed:.2}")
+}
+
+/// Robustness over all transformations, per level over natural ones, PDM/PDA, tool pairs.
+fn robustness_tables(r: &Report, out: &mut Vec<TableView>) {
+    let rows = r
+        .robustness
+        .iter()
+        .map(|(tool, t)| {
+            let a = &t.all;
+            vec![
+                tool.clone(),
+                a.bugs.to_string(),
+                count_arrow(a.original_plausible, a.transformed_plausible),
+                opt(a.plausible_drop),
+                count_arrow(a.original_correct, a.transformed_correct),
+                opt(a.correct_drop),
+                format!("{} / {}", a.positive_changes, a.negative_changes),
+            ]
+        })
+        .collect();
+    out.push(table(
+        "robustness-all",
+        "Robustness over all transformations",
+        &[
+            "tool",
+            "bugs",
+            "plausible orig → trans",
+            "drop",
+            "correct orig → trans",
+            "drop",
+            "changes + / −",
+        ],
+        rows,
+    ));
+    let mut rows = Vec::new();
+    for (tool, t) in &r.robustness {
+        for (level, l) in &t.natural.by_level {
+            rows.push(vec![
+                tool.clone(),
+                level.clone(),
+                l.bugs.to_string(),
+                l.bugs_positive.to_string(),
+                l.bugs_negative.to_string(),
+                l.bugs_changed.to_string(),
+            ]);
+        }
+    }
+    out.push(table(
+        "robustness-levels",
+        "Prediction changes per level, natural transformations only",
+        &["tool", "level", "bugs", "positive", "negative", "changed"],
+        rows,
+    ));
+    let mut rows = Vec::new();
+    for (tool, t) in &r.robustness {
+        for (pool, n) in [("natural", &t.natural), ("all", &t.all)] {
+            rows.push(vec![
+                tool.clone(),
+                pool.to_owned(),
+                n.repairable_bugs.to_string(),
+                n.variants.to_string(),
+                opt(n.pdm),
+                opt(n.pda),
+            ]);
+        }
+    }
+    out.push(table(
+        "pdm",
+        "Prediction dependency (PDM, PDA)",
+        &[
+            "tool",
+            "transformations",
+            "repaired bugs",
+            "variants",
+            "PDM",
+            "PDA",
+        ],
+        rows,
+    ));
+    if !r.robustness_pairs.is_empty() {
+        let rows = r
+            .robustness_pairs
+            .iter()
+            .flat_map(|(pair, d)| {
+                [("all", &d.all), ("natural", &d.natural)].map(|(pool, x)| {
+                    vec![
+                        pair.replace("_vs_", " vs "),
+                        pool.to_owned(),
+                        format!(
+                            "{:+.0} → {:+.2}",
+                            x.original_plausible, x.transformed_plausible
+                        ),
+                        format!("{:+.0} → {:+.2}", x.original_correct, x.transformed_correct),
+                    ]
+                })
+            })
+            .collect();
+        out.push(table(
+            "pairs",
+            "Tool pairs: difference in fixed bugs",
+            &[
+                "pair",
+                "transformations",
+                "plausible orig → trans",
+                "correct orig → trans",
+            ],
+            rows,
+        ));
+    }
+}
+
+fn patch_review_table(p: &crate::engine::analysis::PatchReview, out: &mut Vec<TableView>) {
+    let ci = |c: Option<(f64, f64)>| {
+        c.map(|(a, b)| format!("[{a:.3}, {b:.3}]"))
+            .unwrap_or_else(|| "—".into())
+    };
+    let mut rows = vec![vec![
+        "all".to_owned(),
+        p.tasks.to_string(),
+        format!("{} / {} / {}", p.auto_noop, p.auto_sye, p.auto_tce),
+        p.duplicates.to_string(),
+        p.reviewed.to_string(),
+        p.pending.to_string(),
+        format!("{} ({} adjudicated)", p.disagreements, p.adjudicated),
+        p.correct.to_string(),
+        opt(p.cohen_kappa),
+        ci(p.cohen_kappa_ci),
+    ]];
+    rows.extend(p.by_tool.iter().map(|(tool, t)| {
+        vec![
+            tool.clone(),
+            t.tasks.to_string(),
+            String::new(),
+            String::new(),
+            t.pairs.to_string(),
+            String::new(),
+            String::new(),
+            t.correct.to_string(),
+            opt(t.cohen_kappa),
+            ci(t.cohen_kappa_ci),
+        ]
+    }));
+    out.push(table(
+        "patch-review",
+        "Patch review",
+        &[
+            "",
+            "patches",
+            "no-op / SYE / TCE",
+            "duplicates",
+            "reviewed",
+            "pending",
+            "disagreements",
+            "correct",
+            "Cohen's κ",
+            "95% CI",
+        ],
+        rows,
+    ));
+}
+
 /// Tables as fixed-width text, each column as wide as its widest cell.
 pub fn tables_text(tables: &[TableView]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     for t in tables {
         let _ = writeln!(s, "\n{}", t.title);
+        if !t.note.is_empty() {
+            let _ = writeln!(s, "({})", t.note);
+        }
         let n = t.header.len();
         let width: Vec<usize> = (0..n)
             .map(|i| {

@@ -200,6 +200,50 @@ impl Drop for TestApp {
 }
 
 /// `../shared/reference` (or `$NATSTUDY_SHARED/reference`): the reference data for tests.
+/// Compares every leaf of `expected` with the same path in `actual`: integers exactly, other
+/// numbers to 1e-9 relative, the rest equal; each difference is pushed to `failures`.
+pub fn compare_json(
+    expected: &serde_json::Value,
+    actual: &serde_json::Value,
+    path: &str,
+    failures: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match expected {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let sub = format!("{path}.{k}");
+                match actual.get(k) {
+                    Some(a) => compare_json(v, a, &sub, failures),
+                    None => failures.push(format!("{sub}: missing")),
+                }
+            }
+        }
+        Value::Number(n) => {
+            let want = n.as_f64().unwrap_or(f64::NAN);
+            let got = actual.as_f64();
+            let ok = match got {
+                Some(g) if n.is_i64() || n.is_u64() => g == want,
+                Some(g) => (g - want).abs() <= 1e-9 * want.abs().max(1e-300),
+                None => false,
+            };
+            if !ok {
+                failures.push(format!("{path}: expected {want}, got {actual}"));
+            }
+        }
+        other => {
+            if other != actual {
+                failures.push(format!("{path}: expected {other}, got {actual}"));
+            }
+        }
+    }
+}
+
+/// The test fixtures of this repository (`tests/fixtures`).
+pub fn fixtures_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"))
+}
+
 pub fn reference_dir() -> std::path::PathBuf {
     match std::env::var("NATSTUDY_SHARED") {
         Ok(dir) => std::path::PathBuf::from(dir).join("reference"),

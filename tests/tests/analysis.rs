@@ -1,6 +1,6 @@
 //! The reference study through the command line, on SQLite and PostgreSQL: import every file,
-//! write report.json, and compare every figure of expected.json (counts exactly, the rest to
-//! 1e-9 relative). Also: every import error class, all-or-nothing, re-import idempotence.
+//! write report.json, and compare every figure of expected.json and expected-robustness.json
+//! (counts exactly, the rest to 1e-9 relative). Also: every import error class, all-or-nothing, re-import idempotence.
 
 use std::path::PathBuf;
 
@@ -13,37 +13,7 @@ fn reference() -> PathBuf {
     natstudy_tests::reference_dir().join("study-small")
 }
 
-/// Compares every leaf of `expected` with the same path in `actual`.
-fn compare(expected: &Value, actual: &Value, path: &str, failures: &mut Vec<String>) {
-    match expected {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let sub = format!("{path}.{k}");
-                match actual.get(k) {
-                    Some(a) => compare(v, a, &sub, failures),
-                    None => failures.push(format!("{sub}: missing")),
-                }
-            }
-        }
-        Value::Number(n) => {
-            let want = n.as_f64().unwrap_or(f64::NAN);
-            let got = actual.as_f64();
-            let ok = match got {
-                Some(g) if n.is_i64() || n.is_u64() => g == want,
-                Some(g) => (g - want).abs() <= 1e-9 * want.abs().max(1e-300),
-                None => false,
-            };
-            if !ok {
-                failures.push(format!("{path}: expected {want}, got {actual}"));
-            }
-        }
-        other => {
-            if other != actual {
-                failures.push(format!("{path}: expected {other}, got {actual}"));
-            }
-        }
-    }
-}
+use natstudy_tests::compare_json as compare;
 
 async fn reference_study(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
@@ -126,6 +96,12 @@ async fn reference_study(store: Store) {
             .expect("json");
     let mut failures = Vec::new();
     compare(&expected, &report, "", &mut failures);
+    // Table 17 (natural changes per level) and PDM/PDA, from the same generator and seed
+    let expected_robustness: Value = serde_json::from_slice(
+        &std::fs::read(r.join("expected-robustness.json")).expect("expected-robustness"),
+    )
+    .expect("json");
+    compare(&expected_robustness, &report, "", &mut failures);
     assert!(
         failures.is_empty(),
         "{} figures differ:\n{}",
@@ -304,6 +280,7 @@ async fn reference_study(store: Store) {
     .expect("json");
     let mut failures = Vec::new();
     compare(&expected, &copy, "", &mut failures);
+    compare(&expected_robustness, &copy, "", &mut failures);
     assert!(
         failures.is_empty(),
         "round trip differs:\n{}",

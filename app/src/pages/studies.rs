@@ -241,6 +241,7 @@ pub fn ResultsPage() -> impl IntoView {
                             {r.tables.into_iter().map(|t| view! {
                                 <section class="card">
                                     <h2>{t.title}</h2>
+                                    <p class="table-note">{t.note}</p>
                                     <table class="grid" id=format!("table-{}", t.id)>
                                         <thead><tr>{t.header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr></thead>
                                         <tbody>

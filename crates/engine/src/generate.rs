@@ -171,6 +171,7 @@ mod tests {
             method: "f".into(),
             source: source.into(),
             file_source: file.map(str::to_owned),
+            fixed_source: None,
             buggy_lines: buggy,
         }
     }

@@ -11,6 +11,7 @@ pub mod formats;
 pub mod generate;
 pub mod lm;
 pub mod plots;
+pub mod review;
 pub mod stats;
 pub mod transform;
 

@@ -15,7 +15,8 @@ use crate::store::export;
 pub struct ExportArgs {
     #[arg(long)]
     pub study: String,
-    /// dataset, votes, matrix, survey or items
+    /// dataset, votes, matrix, survey, items, top-natural, reviews (one row per patch: its
+    /// decision) or review-verdicts (the reviewers' verdicts, as `import reviews` reads them)
     #[arg(long)]
     pub what: String,
     /// For the dataset: jsonl or csv
@@ -64,6 +65,10 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
         }
         "matrix" => exports::write(&db, study, Export::Matrix, &mut sink(&a.out)?).await?,
         "survey" => exports::write(&db, study, Export::Survey, &mut sink(&a.out)?).await?,
+        "reviews" => exports::write(&db, study, Export::Reviews, &mut sink(&a.out)?).await?,
+        "review-verdicts" => {
+            exports::write(&db, study, Export::ReviewVerdicts, &mut sink(&a.out)?).await?
+        }
         "items" => {
             let Some(dir) = &a.out else {
                 bail!("--what items needs --out DIR")
@@ -126,7 +131,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             top.len() as u64
         }
         other => {
-            bail!("unknown export {other} (dataset, votes, matrix, survey, items or top-natural)")
+            bail!("unknown export {other} (dataset, votes, matrix, survey, items, top-natural, reviews or review-verdicts)")
         }
     };
     eprintln!("exported {n} rows");

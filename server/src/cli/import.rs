@@ -35,6 +35,13 @@ pub enum ImportCommand {
         study: String,
         file: PathBuf,
     },
+    /// Reviewers' verdicts on patches (reviews.csv: tool,target,reviewer,verdict[,note];
+    /// verdict correct, wrong or unsure; tasks from `natstudy review create`)
+    Reviews {
+        #[arg(long)]
+        study: String,
+        file: PathBuf,
+    },
 }
 
 pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
@@ -69,6 +76,13 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
                 study,
                 crate::service::import_results(&db, id, crate::service::ResultsTable::Ce, file)
                     .await?,
+            )
+        }
+        ImportCommand::Reviews { study, file } => {
+            let id = crate::store::studies::id_by_name(&db, study).await?;
+            (
+                study,
+                crate::service::reviews::import_reviews(&db, id, file).await?,
             )
         }
     };

@@ -6,6 +6,7 @@ mod export;
 mod import;
 pub(crate) mod lm;
 mod report;
+mod review;
 mod transform;
 
 use std::io::{IsTerminal, Read};
@@ -93,6 +94,9 @@ pub enum Command {
     Invite(batch::InviteCommand),
     /// The study's results: tables, or report.json with --json / --out
     Report(report::ReportArgs),
+    /// Patch review: build the tasks, list them, rule on disagreements
+    #[command(subcommand)]
+    Review(review::ReviewCommand),
     /// Generate transformations of bugs (transformations.jsonl) with the built-in engine
     Transform(transform::TransformArgs),
 }
@@ -255,6 +259,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Study(cmd) => study(&g, cmd).await,
         Command::Import(cmd) => import::run(&g, cmd).await,
         Command::Report(args) => report::run(&g, args).await,
+        Command::Review(cmd) => review::run(&g, cmd).await,
         Command::Batch(cmd) => batch::run(&g, cmd).await,
         Command::Invite(cmd) => batch::invite(&g, cmd).await,
         Command::Gold(args) => batch::gold(&g, args).await,

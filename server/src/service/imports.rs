@@ -9,12 +9,12 @@ use crate::formats;
 use crate::ids::{StudyId, UserId};
 use crate::store::{self, imports::Outcome};
 
-fn read(path: &Path) -> ServiceResult<String> {
+pub(super) fn read(path: &Path) -> ServiceResult<String> {
     std::fs::read_to_string(path)
         .map_err(|e| ServiceError::Invalid(format!("cannot read {}: {e}", path.display())))
 }
 
-fn name(path: &Path) -> String {
+pub(super) fn name(path: &Path) -> String {
     path.display().to_string()
 }
 

@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod monitor;
 pub mod participation;
 pub mod reports;
+pub mod reviews;
 pub mod scoring;
 pub mod studies;
 pub mod throttle;

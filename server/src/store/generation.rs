@@ -13,7 +13,7 @@ use crate::ids::StudyId;
 /// The study's bugs, in import order.
 pub async fn bugs(db: &Db, study: StudyId) -> StoreResult<Vec<BugRecord>> {
     let rows = sqlx::query(
-        "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.buggy_lines \
+        "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.fixed_source, b.buggy_lines \
          FROM bugs b JOIN projects p ON p.id = b.project_id WHERE b.study_id = $1 ORDER BY b.id",
     )
     .bind(study)
@@ -22,7 +22,8 @@ pub async fn bugs(db: &Db, study: StudyId) -> StoreResult<Vec<BugRecord>> {
     rows.iter().map(bug_record).collect()
 }
 
-/// A bug row (columns bug_key, project, file_path, method, source, file_source, buggy_lines)
+/// A bug row (columns bug_key, project, file_path, method, source, file_source, fixed_source,
+/// buggy_lines)
 /// as its interchange record.
 pub fn bug_record(r: &sqlx::any::AnyRow) -> StoreResult<BugRecord> {
     let lines: String = r.try_get("buggy_lines")?;
@@ -33,6 +34,7 @@ pub fn bug_record(r: &sqlx::any::AnyRow) -> StoreResult<BugRecord> {
         method: r.try_get("method")?,
         source: r.try_get("source")?,
         file_source: r.try_get("file_source")?,
+        fixed_source: r.try_get("fixed_source")?,
         buggy_lines: serde_json::from_str(&lines).unwrap_or_default(),
     })
 }

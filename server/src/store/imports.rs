@@ -30,7 +30,7 @@ pub fn digest(parts: &[&str]) -> String {
     format!("{:x}", h.finalize())
 }
 
-async fn already(
+pub(super) async fn already(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     study: StudyId,
     kind: &str,
@@ -47,7 +47,7 @@ async fn already(
     )
 }
 
-async fn mark(
+pub(super) async fn mark(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     study: StudyId,
     actor: Option<UserId>,
@@ -108,12 +108,13 @@ pub async fn items(
     let mut bug_ids: HashMap<&str, i64> = HashMap::new();
     let mut written = 0usize;
     for b in bugs {
-        let existing =
-            sqlx::query("SELECT id, source FROM bugs WHERE study_id = $1 AND bug_key = $2")
-                .bind(study)
-                .bind(&b.bug_id)
-                .fetch_optional(&mut *tx)
-                .await?;
+        let existing = sqlx::query(
+            "SELECT id, source, fixed_source FROM bugs WHERE study_id = $1 AND bug_key = $2",
+        )
+        .bind(study)
+        .bind(&b.bug_id)
+        .fetch_optional(&mut *tx)
+        .await?;
         let id = match existing {
             Some(r) => {
                 let source: String = r.try_get("source")?;
@@ -123,14 +124,34 @@ pub async fn items(
                         b.bug_id
                     )));
                 }
-                r.try_get("id")?
+                let id: i64 = r.try_get("id")?;
+                let fixed: Option<String> = r.try_get("fixed_source")?;
+                match (&fixed, &b.fixed_source) {
+                    // a later file may bring the developer's fix of a bug already here
+                    (None, Some(new)) => {
+                        written += 1;
+                        sqlx::query("UPDATE bugs SET fixed_source = $1 WHERE id = $2")
+                            .bind(new)
+                            .bind(id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    (Some(old), Some(new)) if old != new => {
+                        return Err(StoreError::Conflict(format!(
+                            "bug {} with a different fixed_source",
+                            b.bug_id
+                        )));
+                    }
+                    _ => {}
+                }
+                id
             }
             None => {
                 written += 1;
                 let lines = serde_json::to_string(&b.buggy_lines).unwrap_or_else(|_| "[]".into());
                 sqlx::query(
-                    "INSERT INTO bugs (study_id, project_id, bug_key, file_path, method, source, file_source, buggy_lines) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                    "INSERT INTO bugs (study_id, project_id, bug_key, file_path, method, source, file_source, fixed_source, buggy_lines) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
                 )
                 .bind(study)
                 .bind(projects[b.project.as_str()])
@@ -139,6 +160,7 @@ pub async fn items(
                 .bind(&b.method)
                 .bind(&b.source)
                 .bind(&b.file_source)
+                .bind(&b.fixed_source)
                 .bind(lines)
                 .fetch_one(&mut *tx)
                 .await?

@@ -12,6 +12,7 @@ pub mod jobs;
 pub mod members;
 pub mod monitor;
 pub mod participation;
+pub mod reviews;
 pub mod studies;
 pub mod users;
 

@@ -9,6 +9,7 @@ use crate::formats::Level;
 
 mod agreement;
 mod items;
+mod patch_review;
 mod quality;
 mod rnc;
 mod robustness;
@@ -17,6 +18,7 @@ mod time;
 
 pub use agreement::*;
 pub use items::*;
+pub use patch_review::*;
 pub use quality::*;
 pub use rnc::*;
 pub use robustness::*;
@@ -54,6 +56,8 @@ pub struct StudyData {
     pub npr: Vec<(String, String, u8)>,
     /// (model, target, cross-entropy)
     pub ce: Vec<(String, String, f64)>,
+    /// Plausible patches under review: their decisions override `npr`'s statuses.
+    pub reviews: Vec<ReviewTask>,
 }
 
 /// Everything the analysis reports.
@@ -72,7 +76,11 @@ pub struct Report {
     /// Differences between every pair of tools, original vs transformed.
     pub robustness_pairs: BTreeMap<String, PairDifference>,
     pub applicability: BTreeMap<String, Applicability>,
+    /// Bugs with a transformation of any level (the applicability table's total row).
+    pub applicability_total: Applicability,
     pub rnc: BTreeMap<String, ModelReport>,
+    /// Patch review: decisions and the reviewers' agreement (`None` without review tasks).
+    pub patch_review: Option<PatchReview>,
     /// Per annotator: agreement with the leave-one-out majority, gold accuracy, median time.
     pub annotator_quality: BTreeMap<String, AnnotatorQuality>,
     /// Annotators left out by [`Options::min_gold_accuracy`].
@@ -149,9 +157,32 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
             .add(c);
         by_operator.entry(r.operator.clone()).or_default().add(c);
     }
+    // the statuses the patch review decided replace the imported ones
+    let decided = decided_statuses(&data.reviews);
+    let npr: std::borrow::Cow<'_, [(String, String, u8)]> = if decided.is_empty() {
+        std::borrow::Cow::Borrowed(&data.npr)
+    } else {
+        std::borrow::Cow::Owned(
+            data.npr
+                .iter()
+                .map(|(tool, target, status)| {
+                    let s = decided
+                        .get(&(tool.as_str(), target.as_str()))
+                        .copied()
+                        .unwrap_or(*status);
+                    (tool.clone(), target.clone(), s)
+                })
+                .collect(),
+        )
+    };
     // the independent parts on every core
-    let ((tools, agreement), (time, (rnc, applicability))) = rayon::join(
-        || rayon::join(|| robustness(data, &results), || agreement(data, options)),
+    let ((tools, agreement), (time, (rnc, (applicability, applicability_total)))) = rayon::join(
+        || {
+            rayon::join(
+                || robustness(data, &npr, &results),
+                || agreement(data, options),
+            )
+        },
         || {
             rayon::join(
                 || time_report(data, &results),
@@ -177,7 +208,9 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
         robustness_pairs: pairwise(&tools),
         robustness: tools,
         applicability,
+        applicability_total,
         rnc,
+        patch_review: patch_review(&data.reviews, options),
         annotator_quality: quality,
         excluded_annotators: excluded,
         item_results: results,

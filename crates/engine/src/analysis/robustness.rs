@@ -59,6 +59,27 @@ pub struct NaturalRobustness {
     pub bugs_changed: usize,
     pub positive_changes: usize,
     pub negative_changes: usize,
+    /// Bugs the tool repairs correctly on the original and that have a transformation here.
+    pub repairable_bugs: usize,
+    /// Those bugs' transformations (PDM's denominator).
+    pub variants: usize,
+    /// Prediction-dependency measure: share of `variants` whose status is not correct.
+    pub pdm: Option<f64>,
+    /// Prediction-dependency across bugs: share of `repairable_bugs` with at least one variant
+    /// that is not correct.
+    pub pda: Option<f64>,
+    /// Prediction changes per level, over the transformations of this pool.
+    pub by_level: BTreeMap<String, LevelChanges>,
+}
+
+/// Bugs with at least one transformation of a level in the pool, and those of them with a
+/// positive / negative / either change (Table 17 of the journal version, over natural ones).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LevelChanges {
+    pub bugs: usize,
+    pub bugs_positive: usize,
+    pub bugs_negative: usize,
+    pub bugs_changed: usize,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -112,25 +133,26 @@ impl<'d> Targets<'d> {
     }
 }
 
-/// Per-bug normalised rates over the transformations that `keep` accepts, grouped by bug.
-/// `pairs`: (item, transformed status, original status).
-fn rates(
+/// One bug's transformations in a pool: how many, plausible, correct, positive and negative
+/// changes, and the original status.
+#[derive(Clone, Copy, Default)]
+struct BugTally {
+    n: u32,
+    plausible: u32,
+    correct: u32,
+    pos: u32,
+    neg: u32,
+    original: u8,
+}
+
+/// Tallies per bug target over the pairs that `keep` accepts. `pairs`: (item, transformed
+/// status, original status).
+fn tally(
     targets: &Targets<'_>,
     pairs: &[(usize, u8, u8)],
     keep: impl Fn(usize) -> bool,
-) -> NaturalRobustness {
-    /// One bug's transformations: how many, plausible, correct, positive and negative changes,
-    /// and the original status.
-    #[derive(Clone, Copy, Default)]
-    struct Acc {
-        n: u32,
-        plausible: u32,
-        correct: u32,
-        pos: u32,
-        neg: u32,
-        original: u8,
-    }
-    let mut per_bug = vec![Acc::default(); targets.len()];
+) -> Vec<BugTally> {
+    let mut per_bug = vec![BugTally::default(); targets.len()];
     for &(i, t, o) in pairs {
         if keep(i) {
             let a = &mut per_bug[targets.item[i].1];
@@ -142,13 +164,34 @@ fn rates(
             a.original = o;
         }
     }
-    let mut n = NaturalRobustness::default();
-    for a in targets
+    per_bug
+}
+
+/// The bugs with at least one transformation in a tally, in name order.
+fn bugs_with<'a>(
+    targets: &'a Targets<'_>,
+    per_bug: &'a [BugTally],
+) -> impl Iterator<Item = BugTally> + 'a {
+    targets
         .bug_order
         .iter()
         .map(|&b| per_bug[b])
         .filter(|a| a.n > 0)
-    {
+}
+
+/// Per-bug normalised rates, changes, PDM/PDA and per-level changes over the transformations
+/// that `keep` accepts, grouped by bug. `pairs`: (item, transformed status, original status).
+fn rates(
+    data: &StudyData,
+    targets: &Targets<'_>,
+    pairs: &[(usize, u8, u8)],
+    keep: impl Fn(usize) -> bool,
+) -> NaturalRobustness {
+    let per_bug = tally(targets, pairs, &keep);
+    let mut n = NaturalRobustness::default();
+    let mut broken_bugs = 0usize;
+    let mut broken_variants = 0usize;
+    for a in bugs_with(targets, &per_bug) {
         n.bugs += 1;
         n.original_plausible += usize::from(a.original >= 1);
         n.original_correct += usize::from(a.original == 2);
@@ -160,9 +203,32 @@ fn rates(
         n.bugs_positive += usize::from(a.pos > 0);
         n.bugs_negative += usize::from(a.neg > 0);
         n.bugs_changed += usize::from(a.pos > 0 || a.neg > 0);
+        if a.original == 2 {
+            n.repairable_bugs += 1;
+            n.variants += a.n as usize;
+            let broken = (a.n - a.correct) as usize;
+            broken_variants += broken;
+            broken_bugs += usize::from(broken > 0);
+        }
     }
     n.plausible_drop = ratio(n.transformed_plausible, n.original_plausible as f64).map(|r| 1.0 - r);
     n.correct_drop = ratio(n.transformed_correct, n.original_correct as f64).map(|r| 1.0 - r);
+    n.pdm = ratio(broken_variants as f64, n.variants as f64);
+    n.pda = ratio(broken_bugs as f64, n.repairable_bugs as f64);
+    n.by_level = Level::ALL
+        .iter()
+        .map(|&level| {
+            let per_bug = tally(targets, pairs, |i| keep(i) && data.items[i].level == level);
+            let mut l = LevelChanges::default();
+            for a in bugs_with(targets, &per_bug) {
+                l.bugs += 1;
+                l.bugs_positive += usize::from(a.pos > 0);
+                l.bugs_negative += usize::from(a.neg > 0);
+                l.bugs_changed += usize::from(a.pos > 0 || a.neg > 0);
+            }
+            (level.as_str().to_owned(), l)
+        })
+        .collect();
     n
 }
 
@@ -192,42 +258,47 @@ pub(super) fn pairwise(tools: &BTreeMap<String, ToolReport>) -> BTreeMap<String,
     out
 }
 
-/// Bugs with at least one transformation per level: all and natural (independent of tools).
+/// Bugs with at least one transformation per level, and of any level (the total): all and
+/// natural (independent of tools).
 pub(super) fn applicability(
     data: &StudyData,
     results: &[ItemResult],
-) -> BTreeMap<String, Applicability> {
-    Level::ALL
+) -> (BTreeMap<String, Applicability>, Applicability) {
+    let count = |level: Option<Level>| {
+        let bugs = |natural: bool| {
+            data.items
+                .iter()
+                .enumerate()
+                .filter(|(i, it)| {
+                    level.is_none_or(|l| it.level == l)
+                        && (!natural || results[*i].category == Some(Category::Natural))
+                })
+                .map(|(_, it)| it.bug.as_str())
+                .collect::<HashSet<_>>()
+                .len()
+        };
+        Applicability {
+            bugs_all: bugs(false),
+            bugs_natural: bugs(true),
+        }
+    };
+    let by_level = Level::ALL
         .iter()
-        .map(|l| {
-            let bugs = |natural: bool| {
-                data.items
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, it)| {
-                        it.level == *l
-                            && (!natural || results[*i].category == Some(Category::Natural))
-                    })
-                    .map(|(_, it)| it.bug.as_str())
-                    .collect::<HashSet<_>>()
-                    .len()
-            };
-            (
-                l.as_str().to_owned(),
-                Applicability {
-                    bugs_all: bugs(false),
-                    bugs_natural: bugs(true),
-                },
-            )
-        })
-        .collect()
+        .map(|&l| (l.as_str().to_owned(), count(Some(l))))
+        .collect();
+    (by_level, count(None))
 }
 
-pub(super) fn robustness(data: &StudyData, results: &[ItemResult]) -> BTreeMap<String, ToolReport> {
+/// `npr`: (tool, target, status), the study's results with the patch review's decisions applied.
+pub(super) fn robustness(
+    data: &StudyData,
+    npr: &[(String, String, u8)],
+    results: &[ItemResult],
+) -> BTreeMap<String, ToolReport> {
     let targets = Targets::new(data);
     // each tool's status per target (a later line for the same target wins)
     let mut by_tool: BTreeMap<&str, Vec<Option<u8>>> = BTreeMap::new();
-    for (tool, target, status) in &data.npr {
+    for (tool, target, status) in npr {
         if let Some(&t) = targets.index.get(target.as_str()) {
             by_tool
                 .entry(tool.as_str())
@@ -310,8 +381,8 @@ pub(super) fn robustness(data: &StudyData, results: &[ItemResult]) -> BTreeMap<S
                     changes_all: changes,
                     change_share_by_category: share,
                     false_alarm_rate,
-                    natural: rates(&targets, &pairs, natural),
-                    all: rates(&targets, &pairs, |_| true),
+                    natural: rates(data, &targets, &pairs, natural),
+                    all: rates(data, &targets, &pairs, |_| true),
                     by_level,
                 },
             )
@@ -365,6 +436,7 @@ mod tests {
                 ("m".into(), "naming_1".into(), 1.8),
                 ("m".into(), "statement_1".into(), 3.0),
             ],
+            reviews: Vec::new(),
         };
         let r = report_with(
             &data,
@@ -379,6 +451,44 @@ mod tests {
             (1.0, 0.5)
         );
         assert_eq!(t1.all.negative_changes, 1);
+        // PDM/PDA: B is repaired on the original; one of its two variants breaks, the natural
+        // one does not; t2 never repairs B, so it has no figure
+        assert_eq!(
+            (
+                t1.all.repairable_bugs,
+                t1.all.variants,
+                t1.all.pdm,
+                t1.all.pda
+            ),
+            (1, 2, Some(0.5), Some(1.0))
+        );
+        assert_eq!(
+            (t1.natural.variants, t1.natural.pdm, t1.natural.pda),
+            (1, Some(0.0), Some(0.0))
+        );
+        assert_eq!(
+            (r.robustness["t2"].all.pdm, r.robustness["t2"].all.pda),
+            (None, None)
+        );
+        // Table 17: changes per level over natural transformations only
+        let level = |n: &NaturalRobustness, l: &str| n.by_level[l].clone();
+        assert_eq!(
+            level(&t1.natural, "naming"),
+            LevelChanges {
+                bugs: 1,
+                ..LevelChanges::default()
+            }
+        );
+        assert_eq!(level(&t1.natural, "statement"), LevelChanges::default());
+        assert_eq!(
+            level(&t1.all, "statement"),
+            LevelChanges {
+                bugs: 1,
+                bugs_positive: 0,
+                bugs_negative: 1,
+                bugs_changed: 1
+            }
+        );
         let p = &r.robustness_pairs["t1_vs_t2"];
         assert_eq!(
             (p.all.original_correct, p.all.transformed_plausible),
@@ -386,6 +496,13 @@ mod tests {
         );
         assert_eq!(r.applicability["statement"].bugs_all, 1);
         assert_eq!(r.applicability["statement"].bugs_natural, 0);
+        assert_eq!(
+            (
+                r.applicability_total.bugs_all,
+                r.applicability_total.bugs_natural
+            ),
+            (1, 1)
+        );
         let top = most_natural(&r.rnc["m"], 50.0);
         assert_eq!(top.len(), 1);
         assert_eq!(top[0].key, "naming_1");

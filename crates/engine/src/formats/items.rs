@@ -17,6 +17,9 @@ pub struct BugRecord {
     pub source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_source: Option<String>,
+    /// The developer-fixed method, when known (patch review's SYE/TCE checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_source: Option<String>,
     pub buggy_lines: Vec<u32>,
 }
 
@@ -121,19 +124,21 @@ pub fn parse_bugs(text: &str, file: &str) -> Result<Vec<BugRecord>, FormatError>
         let path = str_field(&obj, "file", file, line, &mut problems, true);
         let method = str_field(&obj, "method", file, line, &mut problems, true);
         let source = str_field(&obj, "source", file, line, &mut problems, true);
-        let file_source = match obj.get("file_source") {
+        let mut optional = |field: &str| match obj.get(field) {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
             Some(other) => {
                 problems.push(
                     file,
                     line,
-                    "file_source",
+                    field,
                     format!("expected a string, found {}", kind(other)),
                 );
                 None
             }
         };
+        let file_source = optional("file_source");
+        let fixed_source = optional("fixed_source");
         let lines_in_source = source.as_deref().map(|s| s.lines().count()).unwrap_or(0);
         let mut buggy_lines = Vec::new();
         match obj.get("buggy_lines") {
@@ -189,6 +194,7 @@ pub fn parse_bugs(text: &str, file: &str) -> Result<Vec<BugRecord>, FormatError>
                 method,
                 source,
                 file_source,
+                fixed_source,
                 buggy_lines,
             });
         }

@@ -1,9 +1,11 @@
-//! `npr_results.csv` (`tool,target,status[,patch,developer_patch]`) and
-//! `ce_scores.csv` (`model,target,cross_entropy`).
+//! `npr_results.csv` (`tool,target,status[,patch,developer_patch]`),
+//! `ce_scores.csv` (`model,target,cross_entropy`) and `reviews.csv`
+//! (`tool,target,reviewer,verdict[,note]`).
 
 use std::collections::{HashMap, HashSet};
 
 use super::{FormatError, Problems};
+use crate::review::Verdict;
 
 /// A repair tool's outcome on one target (a bug id or a transformation id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +79,17 @@ fn col(headers: &[String], name: &str) -> Option<usize> {
     headers.iter().position(|h| h == name)
 }
 
+impl Csv {
+    /// A row's cell in the column `name`, trimmed ("" when the column is absent).
+    fn cell(&self, row: &csv::StringRecord, name: &str) -> String {
+        col(&self.headers, name)
+            .and_then(|i| row.get(i))
+            .map(str::trim)
+            .unwrap_or("")
+            .to_owned()
+    }
+}
+
 /// A table of values keyed by (`key` column, target): the NPR results (key `tool`, value
 /// `status`) and the cross-entropy scores (key `model`, value `cross_entropy`).
 struct Keyed<'s> {
@@ -104,13 +117,7 @@ impl Keyed<'_> {
         };
         let mut seen: HashMap<(String, String), usize> = HashMap::new();
         for (line, r) in &csv.rows {
-            let get = |name: &str| {
-                col(&csv.headers, name)
-                    .and_then(|i| r.get(i))
-                    .map(str::trim)
-                    .unwrap_or("")
-                    .to_owned()
-            };
+            let get = |name: &str| csv.cell(r, name);
             let (key, target) = (get(self.key), get("target"));
             let mut ok = true;
             if key.is_empty() {
@@ -180,6 +187,106 @@ pub fn parse_npr(
     Ok(out)
 }
 
+/// One reviewer's verdict on a tool's patch of a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewRecord {
+    pub tool: String,
+    pub target: String,
+    pub reviewer: String,
+    pub verdict: Verdict,
+    pub note: String,
+}
+
+/// The longest reviewer name and note a review file may carry.
+pub const MAX_REVIEWER_CHARS: usize = 200;
+pub const MAX_NOTE_CHARS: usize = 5_000;
+
+/// Reads reviewers' verdicts; `tasks` are the study's review tasks as (tool, target).
+pub fn parse_reviews(
+    text: &str,
+    file: &str,
+    tasks: &HashSet<(String, String)>,
+) -> Result<Vec<ReviewRecord>, FormatError> {
+    let mut problems = Problems::default();
+    let Some(csv) = read_csv(
+        text,
+        file,
+        &["tool", "target", "reviewer", "verdict"],
+        &mut problems,
+    ) else {
+        return problems.finish(Vec::new());
+    };
+    let mut out = Vec::new();
+    let mut seen: HashMap<(String, String, String), usize> = HashMap::new();
+    for (line, r) in &csv.rows {
+        let get = |name: &str| csv.cell(r, name);
+        let (tool, target, reviewer) = (get("tool"), get("target"), get("reviewer"));
+        let mut ok = true;
+        if !tasks.contains(&(tool.clone(), target.clone())) {
+            problems.push(
+                file,
+                *line,
+                "target",
+                format!("no review task for {tool:?} on {target:?} (run `natstudy review create` first)"),
+            );
+            ok = false;
+        }
+        if reviewer.is_empty() || reviewer.chars().count() > MAX_REVIEWER_CHARS {
+            problems.push(
+                file,
+                *line,
+                "reviewer",
+                format!("expected 1 to {MAX_REVIEWER_CHARS} characters"),
+            );
+            ok = false;
+        }
+        let verdict = Verdict::parse(&get("verdict"));
+        if verdict.is_none() {
+            problems.push(
+                file,
+                *line,
+                "verdict",
+                format!("{:?} is not correct, wrong or unsure", get("verdict")),
+            );
+            ok = false;
+        }
+        let note = get("note");
+        if note.chars().count() > MAX_NOTE_CHARS {
+            problems.push(
+                file,
+                *line,
+                "note",
+                format!("longer than {MAX_NOTE_CHARS} characters"),
+            );
+            ok = false;
+        }
+        if let Some(first) = seen.insert((tool.clone(), target.clone(), reviewer.clone()), *line) {
+            problems.push(
+                file,
+                *line,
+                "reviewer",
+                format!(
+                    "a second verdict of {reviewer} on {tool} / {target} (first on line {first})"
+                ),
+            );
+            ok = false;
+        }
+        if let (true, Some(verdict)) = (ok, verdict) {
+            out.push(ReviewRecord {
+                tool,
+                target,
+                reviewer,
+                verdict,
+                note,
+            });
+        }
+    }
+    if out.is_empty() && problems.is_empty() {
+        problems.push(file, 0, "(file)", "no records");
+    }
+    problems.finish(out)
+}
+
 /// Reads cross-entropy scores; `targets` are the study's known bug and transformation ids.
 pub fn parse_ce(
     text: &str,
@@ -212,4 +319,38 @@ pub fn parse_ce(
         },
     )?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reviews_name_every_bad_line_and_field() {
+        let tasks: HashSet<(String, String)> = [("t1", "Lang-1"), ("t1", "naming_1")]
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect();
+        let good = "tool,target,reviewer,verdict,note\nt1,Lang-1,ann,correct,\nt1,Lang-1,bob,wrong,\"off by one, see line 3\"\n";
+        let rows = parse_reviews(good, "reviews.csv", &tasks).expect("good");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[1].verdict, rows[1].note.as_str()),
+            (Verdict::Wrong, "off by one, see line 3")
+        );
+        let bad = "tool,target,reviewer,verdict\nt1,Lang-1,ann,yes\nt2,Lang-1,ann,correct\nt1,naming_1,,wrong\nt1,Lang-1,ann,wrong\n";
+        let err = parse_reviews(bad, "reviews.csv", &tasks)
+            .expect_err("bad")
+            .to_string();
+        for want in [
+            "reviews.csv:2: field `verdict`",
+            "reviews.csv:3: field `target`",
+            "reviews.csv:4: field `reviewer`",
+            "reviews.csv:5: field `reviewer`",
+        ] {
+            assert!(err.contains(want), "{want} in {err}");
+        }
+        let err = parse_reviews("tool,target,verdict\n", "r.csv", &tasks).expect_err("header");
+        assert!(err.to_string().contains("reviewer"), "{err}");
+    }
 }

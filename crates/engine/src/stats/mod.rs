@@ -13,7 +13,10 @@ pub enum StatsError {
 
 pub type Result<T> = std::result::Result<T, StatsError>;
 
+mod cohen;
 mod resample;
+
+pub use cohen::CohenPairs;
 
 pub use resample::{
     bootstrap_ci, krippendorff_alpha, AlphaMetric, AlphaUnits, FleissRows, Resample,

@@ -1,0 +1,130 @@
+//! `natstudy review …`: patch review from the command line.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Subcommand;
+
+use super::Global;
+use crate::engine::analysis::{open_disagreements, states, TaskState};
+use crate::engine::review::tce::Javac;
+use crate::service::reviews::{self, CreateOptions};
+use crate::store::reviews::Ruling;
+
+#[derive(Subcommand, Debug)]
+pub enum ReviewCommand {
+    /// Build the review tasks from the study's plausible patches (npr_results.csv's `patch`),
+    /// deciding no-op, SYE and (with --classpath or --tce) TCE patches automatically
+    Create {
+        #[arg(long)]
+        study: String,
+        /// Only these tools (comma-separated)
+        #[arg(long, value_delimiter = ',')]
+        tools: Vec<String>,
+        /// Reviewers per patch
+        #[arg(long, default_value_t = 2)]
+        k: u32,
+        /// Classpath for the TCE check (javac -g:none); turns TCE on
+        #[arg(long)]
+        classpath: Option<String>,
+        /// Run the TCE check without a classpath (self-contained methods)
+        #[arg(long)]
+        tce: bool,
+        /// The javac to run
+        #[arg(long, default_value = "javac")]
+        javac: PathBuf,
+    },
+    /// List the tasks (with --open: only disagreements an admin must decide)
+    List {
+        #[arg(long)]
+        study: String,
+        #[arg(long)]
+        open: bool,
+    },
+    /// Rule on a task: correct, wrong, clear (withdraw a ruling) or send-back (an automatic
+    /// decision goes to reviewers)
+    Decide {
+        #[arg(long)]
+        study: String,
+        #[arg(long)]
+        tool: String,
+        #[arg(long)]
+        target: String,
+        ruling: String,
+    },
+}
+
+pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
+    let db = g.db().await?;
+    match cmd {
+        ReviewCommand::Create {
+            study,
+            tools,
+            k,
+            classpath,
+            tce,
+            javac,
+        } => {
+            let id = crate::store::studies::id_by_name(&db, &study).await?;
+            let javac = (tce || classpath.is_some()).then_some(Javac {
+                program: javac,
+                classpath,
+            });
+            let s = reviews::create(&db, id, None, CreateOptions { tools, k, javac }).await?;
+            println!(
+                "{} review tasks created ({} already there): {} no-op, {} SYE, {} TCE decided automatically; {} duplicates reviewed once",
+                s.created, s.existing, s.noop, s.sye, s.tce, s.duplicates
+            );
+            if s.tce_failed > 0 {
+                eprintln!("TCE could not run on {} patches, e.g.:", s.tce_failed);
+                for f in &s.tce_failures {
+                    eprintln!("  {f}");
+                }
+            }
+        }
+        ReviewCommand::List { study, open } => {
+            let id = crate::store::studies::id_by_name(&db, &study).await?;
+            let rows = crate::store::reviews::tasks(&db, id).await?;
+            let tasks = crate::store::analysis::review_tasks(rows.clone());
+            let open_ones: std::collections::HashSet<usize> =
+                open_disagreements(&tasks).into_iter().collect();
+            for (i, (t, s)) in rows.iter().zip(states(&tasks)).enumerate() {
+                if open && !open_ones.contains(&i) {
+                    continue;
+                }
+                let state = match s {
+                    TaskState::Pending => "pending".to_owned(),
+                    TaskState::Disagreement => "disagreement".to_owned(),
+                    TaskState::Decided { correct, by } => format!(
+                        "{} ({by:?})",
+                        if correct { "correct" } else { "not correct" }
+                    ),
+                };
+                let verdicts: Vec<String> = t
+                    .verdicts
+                    .iter()
+                    .map(|(r, v, _)| format!("{r}:{}", v.as_str()))
+                    .collect();
+                println!("{}\t{}\t{state}\t{}", t.tool, t.target, verdicts.join(" "));
+            }
+        }
+        ReviewCommand::Decide {
+            study,
+            tool,
+            target,
+            ruling,
+        } => {
+            let id = crate::store::studies::id_by_name(&db, &study).await?;
+            let ruling = match ruling.as_str() {
+                "correct" => Ruling::Decide(true),
+                "wrong" => Ruling::Decide(false),
+                "clear" => Ruling::Clear,
+                "send-back" => Ruling::SendBack,
+                other => bail!("unknown ruling {other} (correct, wrong, clear or send-back)"),
+            };
+            reviews::rule(&db, id, None, &tool, &target, ruling).await?;
+            println!("{tool} / {target}: recorded");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! Patch review use cases: build the tasks from the study's plausible patches (automatic
+//! checks first), import reviewers' verdicts, and rule on tasks.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use super::imports::{name, read};
+use super::{ServiceError, ServiceResult};
+use crate::db::Db;
+use crate::engine::review::{self, tce, AutoReason};
+use crate::formats;
+use crate::ids::{StudyId, UserId};
+use crate::store::reviews::{NewTask, ReviewInput, Ruling};
+use crate::store::{self, imports::Outcome};
+
+/// What `review create` does.
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    /// Only these tools' patches (all when empty).
+    pub tools: Vec<String>,
+    /// Reviewers per patch.
+    pub k: u32,
+    /// Run the TCE check with javac (and this classpath) where the fixed method is known.
+    pub javac: Option<tce::Javac>,
+}
+
+impl Default for CreateOptions {
+    fn default() -> CreateOptions {
+        CreateOptions {
+            tools: Vec::new(),
+            k: 2,
+            javac: None,
+        }
+    }
+}
+
+/// What `review create` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreateSummary {
+    pub created: usize,
+    pub existing: usize,
+    pub noop: usize,
+    pub sye: usize,
+    pub tce: usize,
+    pub duplicates: usize,
+    /// Tasks whose TCE check could not run, with why (the first few).
+    pub tce_failures: Vec<String>,
+    pub tce_failed: usize,
+}
+
+/// Turns each plausible patch into a task: the patched method, the automatic decision, and the
+/// task it duplicates. CPU and javac work: run it off the async threads.
+fn plan(
+    inputs: Vec<ReviewInput>,
+    options: &CreateOptions,
+) -> ServiceResult<(Vec<NewTask>, CreateSummary)> {
+    let mut summary = CreateSummary::default();
+    let mut problems = formats::Problems::default();
+    let mut tasks = Vec::new();
+    // (target, tokens of the patched method) → the first tool's task, for duplicates
+    let mut first: HashMap<(String, Vec<String>), String> = HashMap::new();
+    for input in inputs {
+        if !options.tools.is_empty() && !options.tools.contains(&input.tool) {
+            continue;
+        }
+        let patched = match review::patched_method(&input.buggy, &input.patch) {
+            Ok((p, _)) => p,
+            Err(e) => {
+                problems.push(
+                    "npr_results",
+                    0,
+                    "patch",
+                    format!("{} on {}: {e}", input.tool, input.target),
+                );
+                continue;
+            }
+        };
+        let fixed = match (&input.bug_fixed, input.transformed) {
+            (Some(f), false) => Some(f.clone()),
+            (Some(f), true) => review::transformed_fixed(&input.bug_source, &input.buggy, f),
+            (None, _) => None,
+        };
+        let mut auto = review::token_check(&input.buggy, &patched, fixed.as_deref());
+        let mut auto_note = String::new();
+        if auto.is_none() {
+            if let (Some(javac), Some(fixed)) = (&options.javac, &fixed) {
+                let context = input
+                    .file_source
+                    .as_deref()
+                    .map(|file_source| tce::Context {
+                        file_name: &input.file_path,
+                        file_source,
+                        method: &input.buggy,
+                    });
+                // the file holds the original method; a transformed target is compiled alone
+                let context = context.filter(|_| !input.transformed);
+                match tce::equivalent(javac, context, &patched, fixed) {
+                    Ok(true) => auto = Some(AutoReason::Tce),
+                    Ok(false) => auto_note = "TCE: class files differ".into(),
+                    Err(e) => {
+                        auto_note = format!("TCE not run: {e}");
+                        summary.tce_failed += 1;
+                        if summary.tce_failures.len() < 5 {
+                            summary
+                                .tce_failures
+                                .push(format!("{} on {}: {e}", input.tool, input.target));
+                        }
+                    }
+                }
+            }
+        }
+        match auto {
+            Some(AutoReason::Noop) => summary.noop += 1,
+            Some(AutoReason::Sye) => summary.sye += 1,
+            Some(AutoReason::Tce) => summary.tce += 1,
+            None => {}
+        }
+        let same_as_tool = if auto.is_none() {
+            let key = (input.target.clone(), review::java_tokens(&patched));
+            match first.get(&key) {
+                Some(tool) => {
+                    summary.duplicates += 1;
+                    Some(tool.clone())
+                }
+                None => {
+                    first.insert(key, input.tool.clone());
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        tasks.push(NewTask {
+            tool: input.tool,
+            target: input.target,
+            buggy: input.buggy,
+            patched,
+            fixed,
+            k: options.k,
+            auto,
+            auto_note,
+            same_as_tool,
+        });
+    }
+    problems.finish(())?;
+    Ok((tasks, summary))
+}
+
+/// Creates the study's review tasks (those not created before), all or nothing.
+pub async fn create(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    options: CreateOptions,
+) -> ServiceResult<CreateSummary> {
+    if !(1..=10).contains(&options.k) {
+        return Err(ServiceError::Invalid(format!(
+            "k is {}: between 1 and 10 reviewers review each patch",
+            options.k
+        )));
+    }
+    let inputs = store::reviews::inputs(db, study).await?;
+    let (tasks, mut summary) = tokio::task::spawn_blocking(move || plan(inputs, &options))
+        .await
+        .map_err(|e| ServiceError::Internal(e.into()))??;
+    let (created, existing) = store::reviews::create(db, study, actor, &tasks).await?;
+    summary.created = created;
+    summary.existing = existing;
+    Ok(summary)
+}
+
+/// Imports `reviews.csv` (`tool,target,reviewer,verdict[,note]`) against the study's tasks.
+pub async fn import_reviews(db: &Db, study: StudyId, file: &Path) -> ServiceResult<Outcome> {
+    import_reviews_text(db, study, None, &name(file), &read(file)?).await
+}
+
+pub async fn import_reviews_text(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    file: &str,
+    text: &str,
+) -> ServiceResult<Outcome> {
+    let known: HashSet<(String, String)> = store::reviews::tasks(db, study)
+        .await?
+        .into_iter()
+        .map(|t| (t.tool, t.target))
+        .collect();
+    let rows = formats::results::parse_reviews(text, file, &known)?;
+    let digest = store::imports::digest(&[text]);
+    Ok(store::reviews::import_verdicts(db, study, actor, &digest, &rows).await?)
+}
+
+/// An admin's ruling on one task.
+pub async fn rule(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    tool: &str,
+    target: &str,
+    ruling: Ruling,
+) -> ServiceResult<()> {
+    Ok(store::reviews::rule(db, study, actor, tool, target, ruling).await?)
+}
