@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::model::{
     AnnotateState, AnnotatorId, BatchId, GenerateRequest, GeneratedPreview, ItemId, JobId, Monitor,
-    ResultsView, Role, ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User,
-    UserId, UserRow, VoteForm,
+    ResultsView, ReviewItem, ReviewOverview, Role, ScoringView, StudyDetail, StudyId,
+    StudySettingsForm, StudySummary, User, UserId, UserRow, VoteForm,
 };
 
 /// What can go wrong behind the handle, in terms a page can show.
@@ -233,6 +233,39 @@ pub trait Backend: Send + Sync + 'static {
         model: &str,
         log10: bool,
     ) -> Result<JobId, BackendError>;
+    /// The reviewer's next patch of the study (held for them), if any is left.
+    async fn review_next(
+        &self,
+        reviewer: &User,
+        study: StudyId,
+    ) -> Result<Option<ReviewItem>, BackendError>;
+    /// Records a reviewer's verdict (`correct`, `wrong` or `unsure`) with an optional note.
+    async fn review_submit(
+        &self,
+        reviewer: &User,
+        study: StudyId,
+        task: i64,
+        verdict: &str,
+        note: &str,
+    ) -> Result<(), BackendError>;
+    /// Builds the study's review tasks (`k` reviewers each); says what it did.
+    async fn review_create(
+        &self,
+        actor: &User,
+        study: StudyId,
+        k: u32,
+    ) -> Result<String, BackendError>;
+    /// The patch review for the study's admins.
+    async fn review_overview(&self, study: StudyId) -> Result<ReviewOverview, BackendError>;
+    /// An admin's ruling: `correct`, `wrong`, `clear` or `send-back`.
+    async fn review_rule(
+        &self,
+        actor: &User,
+        study: StudyId,
+        tool: &str,
+        target: &str,
+        ruling: &str,
+    ) -> Result<(), BackendError>;
 }
 
 /// The handle as it is stored in context.

@@ -14,6 +14,7 @@ mod components;
 pub mod highlight;
 pub mod model;
 mod pages;
+pub mod review_api;
 pub mod study_api;
 pub mod text;
 pub mod timing;
@@ -25,7 +26,7 @@ use leptos_router::path;
 
 use crate::components::layout::Layout;
 use crate::pages::annotate::{AnnotatePage, JoinPage};
-use crate::pages::{home::HomePage, login::LoginPage, not_found::NotFound, studies, users};
+use crate::pages::{home::HomePage, login::LoginPage, not_found::NotFound, review, studies, users};
 
 /// The HTML document around the app (rendered on the server only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -62,6 +63,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/studies") view=studies::StudiesPage />
                     <Route path=path!("/studies/:id") view=studies::StudyPage />
                     <Route path=path!("/studies/:id/results") view=studies::ResultsPage />
+                    <Route path=path!("/studies/:id/review") view=review::ReviewPage />
+                    <Route path=path!("/studies/:id/review/decide") view=review::ReviewDecidePage />
                     <Route path=path!("/join/:token") view=JoinPage />
                     <Route path=path!("/annotate/:study") view=AnnotatePage />
                 </Routes>

@@ -38,3 +38,12 @@ CREATE TABLE review_verdicts (
     created_at BIGINT NOT NULL,
     UNIQUE (task_id, reviewer)
 );
+
+-- A reviewer's hold on a task while its page is open: with the verdicts, no task gets more
+-- than k reviewers at once; an expired hold frees the place.
+CREATE TABLE review_claims (
+    task_id    BIGINT NOT NULL REFERENCES review_tasks (id) ON DELETE CASCADE,
+    reviewer   TEXT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (task_id, reviewer)
+);

@@ -161,6 +161,53 @@ impl Browser {
         self.wait_for_text("#who", who).await
     }
 
+    /// The text of the element `css` matches ("" when there is none).
+    pub async fn text_of(&self, css: &str) -> String {
+        match self.client.find(fantoccini::Locator::Css(css)).await {
+            Ok(e) => e.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// Waits (30 s at most) until the element `css` matches contains `needle`; panics with
+    /// what it reads otherwise.
+    pub async fn wait_contains(&self, css: &str, needle: &str) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let t = self.text_of(css).await;
+            if t.contains(needle) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{css} never contained {needle:?}; it reads {t:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    /// Sends keys to the page itself, nothing focused (as a keyboard user outside any field).
+    pub async fn press(&self, keys: &str) -> Result<()> {
+        self.client
+            .execute(
+                "document.activeElement && document.activeElement.blur()",
+                vec![],
+            )
+            .await?;
+        self.client
+            .find(fantoccini::Locator::Css("body"))
+            .await?
+            .send_keys(keys)
+            .await?;
+        Ok(())
+    }
+
+    /// Loads `url` (a full page load) and waits for hydration.
+    pub async fn goto_hydrated(&self, url: &str) -> Result<()> {
+        self.client.goto(url).await?;
+        self.wait_for_text("#hydrated", "interactive").await
+    }
+
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
         let _ = self.driver.kill();

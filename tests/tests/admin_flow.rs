@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use std::time::Duration;
-
 use fantoccini::Locator;
 use natstudy::ids::StudyId;
 use natstudy_tests::browser::Browser;
@@ -15,28 +13,6 @@ const RITA: (&str, &str, &str) = ("rita", "a-long-password", "rita (researcher)"
 
 fn reference() -> PathBuf {
     natstudy_tests::reference_dir().join("study-small")
-}
-
-async fn text_of(b: &Browser, css: &str) -> String {
-    match b.client.find(Locator::Css(css)).await {
-        Ok(e) => e.text().await.unwrap_or_default(),
-        Err(_) => String::new(),
-    }
-}
-
-async fn wait_contains(b: &Browser, css: &str, needle: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let t = text_of(b, css).await;
-        if t.contains(needle) {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{css} never contained {needle:?}; it reads {t:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
 }
 
 #[tokio::test]
@@ -120,7 +96,7 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .click()
         .await
         .expect("click");
-    wait_contains(&b, "#upload-result", "imported").await;
+    b.wait_contains("#upload-result", "imported").await;
     let items: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM items")
         .fetch_one(&db.pool)
         .await
@@ -146,8 +122,8 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .click()
         .await
         .expect("click");
-    wait_contains(&b, "#batch-result", "297 items").await;
-    wait_contains(&b, "#batches", "wave-1").await;
+    b.wait_contains("#batch-result", "297 items").await;
+    b.wait_contains("#batches", "wave-1").await;
     b.client
         .find(Locator::Css("#batches button"))
         .await
@@ -155,13 +131,14 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .click()
         .await
         .expect("click");
-    wait_contains(&b, "#invite-link", "/join/").await;
-    let link = text_of(&b, "#invite-link").await;
+    b.wait_contains("#invite-link", "/join/").await;
+    let link = b.text_of("#invite-link").await;
     let token = link.trim().trim_start_matches("/join/").to_owned();
-    wait_contains(&b, "#monitor-votes", "0").await;
+    b.wait_contains("#monitor-votes", "0").await;
     // no kappa yet, and the page says why
-    wait_contains(&b, "#live-kappa", "—").await;
-    wait_contains(&b, "#kappa-why", "at least two items with k ratings").await;
+    b.wait_contains("#live-kappa", "—").await;
+    b.wait_contains("#kappa-why", "at least two items with k ratings")
+        .await;
 
     // a participant joins and votes over plain HTTP
     let p = app.client();
@@ -224,16 +201,16 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .expect("vote"));
 
     // the admin's monitor shows it without a reload
-    wait_contains(&b, "#monitor-votes", "1").await;
-    wait_contains(&b, "#annotators", "S1").await;
-    wait_contains(&b, "#items-with-1", "1").await;
+    b.wait_contains("#monitor-votes", "1").await;
+    b.wait_contains("#annotators", "S1").await;
+    b.wait_contains("#items-with-1", "1").await;
 
     // the results page analyses the votes so far, with charts
     b.client
         .goto(&app.url(&format!("/studies/{study}/results")))
         .await
         .expect("results");
-    wait_contains(&b, "#results-votes", "1").await;
+    b.wait_contains("#results-votes", "1").await;
     assert!(
         b.client
             .find(Locator::Css("#naturalness_by_level-svg svg"))
@@ -241,8 +218,9 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
             .is_ok(),
         "chart rendered"
     );
-    wait_contains(&b, "#results-headline", "Fleiss").await;
-    wait_contains(&b, "#results-tables", "Naturalness by level").await;
+    b.wait_contains("#results-headline", "Fleiss").await;
+    b.wait_contains("#results-tables", "Naturalness by level")
+        .await;
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
@@ -295,8 +273,8 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         .await
         .expect("pick ReverseIf");
     b.click("#generate-preview").await.expect("preview");
-    wait_contains(&b, "#generate-count", "proposed").await;
-    let count = text_of(&b, "#generate-count").await;
+    b.wait_contains("#generate-count", "proposed").await;
+    let count = b.text_of("#generate-count").await;
     let n: usize = count
         .split_whitespace()
         .next()
@@ -320,11 +298,14 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         .click()
         .await
         .expect("open");
-    wait_contains(&b, "#proposals details[open] table", "if (!(").await;
+    b.wait_contains("#proposals details[open] table", "if (!(")
+        .await;
     b.click("#generate-select-all").await.expect("select all");
-    wait_contains(&b, "#generate-add", &format!("Add {n} selected")).await;
+    b.wait_contains("#generate-add", &format!("Add {n} selected"))
+        .await;
     b.click("#generate-add").await.expect("add");
-    wait_contains(&b, "#generate-result", &format!("added {n} items")).await;
+    b.wait_contains("#generate-result", &format!("added {n} items"))
+        .await;
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT item_key, operator FROM items WHERE study_id = $1 ORDER BY id")
             .bind(study)
@@ -336,7 +317,7 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
     assert!(rows[1..].iter().all(|(_, op)| op == "ReverseIf"));
     // nothing new to propose now
     b.click("#generate-preview").await.expect("preview");
-    wait_contains(&b, "#generate-count", "0 proposed").await;
+    b.wait_contains("#generate-count", "0 proposed").await;
     b.close().await;
     guard.drop_now(db).await;
 }
@@ -393,7 +374,8 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated on a full load");
-    wait_contains(&b, "#scoring", "No model on the server yet").await;
+    b.wait_contains("#scoring", "No model on the server yet")
+        .await;
     b.client
         .find(Locator::Css("#model-file"))
         .await
@@ -402,9 +384,10 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .await
         .expect("choose");
     b.click("#model-upload").await.expect("upload");
-    wait_contains(&b, "#score-model", "ref-4gram.arpa").await;
+    b.wait_contains("#score-model", "ref-4gram.arpa").await;
     // the generator can rank RenameVariable-2's names with the uploaded model
-    wait_contains(&b, "#generate-model", "names ranked by ref-4gram.arpa").await;
+    b.wait_contains("#generate-model", "names ranked by ref-4gram.arpa")
+        .await;
     b.click("#generate-operators option[value='RenameVariable-2']")
         .await
         .expect("operator");
@@ -412,8 +395,8 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .await
         .expect("model");
     b.click("#generate-preview").await.expect("preview");
-    wait_contains(&b, "#generate-count", "proposed").await;
-    let proposed = text_of(&b, "#generate-count").await;
+    b.wait_contains("#generate-count", "proposed").await;
+    let proposed = b.text_of("#generate-count").await;
     assert!(!proposed.starts_with("0 "), "{proposed}");
     assert!(
         app.models_dir.join("ref-4gram.arpa").is_file(),
@@ -423,9 +406,10 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .await
         .expect("hydrated");
     b.click("#score-start").await.expect("start");
-    wait_contains(&b, "#jobs", "score with ref-4gram.arpa").await;
-    wait_contains(&b, "#jobs .job-state", "done: scored 357 methods").await;
-    wait_contains(&b, "#jobs", "357/357 (100%)").await;
+    b.wait_contains("#jobs", "score with ref-4gram.arpa").await;
+    b.wait_contains("#jobs .job-state", "done: scored 357 methods")
+        .await;
+    b.wait_contains("#jobs", "357/357 (100%)").await;
     let n: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM ce_scores WHERE study_id = $1 AND model = 'ref-4gram'",
     )

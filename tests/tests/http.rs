@@ -354,6 +354,32 @@ async fn role_matrix(store: Store) {
         ),
         (
             "POST",
+            "/api/review/next".into(),
+            vec![("study", study_s.clone())],
+            // members of the study of any role (ann is not one), and admins
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
+            "POST",
+            "/api/review/overview".into(),
+            vec![("study", study_s.clone())],
+            &[Role::Admin],
+        ),
+        (
+            "POST",
+            "/api/review/create".into(),
+            vec![("study", study_s.clone()), ("k", "2".into())],
+            &[Role::Admin],
+        ),
+        (
+            "GET",
+            format!("/studies/{study}/review/decide"),
+            vec![],
+            // the page's data is the admins' (a researcher's render answers 403)
+            &[Role::Admin],
+        ),
+        (
+            "POST",
             "/api/studies/mine".into(),
             vec![],
             &[Role::Admin, Role::Researcher, Role::Annotator],

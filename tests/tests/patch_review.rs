@@ -273,3 +273,75 @@ async fn patch_review(store: Store) {
 }
 
 on_both_stores!(patch_review => patch_review_sqlite, patch_review_postgres);
+
+/// The page's queue: no patch is held by or judged by more than k reviewers, a reviewer gets
+/// back the patch they hold, a full patch refuses a newcomer's verdict, and verdicts are checked.
+async fn review_queue(store: Store) {
+    use natstudy::service::reviews;
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let url = db.url.clone();
+    let fx: PathBuf = fixtures_dir().join("patch-review");
+    study(&url, "q", &p(&fx, "npr_results.csv")).await;
+    let id = natstudy::store::studies::id_by_name(&db, "q")
+        .await
+        .expect("id");
+    reviews::create(&db, id, None, reviews::CreateOptions::default())
+        .await
+        .expect("tasks");
+    let next = |who: &'static str| {
+        let db = db.clone();
+        async move {
+            reviews::next_for(&db, id, who)
+                .await
+                .expect("next")
+                .expect("a patch")
+        }
+    };
+    let a = next("ann").await;
+    assert_eq!(next("ann").await.task, a.task, "the held patch comes back");
+    let b = next("bob").await;
+    assert_eq!(b.task, a.task, "a second reviewer of the same patch");
+    let c = next("cy").await;
+    assert_ne!(c.task, a.task, "the first patch has its two reviewers");
+    assert!(a.left > 0 && a.done == 0);
+    let err = reviews::submit(&db, id, a.task, "cy", "correct", "")
+        .await
+        .expect_err("full");
+    assert!(
+        err.to_string().contains("already has all its reviews"),
+        "{err}"
+    );
+    let err = reviews::submit(&db, id, a.task, "ann", "maybe", "")
+        .await
+        .expect_err("verdict");
+    assert!(
+        err.to_string().contains("not correct, wrong or unsure"),
+        "{err}"
+    );
+    let long = "x".repeat(reviews::MAX_NOTE_CHARS + 1);
+    assert!(reviews::submit(&db, id, a.task, "ann", "wrong", &long)
+        .await
+        .is_err());
+    reviews::submit(&db, id, a.task, "ann", "wrong", "off by one")
+        .await
+        .expect("ann");
+    reviews::submit(&db, id, a.task, "bob", "correct", "")
+        .await
+        .expect("bob");
+    // a revision of one's own verdict is allowed on a full patch
+    reviews::submit(&db, id, a.task, "ann", "correct", "")
+        .await
+        .expect("revise");
+    let after = next("ann").await;
+    assert_eq!((after.done, after.task == a.task), (1, false));
+    // a task of another study is not found from this one
+    let other = natstudy::store::studies::create(&db, None, "other", "")
+        .await
+        .expect("other");
+    assert!(reviews::submit(&db, other, c.task, "cy", "correct", "")
+        .await
+        .is_err());
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(review_queue => review_queue_sqlite, review_queue_postgres);

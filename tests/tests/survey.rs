@@ -51,24 +51,6 @@ where
     }
 }
 
-async fn press(b: &Browser, keys: &str) {
-    // keys go to the page, not to a form field
-    b.client
-        .execute(
-            "document.activeElement && document.activeElement.blur()",
-            vec![],
-        )
-        .await
-        .expect("blur");
-    b.client
-        .find(Locator::Css("body"))
-        .await
-        .expect("body")
-        .send_keys(keys)
-        .await
-        .expect("keys");
-}
-
 #[tokio::test]
 async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
@@ -202,7 +184,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
 
     // item 1: keyboard only. One answer and Enter: the answer stays, the open question is
     // marked and takes the focus, nothing is sent
-    press(&b, "2\u{E007}").await;
+    b.press("2\u{E007}").await.expect("keys");
     b.wait_for_text(
         "#missing-cc",
         "Please answer this question too: your other answer is kept.",
@@ -230,7 +212,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     assert_eq!(kept, serde_json::json!(true), "the given answer is kept");
     assert!(votes(&db).await.is_empty(), "nothing sent");
     // Enter on a focused button does what the button does, and does not submit
-    press(&b, "3").await;
+    b.press("3").await.expect("keys");
     for label in ["Side by side", "Unified"] {
         b.client
             .find(Locator::Css("#mode-toggle"))
@@ -247,7 +229,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         votes(&db).await.is_empty(),
         "Enter on a button did not submit"
     );
-    press(&b, "\u{E007}").await;
+    b.press("\u{E007}").await.expect("keys");
     b.wait_for_text("#progress", "1 / 3")
         .await
         .expect("saved and next");
@@ -270,7 +252,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         .execute(hide, vec![serde_json::json!("visible")])
         .await
         .expect("show");
-    press(&b, "14\u{E007}").await;
+    b.press("14\u{E007}").await.expect("keys");
     b.wait_for_text("#progress", "2 / 3")
         .await
         .expect("second saved");
@@ -291,7 +273,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         .expect("hydrated");
 
     // item 3: answered, then submitted twice at once: one vote
-    press(&b, "11").await;
+    b.press("11").await.expect("keys");
     b.client
         .execute(
             "const f = document.querySelector('#vote-form'); f.requestSubmit(); f.requestSubmit();",
@@ -326,7 +308,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
-    press(&b, "\u{E003}\u{E003}44\u{E007}").await;
+    b.press("\u{E003}\u{E003}44\u{E007}").await.expect("keys");
     let db2 = db.clone();
     wait_until("revision saved", || {
         let db = db2.clone();

@@ -4,6 +4,7 @@ pub mod home;
 pub mod login;
 pub mod members;
 pub mod not_found;
+pub mod review;
 pub mod scoring;
 pub mod studies;
 pub mod study_admin;

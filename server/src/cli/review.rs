@@ -2,14 +2,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Subcommand;
 
 use super::Global;
 use crate::engine::analysis::{open_disagreements, states, TaskState};
 use crate::engine::review::tce::Javac;
 use crate::service::reviews::{self, CreateOptions};
-use crate::store::reviews::Ruling;
 
 #[derive(Subcommand, Debug)]
 pub enum ReviewCommand {
@@ -71,10 +70,7 @@ pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
                 classpath,
             });
             let s = reviews::create(&db, id, None, CreateOptions { tools, k, javac }).await?;
-            println!(
-                "{} review tasks created ({} already there): {} no-op, {} SYE, {} TCE decided automatically; {} duplicates reviewed once",
-                s.created, s.existing, s.noop, s.sye, s.tce, s.duplicates
-            );
+            println!("{}", s.describe());
             if s.tce_failed > 0 {
                 eprintln!("TCE could not run on {} patches, e.g.:", s.tce_failed);
                 for f in &s.tce_failures {
@@ -115,13 +111,7 @@ pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
             ruling,
         } => {
             let id = crate::store::studies::id_by_name(&db, &study).await?;
-            let ruling = match ruling.as_str() {
-                "correct" => Ruling::Decide(true),
-                "wrong" => Ruling::Decide(false),
-                "clear" => Ruling::Clear,
-                "send-back" => Ruling::SendBack,
-                other => bail!("unknown ruling {other} (correct, wrong, clear or send-back)"),
-            };
+            let ruling = reviews::parse_ruling(&ruling)?;
             reviews::rule(&db, id, None, &tool, &target, ruling).await?;
             println!("{tool} / {target}: recorded");
         }

@@ -48,6 +48,16 @@ pub struct CreateSummary {
     pub tce_failed: usize,
 }
 
+impl CreateSummary {
+    /// What was done, in words (the CLI and the page say the same).
+    pub fn describe(&self) -> String {
+        format!(
+            "{} review tasks created ({} already there): {} no-op, {} SYE, {} TCE decided automatically; {} duplicates reviewed once",
+            self.created, self.existing, self.noop, self.sye, self.tce, self.duplicates
+        )
+    }
+}
+
 /// Turns each plausible patch into a task: the patched method, the automatic decision, and the
 /// task it duplicates. CPU and javac work: run it off the async threads.
 fn plan(
@@ -201,4 +211,114 @@ pub async fn rule(
     ruling: Ruling,
 ) -> ServiceResult<()> {
     Ok(store::reviews::rule(db, study, actor, tool, target, ruling).await?)
+}
+
+/// The longest note a reviewer may leave.
+pub const MAX_NOTE_CHARS: usize = crate::formats::results::MAX_NOTE_CHARS;
+
+fn diff_lines(old: &str, new: &str) -> Vec<app::model::DiffLine> {
+    crate::present::wire_rows(crate::engine::diff::diff_rows(old, new, &[]))
+}
+
+/// The reviewer's next patch, held for them (diffs of the buggy method against the patch and
+/// against the developer's fix).
+pub async fn next_for(
+    db: &Db,
+    study: StudyId,
+    reviewer: &str,
+) -> ServiceResult<Option<app::model::ReviewItem>> {
+    let Some(t) = store::reviews::next_task(db, study, reviewer).await? else {
+        return Ok(None);
+    };
+    Ok(Some(app::model::ReviewItem {
+        task: t.id,
+        target: t.target,
+        patch_diff: diff_lines(&t.buggy, &t.patched),
+        fix_diff: t.fixed.as_deref().map(|f| diff_lines(&t.buggy, f)),
+        done: t.done,
+        left: t.left,
+    }))
+}
+
+/// Records a reviewer's verdict from the page.
+pub async fn submit(
+    db: &Db,
+    study: StudyId,
+    task: i64,
+    reviewer: &str,
+    verdict: &str,
+    note: &str,
+) -> ServiceResult<()> {
+    let verdict = crate::engine::review::Verdict::parse(verdict).ok_or_else(|| {
+        ServiceError::Invalid(format!("{verdict:?} is not correct, wrong or unsure"))
+    })?;
+    let note = note.trim();
+    if note.chars().count() > MAX_NOTE_CHARS {
+        return Err(ServiceError::Invalid(format!(
+            "the note is longer than {MAX_NOTE_CHARS} characters"
+        )));
+    }
+    Ok(store::reviews::submit_verdict(db, study, task, reviewer, verdict, note).await?)
+}
+
+/// A ruling by its name: `correct`, `wrong`, `clear` or `send-back`.
+pub fn parse_ruling(s: &str) -> ServiceResult<Ruling> {
+    Ok(match s {
+        "correct" => Ruling::Decide(true),
+        "wrong" => Ruling::Decide(false),
+        "clear" => Ruling::Clear,
+        "send-back" => Ruling::SendBack,
+        other => {
+            return Err(ServiceError::Invalid(format!(
+                "unknown ruling {other:?} (correct, wrong, clear or send-back)"
+            )))
+        }
+    })
+}
+
+/// The study's patch review for its admins: open disagreements (with diffs and verdicts) and
+/// the standing automatic decisions.
+pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<app::model::ReviewOverview> {
+    use crate::engine::analysis::{open_disagreements, states, TaskState};
+    let rows = store::reviews::tasks(db, study).await?;
+    let tasks = store::analysis::review_tasks(rows.clone());
+    let st = states(&tasks);
+    let open = open_disagreements(&tasks)
+        .into_iter()
+        .map(|i| {
+            let t = &rows[i];
+            app::model::AdjudicationRow {
+                tool: t.tool.clone(),
+                target: t.target.clone(),
+                verdicts: t
+                    .verdicts
+                    .iter()
+                    .map(|(r, v, n)| (r.clone(), v.as_str().to_owned(), n.clone()))
+                    .collect(),
+                patch_diff: diff_lines(&t.buggy, &t.patched),
+                fix_diff: t.fixed.as_deref().map(|f| diff_lines(&t.buggy, f)),
+            }
+        })
+        .collect();
+    let automatic = rows
+        .iter()
+        .filter(|t| !t.sent_back)
+        .filter_map(|t| {
+            Some((
+                t.tool.clone(),
+                t.target.clone(),
+                t.auto?.explain().to_owned(),
+            ))
+        })
+        .collect();
+    Ok(app::model::ReviewOverview {
+        tasks: rows.len(),
+        pending: st.iter().filter(|s| **s == TaskState::Pending).count(),
+        decided: st
+            .iter()
+            .filter(|s| matches!(s, TaskState::Decided { .. }))
+            .count(),
+        open,
+        automatic,
+    })
 }

@@ -344,3 +344,174 @@ pub async fn rule(
     tx.commit().await?;
     Ok(())
 }
+
+/// How long a reviewer holds a task while its page is open.
+pub const CLAIM_MS: i64 = 30 * 60 * 1000;
+
+/// A task as its reviewer sees it: the target, the buggy, patched and fixed methods (no tool
+/// name, no other verdicts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewTaskView {
+    pub id: i64,
+    pub target: String,
+    pub buggy: String,
+    pub patched: String,
+    pub fixed: Option<String>,
+    /// The reviewer's verdicts so far in this study, and the tasks still open to them.
+    pub done: i64,
+    pub left: i64,
+}
+
+/// Tasks people review: originals (not duplicates) without a standing automatic decision or a
+/// ruling. `$1` = study.
+const REVIEWABLE: &str =
+    "t.study_id = $1 AND t.same_as IS NULL AND (t.auto_reason IS NULL OR t.sent_back = 1) \
+     AND t.adjudicated IS NULL";
+
+/// The reviewer's next task: the one they hold, else the first that still needs a verdict and
+/// has room (verdicts + others' live holds < k), which they then hold. In the study's write
+/// lock, so no task is given to more than k reviewers at once.
+pub async fn next_task(
+    db: &Db,
+    study: StudyId,
+    reviewer: &str,
+) -> StoreResult<Option<ReviewTaskView>> {
+    let mut tx = db.begin_write(study).await?;
+    let now = now_ms();
+    let held = sqlx::query(&format!(
+        "SELECT t.id FROM review_tasks t JOIN review_claims c ON c.task_id = t.id \
+         WHERE {REVIEWABLE} AND c.reviewer = $2 AND c.expires_at > $3 \
+         AND NOT EXISTS (SELECT 1 FROM review_verdicts v WHERE v.task_id = t.id AND v.reviewer = $2) \
+         ORDER BY t.id LIMIT 1"
+    ))
+    .bind(study)
+    .bind(reviewer)
+    .bind(now)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let id: Option<i64> = match held {
+        Some(r) => Some(r.try_get(0)?),
+        None => sqlx::query(&format!(
+            "SELECT t.id FROM review_tasks t WHERE {REVIEWABLE} \
+             AND NOT EXISTS (SELECT 1 FROM review_verdicts v WHERE v.task_id = t.id AND v.reviewer = $2) \
+             AND (SELECT COUNT(*) FROM review_verdicts v WHERE v.task_id = t.id) \
+               + (SELECT COUNT(*) FROM review_claims c WHERE c.task_id = t.id AND c.reviewer <> $2 AND c.expires_at > $3) < t.k \
+             ORDER BY t.id LIMIT 1"
+        ))
+        .bind(study)
+        .bind(reviewer)
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?,
+    };
+    let Some(id) = id else {
+        tx.commit().await?;
+        return Ok(None);
+    };
+    sqlx::query(
+        "INSERT INTO review_claims (task_id, reviewer, expires_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (task_id, reviewer) DO UPDATE SET expires_at = excluded.expires_at",
+    )
+    .bind(id)
+    .bind(reviewer)
+    .bind(now + CLAIM_MS)
+    .execute(&mut *tx)
+    .await?;
+    let r = sqlx::query("SELECT target, buggy, patched, fixed FROM review_tasks WHERE id = $1")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+    let done: i64 = sqlx::query(
+        "SELECT COUNT(*) FROM review_verdicts v JOIN review_tasks t ON t.id = v.task_id \
+         WHERE t.study_id = $1 AND v.reviewer = $2",
+    )
+    .bind(study)
+    .bind(reviewer)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get(0)?;
+    let left: i64 = sqlx::query(&format!(
+        "SELECT COUNT(*) FROM review_tasks t WHERE {REVIEWABLE} \
+         AND NOT EXISTS (SELECT 1 FROM review_verdicts v WHERE v.task_id = t.id AND v.reviewer = $2) \
+         AND (SELECT COUNT(*) FROM review_verdicts v WHERE v.task_id = t.id) < t.k"
+    ))
+    .bind(study)
+    .bind(reviewer)
+    .fetch_one(&mut *tx)
+    .await?
+    .try_get(0)?;
+    let view = ReviewTaskView {
+        id,
+        target: r.try_get("target")?,
+        buggy: r.try_get("buggy")?,
+        patched: r.try_get("patched")?,
+        fixed: r.try_get("fixed")?,
+        done,
+        left,
+    };
+    tx.commit().await?;
+    Ok(Some(view))
+}
+
+/// Records a reviewer's verdict on a task of the study. A reviewer may revise their own; a
+/// new reviewer gets a place only while the task has fewer than k verdicts.
+pub async fn submit_verdict(
+    db: &Db,
+    study: StudyId,
+    task: i64,
+    reviewer: &str,
+    verdict: Verdict,
+    note: &str,
+) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    let row = sqlx::query(&format!(
+        "SELECT t.k, (SELECT COUNT(*) FROM review_verdicts v WHERE v.task_id = t.id) AS n, \
+         (SELECT COUNT(*) FROM review_verdicts v WHERE v.task_id = t.id AND v.reviewer = $3) AS mine, \
+         (SELECT COUNT(*) FROM review_claims c WHERE c.task_id = t.id AND c.reviewer = $3 AND c.expires_at > $4) AS held, \
+         (SELECT COUNT(*) FROM review_claims c WHERE c.task_id = t.id AND c.reviewer <> $3 AND c.expires_at > $4 \
+            AND NOT EXISTS (SELECT 1 FROM review_verdicts v WHERE v.task_id = t.id AND v.reviewer = c.reviewer)) AS others \
+         FROM review_tasks t WHERE {REVIEWABLE} AND t.id = $2"
+    ))
+    .bind(study)
+    .bind(task)
+    .bind(reviewer)
+    .bind(now_ms())
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("review task {task} open to reviewers")))?;
+    let get = |c: &str| row.try_get::<i64, _>(c);
+    let (k, n, mine, held, others) = (
+        get("k")?,
+        get("n")?,
+        get("mine")?,
+        get("held")?,
+        get("others")?,
+    );
+    // a newcomer needs a free place: verdicts and others' live holds leave fewer than k
+    if mine == 0 && held == 0 && n + others >= k {
+        return Err(StoreError::Invalid(
+            "this patch already has all its reviews".into(),
+        ));
+    }
+    sqlx::query(
+        "INSERT INTO review_verdicts (task_id, reviewer, verdict, note, created_at) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (task_id, reviewer) DO UPDATE SET verdict = excluded.verdict, note = excluded.note, created_at = excluded.created_at",
+    )
+    .bind(task)
+    .bind(reviewer)
+    .bind(verdict.as_str())
+    .bind(note)
+    .bind(now_ms())
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM review_claims WHERE task_id = $1 AND reviewer = $2")
+        .bind(task)
+        .bind(reviewer)
+        .execute(&mut *tx)
+        .await?;
+    super::studies::data_changed(&mut tx, study).await?;
+    tx.commit().await?;
+    Ok(())
+}

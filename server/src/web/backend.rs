@@ -491,6 +491,73 @@ impl Backend for DomainBackend {
         Ok(job)
     }
 
+    #[tracing::instrument(skip(self, reviewer), fields(reviewer = %reviewer.username))]
+    async fn review_next(
+        &self,
+        reviewer: &User,
+        study: StudyId,
+    ) -> Result<Option<app::model::ReviewItem>, BackendError> {
+        service::reviews::next_for(&self.db, study, &reviewer.username)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, reviewer, note), fields(reviewer = %reviewer.username))]
+    async fn review_submit(
+        &self,
+        reviewer: &User,
+        study: StudyId,
+        task: i64,
+        verdict: &str,
+        note: &str,
+    ) -> Result<(), BackendError> {
+        service::reviews::submit(&self.db, study, task, &reviewer.username, verdict, note)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn review_create(
+        &self,
+        actor: &User,
+        study: StudyId,
+        k: u32,
+    ) -> Result<String, BackendError> {
+        let options = service::reviews::CreateOptions {
+            k,
+            ..Default::default()
+        };
+        let s = service::reviews::create(&self.db, study, Some(actor.id), options)
+            .await
+            .map_err(map)?;
+        Ok(s.describe())
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn review_overview(
+        &self,
+        study: StudyId,
+    ) -> Result<app::model::ReviewOverview, BackendError> {
+        service::reviews::overview(&self.db, study)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn review_rule(
+        &self,
+        actor: &User,
+        study: StudyId,
+        tool: &str,
+        target: &str,
+        ruling: &str,
+    ) -> Result<(), BackendError> {
+        let ruling = service::reviews::parse_ruling(ruling).map_err(map)?;
+        service::reviews::rule(&self.db, study, Some(actor.id), tool, target, ruling)
+            .await
+            .map_err(map)
+    }
+
     #[tracing::instrument(skip(self))]
     async fn propose_transformations(
         &self,

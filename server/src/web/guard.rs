@@ -43,6 +43,12 @@ pub fn page_roles(path: &str) -> Option<&'static [Role]> {
     let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
     if under("/admin") {
         Some(Role::ADMINS)
+    } else if study_of(path).is_some()
+        && path.ends_with("/review")
+        && path.matches('/').count() == 3
+    {
+        // a study's patch review: any account that is a member (checked with the study)
+        Some(Role::ANYONE)
     } else if under("/studies") {
         Some(Role::STAFF)
     } else if under("/annotate") {
@@ -174,6 +180,9 @@ mod tests {
             Some(&[Role::Admin, Role::Researcher][..])
         );
         assert_eq!(page_roles("/studiesx"), None);
+        assert_eq!(page_roles("/studies/3/review"), Some(Role::ANYONE));
+        assert_eq!(page_roles("/studies/3/review/decide"), Some(Role::STAFF));
+        assert_eq!(page_roles("/studies/x/review"), Some(Role::STAFF));
         assert_eq!(page_roles("/login"), None);
         assert_eq!(form_urlencoded("/a b?c=d"), "/a%20b%3Fc%3Dd");
         assert_eq!(study_of("/studies/12/export/votes.csv"), Some(StudyId(12)));

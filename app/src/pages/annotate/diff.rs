@@ -31,7 +31,25 @@ pub fn DiffTable(
     rows: Vec<DiffLine>,
     original_left: bool,
     unified: ReadSignal<bool>,
+    /// What the two sides are (default: original and transformed).
+    #[prop(optional)]
+    labels: Option<(&'static str, &'static str)>,
+    /// The table's id (default `diff`).
+    #[prop(optional)]
+    id: Option<&'static str>,
 ) -> impl IntoView {
+    let (old_label, new_label) = labels.unwrap_or(("Original", "Transformed"));
+    let id = id.unwrap_or("diff");
+    // the survey's table keeps its plain label ids; others prefix theirs with the table's id
+    let prefix = if id == "diff" {
+        String::new()
+    } else {
+        format!("{id}-")
+    };
+    let (left_id, right_id) = (
+        format!("{prefix}left-label"),
+        format!("{prefix}right-label"),
+    );
     let side_rows = rows.clone();
     let side_by_side = move || {
         side_rows
@@ -78,23 +96,24 @@ pub fn DiffTable(
             .collect_view()
     };
     let (l, r) = if original_left {
-        ("Original", "Transformed")
+        (old_label, new_label)
     } else {
-        ("Transformed", "Original")
+        (new_label, old_label)
     };
+    let unified_label = format!("{old_label} (−) and {} (+)", new_label.to_lowercase());
     view! {
         <div class="diff-wrap">
             <Show
                 when=move || unified.get()
                 fallback=move || view! {
-                    <table class="diff side" id="diff">
-                        <thead><tr><th colspan="2" id="left-label">{l}</th><th colspan="2" id="right-label">{r}</th></tr></thead>
+                    <table class="diff side" id=id>
+                        <thead><tr><th colspan="2" id=left_id.clone()>{l}</th><th colspan="2" id=right_id.clone()>{r}</th></tr></thead>
                         <tbody>{side_by_side()}</tbody>
                     </table>
                 }
             >
-                <table class="diff unified" id="diff">
-                    <thead><tr><th colspan="4">"Original (−) and transformed (+)"</th></tr></thead>
+                <table class="diff unified" id=id>
+                    <thead><tr><th colspan="4">{unified_label.clone()}</th></tr></thead>
                     <tbody>{unified_rows()}</tbody>
                 </table>
             </Show>

@@ -1,0 +1,66 @@
+//! Server functions of patch review: reviewers (any account that is a member of the study, or an
+//! admin) take the next patch and give a verdict; admins decide disagreements.
+
+use leptos::prelude::*;
+
+use crate::model::{ReviewItem, ReviewOverview, StudyId};
+
+#[cfg(feature = "ssr")]
+use crate::auth::{backend, internal, require_study};
+#[cfg(feature = "ssr")]
+use crate::model::Role;
+
+/// The caller's next patch to review in the study, held for them (`None`: nothing left).
+#[server(endpoint = "review/next")]
+pub async fn get_review(study: StudyId) -> Result<Option<ReviewItem>, ServerFnError> {
+    let user = require_study(study, Role::ANYONE).await?;
+    backend()?.review_next(&user, study).await.map_err(internal)
+}
+
+/// Records the caller's verdict on a patch: `correct`, `wrong` (not equivalent) or `unsure`.
+#[server(endpoint = "review/submit")]
+pub async fn submit_review(
+    study: StudyId,
+    task: i64,
+    verdict: String,
+    note: Option<String>,
+) -> Result<(), ServerFnError> {
+    let user = require_study(study, Role::ANYONE).await?;
+    backend()?
+        .review_submit(&user, study, task, &verdict, note.as_deref().unwrap_or(""))
+        .await
+        .map_err(internal)
+}
+
+/// The study's patch review: open disagreements and automatic decisions (admins).
+#[server(endpoint = "review/overview")]
+pub async fn get_review_overview(study: StudyId) -> Result<ReviewOverview, ServerFnError> {
+    require_study(study, Role::ADMINS).await?;
+    backend()?.review_overview(study).await.map_err(internal)
+}
+
+/// An admin's ruling on a patch: `correct`, `wrong`, `clear` or `send-back`.
+#[server(endpoint = "review/rule")]
+pub async fn rule_review(
+    study: StudyId,
+    tool: String,
+    target: String,
+    ruling: String,
+) -> Result<(), ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    backend()?
+        .review_rule(&actor, study, &tool, &target, &ruling)
+        .await
+        .map_err(internal)
+}
+
+/// Builds the review tasks from the study's plausible patches, `k` reviewers each (admins).
+/// Returns what was done, in words.
+#[server(endpoint = "review/create")]
+pub async fn create_reviews(study: StudyId, k: u32) -> Result<String, ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    backend()?
+        .review_create(&actor, study, k)
+        .await
+        .map_err(internal)
+}
