@@ -62,9 +62,20 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
         .join(&token, pid.as_deref(), current)
         .await
         .map_err(internal)?;
+    // a review-only invite leads to the patch review, any other to the survey
+    let page = if backend()?
+        .review_participant(study, annotator)
+        .await
+        .map_err(internal)?
+        .is_some()
+    {
+        format!("/studies/{study}/review")
+    } else {
+        format!("/annotate/{study}")
+    };
     if current == Some(annotator) {
         // coming back (Back, the link opened again): the same participant continues
-        leptos_axum::redirect(&format!("/annotate/{study}"));
+        leptos_axum::redirect(&page);
         return Ok(());
     }
     session
@@ -76,7 +87,7 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
         .await
         .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
     crate::auth::start(&session).await?;
-    leptos_axum::redirect(&format!("/annotate/{study}"));
+    leptos_axum::redirect(&page);
     Ok(())
 }
 

@@ -160,6 +160,36 @@ pub async fn require_study(study: StudyId, roles: &[Role]) -> Result<User, Serve
     Ok(user)
 }
 
+/// Who reviews patches of `study` in this request: a signed-in account that may act on the
+/// study (a member of any role, or an admin) by its name, or a participant who joined through
+/// the study's review-only invite (`S3@invite`).
+pub async fn require_reviewer(study: StudyId) -> Result<String, ServerFnError> {
+    let user = current_user().await?;
+    let b = backend()?;
+    if let Some(u) = &user {
+        if b.may_access(u, study).await.map_err(internal)? {
+            return Ok(u.username.clone());
+        }
+    } else {
+        let participant: Option<crate::model::AnnotatorId> = session()
+            .await?
+            .get(crate::annotate_api::PARTICIPANT_KEY)
+            .await
+            .ok()
+            .flatten();
+        if let Some(p) = participant {
+            if let Some(name) = b.review_participant(study, p).await.map_err(internal)? {
+                return Ok(name);
+            }
+        }
+        set_status(axum::http::StatusCode::UNAUTHORIZED);
+        return Err(ServerFnError::new("not signed in"));
+    }
+    tracing::warn!(%study, "refused: not a reviewer of the study");
+    set_status(axum::http::StatusCode::FORBIDDEN);
+    Err(ServerFnError::new("forbidden"))
+}
+
 fn set_status(code: axum::http::StatusCode) {
     if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
         resp.set_status(code);

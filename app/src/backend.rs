@@ -233,21 +233,36 @@ pub trait Backend: Send + Sync + 'static {
         model: &str,
         log10: bool,
     ) -> Result<JobId, BackendError>;
-    /// The reviewer's next patch of the study (held for them), if any is left.
+    /// The reviewer's next patch of the study (held for them), if any is left. A reviewer is
+    /// named by [`crate::auth::require_reviewer`].
     async fn review_next(
         &self,
-        reviewer: &User,
+        reviewer: &str,
         study: StudyId,
     ) -> Result<Option<ReviewItem>, BackendError>;
     /// Records a reviewer's verdict (`correct`, `wrong` or `unsure`) with an optional note.
     async fn review_submit(
         &self,
-        reviewer: &User,
+        reviewer: &str,
         study: StudyId,
         task: i64,
         verdict: &str,
         note: &str,
     ) -> Result<(), BackendError>;
+    /// The reviewer name of a session participant who joined `study` through a review-only
+    /// invite (`None` for anyone else).
+    async fn review_participant(
+        &self,
+        study: StudyId,
+        participant: AnnotatorId,
+    ) -> Result<Option<String>, BackendError>;
+    /// A new review-only invite link path (`/join/TOKEN`) for at most `cap` reviewers.
+    async fn create_review_invite(
+        &self,
+        actor: &User,
+        study: StudyId,
+        cap: i64,
+    ) -> Result<String, BackendError>;
     /// Builds the study's review tasks (`k` reviewers each); says what it did.
     async fn review_create(
         &self,

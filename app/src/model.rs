@@ -170,8 +170,13 @@ pub struct ScreenerQuestion {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InviteStatus {
     /// The link works: the study it joins; `continuing` when the caller already takes part
-    /// (they continue where they were).
-    Open { study: String, continuing: bool },
+    /// (they continue where they were); `review` for a review-only invite (patch review, no
+    /// survey).
+    Open {
+        study: String,
+        continuing: bool,
+        review: bool,
+    },
     /// Every place the link offered is taken.
     UsedUp,
     /// No such link.

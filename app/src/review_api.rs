@@ -1,20 +1,24 @@
-//! Server functions of patch review: reviewers (any account that is a member of the study, or an
-//! admin) take the next patch and give a verdict; admins decide disagreements.
+//! Server functions of patch review: reviewers (any account that is a member of the study, an
+//! admin, or a participant of the study's review-only invite) take the next patch and give a
+//! verdict; admins build the queue, make reviewer invites and decide disagreements.
 
 use leptos::prelude::*;
 
 use crate::model::{ReviewItem, ReviewOverview, StudyId};
 
 #[cfg(feature = "ssr")]
-use crate::auth::{backend, internal, require_study};
+use crate::auth::{backend, internal, require_reviewer, require_study};
 #[cfg(feature = "ssr")]
 use crate::model::Role;
 
 /// The caller's next patch to review in the study, held for them (`None`: nothing left).
 #[server(endpoint = "review/next")]
 pub async fn get_review(study: StudyId) -> Result<Option<ReviewItem>, ServerFnError> {
-    let user = require_study(study, Role::ANYONE).await?;
-    backend()?.review_next(&user, study).await.map_err(internal)
+    let reviewer = require_reviewer(study).await?;
+    backend()?
+        .review_next(&reviewer, study)
+        .await
+        .map_err(internal)
 }
 
 /// Records the caller's verdict on a patch: `correct`, `wrong` (not equivalent) or `unsure`.
@@ -25,9 +29,15 @@ pub async fn submit_review(
     verdict: String,
     note: Option<String>,
 ) -> Result<(), ServerFnError> {
-    let user = require_study(study, Role::ANYONE).await?;
+    let reviewer = require_reviewer(study).await?;
     backend()?
-        .review_submit(&user, study, task, &verdict, note.as_deref().unwrap_or(""))
+        .review_submit(
+            &reviewer,
+            study,
+            task,
+            &verdict,
+            note.as_deref().unwrap_or(""),
+        )
         .await
         .map_err(internal)
 }
@@ -61,6 +71,16 @@ pub async fn create_reviews(study: StudyId, k: u32) -> Result<String, ServerFnEr
     let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .review_create(&actor, study, k)
+        .await
+        .map_err(internal)
+}
+
+/// A review-only invite link (`/join/TOKEN`) for at most `cap` reviewers (admins).
+#[server(endpoint = "review/invite")]
+pub async fn create_review_invite(study: StudyId, cap: i64) -> Result<String, ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    backend()?
+        .create_review_invite(&actor, study, cap)
         .await
         .map_err(internal)
 }

@@ -2,6 +2,10 @@
 -- reviewers' verdicts.
 ALTER TABLE bugs ADD COLUMN fixed_source TEXT;
 
+-- A review-only invite makes its participants reviewers of the study's patches (no survey).
+ALTER TABLE invites ADD COLUMN purpose TEXT NOT NULL DEFAULT 'survey' CHECK (purpose IN ('survey', 'review'));
+ALTER TABLE annotators ADD COLUMN reviewer INTEGER NOT NULL DEFAULT 0;
+
 -- A tool's plausible patch on a target (a bug id or a transformation id), to be decided
 -- correct or not: by an automatic check, by k reviewers, or by an admin on a disagreement.
 CREATE TABLE review_tasks (

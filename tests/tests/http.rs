@@ -375,7 +375,6 @@ async fn role_matrix(store: Store) {
             "GET",
             format!("/studies/{study}/review/decide"),
             vec![],
-            // the page's data is the admins' (a researcher's render answers 403)
             &[Role::Admin],
         ),
         (
@@ -924,7 +923,7 @@ async fn invite_links_say_whether_they_work() {
     };
     assert_eq!(
         status(token.clone()).await,
-        serde_json::json!({"Open": {"study": "Invited", "continuing": false}})
+        serde_json::json!({"Open": {"study": "Invited", "continuing": false, "review": false}})
     );
     assert_eq!(status("nope".into()).await, serde_json::json!("Unknown"));
     let participant = app.client();
@@ -948,7 +947,7 @@ async fn invite_links_say_whether_they_work() {
         .expect("json");
     assert_eq!(
         me,
-        serde_json::json!({"Open": {"study": "Invited", "continuing": true}})
+        serde_json::json!({"Open": {"study": "Invited", "continuing": true, "review": false}})
     );
     let again = join().await.expect("join again");
     assert!(again.status().is_success() || again.status().is_redirection());
@@ -958,6 +957,47 @@ async fn invite_links_say_whether_they_work() {
         .annotators
         .len();
     assert_eq!(participants, 1, "coming back makes no new participant");
+    // a survey participant is no reviewer of the study's patches
+    let review_next = |c: &reqwest::Client| {
+        c.post(app.url("/api/review/next"))
+            .form(&[("study", study.to_string())])
+            .send()
+    };
+    assert_eq!(
+        review_next(&participant).await.expect("next").status(),
+        StatusCode::UNAUTHORIZED
+    );
+    // a review-only invite says so, and its participant reviews (and only in this study)
+    let review_token =
+        natstudy::store::participation::create_review_invite(&app.db, study, 1, None)
+            .await
+            .expect("review invite");
+    assert_eq!(
+        status(review_token.clone()).await,
+        serde_json::json!({"Open": {"study": "Invited", "continuing": false, "review": true}})
+    );
+    let reviewer = app.client();
+    let joined = reviewer
+        .post(app.url("/api/join"))
+        .form(&[("token", review_token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    assert!(joined.status().is_success() || joined.status().is_redirection());
+    assert_eq!(
+        review_next(&reviewer).await.expect("next").status(),
+        StatusCode::OK
+    );
+    let other = natstudy::store::studies::create(&app.db, None, "Other", "")
+        .await
+        .expect("other");
+    let elsewhere = reviewer
+        .post(app.url("/api/review/next"))
+        .form(&[("study", other.to_string())])
+        .send()
+        .await
+        .expect("next");
+    assert_eq!(elsewhere.status(), StatusCode::UNAUTHORIZED);
     let db = app.db.clone();
     drop(app);
     guard.drop_now(db).await;

@@ -1,7 +1,8 @@
 //! Patch review in headless Chromium: NPR results with patches, an admin builds the review
-//! queue in the page, two reviewer accounts review with the keyboard only, the admin decides
-//! the one disagreement, and the results page shows Cohen's kappa and the robustness figures
-//! the decisions changed.
+//! queue in the page, two reviewers — an annotator account that is a member of the study, and
+//! a stranger through a review-only invite link — review with the keyboard only, the admin
+//! decides the one disagreement, and the results page shows Cohen's kappa and the robustness
+//! figures the decisions changed.
 
 use fantoccini::Locator;
 use natstudy_tests::browser::Browser;
@@ -9,23 +10,10 @@ use natstudy_tests::{fresh_db, reference_dir, reference_study, Role, Store, Test
 
 const ADA: (&str, &str, &str) = ("ada", "a-long-password", "ada (admin)");
 const RUTH: (&str, &str, &str) = ("ruth", "a-long-password", "ruth (annotator)");
-const REMY: (&str, &str, &str) = ("remy", "a-long-password", "remy (annotator)");
 
-/// Reviews the open patches in order with one key each, checking the target shown.
-async fn review(
-    b: &Browser,
-    base: &str,
-    study: i64,
-    who: (&str, &str, &str),
-    verdicts: &[(&str, &str)],
-) {
-    b.open_as(base, &format!("/studies/{study}/review"), who)
-        .await
-        .expect("review page");
-    // a full load passes the page guard too (a reviewer is an annotator member of the study)
-    b.goto_hydrated(&format!("{base}/studies/{study}/review"))
-        .await
-        .expect("page");
+/// Reviews the open patches in order with one key each on the review page already open,
+/// checking the target shown.
+async fn review(b: &Browser, verdicts: &[(&str, &str)]) {
     for (i, (target, key)) in verdicts.iter().enumerate() {
         b.wait_contains("#review-target", target).await;
         b.wait_contains("#review-progress", &format!("{i} reviewed"))
@@ -88,12 +76,10 @@ async fn two_reviewers_review_by_keyboard_and_an_admin_decides() {
     .expect("npr");
     let app = TestApp::start(db).await.expect("server");
     app.add_user(ADA.0, ADA.1, Role::Admin).await.expect("ada");
-    for who in [RUTH, REMY] {
-        app.add_user(who.0, who.1, Role::Annotator)
-            .await
-            .expect("reviewer");
-        app.add_member(study, who.0).await.expect("member");
-    }
+    app.add_user(RUTH.0, RUTH.1, Role::Annotator)
+        .await
+        .expect("reviewer");
+    app.add_member(study, RUTH.0).await.expect("member");
     let base = app.url("");
     let id = study.get();
     let b = Browser::start().await.expect("browser");
@@ -112,27 +98,56 @@ async fn two_reviewers_review_by_keyboard_and_an_admin_decides() {
         .expect("results");
     b.wait_contains("#table-robustness-all", "1 → 0.00").await;
 
+    // and a review-only invite for a reviewer without an account
+    b.goto_hydrated(&app.url(&format!("/studies/{id}/review/decide")))
+        .await
+        .expect("decide page");
+    b.click("#review-invite-submit").await.expect("invite");
+    b.wait_contains("#review-invite-link", "/join/").await;
+    let link = b.text_of("#review-invite-link").await;
+
     // two reviewers, keyboard only: they agree on naming_1 (correct) and naming_3 (not
     // equivalent) and disagree on naming_2
     let rb = Browser::start().await.expect("browser");
+    rb.open_as(&base, &format!("/studies/{id}/review"), RUTH)
+        .await
+        .expect("review page");
+    // a full load passes the page guard too (a reviewer is an annotator member of the study)
+    rb.goto_hydrated(&format!("{base}/studies/{id}/review"))
+        .await
+        .expect("reload");
     review(
         &rb,
-        &base,
-        id,
-        RUTH,
         &[("naming_1", "c"), ("naming_2", "c"), ("naming_3", "w")],
     )
     .await;
     rb.close().await;
     let rb = Browser::start().await.expect("browser");
+    rb.goto_hydrated(&link).await.expect("invite");
+    rb.wait_contains("main", "review repair tools' patches")
+        .await;
+    rb.click("#join").await.expect("join");
     review(
         &rb,
-        &base,
-        id,
-        REMY,
         &[("naming_1", "c"), ("naming_2", "w"), ("naming_3", "w")],
     )
     .await;
+    // the invited reviewer reaches the review page again, and nothing else of the study
+    rb.goto_hydrated(&format!("{base}/studies/{id}/review"))
+        .await
+        .expect("again");
+    rb.wait_contains("#review-done", "Nothing left to review")
+        .await;
+    rb.client
+        .goto(&format!("{base}/studies/{id}/review/decide"))
+        .await
+        .expect("goto");
+    let url = rb.client.current_url().await.expect("url");
+    assert_eq!(
+        url.path(),
+        "/login",
+        "the decisions page is not the reviewer's"
+    );
     rb.close().await;
 
     // the admin decides the disagreement
@@ -143,7 +158,8 @@ async fn two_reviewers_review_by_keyboard_and_an_admin_decides() {
         .await;
     b.wait_contains("#disagreements", "fixtool · naming_2")
         .await;
-    b.wait_contains("#disagreements", "remy: wrong").await;
+    b.wait_contains("#disagreements", "ruth: correct").await;
+    b.wait_contains("#disagreements", "@invite: wrong").await;
     b.click("#disagreements .rule-correct")
         .await
         .expect("decide");

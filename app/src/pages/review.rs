@@ -9,7 +9,9 @@ use leptos_router::hooks::use_params_map;
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::{ReviewItem, StudyId};
 use crate::pages::annotate::DiffTable;
-use crate::review_api::{get_review, get_review_overview, CreateReviews, RuleReview, SubmitReview};
+use crate::review_api::{
+    get_review, get_review_overview, CreateReviewInvite, CreateReviews, RuleReview, SubmitReview,
+};
 
 fn study_id() -> impl Fn() -> StudyId + Copy {
     let params = use_params_map();
@@ -137,6 +139,7 @@ pub fn ReviewDecidePage() -> impl IntoView {
     let id = study_id();
     let rule = ServerAction::<RuleReview>::new();
     let create = ServerAction::<CreateReviews>::new();
+    let invite = ServerAction::<CreateReviewInvite>::new();
     let overview = Resource::new(
         move || (id(), rule.version().get(), create.version().get()),
         |(s, _, _)| get_review_overview(s),
@@ -167,6 +170,21 @@ pub fn ReviewDecidePage() -> impl IntoView {
             <button type="submit" id="review-create-submit">"Build"</button>
             {move || create.value().get().map(|r| match r {
                 Ok(msg) => view! { <p id="review-create-result">{msg}</p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+        </ActionForm>
+        <ActionForm action=invite attr:id="review-invite" attr:class="card">
+            <h2>"Invite reviewers"</h2>
+            <p class="table-note">"A review-only link: whoever opens it reviews this study's patches without an account (and takes no survey). Accounts that are members of the study review at " <code>"/studies/ID/review"</code> "."</p>
+            <input type="hidden" name="study" value=move || id().to_string() />
+            <label for="review-invite-cap">"How many reviewers the link admits"</label>
+            <input type="number" name="cap" id="review-invite-cap" min="1" max="1000" value="2" required />
+            <button type="submit" id="review-invite-submit">"Make a link"</button>
+            {move || invite.value().get().map(|r| match r {
+                Ok(path) => {
+                    let url = format!("{}{path}", window().location().origin().unwrap_or_default());
+                    view! { <p>"Link: " <a id="review-invite-link" href=url.clone()>{url.clone()}</a></p> }.into_any()
+                }
                 Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
             })}
         </ActionForm>

@@ -111,12 +111,16 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
 
 #[derive(Subcommand, Debug)]
 pub enum InviteCommand {
-    /// Create an invite link into a batch; prints its path (/join/TOKEN)
+    /// Create an invite link into a batch, or with --review a review-only link whose
+    /// participants review the study's patches; prints its path (/join/TOKEN)
     Create {
         #[arg(long)]
         study: String,
+        #[arg(long, required_unless_present = "review", conflicts_with = "review")]
+        batch: Option<String>,
+        /// A review-only invite (patch review, no survey)
         #[arg(long)]
-        batch: String,
+        review: bool,
         /// How many participants the link may create
         #[arg(long, default_value_t = 1)]
         cap: i64,
@@ -126,10 +130,20 @@ pub enum InviteCommand {
 pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
     let db = g.db().await?;
     match cmd {
-        InviteCommand::Create { study, batch, cap } => {
+        InviteCommand::Create {
+            study,
+            batch,
+            review,
+            cap,
+        } => {
             let s = crate::store::studies::id_by_name(&db, &study).await?;
-            let b = crate::store::assign::batch_id(&db, s, &batch).await?;
-            let token = crate::store::participation::create_invite(&db, s, b, cap, None).await?;
+            let token = match batch {
+                Some(batch) if !review => {
+                    let b = crate::store::assign::batch_id(&db, s, &batch).await?;
+                    crate::store::participation::create_invite(&db, s, b, cap, None).await?
+                }
+                _ => crate::store::participation::create_review_invite(&db, s, cap, None).await?,
+            };
             println!("/join/{token}");
         }
     }

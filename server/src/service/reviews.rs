@@ -58,6 +58,32 @@ impl CreateSummary {
     }
 }
 
+/// The developer-fixed method of a task's target: the bug's `fixed_source`, else the result's
+/// `developer_patch` (a method, or a diff against the target's buggy method or the bug's); on
+/// a transformed target a fix of the original is carried over by a three-way merge.
+fn fixed_method(input: &ReviewInput) -> Option<String> {
+    let carry = |fix: &str| {
+        if input.transformed {
+            review::transformed_fixed(&input.bug_source, &input.buggy, fix)
+        } else {
+            Some(fix.to_owned())
+        }
+    };
+    if let Some(f) = &input.bug_fixed {
+        return carry(f);
+    }
+    let dev = input.developer_patch.as_deref()?;
+    match review::patched_method(&input.buggy, dev) {
+        // a whole method is the target's fix as given; a diff applies to its buggy method
+        Ok((m, _)) => Some(m),
+        Err(_) if input.transformed => {
+            let (m, _) = review::patched_method(&input.bug_source, dev).ok()?;
+            carry(&m)
+        }
+        Err(_) => None,
+    }
+}
+
 /// Turns each plausible patch into a task: the patched method, the automatic decision, and the
 /// task it duplicates. CPU and javac work: run it off the async threads.
 fn plan(
@@ -85,11 +111,7 @@ fn plan(
                 continue;
             }
         };
-        let fixed = match (&input.bug_fixed, input.transformed) {
-            (Some(f), false) => Some(f.clone()),
-            (Some(f), true) => review::transformed_fixed(&input.bug_source, &input.buggy, f),
-            (None, _) => None,
-        };
+        let fixed = fixed_method(&input);
         let mut auto = review::token_check(&input.buggy, &patched, fixed.as_deref());
         let mut auto_note = String::new();
         if auto.is_none() {
@@ -321,4 +343,60 @@ pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<app::model::Revi
         open,
         automatic,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUGGY: &str =
+        "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return y - z;\n}\n";
+    const FIXED: &str =
+        "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return y + z;\n}\n";
+    const TRANSFORMED: &str =
+        "int f(int x) {\n    int y = 2 * x;\n    int z = 1;\n    return y - z;\n}\n";
+
+    fn input(transformed: bool, bug_fixed: Option<&str>, dev: Option<&str>) -> ReviewInput {
+        ReviewInput {
+            tool: "t".into(),
+            target: "x".into(),
+            patch: "p".into(),
+            buggy: if transformed { TRANSFORMED } else { BUGGY }.into(),
+            bug_source: BUGGY.into(),
+            bug_fixed: bug_fixed.map(str::to_owned),
+            developer_patch: dev.map(str::to_owned),
+            file_path: "F.java".into(),
+            file_source: None,
+            transformed,
+        }
+    }
+
+    #[test]
+    fn the_fix_comes_from_the_bug_or_the_developer_patch() {
+        assert_eq!(
+            fixed_method(&input(false, Some(FIXED), None)).as_deref(),
+            Some(FIXED)
+        );
+        assert_eq!(fixed_method(&input(false, None, None)), None);
+        // a diff of the original method, on the original and carried to the transformed one
+        let diff = "@@ -4 +4 @@\n-    return y - z;\n+    return y + z;\n";
+        assert_eq!(
+            fixed_method(&input(false, None, Some(diff))).as_deref(),
+            Some(FIXED)
+        );
+        let carried = FIXED.replace("x * 2", "2 * x");
+        assert_eq!(
+            fixed_method(&input(true, None, Some(diff))).as_deref(),
+            Some(carried.as_str())
+        );
+        assert_eq!(
+            fixed_method(&input(true, Some(FIXED), None)).as_deref(),
+            Some(carried.as_str())
+        );
+        // a whole method is taken as given
+        assert_eq!(
+            fixed_method(&input(false, None, Some(FIXED))).as_deref(),
+            Some(FIXED)
+        );
+    }
 }

@@ -15,34 +15,73 @@ pub async fn create_invite(
     cap: i64,
     actor: Option<UserId>,
 ) -> StoreResult<String> {
+    insert_invite(db, study, Some(batch), cap, actor).await
+}
+
+/// A review-only invite: its participants review the study's patches (and take no survey).
+pub async fn create_review_invite(
+    db: &Db,
+    study: StudyId,
+    cap: i64,
+    actor: Option<UserId>,
+) -> StoreResult<String> {
+    insert_invite(db, study, None, cap, actor).await
+}
+
+/// An invite into a batch of the study, or (no batch) a review-only invite.
+async fn insert_invite(
+    db: &Db,
+    study: StudyId,
+    batch: Option<BatchId>,
+    cap: i64,
+    actor: Option<UserId>,
+) -> StoreResult<String> {
     let mut bytes = [0u8; 18];
     rand::thread_rng().fill_bytes(&mut bytes);
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let mut tx = db.begin_write(study).await?;
-    sqlx::query("SELECT 1 FROM batches WHERE id = $1 AND study_id = $2")
-        .bind(batch)
-        .bind(study)
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("batch {batch} in this study")))?;
-    sqlx::query("INSERT INTO invites (study_id, batch_id, token, cap, created_at) VALUES ($1, $2, $3, $4, $5)")
+    if let Some(batch) = batch {
+        sqlx::query("SELECT 1 FROM batches WHERE id = $1 AND study_id = $2")
+            .bind(batch)
+            .bind(study)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("batch {batch} in this study")))?;
+    }
+    let purpose = if batch.is_some() { "survey" } else { "review" };
+    sqlx::query("INSERT INTO invites (study_id, batch_id, token, cap, purpose, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(study)
         .bind(batch)
         .bind(&token)
         .bind(cap.max(1))
+        .bind(purpose)
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;
-    audit::record(
-        &mut *tx,
-        actor,
-        Some(study),
-        "invite.create",
-        &format!("batch {batch}, cap {cap}"),
-    )
-    .await?;
+    let what = match batch {
+        Some(batch) => format!("batch {batch}, cap {cap}"),
+        None => format!("patch review, cap {cap}"),
+    };
+    audit::record(&mut *tx, actor, Some(study), "invite.create", &what).await?;
     tx.commit().await?;
     Ok(token)
+}
+
+/// The reviewer name of a participant who joined `study` through a review-only invite.
+pub async fn reviewer_participant(
+    db: &Db,
+    study: StudyId,
+    participant: AnnotatorId,
+) -> StoreResult<Option<String>> {
+    let r =
+        sqlx::query("SELECT code FROM annotators WHERE id = $1 AND study_id = $2 AND reviewer = 1")
+            .bind(participant)
+            .bind(study)
+            .fetch_optional(&db.pool)
+            .await?;
+    Ok(r.map(|r| r.try_get::<String, _>(0))
+        .transpose()?
+        .map(|code| format!("{code}@invite")))
 }
 
 /// Inserts an annotator under the study's next free code `S{n}` (in the caller's write
@@ -79,16 +118,33 @@ async fn insert_with_next_code(
     }
 }
 
-/// What an invite link leads to: (study id, study name, cap, used), or nothing.
-pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<(StudyId, String, i64, i64)>> {
+/// What an invite link leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InviteInfo {
+    pub study: StudyId,
+    pub study_name: String,
+    pub cap: i64,
+    pub used: i64,
+    /// A review-only invite (else the survey).
+    pub review: bool,
+}
+
+/// What an invite link leads to, or nothing.
+pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<InviteInfo>> {
     let r = sqlx::query(
-        "SELECT s.id, s.name, i.cap, i.used FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
+        "SELECT s.id, s.name, i.cap, i.used, i.purpose FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
     )
     .bind(token)
     .fetch_optional(&db.pool)
     .await?;
     Ok(r.map(|r| {
-        Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?))
+        Ok::<_, sqlx::Error>(InviteInfo {
+            study: r.try_get(0)?,
+            study_name: r.try_get(1)?,
+            cap: r.try_get(2)?,
+            used: r.try_get(3)?,
+            review: r.try_get::<String, _>(4)? == "review",
+        })
     })
     .transpose()?)
 }
@@ -102,11 +158,13 @@ pub async fn join(
     pid: Option<&str>,
     current: Option<AnnotatorId>,
 ) -> StoreResult<(AnnotatorId, StudyId)> {
-    let inv = sqlx::query("SELECT id, study_id, batch_id, cap, used FROM invites WHERE token = $1")
-        .bind(token)
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound("invite".into()))?;
+    let inv = sqlx::query(
+        "SELECT id, study_id, batch_id, cap, used, purpose FROM invites WHERE token = $1",
+    )
+    .bind(token)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or_else(|| StoreError::NotFound("invite".into()))?;
     let study: StudyId = inv.try_get("study_id")?;
     if let Some(me) = current {
         let mine = sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
@@ -130,6 +188,12 @@ pub async fn join(
         ));
     }
     let (annotator, code) = insert_with_next_code(&mut tx, study, None, pid).await?;
+    if inv.try_get::<String, _>("purpose")? == "review" {
+        sqlx::query("UPDATE annotators SET reviewer = 1 WHERE id = $1")
+            .bind(annotator)
+            .execute(&mut *tx)
+            .await?;
+    }
     if let Some(batch) = inv.try_get::<Option<i64>, _>("batch_id")? {
         sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
             .bind(batch)

@@ -23,6 +23,8 @@ pub struct ReviewInput {
     /// The bug's original method and its developer-fixed method, when known.
     pub bug_source: String,
     pub bug_fixed: Option<String>,
+    /// `npr_results.csv`'s `developer_patch`: the fix as a method or a unified diff.
+    pub developer_patch: Option<String>,
     pub file_path: String,
     pub file_source: Option<String>,
     /// Whether the target is a transformation (else the original bug).
@@ -32,12 +34,12 @@ pub struct ReviewInput {
 /// The study's plausible results that carry a patch, in import order.
 pub async fn inputs(db: &Db, study: StudyId) -> StoreResult<Vec<ReviewInput>> {
     let rows = sqlx::query(
-        "SELECT n.id AS nid, n.tool, n.target, n.patch, b.source AS buggy, b.source AS bug_source, b.fixed_source, \
+        "SELECT n.id AS nid, n.tool, n.target, n.patch, n.developer_patch, b.source AS buggy, b.source AS bug_source, b.fixed_source, \
                 b.file_path, b.file_source, 0 AS transformed \
          FROM npr_results n JOIN bugs b ON b.study_id = n.study_id AND b.bug_key = n.target \
          WHERE n.study_id = $1 AND n.status = 1 AND n.patch IS NOT NULL AND n.patch <> '' \
          UNION ALL \
-         SELECT n.id AS nid, n.tool, n.target, n.patch, i.source AS buggy, b.source AS bug_source, b.fixed_source, \
+         SELECT n.id AS nid, n.tool, n.target, n.patch, n.developer_patch, i.source AS buggy, b.source AS bug_source, b.fixed_source, \
                 b.file_path, b.file_source, 1 AS transformed \
          FROM npr_results n JOIN items i ON i.study_id = n.study_id AND i.item_key = n.target \
          JOIN bugs b ON b.id = i.bug_id \
@@ -56,6 +58,7 @@ pub async fn inputs(db: &Db, study: StudyId) -> StoreResult<Vec<ReviewInput>> {
                 buggy: r.try_get("buggy")?,
                 bug_source: r.try_get("bug_source")?,
                 bug_fixed: r.try_get("fixed_source")?,
+                developer_patch: r.try_get("developer_patch")?,
                 file_path: r.try_get("file_path")?,
                 file_source: r.try_get("file_source")?,
                 transformed: r.try_get::<i64, _>("transformed")? != 0,

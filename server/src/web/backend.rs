@@ -271,7 +271,13 @@ impl Backend for DomainBackend {
         if token.len() > 128 {
             return Ok(InviteStatus::Unknown);
         }
-        let Some((id, name, cap, used)) = store::participation::invite(&self.db, token)
+        let Some(store::participation::InviteInfo {
+            study: id,
+            study_name: name,
+            cap,
+            used,
+            review,
+        }) = store::participation::invite(&self.db, token)
             .await
             .map_err(map)?
         else {
@@ -290,6 +296,7 @@ impl Backend for DomainBackend {
             InviteStatus::Open {
                 study: name,
                 continuing,
+                review,
             }
         })
     }
@@ -491,29 +498,58 @@ impl Backend for DomainBackend {
         Ok(job)
     }
 
-    #[tracing::instrument(skip(self, reviewer), fields(reviewer = %reviewer.username))]
+    #[tracing::instrument(skip(self))]
     async fn review_next(
         &self,
-        reviewer: &User,
+        reviewer: &str,
         study: StudyId,
     ) -> Result<Option<app::model::ReviewItem>, BackendError> {
-        service::reviews::next_for(&self.db, study, &reviewer.username)
+        service::reviews::next_for(&self.db, study, reviewer)
             .await
             .map_err(map)
     }
 
-    #[tracing::instrument(skip(self, reviewer, note), fields(reviewer = %reviewer.username))]
+    #[tracing::instrument(skip(self, note))]
     async fn review_submit(
         &self,
-        reviewer: &User,
+        reviewer: &str,
         study: StudyId,
         task: i64,
         verdict: &str,
         note: &str,
     ) -> Result<(), BackendError> {
-        service::reviews::submit(&self.db, study, task, &reviewer.username, verdict, note)
+        service::reviews::submit(&self.db, study, task, reviewer, verdict, note)
             .await
             .map_err(map)
+    }
+
+    async fn review_participant(
+        &self,
+        study: StudyId,
+        participant: AnnotatorId,
+    ) -> Result<Option<String>, BackendError> {
+        store::participation::reviewer_participant(&self.db, study, participant)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn create_review_invite(
+        &self,
+        actor: &User,
+        study: StudyId,
+        cap: i64,
+    ) -> Result<String, BackendError> {
+        if !(1..=1000).contains(&cap) {
+            return Err(BackendError::Invalid(
+                "an invite admits 1 to 1000 reviewers".into(),
+            ));
+        }
+        let token =
+            store::participation::create_review_invite(&self.db, study, cap, Some(actor.id))
+                .await
+                .map_err(map)?;
+        Ok(format!("/join/{token}"))
     }
 
     #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]

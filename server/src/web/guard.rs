@@ -38,15 +38,22 @@ pub async fn same_origin(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
+/// The study of a patch-review page (`/studies/{id}/review`).
+fn review_page(path: &str) -> Option<StudyId> {
+    (path.ends_with("/review") && path.matches('/').count() == 3)
+        .then(|| study_of(path))
+        .flatten()
+}
+
 /// Which roles may open a page path; `None` for public pages.
 pub fn page_roles(path: &str) -> Option<&'static [Role]> {
     let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
     if under("/admin") {
         Some(Role::ADMINS)
-    } else if study_of(path).is_some()
-        && path.ends_with("/review")
-        && path.matches('/').count() == 3
-    {
+    } else if study_of(path).is_some() && path.ends_with("/review/decide") {
+        // deciding disagreements and building the review queue: admins
+        Some(Role::ADMINS)
+    } else if review_page(path).is_some() {
         // a study's patch review: any account that is a member (checked with the study)
         Some(Role::ANYONE)
     } else if under("/studies") {
@@ -70,7 +77,8 @@ pub async fn pages(
     };
     // invited participants have no account: their session names their annotator record
     // (the lifetime rules apply to them too)
-    if req.uri().path().starts_with("/annotate/")
+    let review = review_page(req.uri().path());
+    if (req.uri().path().starts_with("/annotate/") || review.is_some())
         && app::auth::keep_alive(&session, state.backend.as_ref()).await
     {
         let participant: Option<AnnotatorId> = session
@@ -78,8 +86,16 @@ pub async fn pages(
             .await
             .ok()
             .flatten();
-        if participant.is_some() {
-            return next.run(req).await;
+        if let Some(p) = participant {
+            match review {
+                None => return next.run(req).await,
+                // a review page: only the participants of the study's review-only invite
+                Some(study) => {
+                    if let Ok(Some(_)) = state.backend.review_participant(study, p).await {
+                        return next.run(req).await;
+                    }
+                }
+            }
         }
     }
     let user = app::auth::signed_in(&session, state.backend.as_ref())
@@ -181,7 +197,7 @@ mod tests {
         );
         assert_eq!(page_roles("/studiesx"), None);
         assert_eq!(page_roles("/studies/3/review"), Some(Role::ANYONE));
-        assert_eq!(page_roles("/studies/3/review/decide"), Some(Role::STAFF));
+        assert_eq!(page_roles("/studies/3/review/decide"), Some(Role::ADMINS));
         assert_eq!(page_roles("/studies/x/review"), Some(Role::STAFF));
         assert_eq!(page_roles("/login"), None);
         assert_eq!(form_urlencoded("/a b?c=d"), "/a%20b%3Fc%3Dd");

@@ -41,8 +41,12 @@ pub fn JoinPage() -> impl IntoView {
             <Suspense fallback=Loading>
                 {move || Suspend::new(async move {
                     match status.await {
-                        Ok(InviteStatus::Open { study, continuing }) => view! {
-                            <p>"You were invited to the study " <b id="invite-study">{study}</b> ", on how developers read transformed Java code."</p>
+                        Ok(InviteStatus::Open { study, continuing, review }) => view! {
+                            {if review {
+                                view! { <p>"You were invited to review repair tools' patches for the study " <b id="invite-study">{study}</b> ": for each patch, say whether it is equivalent to the developer's fix."</p> }.into_any()
+                            } else {
+                                view! { <p>"You were invited to the study " <b id="invite-study">{study}</b> ", on how developers read transformed Java code."</p> }.into_any()
+                            }}
                             {continuing.then(|| view! { <p id="invite-continuing">"You already take part: you continue where you left off."</p> })}
                             <ActionForm action=join attr:id="join-form">
                                 <input type="hidden" name="token" prop:value=token />
