@@ -73,11 +73,19 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
     } else {
         format!("/annotate/{study}")
     };
-    if current == Some(annotator) {
-        // coming back (Back, the link opened again): the same participant continues
-        leptos_axum::redirect(&page);
-        return Ok(());
+    if current != Some(annotator) {
+        become_participant(annotator).await?;
     }
+    // (coming back — Back, the link opened again — the same participant continues)
+    leptos_axum::redirect(&page);
+    Ok(())
+}
+
+/// The session becomes the participant's: a new session id (no fixation), the participant
+/// remembered, the session's lifetime started.
+#[cfg(feature = "ssr")]
+async fn become_participant(annotator: AnnotatorId) -> Result<(), ServerFnError> {
+    let session = crate::auth::session().await?;
     session
         .cycle_id()
         .await
@@ -86,8 +94,36 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
         .insert(PARTICIPANT_KEY, annotator)
         .await
         .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
-    crate::auth::start(&session).await?;
-    leptos_axum::redirect(&page);
+    crate::auth::start(&session).await
+}
+
+/// Continues a participant on this device with their resume code: the session becomes that
+/// participant's and the page goes to their survey (or their patch review).
+#[server(endpoint = "resume")]
+pub async fn resume_participant(code: String) -> Result<(), ServerFnError> {
+    use crate::auth::{backend, internal};
+    crate::auth::current_user().await?;
+    let client = crate::auth::client_ip().await;
+    let b = backend()?;
+    let Some((annotator, study)) = b.resume(&code, client).await.map_err(internal)? else {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(axum::http::StatusCode::NOT_FOUND);
+        }
+        return Err(ServerFnError::new(
+            "no participant has this resume code: check it, letter by letter",
+        ));
+    };
+    become_participant(annotator).await?;
+    let review = b
+        .review_participant(study, annotator)
+        .await
+        .map_err(internal)?
+        .is_some();
+    leptos_axum::redirect(&if review {
+        format!("/studies/{study}/review")
+    } else {
+        format!("/annotate/{study}")
+    });
     Ok(())
 }
 

@@ -118,6 +118,13 @@ pub trait Backend: Send + Sync + 'static {
         pid: Option<&str>,
         current: Option<AnnotatorId>,
     ) -> Result<(AnnotatorId, StudyId), BackendError>;
+    /// The participant a resume code continues, and its study (`None`: no such code).
+    /// Throttled per client address (`TooMany`).
+    async fn resume(
+        &self,
+        code: &str,
+        client: Option<std::net::IpAddr>,
+    ) -> Result<Option<(AnnotatorId, StudyId)>, BackendError>;
     /// The annotator this caller is in `study`: the session's participant, or the signed-in
     /// user's annotator record there.
     async fn annotator_in(

@@ -25,7 +25,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
 use crate::components::layout::Layout;
-use crate::pages::annotate::{AnnotatePage, JoinPage};
+use crate::pages::annotate::{AnnotatePage, JoinPage, ResumePage};
 use crate::pages::{home::HomePage, login::LoginPage, not_found::NotFound, review, studies, users};
 
 /// The HTML document around the app (rendered on the server only).
@@ -66,6 +66,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/studies/:id/review") view=review::ReviewPage />
                     <Route path=path!("/studies/:id/review/decide") view=review::ReviewDecidePage />
                     <Route path=path!("/join/:token") view=JoinPage />
+                    <Route path=path!("/resume") view=ResumePage />
                     <Route path=path!("/annotate/:study") view=AnnotatePage />
                 </Routes>
             </Layout>

@@ -206,6 +206,8 @@ pub struct AnnotateState {
     pub study: StudyId,
     pub study_name: String,
     pub code: String,
+    /// Continues this participant on another device (`/resume`); invited participants only.
+    pub resume_code: Option<String>,
     pub done: i64,
     pub total: i64,
     /// The guideline as HTML (rendered from the study's markdown on the server).

@@ -1002,3 +1002,74 @@ async fn invite_links_say_whether_they_work() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A participant continues on another device with the resume code the survey shows: the same
+/// participant, code and count; a wrong code is refused, and guessing is throttled.
+#[tokio::test]
+async fn a_resume_code_continues_the_participant_elsewhere() {
+    use natstudy_tests::participants;
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let study = natstudy_tests::reference_study(&app.db, "Resumed", false)
+        .await
+        .expect("study");
+    let (_, token) = natstudy_tests::open_queue(&app.db, study, 5)
+        .await
+        .expect("queue");
+    let base = app.url("");
+    let phone = participants::participant(&base, study, &token).await;
+    let (item, submit) = participants::rate_step(&base, &phone, study)
+        .await
+        .expect("an item");
+    let r = participants::vote(&base, &phone, study, item, &submit, "").await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let before = participants::state(&base, &phone, study)
+        .await
+        .expect("state");
+    let code = before["resume_code"]
+        .as_str()
+        .expect("a resume code")
+        .to_owned();
+    assert_eq!(code.len(), 11, "{code}");
+    // the laptop types it in lower case with a space for the dash
+    let laptop = participants::client();
+    let r = laptop
+        .post(app.url("/api/resume"))
+        .form(&[("code", code.to_lowercase().replace('-', " "))])
+        .send()
+        .await
+        .expect("resume");
+    assert!(
+        r.status().is_success() || r.status().is_redirection(),
+        "{}",
+        r.status()
+    );
+    let after = participants::state(&base, &laptop, study)
+        .await
+        .expect("state");
+    assert_eq!(after["code"], before["code"], "the same participant");
+    assert_eq!(after["done"], 1);
+    assert_eq!(after["resume_code"], before["resume_code"]);
+    // a wrong code is refused; a flood of guesses is throttled
+    let guess = |c: &'static str| {
+        let (client, url) = (participants::client(), app.url("/api/resume"));
+        async move {
+            client
+                .post(url)
+                .form(&[("code", c)])
+                .send()
+                .await
+                .expect("resume")
+                .status()
+        }
+    };
+    assert_eq!(guess("AAAAA-AAAAA").await, StatusCode::NOT_FOUND);
+    let mut throttled = false;
+    for _ in 0..40 {
+        if guess("AAAAA-AAAAB").await == StatusCode::TOO_MANY_REQUESTS {
+            throttled = true;
+            break;
+        }
+    }
+    assert!(throttled, "guessing resume codes is throttled");
+    guard.drop_now(app.db.clone()).await;
+}

@@ -138,6 +138,47 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+
+    // the same browser reopening the invite link continues as the same participant
+    let code = b.text_of("#resume-code").await;
+    assert_eq!(code.len(), 11, "a resume code is on the page: {code:?}");
+    let who = b.text_of(".survey-head .muted").await;
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite again");
+    b.wait_contains("#invite-continuing", "continue where you left off")
+        .await;
+    b.click("#join").await.expect("continue");
+    b.wait_for_text("#progress", "1 / 2")
+        .await
+        .expect("same count");
+    // another device (a laptop-sized browser) continues with the resume code
+    let laptop = Browser::start().await.expect("browser");
+    laptop
+        .client
+        .set_window_size(1366, 900)
+        .await
+        .expect("laptop-sized window");
+    laptop
+        .goto_hydrated(&app.url("/resume"))
+        .await
+        .expect("resume page");
+    laptop
+        .client
+        .find(Locator::Css("#resume-input"))
+        .await
+        .expect("input")
+        .send_keys(&code.to_lowercase())
+        .await
+        .expect("type");
+    laptop.click("#resume-submit").await.expect("resume");
+    laptop
+        .wait_for_text("#progress", "1 / 2")
+        .await
+        .expect("the same participant's count");
+    assert_eq!(laptop.text_of(".survey-head .muted").await, who);
+    assert_eq!(laptop.text_of("#resume-code").await, code);
+    laptop.close().await;
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

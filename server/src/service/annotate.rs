@@ -179,6 +179,10 @@ pub async fn annotate_state(
         study,
         study_name: settings.name,
         code: me.code,
+        resume_code: me
+            .resume_code
+            .as_deref()
+            .map(store::participation::display_resume_code),
         done,
         total,
         guideline_html: guideline_html(&settings.guideline),

@@ -84,6 +84,85 @@ pub async fn reviewer_participant(
         .map(|code| format!("{code}@invite")))
 }
 
+/// The alphabet of resume codes: Crockford's base 32 (no I, L, O, U: nothing to misread).
+const RESUME_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/// Characters of a resume code (50 random bits).
+const RESUME_LEN: usize = 10;
+
+/// A resume code as people type it: letters in upper case, separators and spaces dropped,
+/// and the look-alikes Crockford's base 32 folds (I, L → 1; O → 0).
+pub fn normalise_resume_code(code: &str) -> String {
+    code.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| match c.to_ascii_uppercase() {
+            'I' | 'L' => '1',
+            'O' => '0',
+            c => c,
+        })
+        .take(RESUME_LEN + 1)
+        .collect()
+}
+
+/// A resume code as shown: two groups of five (`K3M9Q-X2P7A`).
+pub fn display_resume_code(code: &str) -> String {
+    let mut out = String::with_capacity(code.len() + 1);
+    for (i, c) in code.chars().enumerate() {
+        if i == RESUME_LEN / 2 {
+            out.push('-');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Gives the participant a fresh random resume code (retrying on the unlikely collision).
+async fn give_resume_code(db: &Db, annotator: AnnotatorId) -> StoreResult<String> {
+    loop {
+        let mut bytes = [0u8; RESUME_LEN];
+        rand::thread_rng().fill_bytes(&mut bytes);
+        let code: String = bytes
+            .iter()
+            .map(|b| RESUME_ALPHABET[usize::from(b % 32)] as char)
+            .collect();
+        let r = sqlx::query(
+            "UPDATE annotators SET resume_code = $1 WHERE id = $2 AND resume_code IS NULL",
+        )
+        .bind(&code)
+        .bind(annotator)
+        .execute(&db.pool)
+        .await;
+        match r {
+            Ok(_) => {
+                let stored: Option<String> =
+                    sqlx::query("SELECT resume_code FROM annotators WHERE id = $1")
+                        .bind(annotator)
+                        .fetch_one(&db.pool)
+                        .await?
+                        .try_get(0)?;
+                return stored.ok_or_else(|| StoreError::NotFound("participant".into()));
+            }
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The participant and study a resume code belongs to.
+pub async fn by_resume_code(db: &Db, code: &str) -> StoreResult<Option<(AnnotatorId, StudyId)>> {
+    let code = normalise_resume_code(code);
+    if code.len() != RESUME_LEN {
+        return Ok(None);
+    }
+    let r = sqlx::query("SELECT id, study_id FROM annotators WHERE resume_code = $1")
+        .bind(&code)
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(
+        r.map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
+            .transpose()?,
+    )
+}
+
 /// Inserts an annotator under the study's next free code `S{n}` (in the caller's write
 /// transaction, so two joins never get the same code).
 async fn insert_with_next_code(
@@ -266,6 +345,8 @@ pub async fn enrol_user(db: &Db, study: StudyId, user: UserId) -> StoreResult<An
 #[derive(Debug, Clone)]
 pub struct AnnotatorState {
     pub code: String,
+    /// The code that continues this participant on another device (invited participants).
+    pub resume_code: Option<String>,
     pub consented: bool,
     pub guideline_seen: bool,
     pub finished: bool,
@@ -273,13 +354,20 @@ pub struct AnnotatorState {
 
 pub async fn annotator_state(db: &Db, annotator: AnnotatorId) -> StoreResult<AnnotatorState> {
     let r = sqlx::query(
-        "SELECT code, consented_at, guideline_seen_at, finished_at FROM annotators WHERE id = $1",
+        "SELECT code, user_id, resume_code, consented_at, guideline_seen_at, finished_at FROM annotators WHERE id = $1",
     )
     .bind(annotator)
     .fetch_one(&db.pool)
     .await?;
+    let account: Option<i64> = r.try_get("user_id")?;
+    let mut resume_code: Option<String> = r.try_get("resume_code")?;
+    if resume_code.is_none() && account.is_none() {
+        // participants who joined before resume codes existed get one on their next visit
+        resume_code = Some(give_resume_code(db, annotator).await?);
+    }
     Ok(AnnotatorState {
         code: r.try_get("code")?,
+        resume_code,
         consented: r.try_get::<Option<i64>, _>("consented_at")?.is_some(),
         guideline_seen: r.try_get::<Option<i64>, _>("guideline_seen_at")?.is_some(),
         finished: r.try_get::<Option<i64>, _>("finished_at")?.is_some(),

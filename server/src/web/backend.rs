@@ -317,6 +317,23 @@ impl Backend for DomainBackend {
             .map_err(map)
     }
 
+    #[tracing::instrument(skip(self, code))]
+    async fn resume(
+        &self,
+        code: &str,
+        client: Option<IpAddr>,
+    ) -> Result<Option<(AnnotatorId, StudyId)>, BackendError> {
+        // guessing codes is throttled like guessing passwords: per client address, and per
+        // code (as per account name)
+        let normal = store::participation::normalise_resume_code(code);
+        self.throttle
+            .attempt(client, &format!("\u{0}resume:{normal}"))
+            .map_err(BackendError::TooMany)?;
+        store::participation::by_resume_code(&self.db, code)
+            .await
+            .map_err(map)
+    }
+
     async fn annotator_in(
         &self,
         study: StudyId,

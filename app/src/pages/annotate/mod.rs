@@ -12,12 +12,32 @@ use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 pub use diff::DiffTable;
 
 use crate::annotate_api::{
-    get_annotate_state, invite_status, FinishStudy, GiveConsent, JoinStudy, StartRating, SubmitVote,
+    get_annotate_state, invite_status, FinishStudy, GiveConsent, JoinStudy, ResumeParticipant,
+    StartRating, SubmitVote,
 };
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::{AnnotateState, AnnotateStep, InviteStatus, ItemId, StudyId};
 use rate::Rate;
 use steps::{Consent, GuidelineStep, Review, Thanks};
+
+/// `/resume`: continue as the same participant on another device, with the resume code the
+/// survey shows.
+#[component]
+pub fn ResumePage() -> impl IntoView {
+    let resume = ServerAction::<ResumeParticipant>::new();
+    view! {
+        <section class="card narrow">
+            <h1>"Continue where you left off"</h1>
+            <p>"Enter the resume code the survey showed you (two groups of five letters and digits) to continue as the same participant on this device."</p>
+            <ActionForm action=resume attr:id="resume-form">
+                <label for="resume-input">"Resume code"</label>
+                <input type="text" name="code" id="resume-input" required autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="20" placeholder="K3M9Q-X2P7A" />
+                <button type="submit" id="resume-submit">"Continue"</button>
+            </ActionForm>
+            {move || resume.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+        </section>
+    }
+}
 
 /// `/join/:token`: the invite landing page.
 #[component]
@@ -53,6 +73,7 @@ pub fn JoinPage() -> impl IntoView {
                                 <input type="hidden" name="pid" prop:value=pid />
                                 <button type="submit" id="join">{if continuing { "Continue" } else { "Take part" }}</button>
                             </ActionForm>
+                            <p class="muted">"Started on another device? " <a href="/resume" id="resume-link">"Continue with your resume code"</a>"."</p>
                         }.into_any(),
                         Ok(InviteStatus::UsedUp) => view! {
                             <p class="error" id="invite-invalid">"This invite link has been used up: every place it offered is taken. Ask the study's organisers for a new link."</p>
@@ -148,6 +169,11 @@ fn Survey(
             <div>
                 <b id="study-title">{s.study_name.clone()}</b>
                 <span class="muted">" · participant " {s.code.clone()}</span>
+                {s.resume_code.clone().map(|c| view! {
+                    <div class="resume muted" title="To continue on another device, open /resume there and enter this code">
+                        "Resume code " <code id="resume-code">{c}</code> " · continue on another device at " <a href="/resume">"/resume"</a>
+                    </div>
+                })}
             </div>
             <div class="progress">
                 <span id="progress">{s.done} " / " {s.total}</span>

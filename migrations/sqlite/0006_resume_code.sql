@@ -1,0 +1,3 @@
+-- A participant's resume code: continues the same participant on another device.
+ALTER TABLE annotators ADD COLUMN resume_code TEXT;
+CREATE UNIQUE INDEX annotators_by_resume_code ON annotators (resume_code);
