@@ -112,6 +112,38 @@ pub async fn add_user(
         .map_err(internal)
 }
 
+/// Changes an account's role (admins only); the account's sessions end.
+#[server(endpoint = "users/role")]
+pub async fn set_user_role(username: String, role: String) -> Result<(), ServerFnError> {
+    let actor = require(Role::ADMINS).await?;
+    let role =
+        Role::parse(&role).ok_or_else(|| ServerFnError::new(format!("unknown role {role}")))?;
+    backend()?
+        .set_role(&actor, username.trim(), role)
+        .await
+        .map_err(internal)
+}
+
+/// Sets an account's password (admins only); the account's sessions end.
+#[server(endpoint = "users/password")]
+pub async fn reset_user_password(username: String, password: String) -> Result<(), ServerFnError> {
+    let actor = require(Role::ADMINS).await?;
+    backend()?
+        .reset_password(&actor, username.trim(), &password)
+        .await
+        .map_err(internal)
+}
+
+/// Disables (`disabled` = true) or enables an account (admins only).
+#[server(endpoint = "users/disable")]
+pub async fn set_user_disabled(username: String, disabled: bool) -> Result<(), ServerFnError> {
+    let actor = require(Role::ADMINS).await?;
+    backend()?
+        .set_disabled(&actor, username.trim(), disabled)
+        .await
+        .map_err(internal)
+}
+
 /// The studies (admins and researchers).
 #[server(endpoint = "studies/list")]
 pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {

@@ -91,6 +91,22 @@ pub trait Backend: Send + Sync + 'static {
         role: Role,
     ) -> Result<UserId, BackendError>;
     /// The studies `user` may see (admins: all).
+    /// Changes an account's role (its sessions end).
+    async fn set_role(&self, actor: &User, username: &str, role: Role) -> Result<(), BackendError>;
+    /// Sets an account's password (its sessions end).
+    async fn reset_password(
+        &self,
+        actor: &User,
+        username: &str,
+        password: &str,
+    ) -> Result<(), BackendError>;
+    /// Disables or enables an account (disabling ends its sessions).
+    async fn set_disabled(
+        &self,
+        actor: &User,
+        username: &str,
+        disabled: bool,
+    ) -> Result<(), BackendError>;
     async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError>;
     /// The studies in which this account is an annotator: (id, name).
     async fn my_studies(&self, user: &User) -> Result<Vec<(StudyId, String)>, BackendError>;
@@ -240,6 +256,13 @@ pub trait Backend: Send + Sync + 'static {
         model: &str,
         log10: bool,
     ) -> Result<JobId, BackendError>;
+    /// Closes an invite link of the study.
+    async fn close_invite(
+        &self,
+        actor: &User,
+        study: StudyId,
+        invite: i64,
+    ) -> Result<(), BackendError>;
     /// The reviewer's next patch of the study (held for them), if any is left. A reviewer is
     /// named by [`crate::auth::require_reviewer`].
     async fn review_next(

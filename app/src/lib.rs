@@ -20,7 +20,7 @@ pub mod text;
 pub mod timing;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
@@ -28,8 +28,15 @@ use crate::components::layout::Layout;
 use crate::pages::annotate::{AnnotatePage, JoinPage, ResumePage};
 use crate::pages::{home::HomePage, login::LoginPage, not_found::NotFound, review, studies, users};
 
+/// The stylesheet's address (its content-hashed name), which the server provides as context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StylesheetHref(pub String);
+
 /// The HTML document around the app (rendered on the server only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let css = use_context::<StylesheetHref>()
+        .map(|s| s.0)
+        .unwrap_or_else(|| "/pkg/natstudy.css".to_owned());
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -37,6 +44,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                <link rel="stylesheet" id="natstudy" href=css />
                 <HydrationScripts options />
                 <MetaTags />
             </head>
@@ -52,7 +60,6 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     view! {
-        <Stylesheet id="natstudy" href="/pkg/natstudy.css" />
         <Title text="natstudy" />
         <Router>
             <Layout>

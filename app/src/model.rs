@@ -179,6 +179,8 @@ pub enum InviteStatus {
     },
     /// Every place the link offered is taken.
     UsedUp,
+    /// The study's organisers closed the link.
+    Closed,
     /// No such link.
     Unknown,
 }
@@ -268,10 +270,25 @@ pub struct BatchRow {
     pub annotators: i64,
 }
 
+/// An invite link of a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InviteRow {
+    pub id: i64,
+    /// `/join/TOKEN` (the page makes it a full address).
+    pub path: String,
+    /// The batch it joins; `None` for a review-only invite.
+    pub batch: Option<String>,
+    pub cap: i64,
+    pub used: i64,
+    pub closed: bool,
+}
+
 /// The live state of a study for admins and researchers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Monitor {
     pub k: i64,
+    /// The study's invite links, newest first.
+    pub invites: Vec<InviteRow>,
     /// `items_with[n]`: how many items have n completed ratings (n = 0..=k).
     pub items_with: Vec<i64>,
     pub annotators: Vec<AnnotatorRow>,

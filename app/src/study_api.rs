@@ -251,3 +251,13 @@ pub async fn retry_job(study: StudyId, job: JobId) -> Result<JobId, ServerFnErro
         .await
         .map_err(internal)
 }
+
+/// Closes an invite link of the study: it admits no one new (admins).
+#[server(endpoint = "studies/invite/close")]
+pub async fn close_invite(study: StudyId, invite: i64) -> Result<(), ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    backend()?
+        .close_invite(&actor, study, invite)
+        .await
+        .map_err(internal)
+}

@@ -146,6 +146,11 @@ impl TestApp {
         })
     }
 
+    /// The built site the server serves (the default one).
+    pub fn site_root(&self) -> std::path::PathBuf {
+        natstudy::web::default_site_root()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }

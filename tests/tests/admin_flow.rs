@@ -15,6 +15,30 @@ fn reference() -> PathBuf {
     natstudy_tests::reference_dir().join("study-small")
 }
 
+/// The first invite link's full address, as its field holds it once the page is interactive.
+async fn invite_url(b: &Browser) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let v = b
+            .client
+            .execute(
+                "const i = document.querySelector('#invites .invite-url'); return i ? i.value : ''",
+                vec![],
+            )
+            .await
+            .expect("js");
+        let v = v.as_str().unwrap_or("").to_owned();
+        if v.starts_with("http") {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no invite address: {v:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
 async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
@@ -131,9 +155,16 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .click()
         .await
         .expect("click");
-    b.wait_contains("#invite-link", "/join/").await;
-    let link = b.text_of("#invite-link").await;
-    let token = link.trim().trim_start_matches("/join/").to_owned();
+    // the invite is listed with its full address (to copy), what it joins and its uses
+    b.wait_contains("#invites", "wave-1").await;
+    b.wait_contains("#invites", "0 / 10").await;
+    let link = invite_url(&b).await;
+    let prefix = app.url("/join/");
+    assert!(
+        link.starts_with(&prefix),
+        "a full, copyable address: {link}"
+    );
+    let token = link[prefix.len()..].to_owned();
     b.wait_contains("#monitor-votes", "0").await;
     // no kappa yet, and the page says why
     b.wait_contains("#live-kappa", "—").await;
@@ -204,6 +235,18 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     b.wait_contains("#monitor-votes", "1").await;
     b.wait_contains("#annotators", "S1").await;
     b.wait_contains("#items-with-1", "1").await;
+    b.wait_contains("#invites", "1 / 10").await;
+    // the admin closes the link: no one new joins through it
+    b.click("#invites .close-invite").await.expect("close");
+    b.wait_contains("#invites", "closed").await;
+    let late = app
+        .client()
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    assert_eq!(late.status(), reqwest::StatusCode::FORBIDDEN);
 
     // the results page analyses the votes so far, with charts
     b.client

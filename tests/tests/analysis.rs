@@ -129,7 +129,7 @@ async fn reference_study(store: Store) {
             "rnc_by_category_ngram.svg",
             vec![
                 "natural (n=141)",
-                "likely_natural (n=59)",
+                "likely natural (n=59)",
                 "unnatural (n=50)",
             ],
         ),

@@ -1073,3 +1073,167 @@ async fn a_resume_code_continues_the_participant_elsewhere() {
     assert!(throttled, "guessing resume codes is throttled");
     guard.drop_now(app.db.clone()).await;
 }
+
+/// The built site under content-hashed names, cached for a year and precompressed; pages are
+/// never stored; unhashed names must be revalidated.
+#[tokio::test]
+async fn assets_are_hashed_cached_and_compressed_and_pages_are_not_stored() {
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let c = app.client();
+    let page = c.get(app.url("/login")).send().await.expect("page");
+    assert_eq!(
+        page.headers()[reqwest::header::CACHE_CONTROL],
+        "no-store",
+        "pages are not cached"
+    );
+    let html = page.text().await.expect("html");
+    let href = |marker: &str, ext: &str| {
+        let at = html
+            .find(marker)
+            .unwrap_or_else(|| panic!("{marker} in the page"));
+        let rest = &html[at + marker.len()..];
+        let end = rest.find(ext).expect("extension") + ext.len();
+        rest[..end].to_owned()
+    };
+    let css = href("href=\"/pkg/natstudy.", ".css");
+    let js = href("rel=\"modulepreload\" href=\"/pkg/natstudy.", ".js");
+    let wasm = href("href=\"/pkg/natstudy.", "_bg.wasm");
+    for name in [&css, &js, &wasm] {
+        let hash = name.split(['.', '_']).next().expect("hash");
+        assert_eq!(hash.len(), 16, "a content hash in {name}");
+        let url = app.url(&format!("/pkg/natstudy.{name}"));
+        for (accept, want) in [("br, gzip", "br"), ("gzip", "gzip")] {
+            let r = c
+                .get(&url)
+                .header(reqwest::header::ACCEPT_ENCODING, accept)
+                .send()
+                .await
+                .expect("asset");
+            assert_eq!(r.status(), StatusCode::OK, "{url}");
+            assert_eq!(
+                r.headers()[reqwest::header::CACHE_CONTROL],
+                "public, max-age=31536000, immutable",
+                "{url}"
+            );
+            let encoding = r
+                .headers()
+                .get(reqwest::header::CONTENT_ENCODING)
+                .map(|v| v.to_str().unwrap_or("").to_owned());
+            // brotli only where the build machine had the tool; gzip always
+            if want == "gzip" || app.site_root().join("pkg/natstudy_bg.wasm.br").is_file() {
+                assert_eq!(encoding.as_deref(), Some(want), "{url} for {accept}");
+            }
+        }
+    }
+    let plain = c
+        .get(app.url("/pkg/natstudy.js"))
+        .send()
+        .await
+        .expect("plain");
+    assert_eq!(plain.headers()[reqwest::header::CACHE_CONTROL], "no-cache");
+    let missing = c
+        .get(app.url("/pkg/..%2Fsecret"))
+        .send()
+        .await
+        .expect("missing");
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    guard.drop_now(app.db.clone()).await;
+}
+
+/// Admins change roles, set passwords and disable accounts in the page's server functions:
+/// each ends the account's sessions; the last admin stays one; nobody disables themselves;
+/// others are refused.
+#[tokio::test]
+async fn admins_manage_accounts_and_keep_one_admin() {
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let ada = app.signed_in("ada", PW).await.expect("ada");
+    let rita = app.signed_in("rita", PW).await.expect("rita");
+    let post = |c: &reqwest::Client, path: &str, form: Vec<(&'static str, String)>| {
+        let req = c.post(app.url(path)).form(&form);
+        async move { req.send().await.expect("request").status() }
+    };
+    // others may not
+    let s = post(
+        &rita,
+        "/api/users/role",
+        vec![("username", "rita".into()), ("role", "admin".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    // a role change ends the account's sessions
+    let s = post(
+        &ada,
+        "/api/users/role",
+        vec![("username", "rita".into()), ("role", "annotator".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(whoami(&app, &rita).await.is_null(), "rita's session ended");
+    let rita = app.signed_in("rita", PW).await.expect("rita again");
+    assert_eq!(whoami(&app, &rita).await["role"], "annotator");
+    // a new password: the old one no longer signs in
+    let s = post(
+        &ada,
+        "/api/users/password",
+        vec![
+            ("username", "ann".into()),
+            ("password", "a-new-long-password".into()),
+        ],
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(app.signed_in("ann", PW).await.is_err());
+    app.signed_in("ann", "a-new-long-password")
+        .await
+        .expect("new password");
+    let s = post(
+        &ada,
+        "/api/users/password",
+        vec![("username", "ann".into()), ("password", "short".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "too short");
+    // disable and enable
+    let s = post(
+        &ada,
+        "/api/users/disable",
+        vec![("username", "ann".into()), ("disabled", "true".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(app.signed_in("ann", "a-new-long-password").await.is_err());
+    let s = post(
+        &ada,
+        "/api/users/disable",
+        vec![("username", "ann".into()), ("disabled", "false".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    app.signed_in("ann", "a-new-long-password")
+        .await
+        .expect("enabled");
+    // the last admin stays one and enabled; nobody disables themselves
+    let s = post(
+        &ada,
+        "/api/users/role",
+        vec![("username", "ada".into()), ("role", "researcher".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+    let s = post(
+        &ada,
+        "/api/users/disable",
+        vec![("username", "ada".into()), ("disabled", "true".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(whoami(&app, &ada).await["role"], "admin");
+    let s = post(
+        &ada,
+        "/api/users/role",
+        vec![("username", "nobody".into()), ("role", "admin".into())],
+    )
+    .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    guard.drop_now(app.db.clone()).await;
+}

@@ -63,7 +63,7 @@ pub fn Layout(children: Children) -> impl IntoView {
         </header>
         <main class="page">{children()}</main>
         <footer class="footer">
-            <span id="hydrated" data-hydrated=move || hydrated.get().to_string()>
+            <span id="hydrated" class="offscreen" aria-hidden="true" data-hydrated=move || hydrated.get().to_string()>
                 {move || if hydrated.get() { "interactive" } else { "static" }}
             </span>
         </footer>

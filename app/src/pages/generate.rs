@@ -29,10 +29,28 @@ pub fn Generate(study: StudyId) -> impl IntoView {
         };
         async move { add_transformations(study, request, keys).await }
     });
-    // a new preview or an addition starts a fresh selection
+    // what was added leaves the list (until the next preview, which proposes it no more)
+    let (added, set_added) = signal(BTreeSet::<String>::new());
+    let changed = use_context::<crate::pages::studies::StudyChanged>();
     Effect::watch(
-        move || (preview.version().get(), add.version().get()),
-        move |_, _, _| set_selected.set(BTreeSet::new()),
+        move || add.version().get(),
+        move |_, _, _| {
+            if matches!(add.value().get_untracked(), Some(Ok(_))) {
+                set_added.update(|a| a.extend(selected.get_untracked()));
+                if let Some(c) = changed {
+                    c.bump();
+                }
+            }
+            set_selected.set(BTreeSet::new());
+        },
+        false,
+    );
+    Effect::watch(
+        move || preview.version().get(),
+        move |_, _, _| {
+            set_selected.set(BTreeSet::new());
+            set_added.set(BTreeSet::new());
+        },
         false,
     );
     let list = move || preview.value().get();
@@ -75,6 +93,9 @@ pub fn Generate(study: StudyId) -> impl IntoView {
             {move || list().map(|r| match r {
                 Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 Ok(items) => {
+                    let items: Vec<GeneratedPreview> = added.with(|a| {
+                        items.into_iter().filter(|p| !a.contains(&p.key)).collect()
+                    });
                     let all_keys: Vec<String> = items.iter().map(|p| p.key.clone()).collect();
                     let n = items.len();
                     view! {

@@ -70,6 +70,17 @@ pub fn StudiesPage() -> impl IntoView {
     }
 }
 
+/// Moves on when the study's items change on this page (an import, generated items added), so
+/// the study's summary (the header tiles) reloads.
+#[derive(Debug, Clone, Copy)]
+pub struct StudyChanged(RwSignal<u32>);
+
+impl StudyChanged {
+    pub fn bump(self) {
+        self.0.update(|n| *n += 1);
+    }
+}
+
 #[component]
 pub fn StudyPage() -> impl IntoView {
     let params = use_params_map();
@@ -80,7 +91,9 @@ pub fn StudyPage() -> impl IntoView {
                 .unwrap_or(StudyId(0))
         })
     };
-    let detail = Resource::new(id, get_study);
+    let changed = StudyChanged(RwSignal::new(0));
+    provide_context(changed);
+    let detail = Resource::new(move || (id(), changed.0.get()), |(s, _)| get_study(s));
     view! {
         <Suspense fallback=Loading>
             {move || Suspend::new(async move {

@@ -7,8 +7,8 @@ use crate::components::status::{ErrorBox, Loading};
 use crate::model::StudyId;
 use crate::model::{Monitor, StudySettingsForm};
 use crate::study_api::{
-    get_monitor, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator, ReleaseAnnotator,
-    SaveSettings,
+    get_monitor, CloseInvite, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator,
+    ReleaseAnnotator, SaveSettings,
 };
 
 fn ago(ms: Option<i64>) -> String {
@@ -55,6 +55,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
     let upload = ServerAction::<ImportUpload>::new();
     let batch = ServerAction::<CreateBatch>::new();
     let invite = ServerAction::<CreateInvite>::new();
+    let close = ServerAction::<CloseInvite>::new();
     let release = ServerAction::<ReleaseAnnotator>::new();
     let moved = ServerAction::<MoveAnnotator>::new();
     let (tick, set_tick) = signal(0u32);
@@ -79,6 +80,8 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                 batch.version().get(),
                 release.version().get(),
                 moved.version().get(),
+                invite.version().get(),
+                close.version().get(),
             )
         },
         move |_| get_monitor(study),
@@ -88,7 +91,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
             {move || Suspend::new(async move {
                 let admin = is_admin().await;
                 match monitor.await {
-                    Ok(m) => view! { <MonitorView study m admin release moved invite /> }.into_any(),
+                    Ok(m) => view! { <MonitorView study m admin release moved invite close /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
@@ -103,20 +106,24 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                 <h2>"Build a batch"</h2>
                 <ActionForm action=batch attr:id="batch-form" attr:class="row">
                     <input type="hidden" name="study" value=study.get() />
-                    <input type="text" name="name" placeholder="batch name" required />
-                    <select name="strategy">
-                        <option value="dynamic_queue">"dynamic queue (leases)"</option>
-                        <option value="fixed_groups">"fixed groups of k"</option>
-                    </select>
-                    <select name="level">
-                        <option value="">"all levels"</option>
-                        <option value="naming">"naming"</option>
-                        <option value="expression">"expression"</option>
-                        <option value="statement">"statement"</option>
-                    </select>
-                    <input type="number" name="sample" placeholder="sample size (all)" min="1" />
-                    <input type="number" name="pool" placeholder="participants S1..Sn" min="0" />
-                    <input type="number" name="seed" placeholder="seed" value="1" />
+                    <label>"Name" <input type="text" name="name" placeholder="e.g. wave-1" required /></label>
+                    <label>"Assignment"
+                        <select name="strategy">
+                            <option value="dynamic_queue">"dynamic queue (leases)"</option>
+                            <option value="fixed_groups">"fixed groups of k"</option>
+                        </select>
+                    </label>
+                    <label>"Level"
+                        <select name="level">
+                            <option value="">"all levels"</option>
+                            <option value="naming">"naming"</option>
+                            <option value="expression">"expression"</option>
+                            <option value="statement">"statement"</option>
+                        </select>
+                    </label>
+                    <label>"Sample size" <input type="number" name="sample" placeholder="all items" min="1" /></label>
+                    <label>"Participants to create" <input type="number" name="pool" placeholder="0 (join by invite)" min="0" /></label>
+                    <label>"Random seed" <input type="number" name="seed" value="1" /></label>
                     <button type="submit" id="batch-submit">"Build"</button>
                 </ActionForm>
                 {move || batch.value().get().map(|r| match r {
@@ -142,7 +149,9 @@ fn MonitorView(
     release: ServerAction<ReleaseAnnotator>,
     moved: ServerAction<MoveAnnotator>,
     invite: ServerAction<CreateInvite>,
+    close: ServerAction<CloseInvite>,
 ) -> impl IntoView {
+    let invites = m.invites.clone();
     let max = m.items_with.iter().copied().max().unwrap_or(1).max(1);
     let total_votes: i64 = m
         .items_with
@@ -199,7 +208,8 @@ fn MonitorView(
                                     <td class="num">{a.median_time.map(|t| format!("{t:.1}")).unwrap_or_default()}</td>
                                     <td class="num">{if a.gold_seen > 0 { format!("{}/{}", a.gold_correct, a.gold_seen) } else { String::new() }}</td>
                                     <td>{if a.finished { "finished" } else { "active" }}</td>
-                                    {admin.then(|| view! {
+                                    {(admin && a.finished).then(|| view! { <td class="muted">"nothing left to hand on"</td> })}
+                                    {(admin && !a.finished).then(|| view! {
                                         <td class="row">
                                             <ActionForm action=release attr:class="inline">
                                                 <input type="hidden" name="study" value=study.get() />
@@ -209,7 +219,7 @@ fn MonitorView(
                                             <ActionForm action=moved attr:class="inline">
                                                 <input type="hidden" name="study" value=study.get() />
                                                 <input type="hidden" name="annotator" value=id.get() />
-                                                <input type="text" name="to" placeholder="to code" size="5" required />
+                                                <label>"to" <input type="text" name="to" placeholder="S2" size="5" required /></label>
                                                 <button type="submit" class="secondary">"Move"</button>
                                             </ActionForm>
                                         </td>
@@ -242,7 +252,7 @@ fn MonitorView(
                                         <ActionForm action=invite attr:class="inline">
                                             <input type="hidden" name="study" value=study.get() />
                                             <input type="hidden" name="batch" value=b.id.get() />
-                                            <input type="number" name="cap" value="10" min="1" size="4" />
+                                            <label>"Places" <input type="number" name="cap" value="10" min="1" size="4" /></label>
                                             <button type="submit" class="secondary">"New invite link"</button>
                                         </ActionForm>
                                     </td>
@@ -252,10 +262,8 @@ fn MonitorView(
                         .collect_view()}
                 </tbody>
             </table>
-            {move || invite.value().get().map(|r| match r {
-                Ok(path) => view! { <p class="ok">"Invite link: " <code id="invite-link">{path}</code></p> }.into_any(),
-                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
-            })}
+            {move || invite.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            <InviteList study invites admin close />
         </section>
     }
 }
@@ -296,6 +304,18 @@ fn SettingsForm(
 /// everything before writing anything.
 #[component]
 fn Upload(study: StudyId, upload: ServerAction<ImportUpload>) -> impl IntoView {
+    // an import changes the study's counts: the page's summary reloads
+    if let Some(changed) = use_context::<crate::pages::studies::StudyChanged>() {
+        Effect::watch(
+            move || upload.version().get(),
+            move |_, _, _| {
+                if matches!(upload.value().get_untracked(), Some(Ok(_))) {
+                    changed.bump();
+                }
+            },
+            false,
+        );
+    }
     let (kind, set_kind) = signal("items".to_string());
     let files_ref = NodeRef::<leptos::html::Input>::new();
     let (reading, set_reading) = signal(false);
@@ -355,4 +375,75 @@ fn Upload(study: StudyId, upload: ServerAction<ImportUpload>) -> impl IntoView {
             <p class="muted">"Every import is checked before anything is written; a file imported twice changes nothing."</p>
         </section>
     }
+}
+
+/// Selects a field's whole text when it gets focus (ready to copy).
+fn select_all(e: leptos::ev::FocusEvent) {
+    event_target::<leptos::web_sys::HtmlInputElement>(&e).select();
+}
+
+/// Puts `text` on the clipboard (in the browser; the field beside it can be copied by hand).
+fn copy_text(text: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        let _ = window().navigator().clipboard().write_text(text);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = text;
+}
+
+/// The study's invite links: the full address to copy, what it joins, uses of its cap, and
+/// (admins) a way to close it.
+#[component]
+fn InviteList(
+    study: StudyId,
+    invites: Vec<crate::model::InviteRow>,
+    admin: bool,
+    close: ServerAction<CloseInvite>,
+) -> impl IntoView {
+    // the page's own address, known in the browser (the server renders the path)
+    let origin = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        if let Ok(o) = window().location().origin() {
+            origin.set(o);
+        }
+    });
+    if invites.is_empty() {
+        return view! { <p class="muted" id="no-invites">"No invite links yet: make one for a batch above."</p> }.into_any();
+    }
+    view! {
+        <h3>"Invite links"</h3>
+        <table class="grid" id="invites">
+            <thead><tr><th>"Link"</th><th>"Joins"</th><th class="num">"Used"</th><th>"State"</th></tr></thead>
+            <tbody>
+                {invites.into_iter().map(|i| {
+                    let path = i.path.clone();
+                    let url = move || format!("{}{}", origin.get(), path);
+                    let copy_url = url.clone();
+                    let state = if i.closed { "closed" } else if i.used >= i.cap { "used up" } else { "open" };
+                    view! {
+                        <tr class="invite">
+                            <td>
+                                <input type="text" readonly class="invite-url" prop:value=url.clone() aria-label="Invite link" on:focus=select_all />
+                                <button type="button" class="secondary copy" on:click=move |_| copy_text(&copy_url())>"Copy"</button>
+                            </td>
+                            <td>{i.batch.clone().unwrap_or_else(|| "patch review".to_owned())}</td>
+                            <td class="num">{format!("{} / {}", i.used, i.cap)}</td>
+                            <td>
+                                {state}
+                                {(admin && !i.closed).then(|| view! {
+                                    <ActionForm action=close attr:class="inline">
+                                        <input type="hidden" name="study" value=study.get() />
+                                        <input type="hidden" name="invite" value=i.id />
+                                        <button type="submit" class="secondary close-invite">"Close"</button>
+                                    </ActionForm>
+                                })}
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any()
 }

@@ -19,16 +19,46 @@ fn err(chart: &str) -> impl Fn(String) -> PlotError + '_ {
     }
 }
 
+/// Okabe & Ito's colour-blind-safe palette: blue and sky blue for the natural side, orange and
+/// vermillion for the unnatural side (told apart under every common colour-vision deficiency).
 const CATEGORY_COLOURS: [RGBColor; 4] = [
-    RGBColor(46, 125, 50),  // natural
-    RGBColor(139, 195, 74), // likely natural
-    RGBColor(255, 167, 38), // likely unnatural
-    RGBColor(198, 40, 40),  // unnatural
+    RGBColor(0, 114, 178),  // natural: blue
+    RGBColor(86, 180, 233), // likely natural: sky blue
+    RGBColor(230, 159, 0),  // likely unnatural: orange
+    RGBColor(213, 94, 0),   // unnatural: vermillion
 ];
+/// Text sizes readable in the page and in a paper's figure (the PNG is drawn at twice the size).
+const TITLE_FONT: (&str, u32) = ("sans-serif", 22);
+const LABEL_FONT: (&str, u32) = ("sans-serif", 15);
+const AXIS_TITLE_FONT: (&str, u32) = ("sans-serif", 16);
+
+/// A category as people read it ("likely natural").
+fn words(c: Category) -> String {
+    c.as_str().replace('_', " ")
+}
+
+/// A count axis: its top (a multiple of a round step above `max`) and how many labels, so every
+/// tick is a whole number.
+fn count_axis(max: f64) -> (f64, usize) {
+    let want = (max * 1.05).max(1.0);
+    let mut step = 1.0;
+    let mut i = 0;
+    while (want / step).ceil() > 10.0 {
+        step *= [2.0, 2.5, 2.0][i % 3];
+        i += 1;
+    }
+    let steps = (want / step).ceil();
+    (steps * step, steps as usize + 1)
+}
 const SIZE: (u32, u32) = (720, 400);
 
 /// Stacked bars: one bar per group, stacked by naturalness category (natural first).
-pub fn stacked_categories(title: &str, groups: &[(String, [f64; 4])]) -> Result<String, PlotError> {
+pub fn stacked_categories(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    groups: &[(String, [f64; 4])],
+) -> Result<String, PlotError> {
     let e = err(title);
     let mut svg = String::new();
     {
@@ -40,17 +70,25 @@ pub fn stacked_categories(title: &str, groups: &[(String, [f64; 4])]) -> Result<
             .fold(0.0, f64::max)
             .max(1.0);
         let n = groups.len().max(1);
+        let (top, ticks) = count_axis(max);
+        // `0..n - 1` holds n segments (a range's end is a segment of its own)
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
+            .caption(title, TITLE_FONT)
             .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d((0..n).into_segmented(), 0f64..max * 1.1)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d((0..n - 1).into_segmented(), 0f64..top)
             .map_err(|x| e(x.to_string()))?;
         let labels: Vec<String> = groups.iter().map(|(g, _)| g.clone()).collect();
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .y_labels(ticks)
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style(LABEL_FONT)
+            .axis_desc_style(AXIS_TITLE_FONT)
             .x_label_formatter(&|x| match x {
                 SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
                 _ => String::new(),
@@ -78,7 +116,7 @@ pub fn stacked_categories(title: &str, groups: &[(String, [f64; 4])]) -> Result<
             chart
                 .draw_series(rects)
                 .map_err(|x| e(x.to_string()))?
-                .label(cat.as_str())
+                .label(words(*cat))
                 .legend(move |(x, y)| {
                     Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled())
                 });
@@ -87,6 +125,7 @@ pub fn stacked_categories(title: &str, groups: &[(String, [f64; 4])]) -> Result<
             .configure_series_labels()
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
+            .label_font(LABEL_FONT)
             .draw()
             .map_err(|x| e(x.to_string()))?;
         root.present().map_err(|x| e(x.to_string()))?;
@@ -120,12 +159,12 @@ pub fn box_plots(
         root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
         let n = groups.len().max(1);
         let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
+            .caption(title, TITLE_FONT)
             .margin(10)
             .x_label_area_size(40)
-            .y_label_area_size(60)
+            .y_label_area_size(64)
             .build_cartesian_2d(
-                (0..n).into_segmented(),
+                (0..n - 1).into_segmented(),
                 (lo - pad) as f32..(hi + pad) as f32,
             )
             .map_err(|x| e(x.to_string()))?;
@@ -137,6 +176,8 @@ pub fn box_plots(
             .configure_mesh()
             .disable_x_mesh()
             .y_desc(y_label)
+            .label_style(LABEL_FONT)
+            .axis_desc_style(AXIS_TITLE_FONT)
             .x_label_formatter(&|x| match x {
                 SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
                 _ => String::new(),
@@ -147,7 +188,7 @@ pub fn box_plots(
             .draw_series(groups.iter().enumerate().map(|(i, (_, v))| {
                 Boxplot::new_vertical(SegmentValue::CenterOf(i), &Quartiles::new(v))
                     .width(30)
-                    .style(BLUE)
+                    .style(CATEGORY_COLOURS[0])
             }))
             .map_err(|x| e(x.to_string()))?;
         root.present().map_err(|x| e(x.to_string()))?;
@@ -173,6 +214,8 @@ pub fn roc_curves(title: &str, curves: &[(String, Vec<(f64, f64)>)]) -> Result<S
             .configure_mesh()
             .x_desc("false-positive rate")
             .y_desc("true-positive rate")
+            .label_style(LABEL_FONT)
+            .axis_desc_style(AXIS_TITLE_FONT)
             .draw()
             .map_err(|x| e(x.to_string()))?;
         chart
@@ -223,7 +266,7 @@ pub fn report_charts(
     if !levels.is_empty() {
         out.push((
             "naturalness_by_level.svg".to_owned(),
-            stacked_categories("Naturalness by level", &levels)?,
+            stacked_categories("Naturalness by level", "level", "items", &levels)?,
         ));
     }
     if let Some(t) = &report.time {
@@ -242,7 +285,7 @@ pub fn report_charts(
             .collect();
         out.push((
             "time_by_level.svg".to_owned(),
-            box_plots("Time on item by level", "seconds", &groups)?,
+            box_plots("Time on item by level", "time on item (seconds)", &groups)?,
         ));
     }
     if !report.robustness.is_empty() {
@@ -270,7 +313,12 @@ pub fn report_charts(
             .collect();
         out.push((
             "robustness.svg".to_owned(),
-            stacked_categories("Prediction changes by naturalness", &tools)?,
+            stacked_categories(
+                "Prediction changes by naturalness",
+                "repair tool",
+                "prediction changes (transformations)",
+                &tools,
+            )?,
         ));
     }
     let mut rocs = Vec::new();
@@ -279,7 +327,7 @@ pub fn report_charts(
             .iter()
             .map(|c| {
                 (
-                    c.as_str().to_owned(),
+                    words(*c),
                     m.ranking
                         .iter()
                         .filter(|r| r.category == Some(*c))
@@ -290,7 +338,11 @@ pub fn report_charts(
             .collect();
         out.push((
             format!("rnc_by_category_{model}.svg"),
-            box_plots(&format!("RNC by category ({model})"), "RNC (%)", &groups)?,
+            box_plots(
+                &format!("RNC by category ({model})"),
+                "relative naturalness change, RNC (%)",
+                &groups,
+            )?,
         ));
         if let Some(roc) = &m.roc_rnc {
             rocs.push((
@@ -367,6 +419,8 @@ mod tests {
     fn stacked_bars_have_one_rect_per_group_and_category_and_a_legend() {
         let svg = stacked_categories(
             "T",
+            "level",
+            "items",
             &[
                 ("naming".into(), [3.0, 1.0, 1.0, 2.0]),
                 ("statement".into(), [1.0, 0.0, 2.0, 5.0]),
@@ -381,22 +435,50 @@ mod tests {
             .collect();
         for label in [
             "natural",
-            "likely_natural",
-            "likely_unnatural",
+            "likely natural",
+            "likely unnatural",
             "unnatural",
             "naming",
             "statement",
+            "level",
+            "items",
         ] {
             assert!(
                 texts.iter().any(|t| t == label),
                 "missing {label} in {texts:?}"
             );
         }
-        let filled = doc
+        let unnatural: Vec<roxmltree::Node<'_, '_>> = doc
             .descendants()
-            .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some("#C62828"))
-            .count();
-        assert_eq!(filled, 2 + 1, "two unnatural bars and a legend swatch");
+            .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some("#D55E00"))
+            .collect();
+        assert_eq!(
+            unnatural.len(),
+            2 + 1,
+            "two unnatural bars and a legend swatch"
+        );
+        // counts are whole numbers on the axis (the tallest bar is 8)
+        assert!(texts.iter().any(|t| t == "8") || texts.iter().any(|t| t == "9"));
+        assert!(!texts.iter().any(|t| t.contains('.')), "{texts:?}");
+        // no empty slot after the last group: its bar ends near the right edge
+        let right = |n: &roxmltree::Node<'_, '_>| {
+            let x: f64 = n.attribute("x").and_then(|v| v.parse().ok()).unwrap_or(0.0);
+            let w: f64 = n
+                .attribute("width")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0);
+            x + w
+        };
+        let bars = unnatural.iter().filter(|n| {
+            n.attribute("height")
+                .and_then(|h| h.parse::<f64>().ok())
+                .is_some_and(|h| h > 12.0)
+        });
+        let last = bars.map(right).fold(0.0, f64::max);
+        assert!(
+            last > 0.85 * f64::from(SIZE.0),
+            "the last bar ends at {last}"
+        );
     }
 
     #[test]
@@ -438,6 +520,8 @@ mod tests {
     fn charts_rasterise_to_png_with_text() {
         let svg = stacked_categories(
             "Naturalness by level",
+            "level",
+            "items",
             &[
                 ("naming".into(), [3.0, 1.0, 1.0, 0.0]),
                 ("statement".into(), [1.0, 0.0, 2.0, 2.0]),

@@ -62,13 +62,55 @@ pub async fn set_password(
     Ok(())
 }
 
-/// Disables (or enables) an account; disabling ends its sessions.
+/// Refuses a change that would leave no enabled admin (nobody could manage accounts any more).
+async fn keep_an_admin(db: &Db, username: &str) -> ServiceResult<()> {
+    let (admins, is_admin) = store::users::enabled_admins(db, username).await?;
+    if is_admin && admins <= 1 {
+        return Err(ServiceError::Invalid(format!(
+            "{username} is the last enabled admin: make another admin first"
+        )));
+    }
+    Ok(())
+}
+
+/// Changes an account's role; its sessions end. The last enabled admin stays an admin.
+pub async fn set_role(
+    db: &Db,
+    actor: Option<&User>,
+    username: &str,
+    role: Role,
+) -> ServiceResult<()> {
+    if role != Role::Admin {
+        keep_an_admin(db, username).await?;
+    }
+    store::users::set_role(db, username, role.as_str()).await?;
+    store::audit::record(
+        &db.pool,
+        actor.map(|a| a.id),
+        None,
+        "user.role",
+        &format!("{username} ({role})"),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Disables (or enables) an account; disabling ends its sessions. Nobody disables their own
+/// account or the last enabled admin.
 pub async fn set_disabled(
     db: &Db,
     actor: Option<&User>,
     username: &str,
     disabled: bool,
 ) -> ServiceResult<()> {
+    if disabled {
+        if actor.is_some_and(|a| a.username == username) {
+            return Err(ServiceError::Invalid(
+                "you cannot disable your own account".into(),
+            ));
+        }
+        keep_an_admin(db, username).await?;
+    }
     store::users::set_disabled(db, username, disabled).await?;
     let action = if disabled {
         "user.disable"

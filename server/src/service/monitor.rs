@@ -18,6 +18,18 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
     let votes = store::monitor::votes(db, study).await?;
     let annotators = store::monitor::annotators(db, study).await?;
     let batches = store::monitor::batches(db, study).await?;
+    let invites = store::monitor::invites(db, study)
+        .await?
+        .into_iter()
+        .map(|i| app::model::InviteRow {
+            id: i.id,
+            path: format!("/join/{}", i.token),
+            batch: i.batch,
+            cap: i.cap,
+            used: i.used,
+            closed: i.closed,
+        })
+        .collect();
     let figures = Figures::of(&votes, k);
     let mut items_with = vec![0i64; k.max(0) as usize + 1];
     for (_, n) in &counts {
@@ -52,6 +64,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
         })
         .collect();
     Ok(Monitor {
+        invites,
         k,
         items_with,
         annotators,

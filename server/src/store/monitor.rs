@@ -186,3 +186,72 @@ pub async fn set_gold(
     tx.commit().await?;
     Ok(())
 }
+
+/// An invite link of a study, as the study page lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InviteListing {
+    pub id: i64,
+    pub token: String,
+    /// The batch it joins (`None`: a review-only invite).
+    pub batch: Option<String>,
+    pub cap: i64,
+    pub used: i64,
+    pub closed: bool,
+}
+
+/// Every invite link of the study, newest first.
+pub async fn invites(db: &Db, study: StudyId) -> StoreResult<Vec<InviteListing>> {
+    let rows = sqlx::query(
+        "SELECT i.id, i.token, b.name AS batch, i.cap, i.used, i.closed_at FROM invites i \
+         LEFT JOIN batches b ON b.id = i.batch_id WHERE i.study_id = $1 ORDER BY i.id DESC",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(InviteListing {
+                id: r.try_get("id")?,
+                token: r.try_get("token")?,
+                batch: r.try_get("batch")?,
+                cap: r.try_get("cap")?,
+                used: r.try_get("used")?,
+                closed: r.try_get::<Option<i64>, _>("closed_at")?.is_some(),
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Into::into)
+}
+
+/// Closes an invite of the study: its link admits no one new.
+pub async fn close_invite(
+    db: &Db,
+    study: StudyId,
+    invite: i64,
+    actor: Option<crate::ids::UserId>,
+) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    let r = sqlx::query(
+        "UPDATE invites SET closed_at = $1 WHERE id = $2 AND study_id = $3 AND closed_at IS NULL",
+    )
+    .bind(crate::db::now_ms())
+    .bind(invite)
+    .bind(study)
+    .execute(&mut *tx)
+    .await?;
+    if r.rows_affected() == 0 {
+        return Err(super::StoreError::NotFound(format!(
+            "open invite {invite} of this study"
+        )));
+    }
+    super::audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "invite.close",
+        &format!("invite {invite}"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -206,12 +206,14 @@ pub struct InviteInfo {
     pub used: i64,
     /// A review-only invite (else the survey).
     pub review: bool,
+    /// Closed by an admin: admits no one new.
+    pub closed: bool,
 }
 
 /// What an invite link leads to, or nothing.
 pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<InviteInfo>> {
     let r = sqlx::query(
-        "SELECT s.id, s.name, i.cap, i.used, i.purpose FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
+        "SELECT s.id, s.name, i.cap, i.used, i.purpose, i.closed_at FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
     )
     .bind(token)
     .fetch_optional(&db.pool)
@@ -223,6 +225,7 @@ pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<InviteInfo>> {
             cap: r.try_get(2)?,
             used: r.try_get(3)?,
             review: r.try_get::<String, _>(4)? == "review",
+            closed: r.try_get::<Option<i64>, _>(5)?.is_some(),
         })
     })
     .transpose()?)
@@ -238,7 +241,7 @@ pub async fn join(
     current: Option<AnnotatorId>,
 ) -> StoreResult<(AnnotatorId, StudyId)> {
     let inv = sqlx::query(
-        "SELECT id, study_id, batch_id, cap, used, purpose FROM invites WHERE token = $1",
+        "SELECT id, study_id, batch_id, cap, used, purpose, closed_at FROM invites WHERE token = $1",
     )
     .bind(token)
     .fetch_optional(&db.pool)
@@ -254,6 +257,11 @@ pub async fn join(
         if mine.is_some() {
             return Ok((me, study));
         }
+    }
+    if inv.try_get::<Option<i64>, _>("closed_at")?.is_some() {
+        return Err(StoreError::Forbidden(
+            "this invite link was closed by the study's organisers".into(),
+        ));
     }
     let mut tx = db.begin_write(study).await?;
     let used: i64 = sqlx::query("SELECT used FROM invites WHERE id = $1")

@@ -66,6 +66,23 @@ pub async fn set_disabled(db: &Db, username: &str, disabled: bool) -> StoreResul
     update_ending_sessions(db, username, "disabled", i64::from(disabled)).await
 }
 
+/// Changes an account's role; its sessions end (the new rights apply at the next sign-in).
+pub async fn set_role(db: &Db, username: &str, role: &str) -> StoreResult<()> {
+    update_ending_sessions(db, username, "role", role.to_owned()).await
+}
+
+/// How many enabled admin accounts there are, and whether `username` is one of them.
+pub async fn enabled_admins(db: &Db, username: &str) -> StoreResult<(i64, bool)> {
+    let r = sqlx::query(
+        "SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN username = $1 THEN 1 ELSE 0 END), 0) AS me \
+         FROM users WHERE role = 'admin' AND disabled = 0",
+    )
+    .bind(username)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok((r.try_get("n")?, r.try_get::<i64, _>("me")? > 0))
+}
+
 /// Sets one column of the account and moves its session epoch on.
 async fn update_ending_sessions<T>(
     db: &Db,

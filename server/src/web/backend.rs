@@ -232,6 +232,37 @@ impl Backend for DomainBackend {
             .map_err(map)
     }
 
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn set_role(&self, actor: &User, username: &str, role: Role) -> Result<(), BackendError> {
+        service::accounts::set_role(&self.db, Some(actor), username, role)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, actor, password), fields(actor = %actor.username))]
+    async fn reset_password(
+        &self,
+        actor: &User,
+        username: &str,
+        password: &str,
+    ) -> Result<(), BackendError> {
+        service::accounts::set_password(&self.db, Some(actor), username, password)
+            .await
+            .map_err(map)
+    }
+
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn set_disabled(
+        &self,
+        actor: &User,
+        username: &str,
+        disabled: bool,
+    ) -> Result<(), BackendError> {
+        service::accounts::set_disabled(&self.db, Some(actor), username, disabled)
+            .await
+            .map_err(map)
+    }
+
     async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError> {
         let studies = if user.role == Role::Admin {
             store::studies::list(&self.db).await
@@ -277,6 +308,7 @@ impl Backend for DomainBackend {
             cap,
             used,
             review,
+            closed,
         }) = store::participation::invite(&self.db, token)
             .await
             .map_err(map)?
@@ -290,7 +322,9 @@ impl Backend for DomainBackend {
                 .is_some(),
             None => false,
         };
-        Ok(if used >= cap && !continuing {
+        Ok(if closed && !continuing {
+            InviteStatus::Closed
+        } else if used >= cap && !continuing {
             InviteStatus::UsedUp
         } else {
             InviteStatus::Open {
@@ -513,6 +547,18 @@ impl Backend for DomainBackend {
             ),
         );
         Ok(job)
+    }
+
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn close_invite(
+        &self,
+        actor: &User,
+        study: StudyId,
+        invite: i64,
+    ) -> Result<(), BackendError> {
+        store::monitor::close_invite(&self.db, study, invite, Some(actor.id))
+            .await
+            .map_err(map)
     }
 
     #[tracing::instrument(skip(self))]

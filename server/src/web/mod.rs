@@ -1,5 +1,6 @@
 //! The HTTP server: Leptos pages and server functions on axum, sessions, guards, static files.
 
+pub mod assets;
 pub mod backend;
 pub mod download;
 pub mod guard;
@@ -101,8 +102,10 @@ pub fn default_site_root() -> PathBuf {
 
 /// The whole application as an axum router.
 pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
+    let assets = assets::Assets::load(&config.site_root);
     let leptos_options = LeptosOptions::builder()
-        .output_name("natstudy")
+        // the hashed name of the js/wasm pair (see `assets`)
+        .output_name(assets.output_name.clone())
         .site_root(config.site_root.to_string_lossy().to_string())
         .site_pkg_dir("pkg")
         .site_addr(config.addr)
@@ -145,8 +148,10 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
 
     let routes = generate_route_list(app::App);
     let ctx_backend = backend.clone();
+    let stylesheet = app::StylesheetHref(assets.stylesheet.clone());
     let context = move || {
         provide_context(ctx_backend.clone());
+        provide_context(stylesheet.clone());
         limits::provide_request_nonce();
     };
     let app = Router::new()
@@ -154,6 +159,13 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .route(
             "/favicon.ico",
             axum::routing::get(|| async { axum::response::Redirect::permanent("/favicon.svg") }),
+        )
+        .route(
+            "/pkg/{file}",
+            axum::routing::get({
+                let assets = assets.clone();
+                move |file, req| assets::pkg(assets.clone(), file, req)
+            }),
         )
         .route(
             "/studies/{id}/export/{what}",
@@ -207,7 +219,15 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             header::REFERRER_POLICY,
             HeaderValue::from_static("same-origin"),
         ))
-        .layer(tower_http::compression::CompressionLayer::new())
+        // pages and answers are never stored by the browser; the build outputs say otherwise
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ))
+        .layer(
+            tower_http::compression::CompressionLayer::new()
+                .quality(tower_http::CompressionLevel::Precise(5)),
+        )
         .layer(TraceLayer::new_for_http())
         .with_state(state);
     Ok(app)

@@ -75,6 +75,10 @@ pub fn JoinPage() -> impl IntoView {
                             </ActionForm>
                             <p class="muted">"Started on another device? " <a href="/resume" id="resume-link">"Continue with your resume code"</a>"."</p>
                         }.into_any(),
+                        Ok(InviteStatus::Closed) => view! {
+                            <p class="error" id="invite-invalid">"This invite link was closed by the study's organisers. If you already take part, continue with your resume code."</p>
+                            <p><a href="/resume">"Continue with a resume code"</a></p>
+                        }.into_any(),
                         Ok(InviteStatus::UsedUp) => view! {
                             <p class="error" id="invite-invalid">"This invite link has been used up: every place it offered is taken. Ask the study's organisers for a new link."</p>
                         }.into_any(),

@@ -1,0 +1,117 @@
+//! The site's build outputs under content-hashed names: `pkg/natstudy.{hash}.js`,
+//! `pkg/natstudy.{hash}_bg.wasm` and `pkg/natstudy.{hash}.css` are the files of `pkg/` under a
+//! name that changes with their content, so browsers may keep them for a year
+//! (`immutable`); anything else under `pkg/` must be revalidated. Precompressed `.br`/`.gz`
+//! siblings (written by `scripts/build-site`) are served to browsers that accept them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::extract::{Path as UrlPath, Request};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use tower::ServiceExt;
+
+/// What the pages link: the hashed names, and the real file behind each.
+#[derive(Debug, Clone, Default)]
+pub struct Assets {
+    /// `natstudy.{hash}` (the js and, with `_bg`, the wasm share one hash: they are a pair).
+    pub output_name: String,
+    /// `/pkg/natstudy.{hash}.css`
+    pub stylesheet: String,
+    files: Arc<HashMap<String, PathBuf>>,
+    pkg: PathBuf,
+}
+
+fn short_hash(parts: &[&[u8]]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p);
+    }
+    format!("{:x}", h.finalize())[..16].to_owned()
+}
+
+impl Assets {
+    /// Hashes the built site's files (names stay unhashed when the site is not built).
+    pub fn load(site_root: &Path) -> Assets {
+        let pkg = site_root.join("pkg");
+        let read = |name: &str| std::fs::read(pkg.join(name)).ok();
+        let mut files = HashMap::new();
+        let output_name = match (read("natstudy.js"), read("natstudy_bg.wasm")) {
+            (Some(js), Some(wasm)) => {
+                let name = format!("natstudy.{}", short_hash(&[&js, &wasm]));
+                files.insert(format!("{name}.js"), pkg.join("natstudy.js"));
+                files.insert(format!("{name}_bg.wasm"), pkg.join("natstudy_bg.wasm"));
+                name
+            }
+            _ => "natstudy".to_owned(),
+        };
+        let stylesheet = match read("natstudy.css") {
+            Some(css) => {
+                let name = format!("natstudy.{}.css", short_hash(&[&css]));
+                files.insert(name.clone(), pkg.join("natstudy.css"));
+                format!("/pkg/{name}")
+            }
+            None => "/pkg/natstudy.css".to_owned(),
+        };
+        Assets {
+            output_name,
+            stylesheet,
+            files: Arc::new(files),
+            pkg,
+        }
+    }
+}
+
+/// `GET /pkg/{file}`: a hashed name with a year of caching, any other file of `pkg/` to be
+/// revalidated; precompressed siblings when the browser accepts them.
+pub async fn pkg(assets: Assets, UrlPath(file): UrlPath<String>, req: Request) -> Response {
+    let (path, immutable) = match assets.files.get(&file) {
+        Some(path) => (path.clone(), true),
+        None if !file.contains(['/', '\\']) && !file.starts_with('.') => {
+            (assets.pkg.join(&file), false)
+        }
+        None => return StatusCode::NOT_FOUND.into_response(),
+    };
+    let served = tower_http::services::ServeFile::new(path)
+        .precompressed_br()
+        .precompressed_gzip()
+        .oneshot(req)
+        .await;
+    let mut res = match served {
+        Ok(r) => r.into_response(),
+        Err(e) => match e {},
+    };
+    let cache = if immutable && res.status().is_success() {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_content() {
+        let dir = tempfile::tempdir().expect("dir");
+        let pkg = dir.path().join("pkg");
+        std::fs::create_dir_all(&pkg).expect("pkg");
+        assert_eq!(Assets::load(dir.path()).output_name, "natstudy");
+        std::fs::write(pkg.join("natstudy.js"), "js").expect("js");
+        std::fs::write(pkg.join("natstudy_bg.wasm"), "wasm").expect("wasm");
+        std::fs::write(pkg.join("natstudy.css"), "css").expect("css");
+        let a = Assets::load(dir.path());
+        assert!(a.output_name.starts_with("natstudy.") && a.output_name.len() == 25);
+        assert!(a.files.contains_key(&format!("{}_bg.wasm", a.output_name)));
+        std::fs::write(pkg.join("natstudy_bg.wasm"), "wasm 2").expect("wasm");
+        assert_ne!(Assets::load(dir.path()).output_name, a.output_name);
+        assert_eq!(Assets::load(dir.path()).stylesheet, a.stylesheet);
+    }
+}
