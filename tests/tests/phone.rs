@@ -183,3 +183,79 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// On a slow connection the rating form shows before the wasm arrives: answers clicked then are
+/// still selected once the page is interactive, and the vote carries them.
+#[tokio::test]
+async fn answers_clicked_before_the_page_is_interactive_survive_it() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "Slow", "")
+        .await
+        .expect("study");
+    let (bugs, items) = study_files();
+    natstudy::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
+        .await
+        .expect("items");
+    let (_, token) = open_queue(&db, study, 5).await.expect("queue");
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.wasm_delay = Some(std::time::Duration::from_secs(5));
+    })
+    .await
+    .expect("server");
+    // the participant joined on another device; here they continue with the resume code
+    let base = app.url("");
+    let other = natstudy_tests::participants::participant(&base, study, &token).await;
+    let state = natstudy_tests::participants::state(&base, &other, study)
+        .await
+        .expect("state");
+    let code = state["resume_code"].as_str().expect("code").to_owned();
+    let b = Browser::start().await.expect("browser");
+    b.client.goto(&app.url("/resume")).await.expect("resume");
+    b.client
+        .find(Locator::Css("#resume-input"))
+        .await
+        .expect("input")
+        .send_keys(&code)
+        .await
+        .expect("type");
+    // a plain form: it works before the wasm arrives
+    b.click("#resume-submit").await.expect("submit");
+    b.client
+        .wait()
+        .for_element(Locator::Css("#cr-2"))
+        .await
+        .expect("the rating form, drawn by the server");
+    let hydrated = js(
+        &b,
+        "return document.getElementById('hydrated').dataset.hydrated",
+    )
+    .await;
+    assert_eq!(hydrated, "false", "answered before the page is interactive");
+    b.click("#cr-2").await.expect("cr");
+    b.click("#cc-3").await.expect("cc");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated at last");
+    let checked = js(
+        &b,
+        "return [document.getElementById('cr-2').checked, document.getElementById('cc-3').checked]",
+    )
+    .await;
+    assert_eq!(
+        checked,
+        serde_json::json!([true, true]),
+        "the answers survived"
+    );
+    b.click("#submit").await.expect("submit");
+    b.wait_for_text("#progress", "1 / 2")
+        .await
+        .expect("recorded");
+    let votes: Vec<(i64, i64)> = sqlx::query_as("SELECT cr, cc FROM votes")
+        .fetch_all(&db.pool)
+        .await
+        .expect("votes");
+    assert_eq!(votes, vec![(2, 3)]);
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

@@ -69,6 +69,9 @@ pub struct WebConfig {
     pub client_ip_header: Option<String>,
     /// Results computed once per change of a study's data, shared by every viewer.
     pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
+    /// Holds the wasm back this long before sending it: a slow connection, for tests of what
+    /// happens before a page is interactive (never set by the command line).
+    pub wasm_delay: Option<std::time::Duration>,
 }
 
 impl WebConfig {
@@ -87,6 +90,7 @@ impl WebConfig {
             exports: Default::default(),
             client_ip_header: None,
             reports: Default::default(),
+            wasm_delay: None,
         }
     }
 }
@@ -102,7 +106,8 @@ pub fn default_site_root() -> PathBuf {
 
 /// The whole application as an axum router.
 pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
-    let assets = assets::Assets::load(&config.site_root);
+    let mut assets = assets::Assets::load(&config.site_root);
+    assets.wasm_delay = config.wasm_delay;
     let leptos_options = LeptosOptions::builder()
         // the hashed name of the js/wasm pair (see `assets`)
         .output_name(assets.output_name.clone())

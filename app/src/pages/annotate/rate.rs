@@ -19,10 +19,29 @@ pub(super) fn Rate(
     vote: ServerAction<SubmitVote>,
     set_show_guideline: WriteSignal<bool>,
 ) -> impl IntoView {
-    let (cr, set_cr) = signal(item.previous.as_ref().map(|p| p.0));
-    let (cc, set_cc) = signal(item.previous.as_ref().map(|p| p.1));
+    // answers given before the page became interactive (a slow connection) are kept: the
+    // server-rendered form of this very item (its submit token) says what was clicked
+    let clicked = |name: &str| answered_before_hydration(&item.token, name);
+    let (cr, set_cr) = signal(
+        item.previous
+            .as_ref()
+            .map(|p| p.0)
+            .or_else(|| clicked("cr")),
+    );
+    let (cc, set_cc) = signal(
+        item.previous
+            .as_ref()
+            .map(|p| p.1)
+            .or_else(|| clicked("cc")),
+    );
     // digits answer the first question, then the second; a submit with one missing points to it
-    let (next_q, set_next_q) = signal(Question::Readability);
+    let (next_q, set_next_q) = signal(
+        if cr.get_untracked().is_some() && cc.get_untracked().is_none() {
+            Question::Conventions
+        } else {
+            Question::Readability
+        },
+    );
     let missing = RwSignal::new(None::<Question>);
     let (context_open, set_context_open) = signal(false);
     let (context_opened, set_context_opened) = signal(false);
@@ -367,6 +386,36 @@ fn browser_hooks(x: RateSignals) {
                 }
             }
         });
+    }
+}
+
+/// The answer to question `name` checked in the server-rendered form of the item whose submit
+/// token is `token`, if that form is on the page (it is while the page hydrates; a form drawn
+/// in the browser for another item has another token).
+fn answered_before_hydration(token: &str, name: &str) -> Option<u8> {
+    #[cfg(feature = "hydrate")]
+    {
+        let doc = document();
+        let form_token = doc
+            .query_selector("#vote-form input[name=token]")
+            .ok()
+            .flatten()
+            .and_then(|el| el.get_attribute("value"))?;
+        if form_token != token {
+            return None;
+        }
+        let checked = doc
+            .query_selector(&format!("#vote-form input[name={name}]:checked"))
+            .ok()
+            .flatten()?;
+        let input: leptos::web_sys::HtmlInputElement =
+            leptos::wasm_bindgen::JsCast::dyn_into(checked).ok()?;
+        input.value().parse().ok().filter(|v| (1..=4).contains(v))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (token, name);
+        None
     }
 }
 
