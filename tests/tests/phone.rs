@@ -28,6 +28,19 @@ fn study_files() -> (String, String) {
     (bug.to_string(), items)
 }
 
+/// A study of the two items with an open invite link: (study, invite token).
+async fn study_with_invite(db: &natstudy::db::Db, name: &str) -> (natstudy::ids::StudyId, String) {
+    let study = natstudy::store::studies::create(db, None, name, "")
+        .await
+        .expect("study");
+    let (bugs, items) = study_files();
+    natstudy::service::import_items_text(db, study, None, ("b", &bugs), ("t", &items))
+        .await
+        .expect("items");
+    let (_, token) = open_queue(db, study, 5).await.expect("queue");
+    (study, token)
+}
+
 async fn js(b: &Browser, script: &str) -> serde_json::Value {
     b.client.execute(script, vec![]).await.expect("script")
 }
@@ -35,14 +48,7 @@ async fn js(b: &Browser, script: &str) -> serde_json::Value {
 #[tokio::test]
 async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Phone", "")
-        .await
-        .expect("study");
-    let (bugs, items) = study_files();
-    natstudy::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
-        .await
-        .expect("items");
-    let (_, token) = open_queue(&db, study, 5).await.expect("queue");
+    let (study, token) = study_with_invite(&db, "Phone").await;
     let app = TestApp::start(db.clone()).await.expect("server");
     let b = Browser::start().await.expect("browser");
     b.client
@@ -189,14 +195,7 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
 #[tokio::test]
 async fn answers_clicked_before_the_page_is_interactive_survive_it() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Slow", "")
-        .await
-        .expect("study");
-    let (bugs, items) = study_files();
-    natstudy::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
-        .await
-        .expect("items");
-    let (_, token) = open_queue(&db, study, 5).await.expect("queue");
+    let (study, token) = study_with_invite(&db, "Slow").await;
     let app = TestApp::start_with(db.clone(), |c| {
         c.wasm_delay = Some(std::time::Duration::from_secs(5));
     })
