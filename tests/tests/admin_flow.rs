@@ -464,3 +464,60 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     b.close().await;
     guard.drop_now(db).await;
 }
+
+/// The admin's study page (monitor, batches, invites, participants, the generator, uploads,
+/// members) fits a phone's width and a laptop's: nothing makes the page scroll sideways (wide
+/// tables scroll inside their own box). NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
+#[tokio::test]
+async fn the_study_page_fits_a_phone_and_a_laptop() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "Wide", true)
+        .await
+        .expect("study");
+    let (_, _token) = natstudy_tests::open_queue(&db, study, 10)
+        .await
+        .expect("queue");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    let b = Browser::start().await.expect("browser");
+    b.open_as(
+        &app.base,
+        &format!("/studies/{study}"),
+        ("ada", "a-long-password", "ada (admin)"),
+    )
+    .await
+    .expect("study page");
+    for (w, h) in [(390u32, 844u32), (1366, 900)] {
+        b.client.set_window_size(w, h).await.expect("size");
+        b.goto_hydrated(&app.url(&format!("/studies/{study}")))
+            .await
+            .expect("reload");
+        b.wait_contains("#monitor", "ratings").await;
+        b.wait_contains("#invites", "open").await;
+        if let Ok(dir) = std::env::var("NATSTUDY_SCREENSHOTS") {
+            let png = b.client.screenshot().await.expect("screenshot");
+            std::fs::write(
+                std::path::Path::new(&dir).join(format!("study-{w}.png")),
+                png,
+            )
+            .expect("write");
+        }
+        let overflow = b
+            .client
+            .execute(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+                vec![],
+            )
+            .await
+            .expect("js");
+        assert!(
+            overflow.as_f64().is_some_and(|o| o <= 0.0),
+            "at {w} px the page scrolls sideways by {overflow}"
+        );
+    }
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

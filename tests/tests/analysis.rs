@@ -124,7 +124,7 @@ async fn reference_study(store: Store) {
             "roc_rnc.svg",
             vec!["ngram (AUC 0.731)", "codellama (AUC 0.715)"],
         ),
-        ("time_by_level.svg", vec!["seconds"]),
+        ("time_by_level.svg", vec!["time on item (seconds)"]),
         (
             "rnc_by_category_ngram.svg",
             vec![

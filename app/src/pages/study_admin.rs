@@ -177,7 +177,7 @@ fn MonitorView(
                         let w = format!("width: {}%", c * 100 / max);
                         view! {
                             <div class="hist-row">
-                                <span class="hist-label">{n} " ratings"</span>
+                                <span class="hist-label">{n} " " {crate::text::noun(n as i64, "rating")}</span>
                                 <span class="hist-bar" style=w></span>
                                 <span class="hist-count" id=format!("items-with-{n}")>{*c}</span>
                             </div>

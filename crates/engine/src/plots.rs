@@ -70,7 +70,8 @@ pub fn stacked_categories(
             .fold(0.0, f64::max)
             .max(1.0);
         let n = groups.len().max(1);
-        let (top, ticks) = count_axis(max);
+        // headroom above the tallest bar for the legend (upper right), so it hides no bar
+        let (top, ticks) = count_axis(max * 1.45);
         // `0..n - 1` holds n segments (a range's end is a segment of its own)
         let mut chart = ChartBuilder::on(&root)
             .caption(title, TITLE_FONT)
@@ -123,6 +124,7 @@ pub fn stacked_categories(
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .label_font(LABEL_FONT)
@@ -141,9 +143,16 @@ pub fn box_plots(
 ) -> Result<String, PlotError> {
     let e = err(title);
     let groups: Vec<&(String, Vec<f64>)> = groups.iter().filter(|(_, v)| !v.is_empty()).collect();
+    // the whiskers (1.5 IQR fences) may reach past the data: the axis holds them too
     let (lo, hi) = groups
         .iter()
-        .flat_map(|(_, v)| v.iter().copied())
+        .flat_map(|(_, v)| {
+            let q = Quartiles::new(v).values();
+            v.iter()
+                .copied()
+                .chain([f64::from(q[0]), f64::from(q[4])])
+                .collect::<Vec<f64>>()
+        })
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(x), b.max(x))
         });
