@@ -48,7 +48,7 @@ async fn js(b: &Browser, script: &str) -> serde_json::Value {
 #[tokio::test]
 async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let (study, token) = study_with_invite(&db, "Phone").await;
+    let (_, token) = study_with_invite(&db, "Phone").await;
     let app = TestApp::start(db.clone()).await.expect("server");
     let b = Browser::start().await.expect("browser");
     b.client
