@@ -81,11 +81,14 @@ impl Problems {
         self.list.is_empty()
     }
 
-    /// `Ok(value)` when nothing was wrong.
-    pub fn finish<T>(self, value: T) -> Result<T, FormatError> {
+    /// `Ok(value)` when nothing was wrong; else every problem, file by file in line order (a
+    /// file's own problems, line 0, first), each line's in the order found.
+    pub fn finish<T>(mut self, value: T) -> Result<T, FormatError> {
         if self.list.is_empty() {
             Ok(value)
         } else {
+            self.list
+                .sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
             Err(FormatError {
                 problems: self.list,
                 truncated: self.truncated,
@@ -95,3 +98,32 @@ impl Problems {
 }
 
 pub use natstudy_vocab::Level;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_come_out_in_line_order() {
+        let mut p = Problems::default();
+        p.push("b.jsonl", 7, "source", "late");
+        p.push("b.jsonl", 2, "bug_id", "early");
+        p.push("a.jsonl", 9, "id", "other file");
+        p.push("b.jsonl", 2, "file", "same line, found second");
+        let err = p.finish(()).expect_err("problems");
+        let order: Vec<(&str, usize, &str)> = err
+            .problems
+            .iter()
+            .map(|x| (x.file.as_str(), x.line, x.field.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                ("a.jsonl", 9, "id"),
+                ("b.jsonl", 2, "bug_id"),
+                ("b.jsonl", 2, "file"),
+                ("b.jsonl", 7, "source")
+            ]
+        );
+    }
+}
