@@ -88,7 +88,11 @@ pub struct DiffLine {
     pub new_no: Option<u32>,
     pub old: Vec<Seg>,
     pub new: Vec<Seg>,
+    /// The original line is a buggy line.
     pub buggy: bool,
+    /// The transformed line is one of the transformed method's buggy lines.
+    #[serde(default)]
+    pub buggy_new: bool,
 }
 
 /// An item as a participant rates it. Blinded studies leave `operator` and `bug_id` out.

@@ -479,6 +479,7 @@ pub fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
             old: segs(r.old),
             new: segs(r.new),
             buggy: r.buggy,
+            buggy_new: false,
         })
         .collect()
 }

@@ -126,3 +126,164 @@ async fn proposals_and_jobs_sqlite() {
 async fn proposals_and_jobs_postgres() {
     proposals_and_jobs(Store::Postgres).await;
 }
+
+fn read_jsonl(f: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(f)
+        .expect("read")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect()
+}
+
+/// The study's transformations as `export --what items` writes them.
+async fn exported_items(url: &str, study: &str, dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = dir.join(study);
+    let out_s = out.display().to_string();
+    natstudy_tests::cli(
+        url,
+        &[
+            "export", "--study", study, "--what", "items", "--out", &out_s,
+        ],
+    )
+    .await
+    .expect("export");
+    read_jsonl(&out.join("transformations.jsonl"))
+}
+
+/// Line data are data (#16): the engine's transformations of the reference bugs, imported,
+/// come back in the items export with the line map the engine reported, and every buggy line
+/// of the transformed method is one the transformation left as it was or wrote in place of a
+/// buggy line; a bug's fix follows a transformation that misses its lines, and does not follow
+/// one that rewrites them.
+#[tokio::test]
+async fn line_maps_and_the_fixed_side_are_stored_and_exported() {
+    use natstudy_tests::cli;
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let url = db.url.clone();
+    let r = natstudy_tests::reference_dir().join("study-small");
+    let dir = tempfile::tempdir().expect("dir");
+    let generated = dir.path().join("generated.jsonl");
+    let p = |x: &std::path::Path| x.display().to_string();
+    cli(
+        &url,
+        &[
+            "transform",
+            "--bugs",
+            &p(&r.join("bugs.jsonl")),
+            "--out",
+            &p(&generated),
+        ],
+    )
+    .await
+    .expect("transform");
+    cli(&url, &["study", "create", "lines"])
+        .await
+        .expect("study");
+    cli(
+        &url,
+        &[
+            "import",
+            "items",
+            "--study",
+            "lines",
+            &p(&r.join("bugs.jsonl")),
+            &p(&generated),
+        ],
+    )
+    .await
+    .expect("import");
+    let engine: std::collections::HashMap<String, serde_json::Value> = read_jsonl(&generated)
+        .into_iter()
+        .map(|v| (v["id"].as_str().unwrap_or("").to_owned(), v))
+        .collect();
+    let bugs: std::collections::HashMap<String, serde_json::Value> =
+        read_jsonl(&r.join("bugs.jsonl"))
+            .into_iter()
+            .map(|v| (v["bug_id"].as_str().unwrap_or("").to_owned(), v))
+            .collect();
+    let exported = exported_items(&url, "lines", dir.path()).await;
+    assert!(exported.len() > 100, "{} items", exported.len());
+    for item in &exported {
+        let id = item["id"].as_str().expect("id");
+        let g = &engine[id];
+        assert_eq!(
+            item["line_map"], g["line_map"],
+            "{id}: the engine's line map"
+        );
+        assert_eq!(item["touches_buggy"], g["touches_buggy"], "{id}");
+        assert_eq!(
+            item["touches_buggy"], true,
+            "{id}: only buggy-line applications by default"
+        );
+        // each transformed buggy line is an unchanged buggy line or one written in its place
+        let bug = &bugs[item["bug_id"].as_str().expect("bug")];
+        let original: Vec<&str> = bug["source"].as_str().expect("src").lines().collect();
+        let buggy: Vec<u64> = bug["buggy_lines"]
+            .as_array()
+            .expect("lines")
+            .iter()
+            .filter_map(|v| v.as_u64())
+            .collect();
+        let transformed: Vec<&str> = item["source"].as_str().expect("src").lines().collect();
+        let changed: std::collections::HashSet<u64> = item["line_map"]
+            .as_array()
+            .expect("map")
+            .iter()
+            .flat_map(|h| h["transformed"].as_array().cloned().unwrap_or_default())
+            .filter_map(|v| v.as_u64())
+            .collect();
+        let lines = item["buggy_lines"].as_array().expect("buggy lines");
+        assert!(!lines.is_empty(), "{id}");
+        for l in lines.iter().filter_map(|v| v.as_u64()) {
+            assert!(l >= 1 && l as usize <= transformed.len(), "{id}: line {l}");
+            let text = transformed[l as usize - 1];
+            assert!(
+                changed.contains(&l)
+                    || buggy
+                        .iter()
+                        .any(|b| original.get(*b as usize - 1) == Some(&text)),
+                "{id}: line {l} ({text:?}) is neither rewritten nor a buggy line"
+            );
+        }
+    }
+    // the fixed side: a fix on the last line follows a change of the first, not one of its own line
+    let bug = r#"{"bug_id": "F-1", "project": "P", "file": "F.java", "method": "f", "source": "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return y - z;\n}\n", "fixed_source": "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return y + z;\n}\n", "buggy_lines": [4]}"#;
+    let item = |id: &str, src: &str| {
+        serde_json::json!({"id": id, "bug_id": "F-1", "operator": "SwitchEqualExp", "level": "expression", "source": src, "summary": "s"}).to_string()
+    };
+    let items = [
+        item(
+            "expression_1",
+            "int f(int x) {\n    int y = 2 * x;\n    int z = 1;\n    return y - z;\n}\n",
+        ),
+        item(
+            "expression_2",
+            "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return -z + y;\n}\n",
+        ),
+    ]
+    .join("\n");
+    let study = natstudy::store::studies::create(&db, None, "fixed", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(
+        &db,
+        study,
+        None,
+        ("bugs.jsonl", bug),
+        ("t.jsonl", &items),
+    )
+    .await
+    .expect("items");
+    let exported = exported_items(&url, "fixed", dir.path()).await;
+    assert_eq!(
+        exported[0]["fixed_source"],
+        "int f(int x) {\n    int y = 2 * x;\n    int z = 1;\n    return y + z;\n}\n"
+    );
+    assert!(
+        exported[1].get("fixed_source").is_none(),
+        "the fix and the change clash"
+    );
+    assert_eq!(exported[1]["buggy_lines"], serde_json::json!([4]));
+    assert_eq!(exported[0]["touches_buggy"], false);
+    guard.drop_now(db).await;
+}

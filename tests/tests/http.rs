@@ -1030,6 +1030,18 @@ async fn a_resume_code_continues_the_participant_elsewhere() {
         .expect("a resume code")
         .to_owned();
     assert_eq!(code.len(), 11, "{code}");
+    // the diff marks the buggy lines on both sides: an unchanged buggy line on both, and the
+    // transformed side marks what the transformation wrote in place of one
+    let rows = before["step"]["Rate"]["diff"]
+        .as_array()
+        .expect("diff rows");
+    assert!(rows.iter().any(|r| r["buggy_new"] == true), "{rows:?}");
+    for r in rows
+        .iter()
+        .filter(|r| r["kind"] == "same" && r["buggy"] == true)
+    {
+        assert_eq!(r["buggy_new"], true, "{r}");
+    }
     // the laptop types it in lower case with a space for the dash
     let laptop = participants::client();
     let r = laptop

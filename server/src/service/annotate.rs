@@ -152,7 +152,16 @@ pub async fn annotate_state(
                     project: it.project,
                     file_path: it.file_path,
                     method: it.method,
-                    diff: wire_rows(rows),
+                    diff: {
+                        // the transformed side marks the transformed method's buggy lines
+                        let mut lines = wire_rows(rows);
+                        if let Some(marked) = &it.transformed_buggy_lines {
+                            for l in &mut lines {
+                                l.buggy_new = l.new_no.is_some_and(|n| marked.contains(&n));
+                            }
+                        }
+                        lines
+                    },
                     file_source: it.file_source,
                     method_line,
                     method_lines: it.bug_source.lines().count() as u32,

@@ -93,5 +93,6 @@ pub async fn add_proposals(
         .into_iter()
         .filter(|b| used.contains(b.bug_id.as_str()))
         .collect();
-    Ok(store::imports::items(db, study, actor, &digest, &bugs, &records).await?)
+    let derived = super::imports::derive_items(bugs.clone(), records.clone()).await?;
+    Ok(store::imports::items(db, study, actor, &digest, &bugs, &records, &derived).await?)
 }

@@ -30,7 +30,39 @@ pub async fn import_items_text(
     let parsed =
         formats::items::parse_transformations(transformations.1, transformations.0, &parsed_bugs)?;
     let digest = store::imports::digest(&[bugs.1, transformations.1]);
-    Ok(store::imports::items(db, study, actor, &digest, &parsed_bugs, &parsed).await?)
+    let derived = derive_items(parsed_bugs.clone(), parsed.clone()).await?;
+    Ok(store::imports::items(db, study, actor, &digest, &parsed_bugs, &parsed, &derived).await?)
+}
+
+/// Each transformation's line data against its bug and the bug's fix carried over to it (a
+/// three-way merge; none when the fix and the transformation touch the same lines). CPU work,
+/// off the async threads.
+pub async fn derive_items(
+    bugs: Vec<formats::items::BugRecord>,
+    transformations: Vec<formats::items::TransformationRecord>,
+) -> ServiceResult<Vec<store::imports::ItemDerived>> {
+    tokio::task::spawn_blocking(move || {
+        let by_id: std::collections::HashMap<&str, &formats::items::BugRecord> =
+            bugs.iter().map(|b| (b.bug_id.as_str(), b)).collect();
+        transformations
+            .iter()
+            .map(|t| {
+                let bug = by_id.get(t.bug_id.as_str());
+                let (source, lines) = bug
+                    .map(|b| (b.source.as_str(), b.buggy_lines.as_slice()))
+                    .unwrap_or(("", &[]));
+                store::imports::ItemDerived {
+                    lines: crate::engine::transform::line_data(source, lines, &t.source),
+                    fixed_source: bug.and_then(|b| {
+                        let fixed = b.fixed_source.as_deref()?;
+                        crate::engine::review::transformed_fixed(source, &t.source, fixed)
+                    }),
+                }
+            })
+            .collect()
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(e.into()))
 }
 
 pub async fn import_items(

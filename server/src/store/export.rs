@@ -402,7 +402,8 @@ pub async fn items(
         bugs_out.write_all(b"\n")?;
     }
     let mut rows = sqlx::query(
-        "SELECT i.item_key, b.bug_key, i.operator, i.level, i.source, i.summary, i.gold_unnatural FROM items i \
+        "SELECT i.item_key, b.bug_key, i.operator, i.level, i.source, i.summary, i.gold_unnatural, \
+         i.line_map, i.touches_buggy, i.buggy_lines, i.fixed_source FROM items i \
          JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1 ORDER BY i.id",
     )
     .bind(study)
@@ -422,6 +423,20 @@ pub async fn items(
         if let Some(g) = r.try_get::<Option<i64>, _>("gold_unnatural")? {
             obj["gold"] =
                 serde_json::Value::String(if g != 0 { "unnatural" } else { "natural" }.into());
+        }
+        // the line data (stored as JSON at import) and the fix carried over, when known
+        for column in ["line_map", "buggy_lines"] {
+            if let Some(text) = r.try_get::<Option<String>, _>(column)? {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                    obj[column] = v;
+                }
+            }
+        }
+        if let Some(t) = r.try_get::<Option<i64>, _>("touches_buggy")? {
+            obj["touches_buggy"] = serde_json::Value::Bool(t != 0);
+        }
+        if let Some(f) = r.try_get::<Option<String>, _>("fixed_source")? {
+            obj["fixed_source"] = serde_json::Value::String(f);
         }
         serde_json::to_writer(&mut *items_out, &obj)?;
         items_out.write_all(b"\n")?;

@@ -73,7 +73,15 @@ pub(super) async fn mark(
     .await
 }
 
-/// Imports bugs and their transformations. A bug or item id already in the study must carry
+/// What the service derives for each transformation before it is stored: its line data and
+/// the developer's fix carried over to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemDerived {
+    pub lines: crate::engine::transform::LineData,
+    pub fixed_source: Option<String>,
+}
+
+/// Imports bugs and their transformations (`derived[i]` belongs to `transformations[i]`). A bug or item id already in the study must carry
 /// the same content (then it is kept as is); different content is a conflict and nothing is written.
 pub async fn items(
     db: &Db,
@@ -82,7 +90,13 @@ pub async fn items(
     digest: &str,
     bugs: &[BugRecord],
     transformations: &[TransformationRecord],
+    derived: &[ItemDerived],
 ) -> StoreResult<Outcome> {
+    if derived.len() != transformations.len() {
+        return Err(StoreError::Invalid(
+            "line data for every transformation".into(),
+        ));
+    }
     let mut tx = db.begin_write(study).await?;
     if already(&mut tx, study, "items", digest).await? {
         return Ok(Outcome::AlreadyImported);
@@ -169,7 +183,7 @@ pub async fn items(
         };
         bug_ids.insert(&b.bug_id, id);
     }
-    for t in transformations {
+    for (t, d) in transformations.iter().zip(derived) {
         let existing =
             sqlx::query("SELECT source FROM items WHERE study_id = $1 AND item_key = $2")
                 .bind(study)
@@ -191,7 +205,8 @@ pub async fn items(
             .ok_or_else(|| StoreError::NotFound(format!("bug {}", t.bug_id)))?;
         written += 1;
         sqlx::query(
-            "INSERT INTO items (study_id, bug_id, item_key, operator, level, source, summary, gold_unnatural) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO items (study_id, bug_id, item_key, operator, level, source, summary, gold_unnatural, \
+             line_map, touches_buggy, buggy_lines, fixed_source) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(study)
         .bind(bug)
@@ -201,6 +216,10 @@ pub async fn items(
         .bind(&t.source)
         .bind(&t.summary)
         .bind(t.gold_unnatural.map(i64::from))
+        .bind(serde_json::to_string(&d.lines.line_map).unwrap_or_else(|_| "[]".into()))
+        .bind(i64::from(d.lines.touches_buggy))
+        .bind(serde_json::to_string(&d.lines.buggy_lines).unwrap_or_else(|_| "[]".into()))
+        .bind(&d.fixed_source)
         .execute(&mut *tx)
         .await?;
     }

@@ -465,6 +465,8 @@ pub struct ItemForDisplay {
     pub file_source: Option<String>,
     pub method: String,
     pub buggy_lines: Vec<u32>,
+    /// The buggy lines in the transformed method (`None` for items stored before line data).
+    pub transformed_buggy_lines: Option<Vec<u32>>,
     pub project: String,
 }
 
@@ -475,8 +477,8 @@ pub async fn item_for_display(
 ) -> StoreResult<ItemForDisplay> {
     let r = sqlx::query(
         "SELECT i.id, i.summary, i.operator, i.source, b.bug_key, b.source AS bug_source, b.file_path, b.file_source, b.method, \
-         b.buggy_lines, p.name AS project FROM items i JOIN bugs b ON b.id = i.bug_id JOIN projects p ON p.id = b.project_id \
-         WHERE i.id = $1 AND i.study_id = $2",
+         b.buggy_lines, i.buggy_lines AS item_buggy_lines, p.name AS project FROM items i JOIN bugs b ON b.id = i.bug_id \
+         JOIN projects p ON p.id = b.project_id WHERE i.id = $1 AND i.study_id = $2",
     )
     .bind(item)
     .bind(study)
@@ -495,6 +497,9 @@ pub async fn item_for_display(
         file_source: r.try_get("file_source")?,
         method: r.try_get("method")?,
         buggy_lines: serde_json::from_str(&lines).unwrap_or_default(),
+        transformed_buggy_lines: r
+            .try_get::<Option<String>, _>("item_buggy_lines")?
+            .and_then(|t| serde_json::from_str(&t).ok()),
         project: r.try_get("project")?,
     })
 }

@@ -63,11 +63,11 @@ pub fn DiffTable(
                     _ => ("", ""),
                 };
                 let left_orig = side(r.old_no, r.old.clone(), oc, r.buggy);
-                let right_new = side(r.new_no, r.new.clone(), nc, false);
+                let right_new = side(r.new_no, r.new.clone(), nc, r.buggy_new);
                 if original_left {
                     view! { <tr>{left_orig}{right_new}</tr> }.into_any()
                 } else {
-                    let left_new = side(r.new_no, r.new, nc, false);
+                    let left_new = side(r.new_no, r.new, nc, r.buggy_new);
                     let right_orig = side(r.old_no, r.old, oc, r.buggy);
                     view! { <tr>{left_new}{right_orig}</tr> }.into_any()
                 }
@@ -87,7 +87,7 @@ pub fn DiffTable(
                             out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln"></td><td class="mark">"-"</td><td class="code del" class:buggy=buggy>{code_pieces(r.old)}</td></tr> }.into_any());
                         }
                         if r.new_no.is_some() {
-                            out.push(view! { <tr><td class="ln"></td><td class="ln">{r.new_no}</td><td class="mark">"+"</td><td class="code add">{code_pieces(r.new)}</td></tr> }.into_any());
+                            out.push(view! { <tr><td class="ln"></td><td class="ln">{r.new_no}</td><td class="mark">"+"</td><td class="code add" class:buggy=r.buggy_new>{code_pieces(r.new)}</td></tr> }.into_any());
                         }
                     }
                 }

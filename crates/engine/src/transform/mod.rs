@@ -219,6 +219,60 @@ fn locate<'t>(
 }
 
 /// The line diff of two method texts as hunks.
+/// What a transformed method's lines are with respect to its bug: the changed lines (the line
+/// map), whether a buggy line changed, and the buggy lines in the transformed method's
+/// coordinates (an unchanged buggy line where it moved to; a changed one as every line that
+/// replaced it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LineData {
+    pub line_map: Vec<Hunk>,
+    pub touches_buggy: bool,
+    pub buggy_lines: Vec<u32>,
+}
+
+/// The line data of `transformed` against `original` and its 1-based `buggy` lines — the same
+/// hunks `transform` reports, so a generated item and an imported one agree.
+pub fn line_data(original: &str, buggy: &[u32], transformed: &str) -> LineData {
+    let is_buggy = |l: usize| buggy.iter().any(|b| *b as usize == l);
+    let mut lines = Vec::new();
+    let mut touches_buggy = false;
+    for op in TextDiff::from_lines(original, transformed).ops() {
+        match *op {
+            DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => lines.extend(
+                (0..len)
+                    .filter(|k| is_buggy(old_index + k + 1))
+                    .map(|k| (new_index + k + 1) as u32),
+            ),
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => touches_buggy |= (old_index + 1..=old_index + old_len).any(is_buggy),
+            DiffOp::Insert { .. } => {}
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                if (old_index + 1..=old_index + old_len).any(is_buggy) {
+                    touches_buggy = true;
+                    lines.extend((new_index + 1..=new_index + new_len).map(|l| l as u32));
+                }
+            }
+        }
+    }
+    lines.sort_unstable();
+    lines.dedup();
+    LineData {
+        line_map: hunks(original, transformed),
+        touches_buggy,
+        buggy_lines: lines,
+    }
+}
+
 fn hunks(old: &str, new: &str) -> Vec<Hunk> {
     let diff = TextDiff::from_lines(old, new);
     diff.ops()
@@ -447,4 +501,26 @@ pub fn methods(source: &str) -> Vec<MethodSpan> {
             last_line: m.end_position().row + 1,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod line_data_tests {
+    use super::*;
+
+    #[test]
+    fn buggy_lines_follow_the_transformation() {
+        let original = "int f(int a) {\n    int b = a + 1;\n    if (b > 2) {\n        return b;\n    }\n    return 0;\n}\n";
+        // a statement inserted above the buggy `if` (line 3) moves it to line 4; the buggy
+        // `return b;` (line 4) is rewritten over two lines (5 and 6)
+        let transformed = "int f(int a) {\n    int b = a + 1;\n    int c = b;\n    if (b > 2) {\n        int r = b;\n        return r;\n    }\n    return 0;\n}\n";
+        let d = line_data(original, &[3, 4], transformed);
+        assert!(d.touches_buggy);
+        assert_eq!(d.buggy_lines, vec![4, 5, 6]);
+        assert_eq!(d.line_map, hunks(original, transformed));
+        // a change away from the buggy lines: they only move
+        let renamed_tail = original.replace("return 0;", "return -0;");
+        let d = line_data(original, &[3, 4], &renamed_tail);
+        assert!(!d.touches_buggy);
+        assert_eq!(d.buggy_lines, vec![3, 4]);
+    }
 }
