@@ -80,10 +80,16 @@ fn ScoringPanel(
             <button type="submit" id="score-start" disabled=none>"Score in the background"</button>
         </ActionForm>
         {none.then(|| view! { <p class="muted">"No model on the server yet: upload one below."</p> })}
-        <table class="jobs" id="jobs">
-            <thead><tr><th>"job"</th><th>"progress"</th><th>"state"</th><th></th></tr></thead>
-            <tbody>{jobs.into_iter().map(|j| job_row(study, j, retry)).collect_view()}</tbody>
-        </table>
+        {if jobs.is_empty() {
+            view! { <p class="muted" id="no-jobs">"No scoring job yet."</p> }.into_any()
+        } else {
+            view! {
+                <table class="jobs" id="jobs">
+                    <thead><tr><th>"job"</th><th>"progress"</th><th>"state"</th><th></th></tr></thead>
+                    <tbody>{jobs.into_iter().map(|j| job_row(study, j, retry)).collect_view()}</tbody>
+                </table>
+            }.into_any()
+        }}
     }
 }
 

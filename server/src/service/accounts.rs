@@ -62,8 +62,13 @@ pub async fn set_password(
     Ok(())
 }
 
-/// Refuses a change that would leave no enabled admin (nobody could manage accounts any more).
-async fn keep_an_admin(db: &Db, username: &str) -> ServiceResult<()> {
+/// Refuses a change through the pages that would leave no enabled admin (nobody could manage
+/// accounts there any more). The command line — the server's operator — may; `user enable`
+/// undoes it.
+async fn keep_an_admin(db: &Db, actor: Option<&User>, username: &str) -> ServiceResult<()> {
+    if actor.is_none() {
+        return Ok(());
+    }
     let (admins, is_admin) = store::users::enabled_admins(db, username).await?;
     if is_admin && admins <= 1 {
         return Err(ServiceError::Invalid(format!(
@@ -81,7 +86,7 @@ pub async fn set_role(
     role: Role,
 ) -> ServiceResult<()> {
     if role != Role::Admin {
-        keep_an_admin(db, username).await?;
+        keep_an_admin(db, actor, username).await?;
     }
     store::users::set_role(db, username, role.as_str()).await?;
     store::audit::record(
@@ -109,7 +114,7 @@ pub async fn set_disabled(
                 "you cannot disable your own account".into(),
             ));
         }
-        keep_an_admin(db, username).await?;
+        keep_an_admin(db, actor, username).await?;
     }
     store::users::set_disabled(db, username, disabled).await?;
     let action = if disabled {
