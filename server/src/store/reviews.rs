@@ -83,6 +83,27 @@ pub struct NewTask {
     pub same_as_tool: Option<String>,
 }
 
+/// The id of the study's task of `tool` on `target`, if there is one.
+async fn task_id(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    study: StudyId,
+    tool: &str,
+    target: &str,
+) -> StoreResult<Option<i64>> {
+    Ok(
+        sqlx::query(
+            "SELECT id FROM review_tasks WHERE study_id = $1 AND tool = $2 AND target = $3",
+        )
+        .bind(study)
+        .bind(tool)
+        .bind(target)
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()?,
+    )
+}
+
 /// Creates the tasks that do not exist yet, in one transaction: (created, already there).
 pub async fn create(
     db: &Db,
@@ -95,16 +116,7 @@ pub async fn create(
     let mut ids: HashMap<(&str, &str), i64> = HashMap::new();
     let (mut created, mut existing) = (0, 0);
     for t in tasks {
-        let found: Option<i64> = sqlx::query(
-            "SELECT id FROM review_tasks WHERE study_id = $1 AND tool = $2 AND target = $3",
-        )
-        .bind(study)
-        .bind(&t.tool)
-        .bind(&t.target)
-        .fetch_optional(&mut *tx)
-        .await?
-        .map(|r| r.try_get(0))
-        .transpose()?;
+        let found: Option<i64> = task_id(&mut tx, study, &t.tool, &t.target).await?;
         if let Some(id) = found {
             existing += 1;
             ids.insert((&t.tool, &t.target), id);
@@ -113,16 +125,7 @@ pub async fn create(
         let same_as = match &t.same_as_tool {
             Some(tool) => match ids.get(&(tool.as_str(), t.target.as_str())) {
                 Some(id) => Some(*id),
-                None => sqlx::query(
-                    "SELECT id FROM review_tasks WHERE study_id = $1 AND tool = $2 AND target = $3",
-                )
-                .bind(study)
-                .bind(tool)
-                .bind(&t.target)
-                .fetch_optional(&mut *tx)
-                .await?
-                .map(|r| r.try_get(0))
-                .transpose()?,
+                None => task_id(&mut tx, study, tool, &t.target).await?,
             },
             None => None,
         };
@@ -252,16 +255,11 @@ pub async fn import_verdicts(
     let now = now_ms();
     let mut written = 0;
     for v in rows {
-        let task: i64 = sqlx::query(
-            "SELECT id FROM review_tasks WHERE study_id = $1 AND tool = $2 AND target = $3",
-        )
-        .bind(study)
-        .bind(&v.tool)
-        .bind(&v.target)
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("review task {} / {}", v.tool, v.target)))?
-        .try_get(0)?;
+        let task = task_id(&mut tx, study, &v.tool, &v.target)
+            .await?
+            .ok_or_else(|| {
+                StoreError::NotFound(format!("review task {} / {}", v.tool, v.target))
+            })?;
         let r = sqlx::query(
             "INSERT INTO review_verdicts (task_id, reviewer, verdict, note, created_at) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (task_id, reviewer) DO UPDATE SET verdict = excluded.verdict, note = excluded.note, created_at = excluded.created_at",

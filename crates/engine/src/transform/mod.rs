@@ -236,7 +236,7 @@ pub fn line_data(original: &str, buggy: &[u32], transformed: &str) -> LineData {
     let is_buggy = |l: usize| buggy.iter().any(|b| *b as usize == l);
     let mut lines = Vec::new();
     let mut touches_buggy = false;
-    for op in TextDiff::from_lines(original, transformed).ops() {
+    for op in line_diff(original, transformed).ops() {
         match *op {
             DiffOp::Equal {
                 old_index,
@@ -273,8 +273,16 @@ pub fn line_data(original: &str, buggy: &[u32], transformed: &str) -> LineData {
     }
 }
 
+/// A line diff that gives up refining after a second (a hostile, huge import then gets a
+/// coarser but still correct diff instead of holding a thread for minutes).
+fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
+    TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(1))
+        .diff_lines(old, new)
+}
+
 fn hunks(old: &str, new: &str) -> Vec<Hunk> {
-    let diff = TextDiff::from_lines(old, new);
+    let diff = line_diff(old, new);
     diff.ops()
         .iter()
         .filter_map(|op| match *op {
