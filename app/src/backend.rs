@@ -210,6 +210,7 @@ pub trait Backend: Send + Sync + 'static {
         sample: Option<usize>,
         pool: usize,
         seed: u64,
+        verified_only: bool,
     ) -> Result<String, BackendError>;
     /// A new invite link path into a batch.
     async fn create_invite(
@@ -249,6 +250,8 @@ pub trait Backend: Send + Sync + 'static {
     /// The models the server holds and the study's background jobs.
     async fn scoring(&self, study: StudyId) -> Result<ScoringView, BackendError>;
     /// Starts scoring the study's methods with a model in the background; returns the job.
+    /// Verifies every item of the study (javac, as the server is set up) as a background job.
+    async fn start_verify(&self, actor: &User, study: StudyId) -> Result<JobId, BackendError>;
     async fn start_scoring(
         &self,
         actor: &User,

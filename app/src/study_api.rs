@@ -80,6 +80,7 @@ pub async fn create_batch(
     sample: Option<String>,
     pool: Option<String>,
     seed: Option<String>,
+    verified: Option<String>,
 ) -> Result<String, ServerFnError> {
     let actor = require_study(study, Role::ADMINS).await?;
     let num = |v: Option<String>| v.and_then(|s| s.trim().parse::<u64>().ok());
@@ -93,6 +94,7 @@ pub async fn create_batch(
             num(sample).map(|n| n as usize),
             num(pool).unwrap_or(0) as usize,
             num(seed).unwrap_or(1),
+            verified.is_some_and(|v| !v.is_empty()),
         )
         .await
         .map_err(internal)
@@ -202,6 +204,16 @@ pub async fn start_scoring(
     let log10 = log10.as_deref().is_some_and(|s| s == "on" || s == "true");
     backend()?
         .start_scoring(&actor, study, &model, log10)
+        .await
+        .map_err(internal)
+}
+
+/// Compiles every item of the study in its file as a background job (admins and researchers).
+#[server(endpoint = "studies/verify")]
+pub async fn start_verify(study: StudyId) -> Result<JobId, ServerFnError> {
+    let actor = require_study(study, Role::STAFF).await?;
+    backend()?
+        .start_verify(&actor, study)
         .await
         .map_err(internal)
 }

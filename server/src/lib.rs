@@ -13,7 +13,9 @@ pub use natstudy_engine::{formats, generate};
 pub use natstudy_vocab::ids;
 /// The pure engines (the `natstudy-engine` crate).
 pub mod engine {
-    pub use natstudy_engine::{analysis, assignment, diff, lm, plots, review, stats, transform};
+    pub use natstudy_engine::{
+        analysis, assignment, diff, lm, plots, review, stats, transform, verify,
+    };
 }
 pub mod password;
 pub mod present;

@@ -736,6 +736,7 @@ async fn researcher_b_gets_nothing_of_study_a(store: Store) {
             "/api/studies/score",
             vec![("study", a.to_string()), ("model", "m.arpa".into())],
         ),
+        ("/api/studies/verify", vec![("study", a.to_string())]),
         (
             "/api/studies/propose",
             vec![("study", a.to_string()), ("operators", "studied".into())],

@@ -461,6 +461,30 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     .await
     .expect("count");
     assert_eq!(n, 357, "60 bugs + 297 transformations");
+    // verification as a background job: every item compiled in its file, stored per item
+    b.click("#verify-start").await.expect("verify");
+    b.wait_contains("#jobs", "verify: compile every item").await;
+    // (javac on 297 files: allow more than the usual 30 s on a loaded machine)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        let state = b.text_of("#jobs .job-state").await;
+        if state.contains("done: 297 items checked") {
+            break;
+        }
+        assert!(
+            !state.starts_with("failed") && std::time::Instant::now() < deadline,
+            "the verification job reads {state:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    let checked: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM item_checks c JOIN items i ON i.id = c.item_id WHERE i.study_id = $1 AND c.compiles IS NOT NULL",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    assert_eq!(checked, 297, "every item compiled (javac on this machine)");
     b.close().await;
     guard.drop_now(db).await;
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use crate::components::status::ErrorBox;
 use crate::model::StudyId;
 use crate::model::{JobRow, ScoringView};
-use crate::study_api::{get_scoring, RetryJob, StartScoring};
+use crate::study_api::{get_scoring, RetryJob, StartScoring, StartVerify};
 
 fn size(bytes: u64) -> String {
     if bytes >= 1 << 20 {
@@ -20,6 +20,7 @@ fn size(bytes: u64) -> String {
 pub fn Scoring(study: StudyId) -> impl IntoView {
     let start = ServerAction::<StartScoring>::new();
     let retry = ServerAction::<RetryJob>::new();
+    let verify = ServerAction::<StartVerify>::new();
     let (tick, set_tick) = signal(0u32);
     #[cfg(feature = "hydrate")]
     {
@@ -33,7 +34,14 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
     #[cfg(not(feature = "hydrate"))]
     let _ = set_tick;
     let view_data = Resource::new(
-        move || (tick.get(), start.version().get(), retry.version().get()),
+        move || {
+            (
+                tick.get(),
+                start.version().get(),
+                retry.version().get(),
+                verify.version().get(),
+            )
+        },
         move |_| get_scoring(study),
     );
     view! {
@@ -54,6 +62,13 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
                 <input type="file" name="model" id="model-file" accept=".arpa,.bin" required />
                 <button type="submit" id="model-upload">"Upload a model"</button>
             </form>
+            <h3>"Verification"</h3>
+            <p class="muted">"Puts every transformed method back into its file and compiles it with javac (its original first: an item whose original does not compile is reported as not checked). Results go to the items export and the benchmark export, and batches can take only verified items. For a project's classpath or a test command, use "<code>"natstudy verify"</code>"."</p>
+            <ActionForm action=verify attr:id="verify-form" attr:class="row">
+                <input type="hidden" name="study" value=study.get() />
+                <button type="submit" id="verify-start">"Verify items in the background"</button>
+            </ActionForm>
+            {move || verify.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
         </section>
     }
 }
@@ -81,7 +96,7 @@ fn ScoringPanel(
         </ActionForm>
         {none.then(|| view! { <p class="muted">"No model on the server yet: upload one below."</p> })}
         {if jobs.is_empty() {
-            view! { <p class="muted" id="no-jobs">"No scoring job yet."</p> }.into_any()
+            view! { <p class="muted" id="no-jobs">"No background job yet."</p> }.into_any()
         } else {
             view! {
                 <table class="jobs" id="jobs">

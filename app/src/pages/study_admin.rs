@@ -124,6 +124,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                     <label>"Sample size" <input type="number" name="sample" placeholder="all items" min="1" /></label>
                     <label>"Participants to create" <input type="number" name="pool" placeholder="0 (join by invite)" min="0" /></label>
                     <label>"Random seed" <input type="number" name="seed" value="1" /></label>
+                    <label class="check"><input type="checkbox" name="verified" id="batch-verified" />" only verified items (natstudy verify: compiles, tests as the original)"</label>
                     <button type="submit" id="batch-submit">"Build"</button>
                 </ActionForm>
                 {move || batch.value().get().map(|r| match r {

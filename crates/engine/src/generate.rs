@@ -62,18 +62,24 @@ fn request_parts(bug: &BugRecord) -> (&str, bool, MethodSel) {
 
 type BugResult = Result<Vec<transform::Transformation>, String>;
 
-fn run_one(bug: &BugRecord, opts: &Options, scorer: Option<&dyn NameScorer>) -> BugResult {
+/// Runs `f` on the engine's request for `bug`.
+fn with_request<R>(bug: &BugRecord, opts: &Options, f: impl FnOnce(&Request<'_>) -> R) -> R {
     let (source, method_only, method) = request_parts(bug);
     let buggy: Vec<usize> = bug.buggy_lines.iter().map(|l| *l as usize).collect();
-    let req = Request {
+    f(&Request {
         source,
         method_only,
         method,
         buggy_lines: &buggy,
         operators: &opts.operators,
         all_sites: opts.all_sites,
-    };
-    transform::transform(&req, scorer).map_err(|e| e.to_string())
+    })
+}
+
+fn run_one(bug: &BugRecord, opts: &Options, scorer: Option<&dyn NameScorer>) -> BugResult {
+    with_request(bug, opts, |req| {
+        transform::transform(req, scorer).map_err(|e| e.to_string())
+    })
 }
 
 /// Transform every bug. `next` holds, per level, the number the next id takes (so ids continue
@@ -142,6 +148,28 @@ pub fn generate(
     } else {
         Err(Problems(problems))
     }
+}
+
+/// Why each operator did or did not apply to each bug (`transform --explain`), in bug order;
+/// a bug the engine cannot read gets its error.
+pub fn explain(
+    bugs: &[BugRecord],
+    opts: &Options,
+    progress: &(dyn Fn() + Sync),
+) -> Vec<Result<Vec<transform::Explanation>, String>> {
+    use rayon::prelude::*;
+    bugs.par_iter()
+        .map(|bug| {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                with_request(bug, opts, |req| {
+                    transform::explain(req, None).map_err(|e| e.to_string())
+                })
+            }))
+            .unwrap_or_else(|_| Err("the engine panicked".to_owned()));
+            progress();
+            r
+        })
+        .collect()
 }
 
 /// Parse an operator list: names separated by commas, `all` (24) or `studied` (the study's 18).

@@ -14,5 +14,6 @@ pub mod plots;
 pub mod review;
 pub mod stats;
 pub mod transform;
+pub mod verify;
 
 pub use natstudy_vocab as vocab;

@@ -47,6 +47,9 @@ pub struct CreateArgs {
     /// A random sample of this many matching items
     #[arg(long)]
     pub sample: Option<usize>,
+    /// Only items `natstudy verify` found to compile (and to pass their tests as the original)
+    #[arg(long)]
+    pub verified: bool,
     /// Participants S1..SN (created when missing)
     #[arg(long, default_value_t = 0)]
     pub pool: usize,
@@ -75,6 +78,7 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
                     project: a.project,
                     ids: a.ids,
                     sample: a.sample,
+                    verified_only: a.verified,
                 },
                 pool: a.pool,
                 users: a.users,

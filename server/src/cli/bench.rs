@@ -54,6 +54,24 @@ pub enum BenchCommand {
         corpus: std::path::PathBuf,
         #[arg(long, default_value = "all")]
         operators: String,
+        /// Also compile every application in its file with javac (the compile server of
+        /// `natstudy verify`), each file's original first: applications, failures and time per
+        /// operator
+        #[arg(long)]
+        compile: bool,
+        /// With --compile: the files belong to this module of the JDK that compiles them
+        /// (`java.base` for the JDK's own `lib/src.zip`: javac --patch-module)
+        #[arg(long)]
+        patch_module: Option<String>,
+        /// With --compile: the `java` of that JDK
+        #[arg(long, default_value = "java")]
+        java: std::path::PathBuf,
+        /// Take files (sorted by path) until they hold this many lines
+        #[arg(long)]
+        max_lines: Option<usize>,
+        /// With --compile: compilers at once (default: the cores)
+        #[arg(long)]
+        workers: Option<usize>,
     },
 }
 
@@ -76,8 +94,34 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             })
             .await?
         }
-        BenchCommand::Transform { corpus, operators } => {
-            tokio::task::spawn_blocking(move || transform_bench(&corpus, &operators)).await?
+        BenchCommand::Transform {
+            corpus,
+            operators,
+            compile: false,
+            max_lines,
+            ..
+        } => {
+            tokio::task::spawn_blocking(move || transform_bench(&corpus, &operators, max_lines))
+                .await?
+        }
+        BenchCommand::Transform {
+            corpus,
+            operators,
+            compile: true,
+            patch_module,
+            java,
+            max_lines,
+            workers,
+        } => {
+            let setup = super::compile_bench::Setup {
+                operators,
+                patch_module,
+                java,
+                max_lines,
+                workers: workers
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            };
+            tokio::task::spawn_blocking(move || super::compile_bench::run(&corpus, &setup)).await?
         }
     }
 }
@@ -341,15 +385,16 @@ fn peak_rss_mib() -> Option<u64> {
 }
 
 /// One thread, so the figures are per core.
-fn transform_bench(corpus: &std::path::Path, operators: &str) -> Result<()> {
+fn transform_bench(
+    corpus: &std::path::Path,
+    operators: &str,
+    max_lines: Option<usize>,
+) -> Result<()> {
     use crate::engine::transform::{self, syntax, MethodSel, Request};
     let ops = crate::generate::parse_operators(operators)?;
-    let mut paths = Vec::new();
-    super::lm::java_files(corpus, &mut paths)?;
-    paths.sort();
-    let files: Vec<String> = paths
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
+    let files: Vec<String> = super::compile_bench::read_corpus(corpus, max_lines)?
+        .into_iter()
+        .map(|(_, text)| text)
         .collect();
     let lines: usize = files.iter().map(|f| f.lines().count()).sum();
     let spans: Vec<(usize, transform::MethodSpan)> = files

@@ -16,7 +16,8 @@ pub struct ExportArgs {
     #[arg(long)]
     pub study: String,
     /// dataset, votes, matrix, survey, items, top-natural, reviews (one row per patch: its
-    /// decision) or review-verdicts (the reviewers' verdicts, as `import reviews` reads them)
+    /// decision), review-verdicts (the reviewers' verdicts, as `import reviews` reads them) or
+    /// benchmark (a folder per item: transformed buggy and fixed files, meta.json; index.jsonl)
     #[arg(long)]
     pub what: String,
     /// For the dataset: jsonl or csv
@@ -34,6 +35,13 @@ pub struct ExportArgs {
     /// For `top-natural`: the share of transformations to keep, most natural first
     #[arg(long, default_value_t = 10.0)]
     pub percent: f64,
+    /// For `benchmark`: only these naturalness categories, comma-separated (natural,
+    /// likely-natural, likely-unnatural, unnatural, unrated)
+    #[arg(long)]
+    pub category: Option<String>,
+    /// For `benchmark`: only items `natstudy verify` found to compile (and test as the original)
+    #[arg(long)]
+    pub verified: bool,
 }
 
 fn sink(path: &Option<PathBuf>) -> Result<Box<dyn Write + Send>> {
@@ -69,6 +77,19 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
         "review-verdicts" => {
             exports::write(&db, study, Export::ReviewVerdicts, &mut sink(&a.out)?).await?
         }
+        "benchmark" => {
+            let Some(dir) = &a.out else {
+                bail!("--what benchmark needs --out DIR")
+            };
+            let filter = exports::BenchmarkFilter {
+                categories: match &a.category {
+                    Some(list) => exports::BenchmarkFilter::categories(list)?,
+                    None => Vec::new(),
+                },
+                verified: a.verified,
+            };
+            exports::benchmark(&db, study, dir, &filter).await?
+        }
         "items" => {
             let Some(dir) = &a.out else {
                 bail!("--what items needs --out DIR")
@@ -103,6 +124,11 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
                     .await?
                     .into_iter()
                     .collect();
+            let fixed: std::collections::HashMap<String, String> =
+                crate::store::analysis::fixed_sources(&db, study)
+                    .await?
+                    .into_iter()
+                    .collect();
             let items: std::collections::HashMap<&str, &crate::engine::analysis::ItemResult> =
                 report
                     .item_results
@@ -114,6 +140,8 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             for row in top {
                 let it = items.get(row.key.as_str());
                 let bug = it.map(|i| i.bug.clone()).unwrap_or_default();
+                // a training pair (transformed buggy → transformed fixed) when the fix followed
+                let transformed_fixed = fixed.get(&row.key);
                 let rec = serde_json::json!({
                     "id": row.key,
                     "bug_id": bug,
@@ -123,6 +151,12 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
                     "rnc": row.rnc,
                     "original": sources.get(&bug),
                     "transformed": sources.get(&row.key),
+                    "fixed": fixed.get(&bug),
+                    "transformed_fixed": transformed_fixed,
+                    "pair": transformed_fixed.map(|f| serde_json::json!({
+                        "buggy": sources.get(&row.key),
+                        "fixed": f,
+                    })),
                 });
                 serde_json::to_writer(&mut out, &rec)?;
                 out.write_all(b"\n")?;
@@ -131,7 +165,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             top.len() as u64
         }
         other => {
-            bail!("unknown export {other} (dataset, votes, matrix, survey, items, top-natural, reviews or review-verdicts)")
+            bail!("unknown export {other} (dataset, votes, matrix, survey, items, top-natural, reviews, review-verdicts or benchmark)")
         }
     };
     eprintln!("exported {n} rows");

@@ -2,12 +2,14 @@
 
 mod batch;
 mod bench;
+mod compile_bench;
 mod export;
 mod import;
 pub(crate) mod lm;
 mod report;
 mod review;
 mod transform;
+mod verify;
 
 use std::io::{IsTerminal, Read};
 use std::net::SocketAddr;
@@ -99,6 +101,8 @@ pub enum Command {
     Review(review::ReviewCommand),
     /// Generate transformations of bugs (transformations.jsonl) with the built-in engine
     Transform(transform::TransformArgs),
+    /// Compile every item in its file with javac (and run a test command): stored per item
+    Verify(verify::VerifyArgs),
 }
 
 #[derive(Args, Debug)]
@@ -140,6 +144,12 @@ pub struct ServeArgs {
     /// With --demo: allow an address other than loopback (the demo's passwords are public)
     #[arg(long)]
     pub public_demo: bool,
+    /// The `java` of the JDK the study page's verification job compiles with
+    #[arg(long, default_value = "java", env = "NATSTUDY_JAVA")]
+    pub java: PathBuf,
+    /// The classpath that verification job compiles against (the projects' classes and jars)
+    #[arg(long, env = "NATSTUDY_VERIFY_CLASSPATH")]
+    pub verify_classpath: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -267,6 +277,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => export::run(&g, args).await,
         Command::Lm(cmd) => lm::run(&g, cmd).await,
         Command::Transform(args) => transform::run(args).await,
+        Command::Verify(args) => verify::run(&g, args).await,
     }
 }
 
@@ -304,6 +315,11 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     config.exports =
         crate::web::download::ExportLimits::new(args.max_exports.max(1), config.exports.stall);
     config.client_ip_header = args.client_ip_header.map(|h| h.to_ascii_lowercase());
+    config.verify = crate::engine::verify::CompilerConfig {
+        java: args.java,
+        classpath: args.verify_classpath,
+        ..Default::default()
+    };
     config.models_dir = g.data_dir.join("models");
     let demo = args.demo;
     crate::web::serve(db, config, move |addr| {

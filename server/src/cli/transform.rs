@@ -25,8 +25,12 @@ pub struct TransformArgs {
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// Where to write transformations.jsonl
+    #[arg(long, required_unless_present = "explain")]
+    pub out: Option<PathBuf>,
+    /// Say, per bug and operator, how many applications were kept and which candidate sites
+    /// were refused by which rule; then the most frequent refusals per operator
     #[arg(long)]
-    pub out: PathBuf,
+    pub explain: bool,
 }
 
 pub async fn run(args: TransformArgs) -> Result<()> {
@@ -43,6 +47,24 @@ pub async fn run(args: TransformArgs) -> Result<()> {
         operators,
         all_sites: args.all_sites,
     };
+    if args.explain {
+        let b = bugs.clone();
+        let o = opts.clone();
+        let explained = tokio::task::spawn_blocking(move || {
+            let pb = super::lm::bar(b.len() as u64, "bugs");
+            let out = generate::explain(&b, &o, &|| pb.inc(1));
+            pb.finish_and_clear();
+            out
+        })
+        .await?;
+        print!("{}", explanation_text(&bugs, &explained));
+        if args.out.is_none() {
+            return Ok(());
+        }
+    }
+    let Some(out_path) = args.out.clone() else {
+        anyhow::bail!("--out FILE is needed");
+    };
     let started = std::time::Instant::now();
     let n_bugs = bugs.len();
     let generated = tokio::task::spawn_blocking(move || {
@@ -57,8 +79,8 @@ pub async fn run(args: TransformArgs) -> Result<()> {
     })
     .await??;
     let mut w = std::io::BufWriter::new(
-        std::fs::File::create(&args.out)
-            .with_context(|| format!("cannot write {}", args.out.display()))?,
+        std::fs::File::create(&out_path)
+            .with_context(|| format!("cannot write {}", out_path.display()))?,
     );
     let mut per_op: BTreeMap<&str, usize> = BTreeMap::new();
     for g in &generated {
@@ -71,10 +93,53 @@ pub async fn run(args: TransformArgs) -> Result<()> {
         "{} transformations of {n_bugs} bugs in {:.2} s → {}",
         generated.len(),
         started.elapsed().as_secs_f64(),
-        args.out.display()
+        out_path.display()
     );
     for (op, n) in per_op {
         println!("  {op:<22} {n}");
     }
     Ok(())
+}
+
+/// The explanation as people read it: per bug, per operator, what was kept and what was
+/// refused where; then per operator the refusals by rule, most frequent first.
+fn explanation_text(
+    bugs: &[crate::formats::items::BugRecord],
+    explained: &[Result<Vec<crate::engine::transform::Explanation>, String>],
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut by_op: BTreeMap<String, (usize, BTreeMap<&str, usize>)> = BTreeMap::new();
+    for (bug, e) in bugs.iter().zip(explained) {
+        let _ = writeln!(out, "{}", bug.bug_id);
+        match e {
+            Err(message) => {
+                let _ = writeln!(out, "  error: {message}");
+            }
+            Ok(ops) => {
+                for x in ops {
+                    let _ = writeln!(out, "  {}: applied {}", x.operator, x.applied);
+                    let entry = by_op.entry(x.operator.to_string()).or_default();
+                    entry.0 += x.applied;
+                    for r in &x.refused {
+                        let _ = writeln!(out, "    line {}: {}", r.line, r.rule);
+                        *entry.1.entry(r.rule).or_default() += 1;
+                    }
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nper operator: applications kept, then refusals by rule"
+    );
+    for (op, (applied, rules)) in by_op {
+        let _ = writeln!(out, "{op}: {applied} kept");
+        let mut rules: Vec<(&str, usize)> = rules.into_iter().collect();
+        rules.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        for (rule, n) in rules {
+            let _ = writeln!(out, "  {n:>6}  {rule}");
+        }
+    }
+    out
 }

@@ -148,3 +148,146 @@ async fn reviews(
         .map_err(|e| super::ServiceError::Internal(e.into()))?;
     Ok(n)
 }
+
+/// Which items the benchmark export takes.
+#[derive(Debug, Clone, Default)]
+pub struct BenchmarkFilter {
+    /// Naturalness categories (`natural`, `likely_natural`, `likely_unnatural`, `unnatural`,
+    /// `unrated`); empty: all.
+    pub categories: Vec<String>,
+    /// Only items `natstudy verify` found to compile (and to test as the original).
+    pub verified: bool,
+}
+
+impl BenchmarkFilter {
+    /// Parses `natural,likely-natural,…` (dashes or underscores).
+    pub fn categories(list: &str) -> ServiceResult<Vec<String>> {
+        const KNOWN: [&str; 5] = [
+            "natural",
+            "likely_natural",
+            "likely_unnatural",
+            "unnatural",
+            "unrated",
+        ];
+        list.split(',')
+            .map(|c| c.trim().replace('-', "_"))
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                if KNOWN.contains(&c.as_str()) {
+                    Ok(c)
+                } else {
+                    Err(super::ServiceError::Invalid(format!(
+                        "unknown category {c} (one of {})",
+                        KNOWN.join(", ")
+                    )))
+                }
+            })
+            .collect()
+    }
+}
+
+/// Writes the benchmark into `dir` (absent or empty): one folder per item with its
+/// transformed buggy file, the transformed fixed file when known and `meta.json`, and
+/// `index.jsonl`. Returns the folders written.
+pub async fn benchmark(
+    db: &Db,
+    study: StudyId,
+    dir: &std::path::Path,
+    filter: &BenchmarkFilter,
+) -> ServiceResult<u64> {
+    use crate::formats::benchmark;
+    use std::io::Write as _;
+    let internal = |e: anyhow::Error| super::ServiceError::Internal(e);
+    if dir.exists()
+        && std::fs::read_dir(dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(super::ServiceError::Invalid(format!(
+            "{} is not an empty directory: give a new one",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| internal(e.into()))?;
+    let data = crate::store::analysis::study_data(db, study).await?;
+    let options = crate::engine::analysis::Options {
+        bootstrap: 0,
+        ..Default::default()
+    };
+    let report =
+        tokio::task::spawn_blocking(move || crate::engine::analysis::report_with(&data, &options))
+            .await?;
+    let results: std::collections::HashMap<&str, &crate::engine::analysis::ItemResult> = report
+        .item_results
+        .iter()
+        .map(|r| (r.key.as_str(), r))
+        .collect();
+    let mut rnc: std::collections::HashMap<&str, std::collections::BTreeMap<&str, f64>> =
+        std::collections::HashMap::new();
+    for (model, m) in &report.rnc {
+        for row in &m.ranking {
+            rnc.entry(row.key.as_str())
+                .or_default()
+                .insert(model.as_str(), row.rnc);
+        }
+    }
+    let mut index = std::io::BufWriter::new(
+        std::fs::File::create(dir.join("index.jsonl")).map_err(|e| internal(e.into()))?,
+    );
+    let mut taken = std::collections::HashSet::new();
+    let mut written = 0u64;
+    crate::store::checks::benchmark(db, study, &mut |bug, item| {
+        let result = results.get(item.key.as_str());
+        let category = result.and_then(|r| r.category).map(|c| c.as_str());
+        if !filter.categories.is_empty()
+            && !filter
+                .categories
+                .iter()
+                .any(|c| Some(c.as_str()) == category || (c == "unrated" && category.is_none()))
+        {
+            return Ok(());
+        }
+        if filter.verified && !item.check.as_ref().is_some_and(|c| c.verified()) {
+            return Ok(());
+        }
+        let b = benchmark::Bug {
+            key: &bug.key,
+            project: &bug.project,
+            file_path: &bug.file_path,
+            method_name: &bug.method_name,
+            method: &bug.method,
+            file_source: bug.file_source.as_deref(),
+        };
+        let i = benchmark::Item {
+            key: &item.key,
+            operator: &item.operator,
+            level: &item.level,
+            summary: &item.summary,
+            source: &item.source,
+            buggy_lines: &item.buggy_lines,
+            line_map: item.line_map.as_ref(),
+            fixed_source: item.fixed_source.as_deref(),
+            category,
+            votes: result.map_or(0, |r| r.votes),
+            unnatural_votes: result.map_or(0, |r| r.unnatural_votes),
+            rnc: rnc.get(item.key.as_str()).cloned().unwrap_or_default(),
+            verification: item.check.as_ref(),
+        };
+        let e = benchmark::entry(&b, &i, &mut taken);
+        for (path, text) in &e.files {
+            let p = dir.join(&e.dir).join(path);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&p, text)?;
+        }
+        serde_json::to_writer(&mut index, &e.index)?;
+        index.write_all(b"\n")?;
+        written += 1;
+        Ok(())
+    })
+    .await
+    .map_err(internal)?;
+    index.flush().map_err(|e| internal(e.into()))?;
+    Ok(written)
+}

@@ -35,8 +35,9 @@ pub async fn import_items_text(
 }
 
 /// Each transformation's line data against its bug and the bug's fix carried over to it (a
-/// three-way merge; none when the fix and the transformation touch the same lines). CPU work,
-/// off the async threads.
+/// three-way merge, or where the fix and the transformation touch the same lines the operator
+/// applied again to the fixed method at the same site; none when neither works). CPU work, off
+/// the async threads.
 pub async fn derive_items(
     bugs: Vec<formats::items::BugRecord>,
     transformations: Vec<formats::items::TransformationRecord>,
@@ -55,7 +56,11 @@ pub async fn derive_items(
                     lines: crate::engine::transform::line_data(source, lines, &t.source),
                     fixed_source: bug.and_then(|b| {
                         let fixed = b.fixed_source.as_deref()?;
-                        crate::engine::review::transformed_fixed(source, &t.source, fixed)
+                        let op = t.operator.parse().ok();
+                        crate::engine::transform::follow_fix(
+                            source, &t.source, fixed, op, &t.summary,
+                        )
+                        .map(|(text, _)| text)
                     }),
                 }
             })

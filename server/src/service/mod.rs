@@ -18,6 +18,7 @@ pub mod reviews;
 pub mod scoring;
 pub mod studies;
 pub mod throttle;
+pub mod verification;
 
 pub use error::{ServiceError, ServiceResult};
 pub use generation::{add_proposals, propose, Proposal};

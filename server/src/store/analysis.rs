@@ -122,8 +122,26 @@ pub async fn sources(db: &Db, study: StudyId) -> StoreResult<Vec<(String, String
     .bind(study)
     .fetch_all(&db.pool)
     .await?;
+    pairs(&rows)
+}
+
+/// Rows of (key, text) as pairs.
+fn pairs(rows: &[sqlx::any::AnyRow]) -> StoreResult<Vec<(String, String)>> {
     Ok(rows
         .iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
         .collect::<Result<_, sqlx::Error>>()?)
+}
+
+/// The developer-fixed methods: bug key → the fix, item key → the fix carried over to it
+/// (only where known).
+pub async fn fixed_sources(db: &Db, study: StudyId) -> StoreResult<Vec<(String, String)>> {
+    let rows = sqlx::query(
+        "SELECT bug_key, fixed_source FROM bugs WHERE study_id = $1 AND fixed_source IS NOT NULL \
+         UNION ALL SELECT item_key, fixed_source FROM items WHERE study_id = $1 AND fixed_source IS NOT NULL",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    pairs(&rows)
 }

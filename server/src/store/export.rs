@@ -403,8 +403,10 @@ pub async fn items(
     }
     let mut rows = sqlx::query(
         "SELECT i.item_key, b.bug_key, i.operator, i.level, i.source, i.summary, i.gold_unnatural, \
-         i.line_map, i.touches_buggy, i.buggy_lines, i.fixed_source FROM items i \
-         JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1 ORDER BY i.id",
+         i.line_map, i.touches_buggy, i.buggy_lines, i.fixed_source, \
+         c.compiles, c.tests_same, c.message FROM items i \
+         JOIN bugs b ON b.id = i.bug_id LEFT JOIN item_checks c ON c.item_id = i.id \
+         WHERE i.study_id = $1 ORDER BY i.id",
     )
     .bind(study)
     .fetch(&db.pool);
@@ -437,6 +439,10 @@ pub async fn items(
         }
         if let Some(f) = r.try_get::<Option<String>, _>("fixed_source")? {
             obj["fixed_source"] = serde_json::Value::String(f);
+        }
+        // `natstudy verify`'s result, when it ran
+        if r.try_get::<Option<String>, _>("message")?.is_some() {
+            obj["verification"] = serde_json::to_value(super::checks::check_of(&r)?)?;
         }
         serde_json::to_writer(&mut *items_out, &obj)?;
         items_out.write_all(b"\n")?;

@@ -4,6 +4,7 @@
 pub mod analysis;
 pub mod assign;
 pub mod audit;
+pub mod checks;
 pub(crate) mod codec;
 pub mod export;
 pub mod generation;

@@ -26,6 +26,7 @@ pub struct BackendConfig {
     pub login: service::throttle::LoginLimits,
     pub jobs: service::jobs::JobLimits,
     pub reports: Arc<service::reports::ReportCache>,
+    pub verify: crate::engine::verify::CompilerConfig,
 }
 
 /// The domain as the pages reach it.
@@ -40,6 +41,7 @@ pub struct DomainBackend {
     session: SessionPolicy,
     jobs: JobRunner,
     reports: Arc<service::reports::ReportCache>,
+    verify: crate::engine::verify::CompilerConfig,
 }
 
 type LoadedModel = (String, std::time::SystemTime, Arc<crate::engine::lm::Model>);
@@ -67,6 +69,7 @@ impl DomainBackend {
             session: config.session,
             jobs,
             reports: config.reports.clone(),
+            verify: config.verify.clone(),
         })
     }
 
@@ -193,10 +196,13 @@ impl Backend for DomainBackend {
             .await
             .map_err(map)?
             .ok_or_else(|| BackendError::NotFound(format!("job {job}")))?;
-        if state != store::JobState::Failed || kind != "score" {
+        if state != store::JobState::Failed || !matches!(kind.as_str(), "score" | "verify") {
             return Err(BackendError::Conflict(
-                "only a failed scoring job can be run again".into(),
+                "only a failed scoring or verification job can be run again".into(),
             ));
+        }
+        if kind == "verify" {
+            return self.start_verify(actor, study).await;
         }
         let p: serde_json::Value = serde_json::from_str(&params).unwrap_or_default();
         let model = p["model"].as_str().unwrap_or_default().to_owned();
@@ -550,6 +556,34 @@ impl Backend for DomainBackend {
     }
 
     #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn start_verify(&self, actor: &User, study: StudyId) -> Result<JobId, BackendError> {
+        store::studies::counts_of(&self.db, study)
+            .await
+            .map_err(map)?
+            .ok_or_else(|| BackendError::NotFound(format!("study {study}")))?;
+        let job = store::jobs::create(
+            &self.db,
+            study,
+            Some(actor.id),
+            "verify",
+            "verify: compile every item in its file (javac)",
+            "{}",
+        )
+        .await
+        .map_err(map)?;
+        let options = crate::engine::verify::Options {
+            compiler: Some(self.verify.clone()),
+            tests: None,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        self.jobs.spawn(
+            job,
+            service::verification::run_job(self.db.clone(), job, study, options),
+        );
+        Ok(job)
+    }
+
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
     async fn close_invite(
         &self,
         actor: &User,
@@ -745,9 +779,11 @@ impl Backend for DomainBackend {
         sample: Option<usize>,
         pool: usize,
         seed: u64,
+        verified_only: bool,
     ) -> Result<String, BackendError> {
         let mut request = service::batches::BatchRequest::new(name, strategy);
         request.filter.level = level;
+        request.filter.verified_only = verified_only;
         request.filter.sample = sample;
         request.pool = pool;
         request.seed = seed;

@@ -72,6 +72,9 @@ pub struct WebConfig {
     /// Holds the wasm back this long before sending it: a slow connection, for tests of what
     /// happens before a page is interactive (never set by the command line).
     pub wasm_delay: Option<std::time::Duration>,
+    /// The JDK and class/source paths the study page's verification job compiles with (set by
+    /// whoever runs the server: pages never name a path or a command).
+    pub verify: crate::engine::verify::CompilerConfig,
 }
 
 impl WebConfig {
@@ -91,6 +94,7 @@ impl WebConfig {
             client_ip_header: None,
             reports: Default::default(),
             wasm_delay: None,
+            verify: Default::default(),
         }
     }
 }
@@ -126,6 +130,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             login: config.login,
             jobs: config.jobs,
             reports: config.reports.clone(),
+            verify: config.verify.clone(),
         },
     );
     let state = AppState {

@@ -1,6 +1,7 @@
 //! The interchange formats (see `shared/reference/README.md`): readers that validate every
 //! record before anything is written, and report errors by file, line and field.
 
+pub mod benchmark;
 pub mod items;
 pub mod results;
 pub mod survey;

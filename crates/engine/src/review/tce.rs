@@ -4,8 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::transform::find_lines;
-
 /// How to call javac.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Javac {
@@ -53,18 +51,7 @@ pub struct Context<'a> {
 /// The compilation unit with `method` in place of the target's method, and its file name.
 fn program(context: Option<Context<'_>>, method: &str) -> (String, String) {
     if let Some(c) = context {
-        if let Some((first, last)) = find_lines(c.file_source, c.method) {
-            let mut out = String::with_capacity(c.file_source.len() + method.len());
-            for (i, line) in c.file_source.lines().enumerate() {
-                let n = i + 1;
-                if n == first {
-                    out.push_str(method.trim_end_matches('\n'));
-                    out.push('\n');
-                } else if n < first || n > last {
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
+        if let Some(out) = crate::verify::place(c.file_source, c.method, method) {
             let name = Path::new(c.file_name)
                 .file_name()
                 .and_then(|n| n.to_str())

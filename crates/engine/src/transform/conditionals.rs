@@ -47,11 +47,20 @@ pub fn if_else_to_else_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
             // javac's flow analysis cannot see that `c` and `!c` cover every case: skip an `if`
             // that never completes normally (code after it would become reachable) and one
             // that definitely assigns a variable declared without a value.
-            if has_effects(cond)
-                || (ends_abruptly(cons) && ends_abruptly(alt))
-                || assigns_unset(ctx, i)
-            {
-                return None;
+            if has_effects(cond) {
+                return ctx.refuse(i, "the condition has effects: it would be evaluated twice");
+            }
+            if cannot_complete(cons, ctx.src) && cannot_complete(alt, ctx.src) {
+                return ctx.refuse(
+                    i,
+                    "neither branch completes normally: javac would find code after it reachable (a missing return)",
+                );
+            }
+            if assigns_unset(ctx, i) {
+                return ctx.refuse(
+                    i,
+                    "it assigns a variable javac must see definitely assigned (a local without a value, a blank final field)",
+                );
             }
             let kw = else_kw(i)?;
             let g = &ctx.src[kw.end_byte()..alt.start_byte()];
@@ -69,25 +78,52 @@ pub fn if_else_to_else_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
         .collect()
 }
 
-/// Whether a branch's last statement jumps away.
-fn ends_abruptly(branch: Node<'_>) -> bool {
-    let last = if branch.kind() == "block" {
-        named_children(branch)
+/// Whether a statement cannot complete normally in javac's sense (JLS 14.22), erring towards
+/// "cannot": a jump; a block with such a statement; an `if`/`else` both of whose branches
+/// cannot; a `try` whose block cannot (or whose `finally` cannot); an infinite loop
+/// (`while (true)`, `for (;;)`, `do … while (true)`); a `switch` with a `default`; labeled and
+/// `synchronized` statements as their body.
+fn cannot_complete(node: Node<'_>, src: &str) -> bool {
+    match node.kind() {
+        "return_statement" | "throw_statement" | "break_statement" | "continue_statement"
+        | "yield_statement" => true,
+        "block" => named_children(node)
             .into_iter()
-            .rfind(|s| !syntax::is_comment(*s))
-    } else {
-        Some(branch)
-    };
-    last.is_some_and(|s| {
-        matches!(
-            s.kind(),
-            "return_statement"
-                | "throw_statement"
-                | "break_statement"
-                | "continue_statement"
-                | "yield_statement"
-        )
-    })
+            .any(|s| !syntax::is_comment(s) && cannot_complete(s, src)),
+        "if_statement" => match (field(node, "consequence"), field(node, "alternative")) {
+            (Some(c), Some(a)) => cannot_complete(c, src) && cannot_complete(a, src),
+            _ => false,
+        },
+        "try_statement" | "try_with_resources_statement" => {
+            field(node, "body").is_some_and(|b| cannot_complete(b, src))
+                || named_children(node)
+                    .into_iter()
+                    .filter(|c| c.kind() == "finally_clause")
+                    .any(|f| {
+                        named_children(f)
+                            .into_iter()
+                            .any(|b| cannot_complete(b, src))
+                    })
+        }
+        "while_statement" | "do_statement" => field(node, "condition").is_some_and(|c| {
+            src[c.byte_range()]
+                .trim_matches(|ch: char| ch == '(' || ch == ')' || ch.is_whitespace())
+                == "true"
+        }),
+        "for_statement" => field(node, "condition").is_none(),
+        "switch_statement" | "switch_expression" => descendants(node).iter().any(|d| {
+            d.kind() == "switch_label" && children(*d).iter().any(|c| c.kind() == "default")
+        }),
+        "labeled_statement" | "synchronized_statement" => {
+            named_children(node)
+                .into_iter()
+                .any(|c| c.kind() == "block" && cannot_complete(c, src))
+                || named_children(node)
+                    .last()
+                    .is_some_and(|c| cannot_complete(*c, src))
+        }
+        _ => false,
+    }
 }
 
 /// Whether `node` assigns a variable javac tracks for definite assignment: a local of the
@@ -147,11 +183,16 @@ pub fn reverse_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
     ctx.nodes(&["if_statement"])
         .into_iter()
         .filter_map(|i| {
-            let cons = field(i, "consequence").filter(|c| c.kind() == "block")?;
-            let alt = field(i, "alternative").filter(|a| a.kind() == "block")?;
+            let alt = field(i, "alternative")?;
+            let Some(cons) = field(i, "consequence").filter(|c| c.kind() == "block") else {
+                return ctx.refuse(i, "a branch is not a block");
+            };
+            if alt.kind() != "block" {
+                return ctx.refuse(i, "a branch is not a block (or the `else` is an `else if`)");
+            }
             let cond = field(i, "condition")?;
             if header_comments(i) {
-                return None;
+                return ctx.refuse(i, "comments between the `if`'s parts");
             }
             let neg = negate(cond, ctx.src);
             let edits = vec![
@@ -219,10 +260,12 @@ pub fn if_to_cond(ctx: &Ctx<'_>) -> Vec<Candidate> {
     ctx.nodes(&["if_statement"])
         .into_iter()
         .filter_map(|i| {
-            let cons = single(field(i, "consequence")?)?;
-            let alt = single(field(i, "alternative")?)?;
+            let (cons, alt) = (field(i, "consequence")?, field(i, "alternative")?);
+            let (Some(cons), Some(alt)) = (single(cons), single(alt)) else {
+                return ctx.refuse(i, "a branch holds more than one statement");
+            };
             if syntax::has_comment(i) {
-                return None;
+                return ctx.refuse(i, "a comment in the `if`");
             }
             let cond = ternary_part(syntax::unparen(field(i, "condition")?), ctx.src, true);
             match (cons.kind(), alt.kind()) {
@@ -235,16 +278,19 @@ pub fn if_to_cond(ctx: &Ctx<'_>) -> Vec<Candidate> {
                         e.kind() == "assignment_expression" && syntax::operator(e, ctx.src) == "="
                     };
                     if !assigns(ea) || !assigns(eb) {
-                        return None;
+                        return ctx.refuse(i, "the branches are not both plain assignments (`=`)");
                     }
                     let (la, lb) = (field(ea, "left")?, field(eb, "left")?);
                     let (ra, rb) = (field(ea, "right")?, field(eb, "right")?);
                     let target_ty = ctx.types.infer(la, ctx.src);
-                    if !is_plain_lvalue(la)
-                        || ctx.text(la) != ctx.text(lb)
-                        || !same_typed(ctx, ra, rb, target_ty.as_deref())
-                    {
-                        return None;
+                    if !is_plain_lvalue(la) || ctx.text(la) != ctx.text(lb) {
+                        return ctx.refuse(i, "the branches assign different targets");
+                    }
+                    if !same_typed(ctx, ra, rb, target_ty.as_deref()) {
+                        return ctx.refuse(
+                            i,
+                            "the branches' types are unknown or differ (`?:` could convert the value)",
+                        );
                     }
                     let new = format!(
                         "{} = {cond} ? {} : {};",
@@ -263,7 +309,10 @@ pub fn if_to_cond(ctx: &Ctx<'_>) -> Vec<Candidate> {
                         named_children(alt).into_iter().next()?,
                     );
                     if !same_typed(ctx, ra, rb, None) {
-                        return None;
+                        return ctx.refuse(
+                            i,
+                            "the returned values' types are unknown or differ (`?:` could convert the value)",
+                        );
                     }
                     let new = format!(
                         "return {cond} ? {} : {};",
@@ -275,7 +324,7 @@ pub fn if_to_cond(ctx: &Ctx<'_>) -> Vec<Candidate> {
                         "folds the `if` into one `return … ? … : …`",
                     ))
                 }
-                _ => None,
+                _ => ctx.refuse(i, "the branches are not both assignments or both returns"),
             }
         })
         .collect()
@@ -297,8 +346,14 @@ pub fn cond_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
     stmts
         .into_iter()
         .filter_map(|s| {
-            if syntax::has_comment(s) {
+            let has_ternary = descendants(s)
+                .into_iter()
+                .any(|d| d.kind() == "ternary_expression");
+            if !has_ternary {
                 return None;
+            }
+            if syntax::has_comment(s) {
+                return ctx.refuse(s, "a comment in the statement");
             }
             let indent = ctx.indent(s);
             let (prefix, target, tern, target_ty): (
@@ -310,9 +365,12 @@ pub fn cond_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 "expression_statement" => {
                     let e = named_children(s).into_iter().next()?;
                     if e.kind() != "assignment_expression" || syntax::operator(e, ctx.src) != "=" {
-                        return None;
+                        return ctx
+                            .refuse(s, "`?:` inside an expression that is no plain assignment");
                     }
-                    let left = field(e, "left").filter(|l| is_plain_lvalue(*l))?;
+                    let Some(left) = field(e, "left").filter(|l| is_plain_lvalue(*l)) else {
+                        return ctx.refuse(s, "the target is not a plain variable or `this` field");
+                    };
                     let ty = ctx.types.infer(left, ctx.src);
                     (
                         String::new(),
@@ -333,10 +391,13 @@ pub fn cond_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 _ => {
                     let ty = field(s, "type")?;
                     let [d] = syntax::fields(s, "declarator")[..] else {
-                        return None;
+                        return ctx.refuse(s, "a declaration of several variables");
                     };
-                    if ctx.text(ty) == "var" || !in_block(s) {
-                        return None;
+                    if ctx.text(ty) == "var" {
+                        return ctx.refuse(s, "a `var` declaration (the type would be lost)");
+                    }
+                    if !in_block(s) {
+                        return ctx.refuse(s, "not a statement of a block");
                     }
                     let value = field(d, "value")?;
                     let name = ctx.text(field(d, "name")?);
@@ -352,7 +413,7 @@ pub fn cond_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 }
             };
             if tern.kind() != "ternary_expression" {
-                return None;
+                return ctx.refuse(s, "the `?:` is only part of the value");
             }
             let (c, a, b) = (
                 field(tern, "condition")?,
@@ -366,7 +427,10 @@ pub fn cond_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 && target_ty.as_deref() != Some("boolean")
                 && !same_typed(ctx, a, b, None)
             {
-                return None;
+                return ctx.refuse(
+                    s,
+                    "the branches' types are unknown or differ (`?:` could convert the value)",
+                );
             }
             let inner = format!("{indent}{}", ctx.style.unit);
             let branch = |v: Node<'_>| {
@@ -396,13 +460,16 @@ pub fn divide_composed_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
     ctx.nodes(&["if_statement"])
         .into_iter()
         .filter_map(|i| {
-            if field(i, "alternative").is_some() || header_comments(i) {
-                return None;
-            }
             let cond_node = field(i, "condition")?;
             let cond = syntax::unparen(cond_node);
             if cond.kind() != "binary_expression" || syntax::operator(cond, ctx.src) != "&&" {
                 return None;
+            }
+            if field(i, "alternative").is_some() {
+                return ctx.refuse(i, "the `if` has an `else` (it would need repeating)");
+            }
+            if header_comments(i) {
+                return ctx.refuse(i, "comments between the `if`'s parts");
             }
             let (l, r) = (field(cond, "left")?, field(cond, "right")?);
             let cons = field(i, "consequence")?;
@@ -454,20 +521,25 @@ pub fn switch_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
         .into_iter()
         .filter_map(|sw| {
             if !in_block(sw) {
-                return None;
+                return ctx.refuse(sw, "a `switch` expression, not a statement of a block");
             }
             let sel = syntax::unparen(field(sw, "condition")?);
             let body = field(sw, "body")?;
-            if has_effects(sel) || header_comments(sw) {
-                return None;
+            if has_effects(sel) {
+                return ctx.refuse(sw, "the selector has effects (it would be evaluated per case)");
+            }
+            if header_comments(sw) {
+                return ctx.refuse(sw, "comments between the `switch`'s parts");
             }
             let groups = named_children(body);
-            if groups.is_empty()
-                || groups
-                    .iter()
-                    .any(|g| g.kind() != "switch_block_statement_group")
+            if groups.is_empty() {
+                return ctx.refuse(sw, "an empty `switch`");
+            }
+            if groups
+                .iter()
+                .any(|g| g.kind() != "switch_block_statement_group")
             {
-                return None;
+                return ctx.refuse(sw, "arrow cases (`case … ->`) or comments between cases");
             }
             let indent = ctx.indent(sw);
             let inner = format!("{indent}{}", ctx.style.unit);
@@ -479,7 +551,7 @@ pub fn switch_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
             let n = groups.len();
             for (gi, g) in groups.iter().enumerate() {
                 if saw_default {
-                    return None; // `default` not last
+                    return ctx.refuse(sw, "`default` is not the last case");
                 }
                 let kids = named_children(*g);
                 let (labels, stmts): (Vec<Node<'_>>, Vec<Node<'_>>) =
@@ -490,7 +562,12 @@ pub fn switch_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                         saw_default = true;
                     }
                     for e in exprs {
-                        let (c, is_string) = label_constant(e, ctx.src)?;
+                        let Some((c, is_string)) = label_constant(e, ctx.src) else {
+                            return ctx.refuse(
+                                sw,
+                                "a case label is no number, character or string literal (an enum constant or a pattern)",
+                            );
+                        };
                         pending.push(if is_string {
                             format!("{sel_text}.equals({})", ctx.text(c))
                         } else {
@@ -519,7 +596,7 @@ pub fn switch_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                             "return_statement" | "throw_statement" | "continue_statement"
                         ) => {}
                     _ if gi + 1 == n => {}
-                    _ => return None, // falls through into the next case
+                    _ => return ctx.refuse(sw, "a case falls through into the next"),
                 }
                 for s in &keep {
                     if descendants(*s).into_iter().any(|d| {
@@ -527,7 +604,7 @@ pub fn switch_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                             && named_children(d).is_empty()
                             && breaks_switch(d, sw)
                     }) {
-                        return None;
+                        return ctx.refuse(sw, "a `break` of the switch inside a case's body");
                     }
                     if s.kind() == "local_variable_declaration" {
                         for d in syntax::fields(*s, "declarator") {
@@ -558,10 +635,12 @@ pub fn switch_to_if(ctx: &Ctx<'_>) -> Vec<Candidate> {
                             .any(|d| d.kind() == "identifier" && ctx.text(d) == name)
                 });
                 if used_elsewhere {
-                    return None;
+                    return ctx.refuse(sw, "a variable declared in one case is used in another");
                 }
             }
-            branches.first().and_then(|b| b.0.as_ref())?; // a lone `default` is no `if`
+            if branches.first().and_then(|b| b.0.as_ref()).is_none() {
+                return ctx.refuse(sw, "a lone `default` is no `if`");
+            }
             let mut out = String::new();
             for (k, (cond, lines)) in branches.iter().enumerate() {
                 if k > 0 {

@@ -42,9 +42,15 @@ pub fn merge(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 continue;
             }
             let (Some(ha), Some(hb)) = (head(a, ctx.src), head(b, ctx.src)) else {
+                ctx.refuse::<()>(a, "a `var` declaration");
                 continue;
             };
-            if ha != hb || syntax::has_comment(a) || syntax::has_comment(b) {
+            if ha != hb {
+                ctx.refuse::<()>(a, "different types or modifiers");
+                continue;
+            }
+            if syntax::has_comment(a) || syntax::has_comment(b) {
+                ctx.refuse::<()>(a, "a comment in a declaration");
                 continue;
             }
             let mut decls = declarators(a, ctx.src);
@@ -68,13 +74,20 @@ pub fn merge(ctx: &Ctx<'_>) -> Vec<Candidate> {
 pub fn divide(ctx: &Ctx<'_>) -> Vec<Candidate> {
     ctx.nodes(&["local_variable_declaration"])
         .into_iter()
-        .filter(|d| in_block(*d) && !syntax::has_comment(*d))
         .filter_map(|d| {
             let decls = declarators(d, ctx.src);
             if decls.len() < 2 {
                 return None;
             }
-            let h = head(d, ctx.src)?;
+            if !in_block(d) {
+                return ctx.refuse(d, "not a statement of a block (a `for` header)");
+            }
+            if syntax::has_comment(d) {
+                return ctx.refuse(d, "a comment in the declaration");
+            }
+            let Some(h) = head(d, ctx.src) else {
+                return ctx.refuse(d, "a `var` declaration");
+            };
             let indent = ctx.indent(d);
             let new = decls
                 .iter()
@@ -123,13 +136,19 @@ pub fn infix_dividing(ctx: &Ctx<'_>) -> Vec<Candidate> {
     ]);
     let mut out = Vec::new();
     for stmt in stmts {
-        if !in_block(stmt) || syntax::has_comment(stmt) {
-            continue;
-        }
         let Some(value) = statement_value(stmt, ctx.src) else {
             continue;
         };
+        if !in_block(stmt) {
+            ctx.refuse::<()>(stmt, "not a statement of a block");
+            continue;
+        }
+        if syntax::has_comment(stmt) {
+            ctx.refuse::<()>(stmt, "a comment in the statement");
+            continue;
+        }
         if has_effects(value) {
+            ctx.refuse::<()>(stmt, "the value has effects (a call, an assignment)");
             continue;
         }
         let (Some(left), Some(right)) = (field(value, "left"), field(value, "right")) else {
@@ -139,11 +158,21 @@ pub fn infix_dividing(ctx: &Ctx<'_>) -> Vec<Candidate> {
             let inner = syntax::unparen(part);
             if inner.kind() != "binary_expression"
                 || !ARITHMETIC.contains(&operator(inner, ctx.src))
-                || before.is_some_and(|b| !inert(b, ctx.src))
             {
                 continue;
             }
+            if before.is_some_and(|b| !inert(b, ctx.src)) {
+                ctx.refuse::<()>(
+                    inner,
+                    "what is evaluated before the operand may throw or has effects",
+                );
+                continue;
+            }
             let Some(ty) = ctx.types.infer(inner, ctx.src).filter(|t| is_simple(t)) else {
+                ctx.refuse::<()>(
+                    inner,
+                    "the operand's type is not known to be primitive or `String`",
+                );
                 continue;
             };
             let temp = ctx.fresh("temp");

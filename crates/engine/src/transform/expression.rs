@@ -47,8 +47,17 @@ fn mirror(ctx: &Ctx<'_>, ops: &[(&str, &str)], what: &str) -> Vec<Candidate> {
             let op = operator(n, ctx.src);
             let (_, flipped) = ops.iter().find(|(o, _)| *o == op)?;
             let (l, r) = (field(n, "left")?, field(n, "right")?);
+            if has_effects(l) || has_effects(r) {
+                return ctx.refuse(
+                    n,
+                    "an operand has effects (a call, an assignment): swapping reorders them",
+                );
+            }
             if !swappable(l, r, ctx.src) {
-                return None;
+                return ctx.refuse(
+                    n,
+                    "both operands may throw: swapping could change which exception surfaces",
+                );
             }
             let new = format!("{} {flipped} {}", side(r, ctx.src), side(l, ctx.src));
             let summary = format!("{what} `{}` as `{new}`", ctx.text(n));
@@ -91,8 +100,14 @@ pub fn switch_string_equal(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 object.kind(),
                 "this" | "super" | "string_literal" | "text_block"
             );
-            if !literal || !plain || syntax::has_comment(n) {
-                return None;
+            if !literal {
+                return ctx.refuse(n, "the argument is not a string literal (it could be null)");
+            }
+            if !plain {
+                return ctx.refuse(n, "the receiver is `this`, `super` or a literal");
+            }
+            if syntax::has_comment(n) {
+                return ctx.refuse(n, "a comment in the call");
             }
             let new = format!("{}.{name}({})", ctx.text(*arg), ctx.text(object));
             let summary = format!("swaps `{}` to `{new}`", ctx.text(n));
@@ -119,11 +134,11 @@ pub fn unary_to_add(ctx: &Ctx<'_>) -> Vec<Candidate> {
         .into_iter()
         .filter_map(|n| {
             if !value_unused(n) {
-                return None;
+                return ctx.refuse(n, "the update's value is used");
             }
             let var = syntax::named_children(n).into_iter().next()?;
             if var.kind() != "identifier" {
-                return None;
+                return ctx.refuse(n, "the updated target is not a plain variable");
             }
             let name = ctx.text(var);
             let op = if ctx.text(n).contains("++") { '+' } else { '-' };
@@ -177,18 +192,25 @@ pub fn add_to_equal(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 || (left.kind() == "field_access"
                     && field(left, "object").is_some_and(|o| o.kind() == "this"));
             if !lvalue {
-                return None;
+                return ctx.refuse(n, "the target is not a plain variable or `this` field");
             }
-            let lt = ctx.types.infer(left, ctx.src)?;
+            let Some(lt) = ctx.types.infer(left, ctx.src) else {
+                return ctx.refuse(n, "the variable's type is not known");
+            };
             let ok = if lt == "String" {
                 op == "+"
             } else {
-                let rt = ctx.types.infer(right, ctx.src)?;
+                let Some(rt) = ctx.types.infer(right, ctx.src) else {
+                    return ctx.refuse(n, "the right side's type is not known");
+                };
                 let l = unboxed(&lt);
                 !is_narrow(l) && binary_result(op, l, unboxed(&rt)).as_deref() == Some(l)
             };
             if !ok {
-                return None;
+                return ctx.refuse(
+                    n,
+                    "the plain form would need a cast (the compound assignment narrows implicitly)",
+                );
             }
             let lhs = ctx.text(left);
             let new = format!("{lhs} = {lhs} {op} {}", operand(right, ctx.src));
@@ -212,11 +234,17 @@ pub fn modify_constant(ctx: &Ctx<'_>) -> Vec<Candidate> {
             if (digits.starts_with('0') && digits != "0")
                 || !digits.bytes().all(|b| b.is_ascii_digit())
             {
-                return None;
+                return ctx.refuse(
+                    n,
+                    "not a plain decimal literal (underscores or a leading zero)",
+                );
             }
-            let v: i64 = digits.parse().ok()?;
+            let Ok(v) = digits.parse::<i64>() else {
+                return ctx.refuse(n, "the literal is too large");
+            };
             if suffix.is_empty() && v > i64::from(i32::MAX) {
-                return None; // 2147483648 is only valid after a unary minus
+                // 2147483648 is only valid after a unary minus
+                return ctx.refuse(n, "2147483648 is valid only after a unary minus");
             }
             let new = if v == 0 {
                 format!("(1{suffix} - 1{suffix})")
@@ -259,8 +287,11 @@ pub fn divide_pre_post_fix(ctx: &Ctx<'_>) -> Vec<Candidate> {
         .into_iter()
         .filter_map(|u| {
             let var = syntax::named_children(u).into_iter().next()?;
-            if var.kind() != "identifier" || value_unused(u) {
+            if value_unused(u) {
                 return None;
+            }
+            if var.kind() != "identifier" {
+                return ctx.refuse(u, "the updated target is not a plain variable");
             }
             let name = ctx.text(var);
             let stmt = std::iter::successors(u.parent(), |n| n.parent()).find(|n| {
@@ -270,15 +301,24 @@ pub fn divide_pre_post_fix(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 ) || n.kind().ends_with("_statement")
                     || n.kind() == "block"
             })?;
-            if !matches!(
+            let rule = if !matches!(
                 stmt.kind(),
                 "expression_statement" | "local_variable_declaration"
-            ) || !in_block(stmt)
-                || !always_evaluated(u, stmt, ctx.src)
-                || may_throw(stmt, ctx.src)
-                || syntax::has_comment(stmt)
-            {
-                return None;
+            ) {
+                Some("inside a condition or header, not an assignment or declaration")
+            } else if !in_block(stmt) {
+                Some("not a statement of a block")
+            } else if !always_evaluated(u, stmt, ctx.src) {
+                Some("the update is not always evaluated (`&&`, `||` or `?:`)")
+            } else if may_throw(stmt, ctx.src) {
+                Some("the statement may throw")
+            } else if syntax::has_comment(stmt) {
+                Some("a comment in the statement")
+            } else {
+                None
+            };
+            if let Some(rule) = rule {
+                return ctx.refuse(u, rule);
             }
             let mentions = descendants(stmt)
                 .into_iter()
@@ -297,8 +337,11 @@ pub fn divide_pre_post_fix(ctx: &Ctx<'_>) -> Vec<Candidate> {
             let other_effects = effect_nodes(stmt)
                 .into_iter()
                 .any(|n| n.id() != u.id() && Some(n.id()) != top);
-            if mentions != 1 || other_effects {
-                return None;
+            if mentions != 1 {
+                return ctx.refuse(u, "the variable appears more than once in the statement");
+            }
+            if other_effects {
+                return ctx.refuse(u, "the statement has other effects");
             }
             let indent = ctx.indent(stmt);
             let op = if ctx.text(u).contains("++") {

@@ -104,14 +104,20 @@ pub fn for_to_while(ctx: &Ctx<'_>) -> Vec<Candidate> {
             let header_comment = syntax::children(f)
                 .into_iter()
                 .any(|c| syntax::is_comment(c));
-            if is_labeled(f)
-                || header_comment
-                || (!updates.is_empty() && jumps_to(f, "continue_statement"))
-            {
-                return None;
+            if is_labeled(f) {
+                return ctx.refuse(f, "a labeled loop");
+            }
+            if header_comment {
+                return ctx.refuse(f, "a comment in the loop header");
+            }
+            if !updates.is_empty() && jumps_to(f, "continue_statement") {
+                return ctx.refuse(f, "a `continue` in the body would skip the update");
             }
             if !inits.is_empty() && !in_block(f) {
-                return None;
+                return ctx.refuse(
+                    f,
+                    "the loop is not in a block: its initialiser has nowhere to go",
+                );
             }
             // variables declared in the header now live on after the loop
             let declared: Vec<&str> = inits
@@ -128,7 +134,10 @@ pub fn for_to_while(ctx: &Ctx<'_>) -> Vec<Candidate> {
                         && declared.contains(&ctx.text(n))
                 });
                 if clash {
-                    return None;
+                    return ctx.refuse(
+                        f,
+                        "a variable declared in the header is used after the loop",
+                    );
                 }
             }
             let indent = ctx.indent(f);
@@ -176,7 +185,7 @@ pub fn while_to_for(ctx: &Ctx<'_>) -> Vec<Candidate> {
             };
             let paren = field(w, "condition")?;
             if syntax::children(w).into_iter().any(syntax::is_comment) {
-                return None;
+                return ctx.refuse(w, "a comment in the loop header");
             }
             let stmts = if body.kind() == "block" {
                 named_children(body)
@@ -300,7 +309,9 @@ pub fn do_to_while(ctx: &Ctx<'_>) -> Vec<Candidate> {
     ctx.nodes(&["do_statement"])
         .into_iter()
         .filter_map(|d| {
-            let body = field(d, "body").filter(|b| b.kind() == "block")?;
+            let Some(body) = field(d, "body").filter(|b| b.kind() == "block") else {
+                return ctx.refuse(d, "the body is not a block");
+            };
             let cond = field(d, "condition")?;
             let stmts = named_children(body);
             let declares = stmts.iter().any(|s| {
@@ -309,14 +320,21 @@ pub fn do_to_while(ctx: &Ctx<'_>) -> Vec<Candidate> {
                     "local_variable_declaration" | "class_declaration" | "record_declaration"
                 )
             });
-            if declares
-                || stmts.is_empty()
-                || is_labeled(d)
-                || !in_block(d)
-                || jumps_to(d, "break_statement")
-                || jumps_to(d, "continue_statement")
-            {
-                return None;
+            let rule = if declares {
+                Some("the body declares a variable or class at its top level (it would be declared twice)")
+            } else if stmts.is_empty() {
+                Some("an empty body")
+            } else if is_labeled(d) {
+                Some("a labeled loop")
+            } else if !in_block(d) {
+                Some("the loop is not in a block")
+            } else if jumps_to(d, "break_statement") || jumps_to(d, "continue_statement") {
+                Some("the body `break`s or `continue`s the loop")
+            } else {
+                None
+            };
+            if let Some(rule) = rule {
+                return ctx.refuse(d, rule);
             }
             let indent = ctx.indent(d);
             let mut lines = syntax::block_lines(body, ctx.src, indent);
@@ -339,9 +357,7 @@ pub fn if_continue_to_else(ctx: &Ctx<'_>) -> Vec<Candidate> {
         .filter_map(|i| {
             let block = i.parent().filter(|p| p.kind() == "block")?;
             let lp = block.parent().filter(|p| LOOPS.contains(&p.kind()))?;
-            if field(lp, "body").is_none_or(|b| b.id() != block.id())
-                || field(i, "alternative").is_some()
-            {
+            if field(lp, "body").is_none_or(|b| b.id() != block.id()) {
                 return None;
             }
             let then = field(i, "consequence").filter(|c| c.kind() == "block")?;
@@ -350,15 +366,20 @@ pub fn if_continue_to_else(ctx: &Ctx<'_>) -> Vec<Candidate> {
             if last.kind() != "continue_statement" || ctx.text(*last) != "continue;" {
                 return None;
             }
+            if field(i, "alternative").is_some() {
+                return ctx.refuse(i, "the `if` already has an `else`");
+            }
             let stmts = named_children(block);
             let pos = stmts.iter().position(|s| s.id() == i.id())?;
             let rest = &stmts[pos + 1..];
-            let last_rest = rest.last()?;
+            let Some(last_rest) = rest.last() else {
+                return ctx.refuse(i, "nothing follows the `if` in the loop body");
+            };
             if rest
                 .iter()
                 .any(|s| matches!(s.kind(), "class_declaration" | "record_declaration"))
             {
-                return None;
+                return ctx.refuse(i, "the rest of the body declares a class");
             }
             let indent = ctx.indent(i);
             let inner = format!("{indent}{}", ctx.style.unit);

@@ -13,6 +13,7 @@
 mod conditionals;
 mod declarations;
 mod expression;
+mod fixed;
 mod loops;
 mod names;
 mod naming;
@@ -32,6 +33,7 @@ use std::collections::HashSet;
 use similar::{DiffOp, TextDiff};
 use tree_sitter::{Node, Tree};
 
+pub use fixed::{follow_fix, FixFollowed};
 pub use naming::NameScorer;
 pub use operator::{Operator, UnknownOperator};
 
@@ -128,7 +130,32 @@ pub(crate) struct Ctx<'t> {
     pub names: HashSet<&'t str>,
     pub types: TypeEnv,
     pub scorer: Option<&'t dyn NameScorer>,
+    /// Why candidate sites were refused (kept for `explain`).
+    pub refusals: std::cell::RefCell<Vec<Refusal>>,
+    /// The 0-based row of the method's first line (line numbers are the method's own).
+    pub first_row: usize,
 }
+
+/// A candidate site an operator or the engine refused, and the rule that refused it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Refusal {
+    /// The site's first line, 1-based within the method.
+    pub line: usize,
+    pub rule: &'static str,
+}
+
+/// Why an operator did or did not apply to a method.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    pub operator: Operator,
+    /// Applications kept.
+    pub applied: usize,
+    /// Every refused site, in the order found.
+    pub refused: Vec<Refusal>,
+}
+
+/// The rule for an operator that found no site at all.
+pub const NO_SITE: &str = "no site: the method has nothing this operator rewrites";
 
 impl<'t> Ctx<'t> {
     /// Nodes of a kind inside the method, in document order.
@@ -141,6 +168,23 @@ impl<'t> Ctx<'t> {
 
     pub fn text(&self, node: Node<'_>) -> &'t str {
         syntax::text(node, self.src)
+    }
+
+    /// Records that the site at `node` is refused by `rule`; `None`, for `return` in a
+    /// `filter_map`.
+    pub fn refuse<T>(&self, node: Node<'_>, rule: &'static str) -> Option<T> {
+        let line = (node.start_position().row + 1).saturating_sub(self.first_row);
+        self.refusals.borrow_mut().push(Refusal { line, rule });
+        None
+    }
+
+    /// The line of a byte offset, 1-based within the method.
+    fn line_at(&self, byte: usize) -> usize {
+        let row = self.src[..byte.min(self.src.len())]
+            .bytes()
+            .filter(|b| *b == b'\n')
+            .count();
+        (row + 1).saturating_sub(self.first_row)
     }
 
     pub fn indent(&self, node: Node<'_>) -> &'t str {
@@ -323,6 +367,22 @@ pub fn transform(
     req: &Request<'_>,
     scorer: Option<&dyn NameScorer>,
 ) -> Result<Vec<Transformation>, TransformError> {
+    run(req, scorer).map(|(t, _)| t)
+}
+
+/// Per operator of the request: how many applications were kept and every site refused, with
+/// the rule that refused it (`transform --explain`).
+pub fn explain(
+    req: &Request<'_>,
+    scorer: Option<&dyn NameScorer>,
+) -> Result<Vec<Explanation>, TransformError> {
+    run(req, scorer).map(|(_, e)| e)
+}
+
+fn run(
+    req: &Request<'_>,
+    scorer: Option<&dyn NameScorer>,
+) -> Result<(Vec<Transformation>, Vec<Explanation>), TransformError> {
     let wrapped;
     let (src, first_line) = if req.method_only {
         wrapped = format!(
@@ -357,19 +417,35 @@ pub fn transform(
         names: names::all_names(tree.root_node(), src),
         types: TypeEnv::build(tree.root_node(), method, src),
         scorer,
+        refusals: Default::default(),
+        first_row: syntax::line_of(src, start) - 1,
     };
     let buggy: HashSet<usize> = req.buggy_lines.iter().copied().collect();
     let mut out = Vec::new();
+    let mut explained = Vec::new();
     for &op in req.operators {
         let mut seen = HashSet::new();
-        for cand in operator::candidates(op, &ctx) {
+        let candidates = operator::candidates(op, &ctx);
+        let found = candidates.len();
+        let kept_before = out.len();
+        let mut refused = std::mem::take(&mut *ctx.refusals.borrow_mut());
+        for cand in candidates {
+            let line = ctx.line_at(cand.edits.iter().map(|e| e.start).min().unwrap_or(start));
+            let mut refuse = |rule: &'static str| refused.push(Refusal { line, rule });
             let Some(new_src) = syntax::apply(src, &cand.edits) else {
+                refuse("overlapping edits");
                 continue;
             };
             let Some(new_method) = method_text(&new_src, start, end, src.len()) else {
+                refuse("the edit reaches outside the method");
                 continue;
             };
-            if new_method == old_method || !seen.insert(new_method.to_owned()) {
+            if new_method == old_method {
+                refuse("the rewrite changes nothing");
+                continue;
+            }
+            if !seen.insert(new_method.to_owned()) {
+                refuse("the same text as another application of the operator");
                 continue;
             }
             if !reparses(
@@ -381,6 +457,7 @@ pub fn transform(
                 start,
                 file_clean,
             ) {
+                refuse("the result does not parse");
                 continue;
             }
             let hunks = hunks(old_method, new_method);
@@ -393,6 +470,7 @@ pub fn transform(
             buggy_changed.dedup();
             let touches_buggy = !buggy_changed.is_empty();
             if !touches_buggy && !req.all_sites {
+                refuse("changes no buggy line (allowed with --all-sites)");
                 continue;
             }
             out.push(Transformation {
@@ -405,8 +483,19 @@ pub fn transform(
                 summary: cand.summary,
             });
         }
+        if found == 0 && refused.is_empty() {
+            refused.push(Refusal {
+                line: 1,
+                rule: NO_SITE,
+            });
+        }
+        explained.push(Explanation {
+            operator: op,
+            applied: out.len() - kept_before,
+            refused,
+        });
     }
-    Ok(out)
+    Ok((out, explained))
 }
 
 /// A byte offset as tree-sitter's row and column.

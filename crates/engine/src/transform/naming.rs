@@ -34,7 +34,14 @@ pub fn first_char(ctx: &Ctx<'_>) -> Vec<Candidate> {
         .into_iter()
         .filter_map(|v| {
             let first: String = v.name.chars().take(1).collect();
-            (first != v.name && names::is_free(&first, &ctx.names)).then(|| rename(&v, &first))
+            let at = *v.uses.first()?;
+            if first == v.name {
+                return ctx.refuse(at, "the name is already one character");
+            }
+            if !names::is_free(&first, &ctx.names) {
+                return ctx.refuse(at, "the first character is already a name in the file");
+            }
+            Some(rename(&v, &first))
         })
         .collect()
 }
@@ -105,6 +112,12 @@ pub fn substitute(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 .into_iter()
                 .filter(|n| names::is_free(n, &ctx.names))
                 .collect();
+            if free.is_empty() {
+                return ctx.refuse(
+                    *v.uses.first()?,
+                    "every conventional name for it is already a name in the file",
+                );
+            }
             let best = match ctx.scorer {
                 None => free.into_iter().next()?,
                 Some(scorer) => {

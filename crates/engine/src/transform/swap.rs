@@ -69,10 +69,15 @@ pub fn swap_statements(ctx: &Ctx<'_>) -> Vec<Candidate> {
         for pair in named_children(block).windows(2) {
             let (a, b) = (pair[0], pair[1]);
             let (Some(wa), Some(wb)) = (writes(a, ctx.src), writes(b, ctx.src)) else {
+                ctx.refuse::<()>(
+                    a,
+                    "not two simple statements (assignments or declarations that call, throw and comment nothing)",
+                );
                 continue;
             };
             let (ma, mb) = (mentions(a, ctx.src), mentions(b, ctx.src));
             if !wa.is_disjoint(&mb) || !wb.is_disjoint(&ma) {
+                ctx.refuse::<()>(a, "one statement writes a name the other mentions");
                 continue;
             }
             let edits = vec![Edit::replace(a, ctx.text(b)), Edit::replace(b, ctx.text(a))];

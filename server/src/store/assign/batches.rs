@@ -37,6 +37,9 @@ pub struct ItemFilter {
     pub ids: Vec<String>,
     /// A seeded random sample of this many of the matching items.
     pub sample: Option<usize>,
+    /// Only items `natstudy verify` found to compile (and, when tested, to pass the tests as
+    /// their original does).
+    pub verified_only: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -68,8 +71,10 @@ pub async fn create_batch(
 ) -> StoreResult<BatchInfo> {
     let k = ratings_per_item(db, study).await? as usize;
     let rows = sqlx::query(
-        "SELECT i.id, i.item_key, i.level, i.operator, p.name AS project, b.bug_key FROM items i \
-         JOIN bugs b ON b.id = i.bug_id JOIN projects p ON p.id = b.project_id WHERE i.study_id = $1 ORDER BY i.id",
+        "SELECT i.id, i.item_key, i.level, i.operator, p.name AS project, b.bug_key, \
+         c.compiles, c.tests_same FROM items i \
+         JOIN bugs b ON b.id = i.bug_id JOIN projects p ON p.id = b.project_id \
+         LEFT JOIN item_checks c ON c.item_id = i.id WHERE i.study_id = $1 ORDER BY i.id",
     )
     .bind(study)
     .fetch_all(&db.pool)
@@ -86,7 +91,10 @@ pub async fn create_batch(
         let keep = f.level.as_ref().is_none_or(|l| *l == level)
             && f.operator.as_ref().is_none_or(|o| *o == op)
             && f.project.as_ref().is_none_or(|p| *p == project)
-            && (f.ids.is_empty() || f.ids.contains(&key));
+            && (f.ids.is_empty() || f.ids.contains(&key))
+            && (!f.verified_only
+                || (r.try_get::<Option<i64>, _>("compiles")? == Some(1)
+                    && r.try_get::<Option<i64>, _>("tests_same")? != Some(0)));
         if keep {
             items.push(PlanItem {
                 id: r.try_get("id")?,

@@ -2,6 +2,7 @@
 //! cases where an operator must refuse. Inputs are methods; every line counts as buggy unless
 //! a test says otherwise.
 
+mod explain;
 mod expressions;
 mod naming;
 mod requests;

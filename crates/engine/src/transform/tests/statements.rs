@@ -390,6 +390,84 @@ int f(int a) {
 }
 
 #[test]
+fn if_else_to_else_if_refuses_branches_that_cannot_complete_however_deep() {
+    // found on the JDK's BigDecimal: each branch ends in an if/else, a loop or a switch that
+    // never completes normally, so after `else if` javac would miss a return
+    check(
+        IfElse2IfElseIf,
+        r#"
+int f(int a, int b) {
+    if (a > 0) {
+        if (b > 0) {
+            return 1;
+        } else {
+            return 2;
+        }
+    } else {
+        while (true) {
+            b++;
+        }
+    }
+}
+"#,
+        expect![[r#"
+            (refused)
+        "#]],
+    );
+    check(
+        IfElse2IfElseIf,
+        r#"
+int g(int a) {
+    if (a > 0) {
+        for (;;) {
+            a--;
+        }
+    } else {
+        switch (a) {
+            case 0:
+                return 0;
+            default:
+                throw new IllegalStateException();
+        }
+    }
+}
+"#,
+        expect![[r#"
+            (refused)
+        "#]],
+    );
+    // one branch that completes normally is enough: the method still returns after the if
+    check(
+        IfElse2IfElseIf,
+        r#"
+int h(int a) {
+    if (a > 0) {
+        if (a > 9) {
+            return 9;
+        }
+    } else {
+        return 0;
+    }
+    return a;
+}
+"#,
+        expect![[r#"
+            // makes the `else` an `else if (!(a > 0))`
+            int h(int a) {
+                if (a > 0) {
+                    if (a > 9) {
+                        return 9;
+                    }
+                } else if (!(a > 0)) {
+                    return 0;
+                }
+                return a;
+            }
+        "#]],
+    );
+}
+
+#[test]
 fn reverse_if_negates_and_swaps() {
     check(
         ReverseIf,
