@@ -239,6 +239,12 @@ pub trait Backend: Send + Sync + 'static {
         study: StudyId,
         request: &GenerateRequest,
     ) -> Result<Vec<GeneratedPreview>, BackendError>;
+    /// Why each operator did or did not apply to the study's bugs.
+    async fn explain_generation(
+        &self,
+        study: StudyId,
+        request: &GenerateRequest,
+    ) -> Result<Vec<crate::model::OperatorWhy>, BackendError>;
     /// Adds proposed transformations (by key) as items. Returns a message.
     async fn add_transformations(
         &self,

@@ -368,6 +368,24 @@ pub struct TableView {
     pub rows: Vec<Vec<String>>,
 }
 
+/// Why an operator did or did not apply to the study's bugs (the generator's "Why not?").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperatorWhy {
+    pub operator: String,
+    /// Applications kept.
+    pub kept: usize,
+    /// Refused sites by rule, most frequent first.
+    pub refusals: Vec<RefusalCount>,
+}
+
+/// How often a rule refused a site, and one place it did (`Chart-1 line 4`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusalCount {
+    pub rule: String,
+    pub count: usize,
+    pub example: String,
+}
+
 /// What the study page's generator runs: operators (`studied`, `all` or names), whether
 /// applications away from the buggy lines count, and an optional model (a file of the models
 /// directory) that ranks RenameVariable-2's names.

@@ -172,6 +172,20 @@ pub async fn propose_transformations(
         .map_err(internal)
 }
 
+/// Why each operator did or did not apply to the study's bugs: applications kept and refused
+/// sites by rule (admins and researchers).
+#[server(endpoint = "studies/explain", input = Json)]
+pub async fn explain_generation(
+    study: StudyId,
+    request: crate::model::GenerateRequest,
+) -> Result<Vec<crate::model::OperatorWhy>, ServerFnError> {
+    require_study(study, Role::STAFF).await?;
+    backend()?
+        .explain_generation(study, &request)
+        .await
+        .map_err(internal)
+}
+
 /// Adds the selected proposals as items (admins and researchers).
 #[server(endpoint = "studies/add-transformations", input = Json)]
 pub async fn add_transformations(

@@ -361,6 +361,22 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
     // nothing new to propose now
     b.click("#generate-preview").await.expect("preview");
     b.wait_contains("#generate-count", "0 proposed").await;
+    // why not: every operator's kept applications and the rules that refused sites
+    b.client
+        .find(Locator::Css("#generate-operators option[value='all']"))
+        .await
+        .expect("option")
+        .click()
+        .await
+        .expect("pick all");
+    b.click("#generate-why").await.expect("why");
+    b.wait_contains("#why", "Switch2If").await;
+    b.wait_contains(
+        "#why",
+        "no site: the method has nothing this operator rewrites",
+    )
+    .await;
+    b.wait_contains("#why", "changes no buggy line").await;
     b.close().await;
     guard.drop_now(db).await;
 }

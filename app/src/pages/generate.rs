@@ -9,7 +9,9 @@ use crate::components::status::ErrorBox;
 use crate::model::GeneratedPreview;
 use crate::model::StudyId;
 use crate::pages::annotate::DiffTable;
-use crate::study_api::{add_transformations, get_scoring, ProposeTransformations};
+use crate::study_api::{
+    add_transformations, explain_generation, get_scoring, ProposeTransformations,
+};
 use natstudy_vocab::Operator;
 
 #[component]
@@ -28,6 +30,15 @@ pub fn Generate(study: StudyId) -> impl IntoView {
             model: Some(model.get_untracked()).filter(|m| !m.is_empty()),
         };
         async move { add_transformations(study, request, keys).await }
+    });
+    // "Why not?": per operator, what was kept and which rule refused which sites
+    let why = Action::new(move |_: &()| {
+        let request = crate::model::GenerateRequest {
+            operators: operators.get_untracked(),
+            all_sites: all_sites.get_untracked(),
+            model: None,
+        };
+        async move { explain_generation(study, request).await }
     });
     // what was added leaves the list (until the next preview, which proposes it no more)
     let (added, set_added) = signal(BTreeSet::<String>::new());
@@ -88,7 +99,13 @@ pub fn Generate(study: StudyId) -> impl IntoView {
                     })}
                 </Transition>
                 <button type="submit" id="generate-preview">"Preview"</button>
+                <button type="button" id="generate-why" on:click=move |_| { why.dispatch(()); }>"Why not?"</button>
             </ActionForm>
+            {move || why.pending().get().then(|| view! { <p class="muted">"explaining…"</p> })}
+            {move || why.value().get().map(|r| match r {
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                Ok(rows) => view! { <WhyTable rows /> }.into_any(),
+            })}
             {move || preview.pending().get().then(|| view! { <p class="muted">"generating…"</p> })}
             {move || list().map(|r| match r {
                 Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
@@ -154,5 +171,30 @@ fn Proposal(
                 <DiffTable rows=p.diff original_left=true unified />
             </details>
         </li>
+    }
+}
+
+/// Per operator: applications kept over the study's bugs and the rules that refused sites.
+#[component]
+fn WhyTable(rows: Vec<crate::model::OperatorWhy>) -> impl IntoView {
+    view! {
+        <table class="grid why" id="why">
+                <thead><tr><th>"operator"</th><th>"kept"</th><th>"refused sites: how often, why, e.g. where"</th></tr></thead>
+                <tbody>
+                    {rows.into_iter().map(|r| view! {
+                        <tr>
+                            <td>{r.operator}</td>
+                            <td>{r.kept}</td>
+                            <td>
+                                <ul class="refusals">
+                                    {r.refusals.into_iter().map(|x| view! {
+                                        <li>{format!("{} × {} (e.g. {})", x.count, x.rule, x.example)}</li>
+                                    }).collect_view()}
+                                </ul>
+                            </td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+        </table>
     }
 }

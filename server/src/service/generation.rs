@@ -1,6 +1,8 @@
 //! Generating items: the engine's transformations of a study's bugs, proposed as previews and
 //! added as items on request.
 
+use std::collections::BTreeMap;
+
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
 use crate::formats;
@@ -53,6 +55,68 @@ pub async fn propose(
         })
         .collect();
     Ok((bugs, proposals))
+}
+
+/// Applications kept, and per rule: refusals and the first place one happened.
+type OperatorTally<'r> = (usize, BTreeMap<&'r str, (usize, String)>);
+
+/// Why each operator did or did not apply to the study's bugs, summed over the bugs: per
+/// operator the applications kept and the refusals by rule (most frequent first, with the
+/// first bug and line where each happened).
+pub async fn explain(
+    db: &Db,
+    study: StudyId,
+    operators: &str,
+    all_sites: bool,
+) -> ServiceResult<Vec<app::model::OperatorWhy>> {
+    let operators = crate::generate::parse_operators(operators)
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let bugs = store::generation::bugs(db, study).await?;
+    let opts = crate::generate::Options {
+        operators: operators.clone(),
+        all_sites,
+    };
+    tokio::task::spawn_blocking(move || {
+        let explained = crate::generate::explain(&bugs, &opts, &|| {});
+        let mut per_op: BTreeMap<crate::engine::transform::Operator, OperatorTally<'_>> =
+            operators.iter().map(|o| (*o, Default::default())).collect();
+        for (bug, e) in bugs.iter().zip(&explained) {
+            let Ok(ops) = e else { continue };
+            for x in ops {
+                let entry = per_op.entry(x.operator).or_default();
+                entry.0 += x.applied;
+                for r in &x.refused {
+                    let rule = entry
+                        .1
+                        .entry(r.rule)
+                        .or_insert_with(|| (0, format!("{} line {}", bug.bug_id, r.line)));
+                    rule.0 += 1;
+                }
+            }
+        }
+        operators
+            .iter()
+            .map(|op| {
+                let (kept, rules) = per_op.remove(op).unwrap_or_default();
+                let mut refusals: Vec<app::model::RefusalCount> = rules
+                    .into_iter()
+                    .map(|(rule, (count, example))| app::model::RefusalCount {
+                        rule: rule.to_owned(),
+                        count,
+                        example,
+                    })
+                    .collect();
+                refusals.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(&b.rule)));
+                app::model::OperatorWhy {
+                    operator: op.name().to_owned(),
+                    kept,
+                    refusals,
+                }
+            })
+            .collect()
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(e.into()))
 }
 
 /// Adds the selected proposals (by key) as items, numbered consecutively after the study's.

@@ -692,6 +692,17 @@ impl Backend for DomainBackend {
     }
 
     #[tracing::instrument(skip(self))]
+    #[tracing::instrument(skip(self))]
+    async fn explain_generation(
+        &self,
+        study: StudyId,
+        request: &GenerateRequest,
+    ) -> Result<Vec<app::model::OperatorWhy>, BackendError> {
+        crate::service::generation::explain(&self.db, study, &request.operators, request.all_sites)
+            .await
+            .map_err(map)
+    }
+
     async fn propose_transformations(
         &self,
         study: StudyId,
