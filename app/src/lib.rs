@@ -10,9 +10,11 @@ pub mod api;
 pub mod auth;
 #[cfg(feature = "ssr")]
 pub mod backend;
+#[cfg_attr(feature = "participant", allow(dead_code))]
 mod components;
 pub mod highlight;
 pub mod model;
+#[cfg_attr(feature = "participant", allow(dead_code))]
 mod pages;
 pub mod review_api;
 pub mod study_api;
@@ -26,17 +28,37 @@ use leptos_router::path;
 
 use crate::components::layout::Layout;
 use crate::pages::annotate::{AnnotatePage, JoinPage, ResumePage};
-use crate::pages::{home::HomePage, login::LoginPage, not_found::NotFound, review, studies, users};
+use crate::pages::home::HomePage;
+#[cfg(not(feature = "participant"))]
+use crate::pages::{login::LoginPage, not_found::NotFound, review, studies, users};
 
 /// The stylesheet's address (its content-hashed name), which the server provides as context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StylesheetHref(pub String);
+
+/// The participants' bundle's output name (`natstudy_participant.{hash}`), when the site has
+/// one; the server provides it as context and the shell links it on [`participant_path`]s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParticipantBundle(pub String);
 
 /// The HTML document around the app (rendered on the server only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     let css = use_context::<StylesheetHref>()
         .map(|s| s.0)
         .unwrap_or_else(|| "/pkg/natstudy.css".to_owned());
+    #[cfg(feature = "ssr")]
+    let options = {
+        let mut options = options;
+        if let (Some(ParticipantBundle(name)), Some(parts)) = (
+            use_context::<ParticipantBundle>(),
+            use_context::<axum::http::request::Parts>(),
+        ) {
+            if participant_path(parts.uri.path()) {
+                options.output_name = name.into();
+            }
+        }
+        options
+    };
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -63,20 +85,63 @@ pub fn App() -> impl IntoView {
         <Title text="natstudy" />
         <Router>
             <Layout>
-                <Routes fallback=NotFound>
-                    <Route path=path!("/") view=HomePage />
-                    <Route path=path!("/login") view=LoginPage />
-                    <Route path=path!("/admin/users") view=users::UsersPage />
-                    <Route path=path!("/studies") view=studies::StudiesPage />
-                    <Route path=path!("/studies/:id") view=studies::StudyPage />
-                    <Route path=path!("/studies/:id/results") view=studies::ResultsPage />
-                    <Route path=path!("/studies/:id/review") view=review::ReviewPage />
-                    <Route path=path!("/studies/:id/review/decide") view=review::ReviewDecidePage />
-                    <Route path=path!("/join/:token") view=JoinPage />
-                    <Route path=path!("/resume") view=ResumePage />
-                    <Route path=path!("/annotate/:study") view=AnnotatePage />
-                </Routes>
+                <AppRoutes />
             </Layout>
         </Router>
     }
+}
+
+/// Every page.
+#[cfg(not(feature = "participant"))]
+#[component]
+fn AppRoutes() -> impl IntoView {
+    view! {
+        <Routes fallback=NotFound>
+            <Route path=path!("/") view=HomePage />
+            <Route path=path!("/login") view=LoginPage />
+            <Route path=path!("/admin/users") view=users::UsersPage />
+            <Route path=path!("/studies") view=studies::StudiesPage />
+            <Route path=path!("/studies/:id") view=studies::StudyPage />
+            <Route path=path!("/studies/:id/results") view=studies::ResultsPage />
+            <Route path=path!("/studies/:id/review") view=review::ReviewPage />
+            <Route path=path!("/studies/:id/review/decide") view=review::ReviewDecidePage />
+            <Route path=path!("/join/:token") view=JoinPage />
+            <Route path=path!("/resume") view=ResumePage />
+            <Route path=path!("/annotate/:study") view=AnnotatePage />
+        </Routes>
+    }
+}
+
+/// The participants' bundle (feature `participant`): the survey's pages only, a fraction of
+/// the wasm. The server sends it for [`participant_path`]s; a link to any other page loads
+/// that page from the server (with the full bundle).
+#[cfg(feature = "participant")]
+#[component]
+fn AppRoutes() -> impl IntoView {
+    view! {
+        <Routes fallback=LoadInFull>
+            <Route path=path!("/") view=HomePage />
+            <Route path=path!("/join/:token") view=JoinPage />
+            <Route path=path!("/resume") view=ResumePage />
+            <Route path=path!("/annotate/:study") view=AnnotatePage />
+        </Routes>
+    }
+}
+
+/// A page the participants' bundle does not hold: load it from the server.
+#[cfg(feature = "participant")]
+#[component]
+fn LoadInFull() -> impl IntoView {
+    #[cfg(feature = "hydrate")]
+    Effect::new(|_| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().reload();
+        }
+    });
+    view! { <p class="muted">"Loading…"</p> }
+}
+
+/// The pages the participants' bundle serves (the server picks the bundle by path).
+pub fn participant_path(path: &str) -> bool {
+    path == "/" || path == "/resume" || path.starts_with("/join/") || path.starts_with("/annotate/")
 }

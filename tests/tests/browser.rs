@@ -33,6 +33,43 @@ async fn sign_in_see_a_hydrated_page_and_sign_out() {
         "/admin/users"
     );
 
+    // the home page is one of the survey's: it gets the participants' small bundle; a link
+    // to a staff page loads that page in full, with the full bundle, and it hydrates
+    let bundle = |b: &Browser| {
+        let c = b.client.clone();
+        async move {
+            let v = c
+                .execute(
+                    "return [...document.querySelectorAll('link')].map(l => l.getAttribute('href')).join(' ')",
+                    vec![],
+                )
+                .await
+                .expect("links");
+            v.as_str().unwrap_or_default().to_owned()
+        }
+    };
+    b.goto_hydrated(&app.url("/")).await.expect("home");
+    let links = bundle(&b).await;
+    assert!(links.contains("/pkg/natstudy_participant."), "{links}");
+    b.click("a[href='/studies']").await.expect("studies link");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while b.client.current_url().await.expect("url").path() != "/studies"
+        || !bundle(&b).await.contains("/pkg/natstudy.")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the studies page never loaded in full: {}",
+            bundle(&b).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("the full page hydrates");
+    b.goto_hydrated(&app.url("/admin/users"))
+        .await
+        .expect("users");
+
     // on a desktop the menu is shown whole: no menu button
     let toggle = b
         .client

@@ -62,6 +62,19 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
+    // a participant's pages load the participants' small bundle
+    let links = js(
+        &b,
+        "return [...document.querySelectorAll('link')].map(l => l.getAttribute('href')).join(' ')",
+    )
+    .await;
+    assert!(
+        links
+            .as_str()
+            .unwrap_or("")
+            .contains("/pkg/natstudy_participant."),
+        "{links}"
+    );
     b.click("#join").await.expect("join");
     b.wait_for_text("#consent-submit", "I agree and continue")
         .await

@@ -18,6 +18,8 @@ use tower::ServiceExt;
 pub struct Assets {
     /// `natstudy.{hash}` (the js and, with `_bg`, the wasm share one hash: they are a pair).
     pub output_name: String,
+    /// `natstudy_participant.{hash}`: the participants' smaller bundle, when built.
+    pub participant: Option<String>,
     /// `/pkg/natstudy.{hash}.css`
     pub stylesheet: String,
     files: Arc<HashMap<String, PathBuf>>,
@@ -41,15 +43,23 @@ impl Assets {
         let pkg = site_root.join("pkg");
         let read = |name: &str| std::fs::read(pkg.join(name)).ok();
         let mut files = HashMap::new();
-        let output_name = match (read("natstudy.js"), read("natstudy_bg.wasm")) {
+        let mut pair = |base: &str| match (
+            read(&format!("{base}.js")),
+            read(&format!("{base}_bg.wasm")),
+        ) {
             (Some(js), Some(wasm)) => {
-                let name = format!("natstudy.{}", short_hash(&[&js, &wasm]));
-                files.insert(format!("{name}.js"), pkg.join("natstudy.js"));
-                files.insert(format!("{name}_bg.wasm"), pkg.join("natstudy_bg.wasm"));
-                name
+                let name = format!("{base}.{}", short_hash(&[&js, &wasm]));
+                files.insert(format!("{name}.js"), pkg.join(format!("{base}.js")));
+                files.insert(
+                    format!("{name}_bg.wasm"),
+                    pkg.join(format!("{base}_bg.wasm")),
+                );
+                Some(name)
             }
-            _ => "natstudy".to_owned(),
+            _ => None,
         };
+        let output_name = pair("natstudy").unwrap_or_else(|| "natstudy".to_owned());
+        let participant = pair("natstudy_participant");
         let stylesheet = match read("natstudy.css") {
             Some(css) => {
                 let name = format!("natstudy.{}.css", short_hash(&[&css]));
@@ -60,6 +70,7 @@ impl Assets {
         };
         Assets {
             output_name,
+            participant,
             stylesheet,
             files: Arc::new(files),
             pkg,

@@ -159,9 +159,13 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
     let routes = generate_route_list(app::App);
     let ctx_backend = backend.clone();
     let stylesheet = app::StylesheetHref(assets.stylesheet.clone());
+    let participant = assets.participant.clone().map(app::ParticipantBundle);
     let context = move || {
         provide_context(ctx_backend.clone());
         provide_context(stylesheet.clone());
+        if let Some(p) = &participant {
+            provide_context(p.clone());
+        }
         limits::provide_request_nonce();
     };
     let app = Router::new()
