@@ -130,5 +130,13 @@ mod tests {
         std::fs::write(pkg.join("natstudy_bg.wasm"), "wasm 2").expect("wasm");
         assert_ne!(Assets::load(dir.path()).output_name, a.output_name);
         assert_eq!(Assets::load(dir.path()).stylesheet, a.stylesheet);
+        // the participants' bundle, when built, has its own hashed pair
+        assert_eq!(a.participant, None);
+        std::fs::write(pkg.join("natstudy_participant.js"), "pjs").expect("js");
+        std::fs::write(pkg.join("natstudy_participant_bg.wasm"), "pwasm").expect("wasm");
+        let a = Assets::load(dir.path());
+        let p = a.participant.clone().expect("participant bundle");
+        assert!(p.starts_with("natstudy_participant.") && p != a.output_name);
+        assert!(a.files.contains_key(&format!("{p}_bg.wasm")));
     }
 }
