@@ -151,13 +151,19 @@ async fn score(
         tokio::select! {
             res = &mut work => break res?,
             _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
+                // progress is news, not work: a write that waits too long (the scores' own
+                // transaction holds SQLite's lock) is skipped, never fails the job
                 let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
-                crate::store::jobs::progress(db, job, d, t).await?;
+                if let Err(e) = crate::store::jobs::progress(db, job, d, t).await {
+                    tracing::warn!(error = %e, %job, "job progress");
+                }
             }
         }
     };
     let n = scored.methods as u64;
-    crate::store::jobs::progress(db, job, n, n).await?;
+    if let Err(e) = crate::store::jobs::progress(db, job, n, n).await {
+        tracing::warn!(error = %e, %job, "job progress");
+    }
     Ok((scored.methods, scored.tokens))
 }
 
