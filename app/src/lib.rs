@@ -81,6 +81,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    #[cfg(all(feature = "participant", feature = "hydrate"))]
+    let _ = first_path();
     view! {
         <Title text="natstudy" />
         <Router>
@@ -128,20 +130,66 @@ fn AppRoutes() -> impl IntoView {
     }
 }
 
-/// A page the participants' bundle does not hold: load it from the server.
+/// A page the participants' bundle does not hold: load it from the server. Only after a
+/// client-side navigation — on the page the document was loaded for, a reload would load the
+/// same bundle again (and again), so it offers a link instead.
 #[cfg(feature = "participant")]
 #[component]
 fn LoadInFull() -> impl IntoView {
     #[cfg(feature = "hydrate")]
     Effect::new(|_| {
         if let Some(w) = web_sys::window() {
-            let _ = w.location().reload();
+            let here = w.location().pathname().unwrap_or_default();
+            if Some(here.as_str()) != first_path() {
+                let _ = w.location().reload();
+            }
         }
     });
-    view! { <p class="muted">"Loading…"</p> }
+    view! { <p class="muted">"Loading… "<a href="/" rel="external">"Home"</a></p> }
 }
 
-/// The pages the participants' bundle serves (the server picks the bundle by path).
+/// The path the document was loaded for (captured when the app first renders in the browser).
+#[cfg(all(feature = "participant", feature = "hydrate"))]
+fn first_path() -> Option<&'static str> {
+    static FIRST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    web_sys::window().map(|w| {
+        FIRST
+            .get_or_init(|| w.location().pathname().unwrap_or_default())
+            .as_str()
+    })
+}
+
+/// The pages the participants' bundle serves (the server picks the bundle by path): exactly
+/// the routes of its `AppRoutes`, so the bundle never lands on a page it cannot render.
 pub fn participant_path(path: &str) -> bool {
-    path == "/" || path == "/resume" || path.starts_with("/join/") || path.starts_with("/annotate/")
+    let parts: Vec<&str> = path.split('/').collect();
+    match parts.as_slice() {
+        ["", ""] | ["", "resume"] => true,
+        ["", "join" | "annotate", one] => !one.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::participant_path;
+
+    #[test]
+    fn the_participants_bundle_goes_only_where_its_routes_match() {
+        for p in ["/", "/resume", "/join/abc", "/annotate/7"] {
+            assert!(participant_path(p), "{p}");
+        }
+        for p in [
+            "/join/",
+            "/join",
+            "/annotate/7/x",
+            "/resume/",
+            "/studies",
+            "/login",
+            "//",
+            "",
+        ] {
+            assert!(!participant_path(p), "{p}");
+        }
+    }
 }
