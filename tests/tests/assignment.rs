@@ -416,3 +416,123 @@ async fn revisions_are_kept_sqlite() {
 async fn revisions_are_kept_postgres() {
     revisions_are_kept(Store::Postgres).await;
 }
+
+/// Votes and claims sent together share one group commit: a vote refused in the group (an item
+/// never handed out, a resent token) leaves the others saved and acknowledged, and the queue's
+/// index follows k — items that reached k leave the queue, and come back when k is raised.
+async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 4).await; // 12 items
+    let mut settings = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    settings.ratings_per_item = 2;
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
+        .await
+        .expect("k = 2");
+    let pool = assign::ensure_pool(&db, study, 40).await.expect("pool");
+    let spec = BatchSpec {
+        name: "g".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter::default(),
+        annotators: pool.clone(),
+        seed: 5,
+        lease_secs: 600,
+        avoid_same_bug: false,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    // 40 claims at once: 12 items × k = 2 leave room for 24
+    let db = Arc::new(db);
+    let claims = futures_util::future::join_all(pool.iter().map(|&a| {
+        let db = db.clone();
+        async move { (a, assign::next_item(&db, study, a, now_ms()).await) }
+    }))
+    .await;
+    let handed: Vec<_> = claims
+        .into_iter()
+        .filter_map(|(a, h)| h.expect("claim").map(|h| (a, h.item)))
+        .collect();
+    assert_eq!(handed.len(), 24, "k × items claims, no more");
+    let stranger = pool
+        .iter()
+        .copied()
+        .find(|a| !handed.iter().any(|(b, _)| b == a))
+        .expect("an annotator without an item");
+    // every holder votes at once; a stranger votes on an item never handed to it, and one
+    // holder resends its vote: in the same groups
+    let mut sends = Vec::new();
+    for (n, &(a, item)) in handed.iter().enumerate() {
+        sends.push((a, item, format!("v{n}")));
+    }
+    sends.push((stranger, handed[0].1, "x".into()));
+    sends.push((handed[1].0, handed[1].1, "v1".into()));
+    let before = db.group.stats();
+    let results =
+        futures_util::future::join_all(
+            sends.iter().map(|(a, item, token)| {
+                let db = db.clone();
+                async move {
+                    assign::submit(&db, study, *a, *item, &vote(token.clone()), now_ms()).await
+                }
+            }),
+        )
+        .await;
+    let saved = results
+        .iter()
+        .filter(|r| matches!(r, Ok(Submitted::Saved { revision: 1 })))
+        .count();
+    let duplicates = results
+        .iter()
+        .filter(|r| matches!(r, Ok(Submitted::Duplicate { .. })))
+        .count();
+    assert_eq!(saved + duplicates, 25, "{results:?}");
+    assert_eq!(saved, 24, "{results:?}");
+    let after = db.group.stats();
+    assert_eq!(after.jobs - before.jobs, 26);
+    assert!(
+        after.groups - before.groups < 26,
+        "votes sent together share transactions: {before:?} → {after:?}"
+    );
+    assert!(
+        matches!(results[24], Err(natstudy::store::StoreError::Forbidden(_))),
+        "{:?}",
+        results[24]
+    );
+    let counts = assign::completed_per_item(&db, study)
+        .await
+        .expect("counts");
+    assert!(counts.iter().all(|(_, n)| *n == 2), "{counts:?}");
+    // every item has k: nothing left, and the index says so
+    assert!(assign::next_item(&db, study, stranger, now_ms())
+        .await
+        .expect("next")
+        .is_none());
+    let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM batch_items WHERE rated_full = 0")
+        .fetch_one(&db.pool)
+        .await
+        .expect("open");
+    assert_eq!(open, 0);
+    // k = 3: every item has room again
+    settings.ratings_per_item = 3;
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
+        .await
+        .expect("k = 3");
+    assert!(assign::next_item(&db, study, stranger, now_ms())
+        .await
+        .expect("next")
+        .is_some());
+    let db = Arc::try_unwrap(db).expect("one handle");
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn grouped_writes_fail_alone_and_the_queue_follows_k_sqlite() {
+    grouped_writes_fail_alone_and_the_queue_follows_k(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn grouped_writes_fail_alone_and_the_queue_follows_k_postgres() {
+    grouped_writes_fail_alone_and_the_queue_follows_k(Store::Postgres).await;
+}

@@ -219,6 +219,13 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
         .filter(|(_, n)| *n as u64 != k)
         .count();
     let votes_per_s = all.len() as f64 / wall.as_secs_f64();
+    let g = db.group.stats();
+    println!(
+        "group commit: {} transactions for {} claims and votes ({:.1} a transaction)",
+        g.groups,
+        g.jobs,
+        g.jobs as f64 / g.groups.max(1) as f64
+    );
     println!(
         "backend {:?}: {} annotators, {} items × k={} → {} votes in {:.2} s: {:.0} votes/s; next+submit latency median {:.1} ms, p99 {:.1} ms; items not at exactly k: {}",
         db.backend,

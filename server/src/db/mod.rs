@@ -13,6 +13,8 @@ use anyhow::{bail, Context};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
 
+pub mod group_commit;
+
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
@@ -29,6 +31,8 @@ pub struct Db {
     pub pool: AnyPool,
     pub backend: Backend,
     pub url: String,
+    /// The writer that commits claims and votes in groups (see [`group_commit`]).
+    pub group: group_commit::GroupCommit,
 }
 
 impl Db {
@@ -74,6 +78,7 @@ impl Db {
             pool,
             backend,
             url: url.to_owned(),
+            group: group_commit::GroupCommit::default(),
         })
     }
 
@@ -96,6 +101,12 @@ impl Db {
                 Ok(tx)
             }
         }
+    }
+
+    /// Runs a short write job in the next group commit (see [`group_commit`]); the job answers
+    /// its caller itself once the group's transaction ended.
+    pub async fn grouped(&self, job: Box<dyn group_commit::Job>) {
+        self.group.submit(&self.pool, self.backend, job).await
     }
 
     /// The SQLite URL for `natstudy.db` in `data_dir`, creating the directory.

@@ -310,6 +310,7 @@ pub async fn votes(
         written += 1;
     }
     mark(&mut tx, study, actor, "votes", digest, written).await?;
+    super::assign::refresh_full_study(&mut tx, study).await?;
     super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Outcome::Imported { rows: written })

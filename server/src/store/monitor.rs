@@ -158,6 +158,8 @@ pub async fn update_settings(
         ),
     )
     .await?;
+    // k may have changed: the queue's index says which items are full
+    super::assign::refresh_full_study(&mut tx, study).await?;
     super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(())

@@ -178,13 +178,10 @@ pub async fn items(db: &Db, id: StudyId, limit: i64) -> StoreResult<Vec<ItemList
 }
 
 /// Records that something the study's report reads changed (in the writer's transaction).
-pub async fn data_changed(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
-    study: StudyId,
-) -> StoreResult<()> {
+pub async fn data_changed(conn: &mut sqlx::AnyConnection, study: StudyId) -> StoreResult<()> {
     sqlx::query("UPDATE studies SET data_version = data_version + 1 WHERE id = $1")
         .bind(study)
-        .execute(&mut **tx)
+        .execute(&mut *conn)
         .await?;
     Ok(())
 }

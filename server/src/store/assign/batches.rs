@@ -144,12 +144,14 @@ pub async fn create_batch(
     .map_err(|e| StoreError::conflict_on_unique(e, format!("batch {}", spec.name)))?
     .try_get(0)?;
     for it in &items {
-        sqlx::query("INSERT INTO batch_items (batch_id, item_id) VALUES ($1, $2)")
+        sqlx::query("INSERT INTO batch_items (batch_id, item_id, queue_rank) VALUES ($1, $2, $3)")
             .bind(batch)
             .bind(it.id)
+            .bind(queue_rank(spec.seed, ItemId(it.id)))
             .execute(&mut *tx)
             .await?;
     }
+    refresh_full_study(&mut tx, study).await?;
     for (i, a) in spec.annotators.iter().enumerate() {
         sqlx::query(
             "INSERT INTO batch_annotators (batch_id, annotator_id, group_no) VALUES ($1, $2, $3)",

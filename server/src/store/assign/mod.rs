@@ -11,6 +11,7 @@ use crate::engine::assignment;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 
 mod batches;
+mod grouped;
 mod queue;
 mod votes;
 
@@ -47,11 +48,11 @@ pub async fn annotator_id(db: &Db, study: StudyId, code: &str) -> StoreResult<An
 }
 
 /// The study's k, read inside a write transaction (so a change of k cannot interleave).
-async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: StudyId) -> StoreResult<i64> {
+async fn k_in(conn: &mut sqlx::AnyConnection, study: StudyId) -> StoreResult<i64> {
     Ok(
         sqlx::query("SELECT ratings_per_item FROM studies WHERE id = $1")
             .bind(study)
-            .fetch_optional(&mut **tx)
+            .fetch_optional(&mut *conn)
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
             .try_get(0)?,
@@ -63,7 +64,7 @@ async fn k_in(tx: &mut sqlx::Transaction<'static, sqlx::Any>, study: StudyId) ->
 /// rated (an imported vote), so they are never handed out again and nobody loops on an item
 /// the vote would refuse.
 async fn release_full(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    conn: &mut sqlx::AnyConnection,
     study: StudyId,
     annotator: AnnotatorId,
     k: i64,
@@ -82,7 +83,7 @@ async fn release_full(
     .bind(AssignmentStatus::Released)
     .bind(AssignmentStatus::Assigned)
     .bind(AssignmentStatus::Leased)
-    .execute(&mut **tx)
+    .execute(&mut *conn)
     .await?
     .rows_affected())
 }
@@ -90,7 +91,7 @@ async fn release_full(
 /// Gives the annotator's open claims (planned or leased, not rated) back to the pool, in the
 /// caller's transaction; returns how many.
 pub(crate) async fn release_open(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    conn: &mut sqlx::AnyConnection,
     annotator: AnnotatorId,
 ) -> StoreResult<u64> {
     Ok(sqlx::query(
@@ -100,7 +101,7 @@ pub(crate) async fn release_open(
     .bind(AssignmentStatus::Released)
     .bind(AssignmentStatus::Assigned)
     .bind(AssignmentStatus::Leased)
-    .execute(&mut **tx)
+    .execute(&mut *conn)
     .await?
     .rows_affected())
 }
@@ -117,6 +118,52 @@ pub async fn ratings_per_item(db: &Db, study: StudyId) -> StoreResult<i64> {
     )
 }
 
+/// An item's place in its batch's order (`batch_items.queue_rank`): a hash of the batch's seed
+/// and the item (SplitMix64's finaliser), so the queue's order is fixed, seeded and spread over
+/// bugs.
+pub(super) fn queue_rank(seed: u64, item: ItemId) -> i64 {
+    let mut z = seed ^ (item.get() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) >> 1) as i64
+}
+
+/// Keeps the queue's index current for one item after one of its votes was written:
+/// `rated_full` says whether it has the study's k ratings, in every batch that holds it.
+pub(super) async fn refresh_full_item(
+    conn: &mut sqlx::AnyConnection,
+    item: ItemId,
+    k: i64,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE batch_items SET rated_full = CASE WHEN \
+         (SELECT COUNT(*) FROM votes v WHERE v.item_id = $1) >= $2 THEN 1 ELSE 0 END WHERE item_id = $1",
+    )
+    .bind(item)
+    .bind(k)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Keeps the queue's index current for every item of the study (after votes were imported,
+/// a batch was created, or k changed), in the caller's transaction.
+pub(crate) async fn refresh_full_study(
+    conn: &mut sqlx::AnyConnection,
+    study: StudyId,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE batch_items SET rated_full = CASE WHEN \
+         (SELECT COUNT(*) FROM votes v WHERE v.item_id = batch_items.item_id) \
+         >= (SELECT ratings_per_item FROM studies WHERE id = $1) THEN 1 ELSE 0 END \
+         WHERE batch_id IN (SELECT id FROM batches WHERE study_id = $1)",
+    )
+    .bind(study)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
 /// Which side shows the original, randomised per participant and item when the study asks
 /// for it (recorded on the assignment), else always left.
 fn original_left(seed: u64, annotator: AnnotatorId, item: ItemId) -> i64 {
@@ -126,28 +173,28 @@ fn original_left(seed: u64, annotator: AnnotatorId, item: ItemId) -> i64 {
 }
 
 async fn touch(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    conn: &mut sqlx::AnyConnection,
     annotator: AnnotatorId,
     now: i64,
 ) -> StoreResult<()> {
     sqlx::query("UPDATE annotators SET last_active = $1 WHERE id = $2")
         .bind(now)
         .bind(annotator)
-        .execute(&mut **tx)
+        .execute(&mut *conn)
         .await?;
     Ok(())
 }
 
 /// Refuses an annotator id that is not of this study.
 async fn annotator_of(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    conn: &mut sqlx::AnyConnection,
     study: StudyId,
     annotator: AnnotatorId,
 ) -> StoreResult<()> {
     sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
         .bind(annotator)
         .bind(study)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *conn)
         .await?
         .map(|_| ())
         .ok_or_else(|| StoreError::NotFound(format!("annotator {annotator} in this study")))

@@ -1,7 +1,9 @@
 //! Votes: recorded durably before they are acknowledged, never beyond k, each revision kept.
 
+use futures_util::future::BoxFuture;
 use sqlx::Row;
 
+use super::grouped::{grouped, Work};
 use super::*;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::store::{Db, StoreError, StoreResult};
@@ -31,7 +33,8 @@ pub enum Submitted {
 }
 
 /// Records a vote, durably, before it is acknowledged. Refuses what would exceed k, what the
-/// annotator was never handed, and revisions after the annotator finished.
+/// annotator was never handed, and revisions after the annotator finished. Runs in a group
+/// commit: the vote is durable when this returns.
 pub async fn submit(
     db: &Db,
     study: StudyId,
@@ -45,14 +48,62 @@ pub async fn submit(
             "answers must be on the 1–4 scale".into(),
         ));
     }
-    let mut tx = db.begin_write(study).await?;
-    let k = k_in(&mut tx, study).await?;
+    grouped(
+        db,
+        Submit {
+            study,
+            annotator,
+            item,
+            vote: vote.clone(),
+            now,
+        },
+    )
+    .await
+}
+
+struct Submit {
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: VoteInput,
+    now: i64,
+}
+
+impl Work for Submit {
+    type Output = Submitted;
+    fn lock(&self) -> i64 {
+        self.study.into()
+    }
+    fn run<'c>(
+        &'c self,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> BoxFuture<'c, StoreResult<Submitted>> {
+        Box::pin(submit_in(
+            conn,
+            self.study,
+            self.annotator,
+            self.item,
+            &self.vote,
+            self.now,
+        ))
+    }
+}
+
+async fn submit_in(
+    conn: &mut sqlx::AnyConnection,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: &VoteInput,
+    now: i64,
+) -> StoreResult<Submitted> {
+    let k = k_in(conn, study).await?;
     if let Some(r) = sqlx::query(
         "SELECT revision FROM vote_revisions WHERE annotator_id = $1 AND submit_token = $2",
     )
     .bind(annotator)
     .bind(&vote.token)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut *conn)
     .await?
     {
         return Ok(Submitted::Duplicate {
@@ -67,7 +118,7 @@ pub async fn submit(
     .bind(item)
     .bind(annotator)
     .bind(study)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut *conn)
     .await?
     .ok_or_else(|| StoreError::Forbidden("this item is not assigned to you".into()))?;
     let status: AssignmentStatus = a.try_get("status")?;
@@ -85,7 +136,7 @@ pub async fn submit(
                 sqlx::query("SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2")
                     .bind(item)
                     .bind(annotator)
-                    .fetch_one(&mut *tx)
+                    .fetch_one(&mut *conn)
                     .await?
                     .try_get(0)?;
             if r >= MAX_REVISIONS {
@@ -116,7 +167,7 @@ pub async fn submit(
             .bind(now)
             .bind(AssignmentStatus::Assigned)
             .bind(AssignmentStatus::Leased)
-            .fetch_one(&mut *tx)
+            .fetch_one(&mut *conn)
             .await?;
             let (rated, mine, claims): (i64, i64, i64) = (
                 r.try_get("rated")?,
@@ -150,7 +201,7 @@ pub async fn submit(
          original_left, context_opened, comment, submit_token) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     ))
     .bind(&vote.token)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
     row.bind(sqlx::query(
         "INSERT INTO votes (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
@@ -159,19 +210,19 @@ pub async fn submit(
          cc = excluded.cc, time_secs = excluded.time_secs, started_at = excluded.started_at, \
          submitted_at = excluded.submitted_at, context_opened = excluded.context_opened, comment = excluded.comment",
     ))
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
     if revision == 1 {
         sqlx::query("UPDATE assignments SET status = $3, lease_expires_at = $1 WHERE id = $2")
             .bind(now)
             .bind(assignment)
             .bind(AssignmentStatus::Done)
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await?;
+        refresh_full_item(conn, item, k).await?;
     }
-    touch(&mut tx, annotator, now).await?;
-    crate::store::studies::data_changed(&mut tx, study).await?;
-    tx.commit().await?;
+    touch(conn, annotator, now).await?;
+    crate::store::studies::data_changed(conn, study).await?;
     Ok(Submitted::Saved { revision })
 }
 

@@ -1,0 +1,202 @@
+//! Group commit: one writer task per [`Db`](super::Db) runs the short write jobs that arrive
+//! together (claims, votes, lease renewals) in **one** transaction — each in its own savepoint,
+//! so one job's failure rolls back only that job — commits once, and only then tells each job
+//! how the commit went. The durable commit (an fsync on SQLite, a WAL flush on PostgreSQL) is
+//! shared by the group, so throughput follows the disk's commit rate times the group size, and
+//! "acknowledged ⇒ durable" holds: nobody is answered before the commit returned.
+//!
+//! Jobs are serialised like every other writer of their lock (`Db::begin_write`): SQLite takes
+//! the database's write lock at `BEGIN IMMEDIATE`; PostgreSQL takes the advisory lock of every
+//! study in the group, in ascending order, so writers of several instances never deadlock.
+//!
+//! No job waits for a timer: the writer takes what is queued, runs it, and while it commits
+//! the next group gathers. A group holds at most [`MAX_GROUP`] jobs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use futures_util::future::BoxFuture;
+use sqlx::{AnyConnection, AnyPool};
+use tokio::sync::mpsc;
+
+use super::Backend;
+
+/// The most jobs one transaction holds.
+pub const MAX_GROUP: usize = 128;
+/// Jobs waiting for the writer before senders wait (back-pressure, bounded memory).
+const QUEUE: usize = 4096;
+
+/// Called once the group's transaction ended: `Ok` when it committed, else why not.
+pub type Finish = Box<dyn FnOnce(Result<(), &sqlx::Error>) + Send>;
+
+/// A write job: runs on the group's connection inside a savepoint.
+pub trait Job: Send + 'static {
+    /// The advisory lock (the study) the job needs held.
+    fn lock(&self) -> i64;
+    /// Does the work; says whether to keep it (`false` rolls the job's savepoint back) and how
+    /// to answer once the transaction ended.
+    fn run<'c>(self: Box<Self>, conn: &'c mut AnyConnection) -> BoxFuture<'c, (bool, Finish)>;
+    /// The job never ran: the group's transaction could not start or went bad before it.
+    fn fail(self: Box<Self>, e: &sqlx::Error);
+}
+
+/// The handle to a database's writer task, started on first use.
+#[derive(Clone, Default)]
+pub struct GroupCommit {
+    sender: Arc<OnceLock<mpsc::Sender<Box<dyn Job>>>>,
+    stats: Arc<Counters>,
+}
+
+#[derive(Default)]
+struct Counters {
+    groups: AtomicU64,
+    jobs: AtomicU64,
+}
+
+/// What the writer did so far: transactions and the jobs they held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupStats {
+    pub groups: u64,
+    pub jobs: u64,
+}
+
+impl std::fmt::Debug for GroupCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupCommit")
+            .field("started", &self.sender.get().is_some())
+            .finish()
+    }
+}
+
+impl GroupCommit {
+    /// Transactions run and jobs they held, since the start.
+    pub fn stats(&self) -> GroupStats {
+        GroupStats {
+            groups: self.stats.groups.load(Ordering::Relaxed),
+            jobs: self.stats.jobs.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Queues the job for the writer (started on this runtime on first use). When the writer is
+    /// gone (its runtime ended), the job runs alone in its own transaction.
+    pub async fn submit(&self, pool: &AnyPool, backend: Backend, job: Box<dyn Job>) {
+        let sender = self.sender.get_or_init(|| {
+            let (tx, rx) = mpsc::channel(QUEUE);
+            tokio::spawn(writer(pool.clone(), backend, rx, self.stats.clone()));
+            tx
+        });
+        if let Err(mpsc::error::SendError(job)) = sender.send(job).await {
+            run_group(pool, backend, vec![job]).await;
+        }
+    }
+}
+
+async fn writer(
+    pool: AnyPool,
+    backend: Backend,
+    mut rx: mpsc::Receiver<Box<dyn Job>>,
+    stats: Arc<Counters>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        stats.groups.fetch_add(1, Ordering::Relaxed);
+        stats.jobs.fetch_add(jobs.len() as u64, Ordering::Relaxed);
+        run_group(&pool, backend, jobs).await;
+    }
+}
+
+/// Runs the jobs in one transaction and answers each after the commit.
+pub(super) async fn run_group(pool: &AnyPool, backend: Backend, jobs: Vec<Box<dyn Job>>) {
+    let mut locks: Vec<i64> = jobs.iter().map(|j| j.lock()).collect();
+    locks.sort_unstable();
+    locks.dedup();
+    let mut tx = match begin(pool, backend, &locks).await {
+        Ok(tx) => tx,
+        Err(e) => {
+            tracing::warn!(error = %e, jobs = jobs.len(), "group commit: cannot begin");
+            for j in jobs {
+                j.fail(&e);
+            }
+            return;
+        }
+    };
+    let mut finishes: Vec<Finish> = Vec::with_capacity(jobs.len());
+    let mut broken: Option<sqlx::Error> = None;
+    let mut jobs = jobs.into_iter();
+    for job in jobs.by_ref() {
+        if let Err(e) = sqlx::query("SAVEPOINT natstudy_job")
+            .execute(&mut *tx)
+            .await
+        {
+            job.fail(&e);
+            broken = Some(e);
+            break;
+        }
+        let (keep, finish) = job.run(&mut tx).await;
+        finishes.push(finish);
+        let end = if keep {
+            sqlx::query("RELEASE SAVEPOINT natstudy_job")
+                .execute(&mut *tx)
+                .await
+        } else {
+            match sqlx::query("ROLLBACK TO SAVEPOINT natstudy_job")
+                .execute(&mut *tx)
+                .await
+            {
+                Ok(_) => {
+                    sqlx::query("RELEASE SAVEPOINT natstudy_job")
+                        .execute(&mut *tx)
+                        .await
+                }
+                Err(e) => Err(e),
+            }
+        };
+        if let Err(e) = end {
+            broken = Some(e);
+            break;
+        }
+    }
+    let outcome = match broken {
+        Some(e) => {
+            // the transaction is in doubt: nothing of it is kept or acknowledged
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+        None => tx.commit().await,
+    };
+    if let Err(e) = &outcome {
+        tracing::warn!(error = %e, "group commit: the group's transaction failed");
+        for j in jobs {
+            j.fail(e);
+        }
+    }
+    for f in finishes {
+        f(outcome.as_ref().map(|_| ()));
+    }
+}
+
+async fn begin(
+    pool: &AnyPool,
+    backend: Backend,
+    locks: &[i64],
+) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+    match backend {
+        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+        Backend::Postgres => {
+            let mut tx = pool.begin().await?;
+            for &lock in locks {
+                sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
+                    .bind(lock)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Ok(tx)
+        }
+    }
+}

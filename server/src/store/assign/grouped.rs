@@ -1,0 +1,72 @@
+//! The vote path's writes (claims, votes, lease renewals) as jobs of the database's group
+//! commit (`db::group_commit`): each runs in its own savepoint of a shared transaction and its
+//! caller is answered only after that transaction committed.
+
+use futures_util::future::BoxFuture;
+use tokio::sync::oneshot;
+
+use crate::db::group_commit::{Finish, Job};
+use crate::store::{Db, StoreError, StoreResult};
+
+/// Store work for a group commit: what it locks and what it does on the group's connection.
+pub(super) trait Work: Send + Sync + 'static {
+    type Output: Send + 'static;
+    /// The study whose writers it is serialised with.
+    fn lock(&self) -> i64;
+    fn run<'c>(
+        &'c self,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> BoxFuture<'c, StoreResult<Self::Output>>;
+}
+
+struct Grouped<W: Work> {
+    work: W,
+    reply: oneshot::Sender<StoreResult<W::Output>>,
+}
+
+fn not_committed(e: &sqlx::Error) -> StoreError {
+    StoreError::Db(sqlx::Error::Io(std::io::Error::other(format!(
+        "the write was not committed: {e}"
+    ))))
+}
+
+impl<W: Work> Job for Grouped<W> {
+    fn lock(&self) -> i64 {
+        self.work.lock()
+    }
+
+    fn run<'c>(
+        self: Box<Self>,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> BoxFuture<'c, (bool, Finish)> {
+        Box::pin(async move {
+            let Grouped { work, reply } = *self;
+            let r = work.run(conn).await;
+            let keep = r.is_ok();
+            let finish: Finish = Box::new(move |commit| {
+                let _ = reply.send(match commit {
+                    // a job that failed was rolled back to its savepoint: its own error
+                    Ok(()) => r,
+                    Err(_) if r.is_err() => r,
+                    Err(e) => Err(not_committed(e)),
+                });
+            });
+            (keep, finish)
+        })
+    }
+
+    fn fail(self: Box<Self>, e: &sqlx::Error) {
+        let _ = self.reply.send(Err(not_committed(e)));
+    }
+}
+
+/// Runs the work in the next group commit and returns its result once it is durable.
+pub(super) async fn grouped<W: Work>(db: &Db, work: W) -> StoreResult<W::Output> {
+    let (reply, answer) = oneshot::channel();
+    db.grouped(Box::new(Grouped { work, reply })).await;
+    answer.await.map_err(|_| {
+        StoreError::Db(sqlx::Error::Io(std::io::Error::other(
+            "the database writer stopped",
+        )))
+    })?
+}
