@@ -47,7 +47,7 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
 
     let acks: Acks = Arc::default();
     let mut clients = Vec::new();
-    for _ in 0..16 {
+    for _ in 0..64 {
         clients.push(participant(&server.base, study, &invite).await);
     }
     let voters: Vec<_> = clients
@@ -63,7 +63,8 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
         .collect();
     // kill the server in the middle of the load, once it has acknowledged a good number
     let deadline = Instant::now() + Duration::from_secs(60);
-    while acks.lock().expect("acks").len() < 60 && Instant::now() < deadline {
+    // (64 voters without pause: the group commit holds dozens of votes a transaction)
+    while acks.lock().expect("acks").len() < 150 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     server.child.kill().expect("kill -9"); // SIGKILL: no shutdown, no flush
@@ -73,7 +74,7 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
     }
     let acked = acks.lock().expect("acks").clone();
     assert!(
-        acked.len() >= 60,
+        acked.len() >= 150,
         "only {} votes before the kill",
         acked.len()
     );
@@ -108,6 +109,17 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
         "{stored} stored < {} acknowledged",
         acked.len()
     );
+
+    // and no item has more than k
+    let k = natstudy::store::assign::ratings_per_item(&db, study)
+        .await
+        .expect("k");
+    for (item, n) in natstudy::store::assign::completed_per_item(&db, study)
+        .await
+        .expect("counts")
+    {
+        assert!(n <= k, "item {item} has {n} > {k} ratings");
+    }
 
     // a restarted server takes new votes on the same database
     let server = ServerProcess::start(data.path(), &["--database-url", &url]).expect("restart");

@@ -20,6 +20,26 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 400)]
         items: usize,
     },
+    /// The survey over real HTTP on loopback: participants join through one invite at once,
+    /// then ask for an item, think, and vote until the time is up; p50/p99 per request,
+    /// votes/s, and the database's durable commit rate in the same run. Uses a temporary
+    /// SQLite database unless --database-url is given.
+    Http {
+        #[arg(long, default_value_t = 200)]
+        participants: usize,
+        #[arg(long, default_value_t = 2177)]
+        items: usize,
+        /// Mean seconds between seeing an item and voting (each pause ±50%)
+        #[arg(long, default_value_t = 10.0)]
+        think: f64,
+        /// Seconds participants keep voting
+        #[arg(long, default_value_t = 60.0)]
+        duration: f64,
+        /// Servers on the same database, participants spread over them (PostgreSQL: the
+        /// scale-out set-up)
+        #[arg(long, default_value_t = 1)]
+        instances: usize,
+    },
     /// The full analysis (engine only) of a synthetic study: items × 5 votes, 5 repair tools,
     /// 2 language models
     Report {
@@ -78,6 +98,26 @@ pub enum BenchCommand {
 pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Assign { annotators, items } => assign_bench(g, annotators, items).await,
+        BenchCommand::Http {
+            participants,
+            items,
+            think,
+            duration,
+            instances,
+        } => {
+            let secs = |x: f64, what: &str| {
+                Duration::try_from_secs_f64(x)
+                    .map_err(|_| anyhow::anyhow!("--{what} must be a number of seconds ≥ 0"))
+            };
+            let setup = super::load_bench::Setup {
+                participants,
+                items,
+                think: secs(think, "think")?,
+                duration: secs(duration, "duration")?,
+                instances,
+            };
+            super::load_bench::run(g, setup).await
+        }
         BenchCommand::Report { items, bootstrap } => {
             tokio::task::spawn_blocking(move || report_bench(items, bootstrap)).await?;
             Ok(())
@@ -126,7 +166,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
     }
 }
 
-fn percentile(sorted: &[Duration], q: f64) -> Duration {
+pub(super) fn percentile(sorted: &[Duration], q: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
@@ -134,19 +174,23 @@ fn percentile(sorted: &[Duration], q: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()> {
-    let _tmp;
-    let db = match &g.database_url {
-        Some(_) => g.db().await?,
+/// The benchmarks' database: `--database-url`, else a temporary SQLite file (removed with
+/// the returned folder).
+pub(super) async fn bench_db(g: &Global) -> Result<(Db, Option<tempfile::TempDir>)> {
+    match &g.database_url {
+        Some(_) => Ok((g.db().await?, None)),
         None => {
             let dir = tempfile::tempdir()?;
             let url = Db::sqlite_url_in(dir.path())?;
-            _tmp = dir;
-            Db::connect(&url).await?
+            Ok((Db::connect(&url).await?, Some(dir)))
         }
-    };
+    }
+}
+
+/// A fresh study of `items` bugs with one transformation each.
+pub(super) async fn bench_study(db: &Db, items: usize) -> Result<crate::ids::StudyId> {
     let name = format!("bench-{}", now_ms());
-    let study = crate::store::studies::create(&db, None, &name, "benchmark").await?;
+    let study = crate::store::studies::create(db, None, &name, "benchmark").await?;
     let mut bugs = String::new();
     let mut trs = String::new();
     for i in 0..items {
@@ -157,7 +201,13 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
             "{{\"id\": \"naming_{i}\", \"bug_id\": \"B-{i}\", \"operator\": \"RenameVariable-1\", \"level\": \"naming\", \"source\": \"int m() {{ return {i} + 0; }}\\n\", \"summary\": \"s\"}}\n"
         ));
     }
-    crate::service::import_items_text(&db, study, None, ("bugs", &bugs), ("t", &trs)).await?;
+    crate::service::import_items_text(db, study, None, ("bugs", &bugs), ("t", &trs)).await?;
+    Ok(study)
+}
+
+async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()> {
+    let (db, _tmp) = bench_db(g).await?;
+    let study = bench_study(&db, items).await?;
     let pool = assign::ensure_pool(&db, study, annotators).await?;
     let spec = BatchSpec {
         name: "bench".into(),
@@ -239,7 +289,13 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
         percentile(&all, 0.99).as_secs_f64() * 1000.0,
         over
     );
-    let commits = durable_commit_rate(&db, Duration::from_secs(3)).await?;
+    commit_anchor(&db, votes_per_s).await
+}
+
+/// Prints the database's raw durable commit rate, measured now, beside the votes/s just
+/// measured: the ratio the vote path is judged by.
+pub(super) async fn commit_anchor(db: &Db, votes_per_s: f64) -> Result<()> {
+    let commits = durable_commit_rate(db, Duration::from_secs(3)).await?;
     println!(
         "durable commits on the same database (one insert a transaction, one writer): {commits:.0}/s; \
          (votes/s × 2 transactions) / commits/s = {:.2}",

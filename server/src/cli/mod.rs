@@ -6,6 +6,7 @@ mod compile_bench;
 mod export;
 mod import;
 pub(crate) mod lm;
+mod load_bench;
 mod report;
 mod review;
 mod transform;

@@ -79,24 +79,39 @@ impl GroupCommit {
 
     /// Queues the job for the writer (started on this runtime on first use). When the writer is
     /// gone (its runtime ended), the job runs alone in its own transaction.
-    pub async fn submit(&self, pool: &AnyPool, backend: Backend, job: Box<dyn Job>) {
+    pub async fn submit(&self, pool: &AnyPool, backend: Backend, gate: &Gate, job: Box<dyn Job>) {
         let sender = self.sender.get_or_init(|| {
             let (tx, rx) = mpsc::channel(QUEUE);
-            tokio::spawn(writer(pool.clone(), backend, rx, self.stats.clone()));
+            let w = Writer {
+                pool: pool.clone(),
+                backend,
+                gate: gate.clone(),
+            };
+            tokio::spawn(writer(w, rx, self.stats.clone()));
             tx
         });
         if let Err(mpsc::error::SendError(job)) = sender.send(job).await {
-            run_group(pool, backend, vec![job]).await;
+            let w = Writer {
+                pool: pool.clone(),
+                backend,
+                gate: gate.clone(),
+            };
+            run_group(&w, vec![job]).await;
         }
     }
 }
 
-async fn writer(
+/// The writers' queue of the database (`Db::gate`).
+pub type Gate = Arc<tokio::sync::Mutex<()>>;
+
+/// What the writer task holds: never the `Db` itself, so the task ends with the last handle.
+struct Writer {
     pool: AnyPool,
     backend: Backend,
-    mut rx: mpsc::Receiver<Box<dyn Job>>,
-    stats: Arc<Counters>,
-) {
+    gate: Gate,
+}
+
+async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Counters>) {
     while let Some(first) = rx.recv().await {
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
@@ -107,16 +122,16 @@ async fn writer(
         }
         stats.groups.fetch_add(1, Ordering::Relaxed);
         stats.jobs.fetch_add(jobs.len() as u64, Ordering::Relaxed);
-        run_group(&pool, backend, jobs).await;
+        run_group(&w, jobs).await;
     }
 }
 
 /// Runs the jobs in one transaction and answers each after the commit.
-pub(super) async fn run_group(pool: &AnyPool, backend: Backend, jobs: Vec<Box<dyn Job>>) {
+async fn run_group(w: &Writer, jobs: Vec<Box<dyn Job>>) {
     let mut locks: Vec<i64> = jobs.iter().map(|j| j.lock()).collect();
     locks.sort_unstable();
     locks.dedup();
-    let mut tx = match begin(pool, backend, &locks).await {
+    let mut tx = match begin(w, &locks).await {
         Ok(tx) => tx,
         Err(e) => {
             tracing::warn!(error = %e, jobs = jobs.len(), "group commit: cannot begin");
@@ -181,15 +196,15 @@ pub(super) async fn run_group(pool: &AnyPool, backend: Backend, jobs: Vec<Box<dy
     }
 }
 
-async fn begin(
-    pool: &AnyPool,
-    backend: Backend,
-    locks: &[i64],
-) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
-    match backend {
-        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+async fn begin(w: &Writer, locks: &[i64]) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+    match w.backend {
+        Backend::Sqlite => {
+            // in turn with this process's other writers (`Db::gate`)
+            let _turn = w.gate.lock().await;
+            w.pool.begin_with("BEGIN IMMEDIATE").await
+        }
         Backend::Postgres => {
-            let mut tx = pool.begin().await?;
+            let mut tx = w.pool.begin().await?;
             for &lock in locks {
                 sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
                     .bind(lock)

@@ -33,6 +33,11 @@ pub struct Db {
     pub url: String,
     /// The writer that commits claims and votes in groups (see [`group_commit`]).
     pub group: group_commit::GroupCommit,
+    /// SQLite: this process's writers take turns here, first come first served, before they
+    /// take the database's write lock ([`Db::write_turn`]). SQLite's own wait for a busy lock
+    /// polls with growing sleeps, so without the queue a busy writer (the group commit under
+    /// load) could keep taking the lock while another writer sleeps for seconds.
+    pub gate: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Db {
@@ -79,6 +84,7 @@ impl Db {
             backend,
             url: url.to_owned(),
             group: group_commit::GroupCommit::default(),
+            gate: Default::default(),
         })
     }
 
@@ -91,7 +97,10 @@ impl Db {
     ) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
         let lock: i64 = lock.into();
         match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Sqlite => {
+                let _turn = self.gate.lock().await;
+                self.pool.begin_with("BEGIN IMMEDIATE").await
+            }
             Backend::Postgres => {
                 let mut tx = self.pool.begin().await?;
                 sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
@@ -106,7 +115,19 @@ impl Db {
     /// Runs a short write job in the next group commit (see [`group_commit`]); the job answers
     /// its caller itself once the group's transaction ended.
     pub async fn grouped(&self, job: Box<dyn group_commit::Job>) {
-        self.group.submit(&self.pool, self.backend, job).await
+        self.group
+            .submit(&self.pool, self.backend, &self.gate, job)
+            .await
+    }
+
+    /// A writer's turn (SQLite; nothing to wait for on PostgreSQL): hold it while a statement
+    /// outside `begin_write` takes the write lock — an auto-commit write, or a write of the
+    /// session store — so it queues fairly with every other writer of this process.
+    pub async fn write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.backend {
+            Backend::Sqlite => Some(self.gate.lock().await),
+            Backend::Postgres => None,
+        }
     }
 
     /// The SQLite URL for `natstudy.db` in `data_dir`, creating the directory.

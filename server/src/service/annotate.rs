@@ -3,6 +3,11 @@
 
 use app::model::{AnnotateState, AnnotateStep, ItemView, RatedRow, ScreenerQuestion};
 
+use std::sync::{Arc, LazyLock};
+
+use app::model::DiffLine;
+
+use super::memo::Memo;
 use crate::db::Db;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::present::wire_rows;
@@ -89,6 +94,56 @@ pub fn default_screener() -> Vec<ScreenerQuestion> {
     ]
 }
 
+/// Diff lines computed once per item (and what it is made of), bounded to 64 MiB.
+static DIFFS: LazyLock<Memo<Vec<DiffLine>>> = LazyLock::new(|| Memo::new(64 << 20));
+/// Guidelines as HTML, once per text, bounded to 4 MiB.
+static GUIDELINES: LazyLock<Memo<String>> = LazyLock::new(|| Memo::new(4 << 20));
+
+/// The item's diff as the rating page shows it — the transformed side marks the transformed
+/// method's buggy lines — computed once (off the async threads) and then shared.
+async fn item_diff(
+    item: ItemId,
+    it: &store::participation::ItemForDisplay,
+) -> Result<Arc<Vec<DiffLine>>, StoreError> {
+    let key = DIFFS.key((
+        item,
+        &it.bug_source,
+        &it.source,
+        &it.buggy_lines,
+        &it.transformed_buggy_lines,
+    ));
+    if let Some(lines) = DIFFS.get(key) {
+        return Ok(lines);
+    }
+    let weight = 4 * (it.bug_source.len() + it.source.len()) + 256;
+    let (old, new, buggy, marked) = (
+        it.bug_source.clone(),
+        it.source.clone(),
+        it.buggy_lines.clone(),
+        it.transformed_buggy_lines.clone(),
+    );
+    let lines = tokio::task::spawn_blocking(move || {
+        DIFFS.get_or(key, weight, || {
+            let mut lines = wire_rows(crate::engine::diff::diff_rows(&old, &new, &buggy));
+            if let Some(marked) = &marked {
+                for l in &mut lines {
+                    l.buggy_new = l.new_no.is_some_and(|n| marked.contains(&n));
+                }
+            }
+            lines
+        })
+    })
+    .await
+    .map_err(|e| StoreError::Invalid(format!("the diff could not be computed: {e}")))?;
+    Ok(lines)
+}
+
+fn guideline_memo(markdown: &str) -> Arc<String> {
+    GUIDELINES.get_or(GUIDELINES.key(markdown), 4 * markdown.len() + 64, || {
+        guideline_html(markdown)
+    })
+}
+
 /// Where a participant stands, with the item to show.
 pub async fn annotate_state(
     db: &Db,
@@ -135,8 +190,7 @@ pub async fn annotate_state(
         match target {
             Some(item) => {
                 let it = store::participation::item_for_display(db, study, item).await?;
-                let rows =
-                    crate::engine::diff::diff_rows(&it.bug_source, &it.source, &it.buggy_lines);
+                let diff = item_diff(item, &it).await?;
                 let method_line = it.file_source.as_deref().and_then(|f| {
                     let first = it.bug_source.lines().find(|l| !l.trim().is_empty())?.trim();
                     let at = f.find(first)?;
@@ -152,16 +206,7 @@ pub async fn annotate_state(
                     project: it.project,
                     file_path: it.file_path,
                     method: it.method,
-                    diff: {
-                        // the transformed side marks the transformed method's buggy lines
-                        let mut lines = wire_rows(rows);
-                        if let Some(marked) = &it.transformed_buggy_lines {
-                            for l in &mut lines {
-                                l.buggy_new = l.new_no.is_some_and(|n| marked.contains(&n));
-                            }
-                        }
-                        lines
-                    },
+                    diff: diff.as_ref().clone(),
                     file_source: it.file_source,
                     method_line,
                     method_lines: it.bug_source.lines().count() as u32,
@@ -194,7 +239,7 @@ pub async fn annotate_state(
             .map(store::participation::display_resume_code),
         done,
         total,
-        guideline_html: guideline_html(&settings.guideline),
+        guideline_html: guideline_memo(&settings.guideline).as_ref().clone(),
         step,
     })
 }

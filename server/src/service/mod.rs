@@ -11,6 +11,7 @@ pub mod exports;
 pub mod generation;
 pub mod imports;
 pub mod jobs;
+pub mod memo;
 pub mod monitor;
 pub mod participation;
 pub mod reports;

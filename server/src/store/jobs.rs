@@ -35,6 +35,7 @@ pub async fn create(
 }
 
 pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult<()> {
+    let _turn = db.write_turn().await;
     // progress means the job runs (and beats)
     sqlx::query(
         "UPDATE jobs SET done = $2, total = $3, updated_at = $4, \
@@ -53,6 +54,7 @@ pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult
 
 /// The runner's heartbeat (and the move from `queued` to `running` with `state`).
 pub async fn heartbeat(db: &Db, job: JobId, state: Option<JobState>) -> StoreResult<()> {
+    let _turn = db.write_turn().await;
     sqlx::query(
         "UPDATE jobs SET updated_at = $2, state = COALESCE($3, state) WHERE id = $1 AND state IN ($4, $5)",
     )
@@ -105,6 +107,7 @@ pub async fn get(
 
 /// Ends a job: `done` or `failed`, with a message for people.
 pub async fn finish(db: &Db, job: JobId, state: JobState, message: &str) -> StoreResult<()> {
+    let _turn = db.write_turn().await;
     sqlx::query("UPDATE jobs SET state = $2, message = $3, updated_at = $4 WHERE id = $1")
         .bind(job)
         .bind(state)

@@ -8,6 +8,7 @@ pub mod checks;
 pub(crate) mod codec;
 pub mod export;
 pub mod generation;
+mod grouped;
 pub mod imports;
 pub mod jobs;
 pub mod members;

@@ -3,6 +3,9 @@
 use rand::RngCore;
 use sqlx::Row;
 
+use futures_util::future::BoxFuture;
+
+use super::grouped::{grouped, Work};
 use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
@@ -124,6 +127,7 @@ async fn give_resume_code(db: &Db, annotator: AnnotatorId) -> StoreResult<String
             .iter()
             .map(|b| RESUME_ALPHABET[usize::from(b % 32)] as char)
             .collect();
+        let _turn = db.write_turn().await;
         let r = sqlx::query(
             "UPDATE annotators SET resume_code = $1 WHERE id = $2 AND resume_code IS NULL",
         )
@@ -166,14 +170,14 @@ pub async fn by_resume_code(db: &Db, code: &str) -> StoreResult<Option<(Annotato
 /// Inserts an annotator under the study's next free code `S{n}` (in the caller's write
 /// transaction, so two joins never get the same code).
 async fn insert_with_next_code(
-    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    tx: &mut sqlx::AnyConnection,
     study: StudyId,
     user: Option<UserId>,
     pid: Option<&str>,
 ) -> StoreResult<(AnnotatorId, String)> {
     let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
         .bind(study)
-        .fetch_one(&mut **tx)
+        .fetch_one(&mut *tx)
         .await?
         .try_get(0)?;
     let mut code_n = n + 1;
@@ -188,7 +192,7 @@ async fn insert_with_next_code(
         .bind(user)
         .bind(pid)
         .bind(now_ms())
-        .fetch_optional(&mut **tx)
+        .fetch_optional(&mut *tx)
         .await?;
         if let Some(r) = r {
             return Ok((r.try_get(0)?, code));
@@ -263,51 +267,96 @@ pub async fn join(
             "this invite link was closed by the study's organisers".into(),
         ));
     }
-    let mut tx = db.begin_write(study).await?;
-    let used: i64 = sqlx::query("SELECT used FROM invites WHERE id = $1")
-        .bind(inv.try_get::<i64, _>("id")?)
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get(0)?;
-    if used >= inv.try_get::<i64, _>("cap")? {
-        return Err(StoreError::Forbidden(
-            "this invite link has been used up".into(),
-        ));
+    let purpose: String = inv.try_get("purpose")?;
+    let join = Join {
+        study,
+        invite: inv.try_get("id")?,
+        cap: inv.try_get("cap")?,
+        review: purpose == "review",
+        batch: inv.try_get("batch_id")?,
+        pid: pid.map(str::to_owned),
+    };
+    let annotator = grouped(db, join).await?;
+    Ok((annotator, study))
+}
+
+/// A join's writes, in a group commit (a burst of joins shares durable commits).
+struct Join {
+    study: StudyId,
+    invite: i64,
+    cap: i64,
+    review: bool,
+    batch: Option<i64>,
+    pid: Option<String>,
+}
+
+impl Work for Join {
+    type Output = AnnotatorId;
+    fn lock(&self) -> i64 {
+        self.study.into()
     }
-    let (annotator, code) = insert_with_next_code(&mut tx, study, None, pid).await?;
-    if inv.try_get::<String, _>("purpose")? == "review" {
-        sqlx::query("UPDATE annotators SET reviewer = 1 WHERE id = $1")
-            .bind(annotator)
-            .execute(&mut *tx)
-            .await?;
+    fn run<'c>(
+        &'c self,
+        conn: &'c mut sqlx::AnyConnection,
+    ) -> BoxFuture<'c, StoreResult<AnnotatorId>> {
+        Box::pin(self.run_in(conn))
     }
-    if let Some(batch) = inv.try_get::<Option<i64>, _>("batch_id")? {
-        sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
-            .bind(batch)
-            .bind(annotator)
-            .execute(&mut *tx)
-            .await?;
-        let seed: i64 = sqlx::query("SELECT seed FROM batches WHERE id = $1")
-            .bind(batch)
-            .fetch_one(&mut *tx)
+}
+
+impl Join {
+    async fn run_in(&self, conn: &mut sqlx::AnyConnection) -> StoreResult<AnnotatorId> {
+        let used: i64 = sqlx::query("SELECT used FROM invites WHERE id = $1")
+            .bind(self.invite)
+            .fetch_one(&mut *conn)
             .await?
             .try_get(0)?;
-        sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
-            .bind(
-                crate::engine::assignment::annotator_seed(seed as u64, annotator.get()) as i64
-                    & i64::MAX,
-            )
-            .bind(annotator)
-            .execute(&mut *tx)
+        if used >= self.cap {
+            return Err(StoreError::Forbidden(
+                "this invite link has been used up".into(),
+            ));
+        }
+        let (annotator, code) =
+            insert_with_next_code(conn, self.study, None, self.pid.as_deref()).await?;
+        if self.review {
+            sqlx::query("UPDATE annotators SET reviewer = 1 WHERE id = $1")
+                .bind(annotator)
+                .execute(&mut *conn)
+                .await?;
+        }
+        if let Some(batch) = self.batch {
+            sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
+                .bind(batch)
+                .bind(annotator)
+                .execute(&mut *conn)
+                .await?;
+            let seed: i64 = sqlx::query("SELECT seed FROM batches WHERE id = $1")
+                .bind(batch)
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get(0)?;
+            sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
+                .bind(
+                    crate::engine::assignment::annotator_seed(seed as u64, annotator.get()) as i64
+                        & i64::MAX,
+                )
+                .bind(annotator)
+                .execute(&mut *conn)
+                .await?;
+        }
+        sqlx::query("UPDATE invites SET used = used + 1 WHERE id = $1")
+            .bind(self.invite)
+            .execute(&mut *conn)
             .await?;
-    }
-    sqlx::query("UPDATE invites SET used = used + 1 WHERE id = $1")
-        .bind(inv.try_get::<i64, _>("id")?)
-        .execute(&mut *tx)
+        audit::record(
+            &mut *conn,
+            None,
+            Some(self.study),
+            "participant.join",
+            &code,
+        )
         .await?;
-    audit::record(&mut *tx, None, Some(study), "participant.join", &code).await?;
-    tx.commit().await?;
-    Ok((annotator, study))
+        Ok(annotator)
+    }
 }
 
 /// The annotator of `study` for a session participant or a signed-in account.
@@ -383,6 +432,7 @@ pub async fn annotator_state(db: &Db, annotator: AnnotatorId) -> StoreResult<Ann
 }
 
 pub async fn consent(db: &Db, annotator: AnnotatorId, screener_json: &str) -> StoreResult<()> {
+    let _turn = db.write_turn().await;
     sqlx::query("UPDATE annotators SET consented_at = $1, screener = $2 WHERE id = $3 AND consented_at IS NULL")
         .bind(now_ms())
         .bind(screener_json)
@@ -393,6 +443,7 @@ pub async fn consent(db: &Db, annotator: AnnotatorId, screener_json: &str) -> St
 }
 
 pub async fn guideline_seen(db: &Db, annotator: AnnotatorId) -> StoreResult<()> {
+    let _turn = db.write_turn().await;
     sqlx::query(
         "UPDATE annotators SET guideline_seen_at = $1 WHERE id = $2 AND guideline_seen_at IS NULL",
     )

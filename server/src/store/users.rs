@@ -96,6 +96,7 @@ where
     let sql = format!(
         "UPDATE users SET {column} = $1, session_epoch = session_epoch + 1 WHERE username = $2"
     );
+    let _turn = db.write_turn().await;
     let r = sqlx::query(&sql)
         .bind(value)
         .bind(username)

@@ -17,7 +17,9 @@ use crate::db::{Backend, Db};
 /// tower-sessions' sqlx stores, one per backend, behind one type.
 #[derive(Debug, Clone)]
 pub enum DbSessionStore {
-    Sqlite(SqliteStore),
+    /// With the database's writers' queue (`Db::gate`): session writes take their turn like
+    /// every other writer of this process.
+    Sqlite(SqliteStore, crate::db::group_commit::Gate),
     Postgres(PostgresStore),
 }
 
@@ -37,7 +39,7 @@ impl DbSessionStore {
                     .context("session store")?;
                 let s = SqliteStore::new(pool);
                 s.migrate().await.context("session store migration")?;
-                DbSessionStore::Sqlite(s)
+                DbSessionStore::Sqlite(s, db.gate.clone())
             }
             Backend::Postgres => {
                 let pool = sqlx::postgres::PgPoolOptions::new()
@@ -58,25 +60,34 @@ impl DbSessionStore {
 impl SessionStore for DbSessionStore {
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {
         match self {
-            DbSessionStore::Sqlite(s) => s.create(record).await,
+            DbSessionStore::Sqlite(s, gate) => {
+                let _turn = gate.lock().await;
+                s.create(record).await
+            }
             DbSessionStore::Postgres(s) => s.create(record).await,
         }
     }
     async fn save(&self, record: &Record) -> session_store::Result<()> {
         match self {
-            DbSessionStore::Sqlite(s) => s.save(record).await,
+            DbSessionStore::Sqlite(s, gate) => {
+                let _turn = gate.lock().await;
+                s.save(record).await
+            }
             DbSessionStore::Postgres(s) => s.save(record).await,
         }
     }
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
         match self {
-            DbSessionStore::Sqlite(s) => s.load(id).await,
+            DbSessionStore::Sqlite(s, _) => s.load(id).await,
             DbSessionStore::Postgres(s) => s.load(id).await,
         }
     }
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
         match self {
-            DbSessionStore::Sqlite(s) => s.delete(id).await,
+            DbSessionStore::Sqlite(s, gate) => {
+                let _turn = gate.lock().await;
+                s.delete(id).await
+            }
             DbSessionStore::Postgres(s) => s.delete(id).await,
         }
     }
@@ -86,7 +97,10 @@ impl SessionStore for DbSessionStore {
 impl ExpiredDeletion for DbSessionStore {
     async fn delete_expired(&self) -> session_store::Result<()> {
         match self {
-            DbSessionStore::Sqlite(s) => s.delete_expired().await,
+            DbSessionStore::Sqlite(s, gate) => {
+                let _turn = gate.lock().await;
+                s.delete_expired().await
+            }
             DbSessionStore::Postgres(s) => s.delete_expired().await,
         }
     }

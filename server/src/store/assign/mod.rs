@@ -11,7 +11,6 @@ use crate::engine::assignment;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 
 mod batches;
-mod grouped;
 mod queue;
 mod votes;
 
@@ -25,12 +24,14 @@ pub async fn ensure_pool(db: &Db, study: StudyId, n: usize) -> StoreResult<Vec<A
     let now = crate::db::now_ms();
     for i in 1..=n {
         let code = format!("S{i}");
+        let turn = db.write_turn().await;
         sqlx::query("INSERT INTO annotators (study_id, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (study_id, code) DO NOTHING")
             .bind(study)
             .bind(&code)
             .bind(now)
             .execute(&db.pool)
             .await?;
+        drop(turn);
         ids.push(annotator_id(db, study, &code).await?);
     }
     Ok(ids)

@@ -4,9 +4,9 @@
 use futures_util::future::BoxFuture;
 use sqlx::Row;
 
-use super::grouped::{grouped, Work};
 use super::*;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
+use crate::store::grouped::{grouped, Work};
 use crate::store::{audit, Db, StoreResult};
 
 /// An item handed to an annotator.

@@ -3,9 +3,9 @@
 use futures_util::future::BoxFuture;
 use sqlx::Row;
 
-use super::grouped::{grouped, Work};
 use super::*;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
+use crate::store::grouped::{grouped, Work};
 use crate::store::{Db, StoreError, StoreResult};
 
 /// How often one annotator may revise one vote.

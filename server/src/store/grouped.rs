@@ -1,4 +1,4 @@
-//! The vote path's writes (claims, votes, lease renewals) as jobs of the database's group
+//! The survey's short writes (joins, claims, votes, lease renewals) as jobs of the database's group
 //! commit (`db::group_commit`): each runs in its own savepoint of a shared transaction and its
 //! caller is answered only after that transaction committed.
 
@@ -9,7 +9,7 @@ use crate::db::group_commit::{Finish, Job};
 use crate::store::{Db, StoreError, StoreResult};
 
 /// Store work for a group commit: what it locks and what it does on the group's connection.
-pub(super) trait Work: Send + Sync + 'static {
+pub(crate) trait Work: Send + Sync + 'static {
     type Output: Send + 'static;
     /// The study whose writers it is serialised with.
     fn lock(&self) -> i64;
@@ -61,7 +61,7 @@ impl<W: Work> Job for Grouped<W> {
 }
 
 /// Runs the work in the next group commit and returns its result once it is durable.
-pub(super) async fn grouped<W: Work>(db: &Db, work: W) -> StoreResult<W::Output> {
+pub(crate) async fn grouped<W: Work>(db: &Db, work: W) -> StoreResult<W::Output> {
     let (reply, answer) = oneshot::channel();
     db.grouped(Box::new(Grouped { work, reply })).await;
     answer.await.map_err(|_| {

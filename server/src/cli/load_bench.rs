@@ -1,0 +1,296 @@
+//! `natstudy bench http`: the survey's vote path over real HTTP on loopback. The server runs in
+//! this process on a free port; N participants join through one invite link at once (the
+//! start-up burst), consent, read the guideline, then ask for their item, think, and vote,
+//! until the time is up. Reports joins, the state and vote requests' p50/p99, acknowledged
+//! votes per second, the group commit's sizes, and the database's raw durable commit rate
+//! measured on the same disk in the same run.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use tokio::sync::Mutex;
+
+use super::bench::{bench_db, bench_study, commit_anchor, percentile};
+use super::Global;
+use crate::db::Db;
+use crate::ids::StudyId;
+use crate::store::assign::{self, BatchSpec, Strategy};
+
+/// What the load test does.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub participants: usize,
+    pub items: usize,
+    /// Mean think time between seeing an item and voting (each pause drawn from ±50%).
+    pub think: Duration,
+    pub duration: Duration,
+    /// Servers on the same database (each its own process-like stack: pool, writer, sessions);
+    /// participants are spread over them round-robin.
+    pub instances: usize,
+}
+
+/// Latencies of each kind of request, and what went wrong.
+#[derive(Default)]
+struct Tally {
+    joins: Vec<Duration>,
+    /// The three requests of a join, each: invite, consent, guideline.
+    join_steps: [Vec<Duration>; 3],
+    states: Vec<Duration>,
+    votes: Vec<Duration>,
+    /// State and vote requests sent after every participant had joined (the steady state).
+    after_burst: Vec<Duration>,
+    /// Participants who finished joining.
+    joined: usize,
+    errors: Vec<String>,
+}
+
+pub async fn run(g: &Global, s: Setup) -> Result<()> {
+    if s.participants == 0 || s.items == 0 || s.instances == 0 {
+        bail!("--participants, --items and --instances must be at least 1");
+    }
+    if s.instances > 16 || s.participants > 10_000 {
+        bail!("at most 16 instances and 10,000 participants");
+    }
+    let (db, _tmp) = bench_db(g).await?;
+    let study = bench_study(&db, s.items).await?;
+    let spec = BatchSpec {
+        name: "load".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: Default::default(),
+        annotators: vec![],
+        seed: 1,
+        lease_secs: 1200,
+        avoid_same_bug: true,
+    };
+    let batch = assign::create_batch(&db, study, None, &spec).await?.id;
+    let invite =
+        crate::store::participation::create_invite(&db, study, batch, s.participants as i64, None)
+            .await?;
+
+    // the first instance uses the set-up's handle; others connect anew, like other processes
+    let mut servers = Vec::new();
+    let mut bases = Vec::new();
+    let mut dbs = vec![db.clone()];
+    for _ in 1..s.instances {
+        dbs.push(Db::connect(&db.url).await?);
+    }
+    for d in &dbs {
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let config = crate::web::WebConfig::new(([127, 0, 0, 1], 0).into());
+        servers.push(tokio::spawn(crate::web::serve(
+            d.clone(),
+            config,
+            move |addr| {
+                let _ = ready_tx.send(addr);
+            },
+        )));
+        let addr = ready_rx.await.context("the server did not start")?;
+        bases.push(format!("http://{addr}"));
+    }
+
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let stats = |dbs: &[Db]| {
+        dbs.iter().fold((0, 0), |(g, j), d| {
+            let s = d.group.stats();
+            (g + s.groups, j + s.jobs)
+        })
+    };
+    let groups_before = stats(&dbs);
+    let start = Instant::now();
+    let deadline = start + s.duration;
+    let mut tasks = Vec::with_capacity(s.participants);
+    for n in 0..s.participants {
+        let base = bases[n % bases.len()].clone();
+        let (invite, tally, s) = (invite.clone(), tally.clone(), s.clone());
+        tasks.push(tokio::spawn(async move {
+            if let Err(e) = participant(n, &base, study, &invite, &s, deadline, &tally).await {
+                tally.lock().await.errors.push(format!("{e:#}"));
+            }
+        }));
+    }
+    for t in tasks {
+        t.await?;
+    }
+    let wall = start.elapsed();
+    let groups = stats(&dbs);
+    for server in servers {
+        server.abort();
+    }
+    let mut t = std::mem::take(&mut *tally.lock().await);
+    for v in [
+        &mut t.joins,
+        &mut t.states,
+        &mut t.votes,
+        &mut t.after_burst,
+    ]
+    .into_iter()
+    .chain(t.join_steps.iter_mut())
+    {
+        v.sort();
+    }
+    let mut all: Vec<Duration> = t
+        .join_steps
+        .iter()
+        .flatten()
+        .chain(&t.states)
+        .chain(&t.votes)
+        .copied()
+        .collect();
+    all.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let votes_per_s = t.votes.len() as f64 / wall.as_secs_f64();
+    println!(
+        "HTTP on loopback, {:?}, {} instance(s), {} participants, think {:.1} s (±50%), {} items, {:.1} s:",
+        db.backend,
+        s.instances,
+        s.participants,
+        s.think.as_secs_f64(),
+        s.items,
+        wall.as_secs_f64()
+    );
+    for (what, v) in [
+        ("joins (invite + consent + guideline)", &t.joins),
+        ("  invite (join)", &t.join_steps[0]),
+        ("  consent (annotate/consent)", &t.join_steps[1]),
+        ("  guideline read (annotate/start)", &t.join_steps[2]),
+        ("next item (annotate/state)", &t.states),
+        ("votes (annotate/vote)", &t.votes),
+        ("every request", &all),
+        ("state and vote after every join (steady)", &t.after_burst),
+    ] {
+        println!(
+            "  {what}: {} — p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+            v.len(),
+            ms(percentile(v, 0.5)),
+            ms(percentile(v, 0.99)),
+            ms(v.last().copied().unwrap_or_default())
+        );
+    }
+    println!(
+        "  acknowledged votes: {} = {votes_per_s:.0} votes/s; errors: {}",
+        t.votes.len(),
+        t.errors.len()
+    );
+    for e in t.errors.iter().take(5) {
+        println!("    error: {e}");
+    }
+    let (g, j) = (groups.0 - groups_before.0, groups.1 - groups_before.1);
+    println!(
+        "  group commit: {g} transactions for {j} claims, votes and renewals ({:.1} a transaction)",
+        j as f64 / g.max(1) as f64
+    );
+    let k = assign::ratings_per_item(&db, study).await?;
+    let over = assign::completed_per_item(&db, study)
+        .await?
+        .iter()
+        .filter(|(_, n)| *n > k)
+        .count();
+    println!("  items over k: {over}");
+    commit_anchor(&db, votes_per_s).await
+}
+
+/// One participant: joins, then rates until the deadline or the queue is empty.
+async fn participant(
+    n: usize,
+    base: &str,
+    study: StudyId,
+    invite: &str,
+    s: &Setup,
+    deadline: Instant,
+    tally: &Mutex<Tally>,
+) -> Result<()> {
+    let c = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let sid = study.to_string();
+    let t0 = Instant::now();
+    for (step, (path, form)) in [
+        ("/api/join", vec![("token", invite)]),
+        (
+            "/api/annotate/consent",
+            vec![
+                ("study", sid.as_str()),
+                ("answers[years]", "1-3"),
+                ("answers[role]", "developer"),
+            ],
+        ),
+        ("/api/annotate/start", vec![("study", sid.as_str())]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let t = Instant::now();
+        let r = c.post(format!("{base}{path}")).form(&form).send().await?;
+        if !(r.status().is_success() || r.status().is_redirection()) {
+            bail!("{path}: {}", r.status());
+        }
+        tally.lock().await.join_steps[step].push(t.elapsed());
+    }
+    {
+        let mut t = tally.lock().await;
+        t.joins.push(t0.elapsed());
+        t.joined += 1;
+    }
+    // a participant's own pseudo-random pauses (SplitMix64)
+    let mut state = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(n as u64 + 1);
+    let mut pause = move |mean: Duration| {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let u = (z ^ (z >> 31)) as f64 / u64::MAX as f64;
+        mean.mul_f64(0.5 + u)
+    };
+    let mut k = 0u64;
+    while Instant::now() < deadline {
+        let steady = tally.lock().await.joined == s.participants;
+        let t = Instant::now();
+        let st: serde_json::Value = c
+            .post(format!("{base}/api/annotate/state"))
+            .form(&[("study", sid.as_str())])
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        {
+            let mut tl = tally.lock().await;
+            tl.states.push(t.elapsed());
+            if steady {
+                tl.after_burst.push(t.elapsed());
+            }
+        }
+        let rate = &st["step"]["Rate"];
+        let (Some(item), Some(token)) = (rate["item"].as_i64(), rate["token"].as_str()) else {
+            return Ok(()); // nothing left to rate
+        };
+        tokio::time::sleep(pause(s.think)).await;
+        k += 1;
+        let steady = tally.lock().await.joined == s.participants;
+        let t = Instant::now();
+        let r = c
+            .post(format!("{base}/api/annotate/vote"))
+            .form(&[
+                ("study", sid.clone()),
+                ("item", item.to_string()),
+                ("cr", (1 + k % 4).to_string()),
+                ("cc", (1 + (k / 4) % 4).to_string()),
+                ("comment", String::new()),
+                ("token", token.to_owned()),
+            ])
+            .send()
+            .await?;
+        if !r.status().is_success() {
+            bail!("annotate/vote: {}", r.status());
+        }
+        let mut tl = tally.lock().await;
+        tl.votes.push(t.elapsed());
+        if steady {
+            tl.after_burst.push(t.elapsed());
+        }
+    }
+    Ok(())
+}
