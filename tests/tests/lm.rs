@@ -75,6 +75,9 @@ fn estimates_match_lmplz_ngram_by_ngram() {
 #[test]
 fn heldout_totals_match_kenlm_query() {
     let ours = trained();
+    // what `lm score` and the scoring job use: the probing layout, built from the model
+    let scorer = natstudy::engine::lm::Scorer::from_model(ours.clone()).expect("probing");
+    assert!(matches!(scorer, natstudy::engine::lm::Scorer::Probing(_)));
     let heldout = std::fs::read_to_string(reference().join("heldout.txt")).expect("heldout");
     let scores = std::fs::read_to_string(reference().join("heldout_scores.tsv")).expect("scores");
     let mut checked = 0;
@@ -101,6 +104,13 @@ fn heldout_totals_match_kenlm_query() {
             s.total_log10
         );
         assert_eq!(s.oov, oov, "line {line}: OOV count");
+        let p = scorer.score(&sentence);
+        assert!(
+            (p.total_log10 - total).abs() <= 1e-3,
+            "line {line}: probing layout {} vs KenLM {total}",
+            p.total_log10
+        );
+        assert_eq!(p.oov, oov, "line {line}: OOV count (probing layout)");
         checked += 1;
     }
     assert_eq!(checked, 200);
@@ -230,7 +240,12 @@ async fn a_study_gets_cross_entropies_from_natstudy_alone() {
     }
     // ARPA and binary score the same
     let a = natstudy::engine::lm::binary::load(std::path::Path::new(&arpa_path)).expect("arpa");
-    let b = natstudy::engine::lm::binary::load(std::path::Path::new(&bin_path)).expect("bin");
+    let b =
+        natstudy::engine::lm::binary::load_scorer(std::path::Path::new(&bin_path)).expect("bin");
+    assert!(
+        matches!(b, natstudy::engine::lm::Scorer::Probing(_)),
+        "a trained .bin is in the probing layout"
+    );
     let toks = natstudy::engine::lm::tokenize::tokens(
         "int f(int count) { return count + 1; }",
         Default::default(),

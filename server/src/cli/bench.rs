@@ -395,7 +395,7 @@ fn lm_bench(
     let total = started.elapsed().as_secs_f64();
     println!(
         "lm train, order {order}: {n_sentences} sentences, {n_tokens} tokens; n-grams {sizes:?}; \
-         counting + estimation {estimated:.2} s, ARPA {written:.2} s ({} MiB), total {total:.2} s \
+         counting + estimation {estimated:.2} s, model file written in {written:.2} s ({} MiB), total {total:.2} s \
          = {:.0} tokens/s; {spilled} runs spilled; peak memory {} MiB",
         std::fs::metadata(&path).map(|m| m.len() >> 20).unwrap_or(0),
         n_tokens as f64 / total.max(1e-9),
@@ -411,8 +411,7 @@ fn lm_bench(
 fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()> {
     use crate::engine::lm;
     let t = Instant::now();
-    let m = lm::binary::load(model)?; // ARPA or binary, as `lm score` loads it
-    let packed = m.packed();
+    let m = lm::binary::load_scorer(model)?; // ARPA or binary, as `lm score` loads it
     let loaded = t.elapsed().as_secs_f64();
     let text = std::fs::read_to_string(heldout)?;
     let lines: Vec<Vec<String>> = text.lines().map(super::lm::token_line).collect();
@@ -420,7 +419,7 @@ fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()>
     let (mut tokens, mut total) = (0usize, 0.0f64);
     for l in &lines {
         let refs: Vec<&str> = l.iter().map(String::as_str).collect();
-        let s = lm::score::score_with(&m, packed.as_ref(), &refs);
+        let s = m.score(&refs);
         tokens += s.token_log10.len();
         total += s.total_log10;
     }

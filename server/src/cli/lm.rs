@@ -123,7 +123,8 @@ impl Trained {
         }
     }
 
-    /// Writes the model: the binary form when the name ends in `.bin`, else ARPA.
+    /// Writes the model: the binary form when the name ends in `.bin` — the probing layout,
+    /// scored as it lies, for orders up to 4 — else ARPA.
     pub(super) fn write(self, out: &Path) -> Result<()> {
         let mut w = std::io::BufWriter::new(
             std::fs::File::create(out)
@@ -132,8 +133,11 @@ impl Trained {
         let binary = out.extension().is_some_and(|e| e == "bin");
         match (self, binary) {
             (Trained::Sorted(e), false) => e.write_arpa(&mut w)?,
-            (Trained::Sorted(e), true) => lm::binary::write(&e.into_model(), &mut w)?,
+            (Trained::Sorted(e), true) => lm::probing::write(&e.into_model(), &mut w)?,
             (Trained::General(m), false) => lm::arpa::write(&m, &mut w)?,
+            (Trained::General(m), true) if m.order() <= lm::probing::MAX_ORDER => {
+                lm::probing::write(&m, &mut w)?
+            }
             (Trained::General(m), true) => lm::binary::write(&m, &mut w)?,
         }
         std::io::Write::flush(&mut w)?;

@@ -22,7 +22,7 @@ pub async fn propose(
     study: StudyId,
     operators: &str,
     all_sites: bool,
-    model: Option<std::sync::Arc<crate::engine::lm::Model>>,
+    model: Option<std::sync::Arc<crate::engine::lm::Scorer>>,
 ) -> ServiceResult<(Vec<formats::items::BugRecord>, Vec<Proposal>)> {
     let operators = crate::generate::parse_operators(operators)
         .map_err(|e| ServiceError::Invalid(e.to_string()))?;
@@ -126,7 +126,7 @@ pub async fn add_proposals(
     actor: Option<UserId>,
     operators: &str,
     all_sites: bool,
-    model: Option<std::sync::Arc<crate::engine::lm::Model>>,
+    model: Option<std::sync::Arc<crate::engine::lm::Scorer>>,
     keys: &[String],
 ) -> ServiceResult<Outcome> {
     let wanted: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();

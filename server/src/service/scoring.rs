@@ -26,7 +26,7 @@ pub async fn score_study(
     db: &Db,
     study: StudyId,
     actor: Option<UserId>,
-    model: crate::engine::lm::Model,
+    model: crate::engine::lm::Scorer,
     name: &str,
     opts: crate::engine::lm::tokenize::TokenizeOptions,
     log10: bool,
@@ -51,10 +51,11 @@ pub async fn score_study(
     Ok(Scored { methods, tokens })
 }
 
-/// Loads a language model file (ARPA or binary) off the async threads.
-pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Model> {
+/// Loads a language model file (ARPA or binary) off the async threads, ready to score: a
+/// probing file as it lies, any other laid out for probing (one form held, never two).
+pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Scorer> {
     let p = path.to_owned();
-    tokio::task::spawn_blocking(move || crate::engine::lm::binary::load(&p))
+    tokio::task::spawn_blocking(move || crate::engine::lm::binary::load_scorer(&p))
         .await?
         .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", path.display())))
 }

@@ -44,7 +44,11 @@ pub struct DomainBackend {
     verify: crate::engine::verify::CompilerConfig,
 }
 
-type LoadedModel = (String, std::time::SystemTime, Arc<crate::engine::lm::Model>);
+type LoadedModel = (
+    String,
+    std::time::SystemTime,
+    Arc<crate::engine::lm::Scorer>,
+);
 
 impl DomainBackend {
     /// The backend, with its background work started (the job reaper, throttle pruning).
@@ -77,7 +81,7 @@ impl DomainBackend {
     async fn model(
         &self,
         name: Option<&str>,
-    ) -> Result<Option<Arc<crate::engine::lm::Model>>, BackendError> {
+    ) -> Result<Option<Arc<crate::engine::lm::Scorer>>, BackendError> {
         let Some(name) = name else { return Ok(None) };
         let path = self.models_dir.join(name);
         let modified = std::fs::metadata(&path)

@@ -100,7 +100,20 @@ pub fn read(input: &mut dyn Read) -> Result<Model, LmError> {
     Ok(model)
 }
 
-/// Loads a model from a path: binary when it starts with the magic, else ARPA.
+/// Loads a model to score with: a probing file (`NSLM2`) as it lies, else the model read (the
+/// older binary form or ARPA) and laid out for probing.
+pub fn load_scorer(path: &std::path::Path) -> Result<super::Scorer, LmError> {
+    let mut head = [0u8; 8];
+    let n = std::io::BufReader::new(std::fs::File::open(path)?).read(&mut head)?;
+    if n == 8 && &head == super::probing::MAGIC {
+        return Ok(super::Scorer::Probing(super::probing::ProbingModel::load(
+            path,
+        )?));
+    }
+    super::Scorer::from_model(load(path)?)
+}
+
+/// Loads a model from a path: the older binary form when it starts with its magic, else ARPA.
 pub fn load(path: &std::path::Path) -> Result<Model, LmError> {
     let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
     let mut head = [0u8; 6];

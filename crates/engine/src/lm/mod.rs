@@ -6,6 +6,7 @@
 pub mod arpa;
 pub mod binary;
 pub mod estimate;
+pub mod probing;
 pub mod score;
 pub mod sorted;
 pub mod tokenize;
@@ -49,6 +50,43 @@ impl Model {
         self.words.push(word.to_owned());
         self.ids.insert(word.to_owned(), id);
         id
+    }
+}
+
+/// A model ready to score: in the probing layout (orders ≤ 4: one block of memory, used as
+/// loaded, whatever file it came from), else the general model. Exactly one form is held.
+#[derive(Debug, Clone)]
+pub enum Scorer {
+    Probing(probing::ProbingModel),
+    General(Model),
+}
+
+impl Scorer {
+    /// The scoring form of a model: the probing layout when the order allows (the model is
+    /// consumed: never held twice).
+    pub fn from_model(model: Model) -> Result<Scorer, LmError> {
+        if !(1..=probing::MAX_ORDER).contains(&model.order()) {
+            return Ok(Scorer::General(model));
+        }
+        let mut bytes = Vec::new();
+        probing::write(&model, &mut bytes)?;
+        drop(model);
+        Ok(Scorer::Probing(probing::ProbingModel::from_bytes(bytes)?))
+    }
+
+    pub fn order(&self) -> usize {
+        match self {
+            Scorer::Probing(p) => p.order(),
+            Scorer::General(m) => m.order(),
+        }
+    }
+
+    /// Scores one sentence of tokens (`</s>` added, `<s>` as the first context).
+    pub fn score(&self, tokens: &[&str]) -> score::SentenceScore {
+        match self {
+            Scorer::Probing(p) => p.score(tokens),
+            Scorer::General(m) => m.score(tokens),
+        }
     }
 }
 

@@ -622,19 +622,25 @@ mod tests {
     }
 
     #[test]
-    fn the_packed_scorer_scores_as_the_model_does() {
+    fn the_probing_layout_scores_as_the_model_does() {
         let sentences = corpus(3000);
         let model = estimate(sentences[..2500].to_vec(), 4, &Budget::default())
             .expect("estimate")
             .into_model();
-        let packed = model.packed().expect("order 4 packs");
-        let eos = model.id(EOS).expect("</s>");
+        let mut bytes = Vec::new();
+        crate::lm::probing::write(&model, &mut bytes).expect("write");
+        let probing = crate::lm::probing::ProbingModel::from_bytes(bytes).expect("read");
         let mut oov = 0;
         for s in &sentences[2500..] {
             let refs: Vec<&str> = s.iter().map(String::as_str).collect();
-            let ours = packed.score_ids(refs.iter().map(|t| model.id(t)), eos);
+            let ours = probing.score(&refs);
             let theirs = model.score(&refs);
-            assert_eq!(ours, theirs);
+            assert_eq!(ours.oov, theirs.oov);
+            assert_eq!(ours.token_log10.len(), theirs.token_log10.len());
+            // the file holds f32, as KenLM's does
+            for (a, b) in ours.token_log10.iter().zip(&theirs.token_log10) {
+                assert!((a - b).abs() < 1e-5, "{a} vs {b}");
+            }
             oov += ours.oov;
         }
         assert!(

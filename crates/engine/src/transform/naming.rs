@@ -15,11 +15,11 @@ pub trait NameScorer: Sync {
     fn score(&self, method_source: &str) -> f64;
 }
 
-impl NameScorer for crate::lm::Model {
+impl NameScorer for crate::lm::Scorer {
     fn score(&self, method_source: &str) -> f64 {
         let toks = crate::lm::tokenize::tokens(method_source, Default::default());
         let refs: Vec<&str> = toks.iter().map(String::as_str).collect();
-        crate::lm::Model::score(self, &refs).bits_per_token()
+        crate::lm::Scorer::score(self, &refs).bits_per_token()
     }
 }
 
