@@ -118,15 +118,45 @@ pub fn display_resume_code(code: &str) -> String {
     out
 }
 
-/// Gives the participant a fresh random resume code (retrying on the unlikely collision).
+/// A fresh random resume code.
+fn fresh_resume_code() -> String {
+    let mut bytes = [0u8; RESUME_LEN];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    bytes
+        .iter()
+        .map(|b| RESUME_ALPHABET[usize::from(b % 32)] as char)
+        .collect()
+}
+
+/// Gives a participant who just joined its resume code, in the join's transaction: a code no
+/// one holds (checked first, so the unlikely collision never fails the join's statement).
+async fn give_resume_code_in(
+    conn: &mut sqlx::AnyConnection,
+    annotator: AnnotatorId,
+) -> StoreResult<()> {
+    loop {
+        let code = fresh_resume_code();
+        let taken = sqlx::query("SELECT 1 FROM annotators WHERE resume_code = $1")
+            .bind(&code)
+            .fetch_optional(&mut *conn)
+            .await?
+            .is_some();
+        if !taken {
+            sqlx::query("UPDATE annotators SET resume_code = $1 WHERE id = $2")
+                .bind(&code)
+                .bind(annotator)
+                .execute(&mut *conn)
+                .await?;
+            return Ok(());
+        }
+    }
+}
+
+/// Gives the participant a fresh random resume code (retrying on the unlikely collision);
+/// for participants who did not join through an invite.
 async fn give_resume_code(db: &Db, annotator: AnnotatorId) -> StoreResult<String> {
     loop {
-        let mut bytes = [0u8; RESUME_LEN];
-        rand::thread_rng().fill_bytes(&mut bytes);
-        let code: String = bytes
-            .iter()
-            .map(|b| RESUME_ALPHABET[usize::from(b % 32)] as char)
-            .collect();
+        let code = fresh_resume_code();
         let _turn = db.write_turn().await;
         let r = sqlx::query(
             "UPDATE annotators SET resume_code = $1 WHERE id = $2 AND resume_code IS NULL",
@@ -317,6 +347,8 @@ impl Join {
         }
         let (annotator, code) =
             insert_with_next_code(conn, self.study, None, self.pid.as_deref()).await?;
+        // the code to continue elsewhere, now: the participant's first page writes nothing
+        give_resume_code_in(conn, annotator).await?;
         if self.review {
             sqlx::query("UPDATE annotators SET reviewer = 1 WHERE id = $1")
                 .bind(annotator)
