@@ -1,15 +1,17 @@
 //! A model file used where it lies, after KenLM's `probing` structure: the file is read into
 //! memory in one piece and scored from directly — no n-gram is parsed, hashed or allocated at
 //! load. The vocabulary is a table of 64-bit word hashes (FNV-1a; words themselves are not
-//! needed to score), each order an open-addressing table of packed n-grams (32 bits a word,
-//! orders up to 4) with linear probing.
+//! needed to score), each order an open-addressing table of 64-bit n-gram hashes (of the
+//! packed word ids, orders up to 4) with linear probing, 1.5 slots an entry — as KenLM, which
+//! also keeps hashes, not words: two n-grams of one order sharing 64 bits is a chance of about
+//! n²/2⁶⁵ (under 10⁻⁶ for millions), and the writer refuses a model where it happens.
 //!
 //! Layout, little-endian: magic `NSLM2\0\0\0`; order (u32); 4 bytes of zeros; the vocabulary
 //! table's slot count (u64); each order's slot count (u64 × order); then the vocabulary table
 //! (slots × [hash u64, id u64], empty: id `u64::MAX`), then each order's table (slots ×
-//! [key u128, log10 prob f32, log10 backoff f32], empty: key `u128::MAX`). Slot counts are
-//! powers of two and the sizes add up to the file's length exactly; a probe never visits more
-//! slots than the table holds, so no file makes a lookup loop.
+//! [hash u64, log10 prob f32, log10 backoff f32], empty: hash 0). The sizes add up to the
+//! file's length exactly; a probe never visits more slots than the table holds, so no file
+//! makes a lookup loop.
 
 use std::io::Write;
 
@@ -19,8 +21,8 @@ use super::{LmError, Model, BOS, EOS, UNK};
 pub const MAGIC: &[u8; 8] = b"NSLM2\0\0\0";
 const HEADER: usize = 8 + 4 + 4 + 8;
 const VOCAB_SLOT: usize = 16;
-const GRAM_SLOT: usize = 24;
-const EMPTY_KEY: u128 = u128::MAX;
+const GRAM_SLOT: usize = 16;
+const EMPTY_KEY: u64 = 0;
 const EMPTY_ID: u64 = u64::MAX;
 /// The highest order the packed keys hold.
 pub const MAX_ORDER: usize = super::sorted::MAX_PACKED_ORDER;
@@ -43,8 +45,9 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// An n-gram's hash: never 0 (the empty slot).
 fn key_hash(key: u128) -> u64 {
-    mix(key as u64 ^ mix((key >> 64) as u64))
+    mix(key as u64 ^ mix((key >> 64) as u64)).max(1)
 }
 
 fn pack(words: impl IntoIterator<Item = u32>) -> u128 {
@@ -53,9 +56,9 @@ fn pack(words: impl IntoIterator<Item = u32>) -> u128 {
         .fold(0u128, |k, w| (k << 32) | u128::from(w))
 }
 
-/// Slots for `n` entries: a power of two at least 1.5 × n (and at least 2).
+/// Slots for `n` entries: 1.5 × n, at least 2.
 fn slots_for(n: usize) -> usize {
-    (n + n / 2 + 1).next_power_of_two().max(2)
+    (n + n / 2 + 1).max(2)
 }
 
 /// Writes `model` in the probing layout.
@@ -80,12 +83,12 @@ pub fn write(model: &Model, out: &mut dyn Write) -> Result<(), LmError> {
     let mut table = vec![(0u64, EMPTY_ID); vocab_slots];
     for (id, w) in model.words.iter().enumerate() {
         let h = word_hash(w);
-        let mut i = (mix(h) as usize) & (vocab_slots - 1);
+        let mut i = (mix(h) % vocab_slots as u64) as usize;
         while table[i].1 != EMPTY_ID {
             if table[i].0 == h {
                 return Err(bad(&format!("two words share a hash ({w:?})")));
             }
-            i = (i + 1) & (vocab_slots - 1);
+            i = (i + 1) % vocab_slots;
         }
         table[i] = (h, id as u64);
     }
@@ -100,12 +103,15 @@ pub fn write(model: &Model, out: &mut dyn Write) -> Result<(), LmError> {
     for (grams, &slots) in model.grams.iter().zip(&gram_slots) {
         let mut table = vec![(EMPTY_KEY, 0f32, 0f32); slots];
         for (g, e) in grams {
-            let key = pack(g.iter().copied());
-            let mut i = (key_hash(key) as usize) & (slots - 1);
+            let h = key_hash(pack(g.iter().copied()));
+            let mut i = (mix(h) % slots as u64) as usize;
             while table[i].0 != EMPTY_KEY {
-                i = (i + 1) & (slots - 1);
+                if table[i].0 == h {
+                    return Err(bad("two n-grams share a hash"));
+                }
+                i = (i + 1) % slots;
             }
-            table[i] = (key, e.prob as f32, e.backoff as f32);
+            table[i] = (h, e.prob as f32, e.backoff as f32);
         }
         let mut buf = Vec::with_capacity(slots * GRAM_SLOT);
         for (k, p, b) in table {
@@ -129,7 +135,7 @@ pub struct ProbingModel {
     eos: u32,
 }
 
-/// Where a table lies in `data`, and its slot count (a power of two).
+/// Where a table lies in `data`, and its slot count.
 #[derive(Debug, Clone, Copy)]
 struct Table {
     at: usize,
@@ -164,8 +170,8 @@ impl ProbingModel {
         }
         let slots_of = |at: usize| -> Result<usize, LmError> {
             let s = u64_at(&data, at);
-            if s < 2 || !s.is_power_of_two() || s > (data.len() as u64) {
-                return Err(bad("a table's size is not a power of two within the file"));
+            if s < 2 || s > (data.len() as u64) {
+                return Err(bad("a table's size is not within the file"));
             }
             Ok(s as usize)
         };
@@ -218,7 +224,7 @@ impl ProbingModel {
     pub fn id(&self, word: &str) -> Option<u32> {
         let h = word_hash(word);
         let t = self.vocab;
-        let mut i = (mix(h) as usize) & (t.slots - 1);
+        let mut i = (mix(h) % t.slots as u64) as usize;
         for _ in 0..t.slots {
             let at = t.at + i * VOCAB_SLOT;
             let id = u64_at(&self.data, at + 8);
@@ -228,7 +234,7 @@ impl ProbingModel {
             if u64_at(&self.data, at) == h {
                 return u32::try_from(id).ok();
             }
-            i = (i + 1) & (t.slots - 1);
+            i = (i + 1) % t.slots;
         }
         None
     }
@@ -236,18 +242,18 @@ impl ProbingModel {
     /// (log10 prob, log10 backoff) of a packed n-gram of order `n` (1-based).
     fn entry(&self, n: usize, key: u128) -> Option<(f32, f32)> {
         let t = self.grams[n - 1];
-        let mut i = (key_hash(key) as usize) & (t.slots - 1);
+        let h = key_hash(key);
+        let mut i = (mix(h) % t.slots as u64) as usize;
         for _ in 0..t.slots {
             let at = t.at + i * GRAM_SLOT;
-            let k =
-                u128::from(u64_at(&self.data, at)) | (u128::from(u64_at(&self.data, at + 8)) << 64);
-            if k == key {
-                return Some((f32_at(&self.data, at + 16), f32_at(&self.data, at + 20)));
+            let k = u64_at(&self.data, at);
+            if k == h {
+                return Some((f32_at(&self.data, at + 8), f32_at(&self.data, at + 12)));
             }
             if k == EMPTY_KEY {
                 return None;
             }
-            i = (i + 1) & (t.slots - 1);
+            i = (i + 1) % t.slots;
         }
         None
     }
@@ -342,8 +348,8 @@ mod tests {
         order[8] = 5;
         refuse(order, "order 5");
         let mut slots = good.clone();
-        slots[16] = 3;
-        refuse(slots, "not a power of two");
+        slots[16..24].copy_from_slice(&1u64.to_le_bytes());
+        refuse(slots, "fewer than two slots");
         let mut huge = good.clone();
         huge[16..24].copy_from_slice(&(1u64 << 62).to_le_bytes());
         refuse(huge, "a size beyond the file");
@@ -358,7 +364,10 @@ mod tests {
             };
             for i in 0..t.slots {
                 let at = t.at + i * width;
-                full[at..at + 16].copy_from_slice(&[7u8; 16]);
+                full[at..at + 8].copy_from_slice(&[7u8; 8]);
+                if width == VOCAB_SLOT {
+                    full[at + 8..at + 16].copy_from_slice(&[7u8; 8]);
+                }
             }
         }
         let p = ProbingModel::from_bytes(full).expect("well-formed sizes");
