@@ -1,7 +1,8 @@
 //! Group commit: one writer task per [`Db`](super::Db) runs the short write jobs that arrive
-//! together (claims, votes, lease renewals) in **one** transaction — each in its own savepoint,
-//! so one job's failure rolls back only that job — commits once, and only then tells each job
-//! how the commit went. The durable commit (an fsync on SQLite, a WAL flush on PostgreSQL) is
+//! together (joins, claims, votes, lease renewals) in **one** transaction, commits once, and
+//! only then tells each job how the commit went. A group runs first without savepoints; when
+//! a job fails, it runs again with a savepoint around each job, so one job's failure rolls
+//! back only that job. The durable commit (an fsync on SQLite, a WAL flush on PostgreSQL) is
 //! shared by the group, so throughput follows the disk's commit rate times the group size, and
 //! "acknowledged ⇒ durable" holds: nobody is answered before the commit returned.
 //!
@@ -26,18 +27,18 @@ pub const MAX_GROUP: usize = 128;
 /// Jobs waiting for the writer before senders wait (back-pressure, bounded memory).
 const QUEUE: usize = 4096;
 
-/// Called once the group's transaction ended: `Ok` when it committed, else why not.
-pub type Finish = Box<dyn FnOnce(Result<(), &sqlx::Error>) + Send>;
-
-/// A write job: runs on the group's connection inside a savepoint.
+/// A write job: runs on the group's connection; answers its caller once the group's
+/// transaction ended.
 pub trait Job: Send + 'static {
     /// The advisory lock (the study) the job needs held.
     fn lock(&self) -> i64;
-    /// Does the work; says whether to keep it (`false` rolls the job's savepoint back) and how
-    /// to answer once the transaction ended.
-    fn run<'c>(self: Box<Self>, conn: &'c mut AnyConnection) -> BoxFuture<'c, (bool, Finish)>;
-    /// The job never ran: the group's transaction could not start or went bad before it.
-    fn fail(self: Box<Self>, e: &sqlx::Error);
+    /// Does the work and keeps its result; says whether it succeeded (a failed job's writes
+    /// must not be kept). A job may run more than once — when its group is run again — and
+    /// each run replaces the result of the one before.
+    fn run<'c>(&'c mut self, conn: &'c mut AnyConnection) -> BoxFuture<'c, bool>;
+    /// Answers the caller: `Ok` when the transaction that holds the job's last run committed
+    /// (a failed job's own result is its answer either way), else why not.
+    fn finish(self: Box<Self>, commit: Result<(), &sqlx::Error>);
 }
 
 /// The handle to a database's writer task, started on first use.
@@ -126,74 +127,66 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
     }
 }
 
-/// Runs the jobs in one transaction and answers each after the commit.
-async fn run_group(w: &Writer, jobs: Vec<Box<dyn Job>>) {
+/// Runs the jobs in one transaction and answers each after the commit. First without
+/// savepoints (the common case: every job succeeds, two statements a job saved); when a job
+/// fails, that transaction is rolled back and the group runs again with a savepoint around
+/// each job, so a failed job's writes alone are undone.
+async fn run_group(w: &Writer, mut jobs: Vec<Box<dyn Job>>) {
     let mut locks: Vec<i64> = jobs.iter().map(|j| j.lock()).collect();
     locks.sort_unstable();
     locks.dedup();
-    let mut tx = match begin(w, &locks).await {
-        Ok(tx) => tx,
-        Err(e) => {
-            tracing::warn!(error = %e, jobs = jobs.len(), "group commit: cannot begin");
-            for j in jobs {
-                j.fail(&e);
-            }
-            return;
-        }
-    };
-    let mut finishes: Vec<Finish> = Vec::with_capacity(jobs.len());
-    let mut broken: Option<sqlx::Error> = None;
-    let mut jobs = jobs.into_iter();
-    for job in jobs.by_ref() {
-        if let Err(e) = sqlx::query("SAVEPOINT natstudy_job")
-            .execute(&mut *tx)
-            .await
-        {
-            job.fail(&e);
-            broken = Some(e);
-            break;
-        }
-        let (keep, finish) = job.run(&mut tx).await;
-        finishes.push(finish);
-        let end = if keep {
-            sqlx::query("RELEASE SAVEPOINT natstudy_job")
-                .execute(&mut *tx)
-                .await
-        } else {
-            match sqlx::query("ROLLBACK TO SAVEPOINT natstudy_job")
-                .execute(&mut *tx)
-                .await
-            {
-                Ok(_) => {
-                    sqlx::query("RELEASE SAVEPOINT natstudy_job")
-                        .execute(&mut *tx)
-                        .await
-                }
-                Err(e) => Err(e),
-            }
-        };
-        if let Err(e) = end {
-            broken = Some(e);
-            break;
-        }
+    let mut outcome = attempt(w, &locks, &mut jobs, false).await;
+    if matches!(outcome, Ok(false)) {
+        outcome = attempt(w, &locks, &mut jobs, true).await;
     }
-    let outcome = match broken {
-        Some(e) => {
-            // the transaction is in doubt: nothing of it is kept or acknowledged
-            let _ = tx.rollback().await;
-            Err(e)
-        }
-        None => tx.commit().await,
-    };
+    let outcome = outcome.map(|_| ());
     if let Err(e) = &outcome {
-        tracing::warn!(error = %e, "group commit: the group's transaction failed");
-        for j in jobs {
-            j.fail(e);
+        tracing::warn!(error = %e, jobs = jobs.len(), "group commit: the group's transaction failed");
+    }
+    for j in jobs {
+        j.finish(outcome.as_ref().map(|_| ()));
+    }
+}
+
+/// One run of the group in a transaction: `Ok(true)` committed; `Ok(false)` a job failed
+/// without savepoints (rolled back, nothing kept); `Err` the transaction failed.
+async fn attempt(
+    w: &Writer,
+    locks: &[i64],
+    jobs: &mut [Box<dyn Job>],
+    savepoints: bool,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = begin(w, locks).await?;
+    for job in jobs.iter_mut() {
+        if savepoints {
+            sqlx::query("SAVEPOINT natstudy_job")
+                .execute(&mut *tx)
+                .await?;
+        }
+        let ok = job.run(&mut tx).await;
+        match (ok, savepoints) {
+            (true, true) => {
+                sqlx::query("RELEASE SAVEPOINT natstudy_job")
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            (false, true) => {
+                sqlx::query("ROLLBACK TO SAVEPOINT natstudy_job")
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("RELEASE SAVEPOINT natstudy_job")
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            (true, false) => {}
+            (false, false) => {
+                tx.rollback().await?;
+                return Ok(false);
+            }
         }
     }
-    for f in finishes {
-        f(outcome.as_ref().map(|_| ()));
-    }
+    tx.commit().await?;
+    Ok(true)
 }
 
 async fn begin(w: &Writer, locks: &[i64]) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {

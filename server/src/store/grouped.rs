@@ -5,7 +5,7 @@
 use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use crate::db::group_commit::{Finish, Job};
+use crate::db::group_commit::Job;
 use crate::store::{Db, StoreError, StoreResult};
 
 /// Store work for a group commit: what it locks and what it does on the group's connection.
@@ -21,6 +21,8 @@ pub(crate) trait Work: Send + Sync + 'static {
 
 struct Grouped<W: Work> {
     work: W,
+    /// The last run's result.
+    result: Option<StoreResult<W::Output>>,
     reply: oneshot::Sender<StoreResult<W::Output>>,
 }
 
@@ -35,35 +37,38 @@ impl<W: Work> Job for Grouped<W> {
         self.work.lock()
     }
 
-    fn run<'c>(
-        self: Box<Self>,
-        conn: &'c mut sqlx::AnyConnection,
-    ) -> BoxFuture<'c, (bool, Finish)> {
+    fn run<'c>(&'c mut self, conn: &'c mut sqlx::AnyConnection) -> BoxFuture<'c, bool> {
         Box::pin(async move {
-            let Grouped { work, reply } = *self;
-            let r = work.run(conn).await;
-            let keep = r.is_ok();
-            let finish: Finish = Box::new(move |commit| {
-                let _ = reply.send(match commit {
-                    // a job that failed was rolled back to its savepoint: its own error
-                    Ok(()) => r,
-                    Err(_) if r.is_err() => r,
-                    Err(e) => Err(not_committed(e)),
-                });
-            });
-            (keep, finish)
+            let r = self.work.run(conn).await;
+            let ok = r.is_ok();
+            self.result = Some(r);
+            ok
         })
     }
 
-    fn fail(self: Box<Self>, e: &sqlx::Error) {
-        let _ = self.reply.send(Err(not_committed(e)));
+    fn finish(self: Box<Self>, commit: Result<(), &sqlx::Error>) {
+        let answer = match (self.result, commit) {
+            // a job that failed was rolled back: its own error, whatever the commit did
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(v)), Ok(())) => Ok(v),
+            (_, Err(e)) => Err(not_committed(e)),
+            (None, Ok(())) => Err(StoreError::Db(sqlx::Error::Io(std::io::Error::other(
+                "the write never ran",
+            )))),
+        };
+        let _ = self.reply.send(answer);
     }
 }
 
 /// Runs the work in the next group commit and returns its result once it is durable.
 pub(crate) async fn grouped<W: Work>(db: &Db, work: W) -> StoreResult<W::Output> {
     let (reply, answer) = oneshot::channel();
-    db.grouped(Box::new(Grouped { work, reply })).await;
+    db.grouped(Box::new(Grouped {
+        work,
+        result: None,
+        reply,
+    }))
+    .await;
     answer.await.map_err(|_| {
         StoreError::Db(sqlx::Error::Io(std::io::Error::other(
             "the database writer stopped",
