@@ -136,28 +136,24 @@ async fn next_item_in(
     // 2. lease a new item with room left (also picks up released and expired items): per batch
     // of the annotator, the first items in the batch's order among those without k ratings —
     // a range of the queue's index — that the annotator may take and others' claims leave room on
-    let last_bug: Option<i64> = sqlx::query(
-        "SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $2 \
-         ORDER BY a.position DESC, a.id DESC LIMIT 1",
-    )
-    .bind(annotator)
-    .bind(AssignmentStatus::Done)
-    .fetch_optional(&mut *conn)
-    .await?
-    .map(|r| r.try_get(0))
-    .transpose()?;
+    // (with the bug of the item the annotator rated last, for avoid-same-bug)
     let batches = sqlx::query(
-        "SELECT bt.id, bt.lease_secs, bt.seed, bt.avoid_same_bug FROM batch_annotators ba \
-         JOIN batches bt ON bt.id = ba.batch_id WHERE ba.annotator_id = $1 AND bt.study_id = $2 ORDER BY bt.id",
+        "SELECT bt.id, bt.lease_secs, bt.seed, bt.avoid_same_bug, \
+         (SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $3 \
+          ORDER BY a.position DESC, a.id DESC LIMIT 1) AS last_bug \
+         FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
+         WHERE ba.annotator_id = $1 AND bt.study_id = $2 ORDER BY bt.id",
     )
     .bind(annotator)
     .bind(study)
+    .bind(AssignmentStatus::Done)
     .fetch_all(&mut *conn)
     .await?;
     let mut best: Option<Candidate> = None;
     for b in &batches {
         let batch: BatchId = b.try_get("id")?;
         let avoid = b.try_get::<i64, _>("avoid_same_bug")? != 0;
+        let last_bug: Option<i64> = b.try_get("last_bug")?;
         let rows = sqlx::query(CANDIDATES_SQL)
             .bind(batch)
             .bind(annotator)
@@ -200,23 +196,15 @@ async fn next_item_in(
     };
     let until = now + 1000 * lease_secs;
     let left = original_left(bseed as u64, annotator, item);
-    let position: i64 = sqlx::query(
-        "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $1",
-    )
-    .bind(annotator)
-    .fetch_one(&mut *conn)
-    .await?
-    .try_get(0)?;
     let id: i64 = sqlx::query(
         "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, lease_expires_at, original_left, created_at) \
-         VALUES ($1, $2, $3, $4, $8, $5, $6, $7) \
-         ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $8, lease_expires_at = excluded.lease_expires_at, \
+         VALUES ($1, $2, $3, (SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $3), $7, $4, $5, $6) \
+         ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $7, lease_expires_at = excluded.lease_expires_at, \
          batch_id = excluded.batch_id, position = excluded.position RETURNING id",
     )
     .bind(batch)
     .bind(item)
     .bind(annotator)
-    .bind(position)
     .bind(until)
     .bind(left)
     .bind(now)

@@ -97,30 +97,44 @@ async fn submit_in(
     vote: &VoteInput,
     now: i64,
 ) -> StoreResult<Submitted> {
-    let k = k_in(conn, study).await?;
-    if let Some(r) = sqlx::query(
-        "SELECT revision FROM vote_revisions WHERE annotator_id = $1 AND submit_token = $2",
-    )
-    .bind(annotator)
-    .bind(&vote.token)
-    .fetch_optional(&mut *conn)
-    .await?
-    {
-        return Ok(Submitted::Duplicate {
-            revision: r.try_get(0)?,
-        });
-    }
+    // one round trip: the assignment, a submit seen before, k, the item's ratings and others'
+    // open claims
     let a = sqlx::query(
-        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at FROM assignments a \
-         JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
+        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, \
+         (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
+         (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
+         (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
+         (SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
+         (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $1 AND c.annotator_id <> $2 \
+          AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5))) AS claims \
+         FROM assignments a JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
          WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3",
     )
     .bind(item)
     .bind(annotator)
     .bind(study)
+    .bind(&vote.token)
+    .bind(now)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
     .fetch_optional(&mut *conn)
-    .await?
-    .ok_or_else(|| StoreError::Forbidden("this item is not assigned to you".into()))?;
+    .await?;
+    let Some(a) = a else {
+        // a resent submit is recognised whatever it names
+        return match seen_before(conn, annotator, &vote.token).await? {
+            Some(revision) => Ok(Submitted::Duplicate { revision }),
+            None => Err(StoreError::Forbidden(
+                "this item is not assigned to you".into(),
+            )),
+        };
+    };
+    if let Some(revision) = a.try_get::<Option<i64>, _>("seen")? {
+        return Ok(Submitted::Duplicate { revision });
+    }
+    let k: i64 = a
+        .try_get::<Option<i64>, _>("k")?
+        .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
+    let mine: Option<i64> = a.try_get("mine")?;
     let status: AssignmentStatus = a.try_get("status")?;
     let finished: Option<i64> = a.try_get("finished_at")?;
     let assignment: i64 = a.try_get("id")?;
@@ -132,13 +146,7 @@ async fn submit_in(
                     "you finished this study: votes can no longer be revised".into(),
                 ));
             }
-            let r: i64 =
-                sqlx::query("SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2")
-                    .bind(item)
-                    .bind(annotator)
-                    .fetch_one(&mut *conn)
-                    .await?
-                    .try_get(0)?;
+            let r = mine.ok_or(StoreError::Db(sqlx::Error::RowNotFound))?;
             if r >= MAX_REVISIONS {
                 return Err(StoreError::Conflict(format!(
                     "a vote may have at most {MAX_REVISIONS} revisions"
@@ -156,27 +164,10 @@ async fn submit_in(
                 && a.try_get::<Option<i64>, _>("lease_expires_at")?
                     .is_none_or(|t| t <= now);
             // ratings so far (online and imported), and others' open claims
-            let r = sqlx::query(
-                "SELECT (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
-                 (SELECT COUNT(*) FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
-                 (SELECT COUNT(*) FROM assignments WHERE item_id = $1 AND annotator_id <> $2 \
-                  AND (status = $4 OR (status = $5 AND lease_expires_at > $3))) AS claims",
-            )
-            .bind(item)
-            .bind(annotator)
-            .bind(now)
-            .bind(AssignmentStatus::Assigned)
-            .bind(AssignmentStatus::Leased)
-            .fetch_one(&mut *conn)
-            .await?;
-            let (rated, mine, claims): (i64, i64, i64) = (
-                r.try_get("rated")?,
-                r.try_get("mine")?,
-                r.try_get("claims")?,
-            );
+            let (rated, claims): (i64, i64) = (a.try_get("rated")?, a.try_get("claims")?);
             // (the void claim is released when the annotator next asks for an item)
-            if mine > 0 || rated >= k || (expired && rated + claims >= k) {
-                return Err(StoreError::Conflict(if mine > 0 {
+            if mine.is_some() || rated >= k || (expired && rated + claims >= k) {
+                return Err(StoreError::Conflict(if mine.is_some() {
                     "you already rated this item".into()
                 } else {
                     "this item has all its ratings: your lease expired".into()
@@ -224,6 +215,23 @@ async fn submit_in(
     touch(conn, annotator, now).await?;
     crate::store::studies::data_changed(conn, study).await?;
     Ok(Submitted::Saved { revision })
+}
+
+/// The revision a submit token was recorded with, if it was.
+async fn seen_before(
+    conn: &mut sqlx::AnyConnection,
+    annotator: AnnotatorId,
+    token: &str,
+) -> StoreResult<Option<i64>> {
+    Ok(sqlx::query(
+        "SELECT revision FROM vote_revisions WHERE annotator_id = $1 AND submit_token = $2",
+    )
+    .bind(annotator)
+    .bind(token)
+    .fetch_optional(&mut *conn)
+    .await?
+    .map(|r| r.try_get(0))
+    .transpose()?)
 }
 
 /// The columns a vote and each of its revisions share, bound in one order.
