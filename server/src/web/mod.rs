@@ -259,6 +259,22 @@ fn spawn_expired_session_cleanup(store: sessions::DbSessionStore) {
     });
 }
 
+/// Connections waiting to be accepted: a burst of participants (an invite posted to a crowd
+/// platform) must not overflow the queue — a dropped connection attempt is retried by the
+/// client only after a second.
+const BACKLOG: u32 = 1024;
+
+fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
 /// Serves until ctrl-c. `on_ready` gets the bound address (port 0 picks a free one).
 pub async fn serve(
     db: Db,
@@ -268,9 +284,8 @@ pub async fn serve(
     if !config.site_root.join("pkg").is_dir() {
         tracing::warn!(site_root = %config.site_root.display(), "no built site (pkg/) here: pages will not hydrate; run scripts/build-site");
     }
-    let listener = tokio::net::TcpListener::bind(config.addr)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let listener =
+        listen(config.addr).with_context(|| format!("cannot listen on {}", config.addr))?;
     let addr = listener.local_addr()?;
     let app = router(db, &WebConfig { addr, ..config }).await?;
     on_ready(addr);
