@@ -883,3 +883,54 @@ async fn the_demo_never_lands_in_production() {
     );
     guard.drop_now(db).await;
 }
+
+/// Two admins who take each other's role at the same moment (or disable each other) leave one
+/// admin: the last-admin check and the change are one transaction under the accounts' lock.
+async fn two_admins_demoting_each_other_leave_one(store: Store) {
+    use natstudy::service::accounts;
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let mut admins = Vec::new();
+    for name in ["ada", "bob"] {
+        let id = accounts::add_user(&db, None, name, "a long passphrase 1", Role::Admin)
+            .await
+            .expect("admin");
+        admins.push(app::model::User {
+            id,
+            username: name.into(),
+            role: Role::Admin,
+        });
+    }
+    let (a, b) = (&admins[0], &admins[1]);
+    let (r1, r2) = tokio::join!(
+        accounts::set_role(&db, Some(a), "bob", Role::Researcher),
+        accounts::set_role(&db, Some(b), "ada", Role::Researcher),
+    );
+    assert!(
+        r1.is_ok() != r2.is_ok(),
+        "exactly one demotion goes through: {r1:?} {r2:?}"
+    );
+    let enabled_admins = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled = 0",
+        )
+        .fetch_one(&db.pool)
+        .await
+        .expect("count")
+    };
+    assert_eq!(enabled_admins().await, 1);
+    // make both admins again, then each disables the other at once
+    for name in ["ada", "bob"] {
+        accounts::set_role(&db, None, name, Role::Admin)
+            .await
+            .expect("admin again");
+    }
+    let (r1, r2) = tokio::join!(
+        accounts::set_disabled(&db, Some(a), "bob", true),
+        accounts::set_disabled(&db, Some(b), "ada", true),
+    );
+    assert!(r1.is_ok() != r2.is_ok(), "{r1:?} {r2:?}");
+    assert_eq!(enabled_admins().await, 1);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(two_admins_demoting_each_other_leave_one => two_admins_demoting_each_other_leave_one_sqlite, two_admins_demoting_each_other_leave_one_postgres);

@@ -62,33 +62,17 @@ pub async fn set_password(
     Ok(())
 }
 
-/// Refuses a change through the pages that would leave no enabled admin (nobody could manage
-/// accounts there any more). The command line — the server's operator — may; `user enable`
-/// undoes it.
-async fn keep_an_admin(db: &Db, actor: Option<&User>, username: &str) -> ServiceResult<()> {
-    if actor.is_none() {
-        return Ok(());
-    }
-    let (admins, is_admin) = store::users::enabled_admins(db, username).await?;
-    if is_admin && admins <= 1 {
-        return Err(ServiceError::Invalid(format!(
-            "{username} is the last enabled admin: make another admin first"
-        )));
-    }
-    Ok(())
-}
-
-/// Changes an account's role; its sessions end. The last enabled admin stays an admin.
+/// Changes an account's role; its sessions end. Through the pages, the last enabled admin
+/// stays an admin (nobody could manage accounts there any more); the command line — the
+/// server's operator — may, and `user enable`/`user role` undo it.
 pub async fn set_role(
     db: &Db,
     actor: Option<&User>,
     username: &str,
     role: Role,
 ) -> ServiceResult<()> {
-    if role != Role::Admin {
-        keep_an_admin(db, actor, username).await?;
-    }
-    store::users::set_role(db, username, role.as_str()).await?;
+    let keep_an_admin = actor.is_some() && role != Role::Admin;
+    store::users::set_role(db, username, role.as_str(), keep_an_admin).await?;
     store::audit::record(
         &db.pool,
         actor.map(|a| a.id),
@@ -108,15 +92,14 @@ pub async fn set_disabled(
     username: &str,
     disabled: bool,
 ) -> ServiceResult<()> {
-    if disabled {
-        if actor.is_some_and(|a| a.username == username) {
-            return Err(ServiceError::Invalid(
-                "you cannot disable your own account".into(),
-            ));
-        }
-        keep_an_admin(db, actor, username).await?;
+    if disabled && actor.is_some_and(|a| a.username == username) {
+        return Err(ServiceError::Invalid(
+            "you cannot disable your own account".into(),
+        ));
     }
-    store::users::set_disabled(db, username, disabled).await?;
+    // through the pages, never the last enabled admin
+    let keep_an_admin = disabled && actor.is_some();
+    store::users::set_disabled(db, username, disabled, keep_an_admin).await?;
     let action = if disabled {
         "user.disable"
     } else {

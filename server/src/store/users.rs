@@ -58,37 +58,45 @@ pub async fn insert(
 
 /// Sets the password hash and ends every session of the account (a new session epoch).
 pub async fn set_password(db: &Db, username: &str, password_hash: &str) -> StoreResult<()> {
-    update_ending_sessions(db, username, "password_hash", password_hash.to_owned()).await
+    update_ending_sessions(
+        db,
+        username,
+        "password_hash",
+        password_hash.to_owned(),
+        false,
+    )
+    .await
 }
 
-/// Disables or enables an account; either ends its sessions (a new session epoch).
-pub async fn set_disabled(db: &Db, username: &str, disabled: bool) -> StoreResult<()> {
-    update_ending_sessions(db, username, "disabled", i64::from(disabled)).await
+/// Disables or enables an account; either ends its sessions (a new session epoch). With
+/// `keep_an_admin`, refuses to disable the last enabled admin.
+pub async fn set_disabled(
+    db: &Db,
+    username: &str,
+    disabled: bool,
+    keep_an_admin: bool,
+) -> StoreResult<()> {
+    update_ending_sessions(db, username, "disabled", i64::from(disabled), keep_an_admin).await
 }
 
 /// Changes an account's role; its sessions end (the new rights apply at the next sign-in).
-pub async fn set_role(db: &Db, username: &str, role: &str) -> StoreResult<()> {
-    update_ending_sessions(db, username, "role", role.to_owned()).await
+/// With `keep_an_admin`, refuses to take the role from the last enabled admin.
+pub async fn set_role(db: &Db, username: &str, role: &str, keep_an_admin: bool) -> StoreResult<()> {
+    update_ending_sessions(db, username, "role", role.to_owned(), keep_an_admin).await
 }
 
-/// How many enabled admin accounts there are, and whether `username` is one of them.
-pub async fn enabled_admins(db: &Db, username: &str) -> StoreResult<(i64, bool)> {
-    let r = sqlx::query(
-        "SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN username = $1 THEN 1 ELSE 0 END), 0) AS me \
-         FROM users WHERE role = 'admin' AND disabled = 0",
-    )
-    .bind(username)
-    .fetch_one(&db.pool)
-    .await?;
-    Ok((r.try_get("n")?, r.try_get::<i64, _>("me")? > 0))
-}
+/// The lock that serialises changes of accounts' roles and states (study ids are positive).
+const ACCOUNTS_LOCK: i64 = -1;
 
-/// Sets one column of the account and moves its session epoch on.
+/// Sets one column of the account and moves its session epoch on. With `keep_an_admin` the
+/// check (is this the last enabled admin?) and the change are one transaction under the
+/// accounts' lock, so two admins demoting each other at once leave one admin.
 async fn update_ending_sessions<T>(
     db: &Db,
     username: &str,
     column: &'static str,
     value: T,
+    keep_an_admin: bool,
 ) -> StoreResult<()>
 where
     T: for<'q> sqlx::Encode<'q, sqlx::Any> + sqlx::Type<sqlx::Any> + Send + 'static,
@@ -96,15 +104,31 @@ where
     let sql = format!(
         "UPDATE users SET {column} = $1, session_epoch = session_epoch + 1 WHERE username = $2"
     );
-    let _turn = db.write_turn().await;
+    let mut tx = db.begin_write(ACCOUNTS_LOCK).await?;
+    if keep_an_admin {
+        let r = sqlx::query(
+            "SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN username = $1 THEN 1 ELSE 0 END), 0) AS me \
+             FROM users WHERE role = 'admin' AND disabled = 0",
+        )
+        .bind(username)
+        .fetch_one(&mut *tx)
+        .await?;
+        let (admins, me): (i64, i64) = (r.try_get("n")?, r.try_get("me")?);
+        if me > 0 && admins <= 1 {
+            return Err(StoreError::Invalid(format!(
+                "{username} is the last enabled admin: make another admin first"
+            )));
+        }
+    }
     let r = sqlx::query(&sql)
         .bind(value)
         .bind(username)
-        .execute(&db.pool)
+        .execute(&mut *tx)
         .await?;
     if r.rows_affected() == 0 {
         return Err(StoreError::NotFound(format!("user {username}")));
     }
+    tx.commit().await?;
     Ok(())
 }
 
