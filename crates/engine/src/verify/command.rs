@@ -20,6 +20,9 @@ pub struct TestCommand {
     pub timeout: Duration,
 }
 
+/// The most characters of a test run's last line quoted in a message.
+pub const LAST_LINE_CHARS: usize = 200;
+
 /// What one run gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestOutcome {
@@ -30,14 +33,22 @@ pub struct TestOutcome {
 }
 
 impl TestOutcome {
-    /// A short description for messages.
+    /// A short description for messages: the exit status and the output's last line, cut to
+    /// [`LAST_LINE_CHARS`] (the output may be a megabyte on one line).
     pub fn describe(&self) -> String {
         if self.timed_out {
             return "timed out".into();
         }
         let last = self.stdout.lines().rev().find(|l| !l.trim().is_empty());
         match (self.status, last) {
-            (Some(s), Some(l)) => format!("exit {s}, last line {:?}", l.trim()),
+            (Some(s), Some(l)) => {
+                let l = l.trim();
+                let mut cut: String = l.chars().take(LAST_LINE_CHARS).collect();
+                if cut.len() < l.len() {
+                    cut.push('…');
+                }
+                format!("exit {s}, last line {cut:?}")
+            }
             (Some(s), None) => format!("exit {s}"),
             (None, _) => "killed".into(),
         }
@@ -105,5 +116,32 @@ impl TestCommand {
             stdout,
             timed_out,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_last_line_is_cut_in_the_message() {
+        let out = |stdout: String| TestOutcome {
+            status: Some(1),
+            stdout,
+            timed_out: false,
+        };
+        let long = format!("ok\n{}\n\n", "é".repeat(1 << 19));
+        let d = out(long).describe();
+        assert!(
+            d.chars().count() < LAST_LINE_CHARS + 40,
+            "{} chars",
+            d.len()
+        );
+        assert!(d.ends_with("…\""), "{d}");
+        assert_eq!(
+            out("a\nFAILED 2 tests \n".into()).describe(),
+            "exit 1, last line \"FAILED 2 tests\""
+        );
+        assert_eq!(out(String::new()).describe(), "exit 1");
     }
 }
