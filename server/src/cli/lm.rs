@@ -133,7 +133,7 @@ impl Trained {
         let binary = out.extension().is_some_and(|e| e == "bin");
         match (self, binary) {
             (Trained::Sorted(e), false) => e.write_arpa(&mut w)?,
-            (Trained::Sorted(e), true) => lm::probing::write(&e.into_model(), &mut w)?,
+            (Trained::Sorted(e), true) => e.write_probing(&mut w)?,
             (Trained::General(m), false) => lm::arpa::write(&m, &mut w)?,
             (Trained::General(m), true) if m.order() <= lm::probing::MAX_ORDER => {
                 lm::probing::write(&m, &mut w)?

@@ -63,15 +63,43 @@ fn slots_for(n: usize) -> usize {
 
 /// Writes `model` in the probing layout.
 pub fn write(model: &Model, out: &mut dyn Write) -> Result<(), LmError> {
-    let order = model.order();
+    let levels: Vec<Level<'_>> = model
+        .grams
+        .iter()
+        .map(|g| Level {
+            len: g.len(),
+            entries: Box::new(
+                g.iter()
+                    .map(|(words, e)| (pack(words.iter().copied()), e.prob, e.backoff)),
+            ),
+        })
+        .collect();
+    write_levels(&model.words, levels, out)
+}
+
+/// One order's n-grams for the writer: how many, and each as (packed words — 32 bits a word,
+/// the first word highest —, log10 prob, log10 backoff).
+pub struct Level<'a> {
+    pub len: usize,
+    pub entries: Box<dyn Iterator<Item = (u128, f64, f64)> + 'a>,
+}
+
+/// Writes a model given as its vocabulary (ids in order) and its orders' n-grams, one order's
+/// table in memory at a time (the sorted estimator writes from its arrays this way).
+pub fn write_levels(
+    words: &[String],
+    levels: Vec<Level<'_>>,
+    out: &mut dyn Write,
+) -> Result<(), LmError> {
+    let order = levels.len();
     if !(1..=MAX_ORDER).contains(&order) {
         return Err(bad("the probing layout holds orders 1 to 4"));
     }
-    if model.words.len() >= u32::MAX as usize {
+    if words.len() >= u32::MAX as usize {
         return Err(bad("vocabulary too large"));
     }
-    let vocab_slots = slots_for(model.words.len());
-    let gram_slots: Vec<usize> = model.grams.iter().map(|g| slots_for(g.len())).collect();
+    let vocab_slots = slots_for(words.len());
+    let gram_slots: Vec<usize> = levels.iter().map(|l| slots_for(l.len)).collect();
     out.write_all(MAGIC)?;
     out.write_all(&(order as u32).to_le_bytes())?;
     out.write_all(&[0u8; 4])?;
@@ -81,7 +109,7 @@ pub fn write(model: &Model, out: &mut dyn Write) -> Result<(), LmError> {
     }
     // vocabulary
     let mut table = vec![(0u64, EMPTY_ID); vocab_slots];
-    for (id, w) in model.words.iter().enumerate() {
+    for (id, w) in words.iter().enumerate() {
         let h = word_hash(w);
         let mut i = (mix(h) % vocab_slots as u64) as usize;
         while table[i].1 != EMPTY_ID {
@@ -100,10 +128,15 @@ pub fn write(model: &Model, out: &mut dyn Write) -> Result<(), LmError> {
     out.write_all(&buf)?;
     drop(buf);
     // n-grams
-    for (grams, &slots) in model.grams.iter().zip(&gram_slots) {
+    for (level, &slots) in levels.into_iter().zip(&gram_slots) {
         let mut table = vec![(EMPTY_KEY, 0f32, 0f32); slots];
-        for (g, e) in grams {
-            let h = key_hash(pack(g.iter().copied()));
+        let mut n = 0usize;
+        for (key, prob, backoff) in level.entries {
+            n += 1;
+            if n > level.len {
+                return Err(bad("more n-grams than announced"));
+            }
+            let h = key_hash(key);
             let mut i = (mix(h) % slots as u64) as usize;
             while table[i].0 != EMPTY_KEY {
                 if table[i].0 == h {
@@ -111,7 +144,7 @@ pub fn write(model: &Model, out: &mut dyn Write) -> Result<(), LmError> {
                 }
                 i = (i + 1) % slots;
             }
-            table[i] = (h, e.prob as f32, e.backoff as f32);
+            table[i] = (h, prob as f32, backoff as f32);
         }
         let mut buf = Vec::with_capacity(slots * GRAM_SLOT);
         for (k, p, b) in table {

@@ -454,6 +454,25 @@ impl Estimate {
         model
     }
 
+    /// Writes the model in the probing layout (`probing.rs`) straight from the sorted arrays:
+    /// the keys are already packed as the layout packs them.
+    pub fn write_probing(&self, out: &mut dyn Write) -> Result<(), LmError> {
+        let levels = self
+            .orders
+            .iter()
+            .map(|o| super::probing::Level {
+                len: o.keys.len(),
+                entries: Box::new(
+                    o.keys
+                        .iter()
+                        .zip(o.prob.iter().zip(&o.backoff))
+                        .map(|(&k, (&p, &b))| (k, p, b)),
+                ),
+            })
+            .collect();
+        super::probing::write_levels(&self.words, levels, out)
+    }
+
     /// How many n-grams each order has.
     pub fn sizes(&self) -> Vec<usize> {
         self.orders.iter().map(|o| o.keys.len()).collect()
@@ -629,11 +648,21 @@ mod tests {
             .into_model();
         let mut bytes = Vec::new();
         crate::lm::probing::write(&model, &mut bytes).expect("write");
+        // the sorted arrays written straight out: the same tables (slots may differ where
+        // entries collide, as they are inserted in another order), the same scores
+        let mut straight = Vec::new();
+        estimate(sentences[..2500].to_vec(), 4, &Budget::default())
+            .expect("estimate")
+            .write_probing(&mut straight)
+            .expect("write");
+        assert_eq!(straight.len(), bytes.len());
+        let straight = crate::lm::probing::ProbingModel::from_bytes(straight).expect("read");
         let probing = crate::lm::probing::ProbingModel::from_bytes(bytes).expect("read");
         let mut oov = 0;
         for s in &sentences[2500..] {
             let refs: Vec<&str> = s.iter().map(String::as_str).collect();
             let ours = probing.score(&refs);
+            assert_eq!(straight.score(&refs), ours);
             let theirs = model.score(&refs);
             assert_eq!(ours.oov, theirs.oov);
             assert_eq!(ours.token_log10.len(), theirs.token_log10.len());
