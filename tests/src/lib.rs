@@ -87,7 +87,7 @@ impl DbGuard {
     /// Drops the PostgreSQL database (call at the end of a test; connections must be closed).
     pub async fn drop_now(self, db: Db) {
         // a connection still checked out by a background task must not hold the test forever
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), db.pool.close()).await;
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), db.close()).await;
         if let DbGuard::Postgres { admin, name } = self {
             use sqlx::Connection;
             if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {

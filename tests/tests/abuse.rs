@@ -131,7 +131,7 @@ async fn a_login_flood_is_throttled_and_memory_stays_flat() {
         natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
             .await
             .expect("admin");
-        db.pool.close().await;
+        db.close().await;
     }
     let server = ServerProcess::start(dir.path(), &[]).expect("server");
     let client = reqwest::Client::new();
@@ -400,7 +400,7 @@ async fn counts_stay_exact(store: Store) {
         sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(batch)
             .bind(*a)
-            .execute(&db.pool)
+            .execute(&mut *db.write().await.expect("write"))
             .await
             .expect("join batch");
     }
@@ -456,7 +456,7 @@ async fn counts_stay_exact(store: Store) {
         sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
             .bind(batch2)
             .bind(*a)
-            .execute(&db.pool)
+            .execute(&mut *db.write().await.expect("write"))
             .await
             .expect("join batch");
     }
@@ -550,7 +550,7 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     sqlx::query("UPDATE jobs SET updated_at = $1 WHERE id = $2")
         .bind(natstudy::db::now_ms() - 600_000)
         .bind(job)
-        .execute(&db.pool)
+        .execute(&mut *db.write().await.expect("write"))
         .await
         .expect("age");
     // the restarted server fails it at once, with a reason

@@ -138,7 +138,7 @@ async fn leases_expire_and_are_reclaimed(store: Store) {
     let study = study_with_items(&db, 1).await; // 3 items
     sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
         .bind(study)
-        .execute(&db.pool)
+        .execute(&mut *db.write().await.expect("write"))
         .await
         .expect("k=1");
     let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
@@ -469,15 +469,19 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
     sends.push((stranger, handed[0].1, "x".into()));
     sends.push((handed[1].0, handed[1].1, "v1".into()));
     let before = db.group.stats();
+    let version_before = natstudy::store::studies::data_version(&db, study)
+        .await
+        .expect("version");
+    // each send at its own time, later than every claim: the annotators' `last_active`
+    // (written once per group) must say exactly when each acted last
+    let t0 = now_ms() + 60_000;
     let results =
-        futures_util::future::join_all(
-            sends.iter().map(|(a, item, token)| {
-                let db = db.clone();
-                async move {
-                    assign::submit(&db, study, *a, *item, &vote(token.clone()), now_ms()).await
-                }
-            }),
-        )
+        futures_util::future::join_all(sends.iter().enumerate().map(|(n, (a, item, token))| {
+            let db = db.clone();
+            async move {
+                assign::submit(&db, study, *a, *item, &vote(token.clone()), t0 + n as i64).await
+            }
+        }))
         .await;
     let saved = results
         .iter()
@@ -499,6 +503,32 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
         matches!(results[24], Err(natstudy::store::StoreError::Forbidden(_))),
         "{:?}",
         results[24]
+    );
+    let last_active = |a: natstudy::ids::AnnotatorId| {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, Option<i64>>("SELECT last_active FROM annotators WHERE id = $1")
+                .bind(a)
+                .fetch_one(&db.pool)
+                .await
+                .expect("last_active")
+        }
+    };
+    for (n, &(a, _)) in handed.iter().enumerate() {
+        assert_eq!(last_active(a).await, Some(t0 + n as i64), "annotator {a}");
+    }
+    let stranger_seen = last_active(stranger).await;
+    assert!(
+        stranger_seen.is_none_or(|t| t < t0),
+        "a refused vote does not count as activity: {stranger_seen:?}"
+    );
+    let version_after = natstudy::store::studies::data_version(&db, study)
+        .await
+        .expect("version");
+    assert!(
+        version_after > version_before
+            && version_after - version_before <= (after.groups - before.groups) as i64,
+        "the data version moves on once per group with votes: {version_before} → {version_after}"
     );
     let counts = assign::completed_per_item(&db, study)
         .await

@@ -689,7 +689,7 @@ async fn participants_are_confined_to_their_items(store: Store) {
         .expect("items");
     sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
         .bind(study)
-        .execute(&app.db.pool)
+        .execute(&mut *app.db.write().await.expect("write"))
         .await
         .expect("k=1");
     let spec = natstudy::store::assign::BatchSpec {

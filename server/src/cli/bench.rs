@@ -307,18 +307,20 @@ pub(super) async fn commit_anchor(db: &Db, votes_per_s: f64) -> Result<()> {
 /// The database's raw durable commit rate: one small insert a transaction, committed one after
 /// another for `span`, on a scratch table dropped afterwards (the anchor for the vote path).
 async fn durable_commit_rate(db: &Db, span: Duration) -> Result<f64> {
+    use sqlx::Connection;
+    let mut w = db.write().await?;
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS bench_commits (id BIGINT PRIMARY KEY, at BIGINT NOT NULL)",
     )
-    .execute(&db.pool)
+    .execute(&mut *w)
     .await?;
     sqlx::query("DELETE FROM bench_commits")
-        .execute(&db.pool)
+        .execute(&mut *w)
         .await?;
     let start = Instant::now();
     let mut n = 0i64;
     while start.elapsed() < span {
-        let mut tx = db.pool.begin().await?;
+        let mut tx = w.begin().await?;
         sqlx::query("INSERT INTO bench_commits (id, at) VALUES ($1, $2)")
             .bind(n)
             .bind(now_ms())
@@ -329,7 +331,7 @@ async fn durable_commit_rate(db: &Db, span: Duration) -> Result<f64> {
     }
     let rate = n as f64 / start.elapsed().as_secs_f64();
     sqlx::query("DROP TABLE bench_commits")
-        .execute(&db.pool)
+        .execute(&mut *w)
         .await?;
     Ok(rate)
 }

@@ -10,9 +10,15 @@
 //! the database's write lock at `BEGIN IMMEDIATE`; PostgreSQL takes the advisory lock of every
 //! study in the group, in ascending order, so writers of several instances never deadlock.
 //!
+//! What the jobs of a group have in common is done once per group ([`Shared`]): a study's k is
+//! read once, and the annotators' `last_active` and the studies' data versions are written once,
+//! just before the commit. On PostgreSQL every statement is a round trip, so this is what a
+//! group's length is made of.
+//!
 //! No job waits for a timer: the writer takes what is queued, runs it, and while it commits
 //! the next group gathers. A group holds at most [`MAX_GROUP`] jobs.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -33,12 +39,116 @@ pub trait Job: Send + 'static {
     /// The advisory lock (the study) the job needs held.
     fn lock(&self) -> i64;
     /// Does the work and keeps its result; says whether it succeeded (a failed job's writes
-    /// must not be kept). A job may run more than once — when its group is run again — and
-    /// each run replaces the result of the one before.
-    fn run<'c>(&'c mut self, conn: &'c mut AnyConnection) -> BoxFuture<'c, bool>;
+    /// must not be kept, and what it put in `shared` is taken back). A job may run more than
+    /// once — when its group is run again — and each run replaces the result of the one before.
+    fn run<'c>(
+        &'c mut self,
+        conn: &'c mut AnyConnection,
+        shared: &'c mut Shared,
+    ) -> BoxFuture<'c, bool>;
     /// Answers the caller: `Ok` when the transaction that holds the job's last run committed
     /// (a failed job's own result is its answer either way), else why not.
     fn finish(self: Box<Self>, commit: Result<(), &sqlx::Error>);
+}
+
+/// What the jobs of one group share: values read once in the group's transaction, and writes
+/// made once for the whole group just before it commits ([`Shared::flush`]). Valid for one
+/// transaction: each run of a group starts with an empty one.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    backend: Backend,
+    /// Per study, its k (ratings per item) as read in this transaction; no job of a group
+    /// changes it, and the study's lock is held until the commit.
+    k: BTreeMap<i64, i64>,
+    /// Per annotator, when it last acted (`annotators.last_active`).
+    active: BTreeMap<i64, i64>,
+    /// Studies whose report data changed (`studies.data_version` moves on once per group).
+    changed: BTreeSet<i64>,
+}
+
+/// Statement lengths the flush pads its lists to (by repeating the last entry), so a few
+/// statement texts serve every group and stay in the prepared-statement cache.
+const LIST_LENGTHS: [usize; 4] = [1, 8, 32, MAX_GROUP];
+
+impl Shared {
+    pub fn new(backend: Backend) -> Shared {
+        Shared {
+            backend,
+            k: BTreeMap::new(),
+            active: BTreeMap::new(),
+            changed: BTreeSet::new(),
+        }
+    }
+
+    /// The database the group writes to (for the few statements whose best form differs).
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The study's k if a job of this group read it already.
+    pub fn k(&self, study: i64) -> Option<i64> {
+        self.k.get(&study).copied()
+    }
+
+    /// Keeps the study's k as read in this transaction.
+    pub fn keep_k(&mut self, study: i64, k: i64) {
+        self.k.insert(study, k);
+    }
+
+    /// The annotator acted at `now` (written at the flush).
+    pub fn touch(&mut self, annotator: i64, now: i64) {
+        let t = self.active.entry(annotator).or_insert(now);
+        *t = (*t).max(now);
+    }
+
+    /// The study's report data changed (its data version moves on at the flush).
+    pub fn data_changed(&mut self, study: i64) {
+        self.changed.insert(study);
+    }
+
+    /// Writes what the group's jobs deferred: one statement for the annotators' times and one
+    /// for the studies' data versions (each at most [`MAX_GROUP`] entries: one a job).
+    async fn flush(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
+        for chunk in self.active.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
+            let n = padded(chunk.len());
+            let whens: String = (0..n)
+                .map(|i| format!(" WHEN ${} THEN ${}", 2 * i + 1, 2 * i + 2))
+                .collect();
+            let ids: Vec<String> = (0..n).map(|i| format!("${}", 2 * i + 1)).collect();
+            let sql = format!(
+                "UPDATE annotators SET last_active = CASE id{whens} END WHERE id IN ({})",
+                ids.join(", ")
+            );
+            let mut q = sqlx::query(&sql);
+            for i in 0..n {
+                let (&annotator, &at) = chunk[i.min(chunk.len() - 1)];
+                q = q.bind(annotator).bind(at);
+            }
+            q.execute(&mut *conn).await?;
+        }
+        for chunk in self.changed.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
+            let n = padded(chunk.len());
+            let ids: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "UPDATE studies SET data_version = data_version + 1 WHERE id IN ({})",
+                ids.join(", ")
+            );
+            let mut q = sqlx::query(&sql);
+            for i in 0..n {
+                q = q.bind(*chunk[i.min(chunk.len() - 1)]);
+            }
+            q.execute(&mut *conn).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The shortest of [`LIST_LENGTHS`] that holds `n` entries.
+fn padded(n: usize) -> usize {
+    LIST_LENGTHS
+        .into_iter()
+        .find(|&l| l >= n)
+        .unwrap_or(MAX_GROUP)
 }
 
 /// The handle to a database's writer task, started on first use.
@@ -102,7 +212,7 @@ impl GroupCommit {
     }
 }
 
-/// The writers' queue of the database (`Db::gate`).
+/// The writers' queue of a SQLite database (see `Db`).
 pub type Gate = Arc<tokio::sync::Mutex<()>>;
 
 /// What the writer task holds: never the `Db` itself, so the task ends with the last handle.
@@ -157,13 +267,19 @@ async fn attempt(
     savepoints: bool,
 ) -> Result<bool, sqlx::Error> {
     let mut tx = begin(w, locks).await?;
+    let mut shared = Shared::new(w.backend);
     for job in jobs.iter_mut() {
+        // what a failed job put in `shared` is taken back with its writes
+        let before = savepoints.then(|| shared.clone());
         if savepoints {
             sqlx::query("SAVEPOINT natstudy_job")
                 .execute(&mut *tx)
                 .await?;
         }
-        let ok = job.run(&mut tx).await;
+        let ok = job.run(&mut tx, &mut shared).await;
+        if let (false, Some(before)) = (ok, before) {
+            shared = before;
+        }
         match (ok, savepoints) {
             (true, true) => {
                 sqlx::query("RELEASE SAVEPOINT natstudy_job")
@@ -185,6 +301,7 @@ async fn attempt(
             }
         }
     }
+    shared.flush(&mut tx).await?;
     tx.commit().await?;
     Ok(true)
 }
@@ -192,7 +309,7 @@ async fn attempt(
 async fn begin(w: &Writer, locks: &[i64]) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
     match w.backend {
         Backend::Sqlite => {
-            // in turn with this process's other writers (`Db::gate`)
+            // in turn with this process's other writers (`Db::write`), on the one write connection
             let _turn = w.gate.lock().await;
             w.pool.begin_with("BEGIN IMMEDIATE").await
         }
@@ -206,5 +323,32 @@ async fn begin(w: &Writer, locks: &[i64]) -> sqlx::Result<sqlx::Transaction<'sta
             }
             Ok(tx)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_are_padded_to_a_few_lengths() {
+        assert_eq!(padded(1), 1);
+        assert_eq!(padded(2), 8);
+        assert_eq!(padded(8), 8);
+        assert_eq!(padded(9), 32);
+        assert_eq!(padded(100), MAX_GROUP);
+        assert_eq!(padded(MAX_GROUP), MAX_GROUP);
+    }
+
+    #[test]
+    fn an_annotator_keeps_its_latest_time() {
+        let mut s = Shared::new(Backend::Sqlite);
+        s.touch(7, 20);
+        s.touch(7, 10);
+        s.touch(8, 5);
+        assert_eq!(s.active.get(&7), Some(&20));
+        assert_eq!(s.active.get(&8), Some(&5));
+        s.keep_k(3, 5);
+        assert_eq!((s.k(3), s.k(4)), (Some(5), None));
     }
 }

@@ -25,19 +25,49 @@ pub enum Backend {
     Postgres,
 }
 
-/// A migrated connection pool plus the facts the store needs about it.
+/// A migrated database: a pool for reads and one for writes, plus the facts the store needs.
+///
+/// **Every write goes through [`Db::write`], [`Db::begin_write`] or the group commit
+/// ([`Db::grouped`]).** On SQLite the read pool's connections are read-only (`PRAGMA
+/// query_only`), so a write through [`Db::pool`] fails at once instead of racing the other
+/// writers for the file's lock; the write pool is one connection, handed out first come first
+/// served (with the session store's writes, see `web::sessions`). SQLite's own wait for a busy
+/// lock polls with growing sleeps, so without that queue a busy writer (the group commit under
+/// load) could keep taking the lock while another writer sleeps for seconds. On PostgreSQL
+/// both pools are the same pool and writers are serialised by advisory locks.
 #[derive(Clone, Debug)]
 pub struct Db {
+    /// Reads (on SQLite, read-only connections).
     pub pool: AnyPool,
+    /// Writes: SQLite one connection, taken in turn at [`Db::gate`]; PostgreSQL `pool` itself.
+    writer: AnyPool,
     pub backend: Backend,
     pub url: String,
     /// The writer that commits claims and votes in groups (see [`group_commit`]).
     pub group: group_commit::GroupCommit,
-    /// SQLite: this process's writers take turns here, first come first served, before they
-    /// take the database's write lock ([`Db::write_turn`]). SQLite's own wait for a busy lock
-    /// polls with growing sleeps, so without the queue a busy writer (the group commit under
-    /// load) could keep taking the lock while another writer sleeps for seconds.
-    pub gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// SQLite: this process's writers queue here, first come first served, for the write
+    /// connection (and the session store for its own).
+    gate: group_commit::Gate,
+}
+
+/// A connection to write on, held in turn with every other writer of the process (SQLite).
+/// Derefs to the connection: `query.execute(&mut *db.write().await?)`.
+pub struct WriteConn<'a> {
+    conn: sqlx::pool::PoolConnection<sqlx::Any>,
+    _turn: Option<tokio::sync::MutexGuard<'a, ()>>,
+}
+
+impl std::ops::Deref for WriteConn<'_> {
+    type Target = sqlx::AnyConnection;
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for WriteConn<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.conn
+    }
 }
 
 impl Db {
@@ -45,47 +75,105 @@ impl Db {
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
         sqlx::any::install_default_drivers();
         let backend = backend_of(url)?;
+        if backend == Backend::Sqlite && url.contains(":memory:") {
+            // readers and the writer are separate connections: they must share a file
+            bail!("an in-memory SQLite database cannot be shared by readers and the writer; give a file (sqlite://path/natstudy.db?mode=rwc)");
+        }
         let options = AnyConnectOptions::from_str(url)
             .with_context(|| format!("invalid database URL {}", redact(url)))?;
-        let max = match backend {
-            Backend::Sqlite => 8,
-            Backend::Postgres => 16,
-        };
-        let pool = AnyPoolOptions::new()
-            .max_connections(max)
-            .acquire_timeout(Duration::from_secs(30))
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        // WAL for concurrent readers; FULL sync so an acknowledged vote survives
-                        // a crash of the process or the machine.
-                        conn.execute(
-                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-                             PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;",
-                        )
-                        .await?;
-                    }
-                    Ok(())
+        let open = |max: u32, read_only: bool| {
+            AnyPoolOptions::new()
+                .max_connections(max)
+                .acquire_timeout(Duration::from_secs(30))
+                .after_connect(move |conn, _meta| {
+                    Box::pin(async move {
+                        if backend == Backend::Sqlite {
+                            // WAL for concurrent readers; FULL sync so an acknowledged vote
+                            // survives a crash of the process or the machine.
+                            conn.execute(
+                                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                                 PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;",
+                            )
+                            .await?;
+                            if read_only {
+                                conn.execute("PRAGMA query_only = ON").await?;
+                            }
+                        }
+                        Ok(())
+                    })
                 })
-            })
-            .connect_with(options)
-            .await
-            .with_context(|| format!("cannot open database {}", redact(url)))?;
+                .connect_with(options.clone())
+        };
+        let cannot_open = || format!("cannot open database {}", redact(url));
+        let (pool, writer) = match backend {
+            Backend::Sqlite => {
+                // the writer first: it creates the file (`mode=rwc`) and sets WAL
+                let writer = open(1, false).await.with_context(cannot_open)?;
+                (open(8, true).await.with_context(cannot_open)?, writer)
+            }
+            Backend::Postgres => {
+                let pool = open(16, false).await.with_context(cannot_open)?;
+                (pool.clone(), pool)
+            }
+        };
         let migrator = match backend {
             Backend::Sqlite => &SQLITE_MIGRATOR,
             Backend::Postgres => &POSTGRES_MIGRATOR,
         };
         migrator
-            .run(&pool)
+            .run(&writer)
             .await
             .with_context(|| format!("cannot migrate database {}", redact(url)))?;
         Ok(Db {
             pool,
+            writer,
             backend,
             url: url.to_owned(),
             group: group_commit::GroupCommit::default(),
             gate: Default::default(),
         })
+    }
+
+    /// A connection for auto-commit writes (each statement its own transaction), in turn with
+    /// every other writer of this process on SQLite.
+    pub async fn write(&self) -> sqlx::Result<WriteConn<'_>> {
+        let turn = self.turn().await;
+        Ok(WriteConn {
+            conn: self.writer.acquire().await?,
+            _turn: turn,
+        })
+    }
+
+    /// SQLite: waits for this process's turn to write (first come, first served).
+    async fn turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.backend {
+            Backend::Sqlite => Some(self.gate.lock().await),
+            Backend::Postgres => None,
+        }
+    }
+
+    /// The writers' queue, for the session store's own connections.
+    pub fn gate(&self) -> group_commit::Gate {
+        self.gate.clone()
+    }
+
+    /// Closes both pools.
+    pub async fn close(&self) {
+        self.pool.close().await;
+        self.writer.close().await;
+    }
+
+    /// A transaction that writes, in turn with this process's other writers (SQLite takes the
+    /// write lock at BEGIN IMMEDIATE). No advisory lock: for writes that need no check
+    /// serialised with a study's other writers.
+    pub async fn begin(&self) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+        match self.backend {
+            Backend::Sqlite => {
+                let _turn = self.turn().await;
+                self.writer.begin_with("BEGIN IMMEDIATE").await
+            }
+            Backend::Postgres => self.writer.begin().await,
+        }
     }
 
     /// A transaction that writes, serialised with every other writer of `lock`: SQLite takes
@@ -96,38 +184,22 @@ impl Db {
         lock: impl Into<i64>,
     ) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
         let lock: i64 = lock.into();
-        match self.backend {
-            Backend::Sqlite => {
-                let _turn = self.gate.lock().await;
-                self.pool.begin_with("BEGIN IMMEDIATE").await
-            }
-            Backend::Postgres => {
-                let mut tx = self.pool.begin().await?;
-                sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
-                    .bind(lock)
-                    .execute(&mut *tx)
-                    .await?;
-                Ok(tx)
-            }
+        let mut tx = self.begin().await?;
+        if self.backend == Backend::Postgres {
+            sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
+                .bind(lock)
+                .execute(&mut *tx)
+                .await?;
         }
+        Ok(tx)
     }
 
     /// Runs a short write job in the next group commit (see [`group_commit`]); the job answers
     /// its caller itself once the group's transaction ended.
     pub async fn grouped(&self, job: Box<dyn group_commit::Job>) {
         self.group
-            .submit(&self.pool, self.backend, &self.gate, job)
+            .submit(&self.writer, self.backend, &self.gate, job)
             .await
-    }
-
-    /// A writer's turn (SQLite; nothing to wait for on PostgreSQL): hold it while a statement
-    /// outside `begin_write` takes the write lock — an auto-commit write, or a write of the
-    /// session store — so it queues fairly with every other writer of this process.
-    pub async fn write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        match self.backend {
-            Backend::Sqlite => Some(self.gate.lock().await),
-            Backend::Postgres => None,
-        }
     }
 
     /// The SQLite URL for `natstudy.db` in `data_dir`, creating the directory.
@@ -183,6 +255,41 @@ mod tests {
         assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
         assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
         assert_eq!(redact("sqlite://x.db"), "sqlite://x.db");
+    }
+
+    /// SQLite: a write through the read pool fails at once; the write connection writes, and
+    /// what it committed is what the readers see. In-memory databases are refused (the readers
+    /// would not share the writer's database).
+    #[tokio::test]
+    async fn sqlite_writes_only_through_the_write_connection() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
+            .await
+            .expect("db");
+        let write = "INSERT INTO settings (name, value) VALUES ('probe', 'x')";
+        let err = sqlx::query(write)
+            .execute(&db.pool)
+            .await
+            .expect_err("the read pool must not write");
+        assert!(err.to_string().contains("readonly"), "{err}");
+        sqlx::query(write)
+            .execute(&mut *db.write().await.expect("turn"))
+            .await
+            .expect("the write connection writes");
+        let mut tx = db.begin().await.expect("begin");
+        sqlx::query("UPDATE settings SET value = 'y' WHERE name = 'probe'")
+            .execute(&mut *tx)
+            .await
+            .expect("update");
+        tx.commit().await.expect("commit");
+        let seen: String = sqlx::query_scalar("SELECT value FROM settings WHERE name = 'probe'")
+            .fetch_one(&db.pool)
+            .await
+            .expect("read");
+        assert_eq!(seen, "y");
+        db.close().await;
+        let err = Db::connect("sqlite::memory:").await.expect_err("in-memory");
+        assert!(err.to_string().contains("in-memory"), "{err}");
     }
 
     #[test]

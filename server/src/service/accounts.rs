@@ -39,7 +39,7 @@ pub async fn add_user(
     let hash = crate::password::hash_async(password.to_owned()).await?;
     let id = store::users::insert(db, username, &hash, role).await?;
     store::audit::record(
-        &db.pool,
+        &mut *db.write().await?,
         actor.map(|a| a.id),
         None,
         "user.add",
@@ -58,7 +58,14 @@ pub async fn set_password(
 ) -> ServiceResult<()> {
     let hash = crate::password::hash_async(password.to_owned()).await?;
     store::users::set_password(db, username, &hash).await?;
-    store::audit::record(&db.pool, actor.map(|a| a.id), None, "user.passwd", username).await?;
+    store::audit::record(
+        &mut *db.write().await?,
+        actor.map(|a| a.id),
+        None,
+        "user.passwd",
+        username,
+    )
+    .await?;
     Ok(())
 }
 
@@ -74,7 +81,7 @@ pub async fn set_role(
     let keep_an_admin = actor.is_some() && role != Role::Admin;
     store::users::set_role(db, username, role.as_str(), keep_an_admin).await?;
     store::audit::record(
-        &db.pool,
+        &mut *db.write().await?,
         actor.map(|a| a.id),
         None,
         "user.role",
@@ -105,7 +112,14 @@ pub async fn set_disabled(
     } else {
         "user.enable"
     };
-    store::audit::record(&db.pool, actor.map(|a| a.id), None, action, username).await?;
+    store::audit::record(
+        &mut *db.write().await?,
+        actor.map(|a| a.id),
+        None,
+        action,
+        username,
+    )
+    .await?;
     Ok(())
 }
 

@@ -84,7 +84,7 @@ fn flag(v: Option<bool>) -> Option<i64> {
 /// Stores the checks (replacing earlier ones), in one transaction.
 pub async fn save(db: &Db, checks: &[(ItemId, Check)]) -> StoreResult<()> {
     let now = now_ms();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     for (item, c) in checks {
         sqlx::query(
             "INSERT INTO item_checks (item_id, compiles, tests_same, message, checked_at) \

@@ -1,29 +1,39 @@
 //! The survey's short writes (joins, claims, votes, lease renewals) as jobs of the database's group
-//! commit (`db::group_commit`): each runs in its own savepoint of a shared transaction and its
-//! caller is answered only after that transaction committed.
+//! commit (`db::group_commit`): each runs in a transaction shared with the writes that arrived
+//! with it, and its caller is answered only after that transaction committed.
 
 use futures_util::future::BoxFuture;
+use sqlx::AnyConnection;
 use tokio::sync::oneshot;
 
-use crate::db::group_commit::Job;
+use crate::db::group_commit::{Job, Shared};
 use crate::store::{Db, StoreError, StoreResult};
 
-/// Store work for a group commit: what it locks and what it does on the group's connection.
-pub(crate) trait Work: Send + Sync + 'static {
-    type Output: Send + 'static;
-    /// The study whose writers it is serialised with.
-    fn lock(&self) -> i64;
-    fn run<'c>(
-        &'c self,
-        conn: &'c mut sqlx::AnyConnection,
-    ) -> BoxFuture<'c, StoreResult<Self::Output>>;
+/// Store work for a group commit: given the group's connection and what the group shares, it
+/// does its writes. It may run twice (when its group runs again with savepoints), so it takes
+/// its arguments by copy or clone on each run. Any closure of that shape is one.
+pub(crate) trait Work<T>:
+    for<'c> Fn(&'c mut AnyConnection, &'c mut Shared) -> BoxFuture<'c, StoreResult<T>>
+    + Send
+    + Sync
+    + 'static
+{
 }
 
-struct Grouped<W: Work> {
+impl<T, W> Work<T> for W where
+    W: for<'c> Fn(&'c mut AnyConnection, &'c mut Shared) -> BoxFuture<'c, StoreResult<T>>
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+struct Grouped<T, W> {
+    lock: i64,
     work: W,
     /// The last run's result.
-    result: Option<StoreResult<W::Output>>,
-    reply: oneshot::Sender<StoreResult<W::Output>>,
+    result: Option<StoreResult<T>>,
+    reply: oneshot::Sender<StoreResult<T>>,
 }
 
 fn not_committed(e: &sqlx::Error) -> StoreError {
@@ -32,14 +42,18 @@ fn not_committed(e: &sqlx::Error) -> StoreError {
     ))))
 }
 
-impl<W: Work> Job for Grouped<W> {
+impl<T: Send + 'static, W: Work<T>> Job for Grouped<T, W> {
     fn lock(&self) -> i64 {
-        self.work.lock()
+        self.lock
     }
 
-    fn run<'c>(&'c mut self, conn: &'c mut sqlx::AnyConnection) -> BoxFuture<'c, bool> {
+    fn run<'c>(
+        &'c mut self,
+        conn: &'c mut AnyConnection,
+        shared: &'c mut Shared,
+    ) -> BoxFuture<'c, bool> {
         Box::pin(async move {
-            let r = self.work.run(conn).await;
+            let r = (self.work)(conn, shared).await;
             let ok = r.is_ok();
             self.result = Some(r);
             ok
@@ -60,10 +74,16 @@ impl<W: Work> Job for Grouped<W> {
     }
 }
 
-/// Runs the work in the next group commit and returns its result once it is durable.
-pub(crate) async fn grouped<W: Work>(db: &Db, work: W) -> StoreResult<W::Output> {
+/// Runs `work` in the next group commit, serialised with the other writers of `lock` (the
+/// study), and returns its result once it is durable.
+pub(crate) async fn grouped<T, W>(db: &Db, lock: impl Into<i64>, work: W) -> StoreResult<T>
+where
+    T: Send + 'static,
+    W: Work<T>,
+{
     let (reply, answer) = oneshot::channel();
     db.grouped(Box::new(Grouped {
+        lock: lock.into(),
         work,
         result: None,
         reply,

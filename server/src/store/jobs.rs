@@ -28,14 +28,13 @@ pub async fn create(
     .bind(now)
     .bind(params)
     .bind(JobState::Queued)
-    .fetch_one(&db.pool)
+    .fetch_one(&mut *db.write().await?)
     .await?
     .try_get(0)?;
     Ok(id)
 }
 
 pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult<()> {
-    let _turn = db.write_turn().await;
     // progress means the job runs (and beats)
     sqlx::query(
         "UPDATE jobs SET done = $2, total = $3, updated_at = $4, \
@@ -47,14 +46,13 @@ pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult
     .bind(now_ms())
     .bind(JobState::Queued)
     .bind(JobState::Running)
-    .execute(&db.pool)
+    .execute(&mut *db.write().await?)
     .await?;
     Ok(())
 }
 
 /// The runner's heartbeat (and the move from `queued` to `running` with `state`).
 pub async fn heartbeat(db: &Db, job: JobId, state: Option<JobState>) -> StoreResult<()> {
-    let _turn = db.write_turn().await;
     sqlx::query(
         "UPDATE jobs SET updated_at = $2, state = COALESCE($3, state) WHERE id = $1 AND state IN ($4, $5)",
     )
@@ -63,7 +61,7 @@ pub async fn heartbeat(db: &Db, job: JobId, state: Option<JobState>) -> StoreRes
     .bind(state.map(JobState::as_str))
     .bind(JobState::Queued)
     .bind(JobState::Running)
-    .execute(&db.pool)
+    .execute(&mut *db.write().await?)
     .await?;
     Ok(())
 }
@@ -84,7 +82,7 @@ pub async fn fail_stale(db: &Db, now: i64, stale_ms: i64) -> StoreResult<u64> {
     .bind(JobState::Failed)
     .bind(JobState::Queued)
     .bind(JobState::Running)
-    .execute(&db.pool)
+    .execute(&mut *db.write().await?)
     .await?
     .rows_affected())
 }
@@ -107,13 +105,12 @@ pub async fn get(
 
 /// Ends a job: `done` or `failed`, with a message for people.
 pub async fn finish(db: &Db, job: JobId, state: JobState, message: &str) -> StoreResult<()> {
-    let _turn = db.write_turn().await;
     sqlx::query("UPDATE jobs SET state = $2, message = $3, updated_at = $4 WHERE id = $1")
         .bind(job)
         .bind(state)
         .bind(message)
         .bind(now_ms())
-        .execute(&db.pool)
+        .execute(&mut *db.write().await?)
         .await?;
     Ok(())
 }

@@ -3,9 +3,7 @@
 use rand::RngCore;
 use sqlx::Row;
 
-use futures_util::future::BoxFuture;
-
-use super::grouped::{grouped, Work};
+use super::grouped::grouped;
 use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
@@ -157,13 +155,12 @@ async fn give_resume_code_in(
 async fn give_resume_code(db: &Db, annotator: AnnotatorId) -> StoreResult<String> {
     loop {
         let code = fresh_resume_code();
-        let _turn = db.write_turn().await;
         let r = sqlx::query(
             "UPDATE annotators SET resume_code = $1 WHERE id = $2 AND resume_code IS NULL",
         )
         .bind(&code)
         .bind(annotator)
-        .execute(&db.pool)
+        .execute(&mut *db.write().await?)
         .await;
         match r {
             Ok(_) => {
@@ -306,11 +303,16 @@ pub async fn join(
         batch: inv.try_get("batch_id")?,
         pid: pid.map(str::to_owned),
     };
-    let annotator = grouped(db, join).await?;
+    let annotator = grouped(db, study, move |conn, _shared| {
+        let join = join.clone();
+        Box::pin(async move { join.run_in(conn).await })
+    })
+    .await?;
     Ok((annotator, study))
 }
 
 /// A join's writes, in a group commit (a burst of joins shares durable commits).
+#[derive(Clone)]
 struct Join {
     study: StudyId,
     invite: i64,
@@ -318,19 +320,6 @@ struct Join {
     review: bool,
     batch: Option<i64>,
     pid: Option<String>,
-}
-
-impl Work for Join {
-    type Output = AnnotatorId;
-    fn lock(&self) -> i64 {
-        self.study.into()
-    }
-    fn run<'c>(
-        &'c self,
-        conn: &'c mut sqlx::AnyConnection,
-    ) -> BoxFuture<'c, StoreResult<AnnotatorId>> {
-        Box::pin(self.run_in(conn))
-    }
 }
 
 impl Join {
@@ -464,24 +453,22 @@ pub async fn annotator_state(db: &Db, annotator: AnnotatorId) -> StoreResult<Ann
 }
 
 pub async fn consent(db: &Db, annotator: AnnotatorId, screener_json: &str) -> StoreResult<()> {
-    let _turn = db.write_turn().await;
     sqlx::query("UPDATE annotators SET consented_at = $1, screener = $2 WHERE id = $3 AND consented_at IS NULL")
         .bind(now_ms())
         .bind(screener_json)
         .bind(annotator)
-        .execute(&db.pool)
+        .execute(&mut *db.write().await?)
         .await?;
     Ok(())
 }
 
 pub async fn guideline_seen(db: &Db, annotator: AnnotatorId) -> StoreResult<()> {
-    let _turn = db.write_turn().await;
     sqlx::query(
         "UPDATE annotators SET guideline_seen_at = $1 WHERE id = $2 AND guideline_seen_at IS NULL",
     )
     .bind(now_ms())
     .bind(annotator)
-    .execute(&db.pool)
+    .execute(&mut *db.write().await?)
     .await?;
     Ok(())
 }

@@ -26,7 +26,7 @@ pub async fn create_owned(
     name: &str,
     description: &str,
 ) -> StoreResult<StudyId> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     let row = sqlx::query(
         "INSERT INTO studies (name, description, guideline, created_by, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )

@@ -50,7 +50,7 @@ pub async fn insert(
     .bind(password_hash)
     .bind(role.as_str())
     .bind(now_ms())
-    .fetch_one(&db.pool)
+    .fetch_one(&mut *db.write().await?)
     .await
     .map_err(|e| StoreError::conflict_on_unique(e, format!("user {username}")))?;
     Ok(row.try_get(0)?)

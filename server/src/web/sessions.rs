@@ -17,8 +17,8 @@ use crate::db::{Backend, Db};
 /// tower-sessions' sqlx stores, one per backend, behind one type.
 #[derive(Debug, Clone)]
 pub enum DbSessionStore {
-    /// With the database's writers' queue (`Db::gate`): session writes take their turn like
-    /// every other writer of this process.
+    /// With the database's writers' queue (`Db::gate`): session writes, on the store's own
+    /// connections, take their turn like every other writer of this process.
     Sqlite(SqliteStore, crate::db::group_commit::Gate),
     Postgres(PostgresStore),
 }
@@ -39,7 +39,7 @@ impl DbSessionStore {
                     .context("session store")?;
                 let s = SqliteStore::new(pool);
                 s.migrate().await.context("session store migration")?;
-                DbSessionStore::Sqlite(s, db.gate.clone())
+                DbSessionStore::Sqlite(s, db.gate())
             }
             Backend::Postgres => {
                 let pool = sqlx::postgres::PgPoolOptions::new()
@@ -113,7 +113,7 @@ pub async fn cookie_key(db: &Db) -> anyhow::Result<Key> {
     let hex: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
     sqlx::query("INSERT INTO settings (name, value) VALUES ('cookie_key', $1) ON CONFLICT (name) DO NOTHING")
         .bind(&hex)
-        .execute(&db.pool)
+        .execute(&mut *db.write().await?)
         .await?;
     let stored: String = sqlx::query("SELECT value FROM settings WHERE name = 'cookie_key'")
         .fetch_one(&db.pool)

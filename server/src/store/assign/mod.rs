@@ -24,14 +24,12 @@ pub async fn ensure_pool(db: &Db, study: StudyId, n: usize) -> StoreResult<Vec<A
     let now = crate::db::now_ms();
     for i in 1..=n {
         let code = format!("S{i}");
-        let turn = db.write_turn().await;
         sqlx::query("INSERT INTO annotators (study_id, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (study_id, code) DO NOTHING")
             .bind(study)
             .bind(&code)
             .bind(now)
-            .execute(&db.pool)
+            .execute(&mut *db.write().await?)
             .await?;
-        drop(turn);
         ids.push(annotator_id(db, study, &code).await?);
     }
     Ok(ids)
@@ -171,19 +169,6 @@ fn original_left(seed: u64, annotator: AnnotatorId, item: ItemId) -> i64 {
     let h = assignment::annotator_seed(seed, annotator.get())
         ^ (item.get() as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
     i64::from(h.rotate_left(17) & 1 == 0)
-}
-
-async fn touch(
-    conn: &mut sqlx::AnyConnection,
-    annotator: AnnotatorId,
-    now: i64,
-) -> StoreResult<()> {
-    sqlx::query("UPDATE annotators SET last_active = $1 WHERE id = $2")
-        .bind(now)
-        .bind(annotator)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
 }
 
 /// Refuses an annotator id that is not of this study.

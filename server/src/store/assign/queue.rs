@@ -1,12 +1,12 @@
 //! The queue: the next item (a live lease, a planned assignment, or a new lease on an item with
 //! room), lease renewal and reclaim, releasing and moving an annotator's work, progress.
 
-use futures_util::future::BoxFuture;
 use sqlx::Row;
 
 use super::*;
+use crate::db::group_commit::Shared;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
-use crate::store::grouped::{grouped, Work};
+use crate::store::grouped::grouped;
 use crate::store::{audit, Db, StoreResult};
 
 /// An item handed to an annotator.
@@ -40,34 +40,10 @@ pub async fn next_item(
     annotator: AnnotatorId,
     now: i64,
 ) -> StoreResult<Option<Handed>> {
-    grouped(
-        db,
-        NextItem {
-            study,
-            annotator,
-            now,
-        },
-    )
+    grouped(db, study, move |conn, shared| {
+        Box::pin(next_item_in(conn, shared, study, annotator, now))
+    })
     .await
-}
-
-struct NextItem {
-    study: StudyId,
-    annotator: AnnotatorId,
-    now: i64,
-}
-
-impl Work for NextItem {
-    type Output = Option<Handed>;
-    fn lock(&self) -> i64 {
-        self.study.into()
-    }
-    fn run<'c>(
-        &'c self,
-        conn: &'c mut sqlx::AnyConnection,
-    ) -> BoxFuture<'c, StoreResult<Option<Handed>>> {
-        Box::pin(next_item_in(conn, self.study, self.annotator, self.now))
-    }
 }
 
 /// A candidate for a new lease: its place in its batch's order and what the lease needs.
@@ -99,26 +75,57 @@ const CANDIDATES_SQL: &str = "SELECT bi.item_id, bi.queue_rank, i.bug_id FROM ba
 
 async fn next_item_in(
     conn: &mut sqlx::AnyConnection,
+    shared: &mut Shared,
     study: StudyId,
     annotator: AnnotatorId,
     now: i64,
 ) -> StoreResult<Option<Handed>> {
-    let k = k_in(conn, study).await?;
-    release_full(conn, study, annotator, k).await?;
-    // 1. a live lease or a planned assignment, in order
-    let open = sqlx::query(
-        "SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs FROM assignments a \
-         JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
-         AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
-         ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1",
-    )
-    .bind(annotator)
-    .bind(study)
-    .bind(now)
-    .bind(AssignmentStatus::Assigned)
-    .bind(AssignmentStatus::Leased)
-    .fetch_optional(&mut *conn)
-    .await?;
+    let k = match shared.k(study.into()) {
+        Some(k) => k,
+        None => {
+            let k = k_in(conn, study).await?;
+            shared.keep_k(study.into(), k);
+            k
+        }
+    };
+    // 1. a live lease or a planned assignment, in order. When that claim is void — its item
+    // has k ratings (imported votes, a lowered k) or the annotator rated it (an imported vote)
+    // — every void claim of the annotator is released and the query runs again, so a void
+    // claim is never handed out (and the common case costs one statement).
+    let mut released = false;
+    let open = loop {
+        let open = sqlx::query(
+            "SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs, \
+             (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id) AS rated, \
+             (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = a.item_id AND mv.annotator_id = a.annotator_id) AS mine \
+             FROM assignments a \
+             JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
+             AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
+             ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1",
+        )
+        .bind(annotator)
+        .bind(study)
+        .bind(now)
+        .bind(AssignmentStatus::Assigned)
+        .bind(AssignmentStatus::Leased)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let void = match &open {
+            Some(r) => r.try_get::<i64, _>("rated")? >= k || r.try_get::<i64, _>("mine")? > 0,
+            None => false,
+        };
+        if !void {
+            break open;
+        }
+        if released {
+            // released claims are no longer open: a void one cannot come back
+            return Err(StoreError::Db(sqlx::Error::Protocol(
+                "a released claim is still open".into(),
+            )));
+        }
+        release_full(conn, study, annotator, k).await?;
+        released = true;
+    };
     if let Some(r) = open {
         let mut h = handed(&r)?;
         if r.try_get::<AssignmentStatus, _>("status")? == AssignmentStatus::Leased {
@@ -130,7 +137,7 @@ async fn next_item_in(
                 .await?;
             h.lease_expires_at = Some(until);
         }
-        touch(conn, annotator, now).await?;
+        shared.touch(annotator.into(), now);
         return Ok(Some(h));
     }
     // 2. lease a new item with room left (also picks up released and expired items): per batch
@@ -212,7 +219,7 @@ async fn next_item_in(
     .fetch_one(&mut *conn)
     .await?
     .try_get(0)?;
-    touch(conn, annotator, now).await?;
+    shared.touch(annotator.into(), now);
     Ok(Some(Handed {
         assignment: id,
         item,
@@ -386,44 +393,23 @@ pub async fn renew_leases(
     annotator: AnnotatorId,
     now: i64,
 ) -> StoreResult<u64> {
-    grouped(
-        db,
-        Renew {
-            study,
-            annotator,
-            now,
-        },
-    )
-    .await
-}
-
-struct Renew {
-    study: StudyId,
-    annotator: AnnotatorId,
-    now: i64,
-}
-
-impl Work for Renew {
-    type Output = u64;
-    fn lock(&self) -> i64 {
-        self.study.into()
-    }
-    fn run<'c>(&'c self, conn: &'c mut sqlx::AnyConnection) -> BoxFuture<'c, StoreResult<u64>> {
+    grouped(db, study, move |conn, _shared| {
         Box::pin(async move {
             Ok(sqlx::query(
                 "UPDATE assignments SET lease_expires_at = $1 + 1000 * (SELECT lease_secs FROM batches b WHERE b.id = assignments.batch_id) \
                  WHERE annotator_id = $2 AND status = $4 AND lease_expires_at > $1 \
                  AND batch_id IN (SELECT id FROM batches WHERE study_id = $3)",
             )
-            .bind(self.now)
-            .bind(self.annotator)
-            .bind(self.study)
+            .bind(now)
+            .bind(annotator)
+            .bind(study)
             .bind(AssignmentStatus::Leased)
             .execute(&mut *conn)
             .await?
             .rows_affected())
         })
-    }
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! Votes: recorded durably before they are acknowledged, never beyond k, each revision kept.
 
-use futures_util::future::BoxFuture;
 use sqlx::Row;
 
 use super::*;
+use crate::db::group_commit::Shared;
+use crate::db::Backend;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
-use crate::store::grouped::{grouped, Work};
+use crate::store::grouped::grouped;
 use crate::store::{Db, StoreError, StoreResult};
 
 /// How often one annotator may revise one vote.
@@ -32,6 +33,25 @@ pub enum Submitted {
     Duplicate { revision: i64 },
 }
 
+/// A revision of a vote: `$1`…`$11` as [`VoteRow::bind`], `$12` the submit token.
+macro_rules! insert_revision {
+    () => {
+        "INSERT INTO vote_revisions (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
+         original_left, context_opened, comment, submit_token) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    };
+}
+
+/// The vote that counts (the latest revision): `$1`…`$11` as [`VoteRow::bind`].
+macro_rules! upsert_vote {
+    () => {
+        "INSERT INTO votes (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
+         original_left, context_opened, comment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         ON CONFLICT (item_id, annotator_id) DO UPDATE SET revision = excluded.revision, cr = excluded.cr, \
+         cc = excluded.cc, time_secs = excluded.time_secs, started_at = excluded.started_at, \
+         submitted_at = excluded.submitted_at, context_opened = excluded.context_opened, comment = excluded.comment"
+    };
+}
+
 /// Records a vote, durably, before it is acknowledged. Refuses what would exceed k, what the
 /// annotator was never handed, and revisions after the annotator finished. Runs in a group
 /// commit: the vote is durable when this returns.
@@ -48,49 +68,17 @@ pub async fn submit(
             "answers must be on the 1–4 scale".into(),
         ));
     }
-    grouped(
-        db,
-        Submit {
-            study,
-            annotator,
-            item,
-            vote: vote.clone(),
-            now,
-        },
-    )
+    let vote = vote.clone();
+    grouped(db, study, move |conn, shared| {
+        let vote = vote.clone();
+        Box::pin(async move { submit_in(conn, shared, study, annotator, item, &vote, now).await })
+    })
     .await
-}
-
-struct Submit {
-    study: StudyId,
-    annotator: AnnotatorId,
-    item: ItemId,
-    vote: VoteInput,
-    now: i64,
-}
-
-impl Work for Submit {
-    type Output = Submitted;
-    fn lock(&self) -> i64 {
-        self.study.into()
-    }
-    fn run<'c>(
-        &'c self,
-        conn: &'c mut sqlx::AnyConnection,
-    ) -> BoxFuture<'c, StoreResult<Submitted>> {
-        Box::pin(submit_in(
-            conn,
-            self.study,
-            self.annotator,
-            self.item,
-            &self.vote,
-            self.now,
-        ))
-    }
 }
 
 async fn submit_in(
     conn: &mut sqlx::AnyConnection,
+    shared: &mut Shared,
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
@@ -134,11 +122,14 @@ async fn submit_in(
     let k: i64 = a
         .try_get::<Option<i64>, _>("k")?
         .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
+    shared.keep_k(study.into(), k);
     let mine: Option<i64> = a.try_get("mine")?;
     let status: AssignmentStatus = a.try_get("status")?;
     let finished: Option<i64> = a.try_get("finished_at")?;
     let assignment: i64 = a.try_get("id")?;
     let original_left: i64 = a.try_get("original_left")?;
+    // ratings so far (online and imported)
+    let rated: i64 = a.try_get("rated")?;
     let revision = match status {
         AssignmentStatus::Done => {
             if finished.is_some() {
@@ -163,8 +154,8 @@ async fn submit_in(
             let expired = status == AssignmentStatus::Leased
                 && a.try_get::<Option<i64>, _>("lease_expires_at")?
                     .is_none_or(|t| t <= now);
-            // ratings so far (online and imported), and others' open claims
-            let (rated, claims): (i64, i64) = (a.try_get("rated")?, a.try_get("claims")?);
+            // others' open claims
+            let claims: i64 = a.try_get("claims")?;
             // (the void claim is released when the annotator next asks for an item)
             if mine.is_some() || rated >= k || (expired && rated + claims >= k) {
                 return Err(StoreError::Conflict(if mine.is_some() {
@@ -186,34 +177,56 @@ async fn submit_in(
         original_left,
         comment: &comment,
     };
-    // every revision is kept; the vote that counts is the latest
-    row.bind(sqlx::query(
-        "INSERT INTO vote_revisions (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
-         original_left, context_opened, comment, submit_token) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    ))
-    .bind(&vote.token)
-    .execute(&mut *conn)
-    .await?;
-    row.bind(sqlx::query(
-        "INSERT INTO votes (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
-         original_left, context_opened, comment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-         ON CONFLICT (item_id, annotator_id) DO UPDATE SET revision = excluded.revision, cr = excluded.cr, \
-         cc = excluded.cc, time_secs = excluded.time_secs, started_at = excluded.started_at, \
-         submitted_at = excluded.submitted_at, context_opened = excluded.context_opened, comment = excluded.comment",
-    ))
-    .execute(&mut *conn)
-    .await?;
-    if revision == 1 {
-        sqlx::query("UPDATE assignments SET status = $3, lease_expires_at = $1 WHERE id = $2")
-            .bind(now)
-            .bind(assignment)
-            .bind(AssignmentStatus::Done)
+    // every revision is kept; the vote that counts is the latest; the first revision marks
+    // the assignment done. PostgreSQL: one statement (a round trip each); SQLite: three.
+    let first = revision == 1;
+    if shared.backend() == Backend::Postgres {
+        let sql = if first {
+            concat!(
+                "WITH r AS (",
+                insert_revision!(),
+                "), v AS (",
+                upsert_vote!(),
+                "), a AS (UPDATE assignments SET status = $13, lease_expires_at = $8 WHERE id = $14) SELECT 1"
+            )
+        } else {
+            concat!(
+                "WITH r AS (",
+                insert_revision!(),
+                "), v AS (",
+                upsert_vote!(),
+                ") SELECT 1"
+            )
+        };
+        let mut q = row.bind(sqlx::query(sql)).bind(&vote.token);
+        if first {
+            q = q.bind(AssignmentStatus::Done).bind(assignment);
+        }
+        q.execute(&mut *conn).await?;
+    } else {
+        row.bind(sqlx::query(insert_revision!()))
+            .bind(&vote.token)
             .execute(&mut *conn)
             .await?;
+        row.bind(sqlx::query(upsert_vote!()))
+            .execute(&mut *conn)
+            .await?;
+        if first {
+            sqlx::query("UPDATE assignments SET status = $3, lease_expires_at = $1 WHERE id = $2")
+                .bind(now)
+                .bind(assignment)
+                .bind(AssignmentStatus::Done)
+                .execute(&mut *conn)
+                .await?;
+        }
+    }
+    // the queue's index: `rated_full` was 0 (rated < k) and changes only if this vote fills
+    // the item
+    if first && rated + 1 >= k {
         refresh_full_item(conn, item, k).await?;
     }
-    touch(conn, annotator, now).await?;
-    crate::store::studies::data_changed(conn, study).await?;
+    shared.touch(annotator.into(), now);
+    shared.data_changed(study.into());
     Ok(Submitted::Saved { revision })
 }
 
