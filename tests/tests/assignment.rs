@@ -222,6 +222,136 @@ async fn leases_expire_and_are_reclaimed_postgres() {
     leases_expire_and_are_reclaimed(Store::Postgres).await;
 }
 
+/// Claims sent together share a group, which finds the queue's front (the first item with room)
+/// once: a claim made later than the earliest lease before that front expires must not trust
+/// it — the item behind the expired lease is the first with room again.
+async fn a_group_sees_leases_expire(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await; // 3 items
+    sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
+        .bind(study)
+        .execute(&mut *db.write().await.expect("write"))
+        .await
+        .expect("k=1");
+    let pool = assign::ensure_pool(&db, study, 5).await.expect("pool");
+    let spec = BatchSpec {
+        name: "front".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter::default(),
+        annotators: pool.clone(),
+        seed: 3,
+        lease_secs: 60,
+        avoid_same_bug: false,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    let t0 = now_ms();
+    let first = assign::next_item(&db, study, pool[0], t0)
+        .await
+        .expect("next")
+        .expect("the queue's first item");
+    // three claims while that lease lives, and one after every lease so far has expired
+    let db = Arc::new(db);
+    let times = [t0 + 1_000, t0 + 1_000, t0 + 1_000, t0 + 100_000];
+    let handed = futures_util::future::join_all(pool[1..].iter().zip(times).map(|(&a, t)| {
+        let db = db.clone();
+        async move { assign::next_item(&db, study, a, t).await.expect("next") }
+    }))
+    .await;
+    let early: Vec<_> = handed[..3].iter().flatten().map(|h| h.item).collect();
+    assert_eq!(early.len(), 2, "two items had room: {handed:?}");
+    assert!(!early.contains(&first.item), "{handed:?}");
+    let late = handed[3].as_ref().expect("the late claim gets an item");
+    assert_eq!(
+        late.item, first.item,
+        "every lease expired: the queue's first item comes first"
+    );
+    assert_at_most_k(&db, study, 1).await;
+    let db = Arc::try_unwrap(db).expect("one handle");
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn a_group_sees_leases_expire_sqlite() {
+    a_group_sees_leases_expire(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_group_sees_leases_expire_postgres() {
+    a_group_sees_leases_expire(Store::Postgres).await;
+}
+
+/// The dynamic queue never hands an annotator two items of one bug back to back while an item
+/// of another bug has room: two bugs of three items each come strictly alternating, whatever
+/// the queue's order (when its next items are of the bug just rated, the queue looks further).
+async fn the_queue_avoids_the_bug_just_rated(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 2).await; // 6 items, 3 a bug
+    // room for every annotator below
+    sqlx::query("UPDATE studies SET ratings_per_item = 10 WHERE id = $1")
+        .bind(study)
+        .execute(&mut *db.write().await.expect("write"))
+        .await
+        .expect("k=10");
+    for seed in 1..=8u64 {
+        let pool = assign::ensure_pool(&db, study, seed as usize)
+            .await
+            .expect("pool");
+        let a = pool[seed as usize - 1];
+        let spec = BatchSpec {
+            name: format!("alternate {seed}"),
+            strategy: Strategy::DynamicQueue,
+            filter: ItemFilter::default(),
+            annotators: vec![a],
+            seed,
+            lease_secs: 600,
+            avoid_same_bug: true,
+        };
+        assign::create_batch(&db, study, None, &spec)
+            .await
+            .expect("batch");
+        let mut bugs = Vec::new();
+        while let Some(h) = assign::next_item(&db, study, a, now_ms())
+            .await
+            .expect("next")
+        {
+            let bug: i64 = sqlx::query_scalar("SELECT bug_id FROM items WHERE id = $1")
+                .bind(h.item)
+                .fetch_one(&db.pool)
+                .await
+                .expect("bug");
+            bugs.push(bug);
+            assign::submit(
+                &db,
+                study,
+                a,
+                h.item,
+                &vote(format!("{a}-{}", h.item)),
+                now_ms(),
+            )
+            .await
+            .expect("vote");
+        }
+        assert_eq!(bugs.len(), 6, "seed {seed}: {bugs:?}");
+        assert!(
+            bugs.windows(2).all(|w| w[0] != w[1]),
+            "seed {seed}: the same bug twice in a row: {bugs:?}"
+        );
+    }
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn the_queue_avoids_the_bug_just_rated_sqlite() {
+    the_queue_avoids_the_bug_just_rated(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_queue_avoids_the_bug_just_rated_postgres() {
+    the_queue_avoids_the_bug_just_rated(Store::Postgres).await;
+}
+
 async fn fixed_groups_and_drop_outs(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 4).await; // 12 items

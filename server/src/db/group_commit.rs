@@ -64,6 +64,11 @@ pub struct Shared {
     active: BTreeMap<i64, i64>,
     /// Studies whose report data changed (`studies.data_version` moves on once per group).
     changed: BTreeSet<i64>,
+    /// Per batch, its queue's front: `(rank, until)` — every item of the batch before `rank`
+    /// (every item: `None`) in the queue's order without k ratings is taken (ratings + live
+    /// claims ≥ k) at any time before `until` (the earliest expiry of a live lease among them).
+    /// Within a group claims only grow unless a job releases some ([`Shared::forget_fronts`]).
+    fronts: BTreeMap<i64, (Option<i64>, i64)>,
 }
 
 /// Statement lengths the flush pads its lists to (by repeating the last entry), so a few
@@ -77,6 +82,7 @@ impl Shared {
             k: BTreeMap::new(),
             active: BTreeMap::new(),
             changed: BTreeSet::new(),
+            fronts: BTreeMap::new(),
         }
     }
 
@@ -93,6 +99,24 @@ impl Shared {
     /// Keeps the study's k as read in this transaction.
     pub fn keep_k(&mut self, study: i64, k: i64) {
         self.k.insert(study, k);
+    }
+
+    /// The batch's queue front at `now`, if this group found it and it still holds.
+    pub fn front(&self, batch: i64, now: i64) -> Option<Option<i64>> {
+        self.fronts
+            .get(&batch)
+            .filter(|&&(_, until)| now < until)
+            .map(|&(rank, _)| rank)
+    }
+
+    /// Keeps the batch's queue front (see [`Shared::fronts`]).
+    pub fn keep_front(&mut self, batch: i64, rank: Option<i64>, until: i64) {
+        self.fronts.insert(batch, (rank, until));
+    }
+
+    /// Claims were released: an item before a front may have room again.
+    pub fn forget_fronts(&mut self) {
+        self.fronts.clear();
     }
 
     /// The annotator acted at `now` (written at the flush).
@@ -350,5 +374,13 @@ mod tests {
         assert_eq!(s.active.get(&8), Some(&5));
         s.keep_k(3, 5);
         assert_eq!((s.k(3), s.k(4)), (Some(5), None));
+        // a front holds until the first lease before it expires
+        s.keep_front(9, Some(100), 50);
+        assert_eq!(
+            (s.front(9, 49), s.front(9, 50), s.front(1, 0)),
+            (Some(Some(100)), None, None)
+        );
+        s.forget_fronts();
+        assert_eq!(s.front(9, 0), None);
     }
 }

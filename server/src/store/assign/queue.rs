@@ -60,18 +60,62 @@ struct Candidate {
 /// annotator just rated.
 const CANDIDATES: i64 = 8;
 
-/// The first items of a batch's order ($1) without k ratings that annotator $2 may take at
-/// time $3 and whose ratings and others' claims leave room under k ($4): a range of the index
-/// `batch_items_queue (batch_id, rated_full, queue_rank)`, each row checked through the
-/// per-item indexes of votes and assignments.
+/// The first items of a batch's order ($1), from rank $9 on, without k ratings that annotator
+/// $2 may take at time $3 and whose ratings and others' claims leave room under k ($4): a range
+/// of the index `batch_items_queue (batch_id, rated_full, queue_rank)`, each row checked
+/// through the per-item indexes of votes and assignments. Every check is a scalar subquery, not
+/// `NOT EXISTS`: PostgreSQL turns `NOT EXISTS` into an anti-join and, with statistics from
+/// when the tables were small, scanned the annotator's votes through the second column of
+/// `(item_id, annotator_id)` for every row — a cost that grew with the study.
 const CANDIDATES_SQL: &str = "SELECT bi.item_id, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
-     WHERE bi.batch_id = $1 AND bi.rated_full = 0 \
-     AND NOT EXISTS (SELECT 1 FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $2 AND m.status <> $5) \
-     AND NOT EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $2) \
+     WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND bi.queue_rank >= $9 \
+     AND (SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $2 AND m.status <> $5) = 0 \
+     AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $2) = 0 \
      AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
        + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
           AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $3))) < $4 \
      ORDER BY bi.queue_rank LIMIT $8";
+
+/// The front of batch $1's queue at time $2 (see `Shared::fronts`): the rank of its first item
+/// without k ($3) ratings whose ratings and live claims leave room for anyone (NULL: none), and
+/// the earliest expiry of a live lease on the items before it (NULL: none). While many
+/// annotators hold leases, the queue begins with items taken by others' leases: found once a
+/// group instead of stepped over by every claim.
+const FRONT_SQL: &str = "WITH f AS (SELECT (SELECT bi.queue_rank FROM batch_items bi \
+       WHERE bi.batch_id = $1 AND bi.rated_full = 0 \
+       AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
+         + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
+            AND (c.status = $4 OR (c.status = $5 AND c.lease_expires_at > $2))) < $3 \
+       ORDER BY bi.queue_rank LIMIT 1) AS front) \
+     SELECT f.front, (SELECT MIN(c.lease_expires_at) FROM batch_items bi JOIN assignments c ON c.item_id = bi.item_id \
+       WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND (f.front IS NULL OR bi.queue_rank < f.front) \
+       AND c.status = $5 AND c.lease_expires_at > $2) AS until FROM f";
+
+/// The batch's queue front at `now` (`Shared::fronts`): from the group, or found now. `None`:
+/// no item of the batch has room.
+async fn queue_front(
+    conn: &mut sqlx::AnyConnection,
+    shared: &mut Shared,
+    batch: BatchId,
+    now: i64,
+    k: i64,
+) -> StoreResult<Option<i64>> {
+    if let Some(rank) = shared.front(batch.into(), now) {
+        return Ok(rank);
+    }
+    let r = sqlx::query(FRONT_SQL)
+        .bind(batch)
+        .bind(now)
+        .bind(k)
+        .bind(AssignmentStatus::Assigned)
+        .bind(AssignmentStatus::Leased)
+        .fetch_one(&mut *conn)
+        .await?;
+    let rank = r.try_get::<Option<i64>, _>("front")?;
+    let until = r.try_get::<Option<i64>, _>("until")?.unwrap_or(i64::MAX);
+    shared.keep_front(batch.into(), rank, until);
+    Ok(rank)
+}
 
 async fn next_item_in(
     conn: &mut sqlx::AnyConnection,
@@ -124,6 +168,7 @@ async fn next_item_in(
             )));
         }
         release_full(conn, study, annotator, k).await?;
+        shared.forget_fronts();
         released = true;
     };
     if let Some(r) = open {
@@ -161,23 +206,37 @@ async fn next_item_in(
         let batch: BatchId = b.try_get("id")?;
         let avoid = b.try_get::<i64, _>("avoid_same_bug")? != 0;
         let last_bug: Option<i64> = b.try_get("last_bug")?;
-        let rows = sqlx::query(CANDIDATES_SQL)
-            .bind(batch)
-            .bind(annotator)
-            .bind(now)
-            .bind(k)
-            .bind(AssignmentStatus::Released)
-            .bind(AssignmentStatus::Assigned)
-            .bind(AssignmentStatus::Leased)
-            .bind(CANDIDATES)
-            .fetch_all(&mut *conn)
-            .await?;
+        // no item with room: nothing to hand out from this batch until a lease expires
+        let Some(front) = queue_front(conn, shared, batch, now, k).await? else {
+            continue;
+        };
+        // the first two usually decide (one of them is of another bug than the last rated);
+        // only when both are of that bug is the longer list asked for — the same choice
+        let is_same_bug = |r: &sqlx::any::AnyRow| {
+            avoid && last_bug.is_some() && r.try_get::<i64, _>("bug_id").ok() == last_bug
+        };
+        let mut rows = Vec::new();
+        for limit in [2, CANDIDATES] {
+            rows = sqlx::query(CANDIDATES_SQL)
+                .bind(batch)
+                .bind(annotator)
+                .bind(now)
+                .bind(k)
+                .bind(AssignmentStatus::Released)
+                .bind(AssignmentStatus::Assigned)
+                .bind(AssignmentStatus::Leased)
+                .bind(limit)
+                .bind(front)
+                .fetch_all(&mut *conn)
+                .await?;
+            if (rows.len() as i64) < limit || !rows.iter().all(is_same_bug) {
+                break;
+            }
+        }
         for r in &rows {
             let c = Candidate {
                 rank: r.try_get("queue_rank")?,
-                same_bug: avoid
-                    && last_bug.is_some()
-                    && r.try_get::<i64, _>("bug_id").ok() == last_bug,
+                same_bug: is_same_bug(r),
                 item: r.try_get("item_id")?,
                 batch,
                 lease_secs: b.try_get("lease_secs")?,
@@ -432,6 +491,7 @@ mod tests {
             .bind(AssignmentStatus::Assigned)
             .bind(AssignmentStatus::Leased)
             .bind(CANDIDATES)
+            .bind(0i64)
             .fetch_all(&db.pool)
             .await
             .expect("plan");
@@ -442,7 +502,7 @@ mod tests {
         let text = details.join("\n");
         assert!(
             details.iter().any(|d| d.starts_with(
-                "SEARCH bi USING INDEX batch_items_queue (batch_id=? AND rated_full=?)"
+                "SEARCH bi USING INDEX batch_items_queue (batch_id=? AND rated_full=? AND queue_rank>?)"
             )),
             "{text}"
         );
