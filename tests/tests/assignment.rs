@@ -46,6 +46,39 @@ fn vote(token: String) -> VoteInput {
     }
 }
 
+/// Sets the study's k straight in the database.
+async fn set_k(db: &Db, study: StudyId, k: i64) {
+    sqlx::query("UPDATE studies SET ratings_per_item = $2 WHERE id = $1")
+        .bind(study)
+        .bind(k)
+        .execute(&mut *db.write().await.expect("write"))
+        .await
+        .expect("k");
+}
+
+/// A dynamic-queue batch of every item of the study for `annotators`.
+async fn queue_batch(
+    db: &Db,
+    study: StudyId,
+    annotators: Vec<natstudy::ids::AnnotatorId>,
+    seed: u64,
+    lease_secs: i64,
+    avoid_same_bug: bool,
+) {
+    let spec = BatchSpec {
+        name: format!("queue {seed}"),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter::default(),
+        annotators,
+        seed,
+        lease_secs,
+        avoid_same_bug,
+    };
+    assign::create_batch(db, study, None, &spec)
+        .await
+        .expect("batch");
+}
+
 async fn assert_at_most_k(db: &Db, study: StudyId, k: i64) {
     for (item, n) in assign::completed_per_item(db, study).await.expect("counts") {
         assert!(n <= k, "item {item} has {n} > {k} ratings");
@@ -136,11 +169,7 @@ async fn dynamic_queue_never_exceeds_k_postgres() {
 async fn leases_expire_and_are_reclaimed(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 1).await; // 3 items
-    sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
-        .bind(study)
-        .execute(&mut *db.write().await.expect("write"))
-        .await
-        .expect("k=1");
+    set_k(&db, study, 1).await;
     let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
     let spec = BatchSpec {
         name: "one".into(),
@@ -228,24 +257,9 @@ async fn leases_expire_and_are_reclaimed_postgres() {
 async fn a_group_sees_leases_expire(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 1).await; // 3 items
-    sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
-        .bind(study)
-        .execute(&mut *db.write().await.expect("write"))
-        .await
-        .expect("k=1");
+    set_k(&db, study, 1).await;
     let pool = assign::ensure_pool(&db, study, 5).await.expect("pool");
-    let spec = BatchSpec {
-        name: "front".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: ItemFilter::default(),
-        annotators: pool.clone(),
-        seed: 3,
-        lease_secs: 60,
-        avoid_same_bug: false,
-    };
-    assign::create_batch(&db, study, None, &spec)
-        .await
-        .expect("batch");
+    queue_batch(&db, study, pool.clone(), 3, 60, false).await;
     let t0 = now_ms();
     let first = assign::next_item(&db, study, pool[0], t0)
         .await
@@ -288,29 +302,13 @@ async fn a_group_sees_leases_expire_postgres() {
 async fn the_queue_avoids_the_bug_just_rated(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 2).await; // 6 items, 3 a bug
-    // room for every annotator below
-    sqlx::query("UPDATE studies SET ratings_per_item = 10 WHERE id = $1")
-        .bind(study)
-        .execute(&mut *db.write().await.expect("write"))
-        .await
-        .expect("k=10");
+    set_k(&db, study, 10).await; // room for every annotator below
     for seed in 1..=8u64 {
         let pool = assign::ensure_pool(&db, study, seed as usize)
             .await
             .expect("pool");
         let a = pool[seed as usize - 1];
-        let spec = BatchSpec {
-            name: format!("alternate {seed}"),
-            strategy: Strategy::DynamicQueue,
-            filter: ItemFilter::default(),
-            annotators: vec![a],
-            seed,
-            lease_secs: 600,
-            avoid_same_bug: true,
-        };
-        assign::create_batch(&db, study, None, &spec)
-            .await
-            .expect("batch");
+        queue_batch(&db, study, vec![a], seed, 600, true).await;
         let mut bugs = Vec::new();
         while let Some(h) = assign::next_item(&db, study, a, now_ms())
             .await
@@ -561,18 +559,7 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
         .await
         .expect("k = 2");
     let pool = assign::ensure_pool(&db, study, 40).await.expect("pool");
-    let spec = BatchSpec {
-        name: "g".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: ItemFilter::default(),
-        annotators: pool.clone(),
-        seed: 5,
-        lease_secs: 600,
-        avoid_same_bug: false,
-    };
-    assign::create_batch(&db, study, None, &spec)
-        .await
-        .expect("batch");
+    queue_batch(&db, study, pool.clone(), 5, 600, false).await;
     // 40 claims at once: 12 items × k = 2 leave room for 24
     let db = Arc::new(db);
     let claims = futures_util::future::join_all(pool.iter().map(|&a| {
