@@ -332,6 +332,11 @@ async fn the_queue_avoids_the_bug_just_rated(store: Store) {
             .expect("vote");
         }
         assert_eq!(bugs.len(), 6, "seed {seed}: {bugs:?}");
+        // the progress bar: every item of the dynamic batch
+        assert_eq!(
+            assign::progress(&db, study, a).await.expect("progress"),
+            (6, 6)
+        );
         assert!(
             bugs.windows(2).all(|w| w[0] != w[1]),
             "seed {seed}: the same bug twice in a row: {bugs:?}"
@@ -348,6 +353,69 @@ async fn the_queue_avoids_the_bug_just_rated_sqlite() {
 #[tokio::test]
 async fn the_queue_avoids_the_bug_just_rated_postgres() {
     the_queue_avoids_the_bug_just_rated(Store::Postgres).await;
+}
+
+/// A participant's vote needs its consent — checked in the vote's own query, so a claim made
+/// without it (a moved or planned item) is still refused; staff tools vote for the pool's
+/// offline annotators, who never consent.
+async fn votes_wait_for_consent(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await; // 3 items
+    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
+    queue_batch(&db, study, pool.clone(), 1, 600, false).await;
+    let mut items = Vec::new();
+    for &a in &pool {
+        let h = assign::next_item(&db, study, a, now_ms())
+            .await
+            .expect("next")
+            .expect("an item");
+        items.push(h.item);
+    }
+    let required = assign::submit_as(
+        &db,
+        study,
+        pool[0],
+        items[0],
+        &vote("c1".into()),
+        now_ms(),
+        assign::Consent::Required,
+    )
+    .await;
+    assert!(
+        matches!(&required, Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("consent")),
+        "{required:?}"
+    );
+    natstudy::store::participation::consent(&db, pool[0], "{}")
+        .await
+        .expect("consent");
+    for (a, item, consent) in [
+        (pool[0], items[0], assign::Consent::Required),
+        (pool[1], items[1], assign::Consent::NotAsked),
+    ] {
+        let r = assign::submit_as(
+            &db,
+            study,
+            a,
+            item,
+            &vote(format!("{a}")),
+            now_ms(),
+            consent,
+        )
+        .await
+        .expect("vote");
+        assert_eq!(r, Submitted::Saved { revision: 1 });
+    }
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn votes_wait_for_consent_sqlite() {
+    votes_wait_for_consent(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn votes_wait_for_consent_postgres() {
+    votes_wait_for_consent(Store::Postgres).await;
 }
 
 async fn fixed_groups_and_drop_outs(store: Store) {

@@ -174,21 +174,22 @@ pub async fn annotate_state(
     } else if !me.guideline_seen {
         AnnotateStep::Guideline
     } else {
-        // only an item this annotator rated may be revised; anything else shows the queue
+        // only an item this annotator rated may be revised (its vote fills the form); anything
+        // else shows the queue, which never hands out an item the annotator rated
         let mine = match revise {
             Some(item) => store::participation::my_vote(db, annotator, item)
                 .await?
-                .map(|_| item),
+                .map(|vote| (item, vote)),
             None => None,
         };
         let target = match mine {
-            Some(item) => Some(item),
+            Some((item, vote)) => Some((item, Some(vote), None)),
             None => store::assign::next_item(db, study, annotator, crate::db::now_ms())
                 .await?
-                .map(|h| h.item),
+                .map(|h| (h.item, None, Some(h.original_left))),
         };
         match target {
-            Some(item) => {
+            Some((item, previous, side)) => {
                 let it = store::participation::item_for_display(db, study, item).await?;
                 let diff = item_diff(item, &it).await?;
                 let method_line = it.file_source.as_deref().and_then(|f| {
@@ -197,7 +198,10 @@ pub async fn annotate_state(
                     Some(f[..at].matches('\n').count() as u32 + 1)
                 });
                 let original_left = !settings.randomise_sides
-                    || store::participation::original_left(db, annotator, item).await?;
+                    || match side {
+                        Some(left) => left,
+                        None => store::participation::original_left(db, annotator, item).await?,
+                    };
                 AnnotateStep::Rate(Box::new(ItemView {
                     item,
                     summary: it.summary,
@@ -211,7 +215,7 @@ pub async fn annotate_state(
                     method_line,
                     method_lines: it.bug_source.lines().count() as u32,
                     original_left,
-                    previous: store::participation::my_vote(db, annotator, item).await?,
+                    previous,
                     token: super::participation::fresh_token(),
                 }))
             }

@@ -56,14 +56,6 @@ pub async fn submit_vote(
     vote: VoteForm,
 ) -> ServiceResult<()> {
     check_vote(&vote)?;
-    if !crate::store::participation::annotator_state(db, annotator)
-        .await?
-        .consented
-    {
-        return Err(ServiceError::Forbidden(
-            "give your consent before rating".into(),
-        ));
-    }
     let input = VoteInput {
         cr: vote.cr,
         cc: vote.cc,
@@ -73,7 +65,17 @@ pub async fn submit_vote(
         context_opened: vote.context_opened,
         token: vote.token,
     };
-    crate::store::assign::submit(db, study, annotator, item, &input, crate::db::now_ms()).await?;
+    // refused before the participant's consent, in the vote's own check
+    crate::store::assign::submit_as(
+        db,
+        study,
+        annotator,
+        item,
+        &input,
+        crate::db::now_ms(),
+        crate::store::assign::Consent::Required,
+    )
+    .await?;
     Ok(())
 }
 

@@ -129,8 +129,8 @@ pub async fn create_batch(
     let now = crate::db::now_ms();
     let mut tx = db.begin_write(study).await?;
     let batch: BatchId = sqlx::query(
-        "INSERT INTO batches (study_id, name, strategy, seed, lease_secs, avoid_same_bug, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+        "INSERT INTO batches (study_id, name, strategy, seed, lease_secs, avoid_same_bug, created_at, item_count) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
     )
     .bind(study)
     .bind(&spec.name)
@@ -139,6 +139,7 @@ pub async fn create_batch(
     .bind(spec.lease_secs)
     .bind(i64::from(spec.avoid_same_bug))
     .bind(now)
+    .bind(items.len() as i64)
     .fetch_one(&mut *tx)
     .await
     .map_err(|e| StoreError::conflict_on_unique(e, format!("batch {}", spec.name)))?

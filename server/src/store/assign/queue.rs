@@ -405,7 +405,8 @@ pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u
 }
 
 /// (rated, total) for the annotator's progress bar: total counts the items planned for (or
-/// rated by) the annotator in fixed-group batches and every item of their dynamic batches.
+/// rated by) the annotator in fixed-group batches and every item of their dynamic batches
+/// (`batches.item_count`, written when the batch is made: no count of the batch per page).
 pub async fn progress(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<(i64, i64)> {
     let r = sqlx::query(
         "SELECT \
@@ -413,7 +414,7 @@ pub async fn progress(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreR
           WHERE a.annotator_id = $1 AND b.study_id = $2 AND a.status = $3) AS done, \
          (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
           WHERE a.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $4 AND a.status IN ($3, $5, $6)) AS fixed, \
-         (SELECT COUNT(*) FROM batch_items bi JOIN batches b ON b.id = bi.batch_id JOIN batch_annotators ba ON ba.batch_id = b.id \
+         (SELECT CAST(COALESCE(SUM(b.item_count), 0) AS BIGINT) FROM batches b JOIN batch_annotators ba ON ba.batch_id = b.id \
           WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7) AS queue",
     )
     .bind(annotator)

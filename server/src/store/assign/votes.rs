@@ -52,16 +52,26 @@ macro_rules! upsert_vote {
     };
 }
 
+/// Whether a vote needs the annotator's consent first: a participant's does; staff tools and
+/// benchmarks vote for the pool's offline annotators (`ensure_pool`), who never consent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consent {
+    Required,
+    NotAsked,
+}
+
 /// Records a vote, durably, before it is acknowledged. Refuses what would exceed k, what the
-/// annotator was never handed, and revisions after the annotator finished. Runs in a group
-/// commit: the vote is durable when this returns.
-pub async fn submit(
+/// annotator was never handed, revisions after the annotator finished, and with
+/// [`Consent::Required`] votes before the annotator's consent (checked in the same query).
+/// Runs in a group commit: the vote is durable when this returns.
+pub async fn submit_as(
     db: &Db,
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
     vote: &VoteInput,
     now: i64,
+    consent: Consent,
 ) -> StoreResult<Submitted> {
     if !(1..=4).contains(&vote.cr) || !(1..=4).contains(&vote.cc) {
         return Err(StoreError::Invalid(
@@ -71,9 +81,24 @@ pub async fn submit(
     let vote = vote.clone();
     grouped(db, study, move |conn, shared| {
         let vote = vote.clone();
-        Box::pin(async move { submit_in(conn, shared, study, annotator, item, &vote, now).await })
+        Box::pin(async move {
+            submit_in(conn, shared, study, annotator, item, &vote, now, consent).await
+        })
     })
     .await
+}
+
+/// [`submit_as`] without asking for consent (staff tools, imports of offline annotators,
+/// benchmarks).
+pub async fn submit(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: &VoteInput,
+    now: i64,
+) -> StoreResult<Submitted> {
+    submit_as(db, study, annotator, item, vote, now, Consent::NotAsked).await
 }
 
 async fn submit_in(
@@ -84,11 +109,12 @@ async fn submit_in(
     item: ItemId,
     vote: &VoteInput,
     now: i64,
+    consent: Consent,
 ) -> StoreResult<Submitted> {
     // one round trip: the assignment, a submit seen before, k, the item's ratings and others'
     // open claims
     let a = sqlx::query(
-        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, \
+        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, an.consented_at, \
          (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
          (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
          (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
@@ -118,6 +144,11 @@ async fn submit_in(
     };
     if let Some(revision) = a.try_get::<Option<i64>, _>("seen")? {
         return Ok(Submitted::Duplicate { revision });
+    }
+    if consent == Consent::Required && a.try_get::<Option<i64>, _>("consented_at")?.is_none() {
+        return Err(StoreError::Forbidden(
+            "give your consent before rating".into(),
+        ));
     }
     let k: i64 = a
         .try_get::<Option<i64>, _>("k")?
