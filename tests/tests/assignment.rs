@@ -258,25 +258,26 @@ async fn a_group_sees_leases_expire(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 1).await; // 3 items
     set_k(&db, study, 1).await;
-    let pool = assign::ensure_pool(&db, study, 5).await.expect("pool");
+    let pool = assign::ensure_pool(&db, study, 8).await.expect("pool");
     queue_batch(&db, study, pool.clone(), 3, 60, false).await;
     let t0 = now_ms();
     let first = assign::next_item(&db, study, pool[0], t0)
         .await
         .expect("next")
         .expect("the queue's first item");
-    // three claims while that lease lives, and one after every lease so far has expired
+    // six claims while that lease lives (a group large enough to look for the front once),
+    // and one after every lease so far has expired
     let db = Arc::new(db);
-    let times = [t0 + 1_000, t0 + 1_000, t0 + 1_000, t0 + 100_000];
+    let times = [1_000, 1_000, 1_000, 1_000, 1_000, 1_000, 100_000].map(|d| t0 + d);
     let handed = futures_util::future::join_all(pool[1..].iter().zip(times).map(|(&a, t)| {
         let db = db.clone();
         async move { assign::next_item(&db, study, a, t).await.expect("next") }
     }))
     .await;
-    let early: Vec<_> = handed[..3].iter().flatten().map(|h| h.item).collect();
+    let early: Vec<_> = handed[..6].iter().flatten().map(|h| h.item).collect();
     assert_eq!(early.len(), 2, "two items had room: {handed:?}");
     assert!(!early.contains(&first.item), "{handed:?}");
-    let late = handed[3].as_ref().expect("the late claim gets an item");
+    let late = handed[6].as_ref().expect("the late claim gets an item");
     assert_eq!(
         late.item, first.item,
         "every lease expired: the queue's first item comes first"

@@ -57,6 +57,8 @@ pub trait Job: Send + 'static {
 #[derive(Debug, Clone)]
 pub struct Shared {
     backend: Backend,
+    /// Jobs in the group.
+    jobs: usize,
     /// Per study, its k (ratings per item) as read in this transaction; no job of a group
     /// changes it, and the study's lock is held until the commit.
     k: BTreeMap<i64, i64>,
@@ -76,9 +78,10 @@ pub struct Shared {
 const LIST_LENGTHS: [usize; 4] = [1, 8, 32, MAX_GROUP];
 
 impl Shared {
-    pub fn new(backend: Backend) -> Shared {
+    pub fn new(backend: Backend, jobs: usize) -> Shared {
         Shared {
             backend,
+            jobs,
             k: BTreeMap::new(),
             active: BTreeMap::new(),
             changed: BTreeSet::new(),
@@ -89,6 +92,12 @@ impl Shared {
     /// The database the group writes to (for the few statements whose best form differs).
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Whether the group holds enough jobs for a fact found once to pay off (one query found
+    /// for several jobs instead of none saved for one).
+    pub fn shares_work(&self) -> bool {
+        self.jobs >= 4
     }
 
     /// The study's k if a job of this group read it already.
@@ -291,7 +300,7 @@ async fn attempt(
     savepoints: bool,
 ) -> Result<bool, sqlx::Error> {
     let mut tx = begin(w, locks).await?;
-    let mut shared = Shared::new(w.backend);
+    let mut shared = Shared::new(w.backend, jobs.len());
     for job in jobs.iter_mut() {
         // what a failed job put in `shared` is taken back with its writes
         let before = savepoints.then(|| shared.clone());
@@ -366,7 +375,7 @@ mod tests {
 
     #[test]
     fn an_annotator_keeps_its_latest_time() {
-        let mut s = Shared::new(Backend::Sqlite);
+        let mut s = Shared::new(Backend::Sqlite, 1);
         s.touch(7, 20);
         s.touch(7, 10);
         s.touch(8, 5);

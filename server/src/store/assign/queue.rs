@@ -92,7 +92,8 @@ const FRONT_SQL: &str = "WITH f AS (SELECT (SELECT bi.queue_rank FROM batch_item
        AND c.status = $5 AND c.lease_expires_at > $2) AS until FROM f";
 
 /// The batch's queue front at `now` (`Shared::fronts`): from the group, or found now. `None`:
-/// no item of the batch has room.
+/// no item of the batch has room. A group of a few jobs does not look for it (the lowest rank:
+/// the candidates' range starts at the beginning, as it would without the front).
 async fn queue_front(
     conn: &mut sqlx::AnyConnection,
     shared: &mut Shared,
@@ -102,6 +103,9 @@ async fn queue_front(
 ) -> StoreResult<Option<i64>> {
     if let Some(rank) = shared.front(batch.into(), now) {
         return Ok(rank);
+    }
+    if !shared.shares_work() {
+        return Ok(Some(i64::MIN));
     }
     let r = sqlx::query(FRONT_SQL)
         .bind(batch)
