@@ -126,30 +126,6 @@ fn fresh_resume_code() -> String {
         .collect()
 }
 
-/// Gives a participant who just joined its resume code, in the join's transaction: a code no
-/// one holds (checked first, so the unlikely collision never fails the join's statement).
-async fn give_resume_code_in(
-    conn: &mut sqlx::AnyConnection,
-    annotator: AnnotatorId,
-) -> StoreResult<()> {
-    loop {
-        let code = fresh_resume_code();
-        let taken = sqlx::query("SELECT 1 FROM annotators WHERE resume_code = $1")
-            .bind(&code)
-            .fetch_optional(&mut *conn)
-            .await?
-            .is_some();
-        if !taken {
-            sqlx::query("UPDATE annotators SET resume_code = $1 WHERE id = $2")
-                .bind(&code)
-                .bind(annotator)
-                .execute(&mut *conn)
-                .await?;
-            return Ok(());
-        }
-    }
-}
-
 /// Gives the participant a fresh random resume code (retrying on the unlikely collision);
 /// for participants who did not join through an invite.
 async fn give_resume_code(db: &Db, annotator: AnnotatorId) -> StoreResult<String> {
@@ -196,11 +172,17 @@ pub async fn by_resume_code(db: &Db, code: &str) -> StoreResult<Option<(Annotato
 
 /// Inserts an annotator under the study's next free code `S{n}` (in the caller's write
 /// transaction, so two joins never get the same code).
+/// A new annotator of `study` with the next free code `S{n}` — with `resume`, also a resume code
+/// no one holds (checked in the same statement: a code or resume code already taken inserts
+/// nothing and the next is tried, so the unlikely collision never fails the statement) — and
+/// the reviewer flag. One statement in the common case.
 async fn insert_with_next_code(
     tx: &mut sqlx::AnyConnection,
     study: StudyId,
     user: Option<UserId>,
     pid: Option<&str>,
+    resume: bool,
+    reviewer: bool,
 ) -> StoreResult<(AnnotatorId, String)> {
     let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
         .bind(study)
@@ -211,7 +193,8 @@ async fn insert_with_next_code(
     loop {
         let code = format!("S{code_n}");
         let r = sqlx::query(
-            "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at) VALUES ($1, $2, $3, $4, $5) \
+            "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at, resume_code, reviewer) \
+             SELECT $1, $2, $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM annotators WHERE resume_code = $6) \
              ON CONFLICT (study_id, code) DO NOTHING RETURNING id",
         )
         .bind(study)
@@ -219,6 +202,8 @@ async fn insert_with_next_code(
         .bind(user)
         .bind(pid)
         .bind(now_ms())
+        .bind(resume.then(fresh_resume_code))
+        .bind(i64::from(reviewer))
         .fetch_optional(&mut *tx)
         .await?;
         if let Some(r) = r {
@@ -272,7 +257,8 @@ pub async fn join(
     current: Option<AnnotatorId>,
 ) -> StoreResult<(AnnotatorId, StudyId)> {
     let inv = sqlx::query(
-        "SELECT id, study_id, batch_id, cap, used, purpose, closed_at FROM invites WHERE token = $1",
+        "SELECT i.id, i.study_id, i.batch_id, i.purpose, i.closed_at, b.seed FROM invites i \
+         LEFT JOIN batches b ON b.id = i.batch_id WHERE i.token = $1",
     )
     .bind(token)
     .fetch_optional(&db.pool)
@@ -295,12 +281,14 @@ pub async fn join(
         ));
     }
     let purpose: String = inv.try_get("purpose")?;
+    let batch: Option<BatchId> = inv.try_get("batch_id")?;
+    let seed: Option<i64> = inv.try_get("seed")?;
     let join = Join {
         study,
         invite: inv.try_get("id")?,
-        cap: inv.try_get("cap")?,
         review: purpose == "review",
-        batch: inv.try_get("batch_id")?,
+        // a batch's seed never changes
+        batch: batch.zip(seed),
         pid: pid.map(str::to_owned),
     };
     let annotator = grouped(db, study, move |conn, _shared| {
@@ -316,45 +304,43 @@ pub async fn join(
 struct Join {
     study: StudyId,
     invite: i64,
-    cap: i64,
     review: bool,
-    batch: Option<i64>,
+    /// The invite's batch and its seed.
+    batch: Option<(BatchId, i64)>,
     pid: Option<String>,
 }
 
 impl Join {
+    /// Six statements (each a round trip on PostgreSQL, inside the group's serial writer).
     async fn run_in(&self, conn: &mut sqlx::AnyConnection) -> StoreResult<AnnotatorId> {
-        let used: i64 = sqlx::query("SELECT used FROM invites WHERE id = $1")
-            .bind(self.invite)
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get(0)?;
-        if used >= self.cap {
+        // the check and the use of the invite in one statement
+        let used = sqlx::query(
+            "UPDATE invites SET used = used + 1 WHERE id = $1 AND used < cap RETURNING used",
+        )
+        .bind(self.invite)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if used.is_none() {
             return Err(StoreError::Forbidden(
                 "this invite link has been used up".into(),
             ));
         }
-        let (annotator, code) =
-            insert_with_next_code(conn, self.study, None, self.pid.as_deref()).await?;
-        // the code to continue elsewhere, now: the participant's first page writes nothing
-        give_resume_code_in(conn, annotator).await?;
-        if self.review {
-            sqlx::query("UPDATE annotators SET reviewer = 1 WHERE id = $1")
-                .bind(annotator)
-                .execute(&mut *conn)
-                .await?;
-        }
-        if let Some(batch) = self.batch {
+        // with the code to continue elsewhere, now: the participant's first page writes nothing
+        let (annotator, code) = insert_with_next_code(
+            conn,
+            self.study,
+            None,
+            self.pid.as_deref(),
+            true,
+            self.review,
+        )
+        .await?;
+        if let Some((batch, seed)) = self.batch {
             sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
                 .bind(batch)
                 .bind(annotator)
                 .execute(&mut *conn)
                 .await?;
-            let seed: i64 = sqlx::query("SELECT seed FROM batches WHERE id = $1")
-                .bind(batch)
-                .fetch_one(&mut *conn)
-                .await?
-                .try_get(0)?;
             sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
                 .bind(
                     crate::engine::assignment::annotator_seed(seed as u64, annotator.get()) as i64
@@ -364,10 +350,6 @@ impl Join {
                 .execute(&mut *conn)
                 .await?;
         }
-        sqlx::query("UPDATE invites SET used = used + 1 WHERE id = $1")
-            .bind(self.invite)
-            .execute(&mut *conn)
-            .await?;
         audit::record(
             &mut *conn,
             None,
@@ -414,7 +396,7 @@ pub async fn enrol_user(db: &Db, study: StudyId, user: UserId) -> StoreResult<An
         return Ok(a);
     }
     let mut tx = db.begin_write(study).await?;
-    let (id, _) = insert_with_next_code(&mut tx, study, Some(user), None).await?;
+    let (id, _) = insert_with_next_code(&mut tx, study, Some(user), None, false, false).await?;
     tx.commit().await?;
     Ok(id)
 }
