@@ -21,4 +21,5 @@ pub mod password;
 pub mod present;
 pub mod service;
 pub mod store;
+pub mod survey_client;
 pub mod web;

@@ -409,47 +409,25 @@ pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, S
     Ok((batch, token))
 }
 
-/// A participant's side of the survey over HTTP, against any server (`base`: its URL).
+/// A participant's side of the survey over HTTP, against any server (`base`: its URL): the
+/// requests of `natstudy::survey_client` (which the load benchmark sends too), failing as
+/// tests do.
 pub mod participants {
     use natstudy::ids::{ItemId, StudyId};
+    use natstudy::survey_client::{self as sc, Answers};
 
     /// A client that keeps cookies and never follows redirects.
     pub fn client() -> reqwest::Client {
-        reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(std::time::Duration::from_secs(90))
-            .build()
-            .expect("http client")
+        sc::client(std::time::Duration::from_secs(90)).expect("http client")
     }
 
     /// A participant who joined through the invite, consented and read the guideline.
     pub async fn participant(base: &str, study: StudyId, token: &str) -> reqwest::Client {
         let c = client();
-        let s = study.to_string();
-        for (path, form) in [
-            ("/api/join", vec![("token", token)]),
-            (
-                "/api/annotate/consent",
-                vec![
-                    ("study", s.as_str()),
-                    ("answers[years]", "1-3"),
-                    ("answers[role]", "developer"),
-                ],
-            ),
-            ("/api/annotate/start", vec![("study", s.as_str())]),
-        ] {
-            let r = c
-                .post(format!("{base}{path}"))
-                .form(&form)
-                .send()
+        for step in 0..sc::JOIN_STEPS.len() {
+            sc::join_step(&c, base, study, token, step)
                 .await
-                .expect(path);
-            assert!(
-                r.status().is_success() || r.status().is_redirection(),
-                "{path}: {}",
-                r.status()
-            );
+                .expect("join step");
         }
         c
     }
@@ -460,12 +438,7 @@ pub mod participants {
         c: &reqwest::Client,
         study: StudyId,
     ) -> reqwest::Result<serde_json::Value> {
-        c.post(format!("{base}/api/annotate/state"))
-            .form(&[("study", study.to_string())])
-            .send()
-            .await?
-            .json()
-            .await
+        sc::state(c, base, study).await
     }
 
     /// The item and submit token the rating page gets.
@@ -474,12 +447,7 @@ pub mod participants {
         c: &reqwest::Client,
         study: StudyId,
     ) -> Option<(ItemId, String)> {
-        let st = state(base, c, study).await.expect("state");
-        let rate = &st["step"]["Rate"];
-        Some((
-            ItemId(rate["item"].as_i64()?),
-            rate["token"].as_str()?.to_owned(),
-        ))
+        sc::rate_step(&state(base, c, study).await.expect("state"))
     }
 
     /// Submits a vote (CR 2, CC 3).
@@ -505,16 +473,11 @@ pub mod participants {
         token: &str,
         comment: &str,
     ) -> reqwest::Result<reqwest::Response> {
-        c.post(format!("{base}/api/annotate/vote"))
-            .form(&[
-                ("study", study.to_string()),
-                ("item", item.to_string()),
-                ("cr", "2".into()),
-                ("cc", "3".into()),
-                ("comment", comment.into()),
-                ("token", token.into()),
-            ])
-            .send()
-            .await
+        let answers = Answers {
+            cr: 2,
+            cc: 3,
+            comment,
+        };
+        sc::vote(c, base, study, item, token, answers).await
     }
 }

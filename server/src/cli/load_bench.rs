@@ -16,6 +16,7 @@ use super::Global;
 use crate::db::Db;
 use crate::ids::StudyId;
 use crate::store::assign::{self, BatchSpec, Strategy};
+use crate::survey_client;
 
 /// What the load test does.
 #[derive(Debug, Clone)]
@@ -200,33 +201,11 @@ async fn participant(
     deadline: Instant,
     tally: &Mutex<Tally>,
 ) -> Result<()> {
-    let c = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_secs(120))
-        .build()?;
-    let sid = study.to_string();
+    let c = survey_client::client(Duration::from_secs(120))?;
     let t0 = Instant::now();
-    for (step, (path, form)) in [
-        ("/api/join", vec![("token", invite)]),
-        (
-            "/api/annotate/consent",
-            vec![
-                ("study", sid.as_str()),
-                ("answers[years]", "1-3"),
-                ("answers[role]", "developer"),
-            ],
-        ),
-        ("/api/annotate/start", vec![("study", sid.as_str())]),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    for step in 0..survey_client::JOIN_STEPS.len() {
         let t = Instant::now();
-        let r = c.post(format!("{base}{path}")).form(&form).send().await?;
-        if !(r.status().is_success() || r.status().is_redirection()) {
-            bail!("{path}: {}", r.status());
-        }
+        survey_client::join_step(&c, base, study, invite, step).await?;
         tally.lock().await.join_steps[step].push(t.elapsed());
     }
     {
@@ -248,14 +227,7 @@ async fn participant(
     while Instant::now() < deadline {
         let steady = tally.lock().await.joined == s.participants;
         let t = Instant::now();
-        let st: serde_json::Value = c
-            .post(format!("{base}/api/annotate/state"))
-            .form(&[("study", sid.as_str())])
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
+        let st = survey_client::state(&c, base, study).await?;
         {
             let mut tl = tally.lock().await;
             tl.states.push(t.elapsed());
@@ -263,26 +235,19 @@ async fn participant(
                 tl.after_burst.push(t.elapsed());
             }
         }
-        let rate = &st["step"]["Rate"];
-        let (Some(item), Some(token)) = (rate["item"].as_i64(), rate["token"].as_str()) else {
+        let Some((item, token)) = survey_client::rate_step(&st) else {
             return Ok(()); // nothing left to rate
         };
         tokio::time::sleep(pause(s.think)).await;
         k += 1;
         let steady = tally.lock().await.joined == s.participants;
         let t = Instant::now();
-        let r = c
-            .post(format!("{base}/api/annotate/vote"))
-            .form(&[
-                ("study", sid.clone()),
-                ("item", item.to_string()),
-                ("cr", (1 + k % 4).to_string()),
-                ("cc", (1 + (k / 4) % 4).to_string()),
-                ("comment", String::new()),
-                ("token", token.to_owned()),
-            ])
-            .send()
-            .await?;
+        let answers = survey_client::Answers {
+            cr: (1 + k % 4) as u8,
+            cc: (1 + (k / 4) % 4) as u8,
+            comment: "",
+        };
+        let r = survey_client::vote(&c, base, study, item, &token, answers).await?;
         if !r.status().is_success() {
             bail!("annotate/vote: {}", r.status());
         }
