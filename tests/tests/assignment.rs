@@ -6,7 +6,7 @@ use std::sync::Arc;
 use natstudy::db::{now_ms, Db};
 use natstudy::ids::StudyId;
 use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted, VoteInput};
-use natstudy_tests::{fresh_db, Store};
+use natstudy_tests::{fresh_db, on_both_stores, Store};
 use rand::{Rng, SeedableRng};
 
 /// A study with `bugs` bugs of 3 transformations each.
@@ -287,15 +287,7 @@ async fn a_group_sees_leases_expire(store: Store) {
     guard.drop_now(db).await;
 }
 
-#[tokio::test]
-async fn a_group_sees_leases_expire_sqlite() {
-    a_group_sees_leases_expire(Store::Sqlite).await;
-}
-
-#[tokio::test]
-async fn a_group_sees_leases_expire_postgres() {
-    a_group_sees_leases_expire(Store::Postgres).await;
-}
+on_both_stores!(a_group_sees_leases_expire => a_group_sees_leases_expire_sqlite, a_group_sees_leases_expire_postgres);
 
 /// The dynamic queue never hands an annotator two items of one bug back to back while an item
 /// of another bug has room: two bugs of three items each come strictly alternating, whatever
@@ -346,15 +338,7 @@ async fn the_queue_avoids_the_bug_just_rated(store: Store) {
     guard.drop_now(db).await;
 }
 
-#[tokio::test]
-async fn the_queue_avoids_the_bug_just_rated_sqlite() {
-    the_queue_avoids_the_bug_just_rated(Store::Sqlite).await;
-}
-
-#[tokio::test]
-async fn the_queue_avoids_the_bug_just_rated_postgres() {
-    the_queue_avoids_the_bug_just_rated(Store::Postgres).await;
-}
+on_both_stores!(the_queue_avoids_the_bug_just_rated => the_queue_avoids_the_bug_just_rated_sqlite, the_queue_avoids_the_bug_just_rated_postgres);
 
 /// A participant's vote needs its consent — checked in the vote's own query, so a claim made
 /// without it (a moved or planned item) is still refused; staff tools vote for the pool's
@@ -409,15 +393,7 @@ async fn votes_wait_for_consent(store: Store) {
     guard.drop_now(db).await;
 }
 
-#[tokio::test]
-async fn votes_wait_for_consent_sqlite() {
-    votes_wait_for_consent(Store::Sqlite).await;
-}
-
-#[tokio::test]
-async fn votes_wait_for_consent_postgres() {
-    votes_wait_for_consent(Store::Postgres).await;
-}
+on_both_stores!(votes_wait_for_consent => votes_wait_for_consent_sqlite, votes_wait_for_consent_postgres);
 
 async fn fixed_groups_and_drop_outs(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
