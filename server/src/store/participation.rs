@@ -170,9 +170,8 @@ pub async fn by_resume_code(db: &Db, code: &str) -> StoreResult<Option<(Annotato
     )
 }
 
-/// Inserts an annotator under the study's next free code `S{n}` (in the caller's write
-/// transaction, so two joins never get the same code).
-/// A new annotator of `study` with the next free code `S{n}` — with `resume`, also a resume code
+/// A new annotator of `study` with the next free code `S{n}` (in the caller's write
+/// transaction, so two joins never get the same code) — with `resume`, also a resume code
 /// no one holds (checked in the same statement: a code or resume code already taken inserts
 /// nothing and the next is tried, so the unlikely collision never fails the statement) — and
 /// the reviewer flag. One statement in the common case.
