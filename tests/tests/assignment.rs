@@ -370,7 +370,7 @@ async fn votes_wait_for_consent(store: Store) {
         matches!(&required, Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("consent")),
         "{required:?}"
     );
-    natstudy::store::participation::consent(&db, pool[0], "{}")
+    natstudy::store::participation::consent(&db, study, pool[0], "{}")
         .await
         .expect("consent");
     for (a, item, consent) in [
@@ -728,3 +728,111 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k_sqlite() {
 async fn grouped_writes_fail_alone_and_the_queue_follows_k_postgres() {
     grouped_writes_fail_alone_and_the_queue_follows_k(Store::Postgres).await;
 }
+
+/// What the survey reads on every page: its one-statement standing (settings, the annotator,
+/// progress) agrees with the separate reads and knows only the study's own annotators; the
+/// server's cache of who belongs where remembers members, never a refusal, and never lets a
+/// member of one study into another.
+async fn the_survey_reads_agree(store: Store) {
+    use natstudy::service::annotate::SurveyCache;
+    use natstudy::store::participation;
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 2).await; // 6 items
+    let other = natstudy::store::studies::create(&db, None, "other", "")
+        .await
+        .expect("study");
+    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
+    let stranger = assign::ensure_pool(&db, other, 1).await.expect("pool")[0];
+    queue_batch(&db, study, vec![pool[0]], 1, 600, false).await;
+    let h = assign::next_item(&db, study, pool[0], now_ms())
+        .await
+        .expect("next")
+        .expect("an item");
+    assign::submit(&db, study, pool[0], h.item, &vote("s-1".into()), now_ms())
+        .await
+        .expect("vote");
+    participation::consent(&db, study, pool[0], "{}")
+        .await
+        .expect("consent");
+    participation::guideline_seen(&db, study, pool[1])
+        .await
+        .expect("guideline");
+    for (a, progress, consented, seen) in [
+        (pool[0], (1, 6), true, false),
+        (pool[1], (0, 0), false, true),
+    ] {
+        let st = participation::standing(&db, study, a)
+            .await
+            .expect("standing");
+        assert_eq!(st.progress, progress);
+        assert_eq!(
+            st.progress,
+            assign::progress(&db, study, a).await.expect("progress")
+        );
+        let settings = participation::study_settings(&db, study)
+            .await
+            .expect("settings");
+        assert_eq!(
+            (
+                st.settings.name.as_str(),
+                st.settings.ratings_per_item,
+                &st.settings.guideline
+            ),
+            (
+                settings.name.as_str(),
+                settings.ratings_per_item,
+                &settings.guideline
+            )
+        );
+        assert_eq!(
+            (
+                st.annotator.consented,
+                st.annotator.guideline_seen,
+                st.annotator.finished
+            ),
+            (consented, seen, false),
+            "{a}"
+        );
+    }
+    // consent and the guideline are the study's: another study's id changes nothing
+    participation::consent(&db, other, pool[1], "{}")
+        .await
+        .expect("no-op");
+    let st = participation::standing(&db, study, pool[1])
+        .await
+        .expect("standing");
+    assert!(!st.annotator.consented);
+    assert!(matches!(
+        participation::standing(&db, other, pool[0]).await,
+        Err(natstudy::store::StoreError::NotFound(_))
+    ));
+
+    let cache = SurveyCache::default();
+    for _ in 0..2 {
+        assert_eq!(
+            cache
+                .annotator_in(&db, study, Some(pool[0]), None)
+                .await
+                .expect("in"),
+            Some(pool[0])
+        );
+        assert_eq!(
+            cache
+                .annotator_in(&db, other, Some(pool[0]), None)
+                .await
+                .expect("in"),
+            None,
+            "a member of one study is not one of another"
+        );
+        assert_eq!(
+            cache
+                .annotator_in(&db, study, Some(stranger), None)
+                .await
+                .expect("in"),
+            None
+        );
+    }
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(the_survey_reads_agree => the_survey_reads_agree_sqlite, the_survey_reads_agree_postgres);

@@ -144,16 +144,100 @@ fn guideline_memo(markdown: &str) -> Arc<String> {
     })
 }
 
+/// What the survey reads on every page and that never changes once written, kept per server
+/// (per database): which study an annotator belongs to, and each item as it is shown (items,
+/// their bugs and projects are never rewritten or deleted in the shown fields; an annotator
+/// never moves to another study). A cache hit saves a database round trip per request.
+pub struct SurveyCache {
+    members: Memo<()>,
+    items: Memo<store::participation::ItemForDisplay>,
+}
+
+impl Default for SurveyCache {
+    fn default() -> Self {
+        SurveyCache {
+            // ~100 bytes an entry: some 80,000 participants
+            members: Memo::new(8 << 20),
+            items: Memo::new(64 << 20),
+        }
+    }
+}
+
+impl std::fmt::Debug for SurveyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SurveyCache")
+            .field("members", &self.members.usage())
+            .field("items", &self.items.usage())
+            .finish()
+    }
+}
+
+impl SurveyCache {
+    /// The annotator of `study` that the session's participant or account is (as
+    /// `store::participation::annotator_in`), a known participant without a read.
+    pub async fn annotator_in(
+        &self,
+        db: &Db,
+        study: StudyId,
+        participant: Option<AnnotatorId>,
+        user: Option<crate::ids::UserId>,
+    ) -> Result<Option<AnnotatorId>, StoreError> {
+        let key = participant.map(|p| self.members.key((p, study)));
+        if key.and_then(|k| self.members.get(k)).is_some() {
+            return Ok(participant);
+        }
+        let found = store::participation::annotator_in(db, study, participant, user).await?;
+        if let Some(k) = key.filter(|_| found.is_some() && found == participant) {
+            self.members.get_or(k, 100, || ());
+        }
+        Ok(found)
+    }
+
+    /// The item as the rating page shows it.
+    async fn item(
+        &self,
+        db: &Db,
+        study: StudyId,
+        item: ItemId,
+    ) -> Result<Arc<store::participation::ItemForDisplay>, StoreError> {
+        let key = self.items.key((study, item));
+        if let Some(it) = self.items.get(key) {
+            return Ok(it);
+        }
+        let it = store::participation::item_for_display(db, study, item).await?;
+        let weight = 256
+            + [
+                &it.summary,
+                &it.operator,
+                &it.source,
+                &it.bug_key,
+                &it.bug_source,
+                &it.file_path,
+                &it.method,
+                &it.project,
+            ]
+            .iter()
+            .map(|s| s.len())
+            .sum::<usize>()
+            + it.file_source.as_ref().map_or(0, String::len)
+            + 4 * (it.buggy_lines.len() + it.transformed_buggy_lines.as_ref().map_or(0, Vec::len));
+        Ok(self.items.get_or(key, weight, || it))
+    }
+}
+
 /// Where a participant stands, with the item to show.
 pub async fn annotate_state(
     db: &Db,
+    cache: &SurveyCache,
     study: StudyId,
     annotator: AnnotatorId,
     revise: Option<ItemId>,
 ) -> Result<AnnotateState, StoreError> {
-    let settings = store::participation::study_settings(db, study).await?;
-    let me = store::participation::annotator_state(db, annotator).await?;
-    let (done, total) = store::assign::progress(db, study, annotator).await?;
+    let store::participation::Standing {
+        settings,
+        annotator: me,
+        progress: (done, total),
+    } = store::participation::standing(db, study, annotator).await?;
     let step = if me.finished {
         AnnotateStep::Finished {
             completion_code: settings.completion_code.clone(),
@@ -190,7 +274,7 @@ pub async fn annotate_state(
         };
         match target {
             Some((item, previous, side)) => {
-                let it = store::participation::item_for_display(db, study, item).await?;
+                let it = cache.item(db, study, item).await?;
                 let diff = item_diff(item, &it).await?;
                 let method_line = it.file_source.as_deref().and_then(|f| {
                     let first = it.bug_source.lines().find(|l| !l.trim().is_empty())?.trim();
@@ -204,14 +288,14 @@ pub async fn annotate_state(
                     };
                 AnnotateStep::Rate(Box::new(ItemView {
                     item,
-                    summary: it.summary,
-                    operator: (!settings.blind_operator).then_some(it.operator),
-                    bug_id: (!settings.blind_bug_id).then_some(it.bug_key),
-                    project: it.project,
-                    file_path: it.file_path,
-                    method: it.method,
+                    summary: it.summary.clone(),
+                    operator: (!settings.blind_operator).then(|| it.operator.clone()),
+                    bug_id: (!settings.blind_bug_id).then(|| it.bug_key.clone()),
+                    project: it.project.clone(),
+                    file_path: it.file_path.clone(),
+                    method: it.method.clone(),
                     diff: diff.as_ref().clone(),
-                    file_source: it.file_source,
+                    file_source: it.file_source.clone(),
                     method_line,
                     method_lines: it.bug_source.lines().count() as u32,
                     original_left,

@@ -411,13 +411,13 @@ pub struct AnnotatorState {
     pub finished: bool,
 }
 
-pub async fn annotator_state(db: &Db, annotator: AnnotatorId) -> StoreResult<AnnotatorState> {
-    let r = sqlx::query(
-        "SELECT code, user_id, resume_code, consented_at, guideline_seen_at, finished_at FROM annotators WHERE id = $1",
-    )
-    .bind(annotator)
-    .fetch_one(&db.pool)
-    .await?;
+/// The [`AnnotatorState`] in a row of `annotators`' columns (giving a resume code to a
+/// participant who joined before they existed).
+async fn annotator_state_of(
+    db: &Db,
+    annotator: AnnotatorId,
+    r: &sqlx::any::AnyRow,
+) -> StoreResult<AnnotatorState> {
     let account: Option<i64> = r.try_get("user_id")?;
     let mut resume_code: Option<String> = r.try_get("resume_code")?;
     if resume_code.is_none() && account.is_none() {
@@ -433,25 +433,49 @@ pub async fn annotator_state(db: &Db, annotator: AnnotatorId) -> StoreResult<Ann
     })
 }
 
-pub async fn consent(db: &Db, annotator: AnnotatorId, screener_json: &str) -> StoreResult<()> {
-    sqlx::query("UPDATE annotators SET consented_at = $1, screener = $2 WHERE id = $3 AND consented_at IS NULL")
-        .bind(now_ms())
-        .bind(screener_json)
-        .bind(annotator)
-        .execute(&mut *db.write().await?)
-        .await?;
-    Ok(())
+/// Records the participant's consent and screener answers (once), in the study's group commit:
+/// a burst of participants starting together shares durable commits.
+pub async fn consent(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    screener_json: &str,
+) -> StoreResult<()> {
+    let sql = "UPDATE annotators SET consented_at = $1, screener = $4 \
+               WHERE id = $2 AND study_id = $3 AND consented_at IS NULL";
+    first_step(db, study, annotator, sql, Some(screener_json.to_owned())).await
 }
 
-pub async fn guideline_seen(db: &Db, annotator: AnnotatorId) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE annotators SET guideline_seen_at = $1 WHERE id = $2 AND guideline_seen_at IS NULL",
-    )
-    .bind(now_ms())
-    .bind(annotator)
-    .execute(&mut *db.write().await?)
-    .await?;
-    Ok(())
+/// Records that the participant read the guideline (once), in the study's group commit.
+pub async fn guideline_seen(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
+    let sql = "UPDATE annotators SET guideline_seen_at = $1 \
+               WHERE id = $2 AND study_id = $3 AND guideline_seen_at IS NULL";
+    first_step(db, study, annotator, sql, None).await
+}
+
+/// One of a participant's first steps: `sql` binds the time, the annotator, the study and
+/// (when given) `extra`.
+async fn first_step(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    sql: &'static str,
+    extra: Option<String>,
+) -> StoreResult<()> {
+    grouped(db, study, move |conn, _shared| {
+        let extra = extra.clone();
+        Box::pin(async move {
+            let q = sqlx::query(sql).bind(now_ms()).bind(annotator).bind(study);
+            match extra {
+                Some(x) => q.bind(x),
+                None => q,
+            }
+            .execute(&mut *conn)
+            .await?;
+            Ok(())
+        })
+    })
+    .await
 }
 
 pub async fn finish(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
@@ -482,14 +506,15 @@ pub struct StudySettings {
     pub completion_code: Option<String>,
 }
 
-pub async fn study_settings(db: &Db, study: StudyId) -> StoreResult<StudySettings> {
-    let r = sqlx::query(
-        "SELECT name, ratings_per_item, guideline, consent_text, screener, blind_operator, blind_bug_id, randomise_sides, completion_code FROM studies WHERE id = $1",
-    )
-        .bind(study)
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
+/// The `studies` columns of [`StudySettings`], for a query over `studies s`.
+macro_rules! settings_columns {
+    () => {
+        "s.name, s.ratings_per_item, s.guideline, s.consent_text, s.screener, s.blind_operator, \
+         s.blind_bug_id, s.randomise_sides, s.completion_code"
+    };
+}
+
+fn settings_of(r: &sqlx::any::AnyRow) -> StoreResult<StudySettings> {
     Ok(StudySettings {
         name: r.try_get("name")?,
         ratings_per_item: r.try_get("ratings_per_item")?,
@@ -500,6 +525,49 @@ pub async fn study_settings(db: &Db, study: StudyId) -> StoreResult<StudySetting
         blind_bug_id: r.try_get::<i64, _>("blind_bug_id")? != 0,
         randomise_sides: r.try_get::<i64, _>("randomise_sides")? != 0,
         completion_code: r.try_get("completion_code")?,
+    })
+}
+
+pub async fn study_settings(db: &Db, study: StudyId) -> StoreResult<StudySettings> {
+    let r = sqlx::query(concat!(
+        "SELECT ",
+        settings_columns!(),
+        " FROM studies s WHERE s.id = $1"
+    ))
+    .bind(study)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
+    settings_of(&r)
+}
+
+/// Where a participant stands, read at once: the study's settings, the annotator's state and
+/// progress (one statement: the survey asks on every page).
+#[derive(Debug, Clone)]
+pub struct Standing {
+    pub settings: StudySettings,
+    pub annotator: AnnotatorState,
+    /// (rated, total), as [`super::assign::progress`].
+    pub progress: (i64, i64),
+}
+
+/// The participant's [`Standing`] in the study; not found unless the annotator is the study's.
+pub async fn standing(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<Standing> {
+    let q = sqlx::query(concat!(
+        "SELECT ",
+        settings_columns!(),
+        ", a.code, a.user_id, a.resume_code, a.consented_at, a.guideline_seen_at, a.finished_at, ",
+        super::assign::progress_columns!(),
+        " FROM annotators a JOIN studies s ON s.id = a.study_id WHERE a.id = $1 AND a.study_id = $2"
+    ));
+    let r = super::assign::bind_progress(q, study, annotator)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("participant {annotator} of study {study}")))?;
+    Ok(Standing {
+        settings: settings_of(&r)?,
+        annotator: annotator_state_of(db, annotator, &r).await?,
+        progress: super::assign::progress_of(&r)?,
     })
 }
 

@@ -42,6 +42,7 @@ pub struct DomainBackend {
     jobs: JobRunner,
     reports: Arc<service::reports::ReportCache>,
     verify: crate::engine::verify::CompilerConfig,
+    survey: Arc<service::annotate::SurveyCache>,
 }
 
 type LoadedModel = (
@@ -74,6 +75,7 @@ impl DomainBackend {
             jobs,
             reports: config.reports.clone(),
             verify: config.verify.clone(),
+            survey: Default::default(),
         })
     }
 
@@ -384,7 +386,8 @@ impl Backend for DomainBackend {
         participant: Option<AnnotatorId>,
         user: Option<&User>,
     ) -> Result<Option<AnnotatorId>, BackendError> {
-        store::participation::annotator_in(&self.db, study, participant, user.map(|u| u.id))
+        self.survey
+            .annotator_in(&self.db, study, participant, user.map(|u| u.id))
             .await
             .map_err(map)
     }
@@ -396,7 +399,7 @@ impl Backend for DomainBackend {
         annotator: AnnotatorId,
         revise: Option<ItemId>,
     ) -> Result<AnnotateState, BackendError> {
-        service::annotate::annotate_state(&self.db, study, annotator, revise)
+        service::annotate::annotate_state(&self.db, &self.survey, study, annotator, revise)
             .await
             .map_err(map)
     }
@@ -421,6 +424,7 @@ impl Backend for DomainBackend {
             .collect();
         store::participation::consent(
             &self.db,
+            study,
             annotator,
             &serde_json::Value::Object(obj).to_string(),
         )
@@ -430,10 +434,10 @@ impl Backend for DomainBackend {
 
     async fn guideline_seen(
         &self,
-        _study: StudyId,
+        study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<(), BackendError> {
-        store::participation::guideline_seen(&self.db, annotator)
+        store::participation::guideline_seen(&self.db, study, annotator)
             .await
             .map_err(map)
     }

@@ -408,31 +408,52 @@ pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u
     Ok(n)
 }
 
-/// (rated, total) for the annotator's progress bar: total counts the items planned for (or
-/// rated by) the annotator in fixed-group batches and every item of their dynamic batches
-/// (`batches.item_count`, written when the batch is made: no count of the batch per page).
-pub async fn progress(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<(i64, i64)> {
-    let r = sqlx::query(
-        "SELECT \
-         (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
+/// The three columns of an annotator's progress (`done`, `fixed`, `queued`) as scalar
+/// subqueries, for a query that binds the annotator as `$1`, the study as `$2` and then
+/// [`bind_progress`]'s five values as `$3`..`$7`; [`progress_of`] reads them back.
+macro_rules! progress_columns {
+    () => {
+        "(SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
           WHERE a.annotator_id = $1 AND b.study_id = $2 AND a.status = $3) AS done, \
          (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
           WHERE a.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $4 AND a.status IN ($3, $5, $6)) AS fixed, \
          (SELECT CAST(COALESCE(SUM(b.item_count), 0) AS BIGINT) FROM batches b JOIN batch_annotators ba ON ba.batch_id = b.id \
-          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7) AS queue",
-    )
-    .bind(annotator)
-    .bind(study)
-    .bind(AssignmentStatus::Done)
-    .bind(Strategy::FixedGroups)
-    .bind(AssignmentStatus::Assigned)
-    .bind(AssignmentStatus::Leased)
-    .bind(Strategy::DynamicQueue)
-    .fetch_one(&db.pool)
-    .await?;
+          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7) AS queued"
+    };
+}
+pub(crate) use progress_columns;
+
+/// Binds `$1`..`$7` of a query with [`progress_columns!`].
+pub(crate) fn bind_progress<'q>(
+    q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    q.bind(annotator)
+        .bind(study)
+        .bind(AssignmentStatus::Done)
+        .bind(Strategy::FixedGroups)
+        .bind(AssignmentStatus::Assigned)
+        .bind(AssignmentStatus::Leased)
+        .bind(Strategy::DynamicQueue)
+}
+
+/// (rated, total) from a row with [`progress_columns!`]: total counts the items planned for
+/// (or rated by) the annotator in fixed-group batches and every item of their dynamic batches
+/// (`batches.item_count`, written when the batch is made: no count of the batch per page).
+pub(crate) fn progress_of(r: &sqlx::any::AnyRow) -> StoreResult<(i64, i64)> {
     let done: i64 = r.try_get("done")?;
-    let total: i64 = r.try_get::<i64, _>("fixed")? + r.try_get::<i64, _>("queue")?;
+    let total: i64 = r.try_get::<i64, _>("fixed")? + r.try_get::<i64, _>("queued")?;
     Ok((done, total.max(done)))
+}
+
+/// (rated, total) for the annotator's progress bar (see [`progress_of`]).
+pub async fn progress(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<(i64, i64)> {
+    let q = sqlx::query(concat!("SELECT ", progress_columns!()));
+    let r = bind_progress(q, study, annotator)
+        .fetch_one(&db.pool)
+        .await?;
+    progress_of(&r)
 }
 
 /// Completed ratings per item of the study (item id, count), for invariant checks and monitoring.
