@@ -36,8 +36,9 @@ const QUEUE: usize = 4096;
 /// A write job: runs on the group's connection; answers its caller once the group's
 /// transaction ended.
 pub trait Job: Send + 'static {
-    /// The advisory lock (the study) the job needs held.
-    fn lock(&self) -> i64;
+    /// The advisory lock (the study) the job needs held; `None` for a write that is no study's
+    /// (a session's), serialised only by the database's own row locks.
+    fn lock(&self) -> Option<i64>;
     /// Does the work and keeps its result; says whether it succeeded (a failed job's writes
     /// must not be kept, and what it put in `shared` is taken back). A job may run more than
     /// once — when its group is run again — and each run replaces the result of the one before.
@@ -275,7 +276,7 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
 /// fails, that transaction is rolled back and the group runs again with a savepoint around
 /// each job, so a failed job's writes alone are undone.
 async fn run_group(w: &Writer, mut jobs: Vec<Box<dyn Job>>) {
-    let mut locks: Vec<i64> = jobs.iter().map(|j| j.lock()).collect();
+    let mut locks: Vec<i64> = jobs.iter().filter_map(|j| j.lock()).collect();
     locks.sort_unstable();
     locks.dedup();
     let mut outcome = attempt(w, &locks, &mut jobs, false).await;

@@ -1,6 +1,7 @@
-//! The survey's short writes (joins, claims, votes, lease renewals) as jobs of the database's group
-//! commit (`db::group_commit`): each runs in a transaction shared with the writes that arrived
-//! with it, and its caller is answered only after that transaction committed.
+//! The survey's short writes (joins, consent, claims, votes, lease renewals, sessions) as jobs
+//! of the database's group commit (`db::group_commit`): each runs in a transaction shared with
+//! the writes that arrived with it, and its caller is answered only after that transaction
+//! committed.
 
 use futures_util::future::BoxFuture;
 use sqlx::AnyConnection;
@@ -29,7 +30,7 @@ impl<T, W> Work<T> for W where
 }
 
 struct Grouped<T, W> {
-    lock: i64,
+    lock: Option<i64>,
     work: W,
     /// The last run's result.
     result: Option<StoreResult<T>>,
@@ -43,7 +44,7 @@ fn not_committed(e: &sqlx::Error) -> StoreError {
 }
 
 impl<T: Send + 'static, W: Work<T>> Job for Grouped<T, W> {
-    fn lock(&self) -> i64 {
+    fn lock(&self) -> Option<i64> {
         self.lock
     }
 
@@ -81,9 +82,26 @@ where
     T: Send + 'static,
     W: Work<T>,
 {
+    submit(db, Some(lock.into()), work).await
+}
+
+/// As [`grouped`] for a write that belongs to no study (a session's): it takes no study's lock.
+pub(crate) async fn grouped_unlocked<T, W>(db: &Db, work: W) -> StoreResult<T>
+where
+    T: Send + 'static,
+    W: Work<T>,
+{
+    submit(db, None, work).await
+}
+
+async fn submit<T, W>(db: &Db, lock: Option<i64>, work: W) -> StoreResult<T>
+where
+    T: Send + 'static,
+    W: Work<T>,
+{
     let (reply, answer) = oneshot::channel();
     db.grouped(Box::new(Grouped {
-        lock: lock.into(),
+        lock,
         work,
         result: None,
         reply,

@@ -15,6 +15,7 @@ pub mod members;
 pub mod monitor;
 pub mod participation;
 pub mod reviews;
+pub mod sessions;
 pub mod studies;
 pub mod users;
 
