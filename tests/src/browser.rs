@@ -1,15 +1,18 @@
 //! Headless Chromium through chromedriver (Debian's packages), driven with fantoccini.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use fantoccini::{Client, ClientBuilder};
 
-/// A chromedriver process and a browser session; both end when this is dropped.
+/// A chromedriver process and a browser session; both end when this is dropped — Chromium too,
+/// even when a test fails midway: chromedriver runs in a process group of its own (which the
+/// Chromium it starts joins), and the whole group is killed.
 pub struct Browser {
     pub client: Client,
-    driver: Child,
+    driver: Option<Child>,
     _profile: tempfile::TempDir,
 }
 
@@ -30,6 +33,7 @@ impl Browser {
                 .arg("--enable-chrome-logs");
         }
         let driver = cmd
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -74,7 +78,7 @@ impl Browser {
                 Ok(client) => {
                     return Ok(Browser {
                         client,
-                        driver,
+                        driver: Some(driver),
                         _profile: profile,
                     });
                 }
@@ -84,8 +88,7 @@ impl Browser {
                 }
             }
         }
-        let mut driver = driver;
-        let _ = driver.kill();
+        end_group(driver);
         Err(anyhow::anyhow!("cannot start a Chromium session: {last:?}"))
     }
 
@@ -208,15 +211,28 @@ impl Browser {
         self.wait_for_text("#hydrated", "interactive").await
     }
 
-    pub async fn close(mut self) {
+    pub async fn close(self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        // Drop ends chromedriver's process group
     }
+}
+
+/// Kills chromedriver's process group (chromedriver and every Chromium process it started)
+/// and reaps chromedriver.
+fn end_group(mut driver: Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", driver.id())])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = driver.kill();
+    let _ = driver.wait();
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.driver.kill();
+        if let Some(driver) = self.driver.take() {
+            end_group(driver);
+        }
     }
 }
