@@ -147,10 +147,12 @@ fn guideline_memo(markdown: &str) -> Arc<String> {
 /// What the survey reads on every page and that never changes once written, kept per server
 /// (per database): which study an annotator belongs to, and each item as it is shown (items,
 /// their bugs and projects are never rewritten or deleted in the shown fields; an annotator
-/// never moves to another study). A cache hit saves a database round trip per request.
+/// never moves to another study). A cache hit saves a database round trip per request. Each
+/// value holds its own key, checked on every hit: the memo's 64-bit fingerprints never decide
+/// who belongs to a study or which study's item is shown.
 pub struct SurveyCache {
-    members: Memo<()>,
-    items: Memo<store::participation::ItemForDisplay>,
+    members: Memo<(AnnotatorId, StudyId)>,
+    items: Memo<(StudyId, store::participation::ItemForDisplay)>,
 }
 
 impl Default for SurveyCache {
@@ -182,13 +184,17 @@ impl SurveyCache {
         participant: Option<AnnotatorId>,
         user: Option<crate::ids::UserId>,
     ) -> Result<Option<AnnotatorId>, StoreError> {
-        let key = participant.map(|p| self.members.key((p, study)));
-        if key.and_then(|k| self.members.get(k)).is_some() {
+        let key = participant.map(|p| (p, study));
+        let fingerprint = key.map(|k| self.members.key(k));
+        if fingerprint
+            .and_then(|f| self.members.get(f))
+            .is_some_and(|held| Some(*held) == key)
+        {
             return Ok(participant);
         }
         let found = store::participation::annotator_in(db, study, participant, user).await?;
-        if let Some(k) = key.filter(|_| found.is_some() && found == participant) {
-            self.members.get_or(k, 100, || ());
+        if let (Some(f), Some(k)) = (fingerprint, key.filter(|_| found == participant)) {
+            self.members.get_or(f, 100, || k);
         }
         Ok(found)
     }
@@ -199,10 +205,13 @@ impl SurveyCache {
         db: &Db,
         study: StudyId,
         item: ItemId,
-    ) -> Result<Arc<store::participation::ItemForDisplay>, StoreError> {
+    ) -> Result<Arc<(StudyId, store::participation::ItemForDisplay)>, StoreError> {
         let key = self.items.key((study, item));
-        if let Some(it) = self.items.get(key) {
-            return Ok(it);
+        let this = |held: &(StudyId, store::participation::ItemForDisplay)| {
+            held.0 == study && held.1.id == item.0
+        };
+        if let Some(held) = self.items.get(key).filter(|h| this(h)) {
+            return Ok(held);
         }
         let it = store::participation::item_for_display(db, study, item).await?;
         let weight = 256
@@ -221,7 +230,13 @@ impl SurveyCache {
             .sum::<usize>()
             + it.file_source.as_ref().map_or(0, String::len)
             + 4 * (it.buggy_lines.len() + it.transformed_buggy_lines.as_ref().map_or(0, Vec::len));
-        Ok(self.items.get_or(key, weight, || it))
+        let held = self.items.get_or(key, weight, || (study, it));
+        if this(&held) {
+            return Ok(held);
+        }
+        // another value under the same fingerprint (never seen): this item, not kept
+        let it = store::participation::item_for_display(db, study, item).await?;
+        Ok(Arc::new((study, it)))
     }
 }
 
@@ -274,8 +289,9 @@ pub async fn annotate_state(
         };
         match target {
             Some((item, previous, side)) => {
-                let it = cache.item(db, study, item).await?;
-                let diff = item_diff(item, &it).await?;
+                let held = cache.item(db, study, item).await?;
+                let it = &held.1;
+                let diff = item_diff(item, it).await?;
                 let method_line = it.file_source.as_deref().and_then(|f| {
                     let first = it.bug_source.lines().find(|l| !l.trim().is_empty())?.trim();
                     let at = f.find(first)?;
