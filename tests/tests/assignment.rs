@@ -46,6 +46,23 @@ fn vote(token: String) -> VoteInput {
     }
 }
 
+/// Annotator `a` takes the next item of the queue and rates it (submit token `token`).
+async fn rate_next(
+    db: &Db,
+    study: StudyId,
+    a: natstudy::ids::AnnotatorId,
+    token: &str,
+) -> natstudy::ids::ItemId {
+    let h = assign::next_item(db, study, a, now_ms())
+        .await
+        .expect("next")
+        .expect("an item");
+    assign::submit(db, study, a, h.item, &vote(token.into()), now_ms())
+        .await
+        .expect("vote");
+    h.item
+}
+
 /// Sets the study's k straight in the database.
 async fn set_k(db: &Db, study: StudyId, k: i64) {
     sqlx::query("UPDATE studies SET ratings_per_item = $2 WHERE id = $1")
@@ -541,38 +558,32 @@ async fn revisions_are_kept(store: Store) {
     assign::create_batch(&db, study, None, &spec)
         .await
         .expect("batch");
-    let h = assign::next_item(&db, study, pool[0], now_ms())
-        .await
-        .expect("next")
-        .expect("item");
-    assign::submit(&db, study, pool[0], h.item, &vote("t1".into()), now_ms())
-        .await
-        .expect("first");
+    let item = rate_next(&db, study, pool[0], "t1").await;
     let mut v = vote("t2".into());
     v.cr = 4;
     assert_eq!(
-        assign::submit(&db, study, pool[0], h.item, &v, now_ms())
+        assign::submit(&db, study, pool[0], item, &v, now_ms())
             .await
             .expect("revise"),
         Submitted::Saved { revision: 2 }
     );
     let (cr, rev): (i64, i64) =
         sqlx::query_as("SELECT cr, revision FROM votes WHERE item_id = $1 AND annotator_id = $2")
-            .bind(h.item)
+            .bind(item)
             .bind(pool[0])
             .fetch_one(&db.pool)
             .await
             .expect("vote");
     assert_eq!((cr, rev), (4, 2));
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM vote_revisions WHERE item_id = $1")
-        .bind(h.item)
+        .bind(item)
         .fetch_one(&db.pool)
         .await
         .expect("n");
     assert_eq!(n, 2, "both revisions kept");
     // an item never handed out is refused
     let other: i64 = sqlx::query_scalar("SELECT id FROM items WHERE id <> $1 LIMIT 1")
-        .bind(h.item)
+        .bind(item)
         .fetch_one(&db.pool)
         .await
         .expect("id");
@@ -744,13 +755,7 @@ async fn the_survey_reads_agree(store: Store) {
     let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
     let stranger = assign::ensure_pool(&db, other, 1).await.expect("pool")[0];
     queue_batch(&db, study, vec![pool[0]], 1, 600, false).await;
-    let h = assign::next_item(&db, study, pool[0], now_ms())
-        .await
-        .expect("next")
-        .expect("an item");
-    assign::submit(&db, study, pool[0], h.item, &vote("s-1".into()), now_ms())
-        .await
-        .expect("vote");
+    rate_next(&db, study, pool[0], "s-1").await;
     participation::consent(&db, study, pool[0], "{}")
         .await
         .expect("consent");

@@ -246,6 +246,17 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// A fresh SQLite database in a temporary directory (kept while the directory lives), for
+/// unit tests.
+#[cfg(test)]
+pub(crate) async fn temp_sqlite() -> (Db, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
+        .await
+        .expect("db");
+    (db, dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,10 +273,7 @@ mod tests {
     /// would not share the writer's database).
     #[tokio::test]
     async fn sqlite_writes_only_through_the_write_connection() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
-            .await
-            .expect("db");
+        let (db, _dir) = temp_sqlite().await;
         let write = "INSERT INTO settings (name, value) VALUES ('probe', 'x')";
         let err = sqlx::query(write)
             .execute(&db.pool)

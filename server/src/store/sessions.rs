@@ -9,11 +9,12 @@ use super::grouped::grouped_unlocked;
 use super::{Db, StoreResult};
 use crate::db::Backend;
 
-/// tower-sessions' table, where sessions made before natstudy kept its own lived.
-fn legacy_table(backend: Backend) -> &'static str {
+/// Deletes a session from tower-sessions' table, where sessions made before natstudy kept its
+/// own lived.
+fn legacy_delete(backend: Backend) -> &'static str {
     match backend {
-        Backend::Sqlite => "tower_sessions",
-        Backend::Postgres => "\"tower_sessions\".\"session\"",
+        Backend::Sqlite => "DELETE FROM tower_sessions WHERE id = $1",
+        Backend::Postgres => "DELETE FROM \"tower_sessions\".\"session\" WHERE id = $1",
     }
 }
 
@@ -76,15 +77,15 @@ pub async fn save(db: &Db, id: &str, data: &str, expires: i64) -> StoreResult<()
 /// Ends the session (here and in the legacy table).
 pub async fn delete(db: &Db, id: &str) -> StoreResult<()> {
     let id = id.to_owned();
-    let legacy = format!("DELETE FROM {} WHERE id = $1", legacy_table(db.backend));
+    let legacy = legacy_delete(db.backend);
     grouped_unlocked(db, move |conn, _| {
-        let (id, legacy) = (id.clone(), legacy.clone());
+        let id = id.clone();
         Box::pin(async move {
             sqlx::query("DELETE FROM sessions WHERE id = $1")
                 .bind(&id)
                 .execute(&mut *conn)
                 .await?;
-            sqlx::query(&legacy).bind(&id).execute(&mut *conn).await?;
+            sqlx::query(legacy).bind(&id).execute(&mut *conn).await?;
             Ok(())
         })
     })

@@ -189,10 +189,7 @@ mod tests {
     /// deleted with the new ones.
     #[tokio::test]
     async fn sessions_come_back_until_they_end() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
-            .await
-            .expect("db");
+        let (db, _dir) = crate::db::temp_sqlite().await;
         let store = DbSessionStore::open(&db).await.expect("store");
 
         let mut live = record(7, Duration::hours(1));

@@ -505,9 +505,7 @@ mod tests {
     /// no scan of the batch, no sort of it.
     #[tokio::test]
     async fn candidates_come_from_the_queue_index_in_order() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = Db::sqlite_url_in(dir.path()).expect("url");
-        let db = Db::connect(&url).await.expect("db");
+        let (db, _dir) = crate::db::temp_sqlite().await;
         let plan = sqlx::query(&format!("EXPLAIN QUERY PLAN {CANDIDATES_SQL}"))
             .bind(1i64)
             .bind(1i64)
