@@ -58,26 +58,16 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
     crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
     let current: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
-    let (annotator, study) = backend()?
+    let entry = backend()?
         .join(&token, pid.as_deref(), current)
         .await
         .map_err(internal)?;
-    // a review-only invite leads to the patch review, any other to the survey
-    let page = if backend()?
-        .review_participant(study, annotator)
-        .await
-        .map_err(internal)?
-        .is_some()
-    {
-        format!("/studies/{study}/review")
-    } else {
-        format!("/annotate/{study}")
-    };
-    if current != Some(annotator) {
-        become_participant(annotator).await?;
+    if current != Some(entry.annotator) {
+        become_participant(entry.annotator).await?;
     }
     // (coming back — Back, the link opened again — the same participant continues)
-    leptos_axum::redirect(&page);
+    // a review-only invite leads to the patch review, any other to the survey
+    leptos_axum::redirect(&entry.page());
     Ok(())
 }
 
@@ -104,8 +94,7 @@ pub async fn resume_participant(code: String) -> Result<(), ServerFnError> {
     use crate::auth::{backend, internal};
     crate::auth::current_user().await?;
     let client = crate::auth::client_ip().await;
-    let b = backend()?;
-    let Some((annotator, study)) = b.resume(&code, client).await.map_err(internal)? else {
+    let Some(entry) = backend()?.resume(&code, client).await.map_err(internal)? else {
         if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
             resp.set_status(axum::http::StatusCode::NOT_FOUND);
         }
@@ -113,17 +102,8 @@ pub async fn resume_participant(code: String) -> Result<(), ServerFnError> {
             "no participant has this resume code: check it, letter by letter",
         ));
     };
-    become_participant(annotator).await?;
-    let review = b
-        .review_participant(study, annotator)
-        .await
-        .map_err(internal)?
-        .is_some();
-    leptos_axum::redirect(&if review {
-        format!("/studies/{study}/review")
-    } else {
-        format!("/annotate/{study}")
-    });
+    become_participant(entry.annotator).await?;
+    leptos_axum::redirect(&entry.page());
     Ok(())
 }
 

@@ -11,6 +11,26 @@ use crate::model::{
     StudySettingsForm, StudySummary, User, UserId, UserRow, VoteForm,
 };
 
+/// A participant as a join or a resume code finds them: who, in which study, and whether they
+/// came for the patch review (a review-only invite) rather than the survey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub annotator: AnnotatorId,
+    pub study: StudyId,
+    pub review: bool,
+}
+
+impl Entry {
+    /// The page the participant continues on.
+    pub fn page(&self) -> String {
+        if self.review {
+            format!("/studies/{}/review", self.study)
+        } else {
+            format!("/annotate/{}", self.study)
+        }
+    }
+}
+
 /// What can go wrong behind the handle, in terms a page can show.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum BackendError {
@@ -124,23 +144,23 @@ pub trait Backend: Send + Sync + 'static {
         token: &str,
         current: Option<AnnotatorId>,
     ) -> Result<crate::model::InviteStatus, BackendError>;
-    /// Joins a study through an invite: a new de-identified participant (its annotator id and
-    /// study). `pid` is a crowd-worker id to keep (never shown unless exported on request).
-    /// `current` is the session's participant, if any: one who comes back through the same
-    /// invite continues as the same participant.
+    /// Joins a study through an invite: a new de-identified participant. `pid` is a
+    /// crowd-worker id to keep (never shown unless exported on request). `current` is the
+    /// session's participant, if any: one who comes back through the same invite continues as
+    /// the same participant.
     async fn join(
         &self,
         token: &str,
         pid: Option<&str>,
         current: Option<AnnotatorId>,
-    ) -> Result<(AnnotatorId, StudyId), BackendError>;
-    /// The participant a resume code continues, and its study (`None`: no such code).
-    /// Throttled per client address (`TooMany`).
+    ) -> Result<Entry, BackendError>;
+    /// The participant a resume code continues (`None`: no such code). Throttled per client
+    /// address (`TooMany`).
     async fn resume(
         &self,
         code: &str,
         client: Option<std::net::IpAddr>,
-    ) -> Result<Option<(AnnotatorId, StudyId)>, BackendError>;
+    ) -> Result<Option<Entry>, BackendError>;
     /// The annotator this caller is in `study`: the session's participant, or the signed-in
     /// user's annotator record there.
     async fn annotator_in(

@@ -499,6 +499,15 @@ pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
     }
 }
 
+/// A participant found by a join or a resume code, as the server functions take it.
+pub fn entry(e: crate::store::participation::Entry) -> app::backend::Entry {
+    app::backend::Entry {
+        annotator: e.annotator,
+        study: e.study,
+        review: e.review,
+    }
+}
+
 /// An account as the pages know the signed-in user.
 pub fn user(a: crate::store::users::Account) -> app::model::User {
     app::model::User {

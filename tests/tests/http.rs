@@ -934,7 +934,15 @@ async fn invite_links_say_whether_they_work() {
             .form(&[("token", token.as_str())])
             .send()
     };
-    join().await.expect("join");
+    // a join leads to the page of what the invite is for (the survey here)
+    let to = |r: &reqwest::Response| {
+        r.headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|l| l.to_str().ok())
+            .map(str::to_owned)
+    };
+    let survey = Some(format!("/annotate/{study}"));
+    assert_eq!(to(&join().await.expect("join")), survey);
     assert_eq!(status(token.clone()).await, serde_json::json!("UsedUp"));
     // the participant comes back through the same (now used-up) link: same participant
     let me: serde_json::Value = participant
@@ -951,7 +959,11 @@ async fn invite_links_say_whether_they_work() {
         serde_json::json!({"Open": {"study": "Invited", "continuing": true, "review": false}})
     );
     let again = join().await.expect("join again");
-    assert!(again.status().is_success() || again.status().is_redirection());
+    assert_eq!(
+        to(&again),
+        survey,
+        "the same participant goes on with the survey"
+    );
     let participants = natstudy::service::monitor::monitor(&app.db, study)
         .await
         .expect("monitor")
@@ -978,13 +990,16 @@ async fn invite_links_say_whether_they_work() {
         serde_json::json!({"Open": {"study": "Invited", "continuing": false, "review": true}})
     );
     let reviewer = app.client();
-    let joined = reviewer
-        .post(app.url("/api/join"))
-        .form(&[("token", review_token.as_str())])
-        .send()
-        .await
-        .expect("join");
-    assert!(joined.status().is_success() || joined.status().is_redirection());
+    let review_join = || {
+        reviewer
+            .post(app.url("/api/join"))
+            .form(&[("token", review_token.as_str())])
+            .send()
+    };
+    let review_page = Some(format!("/studies/{study}/review"));
+    assert_eq!(to(&review_join().await.expect("join")), review_page);
+    // coming back through it: the same reviewer, to the review again
+    assert_eq!(to(&review_join().await.expect("join again")), review_page);
     assert_eq!(
         review_next(&reviewer).await.expect("next").status(),
         StatusCode::OK
@@ -999,6 +1014,48 @@ async fn invite_links_say_whether_they_work() {
         .await
         .expect("next");
     assert_eq!(elsewhere.status(), StatusCode::UNAUTHORIZED);
+    // a participant of this study who opens an invite of another study joins that one anew
+    let elsewhere_study = natstudy::store::studies::create(&app.db, None, "Elsewhere", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(
+        &app.db,
+        elsewhere_study,
+        None,
+        ("b", ONE_BUG),
+        ("t", ONE_ITEM),
+    )
+    .await
+    .expect("items");
+    let (_, elsewhere_token) = natstudy_tests::open_queue(&app.db, elsewhere_study, 1)
+        .await
+        .expect("queue");
+    let count = |s: natstudy::ids::StudyId| {
+        let db = app.db.clone();
+        async move {
+            natstudy::service::monitor::monitor(&db, s)
+                .await
+                .expect("monitor")
+                .annotators
+                .len()
+        }
+    };
+    let in_study = count(study).await;
+    let joined_elsewhere = participant
+        .post(app.url("/api/join"))
+        .form(&[("token", elsewhere_token.as_str())])
+        .send()
+        .await
+        .expect("join elsewhere");
+    assert_eq!(
+        to(&joined_elsewhere),
+        Some(format!("/annotate/{elsewhere_study}"))
+    );
+    assert_eq!(
+        (count(study).await, count(elsewhere_study).await),
+        (in_study, 1),
+        "one new participant, in the other study"
+    );
     let db = app.db.clone();
     drop(app);
     guard.drop_now(db).await;

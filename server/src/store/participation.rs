@@ -154,20 +154,33 @@ async fn give_resume_code(db: &Db, annotator: AnnotatorId) -> StoreResult<String
     }
 }
 
-/// The participant and study a resume code belongs to.
-pub async fn by_resume_code(db: &Db, code: &str) -> StoreResult<Option<(AnnotatorId, StudyId)>> {
+/// A participant as a join or a resume code finds them: who, in which study, and whether they
+/// joined through a review-only invite (the patch review) rather than for the survey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub annotator: AnnotatorId,
+    pub study: StudyId,
+    pub review: bool,
+}
+
+/// The participant a resume code belongs to.
+pub async fn by_resume_code(db: &Db, code: &str) -> StoreResult<Option<Entry>> {
     let code = normalise_resume_code(code);
     if code.len() != RESUME_LEN {
         return Ok(None);
     }
-    let r = sqlx::query("SELECT id, study_id FROM annotators WHERE resume_code = $1")
+    let r = sqlx::query("SELECT id, study_id, reviewer FROM annotators WHERE resume_code = $1")
         .bind(&code)
         .fetch_optional(&db.pool)
         .await?;
-    Ok(
-        r.map(|r| Ok::<_, sqlx::Error>((r.try_get(0)?, r.try_get(1)?)))
-            .transpose()?,
-    )
+    Ok(r.map(|r| {
+        Ok::<_, sqlx::Error>(Entry {
+            annotator: r.try_get(0)?,
+            study: r.try_get(1)?,
+            review: r.try_get::<i64, _>(2)? != 0,
+        })
+    })
+    .transpose()?)
 }
 
 /// A new annotator of `study` with the next free code `S{n}` (in the caller's write
@@ -183,21 +196,17 @@ async fn insert_with_next_code(
     resume: bool,
     reviewer: bool,
 ) -> StoreResult<(AnnotatorId, String)> {
-    let n: i64 = sqlx::query("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
-        .bind(study)
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get(0)?;
-    let mut code_n = n + 1;
+    // the code: `S` and the study's participants so far plus `past` (1, then on)
+    let mut past = 1i64;
     loop {
-        let code = format!("S{code_n}");
         let r = sqlx::query(
             "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at, resume_code, reviewer) \
-             SELECT $1, $2, $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM annotators WHERE resume_code = $6) \
-             ON CONFLICT (study_id, code) DO NOTHING RETURNING id",
+             SELECT $1, 'S' || CAST((SELECT COUNT(*) FROM annotators WHERE study_id = $1) + $2 AS TEXT), \
+             $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM annotators WHERE resume_code = $6) \
+             ON CONFLICT (study_id, code) DO NOTHING RETURNING id, code",
         )
         .bind(study)
-        .bind(&code)
+        .bind(past)
         .bind(user)
         .bind(pid)
         .bind(now_ms())
@@ -206,9 +215,9 @@ async fn insert_with_next_code(
         .fetch_optional(&mut *tx)
         .await?;
         if let Some(r) = r {
-            return Ok((r.try_get(0)?, code));
+            return Ok((r.try_get(0)?, r.try_get(1)?));
         }
-        code_n += 1;
+        past += 1;
     }
 }
 
@@ -254,25 +263,26 @@ pub async fn join(
     token: &str,
     pid: Option<&str>,
     current: Option<AnnotatorId>,
-) -> StoreResult<(AnnotatorId, StudyId)> {
+) -> StoreResult<Entry> {
+    // the invite, and whether `current` is a participant of its study (with their reviewer
+    // flag): one read
     let inv = sqlx::query(
-        "SELECT i.id, i.study_id, i.batch_id, i.purpose, i.closed_at, b.seed FROM invites i \
-         LEFT JOIN batches b ON b.id = i.batch_id WHERE i.token = $1",
+        "SELECT i.id, i.study_id, i.batch_id, i.purpose, i.closed_at, b.seed, \
+         (SELECT a.reviewer FROM annotators a WHERE a.id = $2 AND a.study_id = i.study_id) AS mine \
+         FROM invites i LEFT JOIN batches b ON b.id = i.batch_id WHERE i.token = $1",
     )
     .bind(token)
+    .bind(current)
     .fetch_optional(&db.pool)
     .await?
     .ok_or_else(|| StoreError::NotFound("invite".into()))?;
     let study: StudyId = inv.try_get("study_id")?;
-    if let Some(me) = current {
-        let mine = sqlx::query("SELECT 1 FROM annotators WHERE id = $1 AND study_id = $2")
-            .bind(me)
-            .bind(study)
-            .fetch_optional(&db.pool)
-            .await?;
-        if mine.is_some() {
-            return Ok((me, study));
-        }
+    if let (Some(annotator), Some(reviewer)) = (current, inv.try_get::<Option<i64>, _>("mine")?) {
+        return Ok(Entry {
+            annotator,
+            study,
+            review: reviewer != 0,
+        });
     }
     if inv.try_get::<Option<i64>, _>("closed_at")?.is_some() {
         return Err(StoreError::Forbidden(
@@ -290,12 +300,17 @@ pub async fn join(
         batch: batch.zip(seed),
         pid: pid.map(str::to_owned),
     };
+    let review = join.review;
     let annotator = grouped(db, study, move |conn, _shared| {
         let join = join.clone();
         Box::pin(async move { join.run_in(conn).await })
     })
     .await?;
-    Ok((annotator, study))
+    Ok(Entry {
+        annotator,
+        study,
+        review,
+    })
 }
 
 /// A join's writes, in a group commit (a burst of joins shares durable commits).
@@ -310,7 +325,7 @@ struct Join {
 }
 
 impl Join {
-    /// Six statements (each a round trip on PostgreSQL, inside the group's serial writer).
+    /// Five statements (each a round trip on PostgreSQL, inside the group's serial writer).
     async fn run_in(&self, conn: &mut sqlx::AnyConnection) -> StoreResult<AnnotatorId> {
         // the check and the use of the invite in one statement
         let used = sqlx::query(

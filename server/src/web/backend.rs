@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use app::backend::{Backend, BackendError, BackendHandle, Member, SessionPolicy};
+use app::backend::{Backend, BackendError, BackendHandle, Entry, Member, SessionPolicy};
 use app::model::{
     AnnotateState, GenerateRequest, GeneratedPreview, Monitor, Role, ScoringView, StudyDetail,
     StudySettingsForm, StudySummary, User, UserRow, VoteForm,
@@ -353,13 +353,14 @@ impl Backend for DomainBackend {
         token: &str,
         pid: Option<&str>,
         current: Option<AnnotatorId>,
-    ) -> Result<(AnnotatorId, StudyId), BackendError> {
+    ) -> Result<Entry, BackendError> {
         let pid = service::participation::check_pid(pid).map_err(map)?;
         if token.len() > 128 {
             return Err(BackendError::NotFound("invite".into()));
         }
         store::participation::join(&self.db, token, pid.as_deref(), current)
             .await
+            .map(present::entry)
             .map_err(map)
     }
 
@@ -368,7 +369,7 @@ impl Backend for DomainBackend {
         &self,
         code: &str,
         client: Option<IpAddr>,
-    ) -> Result<Option<(AnnotatorId, StudyId)>, BackendError> {
+    ) -> Result<Option<Entry>, BackendError> {
         // guessing codes is throttled like guessing passwords: per client address, and per
         // code (as per account name)
         let normal = store::participation::normalise_resume_code(code);
@@ -377,6 +378,7 @@ impl Backend for DomainBackend {
             .map_err(BackendError::TooMany)?;
         store::participation::by_resume_code(&self.db, code)
             .await
+            .map(|e| e.map(present::entry))
             .map_err(map)
     }
 
