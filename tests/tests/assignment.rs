@@ -740,6 +740,61 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k_postgres() {
     grouped_writes_fail_alone_and_the_queue_follows_k(Store::Postgres).await;
 }
 
+/// PostgreSQL: the group commit's writer has a connection of its own (on a thread of its own);
+/// when the server loses every connection — PostgreSQL restarted, a connection killed — the
+/// writer opens a new one and claims and votes go on, with nothing half-written.
+#[tokio::test]
+async fn the_writer_comes_back_after_its_connection_is_lost_postgres() {
+    let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
+    let study = study_with_items(&db, 2).await; // 6 items
+    let pool = assign::ensure_pool(&db, study, 3).await.expect("pool");
+    queue_batch(&db, study, pool.clone(), 3, 600, false).await;
+    rate_next(&db, study, pool[0], "before").await;
+    // every connection to this database but the one that kills them (the pools' and the
+    // writer's), from outside the server
+    let killer = natstudy::db::Db::connect(&db.url)
+        .await
+        .expect("another handle");
+    let killed: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&killer.pool)
+    .await
+    .expect("terminate");
+    killer.close().await;
+    assert!(
+        killed.len() >= 2,
+        "the pool's and the writer's connections: {killed:?}"
+    );
+    // the writer's next group runs on a new connection: every annotator goes on
+    for (n, &a) in pool.iter().enumerate() {
+        let mut rated = None;
+        // a connection killed while it sat in the pool may fail one request; never two
+        for attempt in 0..2 {
+            let h = assign::next_item(&db, study, a, now_ms()).await;
+            match h {
+                Ok(Some(h)) => {
+                    assign::submit(&db, study, a, h.item, &vote(format!("after{n}")), now_ms())
+                        .await
+                        .expect("vote after the connections were lost");
+                    rated = Some(h.item);
+                    break;
+                }
+                Ok(None) => panic!("annotator {a} found no item"),
+                Err(e) => assert_eq!(attempt, 0, "annotator {a}: {e}"),
+            }
+        }
+        assert!(rated.is_some(), "annotator {a} rated after the loss");
+    }
+    let votes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("votes");
+    assert_eq!(votes, 4, "the vote before and one per annotator after");
+    guard.drop_now(db).await;
+}
+
 /// What the survey reads on every page: its one-statement standing (settings, the annotator,
 /// progress) agrees with the separate reads and knows only the study's own annotators; the
 /// server's cache of who belongs where remembers members, never a refusal, and never lets a

@@ -198,7 +198,7 @@ impl Db {
     /// its caller itself once the group's transaction ended.
     pub async fn grouped(&self, job: Box<dyn group_commit::Job>) {
         self.group
-            .submit(&self.writer, self.backend, &self.gate, job)
+            .submit(&self.writer, self.backend, &self.url, &self.gate, job)
             .await
     }
 
