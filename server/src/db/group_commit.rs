@@ -227,8 +227,8 @@ impl GroupCommit {
         }
     }
 
-    /// Queues the job for the writer (started on first use, on a thread of its own: see
-    /// [`spawn_writer`]). When the writer is gone, the job runs alone in its own transaction.
+    /// Queues the job for the writer (started on first use, see [`spawn_writer`]). When the
+    /// writer is gone, the job runs alone in its own transaction.
     pub(super) async fn submit(
         &self,
         pool: &AnyPool,
@@ -272,11 +272,12 @@ struct Writer {
 /// runtime and a connection of its own: a group is a chain of statements, each a round trip, and
 /// on the server's runtime every answer woke the writer behind all the requests being served —
 /// with 200 participants and no think time a fifth of the CPU sat idle while requests queued
-/// for the writer (585 and 701 votes/s on a thread of its own against 395 and 415 in the same
-/// session). On SQLite the statements already run on sqlx's own thread for the connection and
-/// a group's time is its commit (the fsync): a writer woken later gathers bigger groups, which
-/// is what an fsync-bound commit wants — there it stays a task of the server's runtime (on a
-/// thread of its own it made more, smaller groups: 954 and 979 votes/s against 1,081 and 1,177).
+/// for the writer (`natstudy bench http --think 0`: 841 and 899 votes/s on a thread of its own
+/// against 558 in the same series). On SQLite the statements already run on sqlx's own thread
+/// for the connection and a group's time is its commit (the fsync): a writer woken later
+/// gathers bigger groups, which is what an fsync-bound commit wants — there it stays a task of
+/// the server's runtime (on a thread of its own it made more, smaller groups: 954 and 979
+/// votes/s against 1,081 and 1,177 in alternating runs).
 /// If the thread cannot be started, the writer runs as a task of the caller's runtime.
 fn spawn_writer(w: Writer, url: String, rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Counters>) {
     if w.backend == Backend::Sqlite {
