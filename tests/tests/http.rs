@@ -898,15 +898,39 @@ async fn charts_download_as_svg_and_png() {
 #[tokio::test]
 async fn invite_links_say_whether_they_work() {
     let (app, guard) = app_with_users(Store::Sqlite).await;
-    let study = natstudy::store::studies::create(&app.db, None, "Invited", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
-        .await
-        .expect("items");
-    let (_, token) = natstudy_tests::open_queue(&app.db, study, 1)
-        .await
-        .expect("queue");
+    // a study of one item with a survey invite for one participant
+    let invited = |name: &'static str| {
+        let db = app.db.clone();
+        async move {
+            let study = natstudy::store::studies::create(&db, None, name, "")
+                .await
+                .expect("study");
+            natstudy::service::import_items_text(&db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
+                .await
+                .expect("items");
+            let (_, token) = natstudy_tests::open_queue(&db, study, 1)
+                .await
+                .expect("queue");
+            (study, token)
+        }
+    };
+    let (study, token) = invited("Invited").await;
+    // a join through `token` by client `c`
+    let join_as = |c: &reqwest::Client, token: &str| {
+        c.post(app.url("/api/join"))
+            .form(&[("token", token.to_owned())])
+            .send()
+    };
+    let count = |s: natstudy::ids::StudyId| {
+        let db = app.db.clone();
+        async move {
+            natstudy::service::monitor::monitor(&db, s)
+                .await
+                .expect("monitor")
+                .annotators
+                .len()
+        }
+    };
     let status = |t: String| {
         let (c, url) = (app.client(), app.url("/api/invite"));
         async move {
@@ -928,12 +952,7 @@ async fn invite_links_say_whether_they_work() {
     );
     assert_eq!(status("nope".into()).await, serde_json::json!("Unknown"));
     let participant = app.client();
-    let join = || {
-        participant
-            .post(app.url("/api/join"))
-            .form(&[("token", token.as_str())])
-            .send()
-    };
+    let join = || join_as(&participant, &token);
     // a join leads to the page of what the invite is for (the survey here)
     let to = |r: &reqwest::Response| {
         r.headers()
@@ -964,12 +983,11 @@ async fn invite_links_say_whether_they_work() {
         survey,
         "the same participant goes on with the survey"
     );
-    let participants = natstudy::service::monitor::monitor(&app.db, study)
-        .await
-        .expect("monitor")
-        .annotators
-        .len();
-    assert_eq!(participants, 1, "coming back makes no new participant");
+    assert_eq!(
+        count(study).await,
+        1,
+        "coming back makes no new participant"
+    );
     // a survey participant is no reviewer of the study's patches
     let review_next = |c: &reqwest::Client| {
         c.post(app.url("/api/review/next"))
@@ -990,12 +1008,7 @@ async fn invite_links_say_whether_they_work() {
         serde_json::json!({"Open": {"study": "Invited", "continuing": false, "review": true}})
     );
     let reviewer = app.client();
-    let review_join = || {
-        reviewer
-            .post(app.url("/api/join"))
-            .form(&[("token", review_token.as_str())])
-            .send()
-    };
+    let review_join = || join_as(&reviewer, &review_token);
     let review_page = Some(format!("/studies/{study}/review"));
     assert_eq!(to(&review_join().await.expect("join")), review_page);
     // coming back through it: the same reviewer, to the review again
@@ -1015,36 +1028,9 @@ async fn invite_links_say_whether_they_work() {
         .expect("next");
     assert_eq!(elsewhere.status(), StatusCode::UNAUTHORIZED);
     // a participant of this study who opens an invite of another study joins that one anew
-    let elsewhere_study = natstudy::store::studies::create(&app.db, None, "Elsewhere", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items_text(
-        &app.db,
-        elsewhere_study,
-        None,
-        ("b", ONE_BUG),
-        ("t", ONE_ITEM),
-    )
-    .await
-    .expect("items");
-    let (_, elsewhere_token) = natstudy_tests::open_queue(&app.db, elsewhere_study, 1)
-        .await
-        .expect("queue");
-    let count = |s: natstudy::ids::StudyId| {
-        let db = app.db.clone();
-        async move {
-            natstudy::service::monitor::monitor(&db, s)
-                .await
-                .expect("monitor")
-                .annotators
-                .len()
-        }
-    };
+    let (elsewhere_study, elsewhere_token) = invited("Elsewhere").await;
     let in_study = count(study).await;
-    let joined_elsewhere = participant
-        .post(app.url("/api/join"))
-        .form(&[("token", elsewhere_token.as_str())])
-        .send()
+    let joined_elsewhere = join_as(&participant, &elsewhere_token)
         .await
         .expect("join elsewhere");
     assert_eq!(

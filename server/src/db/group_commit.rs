@@ -286,7 +286,6 @@ fn spawn_writer(w: Writer, url: String, rx: mpsc::Receiver<Box<dyn Job>>, stats:
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .thread_name("natstudy-writer")
         .build();
     let runtime = match runtime {
         Ok(rt) => rt,
