@@ -268,6 +268,99 @@ async fn leases_expire_and_are_reclaimed_postgres() {
     leases_expire_and_are_reclaimed(Store::Postgres).await;
 }
 
+/// Two instances on one database (two `Db` handles, each with its own pools and group-commit
+/// writer; on PostgreSQL their groups run at the same time, serialised per item): 60
+/// annotators claim through one and vote through the other at once, a fifth of them pausing
+/// until their lease expired, and no item ever has more than k ratings; once every lease has
+/// expired, the items that still have room are rated, and every item ends with exactly k.
+async fn two_instances_never_exceed_k(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let other = Db::connect(&db.url).await.expect("a second instance");
+    let study = study_with_items(&db, 4).await; // 12 items
+    set_k(&db, study, 3).await;
+    let pool = assign::ensure_pool(&db, study, 60).await.expect("pool");
+    queue_batch(&db, study, pool.clone(), 5, 60, false).await;
+    let dbs = Arc::new([db, other]);
+    let start = std::time::Instant::now();
+    let t0 = now_ms();
+    // a clock a hundred times faster than the wall's: a 60 s lease lasts 600 ms, and a vote
+    // refused on a lease that still lives would mean its item was claimed beyond k
+    let clock = move || t0 + start.elapsed().as_millis() as i64 * 100;
+    let mut tasks = Vec::new();
+    for (n, a) in pool.iter().copied().enumerate() {
+        let dbs = dbs.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
+            let (mut saved, mut refused) = (0, 0);
+            for step in 0..12 {
+                let claim = assign::next_item(&dbs[(n + step) % 2], study, a, clock()).await;
+                let Some(h) = claim.expect("next") else {
+                    break;
+                };
+                if rng.gen_bool(0.2) {
+                    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+                }
+                // (a stalled machine may let a lease expire without the pause)
+                let at = clock();
+                let late = h.lease_expires_at.is_some_and(|t| t <= at);
+                let token = format!("{a}-{step}");
+                let db = &dbs[(n + step + 1) % 2];
+                match assign::submit(db, study, a, h.item, &vote(token), at).await {
+                    Ok(Submitted::Saved { .. }) => saved += 1,
+                    Err(natstudy::store::StoreError::Conflict(_)) if late => refused += 1,
+                    other => panic!("annotator {a}, item {}: {other:?}", h.item),
+                }
+                assert_at_most_k(db, study, 3).await;
+            }
+            (saved, refused)
+        }));
+    }
+    let (mut saved, mut refused) = (0, 0);
+    for t in tasks {
+        let (s, r) = t.await.expect("annotator");
+        (saved, refused) = (saved + s, refused + r);
+    }
+    let [db, other] = Arc::try_unwrap(dbs)
+        .map_err(|_| ())
+        .expect("one handle each");
+    assert!(
+        db.group.stats().jobs > 0 && other.group.stats().jobs > 0,
+        "both instances wrote"
+    );
+    // an hour later every lease has expired: the rest of the room is rated
+    let later = clock() + 3_600_000;
+    for (n, &a) in pool.iter().enumerate() {
+        while let Some(h) = assign::next_item(&db, study, a, later).await.expect("next") {
+            let token = format!("{a}-later-{n}-{}", h.item);
+            assign::submit(&other, study, a, h.item, &vote(token), later)
+                .await
+                .expect("vote");
+            saved += 1;
+        }
+    }
+    let counts = assign::completed_per_item(&db, study)
+        .await
+        .expect("counts");
+    assert_eq!(counts.len(), 12);
+    assert!(counts.iter().all(|&(_, n)| n == 3), "exactly k: {counts:?}");
+    assert_eq!(
+        saved, 36,
+        "every acknowledged vote counted ({refused} refused as late)"
+    );
+    other.close().await;
+    guard.drop_now(db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_instances_never_exceed_k_sqlite() {
+    two_instances_never_exceed_k(Store::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_instances_never_exceed_k_postgres() {
+    two_instances_never_exceed_k(Store::Postgres).await;
+}
+
 /// Claims sent together share a group, which finds the queue's front (the first item with room)
 /// once: a claim made later than the earliest lease before that front expires must not trust
 /// it — the item behind the expired lease is the first with room again.

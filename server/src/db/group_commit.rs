@@ -6,9 +6,15 @@
 //! shared by the group, so throughput follows the disk's commit rate times the group size, and
 //! "acknowledged ⇒ durable" holds: nobody is answered before the commit returned.
 //!
-//! Jobs are serialised like every other writer of their lock (`Db::begin_write`): SQLite takes
-//! the database's write lock at `BEGIN IMMEDIATE`; PostgreSQL takes the advisory lock of every
-//! study in the group, in ascending order, so writers of several instances never deadlock.
+//! SQLite serialises every writer: the group takes the database's write lock at `BEGIN
+//! IMMEDIATE`, like `Db::begin_write`. PostgreSQL lets the writers of several instances run
+//! their groups at the same time: a group takes the advisory lock of every study in it
+//! **shared** (in ascending order), so it excludes the study's other writers
+//! (`Db::begin_write` takes the lock exclusive: imports, batches, k) but not another
+//! instance's group; what two groups could both check and write — room on an item — is
+//! serialised per item by the jobs themselves (`store::assign`, [`item_lock`]). A group that
+//! loses a deadlock to another instance's (or any transaction's) is run again
+//! ([`RETRIES`]).
 //!
 //! What the jobs of a group have in common is done once per group ([`Shared`]): a study's k is
 //! read once, and the annotators' `last_active` and the studies' data versions are written once,
@@ -37,6 +43,27 @@ use super::Backend;
 pub const MAX_GROUP: usize = 128;
 /// Jobs waiting for the writer before senders wait (back-pressure, bounded memory).
 const QUEUE: usize = 4096;
+/// Runs of a group after its transaction failed on a deadlock or a serialisation failure
+/// (PostgreSQL chose it as the victim of a wait cycle with another instance's group): the
+/// jobs run again in a new transaction; any other failure answers them at once.
+pub const RETRIES: usize = 3;
+
+/// PostgreSQL's per-item advisory lock key, two `int4` halves (a key space apart from the
+/// single-`bigint` keys of the studies' locks): the class of the lock and the item's id,
+/// reduced to 31 bits — two items that share a key are only serialised together. `$item` is
+/// the SQL expression of the item id.
+#[macro_export]
+macro_rules! item_lock {
+    ($f:literal, $item:literal) => {
+        concat!(
+            $f,
+            "(1852076137, CAST(MOD(",
+            $item,
+            ", 2147483647) AS INTEGER))"
+        )
+    };
+}
+pub use item_lock;
 
 /// A write job: runs on the group's connection; answers its caller once the group's
 /// transaction ended.
@@ -357,10 +384,19 @@ async fn run_group(w: &Writer, mut jobs: Vec<Box<dyn Job>>) {
     let mut locks: Vec<i64> = jobs.iter().filter_map(|j| j.lock()).collect();
     locks.sort_unstable();
     locks.dedup();
-    let mut outcome = attempt(w, &locks, &mut jobs, false).await;
-    if matches!(outcome, Ok(false)) {
-        outcome = attempt(w, &locks, &mut jobs, true).await;
-    }
+    let mut savepoints = false;
+    let mut retries = 0;
+    let outcome = loop {
+        match attempt(w, &locks, &mut jobs, savepoints).await {
+            // a job failed: again, each job in a savepoint
+            Ok(false) if !savepoints => savepoints = true,
+            Err(e) if retries < RETRIES && lost_a_race(&e) => {
+                retries += 1;
+                tracing::debug!(error = %e, retries, "group commit: the group runs again");
+            }
+            outcome => break outcome,
+        }
+    };
     let outcome = outcome.map(|_| ());
     if let Err(e) = &outcome {
         tracing::warn!(error = %e, jobs = jobs.len(), "group commit: the group's transaction failed");
@@ -368,6 +404,15 @@ async fn run_group(w: &Writer, mut jobs: Vec<Box<dyn Job>>) {
     for j in jobs {
         j.finish(outcome.as_ref().map(|_| ()));
     }
+}
+
+/// Whether the transaction failed only because it lost a race with another transaction
+/// (PostgreSQL: a deadlock `40P01` or a serialisation failure `40001`): running it again
+/// can succeed.
+fn lost_a_race(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|c| c == "40P01" || c == "40001")
 }
 
 /// One run of the group in a transaction: `Ok(true)` committed; `Ok(false)` a job failed
@@ -428,7 +473,8 @@ async fn begin(w: &Writer, locks: &[i64]) -> sqlx::Result<sqlx::Transaction<'sta
         Backend::Postgres => {
             let mut tx = w.pool.begin().await?;
             for &lock in locks {
-                sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
+                // shared: another instance's group runs beside this one (see the module)
+                sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock_shared($1)) AS held")
                     .bind(lock)
                     .execute(&mut *tx)
                     .await?;

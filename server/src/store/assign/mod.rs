@@ -2,7 +2,11 @@
 //! completed ratings, whatever the interleaving, lives here.
 //!
 //! Every check-then-write runs in `Db::begin_write(study)`, which serialises writers of a study
-//! (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: an advisory lock on the study id).
+//! (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: an advisory lock on the study id), or in a group
+//! commit (`db::group_commit`). On PostgreSQL the groups of several instances run at the same
+//! time (they hold the study's lock shared), so the survey's own checks are serialised per
+//! item: a claim locks its candidates and checks the room again before it writes
+//! (`queue.rs`), a vote on an expired lease locks its item and reads again (`votes.rs`).
 
 use sqlx::Row;
 

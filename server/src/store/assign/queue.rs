@@ -5,6 +5,7 @@ use sqlx::Row;
 
 use super::*;
 use crate::db::group_commit::Shared;
+use crate::db::Backend;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
 use crate::store::grouped::grouped;
 use crate::store::{audit, Db, StoreResult};
@@ -60,6 +61,17 @@ struct Candidate {
 /// annotator just rated.
 const CANDIDATES: i64 = 8;
 
+/// The checks of a candidate `bi` (see [`CANDIDATES_SQL`]).
+macro_rules! candidate_checks {
+    () => {
+        "(SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $2 AND m.status <> $5) = 0 \
+         AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $2) = 0 \
+         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
+           + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
+              AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $3))) < $4"
+    };
+}
+
 /// The first items of a batch's order ($1), from rank $9 on, without k ratings that annotator
 /// $2 may take at time $3 and whose ratings and others' claims leave room under k ($4): a range
 /// of the index `batch_items_queue (batch_id, rated_full, queue_rank)`, each row checked
@@ -67,14 +79,46 @@ const CANDIDATES: i64 = 8;
 /// `NOT EXISTS`: PostgreSQL turns `NOT EXISTS` into an anti-join and, with statistics from
 /// when the tables were small, scanned the annotator's votes through the second column of
 /// `(item_id, annotator_id)` for every row — a cost that grew with the study.
-const CANDIDATES_SQL: &str = "SELECT bi.item_id, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
-     WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND bi.queue_rank >= $9 \
-     AND (SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $2 AND m.status <> $5) = 0 \
-     AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $2) = 0 \
-     AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
-       + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
-          AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $3))) < $4 \
-     ORDER BY bi.queue_rank LIMIT $8";
+const CANDIDATES_SQL: &str = concat!(
+    "SELECT bi.item_id, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
+     WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND bi.queue_rank >= $9 AND ",
+    candidate_checks!(),
+    " ORDER BY bi.queue_rank LIMIT $8"
+);
+
+/// [`CANDIDATES_SQL`] on PostgreSQL, where another instance's group may be claiming at the same
+/// time: each candidate that passes the checks is also locked for this transaction (the item's
+/// advisory lock, taken only after the checks — `CASE` keeps that order — and without waiting:
+/// an item another group holds is stepped over, like a full one). The claim then checks the
+/// item's room again in a statement of its own ([`CLAIM_SQL`]): this statement's snapshot may
+/// predate the commit of the group that held the lock just before.
+const CANDIDATES_PG_SQL: &str = concat!(
+    "SELECT bi.item_id, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
+     WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND bi.queue_rank >= $9 AND CASE WHEN ",
+    candidate_checks!(),
+    " THEN ",
+    crate::db::group_commit::item_lock!("pg_try_advisory_xact_lock", "bi.item_id"),
+    " ELSE false END ORDER BY bi.queue_rank LIMIT $8"
+);
+
+/// The claim: a new lease for annotator $3 on item $2 of batch $1 until $4 (side $5, time $6),
+/// at the end of the annotator's order, made only if the item's ratings and live claims still
+/// leave room under k ($9) — checked again here, in this statement's own snapshot, which on
+/// PostgreSQL sees every claim committed by a group that held the item's lock before
+/// (the candidates' statement took it). Returns the assignment, or nothing when the item
+/// filled up meanwhile. A released assignment of the same pair is taken up again.
+const CLAIM_SQL: &str = "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, lease_expires_at, original_left, created_at) \
+     SELECT $1, $2, $3, (SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $3), $7, $4, $5, $6 \
+     WHERE (SELECT COUNT(*) FROM votes v WHERE v.item_id = $2) \
+       + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $2 \
+          AND (c.status = $8 OR (c.status = $7 AND c.lease_expires_at > $6))) < $9 \
+     ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $7, lease_expires_at = excluded.lease_expires_at, \
+     batch_id = excluded.batch_id, position = excluded.position RETURNING id";
+
+/// Rounds of looking for a new item when every candidate found filled up before it could be
+/// claimed (another instance's claims, on PostgreSQL); then the annotator is told there is
+/// none for now.
+const CLAIM_ROUNDS: usize = 4;
 
 /// The front of batch $1's queue at time $2 (see `Shared::fronts`): the rank of its first item
 /// without k ($3) ratings whose ratings and live claims leave room for anyone (NULL: none), and
@@ -205,8 +249,64 @@ async fn next_item_in(
     .bind(AssignmentStatus::Done)
     .fetch_all(&mut *conn)
     .await?;
-    let mut best: Option<Candidate> = None;
-    for b in &batches {
+    for _ in 0..CLAIM_ROUNDS {
+        let mut candidates = candidates(conn, shared, &batches, annotator, now, k).await?;
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        // the best first: another bug than the last rated, then the batch's order
+        candidates.sort_by_key(|c| (c.same_bug, c.rank));
+        for c in candidates {
+            let until = now + 1000 * c.lease_secs;
+            let left = original_left(c.seed as u64, annotator, c.item);
+            let id: Option<i64> = sqlx::query(CLAIM_SQL)
+                .bind(c.batch)
+                .bind(c.item)
+                .bind(annotator)
+                .bind(until)
+                .bind(left)
+                .bind(now)
+                .bind(AssignmentStatus::Leased)
+                .bind(AssignmentStatus::Assigned)
+                .bind(k)
+                .fetch_optional(&mut *conn)
+                .await?
+                .map(|r| r.try_get(0))
+                .transpose()?;
+            let Some(id) = id else {
+                // another instance's group filled it since the candidates were read
+                continue;
+            };
+            shared.touch(annotator.into(), now);
+            return Ok(Some(Handed {
+                assignment: id,
+                item: c.item,
+                batch: c.batch,
+                original_left: left != 0,
+                lease_expires_at: Some(until),
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// The candidates for the annotator's next new lease, from each of their batches (`batches`:
+/// the rows of the batches' query in [`next_item_in`]). On PostgreSQL each is locked for this
+/// transaction ([`CANDIDATES_PG_SQL`]).
+async fn candidates(
+    conn: &mut sqlx::AnyConnection,
+    shared: &mut Shared,
+    batches: &[sqlx::any::AnyRow],
+    annotator: AnnotatorId,
+    now: i64,
+    k: i64,
+) -> StoreResult<Vec<Candidate>> {
+    let sql = match shared.backend() {
+        Backend::Postgres => CANDIDATES_PG_SQL,
+        Backend::Sqlite => CANDIDATES_SQL,
+    };
+    let mut out = Vec::new();
+    for b in batches {
         let batch: BatchId = b.try_get("id")?;
         let avoid = b.try_get::<i64, _>("avoid_same_bug")? != 0;
         let last_bug: Option<i64> = b.try_get("last_bug")?;
@@ -221,7 +321,7 @@ async fn next_item_in(
         };
         let mut rows = Vec::new();
         for limit in [2, CANDIDATES] {
-            rows = sqlx::query(CANDIDATES_SQL)
+            rows = sqlx::query(sql)
                 .bind(batch)
                 .bind(annotator)
                 .bind(now)
@@ -238,58 +338,17 @@ async fn next_item_in(
             }
         }
         for r in &rows {
-            let c = Candidate {
+            out.push(Candidate {
                 rank: r.try_get("queue_rank")?,
                 same_bug: is_same_bug(r),
                 item: r.try_get("item_id")?,
                 batch,
                 lease_secs: b.try_get("lease_secs")?,
                 seed: b.try_get("seed")?,
-            };
-            if best
-                .as_ref()
-                .is_none_or(|o| (c.same_bug, c.rank) < (o.same_bug, o.rank))
-            {
-                best = Some(c);
-            }
+            });
         }
     }
-    let Some(Candidate {
-        item,
-        batch,
-        lease_secs,
-        seed: bseed,
-        ..
-    }) = best
-    else {
-        return Ok(None);
-    };
-    let until = now + 1000 * lease_secs;
-    let left = original_left(bseed as u64, annotator, item);
-    let id: i64 = sqlx::query(
-        "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, lease_expires_at, original_left, created_at) \
-         VALUES ($1, $2, $3, (SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $3), $7, $4, $5, $6) \
-         ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $7, lease_expires_at = excluded.lease_expires_at, \
-         batch_id = excluded.batch_id, position = excluded.position RETURNING id",
-    )
-    .bind(batch)
-    .bind(item)
-    .bind(annotator)
-    .bind(until)
-    .bind(left)
-    .bind(now)
-    .bind(AssignmentStatus::Leased)
-    .fetch_one(&mut *conn)
-    .await?
-    .try_get(0)?;
-    shared.touch(annotator.into(), now);
-    Ok(Some(Handed {
-        assignment: id,
-        item,
-        batch,
-        original_left: left != 0,
-        lease_expires_at: Some(until),
-    }))
+    Ok(out)
 }
 
 /// Items planned or leased for the annotator and not yet rated go back to the pool.

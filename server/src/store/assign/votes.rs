@@ -112,27 +112,20 @@ async fn submit_in(
     consent: Consent,
 ) -> StoreResult<Submitted> {
     // one round trip: the assignment, a submit seen before, k, the item's ratings and others'
-    // open claims
-    let a = sqlx::query(
-        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, an.consented_at, \
-         (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
-         (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
-         (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
-         (SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
-         (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $1 AND c.annotator_id <> $2 \
-          AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5))) AS claims \
-         FROM assignments a JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
-         WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3",
-    )
-    .bind(item)
-    .bind(annotator)
-    .bind(study)
-    .bind(&vote.token)
-    .bind(now)
-    .bind(AssignmentStatus::Assigned)
-    .bind(AssignmentStatus::Leased)
-    .fetch_optional(&mut *conn)
-    .await?;
+    // open claims. On PostgreSQL a vote on an expired lease, which takes room only if there is
+    // some, first takes the item's lock and reads again (see `read_for_vote`).
+    let mut a = read_for_vote(conn, study, annotator, item, vote, now).await?;
+    if shared.backend() == Backend::Postgres && a.as_ref().is_some_and(|a| lease_expired(a, now)) {
+        sqlx::query(concat!(
+            "SELECT 1 FROM (SELECT ",
+            crate::db::group_commit::item_lock!("pg_advisory_xact_lock", "$1"),
+            ") AS held"
+        ))
+        .bind(item)
+        .execute(&mut *conn)
+        .await?;
+        a = read_for_vote(conn, study, annotator, item, vote, now).await?;
+    }
     let Some(a) = a else {
         // a resent submit is recognised whatever it names
         return match seen_before(conn, annotator, &vote.token).await? {
@@ -182,9 +175,7 @@ async fn submit_in(
             ))
         }
         AssignmentStatus::Assigned | AssignmentStatus::Leased => {
-            let expired = status == AssignmentStatus::Leased
-                && a.try_get::<Option<i64>, _>("lease_expires_at")?
-                    .is_none_or(|t| t <= now);
+            let expired = lease_expired(&a, now);
             // others' open claims
             let claims: i64 = a.try_get("claims")?;
             // (the void claim is released when the annotator next asks for an item)
@@ -259,6 +250,48 @@ async fn submit_in(
     shared.touch(annotator.into(), now);
     shared.data_changed(study.into());
     Ok(Submitted::Saved { revision })
+}
+
+/// What a vote checks, in one statement (see [`submit_in`]); nothing when the item is not
+/// the annotator's in this study.
+async fn read_for_vote(
+    conn: &mut sqlx::AnyConnection,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: &VoteInput,
+    now: i64,
+) -> StoreResult<Option<sqlx::any::AnyRow>> {
+    Ok(sqlx::query(
+        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, an.consented_at, \
+         (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
+         (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
+         (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
+         (SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
+         (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $1 AND c.annotator_id <> $2 \
+          AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5))) AS claims \
+         FROM assignments a JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
+         WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3",
+    )
+    .bind(item)
+    .bind(annotator)
+    .bind(study)
+    .bind(&vote.token)
+    .bind(now)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+/// Whether the assignment read by [`read_for_vote`] is a lease that expired at `now` (its room
+/// may have gone to someone else).
+fn lease_expired(a: &sqlx::any::AnyRow, now: i64) -> bool {
+    a.try_get::<AssignmentStatus, _>("status").ok() == Some(AssignmentStatus::Leased)
+        && a.try_get::<Option<i64>, _>("lease_expires_at")
+            .ok()
+            .flatten()
+            .is_none_or(|t| t <= now)
 }
 
 /// The revision a submit token was recorded with, if it was.
