@@ -12,7 +12,7 @@
 //! **shared** (in ascending order), so it excludes the study's other writers
 //! (`Db::begin_write` takes the lock exclusive: imports, batches, k) but not another
 //! instance's group; what two groups could both check and write — room on an item — is
-//! serialised per item by the jobs themselves (`store::assign`, [`item_lock`]). A group that
+//! serialised per item by the jobs themselves (`store::assign`, `item_lock!`). A group that
 //! loses a deadlock to another instance's (or any transaction's) is run again
 //! ([`RETRIES`]).
 //!
@@ -52,7 +52,6 @@ pub const RETRIES: usize = 3;
 /// single-`bigint` keys of the studies' locks): the class of the lock and the item's id,
 /// reduced to 31 bits — two items that share a key are only serialised together. `$item` is
 /// the SQL expression of the item id.
-#[macro_export]
 macro_rules! item_lock {
     ($f:literal, $item:literal) => {
         concat!(
@@ -63,7 +62,7 @@ macro_rules! item_lock {
         )
     };
 }
-pub use item_lock;
+pub(crate) use item_lock;
 
 /// A write job: runs on the group's connection; answers its caller once the group's
 /// transaction ended.
