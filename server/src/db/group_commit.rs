@@ -51,7 +51,8 @@ pub const RETRIES: usize = 3;
 /// PostgreSQL's per-item advisory lock key, two `int4` halves (a key space apart from the
 /// single-`bigint` keys of the studies' locks): the class of the lock and the item's id,
 /// reduced to 31 bits — two items that share a key are only serialised together. `$item` is
-/// the SQL expression of the item id.
+/// the SQL expression of the item id. A group holds at most [`MAX_GROUP`] × 8 of them (a
+/// claim locks the candidates it reads), in PostgreSQL's shared lock table.
 macro_rules! item_lock {
     ($f:literal, $item:literal) => {
         concat!(
