@@ -361,6 +361,85 @@ async fn two_instances_never_exceed_k_postgres() {
     two_instances_never_exceed_k(Store::Postgres).await;
 }
 
+/// A burst of joins through one invite shares group commits, which write the joins' batch
+/// memberships, order seeds and audit rows once per group (lists of several lengths): every
+/// participant admitted is a member with its seed and its audit row, every one refused past
+/// the cap (its group run again with savepoints) left none, and each member gets an item.
+async fn a_burst_of_joins_is_written_whole(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 4).await;
+    let spec = BatchSpec {
+        name: "open".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter::default(),
+        annotators: vec![],
+        seed: 77,
+        lease_secs: 600,
+        avoid_same_bug: false,
+    };
+    let batch = assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch")
+        .id;
+    let token = natstudy::store::participation::create_invite(&db, study, batch, 45, None)
+        .await
+        .expect("invite");
+    let db = Arc::new(db);
+    let joins = futures_util::future::join_all((0..50).map(|_| {
+        let (db, token) = (db.clone(), token.clone());
+        async move { natstudy::store::participation::join(&db, &token, None, None).await }
+    }))
+    .await;
+    let admitted: Vec<_> = joins.iter().flatten().map(|e| e.annotator).collect();
+    assert_eq!(admitted.len(), 45, "the cap: {joins:?}");
+    assert!(joins.iter().filter(|j| j.is_err()).all(|j| matches!(
+        j,
+        Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("used up")
+    )));
+    let members: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT a.id, a.order_seed FROM batch_annotators ba JOIN annotators a ON a.id = ba.annotator_id \
+         WHERE ba.batch_id = $1 ORDER BY a.id",
+    )
+    .bind(batch)
+    .fetch_all(&db.pool)
+    .await
+    .expect("members");
+    let mut ids: Vec<i64> = admitted.iter().map(|a| a.get()).collect();
+    ids.sort_unstable();
+    assert_eq!(members.iter().map(|m| m.0).collect::<Vec<_>>(), ids);
+    for (id, seed) in &members {
+        let want = natstudy::engine::assignment::annotator_seed(77, *id) as i64 & i64::MAX;
+        assert_eq!(*seed, want, "annotator {id}'s order seed");
+    }
+    let audited: Vec<String> = sqlx::query_scalar(
+        "SELECT detail FROM audit_log WHERE study_id = $1 AND action = 'participant.join' ORDER BY id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await
+    .expect("audit");
+    let mut codes: Vec<String> =
+        sqlx::query_scalar("SELECT code FROM annotators WHERE study_id = $1 ORDER BY id")
+            .bind(study)
+            .fetch_all(&db.pool)
+            .await
+            .expect("codes");
+    let mut audited_sorted = audited.clone();
+    audited_sorted.sort();
+    codes.sort();
+    assert_eq!(audited_sorted, codes, "one audit row per participant");
+    for &a in &admitted {
+        let h = assign::next_item(&db, study, a, now_ms())
+            .await
+            .expect("next");
+        assert!(h.is_some(), "participant {a} is in the batch");
+    }
+    let db = Arc::try_unwrap(db).expect("one handle");
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_burst_of_joins_is_written_whole => a_burst_of_joins_is_written_whole_sqlite, a_burst_of_joins_is_written_whole_postgres);
+
 /// Claims sent together share a group, which finds the queue's front (the first item with room)
 /// once: a claim made later than the earliest lease before that front expires must not trust
 /// it — the item behind the expired lease is the first with room again.

@@ -17,9 +17,11 @@
 //! ([`RETRIES`]).
 //!
 //! What the jobs of a group have in common is done once per group ([`Shared`]): a study's k is
-//! read once, and the annotators' `last_active` and the studies' data versions are written once,
-//! just before the commit. On PostgreSQL every statement is a round trip, so this is what a
-//! group's length is made of.
+//! read once; the annotators' `last_active`, what joins add that no job of the group reads
+//! back (batch memberships, order seeds, audit rows) and the studies' data versions are written
+//! once, just before the commit. Every statement is a round trip to the connection's thread
+//! (SQLite) or server (PostgreSQL), so this is what a group's length is made of: a burst of
+//! 200 joins wrote 1,000 statements one after another, now 400 and a few a group.
 //!
 //! No job waits for a timer: the writer takes what is queued, runs it, and while it commits
 //! the next group gathers. A group holds at most [`MAX_GROUP`] jobs.
@@ -97,6 +99,12 @@ pub struct Shared {
     k: BTreeMap<i64, i64>,
     /// Per annotator, when it last acted (`annotators.last_active`).
     active: BTreeMap<i64, i64>,
+    /// New participants' batch memberships `(batch, annotator)` and, per annotator, its order
+    /// seed (`annotators.order_seed`): joins write nothing else their group reads.
+    members: Vec<(i64, i64)>,
+    seeds: BTreeMap<i64, i64>,
+    /// Audit rows `(at, study, action, detail)`, in the jobs' order.
+    audit: Vec<(i64, Option<i64>, &'static str, String)>,
     /// Studies whose report data changed (`studies.data_version` moves on once per group).
     changed: BTreeSet<i64>,
     /// Per batch, its queue's front: `(rank, until)` — every item of the batch before `rank`
@@ -117,6 +125,9 @@ impl Shared {
             jobs,
             k: BTreeMap::new(),
             active: BTreeMap::new(),
+            members: Vec::new(),
+            seeds: BTreeMap::new(),
+            audit: Vec::new(),
             changed: BTreeSet::new(),
             fronts: BTreeMap::new(),
         }
@@ -167,30 +178,71 @@ impl Shared {
         *t = (*t).max(now);
     }
 
+    /// A new participant joins `batch` with its order seed (written at the flush).
+    pub fn join_batch(&mut self, batch: i64, annotator: i64, order_seed: i64) {
+        self.members.push((batch, annotator));
+        self.seeds.insert(annotator, order_seed);
+    }
+
+    /// An audit row (written at the flush, with no acting user).
+    pub fn audit(&mut self, at: i64, study: Option<i64>, action: &'static str, detail: String) {
+        self.audit.push((at, study, action, detail));
+    }
+
     /// The study's report data changed (its data version moves on at the flush).
     pub fn data_changed(&mut self, study: i64) {
         self.changed.insert(study);
     }
 
-    /// Writes what the group's jobs deferred: one statement for the annotators' times and one
-    /// for the studies' data versions (each at most [`MAX_GROUP`] entries: one a job).
+    /// Writes what the group's jobs deferred, a statement (or a few) for each kind: the
+    /// annotators' times and order seeds, the batch memberships, the audit rows and the
+    /// studies' data versions (each list at most [`MAX_GROUP`] entries: one a job).
     async fn flush(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        for chunk in self.active.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
+        set_by_id(conn, "last_active", &self.active).await?;
+        set_by_id(conn, "order_seed", &self.seeds).await?;
+        for chunk in self.members.chunks(MAX_GROUP) {
+            // padded with repeats of the last pair, which the conflict clause skips
             let n = padded(chunk.len());
-            let whens: String = (0..n)
-                .map(|i| format!(" WHEN ${} THEN ${}", 2 * i + 1, 2 * i + 2))
+            let values: Vec<String> = (0..n)
+                .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
                 .collect();
-            let ids: Vec<String> = (0..n).map(|i| format!("${}", 2 * i + 1)).collect();
             let sql = format!(
-                "UPDATE annotators SET last_active = CASE id{whens} END WHERE id IN ({})",
-                ids.join(", ")
+                "INSERT INTO batch_annotators (batch_id, annotator_id) VALUES {} \
+                 ON CONFLICT (batch_id, annotator_id) DO NOTHING",
+                values.join(", ")
             );
             let mut q = sqlx::query(&sql);
             for i in 0..n {
-                let (&annotator, &at) = chunk[i.min(chunk.len() - 1)];
-                q = q.bind(annotator).bind(at);
+                let (batch, annotator) = chunk[i.min(chunk.len() - 1)];
+                q = q.bind(batch).bind(annotator);
             }
             q.execute(&mut *conn).await?;
+        }
+        // rows cannot repeat: exact lengths, the longest first
+        let mut rows = &self.audit[..];
+        while !rows.is_empty() {
+            let n = LIST_LENGTHS
+                .into_iter()
+                .rev()
+                .find(|&l| l <= rows.len())
+                .unwrap_or(1);
+            let (chunk, rest) = rows.split_at(n);
+            let values: Vec<String> = (0..n)
+                .map(|i| {
+                    let p = 4 * i;
+                    format!("(${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4)
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO audit_log (at, study_id, action, detail) VALUES {}",
+                values.join(", ")
+            );
+            let mut q = sqlx::query(&sql);
+            for (at, study, action, detail) in chunk {
+                q = q.bind(*at).bind(*study).bind(*action).bind(detail.as_str());
+            }
+            q.execute(&mut *conn).await?;
+            rows = rest;
         }
         for chunk in self.changed.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
             let n = padded(chunk.len());
@@ -207,6 +259,33 @@ impl Shared {
         }
         Ok(())
     }
+}
+
+/// Sets `column` of each annotator in `values` (annotator → value): one statement per
+/// [`MAX_GROUP`] annotators, padded by repeating the last.
+async fn set_by_id(
+    conn: &mut AnyConnection,
+    column: &str,
+    values: &BTreeMap<i64, i64>,
+) -> sqlx::Result<()> {
+    for chunk in values.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
+        let n = padded(chunk.len());
+        let whens: String = (0..n)
+            .map(|i| format!(" WHEN ${} THEN ${}", 2 * i + 1, 2 * i + 2))
+            .collect();
+        let ids: Vec<String> = (0..n).map(|i| format!("${}", 2 * i + 1)).collect();
+        let sql = format!(
+            "UPDATE annotators SET {column} = CASE id{whens} END WHERE id IN ({})",
+            ids.join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for i in 0..n {
+            let (&annotator, &value) = chunk[i.min(chunk.len() - 1)];
+            q = q.bind(annotator).bind(value);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// The shortest of [`LIST_LENGTHS`] that holds `n` entries.

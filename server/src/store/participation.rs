@@ -5,6 +5,7 @@ use sqlx::Row;
 
 use super::grouped::grouped;
 use super::{audit, Db, StoreError, StoreResult};
+use crate::db::group_commit::Shared;
 use crate::db::now_ms;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
 
@@ -301,9 +302,9 @@ pub async fn join(
         pid: pid.map(str::to_owned),
     };
     let review = join.review;
-    let annotator = grouped(db, study, move |conn, _shared| {
+    let annotator = grouped(db, study, move |conn, shared| {
         let join = join.clone();
-        Box::pin(async move { join.run_in(conn).await })
+        Box::pin(async move { join.run_in(conn, shared).await })
     })
     .await?;
     Ok(Entry {
@@ -325,8 +326,13 @@ struct Join {
 }
 
 impl Join {
-    /// Five statements (each a round trip on PostgreSQL, inside the group's serial writer).
-    async fn run_in(&self, conn: &mut sqlx::AnyConnection) -> StoreResult<AnnotatorId> {
+    /// Two statements (each a round trip on PostgreSQL, inside the group's serial writer) and
+    /// three rows the group writes at its flush.
+    async fn run_in(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        shared: &mut Shared,
+    ) -> StoreResult<AnnotatorId> {
         // the check and the use of the invite in one statement
         let used = sqlx::query(
             "UPDATE invites SET used = used + 1 WHERE id = $1 AND used < cap RETURNING used",
@@ -349,29 +355,15 @@ impl Join {
             self.review,
         )
         .await?;
+        // the batch membership, the order seed and the audit row are written once for the
+        // whole group, just before its commit: nothing in the group reads them back
         if let Some((batch, seed)) = self.batch {
-            sqlx::query("INSERT INTO batch_annotators (batch_id, annotator_id) VALUES ($1, $2)")
-                .bind(batch)
-                .bind(annotator)
-                .execute(&mut *conn)
-                .await?;
-            sqlx::query("UPDATE annotators SET order_seed = $1 WHERE id = $2")
-                .bind(
-                    crate::engine::assignment::annotator_seed(seed as u64, annotator.get()) as i64
-                        & i64::MAX,
-                )
-                .bind(annotator)
-                .execute(&mut *conn)
-                .await?;
+            let order_seed = crate::engine::assignment::annotator_seed(seed as u64, annotator.get())
+                as i64
+                & i64::MAX;
+            shared.join_batch(batch.into(), annotator.into(), order_seed);
         }
-        audit::record(
-            &mut *conn,
-            None,
-            Some(self.study),
-            "participant.join",
-            &code,
-        )
-        .await?;
+        shared.audit(now_ms(), Some(self.study.into()), "participant.join", code);
         Ok(annotator)
     }
 }
