@@ -346,9 +346,22 @@ impl Drop for ServerProcess {
     }
 }
 
-/// Runs an async test body `fn(Store)` as two tests, one per database.
+/// Runs an async test body `fn(Store)` as two tests, one per database (`multi_thread:` first:
+/// on four worker threads).
 #[macro_export]
 macro_rules! on_both_stores {
+    // on a runtime of four worker threads (tests whose tasks must really run at once)
+    (multi_thread: $body:ident => $sqlite:ident, $postgres:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $sqlite() {
+            $body($crate::Store::Sqlite).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $postgres() {
+            $body($crate::Store::Postgres).await;
+        }
+    };
     ($body:ident => $sqlite:ident, $postgres:ident) => {
         #[tokio::test]
         async fn $sqlite() {

@@ -73,7 +73,7 @@ async fn set_k(db: &Db, study: StudyId, k: i64) {
         .expect("k");
 }
 
-/// A dynamic-queue batch of every item of the study for `annotators`.
+/// A dynamic-queue batch of every item of the study for `annotators`; returns it.
 async fn queue_batch(
     db: &Db,
     study: StudyId,
@@ -81,7 +81,7 @@ async fn queue_batch(
     seed: u64,
     lease_secs: i64,
     avoid_same_bug: bool,
-) {
+) -> natstudy::ids::BatchId {
     let spec = BatchSpec {
         name: format!("queue {seed}"),
         strategy: Strategy::DynamicQueue,
@@ -93,7 +93,8 @@ async fn queue_batch(
     };
     assign::create_batch(db, study, None, &spec)
         .await
-        .expect("batch");
+        .expect("batch")
+        .id
 }
 
 async fn assert_at_most_k(db: &Db, study: StudyId, k: i64) {
@@ -173,15 +174,7 @@ async fn dynamic_queue_never_exceeds_k(store: Store) {
     guard.drop_now(db).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn dynamic_queue_never_exceeds_k_sqlite() {
-    dynamic_queue_never_exceeds_k(Store::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn dynamic_queue_never_exceeds_k_postgres() {
-    dynamic_queue_never_exceeds_k(Store::Postgres).await;
-}
+on_both_stores!(multi_thread: dynamic_queue_never_exceeds_k => dynamic_queue_never_exceeds_k_sqlite, dynamic_queue_never_exceeds_k_postgres);
 
 async fn leases_expire_and_are_reclaimed(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
@@ -351,15 +344,7 @@ async fn two_instances_never_exceed_k(store: Store) {
     guard.drop_now(db).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_instances_never_exceed_k_sqlite() {
-    two_instances_never_exceed_k(Store::Sqlite).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_instances_never_exceed_k_postgres() {
-    two_instances_never_exceed_k(Store::Postgres).await;
-}
+on_both_stores!(multi_thread: two_instances_never_exceed_k => two_instances_never_exceed_k_sqlite, two_instances_never_exceed_k_postgres);
 
 /// A burst of joins through one invite shares group commits, which write the joins' batch
 /// memberships, order seeds and audit rows once per group (lists of several lengths): every
@@ -368,19 +353,7 @@ async fn two_instances_never_exceed_k_postgres() {
 async fn a_burst_of_joins_is_written_whole(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 4).await;
-    let spec = BatchSpec {
-        name: "open".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: ItemFilter::default(),
-        annotators: vec![],
-        seed: 77,
-        lease_secs: 600,
-        avoid_same_bug: false,
-    };
-    let batch = assign::create_batch(&db, study, None, &spec)
-        .await
-        .expect("batch")
-        .id;
+    let batch = queue_batch(&db, study, vec![], 77, 600, false).await;
     let token = natstudy::store::participation::create_invite(&db, study, batch, 45, None)
         .await
         .expect("invite");

@@ -261,11 +261,12 @@ impl Shared {
     }
 }
 
-/// Sets `column` of each annotator in `values` (annotator → value): one statement per
-/// [`MAX_GROUP`] annotators, padded by repeating the last.
+/// Sets `column` (a column name of this file, never input) of each annotator in `values`
+/// (annotator → value): one statement per [`MAX_GROUP`] annotators, padded by repeating the
+/// last.
 async fn set_by_id(
     conn: &mut AnyConnection,
-    column: &str,
+    column: &'static str,
     values: &BTreeMap<i64, i64>,
 ) -> sqlx::Result<()> {
     for chunk in values.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
