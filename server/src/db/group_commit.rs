@@ -360,7 +360,7 @@ impl GroupCommit {
                 backend,
                 gate: gate.clone(),
             };
-            run_group(&w, vec![job]).await;
+            run_group(&w, &mut None, vec![job]).await;
         }
     }
 }
@@ -441,7 +441,13 @@ fn own_connection(url: &str) -> Option<AnyPool> {
     )
 }
 
+/// The writer's loop: gathers a group, runs it, and again. On PostgreSQL it keeps its
+/// connection from group to group (taken out of its pool, so the pool neither waits for it at
+/// close nor counts it), given up only after a failed transaction: every hand-over of a pooled
+/// connection costs its return to the pool and a round trip to check it before it is handed
+/// out again (see [`begin`]).
 async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Counters>) {
+    let mut held = None;
     while let Some(first) = rx.recv().await {
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
@@ -452,7 +458,10 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
         }
         stats.groups.fetch_add(1, Ordering::Relaxed);
         stats.jobs.fetch_add(jobs.len() as u64, Ordering::Relaxed);
-        run_group(&w, jobs).await;
+        run_group(&w, &mut held, jobs).await;
+    }
+    if let Some(conn) = held {
+        let _ = sqlx::Connection::close(conn).await;
     }
 }
 
@@ -460,14 +469,14 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
 /// savepoints (the common case: every job succeeds, two statements a job saved); when a job
 /// fails, that transaction is rolled back and the group runs again with a savepoint around
 /// each job, so a failed job's writes alone are undone.
-async fn run_group(w: &Writer, mut jobs: Vec<Box<dyn Job>>) {
+async fn run_group(w: &Writer, held: &mut Option<AnyConnection>, mut jobs: Vec<Box<dyn Job>>) {
     let mut locks: Vec<i64> = jobs.iter().filter_map(|j| j.lock()).collect();
     locks.sort_unstable();
     locks.dedup();
     let mut savepoints = false;
     let mut retries = 0;
     let outcome = loop {
-        match attempt(w, &locks, &mut jobs, savepoints).await {
+        match attempt(w, held, &locks, &mut jobs, savepoints).await {
             // a job failed: again, each job in a savepoint
             Ok(false) if !savepoints => savepoints = true,
             Err(e) if retries < RETRIES && lost_a_race(&e) => {
@@ -480,6 +489,8 @@ async fn run_group(w: &Writer, mut jobs: Vec<Box<dyn Job>>) {
     let outcome = outcome.map(|_| ());
     if let Err(e) = &outcome {
         tracing::warn!(error = %e, jobs = jobs.len(), "group commit: the group's transaction failed");
+        // the connection's state is unknown: the next group takes a fresh one
+        *held = None;
     }
     for j in jobs {
         j.finish(outcome.as_ref().map(|_| ()));
@@ -499,11 +510,14 @@ fn lost_a_race(e: &sqlx::Error) -> bool {
 /// without savepoints (rolled back, nothing kept); `Err` the transaction failed.
 async fn attempt(
     w: &Writer,
+    held: &mut Option<AnyConnection>,
     locks: &[i64],
     jobs: &mut [Box<dyn Job>],
     savepoints: bool,
 ) -> Result<bool, sqlx::Error> {
-    let mut tx = begin(w, locks).await?;
+    // SQLite: the write pool's connection, for this group only
+    let mut pooled = None;
+    let mut tx = begin(w, held, &mut pooled, locks).await?;
     let mut shared = Shared::new(w.backend, jobs.len());
     for job in jobs.iter_mut() {
         // what a failed job put in `shared` is taken back with its writes
@@ -543,15 +557,29 @@ async fn attempt(
     Ok(true)
 }
 
-async fn begin(w: &Writer, locks: &[i64]) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
+/// The group's transaction. SQLite: on the write pool's one connection (`pooled`), taken in
+/// turn with this process's other writers at the gate — a connection of the writer's own would
+/// meet theirs at SQLite's busy wait instead. PostgreSQL: on the writer's own connection
+/// (`held`, see [`writer`]).
+async fn begin<'c>(
+    w: &Writer,
+    held: &'c mut Option<AnyConnection>,
+    pooled: &'c mut Option<sqlx::pool::PoolConnection<sqlx::Any>>,
+    locks: &[i64],
+) -> sqlx::Result<sqlx::Transaction<'c, sqlx::Any>> {
+    use sqlx::Connection;
     match w.backend {
         Backend::Sqlite => {
-            // in turn with this process's other writers (`Db::write`), on the one write connection
             let _turn = w.gate.lock().await;
-            w.pool.begin_with("BEGIN IMMEDIATE").await
+            let conn = pooled.insert(w.pool.acquire().await?);
+            conn.begin_with("BEGIN IMMEDIATE").await
         }
         Backend::Postgres => {
-            let mut tx = w.pool.begin().await?;
+            let conn = match held {
+                Some(conn) => conn,
+                None => held.insert(w.pool.acquire().await?.detach()),
+            };
+            let mut tx = conn.begin().await?;
             for &lock in locks {
                 // shared: another instance's group runs beside this one (see the module)
                 sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock_shared($1)) AS held")

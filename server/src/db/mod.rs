@@ -31,7 +31,8 @@ pub enum Backend {
 /// ([`Db::grouped`]).** On SQLite the read pool's connections are read-only (`PRAGMA
 /// query_only`), so a write through [`Db::pool`] fails at once instead of racing the other
 /// writers for the file's lock; the write pool is one connection, handed out first come first
-/// served (with the session store's writes, see `web::sessions`). SQLite's own wait for a busy
+/// served (with the session store's writes, see `web::sessions`, and the group commit's
+/// groups). SQLite's own wait for a busy
 /// lock polls with growing sleeps, so without that queue a busy writer (the group commit under
 /// load) could keep taking the lock while another writer sleeps for seconds. On PostgreSQL
 /// both pools are the same pool and writers are serialised by advisory locks.
@@ -85,6 +86,10 @@ impl Db {
             AnyPoolOptions::new()
                 .max_connections(max)
                 .acquire_timeout(Duration::from_secs(30))
+                // a SQLite connection is a file this process holds open, not a socket that
+                // can die unseen: no check before each hand-out (a round trip to the
+                // connection's thread, under load the dearest part of a short read)
+                .test_before_acquire(backend == Backend::Postgres)
                 .after_connect(move |conn, _meta| {
                     Box::pin(async move {
                         if backend == Backend::Sqlite {

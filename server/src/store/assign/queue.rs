@@ -165,6 +165,36 @@ async fn queue_front(
     Ok(rank)
 }
 
+/// The annotator $1's open claim in study $2 at time $3 — a live lease ($5) first, else the
+/// first planned assignment ($4) — as a row of kind 0 (at most one, with its item's ratings
+/// `rated` and the annotator's own `mine`), then the annotator's batches in the study as rows
+/// of kind 1, in batch order, each with the bug of the item the annotator rated ($6) last
+/// (`last_bug`, for avoid-same-bug). Columns a kind does not use are NULL.
+const OPEN_OR_BATCHES_SQL: &str = "SELECT 0 AS kind, o.id, o.item_id, o.batch_id, o.original_left, \
+       o.lease_expires_at, o.status, o.lease_secs, o.rated, o.mine, \
+       NULL AS seed, NULL AS avoid_same_bug, NULL AS last_bug \
+     FROM (SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs, \
+       (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id) AS rated, \
+       (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = a.item_id AND mv.annotator_id = a.annotator_id) AS mine \
+       FROM assignments a JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
+       AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
+       ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1) AS o \
+     UNION ALL \
+     SELECT 1, bt.id, NULL, NULL, NULL, NULL, NULL, bt.lease_secs, NULL, NULL, bt.seed, bt.avoid_same_bug, \
+       (SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $6 \
+        ORDER BY a.position DESC, a.id DESC LIMIT 1) \
+     FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
+     WHERE ba.annotator_id = $1 AND bt.study_id = $2 \
+     ORDER BY 1, 2";
+
+/// The open claim among the rows of [`OPEN_OR_BATCHES_SQL`] (the first, when of kind 0).
+fn open_of(rows: &[sqlx::any::AnyRow]) -> StoreResult<Option<&sqlx::any::AnyRow>> {
+    match rows.first() {
+        Some(r) if r.try_get::<i64, _>("kind")? == 0 => Ok(Some(r)),
+        _ => Ok(None),
+    }
+}
+
 async fn next_item_in(
     conn: &mut sqlx::AnyConnection,
     shared: &mut Shared,
@@ -183,31 +213,25 @@ async fn next_item_in(
     // 1. a live lease or a planned assignment, in order. When that claim is void — its item
     // has k ratings (imported votes, a lowered k) or the annotator rated it (an imported vote)
     // — every void claim of the annotator is released and the query runs again, so a void
-    // claim is never handed out (and the common case costs one statement).
+    // claim is never handed out (and the common case costs one statement, which also brings
+    // the annotator's batches for step 2: after a vote there is no open claim).
     let mut released = false;
-    let open = loop {
-        let open = sqlx::query(
-            "SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs, \
-             (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id) AS rated, \
-             (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = a.item_id AND mv.annotator_id = a.annotator_id) AS mine \
-             FROM assignments a \
-             JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
-             AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
-             ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1",
-        )
-        .bind(annotator)
-        .bind(study)
-        .bind(now)
-        .bind(AssignmentStatus::Assigned)
-        .bind(AssignmentStatus::Leased)
-        .fetch_optional(&mut *conn)
-        .await?;
-        let void = match &open {
+    let rows = loop {
+        let rows = sqlx::query(OPEN_OR_BATCHES_SQL)
+            .bind(annotator)
+            .bind(study)
+            .bind(now)
+            .bind(AssignmentStatus::Assigned)
+            .bind(AssignmentStatus::Leased)
+            .bind(AssignmentStatus::Done)
+            .fetch_all(&mut *conn)
+            .await?;
+        let void = match open_of(&rows)? {
             Some(r) => r.try_get::<i64, _>("rated")? >= k || r.try_get::<i64, _>("mine")? > 0,
             None => false,
         };
         if !void {
-            break open;
+            break rows;
         }
         if released {
             // released claims are no longer open: a void one cannot come back
@@ -219,8 +243,8 @@ async fn next_item_in(
         shared.forget_fronts();
         released = true;
     };
-    if let Some(r) = open {
-        let mut h = handed(&r)?;
+    if let Some(r) = open_of(&rows)? {
+        let mut h = handed(r)?;
         if r.try_get::<AssignmentStatus, _>("status")? == AssignmentStatus::Leased {
             let until = now + 1000 * r.try_get::<i64, _>("lease_secs")?;
             sqlx::query("UPDATE assignments SET lease_expires_at = $1 WHERE id = $2")
@@ -237,20 +261,9 @@ async fn next_item_in(
     // of the annotator, the first items in the batch's order among those without k ratings —
     // a range of the queue's index — that the annotator may take and others' claims leave room on
     // (with the bug of the item the annotator rated last, for avoid-same-bug)
-    let batches = sqlx::query(
-        "SELECT bt.id, bt.lease_secs, bt.seed, bt.avoid_same_bug, \
-         (SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $3 \
-          ORDER BY a.position DESC, a.id DESC LIMIT 1) AS last_bug \
-         FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
-         WHERE ba.annotator_id = $1 AND bt.study_id = $2 ORDER BY bt.id",
-    )
-    .bind(annotator)
-    .bind(study)
-    .bind(AssignmentStatus::Done)
-    .fetch_all(&mut *conn)
-    .await?;
+    let batches = &rows[..];
     for _ in 0..CLAIM_ROUNDS {
-        let mut candidates = candidates(conn, shared, &batches, annotator, now, k).await?;
+        let mut candidates = candidates(conn, shared, batches, annotator, now, k).await?;
         if candidates.is_empty() {
             return Ok(None);
         }
@@ -291,7 +304,7 @@ async fn next_item_in(
 }
 
 /// The candidates for the annotator's next new lease, from each of their batches (`batches`:
-/// the rows of the batches' query in [`next_item_in`]). On PostgreSQL each is locked for this
+/// rows of kind 1 of [`OPEN_OR_BATCHES_SQL`]). On PostgreSQL each is locked for this
 /// transaction ([`CANDIDATES_PG_SQL`]).
 async fn candidates(
     conn: &mut sqlx::AnyConnection,
