@@ -360,7 +360,11 @@ impl GroupCommit {
                 backend,
                 gate: gate.clone(),
             };
-            run_group(&w, &mut None, vec![job]).await;
+            let mut held = None;
+            run_group(&w, &mut held, vec![job]).await;
+            if let Some(conn) = held {
+                let _ = sqlx::Connection::close(conn).await;
+            }
         }
     }
 }

@@ -32,9 +32,9 @@ pub enum Backend {
 /// query_only`), so a write through [`Db::pool`] fails at once instead of racing the other
 /// writers for the file's lock; the write pool is one connection, handed out first come first
 /// served (with the session store's writes, see `web::sessions`, and the group commit's
-/// groups). SQLite's own wait for a busy
-/// lock polls with growing sleeps, so without that queue a busy writer (the group commit under
-/// load) could keep taking the lock while another writer sleeps for seconds. On PostgreSQL
+/// groups). SQLite's own wait for a busy lock polls with growing sleeps, so without that queue
+/// a busy writer (the group commit under load) could keep taking the lock while another writer
+/// sleeps for seconds. On PostgreSQL
 /// both pools are the same pool and writers are serialised by advisory locks.
 #[derive(Clone, Debug)]
 pub struct Db {

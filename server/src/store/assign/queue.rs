@@ -61,14 +61,36 @@ struct Candidate {
 /// annotator just rated.
 const CANDIDATES: i64 = 8;
 
+/// The queue's one rule, as SQL: item `$item` has room when its ratings (online or imported)
+/// and its live claims — planned (`$assigned`) or leased (`$leased`) until after `$now` —
+/// number fewer than k (`$k`). The candidates, the claim and the queue's front all ask it.
+macro_rules! has_room {
+    ($item:literal, $assigned:literal, $leased:literal, $now:literal, $k:literal) => {
+        concat!(
+            "(SELECT COUNT(*) FROM votes v WHERE v.item_id = ",
+            $item,
+            ") + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = ",
+            $item,
+            " AND (c.status = ",
+            $assigned,
+            " OR (c.status = ",
+            $leased,
+            " AND c.lease_expires_at > ",
+            $now,
+            "))) < ",
+            $k
+        )
+    };
+}
+
 /// The checks of a candidate `bi` (see [`CANDIDATES_SQL`]).
 macro_rules! candidate_checks {
     () => {
-        "(SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $2 AND m.status <> $5) = 0 \
-         AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $2) = 0 \
-         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
-           + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
-              AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $3))) < $4"
+        concat!(
+            "(SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $2 AND m.status <> $5) = 0 \
+             AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $2) = 0 AND ",
+            has_room!("bi.item_id", "$6", "$7", "$3", "$4")
+        )
     };
 }
 
@@ -107,13 +129,14 @@ const CANDIDATES_PG_SQL: &str = concat!(
 /// PostgreSQL sees every claim committed by a group that held the item's lock before
 /// (the candidates' statement took it). Returns the assignment, or nothing when the item
 /// filled up meanwhile. A released assignment of the same pair is taken up again.
-const CLAIM_SQL: &str = "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, lease_expires_at, original_left, created_at) \
+const CLAIM_SQL: &str = concat!(
+    "INSERT INTO assignments (batch_id, item_id, annotator_id, position, status, lease_expires_at, original_left, created_at) \
      SELECT $1, $2, $3, (SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $3), $7, $4, $5, $6 \
-     WHERE (SELECT COUNT(*) FROM votes v WHERE v.item_id = $2) \
-       + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $2 \
-          AND (c.status = $8 OR (c.status = $7 AND c.lease_expires_at > $6))) < $9 \
-     ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $7, lease_expires_at = excluded.lease_expires_at, \
-     batch_id = excluded.batch_id, position = excluded.position RETURNING id";
+     WHERE ",
+    has_room!("$2", "$8", "$7", "$6", "$9"),
+    " ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $7, lease_expires_at = excluded.lease_expires_at, \
+     batch_id = excluded.batch_id, position = excluded.position RETURNING id"
+);
 
 /// Rounds of looking for a new item when every candidate found filled up before it could be
 /// claimed (another instance's claims, on PostgreSQL); then the annotator is told there is
@@ -125,15 +148,15 @@ const CLAIM_ROUNDS: usize = 4;
 /// the earliest expiry of a live lease on the items before it (NULL: none). While many
 /// annotators hold leases, the queue begins with items taken by others' leases: found once a
 /// group instead of stepped over by every claim.
-const FRONT_SQL: &str = "WITH f AS (SELECT (SELECT bi.queue_rank FROM batch_items bi \
-       WHERE bi.batch_id = $1 AND bi.rated_full = 0 \
-       AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
-         + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = bi.item_id \
-            AND (c.status = $4 OR (c.status = $5 AND c.lease_expires_at > $2))) < $3 \
-       ORDER BY bi.queue_rank LIMIT 1) AS front) \
+const FRONT_SQL: &str = concat!(
+    "WITH f AS (SELECT (SELECT bi.queue_rank FROM batch_items bi \
+     WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND ",
+    has_room!("bi.item_id", "$4", "$5", "$2", "$3"),
+    " ORDER BY bi.queue_rank LIMIT 1) AS front) \
      SELECT f.front, (SELECT MIN(c.lease_expires_at) FROM batch_items bi JOIN assignments c ON c.item_id = bi.item_id \
        WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND (f.front IS NULL OR bi.queue_rank < f.front) \
-       AND c.status = $5 AND c.lease_expires_at > $2) AS until FROM f";
+       AND c.status = $5 AND c.lease_expires_at > $2) AS until FROM f"
+);
 
 /// The batch's queue front at `now` (`Shared::fronts`): from the group, or found now. `None`:
 /// no item of the batch has room. A group of a few jobs does not look for it (the lowest rank:
