@@ -76,10 +76,7 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
 #[cfg(feature = "ssr")]
 async fn become_participant(annotator: AnnotatorId) -> Result<(), ServerFnError> {
     let session = crate::auth::session().await?;
-    session
-        .cycle_id()
-        .await
-        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    crate::auth::renew_id(&session).await?;
     session
         .insert(PARTICIPANT_KEY, annotator)
         .await

@@ -36,10 +36,7 @@ pub async fn login(
     };
     let session = crate::auth::session().await?;
     // A new id at every login defeats session fixation.
-    session
-        .cycle_id()
-        .await
-        .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
+    crate::auth::renew_id(&session).await?;
     session
         .insert(crate::auth::USER_ID_KEY, user.id)
         .await

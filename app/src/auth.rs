@@ -51,6 +51,19 @@ pub async fn start(session: &Session) -> Result<(), ServerFnError> {
     session.insert(SEEN_KEY, now).await.map_err(session_error)
 }
 
+/// A new session id when the request's session is a stored one (at sign-in and at join: a
+/// planted id never carries over, which defeats session fixation). A session that was never
+/// stored (no cookie, or a cookie naming no stored session) gets a fresh random id when it is
+/// first saved anyway, so nothing is deleted for it: a burst of joins writes one row each.
+pub async fn renew_id(session: &Session) -> Result<(), ServerFnError> {
+    // loads the record: afterwards the session has an id only when the store held it
+    session.is_empty().await;
+    if session.id().is_none() {
+        return Ok(());
+    }
+    session.cycle_id().await.map_err(session_error)
+}
+
 fn session_error(e: tower_sessions::session::Error) -> ServerFnError {
     tracing::error!(error = %e, "session store");
     ServerFnError::new("internal error")

@@ -1,7 +1,7 @@
 //! Real HTTP against a running server, on SQLite and on PostgreSQL: sign-in, sessions shared
 //! by several instances, the role matrix, CSRF refusal.
 
-use natstudy_tests::{fresh_db, Role, Store, TestApp};
+use natstudy_tests::{fresh_db, on_both_stores, Role, Store, TestApp};
 use reqwest::StatusCode;
 
 const PW: &str = "a-long-password";
@@ -1046,6 +1046,118 @@ async fn invite_links_say_whether_they_work() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A join admits no one through a link closed or used up after the server first saw it (the
+/// server keeps where a link leads, not whether it is open), and it gives a stored session a
+/// new id (the old cookie is worth nothing) while a fresh visitor's session is simply created:
+/// one session row each, none left behind.
+async fn joins_check_the_link_and_renew_the_session(store: Store) {
+    let (app, guard) = app_with_users(store).await;
+    let study = natstudy::store::studies::create(&app.db, None, "Links", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
+        .await
+        .expect("items");
+    let (batch, token) = natstudy_tests::open_queue(&app.db, study, 3)
+        .await
+        .expect("queue");
+    let join = |c: &reqwest::Client, token: &str| {
+        c.post(app.url("/api/join"))
+            .form(&[("token", token.to_owned())])
+            .send()
+    };
+    let sessions = || {
+        let db = app.db.clone();
+        async move {
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions")
+                .fetch_one(&db.pool)
+                .await
+                .expect("count");
+            n
+        }
+    };
+    assert_eq!(sessions().await, 0);
+    // a fresh visitor: a new session, one row
+    let visitor = app.client();
+    let r = join(&visitor, &token).await.expect("join");
+    assert!(r.status().is_success(), "{}", r.status());
+    assert!(session_cookie(&r).is_some(), "a session cookie");
+    assert_eq!(sessions().await, 1);
+    // a signed-in account joins: its session gets a new id, the old cookie ends
+    let member = app.client();
+    let r = member
+        .post(app.url("/api/login"))
+        .form(&[("username", "ann"), ("password", PW)])
+        .send()
+        .await
+        .expect("login");
+    let before = session_cookie(&r).expect("cookie");
+    let before = before.split(';').next().unwrap_or_default().to_owned();
+    assert_eq!(sessions().await, 2);
+    let r = join(&member, &token).await.expect("join");
+    assert!(r.status().is_success(), "{}", r.status());
+    let after = session_cookie(&r).expect("a new cookie");
+    assert_ne!(Some(before.as_str()), after.split(';').next());
+    assert_eq!(
+        whoami(&app, &member).await["username"],
+        "ann",
+        "still signed in"
+    );
+    let replay = app
+        .client()
+        .post(app.url("/api/whoami"))
+        .header("cookie", before)
+        .send()
+        .await
+        .expect("replay");
+    assert_eq!(
+        replay.json::<serde_json::Value>().await.expect("json"),
+        serde_json::Value::Null,
+        "the old id is gone"
+    );
+    assert_eq!(
+        sessions().await,
+        2,
+        "the old row was deleted, not left behind"
+    );
+    // the organisers close the link the server has already seen: no one new joins
+    let id: i64 = sqlx::query_scalar("SELECT id FROM invites WHERE token = $1")
+        .bind(&token)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("invite id");
+    natstudy::store::monitor::close_invite(&app.db, study, id, None)
+        .await
+        .expect("close");
+    let late = join(&app.client(), &token).await.expect("join");
+    assert_eq!(late.status(), StatusCode::FORBIDDEN);
+    assert!(late.text().await.expect("body").contains("closed"));
+    // ...but who joined before goes on
+    let again = join(&visitor, &token).await.expect("join again");
+    assert!(again.status().is_success(), "{}", again.status());
+    // a link used up after it was seen admits no one more
+    let one = natstudy::store::participation::create_invite(&app.db, study, batch, 1, None)
+        .await
+        .expect("invite");
+    let r = join(&app.client(), &one).await.expect("join");
+    assert!(r.status().is_success(), "{}", r.status());
+    let over = join(&app.client(), &one).await.expect("join");
+    assert_eq!(over.status(), StatusCode::FORBIDDEN);
+    assert!(over.text().await.expect("body").contains("used up"));
+    let used: Vec<i64> =
+        sqlx::query_scalar("SELECT used FROM invites WHERE study_id = $1 ORDER BY id")
+            .bind(study)
+            .fetch_all(&app.db.pool)
+            .await
+            .expect("uses");
+    assert_eq!(used, vec![2, 1], "refused joins use nothing");
+    let db = app.db.clone();
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(joins_check_the_link_and_renew_the_session => joins_check_the_link_and_renew_the_session_sqlite, joins_check_the_link_and_renew_the_session_postgres);
 
 /// A participant continues on another device with the resume code the survey shows: the same
 /// participant, code and count; a wrong code is refused, and guessing is throttled.

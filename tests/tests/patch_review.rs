@@ -168,7 +168,7 @@ async fn patch_review(store: Store) {
         let rows = natstudy::store::reviews::tasks(&db, id)
             .await
             .expect("tasks");
-        let tasks = natstudy::store::analysis::review_tasks(rows.clone());
+        let tasks = natstudy::store::analysis::review_tasks(&rows);
         natstudy::engine::analysis::open_disagreements(&tasks)
             .into_iter()
             .map(|i| (rows[i].tool.clone(), rows[i].target.clone()))

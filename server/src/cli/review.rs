@@ -81,7 +81,7 @@ pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
         ReviewCommand::List { study, open } => {
             let id = crate::store::studies::id_by_name(&db, &study).await?;
             let rows = crate::store::reviews::tasks(&db, id).await?;
-            let tasks = crate::store::analysis::review_tasks(rows.clone());
+            let tasks = crate::store::analysis::review_tasks(&rows);
             let open_ones: std::collections::HashSet<usize> =
                 open_disagreements(&tasks).into_iter().collect();
             for (i, (t, s)) in rows.iter().zip(states(&tasks)).enumerate() {

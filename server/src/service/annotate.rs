@@ -145,14 +145,17 @@ fn guideline_memo(markdown: &str) -> Arc<String> {
 }
 
 /// What the survey reads on every page and that never changes once written, kept per server
-/// (per database): which study an annotator belongs to, and each item as it is shown (items,
+/// (per database): which study an annotator belongs to, each item as it is shown (items,
 /// their bugs and projects are never rewritten or deleted in the shown fields; an annotator
-/// never moves to another study). A cache hit saves a database round trip per request. Each
-/// value holds its own key, checked on every hit: the memo's 64-bit fingerprints never decide
-/// who belongs to a study or which study's item is shown.
+/// never moves to another study), and where an invite link leads (its study, batch and
+/// purpose; whether it is still open is the join's own check). A cache hit saves a database
+/// round trip per request. Each value holds its own key, checked on every hit: the memo's
+/// 64-bit fingerprints never decide who belongs to a study, which study's item is shown or
+/// where a token leads.
 pub struct SurveyCache {
     members: Memo<(AnnotatorId, StudyId)>,
     items: Memo<(StudyId, store::participation::ItemForDisplay)>,
+    invites: Memo<store::participation::InviteRef>,
 }
 
 impl Default for SurveyCache {
@@ -161,6 +164,8 @@ impl Default for SurveyCache {
             // ~100 bytes an entry: some 80,000 participants
             members: Memo::new(8 << 20),
             items: Memo::new(64 << 20),
+            // ~200 bytes an entry; only tokens that exist are kept
+            invites: Memo::new(2 << 20),
         }
     }
 }
@@ -170,6 +175,7 @@ impl std::fmt::Debug for SurveyCache {
         f.debug_struct("SurveyCache")
             .field("members", &self.members.usage())
             .field("items", &self.items.usage())
+            .field("invites", &self.invites.usage())
             .finish()
     }
 }
@@ -197,6 +203,31 @@ impl SurveyCache {
             self.members.get_or(f, 100, || k);
         }
         Ok(found)
+    }
+
+    /// Where an invite link leads (as `store::participation::invite_ref`), a known token
+    /// without a read.
+    pub async fn invite(
+        &self,
+        db: &Db,
+        token: &str,
+    ) -> Result<Option<Arc<store::participation::InviteRef>>, StoreError> {
+        let key = self.invites.key(token);
+        if let Some(held) = self.invites.get(key).filter(|h| h.token == token) {
+            return Ok(Some(held));
+        }
+        let Some(found) = store::participation::invite_ref(db, token).await? else {
+            return Ok(None);
+        };
+        let held = self
+            .invites
+            .get_or(key, 200 + token.len(), || found.clone());
+        Ok(Some(if held.token == token {
+            held
+        } else {
+            // another token under the same fingerprint (never seen): this one, not kept
+            Arc::new(found)
+        }))
     }
 
     /// The item as the rating page shows it.

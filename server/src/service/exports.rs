@@ -85,7 +85,7 @@ async fn reviews(
             }
         }
     } else {
-        let tasks = crate::store::analysis::review_tasks(rows.clone());
+        let tasks = crate::store::analysis::review_tasks(&rows);
         let by_id: std::collections::HashMap<i64, &crate::store::reviews::TaskRow> =
             rows.iter().map(|t| (t.id, t)).collect();
         w.write_record([
@@ -188,7 +188,9 @@ impl BenchmarkFilter {
 
 /// Writes the benchmark into `dir` (absent or empty): one folder per item with its
 /// transformed buggy file, the transformed fixed file when known and `meta.json`, and
-/// `index.jsonl`. Returns the folders written.
+/// `index.jsonl`. Returns the folders written. The files are written on a blocking thread,
+/// fed through a bounded channel while the items are read: no file system call on the async
+/// threads, and no more than a few items in memory at once.
 pub async fn benchmark(
     db: &Db,
     study: StudyId,
@@ -196,19 +198,27 @@ pub async fn benchmark(
     filter: &BenchmarkFilter,
 ) -> ServiceResult<u64> {
     use crate::formats::benchmark;
-    use std::io::Write as _;
     let internal = |e: anyhow::Error| super::ServiceError::Internal(e);
-    if dir.exists()
-        && std::fs::read_dir(dir)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
+    let target = dir.to_owned();
+    let fresh = tokio::task::spawn_blocking(move || -> std::io::Result<bool> {
+        if target.exists()
+            && std::fs::read_dir(&target)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(true)
+        {
+            return Ok(false);
+        }
+        std::fs::create_dir_all(&target)?;
+        Ok(true)
+    })
+    .await?
+    .map_err(|e| internal(e.into()))?;
+    if !fresh {
         return Err(super::ServiceError::Invalid(format!(
             "{} is not an empty directory: give a new one",
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| internal(e.into()))?;
     let data = crate::store::analysis::study_data(db, study).await?;
     let options = crate::engine::analysis::Options {
         bootstrap: 0,
@@ -231,12 +241,13 @@ pub async fn benchmark(
                 .insert(model.as_str(), row.rnc);
         }
     }
-    let mut index = std::io::BufWriter::new(
-        std::fs::File::create(dir.join("index.jsonl")).map_err(|e| internal(e.into()))?,
-    );
+    let (tx, rx) = tokio::sync::mpsc::channel::<benchmark::Entry>(32);
+    let writer = tokio::task::spawn_blocking({
+        let dir = dir.to_owned();
+        move || write_entries(&dir, rx)
+    });
     let mut taken = std::collections::HashSet::new();
-    let mut written = 0u64;
-    crate::store::checks::benchmark(db, study, &mut |bug, item| {
+    let streamed = crate::store::checks::benchmark(db, study, async |bug, item| {
         let result = results.get(item.key.as_str());
         let category = result.and_then(|r| r.category).map(|c| c.as_str());
         if !filter.categories.is_empty()
@@ -274,20 +285,47 @@ pub async fn benchmark(
             verification: item.check.as_ref(),
         };
         let e = benchmark::entry(&b, &i, &mut taken);
+        // a closed channel means the writer failed: its error is the one reported
+        tx.send(e)
+            .await
+            .map_err(|_| anyhow::anyhow!("the benchmark's writer stopped"))
+    })
+    .await;
+    drop(tx);
+    let written = writer.await?.map_err(internal)?;
+    streamed.map_err(internal)?;
+    Ok(written)
+}
+
+/// The export's writer (a blocking thread): each entry's files and its line of `index.jsonl`,
+/// until the channel closes. Returns the entries written.
+fn write_entries(
+    dir: &std::path::Path,
+    mut rx: tokio::sync::mpsc::Receiver<crate::formats::benchmark::Entry>,
+) -> anyhow::Result<u64> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let index_path = dir.join("index.jsonl");
+    let mut index = std::io::BufWriter::new(
+        std::fs::File::create(&index_path)
+            .with_context(|| format!("cannot create {}", index_path.display()))?,
+    );
+    let mut written = 0u64;
+    while let Some(e) = rx.blocking_recv() {
         for (path, text) in &e.files {
             let p = dir.join(&e.dir).join(path);
             if let Some(parent) = p.parent() {
-                std::fs::create_dir_all(parent)?;
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
             }
-            std::fs::write(&p, text)?;
+            std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
         }
         serde_json::to_writer(&mut index, &e.index)?;
         index.write_all(b"\n")?;
         written += 1;
-        Ok(())
-    })
-    .await
-    .map_err(internal)?;
-    index.flush().map_err(|e| internal(e.into()))?;
+    }
+    index
+        .flush()
+        .with_context(|| format!("cannot write {}", index_path.display()))?;
     Ok(written)
 }

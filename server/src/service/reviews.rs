@@ -303,7 +303,7 @@ pub fn parse_ruling(s: &str) -> ServiceResult<Ruling> {
 pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<app::model::ReviewOverview> {
     use crate::engine::analysis::{open_disagreements, states, TaskState};
     let rows = store::reviews::tasks(db, study).await?;
-    let tasks = store::analysis::review_tasks(rows.clone());
+    let tasks = store::analysis::review_tasks(&rows);
     let st = states(&tasks);
     let open = open_disagreements(&tasks)
         .into_iter()

@@ -69,7 +69,7 @@ pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
     .iter()
     .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
     .collect::<Result<_, sqlx::Error>>()?;
-    let reviews = review_tasks(super::reviews::tasks(db, study).await?);
+    let reviews = review_tasks(&super::reviews::tasks(db, study).await?);
     Ok(StudyData {
         bugs,
         items,
@@ -82,17 +82,18 @@ pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
 
 /// The review tasks as the analysis reads them: a duplicate points at its original's index, an
 /// automatic decision an admin sent back counts as none.
-pub fn review_tasks(rows: Vec<super::reviews::TaskRow>) -> Vec<ReviewTask> {
+pub fn review_tasks(rows: &[super::reviews::TaskRow]) -> Vec<ReviewTask> {
     let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
-    rows.into_iter()
+    // the tasks' sources and notes stay in `rows`: only what the decision reads is copied
+    rows.iter()
         .map(|t| ReviewTask {
             same_as: t.same_as.and_then(|id| index.get(&id).copied()),
             auto: t.auto.filter(|_| !t.sent_back),
-            verdicts: t.verdicts.into_iter().map(|(r, v, _)| (r, v)).collect(),
+            verdicts: t.verdicts.iter().map(|(r, v, _)| (r.clone(), *v)).collect(),
             k: t.k as usize,
             adjudicated: t.adjudicated,
-            tool: t.tool,
-            target: t.target,
+            tool: t.tool.clone(),
+            target: t.target.clone(),
         })
         .collect()
 }

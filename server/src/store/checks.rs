@@ -159,11 +159,12 @@ pub struct BenchItem {
     pub check: Option<Check>,
 }
 
-/// Streams the study's items with their bug (bugs are read once), in item order.
+/// Streams the study's items with their bug (bugs are read once), in item order; `each` may
+/// wait (the reading waits with it: an export's writer holds it back).
 pub async fn benchmark(
     db: &Db,
     study: StudyId,
-    each: &mut (dyn FnMut(&BenchBug, BenchItem) -> anyhow::Result<()> + Send),
+    mut each: impl AsyncFnMut(&BenchBug, BenchItem) -> anyhow::Result<()>,
 ) -> anyhow::Result<u64> {
     use futures_util::TryStreamExt;
     let rows = sqlx::query(
@@ -224,7 +225,8 @@ pub async fn benchmark(
                 fixed_source: r.try_get("fixed_source")?,
                 check,
             },
-        )?;
+        )
+        .await?;
         n += 1;
     }
     Ok(n)

@@ -256,6 +256,41 @@ pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<InviteInfo>> {
     .transpose()?)
 }
 
+/// What of an invite never changes once it is made (invites are never deleted; their study,
+/// batch and purpose are never rewritten, nor is a batch's seed): what a join needs before its
+/// write, so a server may keep it (see `service::annotate::SurveyCache`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InviteRef {
+    pub id: i64,
+    pub token: String,
+    pub study: StudyId,
+    /// The invite's batch and the batch's seed (none for a review-only invite).
+    pub batch: Option<(BatchId, i64)>,
+    /// A review-only invite.
+    pub review: bool,
+}
+
+/// The [`InviteRef`] of a token, or nothing.
+pub async fn invite_ref(db: &Db, token: &str) -> StoreResult<Option<InviteRef>> {
+    let r = sqlx::query(
+        "SELECT i.id, i.study_id, i.batch_id, i.purpose, b.seed \
+         FROM invites i LEFT JOIN batches b ON b.id = i.batch_id WHERE i.token = $1",
+    )
+    .bind(token)
+    .fetch_optional(&db.pool)
+    .await?;
+    let Some(r) = r else { return Ok(None) };
+    let batch: Option<BatchId> = r.try_get("batch_id")?;
+    let seed: Option<i64> = r.try_get("seed")?;
+    Ok(Some(InviteRef {
+        id: r.try_get("id")?,
+        token: token.to_owned(),
+        study: r.try_get("study_id")?,
+        batch: batch.zip(seed),
+        review: r.try_get::<String, _>("purpose")? == "review",
+    }))
+}
+
 /// Uses an invite: a new participant `S{n}` in the invite's study and batch — unless
 /// `current` (the caller's participant) is already in that study: then the same participant
 /// continues and the invite is not used again.
@@ -265,40 +300,41 @@ pub async fn join(
     pid: Option<&str>,
     current: Option<AnnotatorId>,
 ) -> StoreResult<Entry> {
-    // the invite, and whether `current` is a participant of its study (with their reviewer
-    // flag): one read
-    let inv = sqlx::query(
-        "SELECT i.id, i.study_id, i.batch_id, i.purpose, i.closed_at, b.seed, \
-         (SELECT a.reviewer FROM annotators a WHERE a.id = $2 AND a.study_id = i.study_id) AS mine \
-         FROM invites i LEFT JOIN batches b ON b.id = i.batch_id WHERE i.token = $1",
-    )
-    .bind(token)
-    .bind(current)
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or_else(|| StoreError::NotFound("invite".into()))?;
-    let study: StudyId = inv.try_get("study_id")?;
-    if let (Some(annotator), Some(reviewer)) = (current, inv.try_get::<Option<i64>, _>("mine")?) {
-        return Ok(Entry {
-            annotator,
-            study,
-            review: reviewer != 0,
-        });
+    let invite = invite_ref(db, token)
+        .await?
+        .ok_or_else(|| StoreError::NotFound("invite".into()))?;
+    join_via(db, &invite, pid, current).await
+}
+
+/// [`join`] with the invite already found. A new participant is one group-commit job: the
+/// invite's use (refused when it is closed or used up, in the same statement) and the
+/// participant's row.
+pub async fn join_via(
+    db: &Db,
+    invite: &InviteRef,
+    pid: Option<&str>,
+    current: Option<AnnotatorId>,
+) -> StoreResult<Entry> {
+    let study = invite.study;
+    if let Some(annotator) = current {
+        let mine = sqlx::query("SELECT reviewer FROM annotators WHERE id = $1 AND study_id = $2")
+            .bind(annotator)
+            .bind(study)
+            .fetch_optional(&db.pool)
+            .await?;
+        if let Some(r) = mine {
+            return Ok(Entry {
+                annotator,
+                study,
+                review: r.try_get::<i64, _>(0)? != 0,
+            });
+        }
     }
-    if inv.try_get::<Option<i64>, _>("closed_at")?.is_some() {
-        return Err(StoreError::Forbidden(
-            "this invite link was closed by the study's organisers".into(),
-        ));
-    }
-    let purpose: String = inv.try_get("purpose")?;
-    let batch: Option<BatchId> = inv.try_get("batch_id")?;
-    let seed: Option<i64> = inv.try_get("seed")?;
     let join = Join {
         study,
-        invite: inv.try_get("id")?,
-        review: purpose == "review",
-        // a batch's seed never changes
-        batch: batch.zip(seed),
+        invite: invite.id,
+        review: invite.review,
+        batch: invite.batch,
         pid: pid.map(str::to_owned),
     };
     let review = join.review;
@@ -327,23 +363,31 @@ struct Join {
 
 impl Join {
     /// Two statements (each a round trip on PostgreSQL, inside the group's serial writer) and
-    /// three rows the group writes at its flush.
+    /// three rows the group writes at its flush; a third statement only when it is refused.
     async fn run_in(
         &self,
         conn: &mut sqlx::AnyConnection,
         shared: &mut Shared,
     ) -> StoreResult<AnnotatorId> {
-        // the check and the use of the invite in one statement
+        // the checks (open, not used up) and the use of the invite in one statement
         let used = sqlx::query(
-            "UPDATE invites SET used = used + 1 WHERE id = $1 AND used < cap RETURNING used",
+            "UPDATE invites SET used = used + 1 \
+             WHERE id = $1 AND used < cap AND closed_at IS NULL RETURNING used",
         )
         .bind(self.invite)
         .fetch_optional(&mut *conn)
         .await?;
         if used.is_none() {
-            return Err(StoreError::Forbidden(
-                "this invite link has been used up".into(),
-            ));
+            // refused: say why (a rare path; a read in the same transaction)
+            let closed: Option<i64> = sqlx::query("SELECT closed_at FROM invites WHERE id = $1")
+                .bind(self.invite)
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get(0)?;
+            return Err(StoreError::Forbidden(match closed {
+                Some(_) => "this invite link was closed by the study's organisers".into(),
+                None => "this invite link has been used up".into(),
+            }));
         }
         // with the code to continue elsewhere, now: the participant's first page writes nothing
         let (annotator, code) = insert_with_next_code(

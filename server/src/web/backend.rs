@@ -358,7 +358,13 @@ impl Backend for DomainBackend {
         if token.len() > 128 {
             return Err(BackendError::NotFound("invite".into()));
         }
-        store::participation::join(&self.db, token, pid.as_deref(), current)
+        let invite = self
+            .survey
+            .invite(&self.db, token)
+            .await
+            .map_err(map)?
+            .ok_or_else(|| BackendError::NotFound("invite".into()))?;
+        store::participation::join_via(&self.db, &invite, pid.as_deref(), current)
             .await
             .map(present::entry)
             .map_err(map)
