@@ -186,20 +186,23 @@ pub async fn by_resume_code(db: &Db, code: &str) -> StoreResult<Option<Entry>> {
 
 /// A new annotator of `study` with the next free code `S{n}` (in the caller's write
 /// transaction, so two joins never get the same code) — with `resume`, also a resume code
-/// no one holds (checked in the same statement: a code or resume code already taken inserts
-/// nothing and the next is tried, so the unlikely collision never fails the statement) — and
-/// the reviewer flag. One statement in the common case.
+/// no one holds (drawn from `codes`; checked in the same statement: a code or resume code
+/// already taken inserts nothing, so the unlikely collision never fails the statement; a taken
+/// resume code is drawn again for the same `S{n}`, a taken `S{n}` moves to the next) — and the
+/// reviewer flag. One statement in the common case.
 async fn insert_with_next_code(
     tx: &mut sqlx::AnyConnection,
     study: StudyId,
     user: Option<UserId>,
     pid: Option<&str>,
-    resume: bool,
+    resume: Option<&mut (dyn FnMut() -> String + Send)>,
     reviewer: bool,
 ) -> StoreResult<(AnnotatorId, String)> {
+    let mut codes = resume;
     // the code: `S` and the study's participants so far plus `past` (1, then on)
     let mut past = 1i64;
     loop {
+        let resume_code = codes.as_mut().map(|draw| draw());
         let r = sqlx::query(
             "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at, resume_code, reviewer) \
              SELECT $1, 'S' || CAST((SELECT COUNT(*) FROM annotators WHERE study_id = $1) + $2 AS TEXT), \
@@ -211,14 +214,25 @@ async fn insert_with_next_code(
         .bind(user)
         .bind(pid)
         .bind(now_ms())
-        .bind(resume.then(fresh_resume_code))
+        .bind(resume_code.as_deref())
         .bind(i64::from(reviewer))
         .fetch_optional(&mut *tx)
         .await?;
         if let Some(r) = r {
             return Ok((r.try_get(0)?, r.try_get(1)?));
         }
-        past += 1;
+        // nothing inserted: the resume code was taken (draw another for the same S{n}) or S{n}
+        let resume_taken = match &resume_code {
+            Some(code) => sqlx::query("SELECT 1 FROM annotators WHERE resume_code = $1")
+                .bind(code)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some(),
+            None => false,
+        };
+        if !resume_taken {
+            past += 1;
+        }
     }
 }
 
@@ -395,7 +409,7 @@ impl Join {
             self.study,
             None,
             self.pid.as_deref(),
-            true,
+            Some(&mut fresh_resume_code),
             self.review,
         )
         .await?;
@@ -446,7 +460,7 @@ pub async fn enrol_user(db: &Db, study: StudyId, user: UserId) -> StoreResult<An
         return Ok(a);
     }
     let mut tx = db.begin_write(study).await?;
-    let (id, _) = insert_with_next_code(&mut tx, study, Some(user), None, false, false).await?;
+    let (id, _) = insert_with_next_code(&mut tx, study, Some(user), None, None, false).await?;
     tx.commit().await?;
     Ok(id)
 }
@@ -747,4 +761,57 @@ pub async fn studies_of_user(db: &Db, user: UserId) -> StoreResult<Vec<(StudyId,
         .iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
         .collect::<Result<_, sqlx::Error>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resume code someone holds is drawn again for the same participant code: S{n} is
+    /// never skipped for it. A taken S{n} moves to the next.
+    #[tokio::test]
+    async fn a_taken_resume_code_is_drawn_again_for_the_same_code() {
+        let (db, _dir) = crate::db::temp_sqlite().await;
+        let study = crate::store::studies::create(&db, None, "codes", "")
+            .await
+            .expect("study");
+        let mut conn = db.write().await.expect("write");
+        let mut draws = [
+            "AAAAAAAAAA",
+            "AAAAAAAAAA",
+            "BBBBBBBBBB",
+            "CCCCCCCCCC",
+            "DDDDDDDDDD",
+        ]
+        .into_iter()
+        .map(str::to_owned);
+        let mut draw = || draws.next().expect("a code");
+        let first = insert_with_next_code(&mut conn, study, None, None, Some(&mut draw), false)
+            .await
+            .expect("first");
+        assert_eq!(first.1, "S1");
+        let second = insert_with_next_code(&mut conn, study, None, None, Some(&mut draw), false)
+            .await
+            .expect("second");
+        assert_eq!(second.1, "S2", "the collision did not skip S2");
+        let codes: Vec<Option<String>> =
+            sqlx::query_scalar("SELECT resume_code FROM annotators ORDER BY id")
+                .fetch_all(&mut *conn)
+                .await
+                .expect("codes");
+        assert_eq!(
+            codes,
+            vec![Some("AAAAAAAAAA".into()), Some("BBBBBBBBBB".into())]
+        );
+        // S3 taken already (a participant counted out, say): the next free one
+        sqlx::query("UPDATE annotators SET code = 'S3' WHERE id = $1")
+            .bind(second.0)
+            .execute(&mut *conn)
+            .await
+            .expect("rename");
+        let third = insert_with_next_code(&mut conn, study, None, None, Some(&mut draw), false)
+            .await
+            .expect("third");
+        assert_eq!(third.1, "S4");
+    }
 }
