@@ -195,14 +195,13 @@ async fn insert_with_next_code(
     study: StudyId,
     user: Option<UserId>,
     pid: Option<&str>,
-    resume: Option<&mut (dyn FnMut() -> String + Send)>,
+    mut resume: Option<&mut (dyn FnMut() -> String + Send)>,
     reviewer: bool,
 ) -> StoreResult<(AnnotatorId, String)> {
-    let mut codes = resume;
     // the code: `S` and the study's participants so far plus `past` (1, then on)
     let mut past = 1i64;
     loop {
-        let resume_code = codes.as_mut().map(|draw| draw());
+        let resume_code = resume.as_mut().map(|draw| draw());
         let r = sqlx::query(
             "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at, resume_code, reviewer) \
              SELECT $1, 'S' || CAST((SELECT COUNT(*) FROM annotators WHERE study_id = $1) + $2 AS TEXT), \
@@ -356,7 +355,7 @@ pub async fn join_via(
         let join = join.clone();
         Box::pin(async move { join.run_in(conn, shared).await })
     })
-    .await?;
+    .await??;
     Ok(Entry {
         annotator,
         study,
@@ -378,11 +377,14 @@ struct Join {
 impl Join {
     /// Two statements (each a round trip on PostgreSQL, inside the group's serial writer) and
     /// three rows the group writes at its flush; a third statement only when it is refused.
+    /// A refusal (the inner `Err`) wrote nothing: it is an answer, not a failed job, so it
+    /// does not make the group run again with savepoints — a flood of joins through a closed
+    /// or used-up link costs the other writers of its groups nothing more.
     async fn run_in(
         &self,
         conn: &mut sqlx::AnyConnection,
         shared: &mut Shared,
-    ) -> StoreResult<AnnotatorId> {
+    ) -> StoreResult<StoreResult<AnnotatorId>> {
         // the checks (open, not used up) and the use of the invite in one statement
         let used = sqlx::query(
             "UPDATE invites SET used = used + 1 \
@@ -398,10 +400,10 @@ impl Join {
                 .fetch_one(&mut *conn)
                 .await?
                 .try_get(0)?;
-            return Err(StoreError::Forbidden(match closed {
+            return Ok(Err(StoreError::Forbidden(match closed {
                 Some(_) => "this invite link was closed by the study's organisers".into(),
                 None => "this invite link has been used up".into(),
-            }));
+            })));
         }
         // with the code to continue elsewhere, now: the participant's first page writes nothing
         let (annotator, code) = insert_with_next_code(
@@ -422,7 +424,7 @@ impl Join {
             shared.join_batch(batch.into(), annotator.into(), order_seed);
         }
         shared.audit(now_ms(), Some(self.study.into()), "participant.join", code);
-        Ok(annotator)
+        Ok(Ok(annotator))
     }
 }
 
