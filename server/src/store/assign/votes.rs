@@ -33,20 +33,70 @@ pub enum Submitted {
     Duplicate { revision: i64 },
 }
 
+/// What a vote checks, as one row (none when the item is not the annotator's in this study):
+/// the assignment, the annotator's consent and finish, a revision recorded under the submit
+/// token (`seen`), k, the item's ratings (`rated`), the annotator's own (`mine`) and others'
+/// open claims (`claims`). `$1` item, `$2` annotator, `$3` study, `$4` submit token, `$5` now,
+/// `$6`/`$7` the statuses planned and leased ([`bind_read`]).
+macro_rules! vote_read {
+    () => {
+        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, an.consented_at, \
+         (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
+         (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
+         (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
+         (SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
+         (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $1 AND c.annotator_id <> $2 \
+          AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5))) AS claims \
+         FROM assignments a JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
+         WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3"
+    };
+}
+
+/// The longest comment kept (characters); the rest is cut.
+const MAX_COMMENT: usize = 4000;
+
 /// A revision of a vote: `$1`…`$11` as [`VoteRow::bind`], `$12` the submit token.
 macro_rules! insert_revision {
     () => {
-        "INSERT INTO vote_revisions (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
-         original_left, context_opened, comment, submit_token) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+        concat!(
+            revision_into!(),
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+        )
     };
 }
 
 /// The vote that counts (the latest revision): `$1`…`$11` as [`VoteRow::bind`].
 macro_rules! upsert_vote {
     () => {
+        concat!(
+            vote_into!(),
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ",
+            vote_replaces!()
+        )
+    };
+}
+
+/// The head of a revision's `INSERT` (its columns, in [`VoteRow::bind`]'s order, then the
+/// submit token).
+macro_rules! revision_into {
+    () => {
+        "INSERT INTO vote_revisions (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
+         original_left, context_opened, comment, submit_token)"
+    };
+}
+
+/// The head of a vote's `INSERT` (its columns, in [`VoteRow::bind`]'s order).
+macro_rules! vote_into {
+    () => {
         "INSERT INTO votes (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
-         original_left, context_opened, comment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-         ON CONFLICT (item_id, annotator_id) DO UPDATE SET revision = excluded.revision, cr = excluded.cr, \
+         original_left, context_opened, comment)"
+    };
+}
+
+/// A new revision replaces the vote that counts.
+macro_rules! vote_replaces {
+    () => {
+        "ON CONFLICT (item_id, annotator_id) DO UPDATE SET revision = excluded.revision, cr = excluded.cr, \
          cc = excluded.cc, time_secs = excluded.time_secs, started_at = excluded.started_at, \
          submitted_at = excluded.submitted_at, context_opened = excluded.context_opened, comment = excluded.comment"
     };
@@ -112,10 +162,29 @@ async fn submit_in(
     consent: Consent,
 ) -> StoreResult<Submitted> {
     // one round trip: the assignment, a submit seen before, k, the item's ratings and others'
-    // open claims. On PostgreSQL a vote on an expired lease, which takes room only if there is
-    // some, first takes the item's lock and reads again (see `read_for_vote`).
-    let mut a = read_for_vote(conn, study, annotator, item, vote, now).await?;
-    if shared.backend() == Backend::Postgres && a.as_ref().is_some_and(|a| lease_expired(a, now)) {
+    // open claims — on PostgreSQL with the common first vote written in the same statement
+    // (`FAST_VOTE_PG_SQL`). On PostgreSQL a vote on an expired lease, which takes room only if
+    // there is some, first takes the item's lock and reads again (see the module `assign`).
+    let pg = shared.backend() == Backend::Postgres;
+    let first = read_for_vote(
+        conn,
+        study,
+        annotator,
+        item,
+        vote,
+        now,
+        pg.then_some(consent),
+    );
+    let mut a = match first.await? {
+        Ok(k) => {
+            shared.keep_k(study.into(), k);
+            shared.touch(annotator.into(), now);
+            shared.data_changed(study.into());
+            return Ok(Submitted::Saved { revision: 1 });
+        }
+        Err(read) => read,
+    };
+    if pg && a.as_ref().is_some_and(|a| lease_expired(a, now)) {
         sqlx::query(concat!(
             "SELECT 1 FROM (SELECT ",
             crate::db::group_commit::item_lock!("pg_advisory_xact_lock", "$1"),
@@ -124,7 +193,10 @@ async fn submit_in(
         .bind(item)
         .execute(&mut *conn)
         .await?;
-        a = read_for_vote(conn, study, annotator, item, vote, now).await?;
+        a = read_for_vote(conn, study, annotator, item, vote, now, None)
+            .await?
+            .err()
+            .flatten();
     }
     let Some(a) = a else {
         // a resent submit is recognised whatever it names
@@ -189,7 +261,7 @@ async fn submit_in(
             1
         }
     };
-    let comment = vote.comment.chars().take(4000).collect::<String>();
+    let comment = vote.comment.chars().take(MAX_COMMENT).collect::<String>();
     let row = VoteRow {
         item,
         annotator,
@@ -252,8 +324,56 @@ async fn submit_in(
     Ok(Submitted::Saved { revision })
 }
 
-/// What a vote checks, in one statement (see [`submit_in`]); nothing when the item is not
-/// the annotator's in this study.
+/// Binds `$1`…`$7` of [`vote_read!`].
+fn bind_read<'q>(
+    q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: &'q VoteInput,
+    now: i64,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    q.bind(item)
+        .bind(annotator)
+        .bind(study)
+        .bind(vote.token.as_str())
+        .bind(now)
+        .bind(AssignmentStatus::Assigned)
+        .bind(AssignmentStatus::Leased)
+}
+
+/// PostgreSQL's common vote in one statement (one round trip on the writer's connection,
+/// where every claim and vote waits its turn): reads what [`vote_read!`] reads and, when that
+/// allows a first revision at once — not seen before, consent given if asked (`$14` = 1), the
+/// item not rated by the annotator nor full, the claim planned or a lease still live — writes
+/// it: the revision, the vote, the assignment done and, when this vote fills the item, the
+/// queue's index (`rated_full`; the statement's snapshot counts the group's earlier votes,
+/// not this one). Returns the read with `saved` = 1 when it wrote, else 0 and nothing written:
+/// the caller then decides from the read as on SQLite (a duplicate, a refusal, a revision, a
+/// lease that expired). `$8`…`$13` are the answers, `$15` the status done.
+const FAST_VOTE_PG_SQL: &str = concat!(
+    "WITH c AS (",
+    vote_read!(),
+    "), ok AS (SELECT c.id, c.original_left, c.rated + 1 >= c.k AS fills FROM c \
+     WHERE c.seen IS NULL AND c.mine IS NULL AND c.k IS NOT NULL AND c.rated < c.k \
+     AND ($14 = 0 OR c.consented_at IS NOT NULL) \
+     AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5))), \
+     r AS (",
+    revision_into!(),
+    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13, $4 FROM ok), v AS (",
+    vote_into!(),
+    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13 FROM ok ",
+    vote_replaces!(),
+    "), \
+     d AS (UPDATE assignments SET status = $15, lease_expires_at = $5 WHERE id IN (SELECT id FROM ok)), \
+     f AS (UPDATE batch_items SET rated_full = 1 WHERE item_id = $1 AND EXISTS (SELECT 1 FROM ok WHERE ok.fills)) \
+     SELECT c.*, (SELECT COUNT(*) FROM ok) AS saved FROM c"
+);
+
+/// What a vote checks, in one statement (see [`submit_in`]): `Err` with the read — nothing
+/// when the item is not the annotator's in this study — for the caller to decide on. With
+/// `write_first` (PostgreSQL) the statement is [`FAST_VOTE_PG_SQL`], and `Ok(k)` says it
+/// wrote the vote.
 async fn read_for_vote(
     conn: &mut sqlx::AnyConnection,
     study: StudyId,
@@ -261,27 +381,43 @@ async fn read_for_vote(
     item: ItemId,
     vote: &VoteInput,
     now: i64,
-) -> StoreResult<Option<sqlx::any::AnyRow>> {
-    Ok(sqlx::query(
-        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, an.consented_at, \
-         (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
-         (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
-         (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
-         (SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
-         (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $1 AND c.annotator_id <> $2 \
-          AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5))) AS claims \
-         FROM assignments a JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
-         WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3",
+    write_first: Option<Consent>,
+) -> StoreResult<Result<i64, Option<sqlx::any::AnyRow>>> {
+    let Some(consent) = write_first else {
+        return Ok(Err(bind_read(
+            sqlx::query(vote_read!()),
+            study,
+            annotator,
+            item,
+            vote,
+            now,
+        )
+        .fetch_optional(&mut *conn)
+        .await?));
+    };
+    let comment = vote.comment.chars().take(MAX_COMMENT).collect::<String>();
+    let row = bind_read(
+        sqlx::query(FAST_VOTE_PG_SQL),
+        study,
+        annotator,
+        item,
+        vote,
+        now,
     )
-    .bind(item)
-    .bind(annotator)
-    .bind(study)
-    .bind(&vote.token)
-    .bind(now)
-    .bind(AssignmentStatus::Assigned)
-    .bind(AssignmentStatus::Leased)
+    .bind(i64::from(vote.cr))
+    .bind(i64::from(vote.cc))
+    .bind(vote.time_secs)
+    .bind(vote.started_at)
+    .bind(i64::from(vote.context_opened))
+    .bind(comment)
+    .bind(i64::from(consent == Consent::Required))
+    .bind(AssignmentStatus::Done)
     .fetch_optional(&mut *conn)
-    .await?)
+    .await?;
+    match row {
+        Some(r) if r.try_get::<i64, _>("saved")? > 0 => Ok(Ok(r.try_get("k")?)),
+        other => Ok(Err(other)),
+    }
 }
 
 /// Whether the assignment read by [`read_for_vote`] is a lease that expired at `now` (its room
