@@ -193,8 +193,8 @@ impl SurveyCache {
         let key = participant.map(|p| (p, study));
         let fingerprint = key.map(|k| self.members.key(k));
         if fingerprint
-            .and_then(|f| self.members.get(f))
-            .is_some_and(|held| Some(*held) == key)
+            .and_then(|f| self.members.get_if(f, |held| Some(*held) == key))
+            .is_some()
         {
             return Ok(participant);
         }
@@ -213,24 +213,16 @@ impl SurveyCache {
         token: &str,
     ) -> Result<Option<Arc<store::participation::InviteRef>>, StoreError> {
         let key = self.invites.key(token);
-        if let Some(held) = self.invites.get(key).filter(|h| h.token == token) {
-            return Ok(Some(held));
-        }
-        let Some(found) = store::participation::invite_ref(db, token).await? else {
-            return Ok(None);
-        };
-        let held = self
-            .invites
-            .get_or(key, 200 + token.len(), || found.clone());
-        Ok(Some(if held.token == token {
-            held
-        } else {
-            // another token under the same fingerprint (never seen): this one, not kept
-            Arc::new(found)
-        }))
+        self.invites
+            .get_or_load(
+                key,
+                |held| held.token == token,
+                |found| 200 + found.token.len(),
+                || store::participation::invite_ref(db, token),
+            )
+            .await
     }
 
-    /// The item as the rating page shows it.
     async fn item(
         &self,
         db: &Db,
@@ -238,36 +230,37 @@ impl SurveyCache {
         item: ItemId,
     ) -> Result<Arc<(StudyId, store::participation::ItemForDisplay)>, StoreError> {
         let key = self.items.key((study, item));
-        let this = |held: &(StudyId, store::participation::ItemForDisplay)| {
-            held.0 == study && held.1.id == item.0
-        };
-        if let Some(held) = self.items.get(key).filter(|h| this(h)) {
-            return Ok(held);
-        }
-        let it = store::participation::item_for_display(db, study, item).await?;
-        let weight = 256
-            + [
-                &it.summary,
-                &it.operator,
-                &it.source,
-                &it.bug_key,
-                &it.bug_source,
-                &it.file_path,
-                &it.method,
-                &it.project,
-            ]
-            .iter()
-            .map(|s| s.len())
-            .sum::<usize>()
-            + it.file_source.as_ref().map_or(0, String::len)
-            + 4 * (it.buggy_lines.len() + it.transformed_buggy_lines.as_ref().map_or(0, Vec::len));
-        let held = self.items.get_or(key, weight, || (study, it));
-        if this(&held) {
-            return Ok(held);
-        }
-        // another value under the same fingerprint (never seen): this item, not kept
-        let it = store::participation::item_for_display(db, study, item).await?;
-        Ok(Arc::new((study, it)))
+        let held = self
+            .items
+            .get_or_load(
+                key,
+                |held| held.0 == study && held.1.id == item.0,
+                |(_, it)| {
+                    256 + [
+                        &it.summary,
+                        &it.operator,
+                        &it.source,
+                        &it.bug_key,
+                        &it.bug_source,
+                        &it.file_path,
+                        &it.method,
+                        &it.project,
+                    ]
+                    .iter()
+                    .map(|s| s.len())
+                    .sum::<usize>()
+                        + it.file_source.as_ref().map_or(0, String::len)
+                        + 4 * (it.buggy_lines.len()
+                            + it.transformed_buggy_lines.as_ref().map_or(0, Vec::len))
+                },
+                || async {
+                    store::participation::item_for_display(db, study, item)
+                        .await
+                        .map(|it| Some((study, it)))
+                },
+            )
+            .await?;
+        held.ok_or_else(|| StoreError::NotFound(format!("item {item}")))
     }
 }
 
