@@ -817,6 +817,12 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
         after.groups - before.groups < 26,
         "votes sent together share transactions: {before:?} → {after:?}"
     );
+    // the stranger's refusal is an answer, not a failure: it wrote nothing, so its group
+    // commits as it ran, without a second run in savepoints
+    assert_eq!(
+        after.reruns, before.reruns,
+        "a refused vote makes no group run again: {before:?} → {after:?}"
+    );
     assert!(
         matches!(results[24], Err(natstudy::store::StoreError::Forbidden(_))),
         "{:?}",

@@ -308,13 +308,16 @@ pub struct GroupCommit {
 struct Counters {
     groups: AtomicU64,
     jobs: AtomicU64,
+    reruns: AtomicU64,
 }
 
-/// What the writer did so far: transactions and the jobs they held.
+/// What the writer did so far: transactions and the jobs they held, and the groups run again
+/// with a savepoint around each job because one of their jobs failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GroupStats {
     pub groups: u64,
     pub jobs: u64,
+    pub reruns: u64,
 }
 
 impl std::fmt::Debug for GroupCommit {
@@ -331,6 +334,7 @@ impl GroupCommit {
         GroupStats {
             groups: self.stats.groups.load(Ordering::Relaxed),
             jobs: self.stats.jobs.load(Ordering::Relaxed),
+            reruns: self.stats.reruns.load(Ordering::Relaxed),
         }
     }
 
@@ -462,7 +466,9 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
         }
         stats.groups.fetch_add(1, Ordering::Relaxed);
         stats.jobs.fetch_add(jobs.len() as u64, Ordering::Relaxed);
-        run_group(&w, &mut held, jobs).await;
+        if run_group(&w, &mut held, jobs).await {
+            stats.reruns.fetch_add(1, Ordering::Relaxed);
+        }
     }
     if let Some(conn) = held {
         let _ = sqlx::Connection::close(conn).await;
@@ -472,8 +478,12 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
 /// Runs the jobs in one transaction and answers each after the commit. First without
 /// savepoints (the common case: every job succeeds, two statements a job saved); when a job
 /// fails, that transaction is rolled back and the group runs again with a savepoint around
-/// each job, so a failed job's writes alone are undone.
-async fn run_group(w: &Writer, held: &mut Option<AnyConnection>, mut jobs: Vec<Box<dyn Job>>) {
+/// each job, so a failed job's writes alone are undone. Says whether it ran again that way.
+async fn run_group(
+    w: &Writer,
+    held: &mut Option<AnyConnection>,
+    mut jobs: Vec<Box<dyn Job>>,
+) -> bool {
     let mut locks: Vec<i64> = jobs.iter().filter_map(|j| j.lock()).collect();
     locks.sort_unstable();
     locks.dedup();
@@ -499,6 +509,7 @@ async fn run_group(w: &Writer, held: &mut Option<AnyConnection>, mut jobs: Vec<B
     for j in jobs {
         j.finish(outcome.as_ref().map(|_| ()));
     }
+    savepoints
 }
 
 /// Whether the transaction failed only because it lost a race with another transaction

@@ -135,7 +135,7 @@ pub async fn submit_as(
             submit_in(conn, shared, study, annotator, item, &vote, now, consent).await
         })
     })
-    .await
+    .await?
 }
 
 /// [`submit_as`] without asking for consent (staff tools, imports of offline annotators,
@@ -151,6 +151,12 @@ pub async fn submit(
     submit_as(db, study, annotator, item, vote, now, Consent::NotAsked).await
 }
 
+/// The vote's job. The outer `Err` is a failure: the group rolls back and runs again with a
+/// savepoint around each job. A refusal (seen before is no refusal; not this annotator's, no
+/// consent, finished, too many revisions, released, rated, full) is an answer, the inner
+/// `Err`: every refusal comes before the vote's first write, so there is nothing to roll back
+/// and the group — other participants' claims and votes — commits as usual; a flood of
+/// refused votes no longer makes every group it lands in run twice.
 async fn submit_in(
     conn: &mut sqlx::AnyConnection,
     shared: &mut Shared,
@@ -160,7 +166,7 @@ async fn submit_in(
     vote: &VoteInput,
     now: i64,
     consent: Consent,
-) -> StoreResult<Submitted> {
+) -> StoreResult<StoreResult<Submitted>> {
     // one round trip: the assignment, a submit seen before, k, the item's ratings and others'
     // open claims — on PostgreSQL with the common first vote written in the same statement
     // (`FAST_VOTE_PG_SQL`). On PostgreSQL a vote on an expired lease, which takes room only if
@@ -180,7 +186,7 @@ async fn submit_in(
             shared.keep_k(study.into(), k);
             shared.touch(annotator.into(), now);
             shared.data_changed(study.into());
-            return Ok(Submitted::Saved { revision: 1 });
+            return Ok(Ok(Submitted::Saved { revision: 1 }));
         }
         Err(read) => read,
     };
@@ -200,24 +206,24 @@ async fn submit_in(
     }
     let Some(a) = a else {
         // a resent submit is recognised whatever it names
-        return match seen_before(conn, annotator, &vote.token).await? {
+        return Ok(match seen_before(conn, annotator, &vote.token).await? {
             Some(revision) => Ok(Submitted::Duplicate { revision }),
             None => Err(StoreError::Forbidden(
                 "this item is not assigned to you".into(),
             )),
-        };
+        });
     };
     if let Some(revision) = a.try_get::<Option<i64>, _>("seen")? {
-        return Ok(Submitted::Duplicate { revision });
+        return Ok(Ok(Submitted::Duplicate { revision }));
     }
     if consent == Consent::Required && a.try_get::<Option<i64>, _>("consented_at")?.is_none() {
-        return Err(StoreError::Forbidden(
+        return Ok(Err(StoreError::Forbidden(
             "give your consent before rating".into(),
-        ));
+        )));
     }
-    let k: i64 = a
-        .try_get::<Option<i64>, _>("k")?
-        .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
+    let Some(k) = a.try_get::<Option<i64>, _>("k")? else {
+        return Ok(Err(StoreError::NotFound(format!("study {study}"))));
+    };
     shared.keep_k(study.into(), k);
     let mine: Option<i64> = a.try_get("mine")?;
     let status: AssignmentStatus = a.try_get("status")?;
@@ -229,22 +235,22 @@ async fn submit_in(
     let revision = match status {
         AssignmentStatus::Done => {
             if finished.is_some() {
-                return Err(StoreError::Forbidden(
+                return Ok(Err(StoreError::Forbidden(
                     "you finished this study: votes can no longer be revised".into(),
-                ));
+                )));
             }
             let r = mine.ok_or(StoreError::Db(sqlx::Error::RowNotFound))?;
             if r >= MAX_REVISIONS {
-                return Err(StoreError::Conflict(format!(
+                return Ok(Err(StoreError::Conflict(format!(
                     "a vote may have at most {MAX_REVISIONS} revisions"
-                )));
+                ))));
             }
             r + 1
         }
         AssignmentStatus::Released => {
-            return Err(StoreError::Forbidden(
+            return Ok(Err(StoreError::Forbidden(
                 "this item was released from you".into(),
-            ))
+            )))
         }
         AssignmentStatus::Assigned | AssignmentStatus::Leased => {
             let expired = lease_expired(&a, now);
@@ -252,11 +258,11 @@ async fn submit_in(
             let claims: i64 = a.try_get("claims")?;
             // (the void claim is released when the annotator next asks for an item)
             if mine.is_some() || rated >= k || (expired && rated + claims >= k) {
-                return Err(StoreError::Conflict(if mine.is_some() {
+                return Ok(Err(StoreError::Conflict(if mine.is_some() {
                     "you already rated this item".into()
                 } else {
                     "this item has all its ratings: your lease expired".into()
-                }));
+                })));
             }
             1
         }
@@ -321,7 +327,7 @@ async fn submit_in(
     }
     shared.touch(annotator.into(), now);
     shared.data_changed(study.into());
-    Ok(Submitted::Saved { revision })
+    Ok(Ok(Submitted::Saved { revision }))
 }
 
 /// Binds `$1`…`$7` of [`vote_read!`].
