@@ -247,6 +247,95 @@ async fn sessions_end_when_they_should(store: Store) {
 
 on_both_stores!(sessions_end_when_they_should => sessions_end_when_they_should_sqlite, sessions_end_when_they_should_postgres);
 
+/// Sessions an older natstudy kept in tower-sessions' table (MessagePack records) move into
+/// natstudy's own table when a server opens its session store, once: the live one is read
+/// back as it was, the expired one and a record that does not decode stay behind, and the old
+/// table is gone, so the next server start finds nothing to move.
+async fn old_sessions_move_once(store: Store) {
+    use natstudy::web::sessions::{port_legacy, DbSessionStore};
+    use tower_sessions::cookie::time::{Duration as Span, OffsetDateTime};
+    use tower_sessions::session::{Id, Record};
+    use tower_sessions::SessionStore;
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let record = |participant: i64, expires_in: Span| Record {
+        id: Id::default(),
+        data: [("participant".to_owned(), serde_json::json!(participant))]
+            .into_iter()
+            .collect(),
+        expiry_date: OffsetDateTime::now_utc() + expires_in,
+    };
+    let (live, expired) = (record(7, Span::hours(1)), record(8, Span::seconds(-1)));
+    let (table, ddl, expiry) = match store {
+        Store::Sqlite => (
+            "tower_sessions",
+            vec!["CREATE TABLE tower_sessions (id TEXT PRIMARY KEY NOT NULL, data BLOB NOT NULL, expiry_date INTEGER NOT NULL)"],
+            "0",
+        ),
+        Store::Postgres => (
+            "\"tower_sessions\".\"session\"",
+            vec![
+                "CREATE SCHEMA IF NOT EXISTS \"tower_sessions\"",
+                "CREATE TABLE \"tower_sessions\".\"session\" (id TEXT PRIMARY KEY NOT NULL, data BYTEA NOT NULL, expiry_date TIMESTAMPTZ NOT NULL)",
+            ],
+            "now()",
+        ),
+    };
+    {
+        let mut conn = db.write().await.expect("write");
+        for sql in ddl {
+            sqlx::query(sql)
+                .execute(&mut *conn)
+                .await
+                .expect("old table");
+        }
+        let rows = [
+            (
+                live.id.to_string(),
+                rmp_serde::to_vec(&live).expect("encode"),
+            ),
+            (
+                expired.id.to_string(),
+                rmp_serde::to_vec(&expired).expect("encode"),
+            ),
+            ("garbage".to_owned(), vec![0xc1, 0x00]),
+        ];
+        for (id, data) in rows {
+            sqlx::query(&format!(
+                "INSERT INTO {table} (id, data, expiry_date) VALUES ($1, $2, {expiry})"
+            ))
+            .bind(id)
+            .bind(data)
+            .execute(&mut *conn)
+            .await
+            .expect("old session");
+        }
+    }
+    let sessions = DbSessionStore::open(&db).await.expect("open");
+    assert_eq!(
+        sessions.load(&live.id).await.expect("load"),
+        Some(live.clone())
+    );
+    assert_eq!(sessions.load(&expired.id).await.expect("load"), None);
+    let moved: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(moved, 1, "only the live session moved");
+    let old = sqlx::query(&format!("SELECT 1 FROM {table}"))
+        .fetch_optional(&db.pool)
+        .await
+        .map(|row| row.is_some());
+    assert!(old.is_err(), "the old table is gone: {old:?}");
+    assert_eq!(port_legacy(&db).await.expect("again"), 0);
+    // a session ends in the one table
+    sessions.delete(&live.id).await.expect("delete");
+    assert_eq!(sessions.load(&live.id).await.expect("load"), None);
+    drop(sessions);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(old_sessions_move_once => old_sessions_move_once_sqlite, old_sessions_move_once_postgres);
+
 // ---------------------------------------------------------------------------------------------
 // 3. Oversized participant input
 

@@ -7,16 +7,6 @@ use sqlx::Row;
 
 use super::grouped::grouped_unlocked;
 use super::{Db, StoreResult};
-use crate::db::Backend;
-
-/// Deletes a session from tower-sessions' table, where sessions made before natstudy kept its
-/// own lived.
-fn legacy_delete(backend: Backend) -> &'static str {
-    match backend {
-        Backend::Sqlite => "DELETE FROM tower_sessions WHERE id = $1",
-        Backend::Postgres => "DELETE FROM \"tower_sessions\".\"session\" WHERE id = $1",
-    }
-}
 
 /// The session's record while it has not expired at `now` (ms).
 pub async fn load(db: &Db, id: &str, now: i64) -> StoreResult<Option<String>> {
@@ -36,21 +26,28 @@ pub async fn create(db: &Db, id: &str, data: &str, expires: i64) -> StoreResult<
     let (id, data) = (id.to_owned(), data.to_owned());
     grouped_unlocked(db, move |conn, _| {
         let (id, data) = (id.clone(), data.clone());
-        Box::pin(async move {
-            let n = sqlx::query(
-                "INSERT INTO sessions (id, data, expires_ms) VALUES ($1, $2, $3) \
-                 ON CONFLICT (id) DO NOTHING",
-            )
-            .bind(id)
-            .bind(data)
-            .bind(expires)
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
-            Ok(n == 1)
-        })
+        Box::pin(async move { insert_in(conn, id, data, expires).await })
     })
     .await
+}
+
+/// Stores a new session in the caller's transaction; `false` when the id is taken.
+pub async fn insert_in(
+    conn: &mut sqlx::AnyConnection,
+    id: String,
+    data: String,
+    expires: i64,
+) -> StoreResult<bool> {
+    let n = sqlx::query(
+        "INSERT INTO sessions (id, data, expires_ms) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(id)
+    .bind(data)
+    .bind(expires)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    Ok(n == 1)
 }
 
 /// Stores the session, new or not.
@@ -74,18 +71,16 @@ pub async fn save(db: &Db, id: &str, data: &str, expires: i64) -> StoreResult<()
     .await
 }
 
-/// Ends the session (here and in the legacy table).
+/// Ends the session.
 pub async fn delete(db: &Db, id: &str) -> StoreResult<()> {
     let id = id.to_owned();
-    let legacy = legacy_delete(db.backend);
     grouped_unlocked(db, move |conn, _| {
         let id = id.clone();
         Box::pin(async move {
             sqlx::query("DELETE FROM sessions WHERE id = $1")
-                .bind(&id)
+                .bind(id)
                 .execute(&mut *conn)
                 .await?;
-            sqlx::query(legacy).bind(&id).execute(&mut *conn).await?;
             Ok(())
         })
     })

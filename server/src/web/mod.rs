@@ -247,14 +247,17 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
     Ok(app)
 }
 
+/// Deletes expired sessions every ten minutes, for as long as the server runs; a failed round
+/// is logged and the next one tries again.
 fn spawn_expired_session_cleanup(store: sessions::DbSessionStore) {
     use tower_sessions::session_store::ExpiredDeletion;
     tokio::spawn(async move {
-        if let Err(e) = store
-            .continuously_delete_expired(tokio::time::Duration::from_secs(600))
-            .await
-        {
-            tracing::warn!(error = %e, "expired-session cleanup stopped");
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
+        loop {
+            every.tick().await;
+            if let Err(e) = store.delete_expired().await {
+                tracing::warn!(error = %e, "expired sessions not deleted this round");
+            }
         }
     });
 }
