@@ -162,6 +162,15 @@ impl Shared {
             .map(|&(rank, _)| rank)
     }
 
+    /// A batch whose queue front this group found and that still holds at `now`, with that
+    /// front: a claim asks for its first candidates along with the annotator's batches.
+    pub fn front_hint(&self, now: i64) -> Option<(i64, Option<i64>)> {
+        self.fronts
+            .iter()
+            .find(|&(_, &(_, until))| now < until)
+            .map(|(&batch, &(rank, _))| (batch, rank))
+    }
+
     /// Keeps the batch's queue front (see [`Shared::fronts`]).
     pub fn keep_front(&mut self, batch: i64, rank: Option<i64>, until: i64) {
         self.fronts.insert(batch, (rank, until));

@@ -83,13 +83,20 @@ macro_rules! has_room {
     };
 }
 
-/// The checks of a candidate `bi` (see [`CANDIDATES_SQL`]).
+/// The checks of a candidate `bi` (see [`CANDIDATES_SQL`]): the annotator (`$annotator`) has
+/// no claim on it but a released one (`$released`) and no vote, and it has room
+/// ([`has_room!`]).
 macro_rules! candidate_checks {
-    () => {
+    ($annotator:literal, $released:literal, $assigned:literal, $leased:literal, $now:literal, $k:literal) => {
         concat!(
-            "(SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $2 AND m.status <> $5) = 0 \
-             AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $2) = 0 AND ",
-            has_room!("bi.item_id", "$6", "$7", "$3", "$4")
+            "(SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = ",
+            $annotator,
+            " AND m.status <> ",
+            $released,
+            ") = 0 AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = ",
+            $annotator,
+            ") = 0 AND ",
+            has_room!("bi.item_id", $assigned, $leased, $now, $k)
         )
     };
 }
@@ -104,7 +111,7 @@ macro_rules! candidate_checks {
 const CANDIDATES_SQL: &str = concat!(
     "SELECT bi.item_id, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
      WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND bi.queue_rank >= $9 AND ",
-    candidate_checks!(),
+    candidate_checks!("$2", "$5", "$6", "$7", "$3", "$4"),
     " ORDER BY bi.queue_rank LIMIT $8"
 );
 
@@ -117,7 +124,7 @@ const CANDIDATES_SQL: &str = concat!(
 const CANDIDATES_PG_SQL: &str = concat!(
     "SELECT bi.item_id, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
      WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND bi.queue_rank >= $9 AND CASE WHEN ",
-    candidate_checks!(),
+    candidate_checks!("$2", "$5", "$6", "$7", "$3", "$4"),
     " THEN ",
     crate::db::group_commit::item_lock!("pg_try_advisory_xact_lock", "bi.item_id"),
     " ELSE false END ORDER BY bi.queue_rank LIMIT $8"
@@ -192,25 +199,63 @@ async fn queue_front(
 /// first planned assignment ($4) — as a row of kind 0 (at most one, with its item's ratings
 /// `rated` and the annotator's own `mine`), then the annotator's batches in the study as rows
 /// of kind 1, in batch order, each with the bug of the item the annotator rated ($6) last
-/// (`last_bug`, for avoid-same-bug). Columns a kind does not use are NULL.
-const OPEN_OR_BATCHES_SQL: &str = "SELECT 0 AS kind, o.id, o.item_id, o.batch_id, o.original_left, \
-       o.lease_expires_at, o.status, o.lease_secs, o.rated, o.mine, \
-       NULL AS seed, NULL AS avoid_same_bug, NULL AS last_bug \
-     FROM (SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs, \
-       (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id) AS rated, \
-       (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = a.item_id AND mv.annotator_id = a.annotator_id) AS mine \
-       FROM assignments a JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
-       AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
-       ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1) AS o \
-     UNION ALL \
-     SELECT 1, bt.id, NULL, NULL, NULL, NULL, NULL, bt.lease_secs, NULL, NULL, bt.seed, bt.avoid_same_bug, \
-       (SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $6 \
-        ORDER BY a.position DESC, a.id DESC LIMIT 1) \
-     FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
-     WHERE ba.annotator_id = $1 AND bt.study_id = $2 \
-     ORDER BY 1, 2";
+/// (`last_bug`, for avoid-same-bug), then — only when there is no open claim — the first
+/// candidates ([`CANDIDATES_SQL`]) of batch $7, if it is one of the annotator's, from rank $8
+/// on (k $9, released $10, at most $11) as rows of kind 2 (`item_id`, `queue_rank`, `bug_id`):
+/// the batch whose queue front the group already found (`Shared::front_hint`), so the common
+/// claim asks once where it asked twice. Columns a kind does not use are NULL. `$candidates`
+/// is the candidates' filter: with or without the item lock of PostgreSQL.
+macro_rules! open_or_candidates {
+    ($candidates:expr) => {
+        concat!(
+            "WITH o AS (SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs, \
+               (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id) AS rated, \
+               (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = a.item_id AND mv.annotator_id = a.annotator_id) AS mine \
+               FROM assignments a JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
+               AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
+               ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1) \
+             SELECT 0 AS kind, o.id, o.item_id, o.batch_id, o.original_left, \
+               o.lease_expires_at, o.status, o.lease_secs, o.rated, o.mine, \
+               NULL AS seed, NULL AS avoid_same_bug, NULL AS last_bug, \
+               CAST(NULL AS BIGINT) AS queue_rank, CAST(NULL AS BIGINT) AS bug_id FROM o \
+             UNION ALL \
+             SELECT 1, bt.id, NULL, NULL, NULL, NULL, NULL, bt.lease_secs, NULL, NULL, bt.seed, bt.avoid_same_bug, \
+               (SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $6 \
+                ORDER BY a.position DESC, a.id DESC LIMIT 1), NULL, NULL \
+             FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
+             WHERE ba.annotator_id = $1 AND bt.study_id = $2 \
+             UNION ALL \
+             SELECT * FROM (SELECT 2 AS kind, CAST(NULL AS BIGINT) AS id, bi.item_id, CAST(NULL AS BIGINT) AS batch_id, \
+               CAST(NULL AS BIGINT) AS original_left, CAST(NULL AS BIGINT) AS lease_expires_at, \
+               CAST(NULL AS TEXT) AS status, CAST(NULL AS BIGINT) AS lease_secs, CAST(NULL AS BIGINT) AS rated, \
+               CAST(NULL AS BIGINT) AS mine, CAST(NULL AS BIGINT) AS seed, CAST(NULL AS BIGINT) AS avoid_same_bug, \
+               CAST(NULL AS BIGINT) AS last_bug, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
+               WHERE NOT EXISTS (SELECT 1 FROM o) \
+               AND EXISTS (SELECT 1 FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
+                 WHERE ba.batch_id = $7 AND ba.annotator_id = $1 AND bt.study_id = $2) \
+               AND bi.batch_id = $7 AND bi.rated_full = 0 AND bi.queue_rank >= $8 AND ",
+            $candidates,
+            " ORDER BY bi.queue_rank LIMIT $11) AS c \
+             ORDER BY 1, 2, 14"
+        )
+    };
+}
 
-/// The open claim among the rows of [`OPEN_OR_BATCHES_SQL`] (the first, when of kind 0).
+/// [`open_or_candidates!`] on SQLite.
+const OPEN_OR_CANDIDATES_SQL: &str =
+    open_or_candidates!(candidate_checks!("$1", "$10", "$4", "$5", "$3", "$9"));
+
+/// [`open_or_candidates!`] on PostgreSQL: each candidate that passes its checks is locked, as
+/// in [`CANDIDATES_PG_SQL`].
+const OPEN_OR_CANDIDATES_PG_SQL: &str = open_or_candidates!(concat!(
+    "CASE WHEN ",
+    candidate_checks!("$1", "$10", "$4", "$5", "$3", "$9"),
+    " THEN ",
+    crate::db::group_commit::item_lock!("pg_try_advisory_xact_lock", "bi.item_id"),
+    " ELSE false END"
+));
+
+/// The open claim among the rows of [`open_or_candidates!`] (the first, when of kind 0).
 fn open_of(rows: &[sqlx::any::AnyRow]) -> StoreResult<Option<&sqlx::any::AnyRow>> {
     match rows.first() {
         Some(r) if r.try_get::<i64, _>("kind")? == 0 => Ok(Some(r)),
@@ -238,15 +283,31 @@ async fn next_item_in(
     // — every void claim of the annotator is released and the query runs again, so a void
     // claim is never handed out (and the common case costs one statement, which also brings
     // the annotator's batches for step 2: after a vote there is no open claim).
+    let sql = match shared.backend() {
+        Backend::Postgres => OPEN_OR_CANDIDATES_PG_SQL,
+        Backend::Sqlite => OPEN_OR_CANDIDATES_SQL,
+    };
     let mut released = false;
-    let rows = loop {
-        let rows = sqlx::query(OPEN_OR_BATCHES_SQL)
+    let (rows, hint) = loop {
+        // the batch whose queue front this group found: its first candidates come along
+        // (none when the batch has no item with room, or is not the annotator's)
+        let hint = shared.front_hint(now);
+        let (hint_batch, hint_rank) = match hint {
+            Some((batch, rank)) => (batch, rank.unwrap_or(i64::MAX)),
+            None => (0, i64::MAX),
+        };
+        let rows = sqlx::query(sql)
             .bind(annotator)
             .bind(study)
             .bind(now)
             .bind(AssignmentStatus::Assigned)
             .bind(AssignmentStatus::Leased)
             .bind(AssignmentStatus::Done)
+            .bind(hint_batch)
+            .bind(hint_rank)
+            .bind(k)
+            .bind(AssignmentStatus::Released)
+            .bind(2i64)
             .fetch_all(&mut *conn)
             .await?;
         let void = match open_of(&rows)? {
@@ -254,7 +315,7 @@ async fn next_item_in(
             None => false,
         };
         if !void {
-            break rows;
+            break (rows, hint);
         }
         if released {
             // released claims are no longer open: a void one cannot come back
@@ -284,9 +345,15 @@ async fn next_item_in(
     // of the annotator, the first items in the batch's order among those without k ratings —
     // a range of the queue's index — that the annotator may take and others' claims leave room on
     // (with the bug of the item the annotator rated last, for avoid-same-bug)
-    let batches = &rows[..];
+    let kind = |r: &&sqlx::any::AnyRow| r.try_get::<i64, _>("kind").ok();
+    let batches: Vec<&sqlx::any::AnyRow> = rows.iter().filter(|r| kind(r) == Some(1)).collect();
+    let found: Vec<&sqlx::any::AnyRow> = rows.iter().filter(|r| kind(r) == Some(2)).collect();
+    // the first round may use the candidates that came along; a later one (the first round's
+    // all filled up meanwhile) asks again
+    let mut first = hint.map(|(batch, _)| (BatchId(batch), &found[..]));
     for _ in 0..CLAIM_ROUNDS {
-        let mut candidates = candidates(conn, shared, batches, annotator, now, k).await?;
+        let mut candidates =
+            candidates(conn, shared, &batches, first.take(), annotator, now, k).await?;
         if candidates.is_empty() {
             return Ok(None);
         }
@@ -327,12 +394,14 @@ async fn next_item_in(
 }
 
 /// The candidates for the annotator's next new lease, from each of their batches (`batches`:
-/// rows of kind 1 of [`OPEN_OR_BATCHES_SQL`]). On PostgreSQL each is locked for this
-/// transaction ([`CANDIDATES_PG_SQL`]).
+/// rows of kind 1 of [`open_or_candidates!`]; `found`: a batch's first candidates, rows of
+/// kind 2 that came with them, used instead of asking again). On PostgreSQL each is locked
+/// for this transaction ([`CANDIDATES_PG_SQL`]).
 async fn candidates(
     conn: &mut sqlx::AnyConnection,
     shared: &mut Shared,
-    batches: &[sqlx::any::AnyRow],
+    batches: &[&sqlx::any::AnyRow],
+    found: Option<(BatchId, &[&sqlx::any::AnyRow])>,
     annotator: AnnotatorId,
     now: i64,
     k: i64,
@@ -355,9 +424,17 @@ async fn candidates(
         let is_same_bug = |r: &sqlx::any::AnyRow| {
             avoid && last_bug.is_some() && r.try_get::<i64, _>("bug_id").ok() == last_bug
         };
-        let mut rows = Vec::new();
-        for limit in [2, CANDIDATES] {
-            rows = sqlx::query(sql)
+        let came: Option<&[&sqlx::any::AnyRow]> =
+            found.filter(|&(b, _)| b == batch).map(|(_, rows)| rows);
+        // the two that came along decide unless both are of that bug
+        let limits: &[i64] = match came {
+            Some(rows) if (rows.len() as i64) < 2 || !rows.iter().all(|r| is_same_bug(r)) => &[],
+            Some(_) => &[CANDIDATES],
+            None => &[2, CANDIDATES],
+        };
+        let mut fetched = Vec::new();
+        for &limit in limits {
+            fetched = sqlx::query(sql)
                 .bind(batch)
                 .bind(annotator)
                 .bind(now)
@@ -369,11 +446,15 @@ async fn candidates(
                 .bind(front)
                 .fetch_all(&mut *conn)
                 .await?;
-            if (rows.len() as i64) < limit || !rows.iter().all(is_same_bug) {
+            if (fetched.len() as i64) < limit || !fetched.iter().all(is_same_bug) {
                 break;
             }
         }
-        for r in &rows {
+        let rows: Vec<&sqlx::any::AnyRow> = match came {
+            Some(rows) if limits.is_empty() => rows.to_vec(),
+            _ => fetched.iter().collect(),
+        };
+        for r in rows {
             out.push(Candidate {
                 rank: r.try_get("queue_rank")?,
                 same_bug: is_same_bug(r),
@@ -614,18 +695,52 @@ mod tests {
             .fetch_all(&db.pool)
             .await
             .expect("plan");
+        assert_from_the_index(&plan, "", "");
+        // the candidates that come along with the annotator's batches: the same range
+        let plan = sqlx::query(&format!("EXPLAIN QUERY PLAN {OPEN_OR_CANDIDATES_SQL}"))
+            .bind(1i64)
+            .bind(1i64)
+            .bind(0i64)
+            .bind(AssignmentStatus::Assigned)
+            .bind(AssignmentStatus::Leased)
+            .bind(AssignmentStatus::Done)
+            .bind(1i64)
+            .bind(0i64)
+            .bind(5i64)
+            .bind(AssignmentStatus::Released)
+            .bind(2i64)
+            .fetch_all(&db.pool)
+            .await
+            .expect("plan");
+        assert_from_the_index(&plan, "CO-ROUTINE c", "SCAN c");
+    }
+
+    /// The plan's lines, from the line that starts with `from` (the first line: `""`) up to
+    /// the line `to`, searched in the queue's index, in its order: no scan of the batch, no
+    /// sort.
+    fn assert_from_the_index(plan: &[sqlx::any::AnyRow], from: &str, to: &str) {
         let details: Vec<String> = plan
             .iter()
             .map(|r| r.try_get::<String, _>("detail").expect("detail"))
             .collect();
-        let text = details.join("\n");
+        let all = details.join("\n");
+        let part: Vec<&String> = details
+            .iter()
+            .skip_while(|d| !d.starts_with(from))
+            .take_while(|d| d.as_str() != to)
+            .collect();
+        let text = part
+            .iter()
+            .map(|d| d.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(
-            details.iter().any(|d| d.starts_with(
+            part.iter().any(|d| d.starts_with(
                 "SEARCH bi USING INDEX batch_items_queue (batch_id=? AND rated_full=? AND queue_rank>?)"
             )),
-            "{text}"
+            "{all}"
         );
-        assert!(!text.contains("TEMP B-TREE"), "{text}");
-        assert!(!text.contains("SCAN bi"), "{text}");
+        assert!(!text.contains("TEMP B-TREE"), "{all}");
+        assert!(!all.contains("SCAN bi"), "{all}");
     }
 }
