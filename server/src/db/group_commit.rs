@@ -440,8 +440,17 @@ fn spawn_writer(w: Writer, url: String, rx: mpsc::Receiver<Box<dyn Job>>, stats:
     }
 }
 
+/// Set on the writer's own PostgreSQL connection (see [`own_connection`]).
+pub const PLANNED_ONCE: &str = "SET plan_cache_mode = force_generic_plan";
+
 /// The writer's own connection (a pool of one, opened on first use and again after a
-/// failure), on the runtime this is called on.
+/// failure), on the runtime this is called on. Its statements are planned once, when first
+/// prepared, never again at each execution (`plan_cache_mode = force_generic_plan`): they are
+/// the jobs' few fixed texts — each a lookup through the same indexes whatever the values —
+/// and once the tables have statistics PostgreSQL's default plans them anew at every bind,
+/// on the connection every claim and vote waits for in turn (`natstudy bench http --think 0`
+/// on a database whose tables were analysed: 734 and 797 votes/s re-planning, 1,567 and 1,623
+/// planned once and again every [`REPLAN`]).
 fn own_connection(url: &str) -> Option<AnyPool> {
     let options = match url.parse::<sqlx::any::AnyConnectOptions>() {
         Ok(o) => o,
@@ -454,6 +463,12 @@ fn own_connection(url: &str) -> Option<AnyPool> {
         sqlx::any::AnyPoolOptions::new()
             .max_connections(1)
             .acquire_timeout(std::time::Duration::from_secs(30))
+            .after_connect(|conn, _meta| {
+                Box::pin(async move {
+                    sqlx::Executor::execute(&mut *conn, PLANNED_ONCE).await?;
+                    Ok(())
+                })
+            })
             .connect_lazy_with(options),
     )
 }
@@ -465,7 +480,12 @@ fn own_connection(url: &str) -> Option<AnyPool> {
 /// out again (see [`begin`]).
 async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Counters>) {
     let mut held = None;
+    let mut planned = std::time::Instant::now();
     while let Some(first) = rx.recv().await {
+        if planned.elapsed() >= REPLAN {
+            planned = std::time::Instant::now();
+            replan(w.backend, &mut held).await;
+        }
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
             match rx.try_recv() {
@@ -481,6 +501,27 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
     }
     if let Some(conn) = held {
         let _ = sqlx::Connection::close(conn).await;
+    }
+}
+
+/// How long the writer's PostgreSQL plans are kept (see [`replan`]).
+const REPLAN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// PostgreSQL: the writer's statements are planned once ([`PLANNED_ONCE`]) with the tables'
+/// sizes of that moment, and kept until an `ANALYZE` invalidates them. A study's tables grow
+/// from nothing to thousands of rows in its first minutes, faster than autovacuum analyses
+/// them: a plan made for a table of a few rows (a scan) would be kept while it grows. So the
+/// writer drops its plans every [`REPLAN`] (`DISCARD PLANS`; the statements stay prepared)
+/// and plans them again, once, at their next use. A connection that fails it is given up.
+async fn replan(backend: Backend, held: &mut Option<AnyConnection>) {
+    if backend != Backend::Postgres {
+        return;
+    }
+    if let Some(conn) = held {
+        if let Err(e) = sqlx::Executor::execute(&mut *conn, "DISCARD PLANS").await {
+            tracing::warn!(error = %e, "group commit: the writer's plans could not be dropped");
+            *held = None;
+        }
     }
 }
 
