@@ -1,6 +1,7 @@
 //! `natstudy bench http` runs the survey over real HTTP against servers in its process: here a
 //! small run to the end of the queue on SQLite, and on PostgreSQL with two instances on one
-//! database — every item ends with exactly k votes, every participant's request answered.
+//! database, analysed after the set-up — every item ends with exactly k votes, every
+//! participant's request answered.
 //! (Its figures are measured by running it, never asserted here.)
 
 use natstudy_tests::{fresh_db, natstudy_bin, Store};
@@ -62,10 +63,17 @@ fn bench_http_runs_the_survey_to_the_end_on_sqlite() {
 async fn bench_http_runs_two_instances_on_one_postgres() {
     let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
     let url = guard.url().expect("url");
-    let text = tokio::task::spawn_blocking(move || bench_http(Some(&url), &["--instances", "2"]))
-        .await
-        .expect("bench");
+    let text = tokio::task::spawn_blocking(move || {
+        bench_http(Some(&url), &["--instances", "2", "--analyze"])
+    })
+    .await
+    .expect("bench");
     assert!(text.contains("2 instance(s)"), "{text}");
+    // planned with statistics, as a running instance is (autovacuum)
+    assert!(
+        text.contains("Postgres (analysed after the set-up)"),
+        "{text}"
+    );
     check(&text);
     guard.drop_now(db).await;
 }

@@ -39,6 +39,11 @@ pub enum BenchCommand {
         /// scale-out set-up)
         #[arg(long, default_value_t = 1)]
         instances: usize,
+        /// PostgreSQL: analyse the database after the set-up, as autovacuum does for a running
+        /// instance, so the run is planned with statistics (without it, a database made for
+        /// the run is never analysed, a state no deployment stays in)
+        #[arg(long)]
+        analyze: bool,
     },
     /// The full analysis (engine only) of a synthetic study: items × 5 votes, 5 repair tools,
     /// 2 language models
@@ -104,6 +109,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             think,
             duration,
             instances,
+            analyze,
         } => {
             let secs = |x: f64, what: &str| {
                 Duration::try_from_secs_f64(x)
@@ -115,6 +121,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
                 think: secs(think, "think")?,
                 duration: secs(duration, "duration")?,
                 instances,
+                analyze,
             };
             super::load_bench::run(g, setup).await
         }

@@ -29,6 +29,8 @@ pub struct Setup {
     /// Servers on the same database (each its own process-like stack: pool, writer, sessions);
     /// participants are spread over them round-robin.
     pub instances: usize,
+    /// PostgreSQL: `ANALYZE` after the set-up (see `natstudy bench http --analyze`).
+    pub analyze: bool,
 }
 
 /// Latencies of each kind of request, and what went wrong.
@@ -54,6 +56,10 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         bail!("at most 16 instances and 10,000 participants");
     }
     let (db, _tmp) = bench_db(g).await?;
+    if s.analyze && db.backend != crate::db::Backend::Postgres {
+        // natstudy never analyses SQLite: statistics there would be a state no deployment has
+        bail!("--analyze is for PostgreSQL (give --database-url postgres://…)");
+    }
     let study = bench_study(&db, s.items).await?;
     let spec = BatchSpec {
         name: "load".into(),
@@ -68,6 +74,12 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     let invite =
         crate::store::participation::create_invite(&db, study, batch, s.participants as i64, None)
             .await?;
+    if s.analyze {
+        sqlx::query("ANALYZE")
+            .execute(&mut *db.write().await?)
+            .await
+            .context("ANALYZE")?;
+    }
 
     // the first instance uses the set-up's handle; others connect anew, like other processes
     let mut servers = Vec::new();
@@ -142,8 +154,9 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let votes_per_s = t.votes.len() as f64 / wall.as_secs_f64();
     println!(
-        "HTTP on loopback, {:?}, {} instance(s), {} participants, think {:.1} s (±50%), {} items, {:.1} s:",
+        "HTTP on loopback, {:?}{}, {} instance(s), {} participants, think {:.1} s (±50%), {} items, {:.1} s:",
         db.backend,
+        if s.analyze { " (analysed after the set-up)" } else { "" },
         s.instances,
         s.participants,
         s.think.as_secs_f64(),
