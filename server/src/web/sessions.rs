@@ -37,6 +37,9 @@ impl DbSessionStore {
     }
 }
 
+/// Old sessions read at a time when they are moved (see [`port_legacy`]).
+const PORT_PAGE: usize = 500;
+
 /// The write lock (PostgreSQL: advisory key) under which servers starting together port the
 /// old sessions one after another: the second finds the table gone.
 const PORT_LOCK: i64 = -2;
@@ -76,26 +79,34 @@ pub async fn port_legacy(db: &Db) -> anyhow::Result<u64> {
         return Ok(0);
     }
     let table = legacy_table(db.backend);
-    let rows = sqlx::query(&format!("SELECT id, data FROM {table}"))
-        .fetch_all(&mut *tx)
-        .await?;
     let now = tower_sessions::cookie::time::OffsetDateTime::now_utc();
     let mut ported = 0;
-    for r in rows {
-        let id: String = r.try_get("id")?;
-        let data: Vec<u8> = r.try_get("data")?;
-        let record: Record = match rmp_serde::from_slice(&data) {
-            Ok(record) => record,
-            Err(e) => {
-                tracing::warn!(id = %id, error = %e, "an old session that does not decode is dropped");
+    // a page at a time, in id order: memory stays bounded however many rows the table holds
+    let page = format!("SELECT id, data FROM {table} WHERE id > $1 ORDER BY id LIMIT {PORT_PAGE}");
+    let mut after = String::new();
+    loop {
+        let rows = sqlx::query(&page)
+            .bind(after.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
+        let Some(last) = rows.last() else { break };
+        after = last.try_get("id")?;
+        for r in rows {
+            let id: String = r.try_get("id")?;
+            let data: Vec<u8> = r.try_get("data")?;
+            let record: Record = match rmp_serde::from_slice(&data) {
+                Ok(record) => record,
+                Err(e) => {
+                    tracing::warn!(id = %id, error = %e, "an old session that does not decode is dropped");
+                    continue;
+                }
+            };
+            if record.expiry_date <= now {
                 continue;
             }
-        };
-        if record.expiry_date <= now {
-            continue;
+            let (id, data, expires) = encode(&record)?;
+            ported += u64::from(sessions::insert_in(&mut tx, id, data, expires).await?);
         }
-        let (id, data, expires) = encode(&record)?;
-        ported += u64::from(sessions::insert_in(&mut tx, id, data, expires).await?);
     }
     sqlx::query(&format!("DROP TABLE {table}"))
         .execute(&mut *tx)
