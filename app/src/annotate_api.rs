@@ -58,8 +58,9 @@ pub async fn join_study(token: String, pid: Option<String>) -> Result<(), Server
     crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
     let current: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
+    let client = crate::auth::client_ip().await;
     let entry = backend()?
-        .join(&token, pid.as_deref(), current)
+        .join(&token, pid.as_deref(), current, client)
         .await
         .map_err(internal)?;
     if current != Some(entry.annotator) {

@@ -147,12 +147,13 @@ pub trait Backend: Send + Sync + 'static {
     /// Joins a study through an invite: a new de-identified participant. `pid` is a
     /// crowd-worker id to keep (never shown unless exported on request). `current` is the
     /// session's participant, if any: one who comes back through the same invite continues as
-    /// the same participant.
+    /// the same participant. Throttled per client address (`TooMany`).
     async fn join(
         &self,
         token: &str,
         pid: Option<&str>,
         current: Option<AnnotatorId>,
+        client: Option<std::net::IpAddr>,
     ) -> Result<Entry, BackendError>;
     /// The participant a resume code continues (`None`: no such code). Throttled per client
     /// address (`TooMany`).

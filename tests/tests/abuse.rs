@@ -186,6 +186,67 @@ async fn a_login_flood_is_throttled_and_memory_stays_flat() {
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
 }
 
+/// Joins through an invite link are counted per client address (the trusted proxy's header
+/// here): past the burst a client gets 429 with Retry-After and a reason, a wrong token counts
+/// as a join (guessing is as slow), another address joins as before, and a refused join leaves
+/// no participant behind.
+#[tokio::test]
+async fn joins_are_throttled_per_client() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (study, _, token) = reference_study(&db, false).await;
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.client_ip_header = Some("x-forwarded-for".into());
+        c.joins.per_ip_burst = 3;
+        c.joins.per_ip_refill = Duration::from_secs(60);
+    })
+    .await
+    .expect("app");
+    let join = |from: &'static str, token: String| {
+        let (c, url) = (app.client(), app.url("/api/join"));
+        async move {
+            c.post(url)
+                .header("x-forwarded-for", format!("{from}, 10.0.0.254"))
+                .form(&[("token", token)])
+                .send()
+                .await
+                .expect("answered")
+        }
+    };
+    for i in 0..3 {
+        let r = join("203.0.113.7", token.clone()).await;
+        assert!(r.status().is_success(), "join {i}: {}", r.status());
+    }
+    let r = join("203.0.113.7", token.clone()).await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=60).contains(&wait), "{wait}");
+    let body = r.text().await.expect("body");
+    assert!(body.contains("try again"), "{body}");
+    let r = join("203.0.113.7", "not-a-token".into()).await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS, "a guess counts");
+    let r = join("198.51.100.1", token.clone()).await;
+    assert!(r.status().is_success(), "another client: {}", r.status());
+    let joined = count(
+        &db,
+        &format!(
+            "SELECT COUNT(*) FROM annotators WHERE study_id = {}",
+            study.0
+        ),
+    )
+    .await;
+    assert_eq!(
+        joined, 4,
+        "three from the first client, one from the second"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// A password change or disabling ends the account's sessions; an absolute lifetime caps every
 /// session; use slides the inactivity expiry.
 async fn sessions_end_when_they_should(store: Store) {

@@ -43,7 +43,12 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
     let (_, invite) = open_queue(&db, study, 1000).await.expect("queue");
     let url = guard.url().expect("url");
     let data = tempfile::tempdir().expect("data dir");
-    let mut server = ServerProcess::start(data.path(), &["--database-url", &url]).expect("server");
+    let mut server = ServerProcess::start(
+        data.path(),
+        // 64 participants from one address: joins unthrottled
+        &["--database-url", &url, "--join-burst", "0"],
+    )
+    .expect("server");
 
     let acks: Acks = Arc::default();
     let mut clients = Vec::new();

@@ -139,9 +139,14 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 2)]
     pub max_exports: usize,
     /// Header that a trusted reverse proxy sets to the client's address (e.g.
-    /// x-forwarded-for); without it, the peer address is the client's (sign-in throttling)
+    /// x-forwarded-for); without it, the peer address is the client's (sign-in and join
+    /// throttling)
     #[arg(long)]
     pub client_ip_header: Option<String>,
+    /// Joins through invite links one client address may make at once; then one every two
+    /// seconds (0: no limit, for a load test whose participants share one address)
+    #[arg(long, default_value_t = crate::service::throttle::JoinLimits::default().per_ip_burst)]
+    pub join_burst: u32,
     /// With --demo: allow an address other than loopback (the demo's passwords are public)
     #[arg(long)]
     pub public_demo: bool,
@@ -316,6 +321,7 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     config.exports =
         crate::web::download::ExportLimits::new(args.max_exports.max(1), config.exports.stall);
     config.client_ip_header = args.client_ip_header.map(|h| h.to_ascii_lowercase());
+    config.joins.per_ip_burst = args.join_burst;
     config.verify = crate::engine::verify::CompilerConfig {
         java: args.java,
         classpath: args.verify_classpath,

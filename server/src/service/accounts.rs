@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use app::model::{Role, User};
 
 use super::error::{ServiceError, ServiceResult};
-use super::throttle::LoginThrottle;
+use super::throttle::Throttle;
 use crate::db::Db;
 use crate::ids::UserId;
 use crate::store;
@@ -128,7 +128,7 @@ pub async fn set_disabled(
 /// not tell them apart. Returns the account and its session epoch.
 pub async fn authenticate(
     db: &Db,
-    throttle: &LoginThrottle,
+    throttle: &Throttle,
     client: Option<IpAddr>,
     username: &str,
     password: &str,

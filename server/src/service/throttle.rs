@@ -1,6 +1,8 @@
-//! Sign-in throttling: attempts per client address and per account name, so guessing is slow
-//! whether it comes from one machine or many. Each instance keeps its own counters (in memory,
-//! pruned as they go idle); the limits hold per instance.
+//! Throttling of what strangers can do without an account: sign-in attempts per client address
+//! and per account name, so guessing is slow whether it comes from one machine or many; and
+//! joins through invite links per client address, so one client cannot spend an open link's
+//! places (or guess tokens) at the rate of its connection. Each instance keeps its own counters
+//! (in memory, pruned as they go idle); the limits hold per instance.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
@@ -30,16 +32,36 @@ impl Default for LoginLimits {
     }
 }
 
-/// The counters of one instance.
-#[derive(Clone)]
-pub struct LoginThrottle {
-    by_ip: Arc<DefaultKeyedRateLimiter<IpAddr>>,
-    by_user: Arc<DefaultKeyedRateLimiter<String>>,
+/// How many joins through invite links one client address may make: a burst, then one per
+/// `refill`. A class joining from behind one router needs the burst; a crowd platform's
+/// participants come from addresses of their own.
+#[derive(Debug, Clone, Copy)]
+pub struct JoinLimits {
+    /// `0`: no limit (a load test whose participants all come from one address).
+    pub per_ip_burst: u32,
+    pub per_ip_refill: Duration,
 }
 
-impl std::fmt::Debug for LoginThrottle {
+impl Default for JoinLimits {
+    fn default() -> Self {
+        JoinLimits {
+            per_ip_burst: 60,
+            per_ip_refill: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The counters of one instance.
+#[derive(Clone)]
+pub struct Throttle {
+    by_ip: Arc<DefaultKeyedRateLimiter<IpAddr>>,
+    by_user: Arc<DefaultKeyedRateLimiter<String>>,
+    joins: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+}
+
+impl std::fmt::Debug for Throttle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoginThrottle").finish_non_exhaustive()
+        f.debug_struct("Throttle").finish_non_exhaustive()
     }
 }
 
@@ -53,9 +75,16 @@ fn quota(burst: u32, refill: Duration) -> Quota {
 /// The longest account name counted as its own key (longer names share one).
 const KEY_LEN: usize = 64;
 
-impl LoginThrottle {
-    pub fn new(limits: LoginLimits) -> LoginThrottle {
-        LoginThrottle {
+type Instant = <DefaultClock as Clock>::Instant;
+
+/// Whole seconds to wait (at least one) from a refusal.
+fn wait_secs(now: Instant) -> impl Fn(governor::NotUntil<Instant>) -> u64 + Copy {
+    move |e| e.wait_time_from(now).as_secs().max(1)
+}
+
+impl Throttle {
+    pub fn new(limits: LoginLimits, joins: JoinLimits) -> Throttle {
+        Throttle {
             by_ip: Arc::new(RateLimiter::keyed(quota(
                 limits.per_ip_burst,
                 limits.per_ip_refill,
@@ -64,13 +93,29 @@ impl LoginThrottle {
                 limits.per_user_burst,
                 limits.per_user_refill,
             ))),
+            joins: (joins.per_ip_burst > 0).then(|| {
+                Arc::new(RateLimiter::keyed(quota(
+                    joins.per_ip_burst,
+                    joins.per_ip_refill,
+                )))
+            }),
+        }
+    }
+
+    /// Counts a join through an invite link; `Err(seconds)` when it must wait that long first.
+    /// A caller whose address is unknown is not counted (only a test server has none).
+    pub fn join(&self, ip: Option<IpAddr>) -> Result<(), u64> {
+        match (&self.joins, ip) {
+            (Some(joins), Some(ip)) => joins
+                .check_key(&ip)
+                .map_err(wait_secs(DefaultClock::default().now())),
+            _ => Ok(()),
         }
     }
 
     /// Counts an attempt; `Err(seconds)` when it must wait that long first.
     pub fn attempt(&self, ip: Option<IpAddr>, username: &str) -> Result<(), u64> {
-        let now = DefaultClock::default().now();
-        let wait = |e: governor::NotUntil<_>| e.wait_time_from(now).as_secs().max(1);
+        let wait = wait_secs(DefaultClock::default().now());
         if let Some(ip) = ip {
             self.by_ip.check_key(&ip).map_err(wait)?;
         }
@@ -89,6 +134,10 @@ impl LoginThrottle {
         self.by_user.retain_recent();
         self.by_ip.shrink_to_fit();
         self.by_user.shrink_to_fit();
+        if let Some(joins) = &self.joins {
+            joins.retain_recent();
+            joins.shrink_to_fit();
+        }
     }
 }
 
@@ -98,12 +147,15 @@ mod tests {
 
     #[test]
     fn a_burst_then_waiting() {
-        let t = LoginThrottle::new(LoginLimits {
-            per_ip_burst: 3,
-            per_ip_refill: Duration::from_secs(60),
-            per_user_burst: 100,
-            per_user_refill: Duration::from_secs(1),
-        });
+        let t = Throttle::new(
+            LoginLimits {
+                per_ip_burst: 3,
+                per_ip_refill: Duration::from_secs(60),
+                per_user_burst: 100,
+                per_user_refill: Duration::from_secs(1),
+            },
+            JoinLimits::default(),
+        );
         let ip: IpAddr = [10, 0, 0, 1].into();
         for i in 0..3 {
             assert!(t.attempt(Some(ip), &format!("u{i}")).is_ok());
@@ -116,14 +168,45 @@ mod tests {
 
     #[test]
     fn one_account_from_many_addresses() {
-        let t = LoginThrottle::new(LoginLimits {
-            per_ip_burst: 100,
-            per_ip_refill: Duration::from_secs(1),
-            per_user_burst: 2,
-            per_user_refill: Duration::from_secs(60),
-        });
+        let t = Throttle::new(
+            LoginLimits {
+                per_ip_burst: 100,
+                per_ip_refill: Duration::from_secs(1),
+                per_user_burst: 2,
+                per_user_refill: Duration::from_secs(60),
+            },
+            JoinLimits::default(),
+        );
         assert!(t.attempt(Some([10, 0, 0, 1].into()), "Admin").is_ok());
         assert!(t.attempt(Some([10, 0, 0, 2].into()), "admin").is_ok());
         assert!(t.attempt(Some([10, 0, 0, 3].into()), "admin").is_err());
+    }
+
+    #[test]
+    fn joins_per_address_and_none_when_off() {
+        let joins = JoinLimits {
+            per_ip_burst: 2,
+            per_ip_refill: Duration::from_secs(60),
+        };
+        let t = Throttle::new(LoginLimits::default(), joins);
+        let ip: IpAddr = [10, 0, 0, 1].into();
+        assert!(t.join(Some(ip)).is_ok());
+        assert!(t.join(Some(ip)).is_ok());
+        let wait = t.join(Some(ip)).expect_err("throttled");
+        assert!((1..=60).contains(&wait), "{wait}");
+        assert!(t.join(Some([10, 0, 0, 2].into())).is_ok());
+        // sign-in attempts are counted apart from joins
+        assert!(t.attempt(Some(ip), "someone").is_ok());
+
+        let off = Throttle::new(
+            LoginLimits::default(),
+            JoinLimits {
+                per_ip_burst: 0,
+                ..joins
+            },
+        );
+        for _ in 0..1000 {
+            assert!(off.join(Some(ip)).is_ok());
+        }
     }
 }

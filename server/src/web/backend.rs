@@ -14,7 +14,7 @@ use crate::db::Db;
 use crate::ids::{AnnotatorId, BatchId, ItemId, JobId, StudyId, UserId};
 use crate::present;
 use crate::service::jobs::JobRunner;
-use crate::service::throttle::LoginThrottle;
+use crate::service::throttle::Throttle;
 use crate::service::{self, ServiceError};
 use crate::store::{self};
 
@@ -24,6 +24,7 @@ pub struct BackendConfig {
     pub models_dir: std::path::PathBuf,
     pub session: SessionPolicy,
     pub login: service::throttle::LoginLimits,
+    pub joins: service::throttle::JoinLimits,
     pub jobs: service::jobs::JobLimits,
     pub reports: Arc<service::reports::ReportCache>,
     pub verify: crate::engine::verify::CompilerConfig,
@@ -37,7 +38,7 @@ pub struct DomainBackend {
     /// The model last loaded for the generator (file name, modification time, model): a
     /// preview and the addition that follows it load it once.
     last_model: Arc<tokio::sync::Mutex<Option<LoadedModel>>>,
-    throttle: LoginThrottle,
+    throttle: Throttle,
     session: SessionPolicy,
     jobs: JobRunner,
     reports: Arc<service::reports::ReportCache>,
@@ -56,7 +57,7 @@ impl DomainBackend {
     pub fn handle(db: Db, config: &BackendConfig) -> BackendHandle {
         let jobs = JobRunner::new(db.clone(), config.jobs);
         jobs.spawn_reaper();
-        let throttle = LoginThrottle::new(config.login);
+        let throttle = Throttle::new(config.login, config.joins);
         tokio::spawn({
             let throttle = throttle.clone();
             async move {
@@ -353,7 +354,10 @@ impl Backend for DomainBackend {
         token: &str,
         pid: Option<&str>,
         current: Option<AnnotatorId>,
+        client: Option<IpAddr>,
     ) -> Result<Entry, BackendError> {
+        // counted before anything is looked up: a wrong token is a guess, and costs the same
+        self.throttle.join(client).map_err(BackendError::TooMany)?;
         let pid = service::participation::check_pid(pid).map_err(map)?;
         if token.len() > 128 {
             return Err(BackendError::NotFound("invite".into()));

@@ -60,6 +60,8 @@ pub struct WebConfig {
     pub max_body_bytes: usize,
     /// Sign-in throttling.
     pub login: crate::service::throttle::LoginLimits,
+    /// Joins through invite links per client address.
+    pub joins: crate::service::throttle::JoinLimits,
     /// Background jobs: how many at once, heartbeat, when a silent one counts as dead.
     pub jobs: crate::service::jobs::JobLimits,
     /// Export downloads: how many at once, how long a stalled client may hold one.
@@ -89,6 +91,7 @@ impl WebConfig {
             max_upload_bytes: 256 << 20,
             max_body_bytes: 1 << 20,
             login: Default::default(),
+            joins: Default::default(),
             jobs: Default::default(),
             exports: Default::default(),
             client_ip_header: None,
@@ -128,6 +131,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
                 idle_secs: config.idle_timeout_secs,
             },
             login: config.login,
+            joins: config.joins,
             jobs: config.jobs,
             reports: config.reports.clone(),
             verify: config.verify.clone(),
