@@ -142,7 +142,8 @@ pub async fn start_rating(study: StudyId) -> Result<(), ServerFnError> {
         .map_err(crate::auth::internal)
 }
 
-/// Saves a vote (idempotent on `token`), durably, before the next item is shown.
+/// Saves a vote (idempotent on `token`), durably, before the next item is shown; the answer
+/// carries that next state (`None`: the vote is kept, ask `annotate/state` for what follows).
 #[server(endpoint = "annotate/vote")]
 pub async fn submit_vote(
     study: StudyId,
@@ -154,7 +155,7 @@ pub async fn submit_vote(
     started_at: Option<String>,
     context_opened: Option<String>,
     token: String,
-) -> Result<(), ServerFnError> {
+) -> Result<Option<AnnotateState>, ServerFnError> {
     let a = me(study).await?;
     let (Some(cr), Some(cc)) = (cr, cc) else {
         if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {

@@ -188,13 +188,16 @@ pub trait Backend: Send + Sync + 'static {
         study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<(), BackendError>;
+    /// Records a vote and answers with where the annotator stands next (the queue's next item),
+    /// so the page needs no second request; `None` when the vote was kept but the next state
+    /// could not be read (the page then asks for it).
     async fn submit_vote(
         &self,
         study: StudyId,
         annotator: AnnotatorId,
         item: ItemId,
         vote: VoteForm,
-    ) -> Result<(), BackendError>;
+    ) -> Result<Option<AnnotateState>, BackendError>;
     async fn finish(&self, study: StudyId, annotator: AnnotatorId) -> Result<(), BackendError>;
     /// Keeps the annotator's leases alive while the rating page is open.
     async fn renew_leases(

@@ -63,6 +63,13 @@ pub async fn state(
         .await
 }
 
+/// The state a vote's answer carries, as the survey page takes it (`None`: the vote was kept
+/// but the answer carries no state; ask [`state`]). An error for a refused vote.
+pub async fn next_state(r: reqwest::Response) -> reqwest::Result<Option<serde_json::Value>> {
+    let next: serde_json::Value = r.error_for_status()?.json().await?;
+    Ok((!next.is_null()).then_some(next))
+}
+
 /// The item to rate and its submit token, when the state is the rating step.
 pub fn rate_step(state: &serde_json::Value) -> Option<(ItemId, String)> {
     let rate = &state["step"]["Rate"];

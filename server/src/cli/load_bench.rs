@@ -170,10 +170,16 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         ("  invite (join)", &t.join_steps[0]),
         ("  consent (annotate/consent)", &t.join_steps[1]),
         ("  guideline read (annotate/start)", &t.join_steps[2]),
-        ("next item (annotate/state)", &t.states),
-        ("votes (annotate/vote)", &t.votes),
+        (
+            "first item, or one a vote's answer lacked (annotate/state)",
+            &t.states,
+        ),
+        (
+            "votes, answered with the next item (annotate/vote)",
+            &t.votes,
+        ),
         ("every request", &all),
-        ("state and vote after every join (steady)", &t.after_burst),
+        ("requests after every join (steady)", &t.after_burst),
     ] {
         println!(
             "  {what}: {} — p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
@@ -239,17 +245,23 @@ async fn participant(
         mean.mul_f64(0.5 + u)
     };
     let mut k = 0u64;
+    // the state a vote's answer carried, as the page takes it
+    let mut carried = None;
     while Instant::now() < deadline {
-        let steady = tally.lock().await.joined == s.participants;
-        let t = Instant::now();
-        let st = survey_client::state(&c, base, study).await?;
-        {
-            let mut tl = tally.lock().await;
-            tl.states.push(t.elapsed());
-            if steady {
-                tl.after_burst.push(t.elapsed());
+        let st = match carried.take() {
+            Some(st) => st,
+            None => {
+                let steady = tally.lock().await.joined == s.participants;
+                let t = Instant::now();
+                let st = survey_client::state(&c, base, study).await?;
+                let mut tl = tally.lock().await;
+                tl.states.push(t.elapsed());
+                if steady {
+                    tl.after_burst.push(t.elapsed());
+                }
+                st
             }
-        }
+        };
         let Some((item, token)) = survey_client::rate_step(&st) else {
             return Ok(()); // nothing left to rate
         };
@@ -263,9 +275,10 @@ async fn participant(
             comment: "",
         };
         let r = survey_client::vote(&c, base, study, item, &token, answers).await?;
-        if !r.status().is_success() {
-            bail!("annotate/vote: {}", r.status());
-        }
+        let status = r.status();
+        carried = survey_client::next_state(r)
+            .await
+            .with_context(|| format!("annotate/vote: {status}"))?;
         let mut tl = tally.lock().await;
         tl.votes.push(t.elapsed());
         if steady {

@@ -461,10 +461,20 @@ impl Backend for DomainBackend {
         annotator: AnnotatorId,
         item: ItemId,
         vote: VoteForm,
-    ) -> Result<(), BackendError> {
+    ) -> Result<Option<AnnotateState>, BackendError> {
         service::participation::submit_vote(&self.db, study, annotator, item, vote)
             .await
-            .map_err(map)
+            .map_err(map)?;
+        // the vote is kept: from here on a failure must not read as a lost vote
+        match service::annotate::annotate_state(&self.db, &self.survey, study, annotator, None)
+            .await
+        {
+            Ok(next) => Ok(Some(next)),
+            Err(e) => {
+                tracing::warn!(error = %e, "the state after a vote (the page will ask again)");
+                Ok(None)
+            }
+        }
     }
 
     async fn finish(&self, study: StudyId, annotator: AnnotatorId) -> Result<(), BackendError> {

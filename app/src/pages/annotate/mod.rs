@@ -111,6 +111,9 @@ pub fn AnnotatePage() -> impl IntoView {
     let consent = ServerAction::<GiveConsent>::new();
     let start = ServerAction::<StartRating>::new();
     let finish = ServerAction::<FinishStudy>::new();
+    // the vote version whose answer was last shown: a vote's answer carries the next state,
+    // so the page asks for it only when that answer did not (or after the other steps)
+    let shown_vote = StoredValue::new(0usize);
     let state = Resource::new(
         move || {
             (
@@ -122,14 +125,26 @@ pub fn AnnotatePage() -> impl IntoView {
                 finish.version().get(),
             )
         },
-        |(s, r, ..)| get_annotate_state(s, r),
+        move |(s, r, v, ..)| {
+            let carried = (r.is_none() && v != shown_vote.get_value())
+                .then(|| vote.value().get_untracked())
+                .flatten()
+                .and_then(|answer| answer.ok().flatten());
+            shown_vote.set_value(v);
+            async move {
+                match carried {
+                    Some(next) => Ok(next),
+                    None => get_annotate_state(s, r).await,
+                }
+            }
+        },
     );
     // after a revision is saved, go back to the queue
     let navigate = use_navigate();
     Effect::watch(
         move || vote.version().get(),
         move |_, _, _| {
-            let saved = matches!(vote.value().get_untracked(), Some(Ok(())));
+            let saved = matches!(vote.value().get_untracked(), Some(Ok(_)));
             if saved && query.with_untracked(|q| q.get("revise").is_some()) {
                 let s = params.with_untracked(|p| p.get("study").unwrap_or_default());
                 navigate(&format!("/annotate/{s}"), Default::default());
