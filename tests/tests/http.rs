@@ -1408,3 +1408,67 @@ async fn admins_manage_accounts_and_keep_one_admin() {
     assert_eq!(s, StatusCode::NOT_FOUND);
     guard.drop_now(app.db.clone()).await;
 }
+
+/// A vote's answer carries the next state, read after the vote's commit: the next item with a
+/// fresh submit token and the progress counted with the vote. That item is the annotator's
+/// open claim (asking for the state again gets the same one, nothing more is claimed), and a
+/// repeated vote (same token) is answered the same way.
+async fn a_vote_answers_with_the_next_item(store: Store) {
+    use natstudy::ids::ItemId;
+    use natstudy_tests::participants::{participant, state, vote};
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "Next", false)
+        .await
+        .expect("study");
+    let (_, invite) = natstudy_tests::open_queue(&db, study, 10)
+        .await
+        .expect("queue");
+    let app = TestApp::start(db.clone()).await.expect("app");
+    let c = participant(&app.base, study, &invite).await;
+    let first = state(&app.base, &c, study).await.expect("state");
+    let rate = |st: &serde_json::Value| {
+        (
+            st["step"]["Rate"]["item"]
+                .as_i64()
+                .expect("an item to rate"),
+            st["step"]["Rate"]["token"]
+                .as_str()
+                .expect("token")
+                .to_owned(),
+        )
+    };
+    let (a, token_a) = rate(&first);
+    assert_eq!(first["done"], 0);
+    let answer = |r: reqwest::Response| async move {
+        assert_eq!(r.status(), StatusCode::OK);
+        r.json::<serde_json::Value>().await.expect("json")
+    };
+    let next = answer(vote(&app.base, &c, study, ItemId(a), &token_a, "").await).await;
+    let (b, token_b) = rate(&next);
+    assert_ne!(b, a, "the next item, not the one just rated");
+    assert_ne!(token_b, token_a, "a fresh submit token");
+    assert_eq!(next["done"], 1, "progress counts the vote");
+    assert_eq!(next["total"], first["total"]);
+    let again = state(&app.base, &c, study).await.expect("state");
+    assert_eq!(rate(&again).0, b, "the answer's item is the open claim");
+    let open: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM assignments a JOIN annotators n ON n.id = a.annotator_id \
+         WHERE n.study_id = $1 AND a.status = 'leased'",
+    )
+    .bind(study.0)
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    assert_eq!(open, 1, "one claim open: the answer's");
+    let repeated = answer(vote(&app.base, &c, study, ItemId(a), &token_a, "").await).await;
+    assert_eq!(
+        rate(&repeated).0,
+        b,
+        "a repeated vote gets the same next item"
+    );
+    assert_eq!(repeated["done"], 1, "and counts once");
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_vote_answers_with_the_next_item => a_vote_answers_with_the_next_item_sqlite, a_vote_answers_with_the_next_item_postgres);
