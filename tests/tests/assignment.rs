@@ -557,6 +557,91 @@ async fn votes_wait_for_consent(store: Store) {
 
 on_both_stores!(votes_wait_for_consent => votes_wait_for_consent_sqlite, votes_wait_for_consent_postgres);
 
+/// A vote claims the annotator's next item in the same job (one writer wait, one commit): the
+/// claim follows the vote (not the item just rated), is the open claim the queue then hands
+/// out, and is nothing when nothing is left. A refused vote claims nothing.
+async fn a_vote_claims_the_next_item_with_it(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await; // 3 items
+    let pool = assign::ensure_pool(&db, study, 1).await.expect("pool");
+    let me = pool[0];
+    queue_batch(&db, study, pool, 1, 600, false).await;
+    let first = assign::next_item(&db, study, me, now_ms())
+        .await
+        .expect("next")
+        .expect("an item");
+    let leased = || {
+        let db = db.clone();
+        async move {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM assignments WHERE annotator_id = $1 AND status = 'leased'",
+            )
+            .bind(me.0)
+            .fetch_one(&db.pool)
+            .await
+            .expect("count");
+            n
+        }
+    };
+    let then_next = |item, token: &str| {
+        let (db, vote) = (db.clone(), vote(token.into()));
+        async move {
+            assign::submit_then_next(
+                &db,
+                study,
+                me,
+                item,
+                &vote,
+                now_ms(),
+                assign::Consent::Required,
+            )
+            .await
+        }
+    };
+    let refused = then_next(first.item, "t0").await;
+    assert!(
+        matches!(&refused, Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("consent")),
+        "{refused:?}"
+    );
+    assert_eq!(leased().await, 1, "a refused vote claims nothing");
+    natstudy::store::participation::consent(&db, study, me, "{}")
+        .await
+        .expect("consent");
+    let mut rated = vec![first.item];
+    let mut item = first.item;
+    loop {
+        let jobs = db.group.stats().jobs;
+        let (saved, next) = then_next(item, &format!("t{item}")).await.expect("vote");
+        assert_eq!(saved, Submitted::Saved { revision: 1 });
+        assert_eq!(
+            db.group.stats().jobs,
+            jobs + 1,
+            "the vote and the claim: one job"
+        );
+        let Some(next) = next else {
+            break;
+        };
+        assert!(!rated.contains(&next.item), "{:?} again", next.item);
+        assert_eq!(leased().await, 1, "only the new claim is open");
+        let handed = assign::next_item(&db, study, me, now_ms())
+            .await
+            .expect("next")
+            .expect("the open claim");
+        assert_eq!(
+            (handed.assignment, handed.item),
+            (next.assignment, next.item),
+            "the queue hands out the vote's claim"
+        );
+        rated.push(next.item);
+        item = next.item;
+    }
+    assert_eq!(rated.len(), 3, "every item rated once");
+    assert_eq!(leased().await, 0);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_vote_claims_the_next_item_with_it => a_vote_claims_the_next_item_with_it_sqlite, a_vote_claims_the_next_item_with_it_postgres);
+
 async fn fixed_groups_and_drop_outs(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 4).await; // 12 items

@@ -272,6 +272,29 @@ pub async fn annotate_state(
     annotator: AnnotatorId,
     revise: Option<ItemId>,
 ) -> Result<AnnotateState, StoreError> {
+    state_of(db, cache, study, annotator, revise, None).await
+}
+
+/// [`annotate_state`] after a vote that claimed the queue's next item with it (`claimed`:
+/// that claim, `None` when nothing was left), so the state claims nothing more.
+pub async fn state_after_vote(
+    db: &Db,
+    cache: &SurveyCache,
+    study: StudyId,
+    annotator: AnnotatorId,
+    claimed: Option<store::assign::Handed>,
+) -> Result<AnnotateState, StoreError> {
+    state_of(db, cache, study, annotator, None, Some(claimed)).await
+}
+
+async fn state_of(
+    db: &Db,
+    cache: &SurveyCache,
+    study: StudyId,
+    annotator: AnnotatorId,
+    revise: Option<ItemId>,
+    claimed: Option<Option<store::assign::Handed>>,
+) -> Result<AnnotateState, StoreError> {
     let store::participation::Standing {
         settings,
         annotator: me,
@@ -307,9 +330,11 @@ pub async fn annotate_state(
         };
         let target = match mine {
             Some((item, vote)) => Some((item, Some(vote), None)),
-            None => store::assign::next_item(db, study, annotator, crate::db::now_ms())
-                .await?
-                .map(|h| (h.item, None, Some(h.original_left))),
+            None => match claimed {
+                Some(claimed) => claimed,
+                None => store::assign::next_item(db, study, annotator, crate::db::now_ms()).await?,
+            }
+            .map(|h| (h.item, None, Some(h.original_left))),
         };
         match target {
             Some((item, previous, side)) => {

@@ -47,14 +47,15 @@ pub fn check_vote(vote: &VoteForm) -> ServiceResult<()> {
 }
 
 /// Records a participant's vote: its fields checked, consent given, then durably stored
-/// (the store refuses what would exceed k or was never handed to the annotator).
+/// (the store refuses what would exceed k or was never handed to the annotator), with the
+/// participant's next item claimed in the same commit (`None`: nothing left to rate).
 pub async fn submit_vote(
     db: &crate::db::Db,
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
     vote: VoteForm,
-) -> ServiceResult<()> {
+) -> ServiceResult<Option<crate::store::assign::Handed>> {
     check_vote(&vote)?;
     let input = VoteInput {
         cr: vote.cr,
@@ -65,8 +66,9 @@ pub async fn submit_vote(
         context_opened: vote.context_opened,
         token: vote.token,
     };
-    // refused before the participant's consent, in the vote's own check
-    crate::store::assign::submit_as(
+    // refused before the participant's consent, in the vote's own check; the next item is
+    // claimed with the vote (the answer carries it)
+    let (_, next) = crate::store::assign::submit_then_next(
         db,
         study,
         annotator,
@@ -76,7 +78,7 @@ pub async fn submit_vote(
         crate::store::assign::Consent::Required,
     )
     .await?;
-    Ok(())
+    Ok(next)
 }
 
 /// A crowd-worker id: printable, at most [`MAX_PID`] characters; empty is none.

@@ -462,11 +462,11 @@ impl Backend for DomainBackend {
         item: ItemId,
         vote: VoteForm,
     ) -> Result<Option<AnnotateState>, BackendError> {
-        service::participation::submit_vote(&self.db, study, annotator, item, vote)
+        let claimed = service::participation::submit_vote(&self.db, study, annotator, item, vote)
             .await
             .map_err(map)?;
         // the vote is kept: from here on a failure must not read as a lost vote
-        match service::annotate::annotate_state(&self.db, &self.survey, study, annotator, None)
+        match service::annotate::state_after_vote(&self.db, &self.survey, study, annotator, claimed)
             .await
         {
             Ok(next) => Ok(Some(next)),

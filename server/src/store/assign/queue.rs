@@ -263,7 +263,7 @@ fn open_of(rows: &[sqlx::any::AnyRow]) -> StoreResult<Option<&sqlx::any::AnyRow>
     }
 }
 
-async fn next_item_in(
+pub(super) async fn next_item_in(
     conn: &mut sqlx::AnyConnection,
     shared: &mut Shared,
     study: StudyId,

@@ -138,6 +138,41 @@ pub async fn submit_as(
     .await?
 }
 
+/// [`submit_as`], then the annotator's next item claimed in the same job, as [`next_item`]
+/// claims it: the claim sees the vote (the item just rated is done, nothing is open), and the
+/// two share one durable commit, so a vote and the item that follows it cost one wait for the
+/// writer instead of two. A refused vote claims nothing; a failed claim fails the vote with it
+/// (nothing was acknowledged).
+pub async fn submit_then_next(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: &VoteInput,
+    now: i64,
+    consent: Consent,
+) -> StoreResult<(Submitted, Option<Handed>)> {
+    if !(1..=4).contains(&vote.cr) || !(1..=4).contains(&vote.cc) {
+        return Err(StoreError::Invalid(
+            "answers must be on the 1–4 scale".into(),
+        ));
+    }
+    let vote = vote.clone();
+    grouped(db, study, move |conn, shared| {
+        let vote = vote.clone();
+        Box::pin(async move {
+            let submitted =
+                match submit_in(conn, shared, study, annotator, item, &vote, now, consent).await? {
+                    Ok(submitted) => submitted,
+                    Err(refused) => return Ok(Err(refused)),
+                };
+            let next = super::queue::next_item_in(conn, shared, study, annotator, now).await?;
+            Ok(Ok((submitted, next)))
+        })
+    })
+    .await?
+}
+
 /// [`submit_as`] without asking for consent (staff tools, imports of offline annotators,
 /// benchmarks).
 pub async fn submit(
