@@ -123,19 +123,8 @@ pub async fn submit_as(
     now: i64,
     consent: Consent,
 ) -> StoreResult<Submitted> {
-    if !(1..=4).contains(&vote.cr) || !(1..=4).contains(&vote.cc) {
-        return Err(StoreError::Invalid(
-            "answers must be on the 1–4 scale".into(),
-        ));
-    }
-    let vote = vote.clone();
-    grouped(db, study, move |conn, shared| {
-        let vote = vote.clone();
-        Box::pin(async move {
-            submit_in(conn, shared, study, annotator, item, &vote, now, consent).await
-        })
-    })
-    .await?
+    let (submitted, _) = vote_job(db, study, annotator, item, vote, now, consent, false).await?;
+    Ok(submitted)
 }
 
 /// [`submit_as`], then the annotator's next item claimed in the same job, as [`next_item`]
@@ -152,6 +141,34 @@ pub async fn submit_then_next(
     now: i64,
     consent: Consent,
 ) -> StoreResult<(Submitted, Option<Handed>)> {
+    vote_job(db, study, annotator, item, vote, now, consent, true).await
+}
+
+/// [`submit_as`] without asking for consent (staff tools, imports of offline annotators,
+/// benchmarks).
+pub async fn submit(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: &VoteInput,
+    now: i64,
+) -> StoreResult<Submitted> {
+    submit_as(db, study, annotator, item, vote, now, Consent::NotAsked).await
+}
+
+/// The group-commit job of a vote, and of the next claim when `claim_next`.
+#[allow(clippy::too_many_arguments)]
+async fn vote_job(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+    vote: &VoteInput,
+    now: i64,
+    consent: Consent,
+    claim_next: bool,
+) -> StoreResult<(Submitted, Option<Handed>)> {
     if !(1..=4).contains(&vote.cr) || !(1..=4).contains(&vote.cc) {
         return Err(StoreError::Invalid(
             "answers must be on the 1–4 scale".into(),
@@ -166,24 +183,14 @@ pub async fn submit_then_next(
                     Ok(submitted) => submitted,
                     Err(refused) => return Ok(Err(refused)),
                 };
-            let next = super::queue::next_item_in(conn, shared, study, annotator, now).await?;
+            let next = match claim_next {
+                true => super::queue::next_item_in(conn, shared, study, annotator, now).await?,
+                false => None,
+            };
             Ok(Ok((submitted, next)))
         })
     })
     .await?
-}
-
-/// [`submit_as`] without asking for consent (staff tools, imports of offline annotators,
-/// benchmarks).
-pub async fn submit(
-    db: &Db,
-    study: StudyId,
-    annotator: AnnotatorId,
-    item: ItemId,
-    vote: &VoteInput,
-    now: i64,
-) -> StoreResult<Submitted> {
-    submit_as(db, study, annotator, item, vote, now, Consent::NotAsked).await
 }
 
 /// The vote's job. The outer `Err` is a failure: the group rolls back and runs again with a
