@@ -223,6 +223,7 @@ impl SurveyCache {
             .await
     }
 
+    /// The item as the rating page shows it (read once, then from memory).
     async fn item(
         &self,
         db: &Db,
