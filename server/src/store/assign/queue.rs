@@ -212,7 +212,7 @@ macro_rules! open_or_candidates {
                (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id) AS rated, \
                (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = a.item_id AND mv.annotator_id = a.annotator_id) AS mine \
                FROM assignments a JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
-               AND (a.status = $4 OR (a.status = $5 AND a.lease_expires_at > $3)) \
+               AND a.status IN ($4, $5) AND (a.status = $4 OR a.lease_expires_at > $3) \
                ORDER BY CASE WHEN a.status = $5 THEN 0 ELSE 1 END, a.position, a.id LIMIT 1) \
              SELECT 0 AS kind, o.id, o.item_id, o.batch_id, o.original_left, \
                o.lease_expires_at, o.status, o.lease_secs, o.rated, o.mine, \
@@ -220,8 +220,8 @@ macro_rules! open_or_candidates {
                CAST(NULL AS BIGINT) AS queue_rank, CAST(NULL AS BIGINT) AS bug_id FROM o \
              UNION ALL \
              SELECT 1, bt.id, NULL, NULL, NULL, NULL, NULL, bt.lease_secs, NULL, NULL, bt.seed, bt.avoid_same_bug, \
-               (SELECT i.bug_id FROM assignments a JOIN items i ON i.id = a.item_id WHERE a.annotator_id = $1 AND a.status = $6 \
-                ORDER BY a.position DESC, a.id DESC LIMIT 1), NULL, NULL \
+               (SELECT i.bug_id FROM items i WHERE i.id = (SELECT a.item_id FROM assignments a \
+                WHERE a.annotator_id = $1 AND a.status = $6 ORDER BY a.position DESC, a.id DESC LIMIT 1)), NULL, NULL \
              FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
              WHERE ba.annotator_id = $1 AND bt.study_id = $2 \
              UNION ALL \
@@ -586,13 +586,17 @@ pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u
 
 /// The three columns of an annotator's progress (`done`, `fixed`, `queued`) as scalar
 /// subqueries, for a query that binds the annotator as `$1`, the study as `$2` and then
-/// [`bind_progress`]'s five values as `$3`..`$7`; [`progress_of`] reads them back.
+/// [`bind_progress`]'s five values as `$3`..`$7`; [`progress_of`] reads them back. `done` is a
+/// range of the annotator's own index (an annotator is of one study, checked once, not per
+/// row); `fixed` counts per fixed-group batch of the study, so a study without one counts
+/// nothing.
 macro_rules! progress_columns {
     () => {
-        "(SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
-          WHERE a.annotator_id = $1 AND b.study_id = $2 AND a.status = $3) AS done, \
-         (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
-          WHERE a.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $4 AND a.status IN ($3, $5, $6)) AS fixed, \
+        "(SELECT COUNT(*) FROM assignments a WHERE a.annotator_id = $1 AND a.status = $3 \
+          AND EXISTS (SELECT 1 FROM annotators an WHERE an.id = $1 AND an.study_id = $2)) AS done, \
+         (SELECT CAST(COALESCE(SUM((SELECT COUNT(*) FROM assignments a WHERE a.batch_id = b.id \
+          AND a.annotator_id = $1 AND a.status IN ($3, $5, $6))), 0) AS BIGINT) FROM batches b \
+          WHERE b.study_id = $2 AND b.strategy = $4) AS fixed, \
          (SELECT CAST(COALESCE(SUM(b.item_count), 0) AS BIGINT) FROM batches b JOIN batch_annotators ba ON ba.batch_id = b.id \
           WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7) AS queued"
     };
