@@ -90,6 +90,14 @@ impl Db {
                 // can die unseen: no check before each hand-out (a round trip to the
                 // connection's thread, under load the dearest part of a short read)
                 .test_before_acquire(backend == Backend::Postgres)
+                .before_acquire(move |conn, meta| {
+                    Box::pin(async move {
+                        if backend == Backend::Postgres && replan_due(meta.age, meta.idle_for) {
+                            conn.execute("DISCARD PLANS").await?;
+                        }
+                        Ok(true)
+                    })
+                })
                 .after_connect(move |conn, _meta| {
                     Box::pin(async move {
                         if backend == Backend::Sqlite {
@@ -262,8 +270,40 @@ pub(crate) async fn temp_sqlite() -> (Db, tempfile::TempDir) {
     (db, dir)
 }
 
+/// How long a pooled PostgreSQL connection keeps its plans (see [`replan_due`]).
+const POOL_REPLAN: Duration = Duration::from_secs(2);
+
+/// Whether a pooled PostgreSQL connection's plans are dropped (`DISCARD PLANS`) before it is
+/// handed out: when its age passed a multiple of [`POOL_REPLAN`] while it sat in the pool.
+/// PostgreSQL keeps a prepared statement's generic plan until an `ANALYZE` invalidates it; one
+/// made while a study's tables held a few rows (after an `ANALYZE` that found them nearly
+/// empty) scans them whole, and the tables grow faster than autovacuum analyses them: every
+/// state request then read all of `assignments` (`natstudy bench http --analyze`). Planned
+/// again, the statement sees the tables' sizes of now. The writer does the same on its own
+/// connection (`group_commit::REPLAN`).
+fn replan_due(age: Duration, idle_for: Duration) -> bool {
+    let every = POOL_REPLAN.as_millis();
+    age.as_millis() / every != age.saturating_sub(idle_for).as_millis() / every
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_are_dropped_once_a_period() {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        // handed back at 9.5 s, asked for at 10.2 s: a period passed in the pool
+        assert!(replan_due(ms(10_200), ms(700)));
+        // both within the same period
+        assert!(!replan_due(ms(10_900), ms(600)));
+        assert!(!replan_due(s(3), s(1)));
+        // idle longer than its age (never used): planned at most once
+        assert!(!replan_due(s(5), s(9)));
+        assert!(replan_due(s(25), s(20)));
+    }
+
     use super::*;
 
     #[test]
