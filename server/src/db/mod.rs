@@ -288,20 +288,19 @@ fn replan_due(age: Duration, idle_for: Duration) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn plans_are_dropped_once_a_period() {
-        let s = Duration::from_secs;
+        let p = POOL_REPLAN;
         let ms = Duration::from_millis;
-        // handed back at 9.5 s, asked for at 10.2 s: a period passed in the pool
-        assert!(replan_due(ms(10_200), ms(700)));
-        // both within the same period
-        assert!(!replan_due(ms(10_900), ms(600)));
-        assert!(!replan_due(s(3), s(1)));
-        // idle longer than its age (never used): planned at most once
-        assert!(!replan_due(s(5), s(9)));
-        assert!(replan_due(s(25), s(20)));
+        // handed back just before a period ended, asked for just after: dropped
+        assert!(replan_due(p * 5 + ms(200), ms(700)));
+        // handed back and asked for within one period: kept
+        assert!(!replan_due(p * 5 + ms(900), ms(600)));
+        assert!(!replan_due(p + ms(10), ms(5)));
+        // several periods in the pool: dropped once, at this hand-out
+        assert!(replan_due(p * 12, p * 10));
+        // never handed out before (idle since it was opened) within its first period: kept
+        assert!(!replan_due(p / 2, p / 2));
     }
 
     use super::*;
