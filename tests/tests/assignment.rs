@@ -1033,6 +1033,72 @@ async fn the_writer_plans_its_statements_once_postgres() {
     guard.drop_now(db).await;
 }
 
+/// PostgreSQL: a pooled connection plans its statements again once a period
+/// (`db::POOL_REPLAN`): a generic plan made while a table was analysed empty (a scan) is not
+/// kept while the table grows to 100,000 rows, as it was until an `ANALYZE` came.
+#[tokio::test]
+async fn pooled_connections_plan_again_as_tables_grow_postgres() {
+    let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
+    async fn plan(c: &mut sqlx::AnyConnection) -> String {
+        let lines: Vec<String> = sqlx::query_scalar("EXPLAIN EXECUTE by_k(1)")
+            .fetch_all(&mut *c)
+            .await
+            .expect("explain");
+        lines.join("\n")
+    }
+    async fn pid_of(c: &mut sqlx::AnyConnection) -> Result<i32, sqlx::Error> {
+        sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut *c)
+            .await
+    }
+    let mut c = db.pool.acquire().await.expect("connection");
+    sqlx::raw_sql(
+        "CREATE TABLE growing (id BIGSERIAL PRIMARY KEY, k BIGINT NOT NULL); \
+         CREATE INDEX growing_k ON growing (k); ANALYZE growing; \
+         PREPARE by_k(BIGINT) AS SELECT COUNT(*) FROM growing WHERE k = $1",
+    )
+    .execute(&mut *c)
+    .await
+    .expect("table");
+    for _ in 0..6 {
+        sqlx::raw_sql("EXECUTE by_k(1)")
+            .execute(&mut *c)
+            .await
+            .expect("execute");
+    }
+    let before = plan(&mut c).await;
+    assert!(
+        before.contains("Seq Scan") && before.contains("$1"),
+        "a generic plan for an empty table: {before}"
+    );
+    let pid = pid_of(&mut c).await.expect("pid");
+    sqlx::raw_sql("INSERT INTO growing (k) SELECT g % 1000 FROM generate_series(1, 100000) g")
+        .execute(&mut *c)
+        .await
+        .expect("grow");
+    drop(c);
+    tokio::time::sleep(natstudy::db::POOL_REPLAN + std::time::Duration::from_millis(300)).await;
+    // the same connection out of the pool again (the others held meanwhile)
+    let mut held = Vec::new();
+    let mut same = None;
+    for _ in 0..16 {
+        let mut c = db.pool.acquire().await.expect("connection");
+        if pid_of(&mut c).await.expect("pid") == pid {
+            same = Some(c);
+            break;
+        }
+        held.push(c);
+    }
+    let mut c = same.expect("the connection that prepared the statement");
+    let after = plan(&mut c).await;
+    assert!(
+        !after.contains("Seq Scan"),
+        "planned again for 100,000 rows: {after}"
+    );
+    drop((c, held));
+    guard.drop_now(db).await;
+}
+
 /// PostgreSQL: the group commit's writer has a connection of its own (on a thread of its own);
 /// when the server loses every connection — PostgreSQL restarted, a connection killed — the
 /// writer opens a new one and claims and votes go on, with nothing half-written.

@@ -271,7 +271,7 @@ pub(crate) async fn temp_sqlite() -> (Db, tempfile::TempDir) {
 }
 
 /// How long a pooled PostgreSQL connection keeps its plans (see [`replan_due`]).
-const POOL_REPLAN: Duration = Duration::from_secs(2);
+pub const POOL_REPLAN: Duration = Duration::from_secs(2);
 
 /// Whether a pooled PostgreSQL connection's plans are dropped (`DISCARD PLANS`) before it is
 /// handed out: when its age passed a multiple of [`POOL_REPLAN`] while it sat in the pool.
