@@ -83,20 +83,22 @@ macro_rules! has_room {
     };
 }
 
-/// The checks of a candidate `bi` (see [`CANDIDATES_SQL`]): the annotator (`$annotator`) has
-/// no claim on it but a released one (`$released`) and no vote, and it has room
-/// ([`has_room!`]).
+/// The checks of a candidate `bi` (see [`CANDIDATES_SQL`]): it has room ([`has_room!`]), and
+/// the annotator (`$annotator`) has no claim on it but a released one (`$released`) and no
+/// vote. Room first: the items a claim steps over are mostly those others' claims filled (in
+/// a start-up burst, every claim of a group steps over the items the group's earlier claims
+/// filled), and for them the first check is the only one asked.
 macro_rules! candidate_checks {
     ($annotator:literal, $released:literal, $assigned:literal, $leased:literal, $now:literal, $k:literal) => {
         concat!(
-            "(SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = ",
+            has_room!("bi.item_id", $assigned, $leased, $now, $k),
+            " AND (SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = ",
             $annotator,
             " AND m.status <> ",
             $released,
             ") = 0 AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = ",
             $annotator,
-            ") = 0 AND ",
-            has_room!("bi.item_id", $assigned, $leased, $now, $k)
+            ") = 0"
         )
     };
 }
