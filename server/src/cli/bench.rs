@@ -241,11 +241,13 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             let mut n = 0u64;
-            loop {
-                let t0 = Instant::now();
-                let Some(h) = assign::next_item(&db, study, a, now_ms()).await? else {
-                    break;
-                };
+            // as a participant's page: the first item asked for, each next one claimed with
+            // the vote before it (one job)
+            let t0 = Instant::now();
+            let mut next = assign::next_item(&db, study, a, now_ms()).await?;
+            let mut first = Some(t0);
+            while let Some(h) = next {
+                let t0 = first.take().unwrap_or_else(Instant::now);
                 let vote = VoteInput {
                     cr: 2,
                     cc: 2,
@@ -255,7 +257,16 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
                     context_opened: false,
                     token: format!("{a}-{n}"),
                 };
-                assign::submit(&db, study, a, h.item, &vote, now_ms()).await?;
+                (_, next) = assign::submit_then_next(
+                    &db,
+                    study,
+                    a,
+                    h.item,
+                    &vote,
+                    now_ms(),
+                    assign::Consent::NotAsked,
+                )
+                .await?;
                 lat.push(t0.elapsed());
                 n += 1;
                 bar.inc(1);
@@ -284,7 +295,7 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
         g.jobs as f64 / g.groups.max(1) as f64
     );
     println!(
-        "backend {:?}: {} annotators, {} items × k={} → {} votes in {:.2} s: {:.0} votes/s; next+submit latency median {:.1} ms, p99 {:.1} ms; items not at exactly k: {}",
+        "backend {:?}: {} annotators, {} items × k={} → {} votes in {:.2} s: {:.0} votes/s; latency of a vote with the next claim median {:.1} ms, p99 {:.1} ms; items not at exactly k: {}",
         db.backend,
         annotators,
         items,
