@@ -1034,7 +1034,7 @@ async fn the_writer_plans_its_statements_once_postgres() {
 }
 
 /// PostgreSQL: a pooled connection plans its statements again once a period
-/// (`db::POOL_REPLAN`): a generic plan made while a table was analysed empty (a scan) is not
+/// (`db::REPLAN`): a generic plan made while a table was analysed empty (a scan) is not
 /// kept while the table grows to 100,000 rows, as it was until an `ANALYZE` came.
 #[tokio::test]
 async fn pooled_connections_plan_again_as_tables_grow_postgres() {
@@ -1077,7 +1077,7 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
         .await
         .expect("grow");
     drop(c);
-    tokio::time::sleep(natstudy::db::POOL_REPLAN + std::time::Duration::from_millis(300)).await;
+    tokio::time::sleep(natstudy::db::REPLAN + std::time::Duration::from_millis(300)).await;
     // the same connection out of the pool again (the others held meanwhile)
     let mut held = Vec::new();
     let mut same = None;

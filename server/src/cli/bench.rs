@@ -243,11 +243,9 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
             let mut n = 0u64;
             // as a participant's page: the first item asked for, each next one claimed with
             // the vote before it (one job)
-            let t0 = Instant::now();
+            let mut t0 = Instant::now();
             let mut next = assign::next_item(&db, study, a, now_ms()).await?;
-            let mut first = Some(t0);
             while let Some(h) = next {
-                let t0 = first.take().unwrap_or_else(Instant::now);
                 let vote = VoteInput {
                     cr: 2,
                     cc: 2,
@@ -268,6 +266,7 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
                 )
                 .await?;
                 lat.push(t0.elapsed());
+                t0 = Instant::now();
                 n += 1;
                 bar.inc(1);
             }

@@ -450,7 +450,7 @@ pub const PLANNED_ONCE: &str = "SET plan_cache_mode = force_generic_plan";
 /// and once the tables have statistics PostgreSQL's default plans them anew at every bind,
 /// on the connection every claim and vote waits for in turn (`natstudy bench http --think 0`
 /// on a database whose tables were analysed: 734 and 797 votes/s re-planning, 1,567 and 1,623
-/// planned once and again every [`REPLAN`]).
+/// planned once and again every [`super::REPLAN`]).
 fn own_connection(url: &str) -> Option<AnyPool> {
     let options = match url.parse::<sqlx::any::AnyConnectOptions>() {
         Ok(o) => o,
@@ -482,7 +482,7 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
     let mut held = None;
     let mut planned = std::time::Instant::now();
     while let Some(first) = rx.recv().await {
-        if planned.elapsed() >= REPLAN {
+        if planned.elapsed() >= super::REPLAN {
             planned = std::time::Instant::now();
             replan(w.backend, &mut held).await;
         }
@@ -504,14 +504,11 @@ async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Coun
     }
 }
 
-/// How long the writer's PostgreSQL plans are kept (see [`replan`]).
-const REPLAN: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// PostgreSQL: the writer's statements are planned once ([`PLANNED_ONCE`]) with the tables'
 /// sizes of that moment, and kept until an `ANALYZE` invalidates them. A study's tables grow
 /// from nothing to thousands of rows in its first minutes, faster than autovacuum analyses
 /// them: a plan made for a table of a few rows (a scan) would be kept while it grows. So the
-/// writer drops its plans every [`REPLAN`] (`DISCARD PLANS`; the statements stay prepared)
+/// writer drops its plans every [`super::REPLAN`] (`DISCARD PLANS`; the statements stay prepared)
 /// and plans them again, once, at their next use. A connection that fails it is given up.
 async fn replan(backend: Backend, held: &mut Option<AnyConnection>) {
     if backend != Backend::Postgres {

@@ -270,27 +270,30 @@ pub(crate) async fn temp_sqlite() -> (Db, tempfile::TempDir) {
     (db, dir)
 }
 
-/// How long a pooled PostgreSQL connection keeps its plans (see [`replan_due`]).
-pub const POOL_REPLAN: Duration = Duration::from_secs(2);
+/// How long a PostgreSQL connection of natstudy's keeps its plans: the pool's (see
+/// [`replan_due`]) and the group commit's writer's (`group_commit::replan`).
+pub const REPLAN: Duration = Duration::from_secs(2);
 
 /// Whether a pooled PostgreSQL connection's plans are dropped (`DISCARD PLANS`) before it is
-/// handed out: when its age passed a multiple of [`POOL_REPLAN`] while it sat in the pool.
+/// handed out: when its age passed a multiple of [`REPLAN`] while it sat in the pool.
 /// PostgreSQL keeps a prepared statement's generic plan until an `ANALYZE` invalidates it; one
 /// made while a study's tables held a few rows (after an `ANALYZE` that found them nearly
 /// empty) scans them whole, and the tables grow faster than autovacuum analyses them: every
 /// state request then read all of `assignments` (`natstudy bench http --analyze`). Planned
 /// again, the statement sees the tables' sizes of now. The writer does the same on its own
-/// connection (`group_commit::REPLAN`).
+/// connection (`group_commit::replan`).
 fn replan_due(age: Duration, idle_for: Duration) -> bool {
-    let every = POOL_REPLAN.as_millis();
+    let every = REPLAN.as_millis();
     age.as_millis() / every != age.saturating_sub(idle_for).as_millis() / every
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn plans_are_dropped_once_a_period() {
-        let p = POOL_REPLAN;
+        let p = REPLAN;
         let ms = Duration::from_millis;
         // handed back just before a period ended, asked for just after: dropped
         assert!(replan_due(p * 5 + ms(200), ms(700)));
@@ -302,8 +305,6 @@ mod tests {
         // never handed out before (idle since it was opened) within its first period: kept
         assert!(!replan_due(p / 2, p / 2));
     }
-
-    use super::*;
 
     #[test]
     fn redacts_passwords_only() {

@@ -273,7 +273,15 @@ pub async fn annotate_state(
     annotator: AnnotatorId,
     revise: Option<ItemId>,
 ) -> Result<AnnotateState, StoreError> {
-    state_of(db, cache, study, annotator, revise, None).await
+    state_of(db, cache, study, annotator, revise, Next::Claim).await
+}
+
+/// Where the queue's next item comes from.
+enum Next {
+    /// Claimed now ([`store::assign::next_item`]).
+    Claim,
+    /// Already claimed, with a vote (`None`: nothing was left).
+    Claimed(Option<store::assign::Handed>),
 }
 
 /// [`annotate_state`] after a vote that claimed the queue's next item with it (`claimed`:
@@ -285,7 +293,7 @@ pub async fn state_after_vote(
     annotator: AnnotatorId,
     claimed: Option<store::assign::Handed>,
 ) -> Result<AnnotateState, StoreError> {
-    state_of(db, cache, study, annotator, None, Some(claimed)).await
+    state_of(db, cache, study, annotator, None, Next::Claimed(claimed)).await
 }
 
 async fn state_of(
@@ -294,7 +302,7 @@ async fn state_of(
     study: StudyId,
     annotator: AnnotatorId,
     revise: Option<ItemId>,
-    claimed: Option<Option<store::assign::Handed>>,
+    next: Next,
 ) -> Result<AnnotateState, StoreError> {
     let store::participation::Standing {
         settings,
@@ -331,9 +339,11 @@ async fn state_of(
         };
         let target = match mine {
             Some((item, vote)) => Some((item, Some(vote), None)),
-            None => match claimed {
-                Some(claimed) => claimed,
-                None => store::assign::next_item(db, study, annotator, crate::db::now_ms()).await?,
+            None => match next {
+                Next::Claimed(claimed) => claimed,
+                Next::Claim => {
+                    store::assign::next_item(db, study, annotator, crate::db::now_ms()).await?
+                }
             }
             .map(|h| (h.item, None, Some(h.original_left))),
         };
