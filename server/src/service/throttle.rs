@@ -3,6 +3,10 @@
 //! joins through invite links per client address, so one client cannot spend an open link's
 //! places (or guess tokens) at the rate of its connection. Each instance keeps its own counters
 //! (in memory, pruned as they go idle); the limits hold per instance.
+//!
+//! A client is counted by its network ([`client_key`]): an IPv4 address alone, an IPv6 address
+//! by its /64 — the least a provider hands one customer, so one machine owns some 2^64
+//! addresses and counting each apart would let it reset its counter with every request.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
@@ -72,6 +76,18 @@ fn quota(burst: u32, refill: Duration) -> Quota {
         .allow_burst(burst)
 }
 
+/// The key a client address is counted under: an IPv4 address itself (also written as an
+/// IPv4-mapped IPv6 address), an IPv6 address its /64 network (the rest set to zero).
+pub fn client_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        },
+    }
+}
+
 /// The longest account name counted as its own key (longer names share one).
 const KEY_LEN: usize = 64;
 
@@ -107,7 +123,7 @@ impl Throttle {
     pub fn join(&self, ip: Option<IpAddr>) -> Result<(), u64> {
         match (&self.joins, ip) {
             (Some(joins), Some(ip)) => joins
-                .check_key(&ip)
+                .check_key(&client_key(ip))
                 .map_err(wait_secs(DefaultClock::default().now())),
             _ => Ok(()),
         }
@@ -117,7 +133,7 @@ impl Throttle {
     pub fn attempt(&self, ip: Option<IpAddr>, username: &str) -> Result<(), u64> {
         let wait = wait_secs(DefaultClock::default().now());
         if let Some(ip) = ip {
-            self.by_ip.check_key(&ip).map_err(wait)?;
+            self.by_ip.check_key(&client_key(ip)).map_err(wait)?;
         }
         let key: String = username
             .chars()
@@ -208,5 +224,53 @@ mod tests {
         for _ in 0..1000 {
             assert!(off.join(Some(ip)).is_ok());
         }
+    }
+
+    #[test]
+    fn an_ipv6_network_is_one_client() {
+        let joins = JoinLimits {
+            per_ip_burst: 2,
+            per_ip_refill: Duration::from_secs(60),
+        };
+        let t = Throttle::new(LoginLimits::default(), joins);
+        let a: IpAddr = "2001:db8:1:2::1".parse().expect("address");
+        let b: IpAddr = "2001:db8:1:2:ffff:ffff:ffff:ffff".parse().expect("address");
+        assert!(t.join(Some(a)).is_ok());
+        assert!(t.join(Some(b)).is_ok());
+        // a third address of the same /64 is the same client
+        let c: IpAddr = "2001:db8:1:2:dead:beef::".parse().expect("address");
+        assert!(t.join(Some(c)).is_err());
+        // the next /64 is another
+        assert!(t
+            .join(Some("2001:db8:1:3::1".parse().expect("address")))
+            .is_ok());
+        // an IPv4 address counts the same written as IPv4-mapped IPv6
+        let v4: IpAddr = [192, 0, 2, 7].into();
+        assert!(t.join(Some(v4)).is_ok());
+        assert!(t.join(Some(v4)).is_ok());
+        assert!(t
+            .join(Some("::ffff:192.0.2.7".parse().expect("address")))
+            .is_err());
+        // sign-in attempts are keyed the same way
+        let logins = Throttle::new(
+            LoginLimits {
+                per_ip_burst: 1,
+                per_ip_refill: Duration::from_secs(60),
+                per_user_burst: 100,
+                per_user_refill: Duration::from_secs(1),
+            },
+            JoinLimits::default(),
+        );
+        assert!(logins.attempt(Some(a), "x").is_ok());
+        assert!(logins.attempt(Some(c), "y").is_err());
+    }
+
+    #[test]
+    fn client_keys() {
+        let key = |s: &str| client_key(s.parse().expect("address")).to_string();
+        assert_eq!(key("10.1.2.3"), "10.1.2.3");
+        assert_eq!(key("::ffff:10.1.2.3"), "10.1.2.3");
+        assert_eq!(key("2001:db8:aa:bb:cc:dd:ee:ff"), "2001:db8:aa:bb::");
+        assert_eq!(key("::1"), "::");
     }
 }
