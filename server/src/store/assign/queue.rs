@@ -71,13 +71,15 @@ macro_rules! has_room {
             $item,
             ") + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = ",
             $item,
-            " AND (c.status = ",
+            " AND c.status IN (",
             $assigned,
-            " OR (c.status = ",
+            ", ",
             $leased,
-            " AND c.lease_expires_at > ",
+            ") AND (c.status = ",
+            $assigned,
+            " OR c.lease_expires_at > ",
             $now,
-            "))) < ",
+            ")) < ",
             $k
         )
     };
