@@ -320,6 +320,17 @@ async fn two_instances_never_exceed_k(store: Store) {
         db.group.stats().jobs > 0 && other.group.stats().jobs > 0,
         "both instances wrote"
     );
+    // each instance's writer keeps its own part of the study's data version
+    assert_ne!(db.group.shard(), other.group.shard());
+    let parts: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT shard, version FROM study_versions WHERE study_id = $1 ORDER BY shard",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await
+    .expect("parts");
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    assert!(parts.iter().all(|&(_, v)| v > 0), "{parts:?}");
     // an hour later every lease has expired: the rest of the room is rated
     let later = clock() + 3_600_000;
     for (n, &a) in pool.iter().enumerate() {
@@ -1255,3 +1266,51 @@ async fn the_survey_reads_agree(store: Store) {
 }
 
 on_both_stores!(the_survey_reads_agree => the_survey_reads_agree_sqlite, the_survey_reads_agree_postgres);
+
+/// PostgreSQL: the groups of two instances move the study's data version in parts of their
+/// own, so neither waits for the other's commit on it; two groups in one part do wait (what
+/// every group did on the study's one row before).
+#[tokio::test]
+async fn writers_move_the_data_version_without_waiting_postgres() {
+    use natstudy::db::group_commit::bump_version;
+    use sqlx::Connection;
+    let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
+    let study = study_with_items(&db, 1).await;
+    let version = || natstudy::store::studies::data_version(&db, study);
+    let before = version().await.expect("version");
+    let mut a = db.pool.acquire().await.expect("connection");
+    let mut b = db.pool.acquire().await.expect("connection");
+    // a group of writer 3 holds its part until it commits
+    let mut ta = a.begin().await.expect("begin");
+    bump_version(&mut ta, study.into(), 3).await.expect("bump");
+    // another writer's group moves its own part at once and commits first
+    let mut tb = b.begin().await.expect("begin");
+    sqlx::query("SET LOCAL lock_timeout = '300ms'")
+        .execute(&mut *tb)
+        .await
+        .expect("timeout");
+    bump_version(&mut tb, study.into(), 4)
+        .await
+        .expect("another part does not wait");
+    tb.commit().await.expect("commit");
+    assert_eq!(version().await.expect("version"), before + 1);
+    // a group of the same part waits for the lock (here: until its timeout)
+    let mut tb = b.begin().await.expect("begin");
+    sqlx::query("SET LOCAL lock_timeout = '300ms'")
+        .execute(&mut *tb)
+        .await
+        .expect("timeout");
+    let waited = bump_version(&mut tb, study.into(), 3)
+        .await
+        .expect_err("the same part waits");
+    assert_eq!(
+        waited.as_database_error().and_then(|e| e.code()).as_deref(),
+        Some("55P03"),
+        "{waited}"
+    );
+    tb.rollback().await.expect("rollback");
+    ta.commit().await.expect("commit");
+    assert_eq!(version().await.expect("version"), before + 2);
+    drop((a, b));
+    guard.drop_now(db).await;
+}

@@ -19,7 +19,9 @@
 //! What the jobs of a group have in common is done once per group ([`Shared`]): a study's k is
 //! read once; the annotators' `last_active`, what joins add that no job of the group reads
 //! back (batch memberships, order seeds, audit rows) and the studies' data versions are written
-//! once, just before the commit. Every statement is a round trip to the connection's thread
+//! once, just before the commit. A data version is written to the writer's own part of it
+//! ([`GroupCommit`]'s shard, see `migrations/postgres/0013_study_versions.sql`): the groups of
+//! two instances never wait for each other's commit on one hot row. Every statement is a round trip to the connection's thread
 //! (SQLite) or server (PostgreSQL), so this is what a group's length is made of: a burst of
 //! 200 joins wrote 1,000 statements one after another, now 400 and a few a group.
 //!
@@ -105,8 +107,10 @@ pub struct Shared {
     seeds: BTreeMap<i64, i64>,
     /// Audit rows `(at, study, action, detail)`, in the jobs' order.
     audit: Vec<(i64, Option<i64>, &'static str, String)>,
-    /// Studies whose report data changed (`studies.data_version` moves on once per group).
+    /// Studies whose report data changed (their data version moves on once per group, in the
+    /// writer's part: `study_versions` of `shard`).
     changed: BTreeSet<i64>,
+    shard: i64,
     /// Per batch, its queue's front: `(rank, until)` — every item of the batch before `rank`
     /// (every item: `None`) in the queue's order without k ratings is taken (ratings + live
     /// claims ≥ k) at any time before `until` (the earliest expiry of a live lease among them).
@@ -119,10 +123,11 @@ pub struct Shared {
 const LIST_LENGTHS: [usize; 4] = [1, 8, 32, MAX_GROUP];
 
 impl Shared {
-    pub fn new(backend: Backend, jobs: usize) -> Shared {
+    pub fn new(backend: Backend, jobs: usize, shard: i64) -> Shared {
         Shared {
             backend,
             jobs,
+            shard,
             k: BTreeMap::new(),
             active: BTreeMap::new(),
             members: Vec::new(),
@@ -253,18 +258,9 @@ impl Shared {
             q.execute(&mut *conn).await?;
             rows = rest;
         }
-        for chunk in self.changed.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
-            let n = padded(chunk.len());
-            let ids: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
-            let sql = format!(
-                "UPDATE studies SET data_version = data_version + 1 WHERE id IN ({})",
-                ids.join(", ")
-            );
-            let mut q = sqlx::query(&sql);
-            for i in 0..n {
-                q = q.bind(*chunk[i.min(chunk.len() - 1)]);
-            }
-            q.execute(&mut *conn).await?;
+        // a group's jobs are mostly of one study: a statement each
+        for &study in &self.changed {
+            bump_version(conn, study, self.shard).await?;
         }
         Ok(())
     }
@@ -298,6 +294,33 @@ async fn set_by_id(
     Ok(())
 }
 
+/// Parts a study's data version is kept in (`study_versions.shard`): the writers of a process
+/// take them in turn, from a random one on, so two instances' writers share a part (and
+/// their groups' commits wait for each other) only by chance, one time in this many.
+pub const VERSION_SHARDS: u64 = 16;
+
+/// The part of the study's data version that writer `shard` keeps moves on by one (in the
+/// group's transaction, whose commit publishes it with the data it counts).
+pub async fn bump_version(conn: &mut AnyConnection, study: i64, shard: i64) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO study_versions (study_id, shard, version) VALUES ($1, $2, 1) \
+         ON CONFLICT (study_id, shard) DO UPDATE SET version = study_versions.version + 1",
+    )
+    .bind(study)
+    .bind(shard)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The next writer's part of the studies' data versions (see [`VERSION_SHARDS`]).
+fn next_shard() -> i64 {
+    static BASE: OnceLock<u64> = OnceLock::new();
+    static TAKEN: AtomicU64 = AtomicU64::new(0);
+    let base = *BASE.get_or_init(rand::random::<u64>);
+    (base.wrapping_add(TAKEN.fetch_add(1, Ordering::Relaxed)) % VERSION_SHARDS) as i64
+}
+
 /// The shortest of [`LIST_LENGTHS`] that holds `n` entries.
 fn padded(n: usize) -> usize {
     LIST_LENGTHS
@@ -307,10 +330,22 @@ fn padded(n: usize) -> usize {
 }
 
 /// The handle to a database's writer task, started on first use.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct GroupCommit {
     sender: Arc<OnceLock<mpsc::Sender<Box<dyn Job>>>>,
     stats: Arc<Counters>,
+    /// This writer's part of the studies' data versions ([`VERSION_SHARDS`]).
+    shard: i64,
+}
+
+impl Default for GroupCommit {
+    fn default() -> Self {
+        GroupCommit {
+            sender: Arc::default(),
+            stats: Arc::default(),
+            shard: next_shard(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -333,6 +368,7 @@ impl std::fmt::Debug for GroupCommit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupCommit")
             .field("started", &self.sender.get().is_some())
+            .field("shard", &self.shard)
             .finish()
     }
 }
@@ -345,6 +381,11 @@ impl GroupCommit {
             jobs: self.stats.jobs.load(Ordering::Relaxed),
             reruns: self.stats.reruns.load(Ordering::Relaxed),
         }
+    }
+
+    /// This writer's part of the studies' data versions ([`VERSION_SHARDS`]).
+    pub fn shard(&self) -> i64 {
+        self.shard
     }
 
     /// Queues the job for the writer (started on first use, see [`spawn_writer`]). When the
@@ -363,6 +404,7 @@ impl GroupCommit {
                 pool: pool.clone(),
                 backend,
                 gate: gate.clone(),
+                shard: self.shard,
             };
             spawn_writer(w, url.to_owned(), rx, self.stats.clone());
             tx
@@ -372,6 +414,7 @@ impl GroupCommit {
                 pool: pool.clone(),
                 backend,
                 gate: gate.clone(),
+                shard: self.shard,
             };
             let mut held = None;
             run_group(&w, &mut held, vec![job]).await;
@@ -390,6 +433,7 @@ struct Writer {
     pool: AnyPool,
     backend: Backend,
     gate: Gate,
+    shard: i64,
 }
 
 /// Starts the writer. On PostgreSQL it runs on a thread of its own, with a single-threaded
@@ -580,7 +624,7 @@ async fn attempt(
     // SQLite: the write pool's connection, for this group only
     let mut pooled = None;
     let mut tx = begin(w, held, &mut pooled, locks).await?;
-    let mut shared = Shared::new(w.backend, jobs.len());
+    let mut shared = Shared::new(w.backend, jobs.len(), w.shard);
     for job in jobs.iter_mut() {
         // what a failed job put in `shared` is taken back with its writes
         let before = savepoints.then(|| shared.clone());
@@ -670,7 +714,7 @@ mod tests {
 
     #[test]
     fn an_annotator_keeps_its_latest_time() {
-        let mut s = Shared::new(Backend::Sqlite, 1);
+        let mut s = Shared::new(Backend::Sqlite, 1, 0);
         s.touch(7, 20);
         s.touch(7, 10);
         s.touch(8, 5);
@@ -686,5 +730,14 @@ mod tests {
         );
         s.forget_fronts();
         assert_eq!(s.front(9, 0), None);
+    }
+
+    #[test]
+    fn writers_of_a_process_take_distinct_parts() {
+        let parts: BTreeSet<i64> = (0..VERSION_SHARDS).map(|_| next_shard()).collect();
+        assert_eq!(parts.len() as u64, VERSION_SHARDS);
+        assert!(parts
+            .iter()
+            .all(|&p| (0..VERSION_SHARDS as i64).contains(&p)));
     }
 }

@@ -186,13 +186,17 @@ pub async fn data_changed(conn: &mut sqlx::AnyConnection, study: StudyId) -> Sto
     Ok(())
 }
 
-/// The study's data version: it moves on with every change of what its report reads.
+/// The study's data version: it moves on with every change of what its report reads. The
+/// sum of its parts (`migrations/postgres/0013_study_versions.sql`), each of which only grows.
 pub async fn data_version(db: &Db, study: StudyId) -> StoreResult<i64> {
-    sqlx::query("SELECT data_version FROM studies WHERE id = $1")
-        .bind(study)
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
-        .try_get(0)
-        .map_err(StoreError::Db)
+    sqlx::query(
+        "SELECT s.data_version + (SELECT CAST(COALESCE(SUM(v.version), 0) AS BIGINT) \
+         FROM study_versions v WHERE v.study_id = s.id) FROM studies s WHERE s.id = $1",
+    )
+    .bind(study)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
+    .try_get(0)
+    .map_err(StoreError::Db)
 }
