@@ -2,8 +2,9 @@
 //! this process on a free port; N participants join through one invite link at once (the
 //! start-up burst), consent, read the guideline, then ask for their item, think, and vote,
 //! until the time is up. Reports joins, the state and vote requests' p50/p99, acknowledged
-//! votes per second, the group commit's sizes, and the database's raw durable commit rate
-//! measured on the same disk in the same run.
+//! votes per second, the group commit's sizes, the CPU time each vote took in this process and
+//! in a local PostgreSQL's processes, and the database's raw durable commit rate measured on the
+//! same disk in the same run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -112,6 +113,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         })
     };
     let groups_before = stats(&dbs);
+    let cpu_before = super::cpu_time::sample();
     let start = Instant::now();
     let deadline = start + s.duration;
     let mut tasks = Vec::with_capacity(s.participants);
@@ -128,6 +130,9 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         t.await?;
     }
     let wall = start.elapsed();
+    let cpu = cpu_before
+        .zip(super::cpu_time::sample())
+        .map(|(a, b)| a.until(&b));
     let groups = stats(&dbs);
     for server in servers {
         server.abort();
@@ -202,6 +207,21 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         "  group commit: {g} transactions for {j} claims, votes and renewals ({:.1} a transaction)",
         j as f64 / g.max(1) as f64
     );
+    if let Some(cpu) = cpu.filter(|_| !t.votes.is_empty()) {
+        let per_vote = |secs: f64| secs * 1e6 / t.votes.len() as f64;
+        let postgres = match cpu.postgres > 0.0 {
+            true => format!(
+                ", PostgreSQL's processes on this machine {:.0} µs",
+                per_vote(cpu.postgres)
+            ),
+            false => String::new(),
+        };
+        println!(
+            "  CPU per vote (joins included): this process — servers and load client — {:.0} µs{postgres}; the machine {:.0}% idle",
+            per_vote(cpu.own),
+            cpu.idle * 100.0
+        );
+    }
     let k = assign::ratings_per_item(&db, study).await?;
     let over = assign::completed_per_item(&db, study)
         .await?

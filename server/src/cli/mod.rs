@@ -3,6 +3,7 @@
 mod batch;
 mod bench;
 mod compile_bench;
+mod cpu_time;
 mod export;
 mod import;
 pub(crate) mod lm;
