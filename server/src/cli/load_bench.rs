@@ -113,7 +113,8 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         })
     };
     let groups_before = stats(&dbs);
-    let cpu_before = super::cpu_time::sample();
+    let local_pg = db.backend == crate::db::Backend::Postgres;
+    let cpu_before = super::cpu_time::sample(local_pg);
     let start = Instant::now();
     let deadline = start + s.duration;
     let mut tasks = Vec::with_capacity(s.participants);
@@ -131,7 +132,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     }
     let wall = start.elapsed();
     let cpu = cpu_before
-        .zip(super::cpu_time::sample())
+        .zip(super::cpu_time::sample(local_pg))
         .map(|(a, b)| a.until(&b));
     let groups = stats(&dbs);
     for server in servers {
