@@ -476,26 +476,40 @@ async fn the_queue_avoids_the_bug_just_rated(store: Store) {
         let a = pool[seed as usize - 1];
         queue_batch(&db, study, vec![a], seed, 600, true).await;
         let mut bugs = Vec::new();
-        while let Some(h) = assign::next_item(&db, study, a, now_ms())
+        let mut next = assign::next_item(&db, study, a, now_ms())
             .await
-            .expect("next")
-        {
+            .expect("next");
+        while let Some(h) = next {
             let bug: i64 = sqlx::query_scalar("SELECT bug_id FROM items WHERE id = $1")
                 .bind(h.item)
                 .fetch_one(&db.pool)
                 .await
                 .expect("bug");
             bugs.push(bug);
-            assign::submit(
-                &db,
-                study,
-                a,
-                h.item,
-                &vote(format!("{a}-{}", h.item)),
-                now_ms(),
-            )
-            .await
-            .expect("vote");
+            let v = vote(format!("{a}-{}", h.item));
+            // half the annotators take the participant's path: the next item claimed in the
+            // vote's own job, which must take the item just rated as the last one
+            next = if seed % 2 == 0 {
+                assign::submit_then_next(
+                    &db,
+                    study,
+                    a,
+                    h.item,
+                    &v,
+                    now_ms(),
+                    assign::Consent::NotAsked,
+                )
+                .await
+                .expect("vote")
+                .1
+            } else {
+                assign::submit(&db, study, a, h.item, &v, now_ms())
+                    .await
+                    .expect("vote");
+                assign::next_item(&db, study, a, now_ms())
+                    .await
+                    .expect("next")
+            };
         }
         assert_eq!(bugs.len(), 6, "seed {seed}: {bugs:?}");
         // the progress bar: every item of the dynamic batch
@@ -652,6 +666,76 @@ async fn a_vote_claims_the_next_item_with_it(store: Store) {
 }
 
 on_both_stores!(a_vote_claims_the_next_item_with_it => a_vote_claims_the_next_item_with_it_sqlite, a_vote_claims_the_next_item_with_it_postgres);
+
+/// A vote whose annotator's next planned item filled meanwhile (k lowered, another's vote)
+/// claims the one after it in the same job, and the void claim is released.
+async fn a_vote_steps_over_a_planned_item_that_filled(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await; // 3 items
+    let pool = assign::ensure_pool(&db, study, 5).await.expect("pool");
+    let spec = BatchSpec {
+        name: "g".into(),
+        strategy: Strategy::FixedGroups,
+        filter: ItemFilter::default(),
+        annotators: pool.clone(),
+        seed: 3,
+        lease_secs: 600,
+        avoid_same_bug: false,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    set_k(&db, study, 1).await;
+    let (me, other) = (pool[0], pool[1]);
+    let order: Vec<i64> = sqlx::query_scalar(
+        "SELECT item_id FROM assignments WHERE annotator_id = $1 ORDER BY position, id",
+    )
+    .bind(me.0)
+    .fetch_all(&db.pool)
+    .await
+    .expect("order");
+    assert_eq!(order.len(), 3);
+    let first = assign::next_item(&db, study, me, now_ms())
+        .await
+        .expect("next")
+        .expect("an item");
+    assert_eq!(first.item.0, order[0]);
+    // another annotator of the group fills my second item (k = 1)
+    let second = natstudy::ids::ItemId(order[1]);
+    assign::submit(&db, study, other, second, &vote("o1".into()), now_ms())
+        .await
+        .expect("other's vote");
+    let (saved, next) = assign::submit_then_next(
+        &db,
+        study,
+        me,
+        first.item,
+        &vote("m1".into()),
+        now_ms(),
+        assign::Consent::NotAsked,
+    )
+    .await
+    .expect("vote");
+    assert_eq!(saved, Submitted::Saved { revision: 1 });
+    assert_eq!(
+        next.map(|h| h.item.0),
+        Some(order[2]),
+        "the full item is stepped over"
+    );
+    let status: String = sqlx::query_scalar(
+        "SELECT status FROM assignments WHERE annotator_id = $1 AND item_id = $2",
+    )
+    .bind(me.0)
+    .bind(order[1])
+    .fetch_one(&db.pool)
+    .await
+    .expect("status");
+    assert_eq!(status, "released");
+    assert_at_most_k(&db, study, 1).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_vote_steps_over_a_planned_item_that_filled => a_vote_steps_over_a_planned_item_that_filled_sqlite, a_vote_steps_over_a_planned_item_that_filled_postgres);
 
 async fn fixed_groups_and_drop_outs(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
