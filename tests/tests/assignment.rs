@@ -1106,7 +1106,8 @@ impl natstudy::db::group_commit::Job for ShowSetting {
 }
 
 /// PostgreSQL: the writer's statements are planned once, not at every execution
-/// (`group_commit::PLANNED_ONCE` on its own connection), while the pool's keep PostgreSQL's
+/// (`group_commit::PLANNED_ONCE` on its own connection) without sequential scans where an index
+/// serves (`group_commit::NO_SCANS`), while the pool's keep PostgreSQL's
 /// default. With the tables analysed, re-planning at every bind halved the votes per second.
 #[tokio::test]
 async fn the_writer_plans_its_statements_once_postgres() {
@@ -1125,6 +1126,20 @@ async fn the_writer_plans_its_statements_once_postgres() {
         .await
         .expect("pool setting");
     assert_eq!(pool, "auto");
+    // nor does it scan where an index serves; the pool's connections (reports) may
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    db.grouped(Box::new(ShowSetting {
+        name: "enable_seqscan",
+        value: None,
+        reply: Some(reply),
+    }))
+    .await;
+    assert_eq!(answer.await.expect("answer").as_deref(), Some("off"));
+    let pool: String = sqlx::query_scalar("SELECT current_setting('enable_seqscan')")
+        .fetch_one(&db.pool)
+        .await
+        .expect("pool setting");
+    assert_eq!(pool, "on");
     guard.drop_now(db).await;
 }
 
