@@ -21,9 +21,10 @@
 //! back (batch memberships, order seeds, audit rows) and the studies' data versions are written
 //! once, just before the commit. A data version is written to the writer's own part of it
 //! ([`GroupCommit`]'s shard, see `migrations/postgres/0013_study_versions.sql`): the groups of
-//! two instances never wait for each other's commit on one hot row. Every statement is a round trip to the connection's thread
-//! (SQLite) or server (PostgreSQL), so this is what a group's length is made of: a burst of
-//! 200 joins wrote 1,000 statements one after another, now 400 and a few a group.
+//! two instances never wait for each other's commit on one hot row. Every statement is a round
+//! trip to the connection's thread (SQLite) or server (PostgreSQL), so this is what a group's
+//! length is made of: a burst of 200 joins wrote 1,000 statements one after another, now 400
+//! and a few a group.
 //!
 //! No job waits for a timer: the writer takes what is queued, runs it, and while it commits
 //! the next group gathers. A group holds at most [`MAX_GROUP`] jobs.
@@ -110,6 +111,7 @@ pub struct Shared {
     /// Studies whose report data changed (their data version moves on once per group, in the
     /// writer's part: `study_versions` of `shard`).
     changed: BTreeSet<i64>,
+    /// The writer's part of the data versions ([`VERSION_SHARDS`]).
     shard: i64,
     /// Per batch, its queue's front: `(rank, until)` — every item of the batch before `rank`
     /// (every item: `None`) in the queue's order without k ratings is taken (ratings + live
@@ -299,8 +301,8 @@ async fn set_by_id(
 /// their groups' commits wait for each other) only by chance, one time in this many.
 pub const VERSION_SHARDS: u64 = 16;
 
-/// The part of the study's data version that writer `shard` keeps moves on by one (in the
-/// group's transaction, whose commit publishes it with the data it counts).
+/// Moves the study's data version on by one, in the part writer `shard` keeps (in the group's
+/// transaction, whose commit publishes it with the data it counts).
 pub async fn bump_version(conn: &mut AnyConnection, study: i64, shard: i64) -> sqlx::Result<()> {
     sqlx::query(
         "INSERT INTO study_versions (study_id, shard, version) VALUES ($1, $2, 1) \
