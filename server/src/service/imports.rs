@@ -36,8 +36,8 @@ pub async fn import_items_text(
 
 /// Each transformation's line data against its bug and the bug's fix carried over to it (a
 /// three-way merge, or where the fix and the transformation touch the same lines the operator
-/// applied again to the fixed method at the same site; none when neither works). CPU work, off
-/// the async threads.
+/// applied again to the fixed method at the same site — once per bug and operator, see
+/// `FixFollower`; none when neither works). CPU work, off the async threads.
 pub async fn derive_items(
     bugs: Vec<formats::items::BugRecord>,
     transformations: Vec<formats::items::TransformationRecord>,
@@ -45,29 +45,38 @@ pub async fn derive_items(
     tokio::task::spawn_blocking(move || {
         let by_id: std::collections::HashMap<&str, &formats::items::BugRecord> =
             bugs.iter().map(|b| (b.bug_id.as_str(), b)).collect();
-        transformations
-            .iter()
-            .map(|t| {
-                let bug = by_id.get(t.bug_id.as_str());
-                let (source, lines) = bug
-                    .map(|b| (b.source.as_str(), b.buggy_lines.as_slice()))
-                    .unwrap_or(("", &[]));
-                store::imports::ItemDerived {
-                    lines: crate::engine::transform::line_data(source, lines, &t.source),
-                    fixed_source: bug.and_then(|b| {
-                        let fixed = b.fixed_source.as_deref()?;
-                        let op = t.operator.parse().ok();
-                        crate::engine::transform::follow_fix(
-                            source, &t.source, fixed, op, &t.summary,
-                        )
-                        .map(|(text, _)| text)
-                    }),
+        // one bug at a time (the file's order may mix them): its fix's shared work done once
+        let mut order: Vec<usize> = (0..transformations.len()).collect();
+        order.sort_by(|&a, &b| transformations[a].bug_id.cmp(&transformations[b].bug_id));
+        let mut derived: Vec<Option<store::imports::ItemDerived>> =
+            (0..transformations.len()).map(|_| None).collect();
+        let mut follower: Option<(&str, crate::engine::transform::FixFollower)> = None;
+        for i in order {
+            let t = &transformations[i];
+            let bug = by_id.get(t.bug_id.as_str());
+            let (source, lines) = bug
+                .map(|b| (b.source.as_str(), b.buggy_lines.as_slice()))
+                .unwrap_or(("", &[]));
+            let fixed_source = bug.and_then(|b| {
+                let fixed = b.fixed_source.as_deref()?;
+                if follower.as_ref().map(|(id, _)| *id) != Some(b.bug_id.as_str()) {
+                    let f = crate::engine::transform::FixFollower::new(&b.source, fixed);
+                    follower = Some((b.bug_id.as_str(), f));
                 }
-            })
-            .collect()
+                let (_, f) = follower.as_mut()?;
+                f.follow(&t.source, t.operator.parse().ok(), &t.summary)
+                    .map(|(text, _)| text)
+            });
+            derived[i] = Some(store::imports::ItemDerived {
+                lines: crate::engine::transform::line_data(source, lines, &t.source),
+                fixed_source,
+            });
+        }
+        derived.into_iter().collect::<Option<Vec<_>>>()
     })
     .await
-    .map_err(|e| ServiceError::Internal(e.into()))
+    .map_err(|e| ServiceError::Internal(e.into()))?
+    .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("an item was not derived")))
 }
 
 pub async fn import_items(
@@ -252,4 +261,111 @@ pub async fn import_upload(
         ServiceError::Invalid(m) => ServiceError::Invalid(format!("{m}\n({})", kind.expects())),
         other => other,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::transform::{self, follow_fix, line_data, MethodSel, Operator, Request};
+
+    /// Items of two bugs, mixed in the file's order: each item gets its own line data and fixed
+    /// side, as if derived alone (the bug's shared work is done once, one bug at a time).
+    #[tokio::test]
+    async fn items_of_mixed_bugs_are_derived_each_as_alone() {
+        // bug A: the fix is on the line the loop operator rewrites (applied again);
+        // bug B: the fix is on another line than the change (merged)
+        let a = "int last(int[] xs, int end) {\n    int r = 0;\n    for (int i = 0; i < end; i++) {\n        r = xs[i];\n    }\n    return r;\n}\n";
+        let a_fixed = a.replace("i < end", "i <= end");
+        let b = "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return y - z;\n}\n";
+        let b_fixed = b.replace("y - z", "y + z");
+        let n = a.lines().count();
+        let all: Vec<usize> = (1..=n).collect();
+        let request = Request {
+            source: a,
+            method_only: true,
+            method: MethodSel::Lines(1, n),
+            buggy_lines: &all,
+            operators: &[Operator::For2While],
+            all_sites: true,
+        };
+        let loop_t = transform::transform(&request, None).expect("transforms")[0].clone();
+        let bug = |id: &str, src: &str, fixed: &str, line: usize| {
+            serde_json::json!({"bug_id": id, "project": "P", "file": "F.java", "method": "m",
+                "source": src, "fixed_source": fixed, "buggy_lines": [line]})
+            .to_string()
+        };
+        let bugs_text = [bug("A", a, &a_fixed, 3), bug("B", b, &b_fixed, 4)].join("\n");
+        let item = |id: &str, bug: &str, op: &str, level: &str, src: &str, summary: &str| {
+            serde_json::json!({"id": id, "bug_id": bug, "operator": op, "level": level,
+                "source": src, "summary": summary})
+            .to_string()
+        };
+        let b_src = "int f(int x) {\n    int y = 2 * x;\n    int z = 1;\n    return y - z;\n}\n";
+        let items_text = [
+            item(
+                "statement_1",
+                "A",
+                "For2While",
+                "statement",
+                &loop_t.method_source,
+                &loop_t.summary,
+            ),
+            item(
+                "expression_1",
+                "B",
+                "SwitchEqualExp",
+                "expression",
+                b_src,
+                "s",
+            ),
+            item(
+                "statement_2",
+                "A",
+                "For2While",
+                "statement",
+                &loop_t.method_source,
+                "another site",
+            ),
+        ]
+        .join("\n");
+        let bugs = formats::items::parse_bugs(&bugs_text, "bugs.jsonl").expect("bugs");
+        let ts = formats::items::parse_transformations(&items_text, "t.jsonl", &bugs)
+            .expect("transformations");
+        let derived = derive_items(bugs.clone(), ts.clone())
+            .await
+            .expect("derived");
+        assert_eq!(derived.len(), 3);
+        for (t, d) in ts.iter().zip(&derived) {
+            let bug = bugs.iter().find(|b| b.bug_id == t.bug_id).expect("bug");
+            let fixed = bug.fixed_source.as_deref().expect("fixed");
+            let alone = follow_fix(
+                &bug.source,
+                &t.source,
+                fixed,
+                t.operator.parse().ok(),
+                &t.summary,
+            )
+            .map(|(text, _)| text);
+            assert_eq!(d.fixed_source, alone, "{}", t.id);
+            assert_eq!(
+                d.lines,
+                line_data(&bug.source, &bug.buggy_lines, &t.source),
+                "{}",
+                t.id
+            );
+        }
+        // what each path gave
+        assert_eq!(
+            derived[0].fixed_source.as_deref(),
+            Some(loop_t.method_source.replace("i < end", "i <= end").as_str())
+        );
+        assert_eq!(
+            derived[1].fixed_source.as_deref(),
+            Some(b_src.replace("y - z", "y + z").as_str())
+        );
+        assert_eq!(
+            derived[2].fixed_source, None,
+            "no application with that summary"
+        );
+    }
 }

@@ -5,9 +5,11 @@
 //! sit in the fixed method (lines aligned by a line diff of the buggy and the fixed method) —
 //! and only when exactly one application qualifies.
 
+use std::collections::{BTreeMap, HashMap};
+
 use similar::DiffOp;
 
-use super::{hunks, line_diff, transform, MethodSel, Operator, Request};
+use super::{hunks, line_diff, transform, MethodSel, Operator, Request, Transformation};
 use crate::review::{transformed_fixed, MAX_MERGE_BYTES};
 
 /// How the fixed side was made.
@@ -21,6 +23,7 @@ pub enum FixFollowed {
 }
 
 /// The transformed fixed method, or `None` when the fix cannot follow the transformation.
+/// For several transformations of one bug, [`FixFollower`] does the shared work once.
 pub fn follow_fix(
     buggy: &str,
     transformed: &str,
@@ -28,58 +31,112 @@ pub fn follow_fix(
     operator: Option<Operator>,
     summary: &str,
 ) -> Option<(String, FixFollowed)> {
-    if let Some(m) = transformed_fixed(buggy, transformed, fixed) {
-        return Some((m, FixFollowed::Merged));
+    FixFollower::new(buggy, fixed).follow(transformed, operator, summary)
+}
+
+/// [`follow_fix`] for the transformations of one bug: the alignment of the buggy and the fixed
+/// method's lines is made once, and each operator is applied to the fixed method once (at all
+/// its sites), however many of the bug's transformations need it. What it keeps is one bug's:
+/// at most an application list per operator of one method, which is bounded in size
+/// ([`MAX_MERGE_BYTES`]).
+pub struct FixFollower<'a> {
+    buggy: &'a str,
+    fixed: &'a str,
+    /// buggy line → fixed line, for the lines the fix left alone (made on first need)
+    align: Option<HashMap<usize, usize>>,
+    /// per operator, its applications to the fixed method (`None`: it failed there)
+    applied: BTreeMap<Operator, Option<Vec<Transformation>>>,
+    runs: usize,
+}
+
+impl<'a> FixFollower<'a> {
+    pub fn new(buggy: &'a str, fixed: &'a str) -> FixFollower<'a> {
+        FixFollower {
+            buggy,
+            fixed,
+            align: None,
+            applied: BTreeMap::new(),
+            runs: 0,
+        }
     }
-    let op = operator?;
-    if fixed.len() > MAX_MERGE_BYTES || buggy.len() > MAX_MERGE_BYTES {
-        return None;
+
+    /// How many times an operator was applied to the fixed method so far.
+    pub fn operator_runs(&self) -> usize {
+        self.runs
     }
-    // buggy line → fixed line, for the lines the fix left alone
-    let mut align = std::collections::HashMap::new();
-    for d in line_diff(buggy, fixed).ops() {
-        if let DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = *d
-        {
-            for k in 0..len {
-                align.insert(old_index + k + 1, new_index + k + 1);
+
+    /// The transformed fixed method for `transformed` (made by `operator`, described by
+    /// `summary`), or `None` when the fix cannot follow it.
+    pub fn follow(
+        &mut self,
+        transformed: &str,
+        operator: Option<Operator>,
+        summary: &str,
+    ) -> Option<(String, FixFollowed)> {
+        let (buggy, fixed) = (self.buggy, self.fixed);
+        if let Some(m) = transformed_fixed(buggy, transformed, fixed) {
+            return Some((m, FixFollowed::Merged));
+        }
+        let op = operator?;
+        if fixed.len() > MAX_MERGE_BYTES || buggy.len() > MAX_MERGE_BYTES {
+            return None;
+        }
+        let align = self.align.get_or_insert_with(|| {
+            let mut align = HashMap::new();
+            for d in line_diff(buggy, fixed).ops() {
+                if let DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len,
+                } = *d
+                {
+                    for k in 0..len {
+                        align.insert(old_index + k + 1, new_index + k + 1);
+                    }
+                }
             }
+            align
+        });
+        let site: Vec<usize> = hunks(buggy, transformed)
+            .iter()
+            .flat_map(|h| h.original.iter())
+            .filter_map(|l| align.get(l).copied())
+            .collect();
+        let runs = &mut self.runs;
+        let candidates = self
+            .applied
+            .entry(op)
+            .or_insert_with(|| {
+                *runs += 1;
+                let n = fixed.lines().count();
+                let all: Vec<usize> = (1..=n).collect();
+                let request = Request {
+                    source: fixed,
+                    method_only: true,
+                    method: MethodSel::Lines(1, n),
+                    buggy_lines: &all,
+                    operators: &[op],
+                    all_sites: true,
+                };
+                transform(&request, None).ok()
+            })
+            .as_deref()?;
+        let mut same = candidates.iter().filter(|t| {
+            t.summary == summary && {
+                let changed: Vec<usize> = t.hunks.iter().flat_map(|h| h.original.clone()).collect();
+                site.iter().all(|l| changed.contains(l))
+            }
+        });
+        let first = same.next()?;
+        if same.next().is_some() {
+            return None;
         }
-    }
-    let site: Vec<usize> = hunks(buggy, transformed)
-        .iter()
-        .flat_map(|h| h.original.iter())
-        .filter_map(|l| align.get(l).copied())
-        .collect();
-    let n = fixed.lines().count();
-    let all: Vec<usize> = (1..=n).collect();
-    let request = Request {
-        source: fixed,
-        method_only: true,
-        method: MethodSel::Lines(1, n),
-        buggy_lines: &all,
-        operators: &[op],
-        all_sites: true,
-    };
-    let candidates = transform(&request, None).ok()?;
-    let mut same = candidates.into_iter().filter(|t| {
-        t.summary == summary && {
-            let changed: Vec<usize> = t.hunks.iter().flat_map(|h| h.original.clone()).collect();
-            site.iter().all(|l| changed.contains(l))
+        let mut text = first.method_source.clone();
+        if !text.ends_with('\n') {
+            text.push('\n');
         }
-    });
-    let first = same.next()?;
-    if same.next().is_some() {
-        return None;
+        Some((text, FixFollowed::Reapplied))
     }
-    let mut text = first.method_source;
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Some((text, FixFollowed::Reapplied))
 }
 
 #[cfg(test)]
@@ -135,6 +192,25 @@ mod tests {
             merged,
             t.method_source.replace("return r;", "return r + 0;")
         );
+    }
+
+    #[test]
+    fn one_bug_applies_each_operator_to_its_fix_once() {
+        let t = &apply(Operator::For2While, BUGGY)[0];
+        let once = follow_fix(BUGGY, &t.method_source, FIXED, Some(t.operator), &t.summary);
+        assert!(once.is_some());
+        let mut follower = FixFollower::new(BUGGY, FIXED);
+        // the bug's items of one operator (here the same one twice, as two imports of it)
+        for _ in 0..2 {
+            let shared = follower.follow(&t.method_source, Some(t.operator), &t.summary);
+            assert_eq!(shared, once);
+        }
+        // another of the operator's items (another summary: no site) runs it no more
+        assert_eq!(
+            follower.follow(&t.method_source, Some(t.operator), "other"),
+            None
+        );
+        assert_eq!(follower.operator_runs(), 1, "one run for the bug's items");
     }
 
     #[test]

@@ -33,7 +33,7 @@ use std::collections::HashSet;
 use similar::{DiffOp, TextDiff};
 use tree_sitter::{Node, Tree};
 
-pub use fixed::{follow_fix, FixFollowed};
+pub use fixed::{follow_fix, FixFollowed, FixFollower};
 pub use naming::NameScorer;
 pub use operator::{Operator, UnknownOperator};
 
