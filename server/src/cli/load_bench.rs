@@ -210,12 +210,13 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     );
     if let Some(cpu) = cpu.filter(|_| !t.votes.is_empty()) {
         let per_vote = |secs: f64| secs * 1e6 / t.votes.len() as f64;
-        let postgres = match cpu.postgres > 0.0 {
-            true => format!(
+        let postgres = if cpu.postgres > 0.0 {
+            format!(
                 ", PostgreSQL's processes on this machine {:.0} µs",
                 per_vote(cpu.postgres)
-            ),
-            false => String::new(),
+            )
+        } else {
+            String::new()
         };
         println!(
             "  CPU per vote (joins included): this process — servers and load client — {:.0} µs{postgres}; the machine {:.0}% idle",

@@ -45,9 +45,13 @@ pub async fn derive_items(
     tokio::task::spawn_blocking(move || {
         let by_id: std::collections::HashMap<&str, &formats::items::BugRecord> =
             bugs.iter().map(|b| (b.bug_id.as_str(), b)).collect();
-        // one bug at a time (the file's order may mix them): its fix's shared work done once
+        // one bug at a time and, within it, one operator at a time (the file's order may mix
+        // them): the fix's shared work is done once, and one operator's applications are held
         let mut order: Vec<usize> = (0..transformations.len()).collect();
-        order.sort_by(|&a, &b| transformations[a].bug_id.cmp(&transformations[b].bug_id));
+        order.sort_by(|&a, &b| {
+            let key = |i: usize| (&transformations[i].bug_id, &transformations[i].operator);
+            key(a).cmp(&key(b))
+        });
         let mut derived: Vec<Option<store::imports::ItemDerived>> =
             (0..transformations.len()).map(|_| None).collect();
         let mut follower: Option<(&str, crate::engine::transform::FixFollower)> = None;

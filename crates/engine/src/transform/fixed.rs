@@ -5,7 +5,7 @@
 //! sit in the fixed method (lines aligned by a line diff of the buggy and the fixed method) —
 //! and only when exactly one application qualifies.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use similar::DiffOp;
 
@@ -35,17 +35,18 @@ pub fn follow_fix(
 }
 
 /// [`follow_fix`] for the transformations of one bug: the alignment of the buggy and the fixed
-/// method's lines is made once, and each operator is applied to the fixed method once (at all
-/// its sites), however many of the bug's transformations need it. What it keeps is one bug's:
-/// at most an application list per operator of one method, which is bounded in size
-/// ([`MAX_MERGE_BYTES`]).
+/// method's lines is made once, and an operator's applications to the fixed method (at all its
+/// sites) are kept for the transformations that follow and need the same operator. Only the
+/// last operator's are kept — each application holds a copy of the method (up to
+/// [`MAX_MERGE_BYTES`]), and a big method has many sites — so give it a bug's transformations
+/// grouped by operator: then each operator runs once, and memory stays what one run takes.
 pub struct FixFollower<'a> {
     buggy: &'a str,
     fixed: &'a str,
     /// buggy line → fixed line, for the lines the fix left alone (made on first need)
     align: Option<HashMap<usize, usize>>,
-    /// per operator, its applications to the fixed method (`None`: it failed there)
-    applied: BTreeMap<Operator, Option<Vec<Transformation>>>,
+    /// the last operator applied to the fixed method, and its applications (`None`: it failed)
+    applied: Option<(Operator, Option<Vec<Transformation>>)>,
     runs: usize,
 }
 
@@ -55,7 +56,7 @@ impl<'a> FixFollower<'a> {
             buggy,
             fixed,
             align: None,
-            applied: BTreeMap::new(),
+            applied: None,
             runs: 0,
         }
     }
@@ -102,25 +103,23 @@ impl<'a> FixFollower<'a> {
             .flat_map(|h| h.original.iter())
             .filter_map(|l| align.get(l).copied())
             .collect();
-        let runs = &mut self.runs;
-        let candidates = self
-            .applied
-            .entry(op)
-            .or_insert_with(|| {
-                *runs += 1;
-                let n = fixed.lines().count();
-                let all: Vec<usize> = (1..=n).collect();
-                let request = Request {
-                    source: fixed,
-                    method_only: true,
-                    method: MethodSel::Lines(1, n),
-                    buggy_lines: &all,
-                    operators: &[op],
-                    all_sites: true,
-                };
-                transform(&request, None).ok()
-            })
-            .as_deref()?;
+        if self.applied.as_ref().map(|(o, _)| *o) != Some(op) {
+            // the last operator's applications go before the next one's are made
+            self.applied = None;
+            self.runs += 1;
+            let n = fixed.lines().count();
+            let all: Vec<usize> = (1..=n).collect();
+            let request = Request {
+                source: fixed,
+                method_only: true,
+                method: MethodSel::Lines(1, n),
+                buggy_lines: &all,
+                operators: &[op],
+                all_sites: true,
+            };
+            self.applied = Some((op, transform(&request, None).ok()));
+        }
+        let candidates = self.applied.as_ref()?.1.as_deref()?;
         let mut same = candidates.iter().filter(|t| {
             t.summary == summary && {
                 let changed: Vec<usize> = t.hunks.iter().flat_map(|h| h.original.clone()).collect();
@@ -211,6 +210,14 @@ mod tests {
             None
         );
         assert_eq!(follower.operator_runs(), 1, "one run for the bug's items");
+        // only the last operator's applications are kept: back to an earlier one, it runs again
+        let other = Operator::SwitchEqualExp;
+        assert_eq!(follower.follow(&t.method_source, Some(other), "x"), None);
+        assert_eq!(
+            follower.follow(&t.method_source, Some(t.operator), &t.summary),
+            once
+        );
+        assert_eq!(follower.operator_runs(), 3);
     }
 
     #[test]
