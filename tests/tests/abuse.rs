@@ -247,6 +247,60 @@ async fn joins_are_throttled_per_client() {
     guard.drop_now(db).await;
 }
 
+/// Slowloris: clients that open connections and send their request heads a byte at a time
+/// take every connection the server allows, so a participant's request waits; each of them is
+/// cut once its head has taken longer than the limit, however steadily it drips, and the
+/// participant is served.
+#[tokio::test]
+async fn slow_clients_cannot_hold_the_connections() {
+    use tokio::io::AsyncWriteExt;
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.connections.max = 4;
+        c.connections.header = Duration::from_millis(800);
+    })
+    .await
+    .expect("app");
+    let started = Instant::now();
+    let mut attackers = Vec::new();
+    for _ in 0..4 {
+        let mut s = tokio::net::TcpStream::connect(app.addr)
+            .await
+            .expect("connect");
+        attackers.push(tokio::spawn(async move {
+            // a byte every 50 ms, never the end of the head; Ok(true) once the server closed
+            let head = b"GET / HTTP/1.1\r\nx-padding: "
+                .iter()
+                .chain([b'a'; 4096].iter());
+            for b in head {
+                if s.write_all(&[*b]).await.is_err() {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            // the whole padding went through: the server never cut this client
+            false
+        }));
+    }
+    // the participant's request waits for a free connection, then is served
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let r = app.client().get(app.url("/")).send().await.expect("served");
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(
+        started.elapsed() >= Duration::from_millis(700),
+        "served beside four open connections: the limit did not hold"
+    );
+    for a in attackers {
+        let closed = tokio::time::timeout(Duration::from_secs(60), a)
+            .await
+            .expect("a dripping client was cut before its head ended")
+            .expect("task");
+        assert!(closed, "a dripping client was never cut");
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// A password change or disabling ends the account's sessions; an absolute lifetime caps every
 /// session; use slides the inactivity expiry.
 async fn sessions_end_when_they_should(store: Store) {

@@ -139,6 +139,10 @@ pub struct ServeArgs {
     /// Export downloads running at once on this instance
     #[arg(long, default_value_t = 2)]
     pub max_exports: usize,
+    /// Connections open at once (more wait to be accepted); lowered to what the open-files
+    /// limit holds
+    #[arg(long, default_value_t = crate::web::connections::ConnectionLimits::default().max)]
+    pub max_connections: usize,
     /// Header that a trusted reverse proxy sets to the client's address (e.g.
     /// x-forwarded-for); without it, the peer address is the client's (sign-in and join
     /// throttling)
@@ -321,6 +325,7 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     config.jobs.concurrent = args.max_jobs.max(1);
     config.exports =
         crate::web::download::ExportLimits::new(args.max_exports.max(1), config.exports.stall);
+    config.connections.max = args.max_connections.max(1);
     config.client_ip_header = args.client_ip_header.map(|h| h.to_ascii_lowercase());
     config.joins.per_ip_burst = args.join_burst;
     config.verify = crate::engine::verify::CompilerConfig {

@@ -2,6 +2,7 @@
 
 pub mod assets;
 pub mod backend;
+pub mod connections;
 pub mod download;
 pub mod guard;
 pub mod limits;
@@ -77,6 +78,8 @@ pub struct WebConfig {
     /// The JDK and class/source paths the study page's verification job compiles with (set by
     /// whoever runs the server: pages never name a path or a command).
     pub verify: crate::engine::verify::CompilerConfig,
+    /// Open connections at most, and how long a client may hold one idle.
+    pub connections: connections::ConnectionLimits,
 }
 
 impl WebConfig {
@@ -98,6 +101,7 @@ impl WebConfig {
             reports: Default::default(),
             wasm_delay: None,
             verify: Default::default(),
+            connections: Default::default(),
         }
     }
 }
@@ -282,7 +286,8 @@ fn listen(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
     socket.listen(BACKLOG)
 }
 
-/// Serves until ctrl-c. `on_ready` gets the bound address (port 0 picks a free one).
+/// Serves until ctrl-c, within the configuration's connection limits ([`connections`]).
+/// `on_ready` gets the bound address (port 0 picks a free one).
 pub async fn serve(
     db: Db,
     config: WebConfig,
@@ -294,15 +299,15 @@ pub async fn serve(
     let listener =
         listen(config.addr).with_context(|| format!("cannot listen on {}", config.addr))?;
     let addr = listener.local_addr()?;
+    let limits = connections::ConnectionLimits {
+        max: connections::fit_to_descriptors(config.connections.max),
+        ..config.connections.clone()
+    };
     let app = router(db, &WebConfig { addr, ..config }).await?;
     on_ready(addr);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async {
+    connections::serve(listener, app, limits, async {
         let _ = tokio::signal::ctrl_c().await;
     })
-    .await?;
+    .await;
     Ok(())
 }

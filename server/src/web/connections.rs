@@ -1,0 +1,395 @@
+//! Connections: how many the server holds open and how long a client may keep one busy without
+//! sending or taking anything.
+//!
+//! `axum::serve` holds every connection for as long as the client likes: a client that sends a
+//! request head one byte a minute, or opens connections and sends nothing, keeps a task and a
+//! file descriptor each, forever, and enough of them leave the process unable to open its own
+//! files. Here ([`serve`]):
+//! - at most [`ConnectionLimits::max`] connections are open at once; further ones wait in the
+//!   listen backlog until one closes (the kernel holds them; nothing is allocated for them);
+//! - a request's head must arrive within [`ConnectionLimits::header`], counted from when the
+//!   server starts reading it, so an idle keep-alive connection also closes after that long;
+//! - a request body must deliver its next chunk within [`ConnectionLimits::body_idle`] (a
+//!   stalled upload fails and frees its connection);
+//! - a response body must produce its next chunk within [`ConnectionLimits::response_idle`]
+//!   once the connection asks for it: a response stuck on the server's side ends (the client
+//!   sees an incomplete response) instead of holding the connection for ever. A slow client is
+//!   not cut by it: the server asks for the next chunk only once the client took the last one.
+//!
+//! Connections are served by hyper's HTTP/1 (the TLS proxy in front speaks HTTP/2 to browsers),
+//! with `TCP_NODELAY`, so the chunks of a streamed page are not held back by Nagle's algorithm.
+//! On shutdown the listener closes, open connections finish the request in flight and close;
+//! after [`SHUTDOWN_GRACE`] the rest are dropped.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, Response};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt;
+use tower_http::timeout::TimeoutBody;
+
+/// How long open connections may finish their requests after a shutdown begins.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// File descriptors kept for the process's own use (database, files, outgoing connections) when
+/// the connection limit is derived from the descriptor limit.
+const RESERVED_DESCRIPTORS: u64 = 256;
+
+/// What a connection may hold (see the module's text).
+#[derive(Debug, Clone)]
+pub struct ConnectionLimits {
+    /// Open connections at most (further ones wait in the listen backlog).
+    pub max: usize,
+    /// A request head must arrive within this; also how long an idle connection stays open.
+    pub header: Duration,
+    /// A request body's next chunk must arrive within this.
+    pub body_idle: Duration,
+    /// A response body's next chunk must be ready within this once it is asked for.
+    pub response_idle: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max: 4096,
+            // longer than the idle limit of the proxies in front (nginx's upstream keep-alive
+            // and AWS's load balancers: 60 s), so that the server never closes an idle
+            // connection just as the proxy sends the next request on it
+            header: Duration::from_secs(75),
+            body_idle: Duration::from_secs(30),
+            response_idle: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Raises the process's soft limit of open files to its hard limit (as Go's runtime and
+/// nginx's `worker_rlimit_nofile` do: the soft limit a service manager hands out is often
+/// 1,024) and returns the connections that fit in it: `wanted`, or fewer when the descriptors,
+/// less [`RESERVED_DESCRIPTORS`] for the process's own files, do not hold that many.
+pub fn fit_to_descriptors(wanted: usize) -> usize {
+    let limit = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read or raise the open-files limit");
+            return wanted.max(1);
+        }
+    };
+    let room = limit.saturating_sub(RESERVED_DESCRIPTORS).max(16);
+    let fitted = wanted
+        .min(usize::try_from(room).unwrap_or(usize::MAX))
+        .max(1);
+    if fitted < wanted {
+        tracing::warn!(
+            open_files = limit,
+            connections = fitted,
+            wanted,
+            "the open-files limit holds fewer connections than asked for"
+        );
+    }
+    fitted
+}
+
+/// Serves `app` on `listener` within `limits` until `shutdown` resolves (see the module's
+/// text). Each request carries the peer's address as `ConnectInfo<SocketAddr>`.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+) {
+    let slots = Arc::new(Semaphore::new(limits.max.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header)
+        .keep_alive(true);
+    let limits = Arc::new(limits);
+    tokio::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(s) => s,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    accept_failed(e).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, %peer, "cannot set TCP_NODELAY");
+        }
+        let service = {
+            let app = app.clone();
+            let limits = limits.clone();
+            hyper::service::service_fn(move |req: Request<Incoming>| {
+                handle(app.clone(), limits.clone(), peer, req)
+            })
+        };
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::trace!(error = %e, %peer, "connection ended with an error");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the shutdown grace period: dropped");
+    }
+}
+
+/// One request: the body and the response's body under their idle limits, the peer's address
+/// as `ConnectInfo`.
+async fn handle(
+    app: Router,
+    limits: Arc<ConnectionLimits>,
+    peer: SocketAddr,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let mut req = req.map(|b| Body::new(TimeoutBody::new(limits.body_idle, b)));
+    req.extensions_mut().insert(ConnectInfo(peer));
+    let response = app.oneshot(req).await?;
+    Ok(response.map(|b| Body::new(TimeoutBody::new(limits.response_idle, b))))
+}
+
+/// An accept that failed: a connection the client dropped before it was accepted is nothing;
+/// anything else (out of file descriptors, above all) is logged and retried a little later,
+/// as `axum::serve` does.
+async fn accept_failed(e: std::io::Error) {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!(error = %e, "cannot accept a connection; retrying in a second");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::routing::{get, post};
+    use std::time::Instant;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    /// A server of `app` under `limits` on a free port; it stops when the sender is dropped.
+    async fn start(
+        app: Router,
+        limits: ConnectionLimits,
+    ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(serve(listener, app, limits, async {
+            let _ = stopped.await;
+        }));
+        (addr, stop)
+    }
+
+    fn limits(max: usize, idle: Duration) -> ConnectionLimits {
+        ConnectionLimits {
+            max,
+            header: idle,
+            body_idle: idle,
+            response_idle: idle,
+        }
+    }
+
+    fn app() -> Router {
+        Router::new()
+            .route(
+                "/",
+                get(|ConnectInfo(peer): ConnectInfo<SocketAddr>| async move {
+                    format!("hello {}", peer.ip())
+                }),
+            )
+            .route(
+                "/echo",
+                post(|body: axum::body::Bytes| async move { body.len().to_string() }),
+            )
+            .route(
+                "/stuck",
+                get(|| async {
+                    use futures_util::StreamExt;
+                    // one chunk, then nothing for ever
+                    let chunks = futures_util::stream::iter([Ok::<_, Infallible>(
+                        axum::body::Bytes::from_static(b"first chunk"),
+                    )])
+                    .chain(futures_util::stream::pending());
+                    Body::from_stream(chunks)
+                }),
+            )
+    }
+
+    /// Reads what the server sends until it closes the connection (or `within` passes: then
+    /// `None`).
+    async fn until_closed(stream: &mut TcpStream, within: Duration) -> Option<String> {
+        let mut got = Vec::new();
+        let read = tokio::time::timeout(within, stream.read_to_end(&mut got)).await;
+        match read {
+            Ok(_) => Some(String::from_utf8_lossy(&got).into_owned()),
+            Err(_) => None,
+        }
+    }
+
+    /// Connects, sends `raw` and reads what comes back until the server closes the connection
+    /// (`None`: not within 10 s).
+    async fn exchange(addr: SocketAddr, raw: &[u8]) -> Option<String> {
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(raw).await.expect("write");
+        until_closed(&mut s, Duration::from_secs(10)).await
+    }
+
+    async fn get_text(addr: SocketAddr, path: &str) -> String {
+        let head = format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+        exchange(addr, head.as_bytes()).await.expect("an answer")
+    }
+
+    #[tokio::test]
+    async fn requests_are_served_with_the_peer_address() {
+        let (addr, _stop) = start(app(), limits(8, Duration::from_secs(5))).await;
+        let answer = get_text(addr, "/").await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("hello 127.0.0.1"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn a_slow_or_silent_client_is_disconnected() {
+        let (addr, _stop) = start(app(), limits(8, Duration::from_millis(300))).await;
+        // nothing at all
+        let mut silent = TcpStream::connect(addr).await.expect("connect");
+        // half a request head
+        let mut slow = TcpStream::connect(addr).await.expect("connect");
+        slow.write_all(b"GET / HTTP/1.1\r\nhost:")
+            .await
+            .expect("write");
+        let started = Instant::now();
+        for s in [&mut silent, &mut slow] {
+            let answer = until_closed(s, Duration::from_secs(10)).await;
+            assert!(
+                answer.is_some(),
+                "the server keeps a slow client's connection"
+            );
+        }
+        assert!(started.elapsed() >= Duration::from_millis(250));
+        // an idle keep-alive connection closes too, after its request was answered
+        let answer = exchange(addr, b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .expect("the idle connection is closed");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn a_stalled_upload_fails() {
+        let (addr, _stop) = start(app(), limits(8, Duration::from_millis(300))).await;
+        let answer = exchange(
+            addr,
+            b"POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n0123456789",
+        )
+        .await
+        .expect("the stalled upload ends");
+        assert!(!answer.starts_with("HTTP/1.1 200"), "{answer}");
+        // the whole body in time is served
+        let answer = exchange(
+            addr,
+            b"POST /echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: 10\r\n\r\n0123456789",
+        )
+        .await
+        .expect("answer");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\n10"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn a_stuck_response_ends() {
+        let (addr, _stop) = start(app(), limits(8, Duration::from_millis(300))).await;
+        let answer = exchange(addr, b"GET /stuck HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .expect("the stuck response is cut");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains("first chunk"), "{answer}");
+        // cut: the chunked body has no last (empty) chunk
+        assert!(!answer.ends_with("0\r\n\r\n"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn connections_beyond_the_limit_wait_for_a_free_one() {
+        let (addr, _stop) = start(app(), limits(2, Duration::from_secs(30))).await;
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut s = TcpStream::connect(addr).await.expect("connect");
+            s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+                .await
+                .expect("write");
+            // answered; the connection stays open (keep-alive)
+            let mut buf = [0u8; 512];
+            let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+                .await
+                .expect("answered in time")
+                .expect("read");
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+            held.push(s);
+        }
+        let third = tokio::spawn(async move { get_text(addr, "/").await });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            !third.is_finished(),
+            "a third connection was served beside two"
+        );
+        drop(held.pop());
+        let answer = tokio::time::timeout(Duration::from_secs(10), third)
+            .await
+            .expect("served once a connection closed")
+            .expect("task");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn shutdown_stops_accepting() {
+        let (addr, stop) = start(app(), limits(8, Duration::from_secs(30))).await;
+        assert!(get_text(addr, "/").await.starts_with("HTTP/1.1 200"));
+        drop(stop);
+        let mut refused = false;
+        for _ in 0..100 {
+            if TcpStream::connect(addr).await.is_err() {
+                refused = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(refused, "the listener is still open after shutdown");
+    }
+
+    #[test]
+    fn the_limit_fits_the_descriptors() {
+        let n = fit_to_descriptors(usize::MAX);
+        let (soft, _) = rlimit::getrlimit(rlimit::Resource::NOFILE).expect("limit");
+        assert!(n as u64 <= soft.saturating_sub(RESERVED_DESCRIPTORS).max(16));
+        assert_eq!(fit_to_descriptors(10), 10);
+    }
+}
