@@ -1,10 +1,11 @@
-//! `natstudy bench http` runs the survey over real HTTP against servers in its process: here a
-//! small run to the end of the queue on SQLite, and on PostgreSQL with two instances on one
-//! database, analysed after the set-up — every item ends with exactly k votes, every
-//! participant's request answered.
+//! `natstudy bench http` runs the survey over real HTTP against servers in its process, or
+//! against servers running in processes of their own: here a small run to the end of the
+//! queue on SQLite, and on PostgreSQL with two instances on one database, analysed after the
+//! set-up, and with two `natstudy serve` processes on one database — every item ends with
+//! exactly k votes, every participant's request answered.
 //! (Its figures are measured by running it, never asserted here.)
 
-use natstudy_tests::{fresh_db, natstudy_bin, Store};
+use natstudy_tests::{fresh_db, natstudy_bin, ServerProcess, Store};
 
 /// Runs `natstudy [--database-url URL] bench http …` and returns its output.
 fn bench_http(url: Option<&str>, extra: &[&str]) -> String {
@@ -75,5 +76,36 @@ async fn bench_http_runs_two_instances_on_one_postgres() {
         "{text}"
     );
     check(&text);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn bench_http_drives_servers_of_their_own_on_one_postgres() {
+    let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
+    let url = guard.url().expect("url");
+    let dirs = [
+        tempfile::tempdir().expect("dir"),
+        tempfile::tempdir().expect("dir"),
+    ];
+    // one after the other: the first migrates the database
+    let servers: Vec<ServerProcess> = dirs
+        .iter()
+        .map(|d| {
+            ServerProcess::start(d.path(), &["--database-url", &url, "--join-burst", "0"])
+                .expect("server")
+        })
+        .collect();
+    let list = servers
+        .iter()
+        .map(|s| s.base.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    let text = tokio::task::spawn_blocking(move || bench_http(Some(&url), &["--servers", &list]))
+        .await
+        .expect("bench");
+    assert!(text.contains("2 server(s) of their own"), "{text}");
+    assert!(text.contains("this process — the load client —"), "{text}");
+    check(&text);
+    drop(servers);
     guard.drop_now(db).await;
 }

@@ -39,6 +39,11 @@ pub enum BenchCommand {
         /// scale-out set-up)
         #[arg(long, default_value_t = 1)]
         instances: usize,
+        /// Drive these running servers (`http://HOST:PORT`, comma-separated) instead of
+        /// servers in this process: each must serve the database of `--database-url` (started
+        /// with `serve --join-burst 0`, as every simulated participant comes from one address)
+        #[arg(long, value_delimiter = ',', conflicts_with = "instances")]
+        servers: Vec<String>,
         /// PostgreSQL: analyse the database after the set-up, as autovacuum does for a running
         /// instance, so the run is planned with statistics (without it, a database made for
         /// the run is never analysed, a state no deployment stays in)
@@ -109,6 +114,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             think,
             duration,
             instances,
+            servers,
             analyze,
         } => {
             let secs = |x: f64, what: &str| {
@@ -121,6 +127,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
                 think: secs(think, "think")?,
                 duration: secs(duration, "duration")?,
                 instances,
+                servers,
                 analyze,
             };
             super::load_bench::run(g, setup).await

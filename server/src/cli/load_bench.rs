@@ -1,5 +1,6 @@
 //! `natstudy bench http`: the survey's vote path over real HTTP on loopback. The server runs in
-//! this process on a free port; N participants join through one invite link at once (the
+//! this process on a free port (or several, `--instances`; or the load goes to servers running
+//! in processes of their own, `--servers`); N participants join through one invite link at once (the
 //! start-up burst), consent, read the guideline, then ask for their item, think, and vote,
 //! until the time is up. Reports joins, the state and vote requests' p50/p99, acknowledged
 //! votes per second, the group commit's sizes, the CPU time each vote took in this process and
@@ -30,6 +31,9 @@ pub struct Setup {
     /// Servers on the same database (each its own process-like stack: pool, writer, sessions);
     /// participants are spread over them round-robin.
     pub instances: usize,
+    /// Running servers of the bench's database to drive instead of servers in this process
+    /// (base URLs); participants are spread over them round-robin.
+    pub servers: Vec<String>,
     /// PostgreSQL: `ANALYZE` after the set-up (see `natstudy bench http --analyze`).
     pub analyze: bool,
 }
@@ -55,6 +59,9 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     }
     if s.instances > 16 || s.participants > 10_000 {
         bail!("at most 16 instances and 10,000 participants");
+    }
+    if !s.servers.is_empty() && g.database_url.is_none() {
+        bail!("--servers needs --database-url: the database those servers serve");
     }
     let (db, _tmp) = bench_db(g).await?;
     if s.analyze && db.backend != crate::db::Backend::Postgres {
@@ -86,10 +93,14 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     let mut servers = Vec::new();
     let mut bases = Vec::new();
     let mut dbs = vec![db.clone()];
+    let external = !s.servers.is_empty();
     for _ in 1..s.instances {
         dbs.push(Db::connect(&db.url).await?);
     }
-    for d in &dbs {
+    for url in &s.servers {
+        bases.push(url.trim_end_matches('/').to_owned());
+    }
+    for d in dbs.iter().filter(|_| !external) {
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         let mut config = crate::web::WebConfig::new(([127, 0, 0, 1], 0).into());
         // every simulated participant comes from loopback; on the internet each has an address
@@ -162,10 +173,15 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let votes_per_s = t.votes.len() as f64 / wall.as_secs_f64();
     println!(
-        "HTTP on loopback, {:?}{}, {} instance(s), {} participants, think {:.1} s (±50%), {} items, {:.1} s:",
+        "HTTP on loopback, {:?}{}, {} {}, {} participants, think {:.1} s (±50%), {} items, {:.1} s:",
         db.backend,
         if s.analyze { " (analysed after the set-up)" } else { "" },
-        s.instances,
+        bases.len(),
+        if external {
+            "server(s) of their own"
+        } else {
+            "instance(s) in this process"
+        },
         s.participants,
         s.think.as_secs_f64(),
         s.items,
@@ -204,10 +220,12 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         println!("    error: {e}");
     }
     let (g, j) = (groups.0 - groups_before.0, groups.1 - groups_before.1);
-    println!(
-        "  group commit: {g} transactions for {j} claims, votes and renewals ({:.1} a transaction)",
-        j as f64 / g.max(1) as f64
-    );
+    if !external {
+        println!(
+            "  group commit: {g} transactions for {j} claims, votes and renewals ({:.1} a transaction)",
+            j as f64 / g.max(1) as f64
+        );
+    }
     if let Some(cpu) = cpu.filter(|_| !t.votes.is_empty()) {
         let per_vote = |secs: f64| secs * 1e6 / t.votes.len() as f64;
         let postgres = if cpu.postgres > 0.0 {
@@ -219,7 +237,12 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
             String::new()
         };
         println!(
-            "  CPU per vote (joins included): this process — servers and load client — {:.0} µs{postgres}; the machine {:.0}% idle",
+            "  CPU per vote (joins included): this process — {} — {:.0} µs{postgres}; the machine {:.0}% idle",
+            if external {
+                "the load client"
+            } else {
+                "servers and load client"
+            },
             per_vote(cpu.own),
             cpu.idle * 100.0
         );
