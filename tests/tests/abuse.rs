@@ -301,6 +301,61 @@ async fn slow_clients_cannot_hold_the_connections() {
     guard.drop_now(db).await;
 }
 
+/// One address cannot take every connection: past its share it is answered 503 with
+/// Retry-After at once. Behind a reverse proxy (`--client-ip-header`) every connection is the
+/// proxy's, and the share is not applied.
+#[tokio::test]
+async fn one_address_gets_its_share_of_the_connections() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    for behind_proxy in [false, true] {
+        let app = TestApp::start_with(db.clone(), |c| {
+            c.connections.per_client = 3;
+            if behind_proxy {
+                c.client_ip_header = Some("x-forwarded-for".into());
+            }
+        })
+        .await
+        .expect("app");
+        // three idle connections from loopback
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(
+                tokio::net::TcpStream::connect(app.addr)
+                    .await
+                    .expect("connect"),
+            );
+        }
+        // the server counts a connection once it accepted it: give it the moment it takes
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let home = || async {
+            app.client()
+                .get(app.url("/"))
+                .send()
+                .await
+                .expect("answered")
+        };
+        let r = home().await;
+        if behind_proxy {
+            assert_eq!(r.status(), StatusCode::OK, "behind a proxy");
+            continue;
+        }
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(r.headers()["retry-after"], "5");
+        drop(held);
+        // served once the server has seen the others close
+        let mut status = StatusCode::SERVICE_UNAVAILABLE;
+        for _ in 0..100 {
+            status = home().await.status();
+            if status == StatusCode::OK {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(status, StatusCode::OK, "closed connections still counted");
+    }
+    guard.drop_now(db).await;
+}
+
 /// A password change or disabling ends the account's sessions; an absolute lifetime caps every
 /// session; use slides the inactivity expiry.
 async fn sessions_end_when_they_should(store: Store) {

@@ -91,8 +91,18 @@ async fn bench_http_drives_servers_of_their_own_on_one_postgres() {
     let servers: Vec<ServerProcess> = dirs
         .iter()
         .map(|d| {
-            ServerProcess::start(d.path(), &["--database-url", &url, "--join-burst", "0"])
-                .expect("server")
+            ServerProcess::start(
+                d.path(),
+                &[
+                    "--database-url",
+                    &url,
+                    "--join-burst",
+                    "0",
+                    "--max-connections-per-client",
+                    "0",
+                ],
+            )
+            .expect("server")
         })
         .collect();
     let list = servers

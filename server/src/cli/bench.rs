@@ -41,7 +41,8 @@ pub enum BenchCommand {
         instances: usize,
         /// Drive these running servers (`http://HOST:PORT`, comma-separated) instead of
         /// servers in this process: each must serve the database of `--database-url` (started
-        /// with `serve --join-burst 0`, as every simulated participant comes from one address)
+        /// with `serve --join-burst 0 --max-connections-per-client 0`, as every simulated
+        /// participant comes from one address)
         #[arg(long, value_delimiter = ',', conflicts_with = "instances")]
         servers: Vec<String>,
         /// PostgreSQL: analyse the database after the set-up, as autovacuum does for a running

@@ -105,6 +105,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         let mut config = crate::web::WebConfig::new(([127, 0, 0, 1], 0).into());
         // every simulated participant comes from loopback; on the internet each has an address
         config.joins.per_ip_burst = 0;
+        config.connections.per_client = 0;
         servers.push(tokio::spawn(crate::web::serve(
             d.clone(),
             config,

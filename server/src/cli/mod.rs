@@ -143,6 +143,10 @@ pub struct ServeArgs {
     /// limit holds
     #[arg(long, default_value_t = crate::web::connections::ConnectionLimits::default().max)]
     pub max_connections: usize,
+    /// Connections open at once from one client address (an IPv6 /64); one more is answered
+    /// 503 (0: no limit; off with --client-ip-header, where every connection is the proxy's)
+    #[arg(long, default_value_t = crate::web::connections::ConnectionLimits::default().per_client)]
+    pub max_connections_per_client: usize,
     /// Header that a trusted reverse proxy sets to the client's address (e.g.
     /// x-forwarded-for); without it, the peer address is the client's (sign-in and join
     /// throttling)
@@ -326,6 +330,7 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     config.exports =
         crate::web::download::ExportLimits::new(args.max_exports.max(1), config.exports.stall);
     config.connections.max = args.max_connections.max(1);
+    config.connections.per_client = args.max_connections_per_client;
     config.client_ip_header = args.client_ip_header.map(|h| h.to_ascii_lowercase());
     config.joins.per_ip_burst = args.join_burst;
     config.verify = crate::engine::verify::CompilerConfig {

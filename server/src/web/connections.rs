@@ -7,6 +7,10 @@
 //! files. Here ([`serve`]):
 //! - at most [`ConnectionLimits::max`] connections are open at once; further ones wait in the
 //!   listen backlog until one closes (the kernel holds them; nothing is allocated for them);
+//! - at most [`ConnectionLimits::per_client`] of them from one client address (an IPv6 client
+//!   by its /64, as the throttles count it): one more is answered `503` with `Retry-After` and
+//!   closed, so one address cannot take every connection. Behind a reverse proxy every
+//!   connection comes from the proxy, and the web server turns this limit off;
 //! - a request's head must arrive within [`ConnectionLimits::header`], counted from when the
 //!   server starts reading it, so an idle keep-alive connection also closes after that long;
 //! - a request body must deliver its next chunk within [`ConnectionLimits::body_idle`] (a
@@ -21,10 +25,11 @@
 //! On shutdown the listener closes, open connections finish the request in flight and close;
 //! after [`SHUTDOWN_GRACE`] the rest are dropped.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -33,8 +38,9 @@ use axum::http::{Request, Response};
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 use tower_http::timeout::TimeoutBody;
 
@@ -50,6 +56,8 @@ const RESERVED_DESCRIPTORS: u64 = 256;
 pub struct ConnectionLimits {
     /// Open connections at most (further ones wait in the listen backlog).
     pub max: usize,
+    /// Open connections at most from one client address (`0`: no limit).
+    pub per_client: usize,
     /// A request head must arrive within this; also how long an idle connection stays open.
     pub header: Duration,
     /// A request body's next chunk must arrive within this.
@@ -62,6 +70,8 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             max: 4096,
+            // a few browsers' worth of connections (6 each) times a class behind one router
+            per_client: 256,
             // longer than the idle limit of the proxies in front (nginx's upstream keep-alive
             // and AWS's load balancers: 60 s), so that the server never closes an idle
             // connection just as the proxy sends the next request on it
@@ -113,6 +123,7 @@ pub async fn serve(
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header)
         .keep_alive(true);
+    let clients = Clients::new(limits.per_client);
     let limits = Arc::new(limits);
     tokio::pin!(shutdown);
     loop {
@@ -133,6 +144,10 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        let Some(counted) = clients.admit(peer.ip()) else {
+            tokio::spawn(refuse(stream, slot));
+            continue;
+        };
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, %peer, "cannot set TCP_NODELAY");
         }
@@ -148,6 +163,7 @@ pub async fn serve(
             if let Err(e) = connection.await {
                 tracing::trace!(error = %e, %peer, "connection ended with an error");
             }
+            drop(counted);
             drop(slot);
         });
     }
@@ -158,6 +174,87 @@ pub async fn serve(
     {
         tracing::warn!("connections still open after the shutdown grace period: dropped");
     }
+}
+
+/// Open connections per client address, when they are limited.
+#[derive(Clone)]
+struct Clients {
+    limit: usize,
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+/// One open connection of a client, counted until it is dropped.
+struct Counted {
+    key: IpAddr,
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl Clients {
+    fn new(limit: usize) -> Clients {
+        Clients {
+            limit,
+            open: Arc::default(),
+        }
+    }
+
+    /// Counts a new connection from `ip`; `None` when the client already has its limit
+    /// (`Some(None)`: not counted, no limit).
+    fn admit(&self, ip: IpAddr) -> Option<Option<Counted>> {
+        if self.limit == 0 {
+            return Some(None);
+        }
+        let key = crate::service::throttle::client_key(ip);
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(key).or_insert(0);
+        if *n >= self.limit {
+            return None;
+        }
+        *n += 1;
+        Some(Some(Counted {
+            key,
+            open: self.open.clone(),
+        }))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// What a connection over its client's limit is told before it is closed.
+const REFUSAL: &str = "Too many connections from your address; try again in a few seconds.";
+
+/// Answers a connection over its client's limit with `503` and closes it: once its request
+/// head has arrived (a client answered before it asked would take the answer for a fault), at
+/// most 8 KiB of it read, all within a second, holding the server's connection slot meanwhile.
+async fn refuse(mut stream: TcpStream, slot: OwnedSemaphorePermit) {
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n\
+         retry-after: 5\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{REFUSAL}",
+        REFUSAL.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let mut head = Vec::with_capacity(1024);
+        let mut buf = [0u8; 1024];
+        while head.len() < 8192 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut buf).await? {
+                0 => break,
+                n => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await
+    })
+    .await;
+    drop(slot);
 }
 
 /// One request: the body and the response's body under their idle limits, the peer's address
@@ -194,7 +291,6 @@ mod tests {
     use super::*;
     use axum::routing::{get, post};
     use std::time::Instant;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     /// A server of `app` under `limits` on a free port; it stops when the sender is dropped.
@@ -214,6 +310,7 @@ mod tests {
     fn limits(max: usize, idle: Duration) -> ConnectionLimits {
         ConnectionLimits {
             max,
+            per_client: 0,
             header: idle,
             body_idle: idle,
             response_idle: idle,
@@ -268,6 +365,25 @@ mod tests {
     async fn get_text(addr: SocketAddr, path: &str) -> String {
         let head = format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
         exchange(addr, head.as_bytes()).await.expect("an answer")
+    }
+
+    /// `n` connections, each answered one request and kept open (keep-alive).
+    async fn answered_and_held(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
+        let mut held = Vec::new();
+        for _ in 0..n {
+            let mut s = TcpStream::connect(addr).await.expect("connect");
+            s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+                .await
+                .expect("write");
+            let mut buf = [0u8; 512];
+            let got = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+                .await
+                .expect("answered in time")
+                .expect("read");
+            assert!(buf[..got].starts_with(b"HTTP/1.1 200"));
+            held.push(s);
+        }
+        held
     }
 
     #[tokio::test]
@@ -340,21 +456,7 @@ mod tests {
     #[tokio::test]
     async fn connections_beyond_the_limit_wait_for_a_free_one() {
         let (addr, _stop) = start(app(), limits(2, Duration::from_secs(30))).await;
-        let mut held = Vec::new();
-        for _ in 0..2 {
-            let mut s = TcpStream::connect(addr).await.expect("connect");
-            s.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
-                .await
-                .expect("write");
-            // answered; the connection stays open (keep-alive)
-            let mut buf = [0u8; 512];
-            let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
-                .await
-                .expect("answered in time")
-                .expect("read");
-            assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
-            held.push(s);
-        }
+        let mut held = answered_and_held(addr, 2).await;
         let third = tokio::spawn(async move { get_text(addr, "/").await });
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(
@@ -367,6 +469,56 @@ mod tests {
             .expect("served once a connection closed")
             .expect("task");
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn one_address_gets_its_share_of_the_connections() {
+        let limits = ConnectionLimits {
+            per_client: 2,
+            ..limits(8, Duration::from_secs(30))
+        };
+        let (addr, _stop) = start(app(), limits).await;
+        let mut held = answered_and_held(addr, 2).await;
+        // a third from the same address is refused at once, saying when to come back
+        let refused = get_text(addr, "/").await;
+        assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+        assert!(refused.contains("retry-after: 5\r\n"), "{refused}");
+        assert!(
+            refused.ends_with(&format!("{}\r\n\r\n{REFUSAL}", REFUSAL.len())),
+            "{refused}"
+        );
+        // once one closes, the address is served again
+        drop(held.pop());
+        let mut served = false;
+        for _ in 0..100 {
+            if get_text(addr, "/").await.starts_with("HTTP/1.1 200") {
+                served = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(served, "a closed connection is still counted");
+    }
+
+    #[test]
+    fn clients_are_counted_by_their_key() {
+        let clients = Clients::new(1);
+        let a = clients.admit("2001:db8::1".parse().expect("ip"));
+        assert!(matches!(a, Some(Some(_))));
+        // the same /64
+        assert!(clients.admit("2001:db8::2".parse().expect("ip")).is_none());
+        // another /64, and an IPv4 client
+        assert!(clients
+            .admit("2001:db8:0:1::1".parse().expect("ip"))
+            .is_some());
+        assert!(clients.admit("192.0.2.1".parse().expect("ip")).is_some());
+        drop(a);
+        assert!(clients.admit("2001:db8::2".parse().expect("ip")).is_some());
+        // no limit: nothing counted
+        assert!(matches!(
+            Clients::new(0).admit("192.0.2.1".parse().expect("ip")),
+            Some(None)
+        ));
     }
 
     #[tokio::test]

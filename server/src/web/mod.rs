@@ -301,6 +301,11 @@ pub async fn serve(
     let addr = listener.local_addr()?;
     let limits = connections::ConnectionLimits {
         max: connections::fit_to_descriptors(config.connections.max),
+        // behind a reverse proxy every connection comes from the proxy
+        per_client: match config.client_ip_header {
+            Some(_) => 0,
+            None => config.connections.per_client,
+        },
         ..config.connections.clone()
     };
     let app = router(db, &WebConfig { addr, ..config }).await?;
