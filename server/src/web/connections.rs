@@ -9,7 +9,8 @@
 //!   listen backlog until one closes (the kernel holds them; nothing is allocated for them);
 //! - at most [`ConnectionLimits::per_client`] of them from one client address (an IPv6 client
 //!   by its /64, as the throttles count it): one more is answered `503` with `Retry-After` and
-//!   closed, so one address cannot take every connection. Behind a reverse proxy every
+//!   closed (at most [`REFUSALS`] of those at once, outside the connection limit; beyond, it
+//!   is closed unanswered), so one address cannot take every connection. Behind a reverse proxy every
 //!   connection comes from the proxy, and the web server turns this limit off;
 //! - a request's head must arrive within [`ConnectionLimits::header`], counted from when the
 //!   server starts reading it, so an idle keep-alive connection also closes after that long;
@@ -118,6 +119,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max.max(1)));
+    let refusals = Arc::new(Semaphore::new(REFUSALS));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -145,7 +147,15 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let Some(counted) = clients.admit(peer.ip()) else {
-            tokio::spawn(refuse(stream, slot));
+            // not a connection slot: a client over its share cannot take the others' room
+            drop(slot);
+            match refusals.clone().try_acquire_owned() {
+                Ok(r) => {
+                    tokio::spawn(refuse(stream, r));
+                }
+                // refusals under way at their limit: closed without an answer
+                Err(_) => drop(stream),
+            }
             continue;
         };
         if let Err(e) = stream.set_nodelay(true) {
@@ -229,12 +239,15 @@ impl Drop for Counted {
     }
 }
 
+/// Connections over their client's share being answered at once; more are closed unanswered.
+const REFUSALS: usize = 64;
+
 /// What a connection over its client's limit is told before it is closed.
 const REFUSAL: &str = "Too many connections from your address; try again in a few seconds.";
 
 /// Answers a connection over its client's limit with `503` and closes it: once its request
 /// head has arrived (a client answered before it asked would take the answer for a fault), at
-/// most 8 KiB of it read, all within a second, holding the server's connection slot meanwhile.
+/// most 8 KiB of it read, all within a second, holding one of the [`REFUSALS`] meanwhile.
 async fn refuse(mut stream: TcpStream, slot: OwnedSemaphorePermit) {
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n\
@@ -498,6 +511,42 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert!(served, "a closed connection is still counted");
+    }
+
+    /// A client over its share takes no connection slot: another client is served beside it,
+    /// and past [`REFUSALS`] pending answers its connections are closed unanswered.
+    #[tokio::test]
+    async fn a_client_over_its_share_takes_no_other_room() {
+        let limits = ConnectionLimits {
+            per_client: 1,
+            ..limits(2, Duration::from_secs(30))
+        };
+        let (addr, _stop) = start(app(), limits).await;
+        let _held = answered_and_held(addr, 1).await;
+        // silent connections over the share: the first REFUSALS wait for their heads
+        let mut extra = Vec::new();
+        for _ in 0..REFUSALS + 8 {
+            extra.push(TcpStream::connect(addr).await.expect("connect"));
+        }
+        let mut last = extra.pop().expect("one");
+        let closed = until_closed(&mut last, Duration::from_millis(500))
+            .await
+            .expect("closed at once");
+        assert_eq!(closed, "", "closed without an answer");
+        // another address (all of 127/8 is loopback) takes the second slot
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind("127.0.0.2:0".parse().expect("addr"))
+            .expect("bind");
+        let mut other = socket.connect(addr).await.expect("connect");
+        other
+            .write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .expect("write");
+        let answer = until_closed(&mut other, Duration::from_millis(900))
+            .await
+            .expect("served while the refusals wait");
+        assert!(answer.ends_with("hello 127.0.0.2"), "{answer}");
     }
 
     #[test]
