@@ -1,11 +1,11 @@
 //! `natstudy bench http`: the survey's vote path over real HTTP on loopback. The server runs in
 //! this process on a free port (or several, `--instances`; or the load goes to servers running
-//! in processes of their own, `--servers`); N participants join through one invite link at once (the
-//! start-up burst), consent, read the guideline, then ask for their item, think, and vote,
-//! until the time is up. Reports joins, the state and vote requests' p50/p99, acknowledged
-//! votes per second, the group commit's sizes, the CPU time each vote took in this process and
-//! in a local PostgreSQL's processes, and the database's raw durable commit rate measured on the
-//! same disk in the same run.
+//! in processes of their own, `--servers`); N participants join through one invite link at
+//! once (the start-up burst), consent, read the guideline, then ask for their item, think, and
+//! vote, until the time is up. Reports joins, the state and vote requests' p50/p99,
+//! acknowledged votes per second, the group commit's sizes, the CPU time each vote took in this
+//! process and in a local PostgreSQL's processes, and the database's raw durable commit rate
+//! measured on the same disk in the same run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,7 +100,8 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     for url in &s.servers {
         bases.push(url.trim_end_matches('/').to_owned());
     }
-    for d in dbs.iter().filter(|_| !external) {
+    let in_process: &[Db] = if external { &[] } else { &dbs };
+    for d in in_process {
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         let mut config = crate::web::WebConfig::new(([127, 0, 0, 1], 0).into());
         // every simulated participant comes from loopback; on the internet each has an address

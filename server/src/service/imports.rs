@@ -52,35 +52,43 @@ pub async fn derive_items(
             let key = |i: usize| (&transformations[i].bug_id, &transformations[i].operator);
             key(a).cmp(&key(b))
         });
-        let mut derived: Vec<Option<store::imports::ItemDerived>> =
-            (0..transformations.len()).map(|_| None).collect();
+        let mut fixed_sides: Vec<Option<String>> = vec![None; transformations.len()];
         let mut follower: Option<(&str, crate::engine::transform::FixFollower)> = None;
         for i in order {
             let t = &transformations[i];
-            let bug = by_id.get(t.bug_id.as_str());
-            let (source, lines) = bug
-                .map(|b| (b.source.as_str(), b.buggy_lines.as_slice()))
-                .unwrap_or(("", &[]));
-            let fixed_source = bug.and_then(|b| {
-                let fixed = b.fixed_source.as_deref()?;
-                if follower.as_ref().map(|(id, _)| *id) != Some(b.bug_id.as_str()) {
-                    let f = crate::engine::transform::FixFollower::new(&b.source, fixed);
-                    follower = Some((b.bug_id.as_str(), f));
-                }
-                let (_, f) = follower.as_mut()?;
-                f.follow(&t.source, t.operator.parse().ok(), &t.summary)
-                    .map(|(text, _)| text)
-            });
-            derived[i] = Some(store::imports::ItemDerived {
-                lines: crate::engine::transform::line_data(source, lines, &t.source),
-                fixed_source,
-            });
+            let Some(b) = by_id.get(t.bug_id.as_str()) else {
+                continue;
+            };
+            let Some(fixed) = b.fixed_source.as_deref() else {
+                continue;
+            };
+            if follower.as_ref().map(|(id, _)| *id) != Some(b.bug_id.as_str()) {
+                let f = crate::engine::transform::FixFollower::new(&b.source, fixed);
+                follower = Some((b.bug_id.as_str(), f));
+            }
+            if let Some((_, f)) = follower.as_mut() {
+                fixed_sides[i] = f
+                    .follow(&t.source, t.operator.parse().ok(), &t.summary)
+                    .map(|(text, _)| text);
+            }
         }
-        derived.into_iter().collect::<Option<Vec<_>>>()
+        transformations
+            .iter()
+            .zip(fixed_sides)
+            .map(|(t, fixed_source)| {
+                let (source, lines) = by_id
+                    .get(t.bug_id.as_str())
+                    .map(|b| (b.source.as_str(), b.buggy_lines.as_slice()))
+                    .unwrap_or(("", &[]));
+                store::imports::ItemDerived {
+                    lines: crate::engine::transform::line_data(source, lines, &t.source),
+                    fixed_source,
+                }
+            })
+            .collect()
     })
     .await
-    .map_err(|e| ServiceError::Internal(e.into()))?
-    .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("an item was not derived")))
+    .map_err(|e| ServiceError::Internal(e.into()))
 }
 
 pub async fn import_items(
