@@ -1209,6 +1209,55 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
     guard.drop_now(db).await;
 }
 
+/// PostgreSQL: an annotator's votes (the participant's list of rated items) are read through
+/// `votes_annotator`, which migration 0014 builds `CONCURRENTLY` outside a transaction: the
+/// index is there and valid, and the query's plan searches it, then each vote's item by its
+/// key — whatever the statistics, as no `ANALYZE` has run yet.
+#[tokio::test]
+async fn my_votes_come_from_the_annotator_index_postgres() {
+    let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
+    let valid: Vec<bool> = sqlx::query_scalar(
+        "SELECT x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid \
+         WHERE c.relname = 'votes_annotator'",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("index");
+    assert_eq!(valid, vec![true]);
+    // on empty tables a scan is as cheap as anything: take it off the table, as the writer
+    // does, so the plan shows which index serves (without this one: a scan of the votes, or
+    // the whole of their (item, annotator) key)
+    let mut tx = db.pool.begin().await.expect("transaction");
+    sqlx::raw_sql("SET LOCAL enable_seqscan = off")
+        .execute(&mut *tx)
+        .await
+        .expect("set");
+    let plan: Vec<String> = sqlx::query_scalar(&format!(
+        "EXPLAIN {}",
+        natstudy::store::participation::MY_VOTES_SQL
+    ))
+    .bind(1i64)
+    .bind(1i64)
+    .fetch_all(&mut *tx)
+    .await
+    .expect("explain");
+    let plan = plan.join("\n");
+    // the votes by the index (a scan of it, or a bitmap; the few rows may then be sorted),
+    // each one's item by its key
+    assert!(
+        plan.contains("using votes_annotator on votes v") || plan.contains("on votes_annotator"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("Index Scan using items_pkey on items i")
+            && !plan.contains("study_id = ")
+            && !plan.contains("Seq Scan"),
+        "{plan}"
+    );
+    drop(tx);
+    guard.drop_now(db).await;
+}
+
 /// PostgreSQL: the group commit's writer has a connection of its own (on a thread of its own);
 /// when the server loses every connection — PostgreSQL restarted, a connection killed — the
 /// writer opens a new one and claims and votes go on, with nothing half-written.
