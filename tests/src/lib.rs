@@ -37,26 +37,28 @@ pub async fn fresh_db(store: Store) -> Result<(Db, DbGuard)> {
             Ok((Db::connect(&url).await?, DbGuard::Dir(dir)))
         }
         Store::Postgres => {
-            use sqlx::Connection;
-            let admin = postgres_admin_url();
-            let name = format!(
-                "natstudy_t{}_{}_{}",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::SeqCst),
-                rand_suffix()
-            );
-            let mut conn = sqlx::PgConnection::connect(&admin).await.with_context(|| {
-                format!("PostgreSQL is required for this test: cannot connect to {admin}")
-            })?;
-            sqlx::Executor::execute(&mut conn, format!("CREATE DATABASE {name}").as_str()).await?;
-            let base = admin
-                .rsplit_once('/')
-                .map(|(b, _)| b.to_owned())
-                .unwrap_or(admin.clone());
-            let url = format!("{base}/{name}");
-            Ok((Db::connect(&url).await?, DbGuard::Postgres { admin, name }))
+            let guard = empty_postgres().await?;
+            Ok((Db::connect(&guard.url()?).await?, guard))
         }
     }
+}
+
+/// A new PostgreSQL database with nothing in it, not even the migrations: its URL is the
+/// guard's [`DbGuard::url`].
+pub async fn empty_postgres() -> Result<DbGuard> {
+    use sqlx::Connection;
+    let admin = postgres_admin_url();
+    let name = format!(
+        "natstudy_t{}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst),
+        rand_suffix()
+    );
+    let mut conn = sqlx::PgConnection::connect(&admin).await.with_context(|| {
+        format!("PostgreSQL is required for this test: cannot connect to {admin}")
+    })?;
+    sqlx::Executor::execute(&mut conn, format!("CREATE DATABASE {name}").as_str()).await?;
+    Ok(DbGuard::Postgres { admin, name })
 }
 
 fn rand_suffix() -> u64 {

@@ -1210,9 +1210,9 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
 }
 
 /// PostgreSQL: an annotator's votes (the participant's list of rated items) are read through
-/// `votes_annotator`, which migration 0014 builds `CONCURRENTLY` outside a transaction: the
-/// index is there and valid, and the query's plan searches it, then each vote's item by its
-/// key — whatever the statistics, as no `ANALYZE` has run yet.
+/// `votes_annotator` (migration 0014): the index is there and valid, and the query's plan
+/// searches it, then each vote's item by its key — whatever the statistics, as no `ANALYZE`
+/// has run yet.
 #[tokio::test]
 async fn my_votes_come_from_the_annotator_index_postgres() {
     let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
@@ -1256,6 +1256,36 @@ async fn my_votes_come_from_the_annotator_index_postgres() {
     );
     drop(tx);
     guard.drop_now(db).await;
+}
+
+/// PostgreSQL: instances that start together on a new database all open it: one applies the
+/// migrations while the others wait for the migrations' lock, then finds them applied. (An
+/// index built `CONCURRENTLY` in a migration waits for the snapshot of a statement waiting for
+/// that lock: a deadlock, and an instance that fails to start.)
+#[tokio::test]
+async fn instances_that_start_together_all_migrate_postgres() {
+    let guard = natstudy_tests::empty_postgres().await.expect("database");
+    let url = guard.url().expect("url");
+    let opened = futures_util::future::join_all((0..4).map(|_| Db::connect(&url))).await;
+    let mut dbs = Vec::new();
+    for db in opened {
+        dbs.push(db.expect("an instance opens the database"));
+    }
+    let applied: Vec<(i64, bool)> =
+        sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(&dbs[0].pool)
+            .await
+            .expect("migrations");
+    let expected = natstudy::db::migrations(natstudy::db::Backend::Postgres);
+    assert_eq!(
+        applied,
+        expected.iter().map(|&v| (v, true)).collect::<Vec<_>>()
+    );
+    let first = dbs.remove(0);
+    for db in dbs {
+        db.close().await;
+    }
+    guard.drop_now(first).await;
 }
 
 /// PostgreSQL: the group commit's writer has a connection of its own (on a thread of its own);

@@ -18,6 +18,15 @@ pub mod group_commit;
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
+/// The versions of the migrations this build applies to a `backend` database, in order.
+pub fn migrations(backend: Backend) -> Vec<i64> {
+    let migrator = match backend {
+        Backend::Sqlite => &SQLITE_MIGRATOR,
+        Backend::Postgres => &POSTGRES_MIGRATOR,
+    };
+    migrator.iter().map(|m| m.version).collect()
+}
+
 /// Which database engine a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
