@@ -1078,7 +1078,7 @@ struct ShowSetting {
     reply: Option<tokio::sync::oneshot::Sender<Option<String>>>,
 }
 
-impl natstudy::db::group_commit::Job for ShowSetting {
+impl natstudy::db::group_commit::Job<natstudy::store::group_shared::Shared> for ShowSetting {
     fn lock(&self) -> Option<i64> {
         None
     }
@@ -1086,7 +1086,7 @@ impl natstudy::db::group_commit::Job for ShowSetting {
     fn run<'c>(
         &'c mut self,
         conn: &'c mut sqlx::AnyConnection,
-        _shared: &'c mut natstudy::db::group_commit::Shared,
+        _shared: &'c mut natstudy::store::group_shared::Shared,
     ) -> futures_util::future::BoxFuture<'c, bool> {
         Box::pin(async move {
             let sql = format!("SELECT current_setting('{}')", self.name);
@@ -1450,7 +1450,7 @@ on_both_stores!(the_survey_reads_agree => the_survey_reads_agree_sqlite, the_sur
 /// every group did on the study's one row before).
 #[tokio::test]
 async fn writers_move_the_data_version_without_waiting_postgres() {
-    use natstudy::db::group_commit::bump_version;
+    use natstudy::store::group_shared::bump_version;
     use sqlx::Connection;
     let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
     let study = study_with_items(&db, 1).await;

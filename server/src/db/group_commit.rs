@@ -16,15 +16,15 @@
 //! loses a deadlock to another instance's (or any transaction's) is run again
 //! ([`RETRIES`]).
 //!
-//! What the jobs of a group have in common is done once per group ([`Shared`]): a study's k is
-//! read once; the annotators' `last_active`, what joins add that no job of the group reads
-//! back (batch memberships, order seeds, audit rows) and the studies' data versions are written
-//! once, just before the commit. A data version is written to the writer's own part of it
-//! ([`GroupCommit`]'s shard, see `migrations/postgres/0013_study_versions.sql`): the groups of
-//! two instances never wait for each other's commit on one hot row. Every statement is a round
-//! trip to the connection's thread (SQLite) or server (PostgreSQL), so this is what a group's
-//! length is made of: a burst of 200 joins wrote 1,000 statements one after another, now 400
-//! and a few a group.
+//! What the jobs of a group have in common is done once per group, in a state the store
+//! defines ([`GroupState`], `store::group_shared`): a study's k is read once; the annotators'
+//! `last_active`, what joins add that no job of the group reads back (batch memberships, order
+//! seeds, audit rows) and the studies' data versions are written once, just before the commit
+//! — the versions in the writer's own part (its number, [`GroupCommit::shard`]), so the groups
+//! of two instances never wait for each other's commit on one hot row. This module knows no
+//! table of the domain. Every statement is a round trip to the connection's thread (SQLite) or
+//! server (PostgreSQL), so this is what a group's length is made of: a burst of 200 joins wrote
+//! 1,000 statements one after another, now 400 and a few a group.
 //!
 //! No job waits for a timer: the writer takes what is queued, runs it, and while it commits
 //! the next group gathers. A group holds at most [`MAX_GROUP`] jobs.
@@ -34,7 +34,6 @@
 //! statements do not wait behind the requests being served; on SQLite as a task of the
 //! server's runtime.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -72,280 +71,58 @@ pub(crate) use item_lock;
 
 /// A write job: runs on the group's connection; answers its caller once the group's
 /// transaction ended.
-pub trait Job: Send + 'static {
+pub trait Job<S>: Send + 'static {
     /// The advisory lock (the study) the job needs held; `None` for a write that is no study's
     /// (a session's), serialised only by the database's own row locks.
     fn lock(&self) -> Option<i64>;
     /// Does the work and keeps its result; says whether it succeeded (a failed job's writes
     /// must not be kept, and what it put in `shared` is taken back). A job may run more than
     /// once — when its group is run again — and each run replaces the result of the one before.
-    fn run<'c>(
-        &'c mut self,
-        conn: &'c mut AnyConnection,
-        shared: &'c mut Shared,
-    ) -> BoxFuture<'c, bool>;
+    fn run<'c>(&'c mut self, conn: &'c mut AnyConnection, shared: &'c mut S)
+        -> BoxFuture<'c, bool>;
     /// Answers the caller: `Ok` when the transaction that holds the job's last run committed
     /// (a failed job's own result is its answer either way), else why not.
     fn finish(self: Box<Self>, commit: Result<(), &sqlx::Error>);
 }
 
-/// What the jobs of one group share: values read once in the group's transaction, and writes
-/// made once for the whole group just before it commits ([`Shared::flush`]). Valid for one
-/// transaction: each run of a group starts with an empty one.
-#[derive(Debug, Clone)]
-pub struct Shared {
-    backend: Backend,
-    /// Jobs in the group.
-    jobs: usize,
-    /// Per study, its k (ratings per item) as read in this transaction; no job of a group
-    /// changes it, and the study's lock is held until the commit.
-    k: BTreeMap<i64, i64>,
-    /// Per annotator, when it last acted (`annotators.last_active`).
-    active: BTreeMap<i64, i64>,
-    /// New participants' batch memberships `(batch, annotator)` and, per annotator, its order
-    /// seed (`annotators.order_seed`): joins write nothing else their group reads.
-    members: Vec<(i64, i64)>,
-    seeds: BTreeMap<i64, i64>,
-    /// Audit rows `(at, study, action, detail)`, in the jobs' order.
-    audit: Vec<(i64, Option<i64>, &'static str, String)>,
-    /// Studies whose report data changed (their data version moves on once per group, in the
-    /// writer's part: `study_versions` of `shard`).
-    changed: BTreeSet<i64>,
-    /// The writer's part of the data versions ([`VERSION_SHARDS`]).
-    shard: i64,
-    /// Per batch, its queue's front: `(rank, until)` — every item of the batch before `rank`
-    /// (every item: `None`) in the queue's order without k ratings is taken (ratings + live
-    /// claims ≥ k) at any time before `until` (the earliest expiry of a live lease among them).
-    /// Within a group claims only grow unless a job releases some ([`Shared::forget_fronts`]).
-    fronts: BTreeMap<i64, (Option<i64>, i64)>,
-}
-
-/// Statement lengths the flush pads its lists to (by repeating the last entry), so a few
-/// statement texts serve every group and stay in the prepared-statement cache.
-const LIST_LENGTHS: [usize; 4] = [1, 8, 32, MAX_GROUP];
-
-impl Shared {
-    pub fn new(backend: Backend, jobs: usize, shard: i64) -> Shared {
-        Shared {
-            backend,
-            jobs,
-            shard,
-            k: BTreeMap::new(),
-            active: BTreeMap::new(),
-            members: Vec::new(),
-            seeds: BTreeMap::new(),
-            audit: Vec::new(),
-            changed: BTreeSet::new(),
-            fronts: BTreeMap::new(),
-        }
-    }
-
-    /// The database the group writes to (for the few statements whose best form differs).
-    pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
-    /// Whether the group holds enough jobs for a fact found once to pay off (one query found
-    /// for several jobs instead of none saved for one).
-    pub fn shares_work(&self) -> bool {
-        self.jobs >= 4
-    }
-
-    /// The study's k if a job of this group read it already.
-    pub fn k(&self, study: i64) -> Option<i64> {
-        self.k.get(&study).copied()
-    }
-
-    /// Keeps the study's k as read in this transaction.
-    pub fn keep_k(&mut self, study: i64, k: i64) {
-        self.k.insert(study, k);
-    }
-
-    /// The batch's queue front at `now`, if this group found it and it still holds.
-    pub fn front(&self, batch: i64, now: i64) -> Option<Option<i64>> {
-        self.fronts
-            .get(&batch)
-            .filter(|&&(_, until)| now < until)
-            .map(|&(rank, _)| rank)
-    }
-
-    /// A batch whose queue front this group found and that still holds at `now`, with that
-    /// front: a claim asks for its first candidates along with the annotator's batches.
-    pub fn front_hint(&self, now: i64) -> Option<(i64, Option<i64>)> {
-        self.fronts
-            .iter()
-            .find(|&(_, &(_, until))| now < until)
-            .map(|(&batch, &(rank, _))| (batch, rank))
-    }
-
-    /// Keeps the batch's queue front (see [`Shared::fronts`]).
-    pub fn keep_front(&mut self, batch: i64, rank: Option<i64>, until: i64) {
-        self.fronts.insert(batch, (rank, until));
-    }
-
-    /// Claims were released: an item before a front may have room again.
-    pub fn forget_fronts(&mut self) {
-        self.fronts.clear();
-    }
-
-    /// The annotator acted at `now` (written at the flush).
-    pub fn touch(&mut self, annotator: i64, now: i64) {
-        let t = self.active.entry(annotator).or_insert(now);
-        *t = (*t).max(now);
-    }
-
-    /// A new participant joins `batch` with its order seed (written at the flush).
-    pub fn join_batch(&mut self, batch: i64, annotator: i64, order_seed: i64) {
-        self.members.push((batch, annotator));
-        self.seeds.insert(annotator, order_seed);
-    }
-
-    /// An audit row (written at the flush, with no acting user).
-    pub fn audit(&mut self, at: i64, study: Option<i64>, action: &'static str, detail: String) {
-        self.audit.push((at, study, action, detail));
-    }
-
-    /// The study's report data changed (its data version moves on at the flush).
-    pub fn data_changed(&mut self, study: i64) {
-        self.changed.insert(study);
-    }
-
-    /// Writes what the group's jobs deferred, a statement (or a few) for each kind: the
-    /// annotators' times and order seeds, the batch memberships, the audit rows and the
-    /// studies' data versions (each list at most [`MAX_GROUP`] entries: one a job).
-    async fn flush(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        set_by_id(conn, "last_active", &self.active).await?;
-        set_by_id(conn, "order_seed", &self.seeds).await?;
-        for chunk in self.members.chunks(MAX_GROUP) {
-            // padded with repeats of the last pair, which the conflict clause skips
-            let n = padded(chunk.len());
-            let values: Vec<String> = (0..n)
-                .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
-                .collect();
-            let sql = format!(
-                "INSERT INTO batch_annotators (batch_id, annotator_id) VALUES {} \
-                 ON CONFLICT (batch_id, annotator_id) DO NOTHING",
-                values.join(", ")
-            );
-            let mut q = sqlx::query(&sql);
-            for i in 0..n {
-                let (batch, annotator) = chunk[i.min(chunk.len() - 1)];
-                q = q.bind(batch).bind(annotator);
-            }
-            q.execute(&mut *conn).await?;
-        }
-        // rows cannot repeat: exact lengths, the longest first
-        let mut rows = &self.audit[..];
-        while !rows.is_empty() {
-            let n = LIST_LENGTHS
-                .into_iter()
-                .rev()
-                .find(|&l| l <= rows.len())
-                .unwrap_or(1);
-            let (chunk, rest) = rows.split_at(n);
-            let values: Vec<String> = (0..n)
-                .map(|i| {
-                    let p = 4 * i;
-                    format!("(${}, ${}, ${}, ${})", p + 1, p + 2, p + 3, p + 4)
-                })
-                .collect();
-            let sql = format!(
-                "INSERT INTO audit_log (at, study_id, action, detail) VALUES {}",
-                values.join(", ")
-            );
-            let mut q = sqlx::query(&sql);
-            for (at, study, action, detail) in chunk {
-                q = q.bind(*at).bind(*study).bind(*action).bind(detail.as_str());
-            }
-            q.execute(&mut *conn).await?;
-            rows = rest;
-        }
-        // a group's jobs are mostly of one study: a statement each
-        for &study in &self.changed {
-            bump_version(conn, study, self.shard).await?;
-        }
-        Ok(())
-    }
-}
-
-/// Sets `column` (a column name of this file, never input) of each annotator in `values`
-/// (annotator → value): one statement per [`MAX_GROUP`] annotators, padded by repeating the
-/// last.
-async fn set_by_id(
-    conn: &mut AnyConnection,
-    column: &'static str,
-    values: &BTreeMap<i64, i64>,
-) -> sqlx::Result<()> {
-    for chunk in values.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
-        let n = padded(chunk.len());
-        let whens: String = (0..n)
-            .map(|i| format!(" WHEN ${} THEN ${}", 2 * i + 1, 2 * i + 2))
-            .collect();
-        let ids: Vec<String> = (0..n).map(|i| format!("${}", 2 * i + 1)).collect();
-        let sql = format!(
-            "UPDATE annotators SET {column} = CASE id{whens} END WHERE id IN ({})",
-            ids.join(", ")
-        );
-        let mut q = sqlx::query(&sql);
-        for i in 0..n {
-            let (&annotator, &value) = chunk[i.min(chunk.len() - 1)];
-            q = q.bind(annotator).bind(value);
-        }
-        q.execute(&mut *conn).await?;
-    }
-    Ok(())
-}
-
-/// Parts a study's data version is kept in (`study_versions.shard`): the writers of a process
-/// take them in turn, from a random one on, so two instances' writers share a part (and
-/// their groups' commits wait for each other) only by chance, one time in this many.
-pub const VERSION_SHARDS: u64 = 16;
-
-/// Moves the study's data version on by one, in the part writer `shard` keeps (in the group's
-/// transaction, whose commit publishes it with the data it counts).
-pub async fn bump_version(conn: &mut AnyConnection, study: i64, shard: i64) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO study_versions (study_id, shard, version) VALUES ($1, $2, 1) \
-         ON CONFLICT (study_id, shard) DO UPDATE SET version = study_versions.version + 1",
-    )
-    .bind(study)
-    .bind(shard)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-/// The next writer's part of the studies' data versions (see [`VERSION_SHARDS`]).
-fn next_shard() -> i64 {
-    static BASE: OnceLock<u64> = OnceLock::new();
-    static TAKEN: AtomicU64 = AtomicU64::new(0);
-    let base = *BASE.get_or_init(rand::random::<u64>);
-    (base.wrapping_add(TAKEN.fetch_add(1, Ordering::Relaxed)) % VERSION_SHARDS) as i64
-}
-
-/// The shortest of [`LIST_LENGTHS`] that holds `n` entries.
-fn padded(n: usize) -> usize {
-    LIST_LENGTHS
-        .into_iter()
-        .find(|&l| l >= n)
-        .unwrap_or(MAX_GROUP)
+/// What the jobs of one group share, as the store defines it (`store::group_shared`): made
+/// empty for each run of a group, handed to every job in turn, and written out
+/// ([`GroupState::flush`]) just before the commit. A job that fails under a savepoint leaves
+/// it as it was before the job (the writer keeps a copy).
+pub trait GroupState: Clone + Send + 'static {
+    /// A new writer's number, which every state of its groups is made with: the store keeps
+    /// each writer's part of the studies' data versions under it.
+    fn writer_number() -> i64;
+    /// The state of a run of a group of `jobs` jobs on `backend`, by writer `writer`.
+    fn new(backend: Backend, jobs: usize, writer: i64) -> Self;
+    /// Writes what the group's jobs deferred, in the group's transaction.
+    fn flush<'c>(&'c self, conn: &'c mut AnyConnection) -> BoxFuture<'c, sqlx::Result<()>>;
 }
 
 /// The handle to a database's writer task, started on first use.
-#[derive(Clone)]
-pub struct GroupCommit {
-    sender: Arc<OnceLock<mpsc::Sender<Box<dyn Job>>>>,
+pub struct GroupCommit<S> {
+    sender: Arc<OnceLock<mpsc::Sender<Box<dyn Job<S>>>>>,
     stats: Arc<Counters>,
-    /// This writer's part of the studies' data versions ([`VERSION_SHARDS`]).
+    /// This writer's number ([`GroupState::writer_number`]).
     shard: i64,
 }
 
-impl Default for GroupCommit {
+impl<S> Clone for GroupCommit<S> {
+    fn clone(&self) -> Self {
+        GroupCommit {
+            sender: self.sender.clone(),
+            stats: self.stats.clone(),
+            shard: self.shard,
+        }
+    }
+}
+
+impl<S: GroupState> Default for GroupCommit<S> {
     fn default() -> Self {
         GroupCommit {
             sender: Arc::default(),
             stats: Arc::default(),
-            shard: next_shard(),
+            shard: S::writer_number(),
         }
     }
 }
@@ -366,7 +143,7 @@ pub struct GroupStats {
     pub reruns: u64,
 }
 
-impl std::fmt::Debug for GroupCommit {
+impl<S> std::fmt::Debug for GroupCommit<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupCommit")
             .field("started", &self.sender.get().is_some())
@@ -375,7 +152,7 @@ impl std::fmt::Debug for GroupCommit {
     }
 }
 
-impl GroupCommit {
+impl<S: GroupState> GroupCommit<S> {
     /// Transactions run and jobs they held, since the start.
     pub fn stats(&self) -> GroupStats {
         GroupStats {
@@ -385,7 +162,8 @@ impl GroupCommit {
         }
     }
 
-    /// This writer's part of the studies' data versions ([`VERSION_SHARDS`]).
+    /// This writer's number ([`GroupState::writer_number`]): the store keeps the writer's part
+    /// of the studies' data versions under it.
     pub fn shard(&self) -> i64 {
         self.shard
     }
@@ -398,7 +176,7 @@ impl GroupCommit {
         backend: Backend,
         url: &str,
         gate: &Gate,
-        job: Box<dyn Job>,
+        job: Box<dyn Job<S>>,
     ) {
         let sender = self.sender.get_or_init(|| {
             let (tx, rx) = mpsc::channel(QUEUE);
@@ -449,7 +227,12 @@ struct Writer {
 /// the server's runtime (on a thread of its own it made more, smaller groups: 954 and 979
 /// votes/s against 1,081 and 1,177 in alternating runs).
 /// If the thread cannot be started, the writer runs as a task of the caller's runtime.
-fn spawn_writer(w: Writer, url: String, rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Counters>) {
+fn spawn_writer<S: GroupState>(
+    w: Writer,
+    url: String,
+    rx: mpsc::Receiver<Box<dyn Job<S>>>,
+    stats: Arc<Counters>,
+) {
     if w.backend == Backend::Sqlite {
         tokio::spawn(writer(w, rx, stats));
         return;
@@ -539,7 +322,11 @@ fn own_connection(url: &str) -> Option<AnyPool> {
 /// close nor counts it), given up only after a failed transaction: every hand-over of a pooled
 /// connection costs its return to the pool and a round trip to check it before it is handed
 /// out again (see [`begin`]).
-async fn writer(w: Writer, mut rx: mpsc::Receiver<Box<dyn Job>>, stats: Arc<Counters>) {
+async fn writer<S: GroupState>(
+    w: Writer,
+    mut rx: mpsc::Receiver<Box<dyn Job<S>>>,
+    stats: Arc<Counters>,
+) {
     let mut held = None;
     let mut planned = std::time::Instant::now();
     while let Some(first) = rx.recv().await {
@@ -587,10 +374,10 @@ async fn replan(backend: Backend, held: &mut Option<AnyConnection>) {
 /// savepoints (the common case: every job succeeds, two statements a job saved); when a job
 /// fails, that transaction is rolled back and the group runs again with a savepoint around
 /// each job, so a failed job's writes alone are undone. Says whether it ran again that way.
-async fn run_group(
+async fn run_group<S: GroupState>(
     w: &Writer,
     held: &mut Option<AnyConnection>,
-    mut jobs: Vec<Box<dyn Job>>,
+    mut jobs: Vec<Box<dyn Job<S>>>,
 ) -> bool {
     let mut locks: Vec<i64> = jobs.iter().filter_map(|j| j.lock()).collect();
     locks.sort_unstable();
@@ -631,17 +418,17 @@ fn lost_a_race(e: &sqlx::Error) -> bool {
 
 /// One run of the group in a transaction: `Ok(true)` committed; `Ok(false)` a job failed
 /// without savepoints (rolled back, nothing kept); `Err` the transaction failed.
-async fn attempt(
+async fn attempt<S: GroupState>(
     w: &Writer,
     held: &mut Option<AnyConnection>,
     locks: &[i64],
-    jobs: &mut [Box<dyn Job>],
+    jobs: &mut [Box<dyn Job<S>>],
     savepoints: bool,
 ) -> Result<bool, sqlx::Error> {
     // SQLite: the write pool's connection, for this group only
     let mut pooled = None;
     let mut tx = begin(w, held, &mut pooled, locks).await?;
-    let mut shared = Shared::new(w.backend, jobs.len(), w.shard);
+    let mut shared = S::new(w.backend, jobs.len(), w.shard);
     for job in jobs.iter_mut() {
         // what a failed job put in `shared` is taken back with its writes
         let before = savepoints.then(|| shared.clone());
@@ -712,49 +499,5 @@ async fn begin<'c>(
             }
             Ok(tx)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lists_are_padded_to_a_few_lengths() {
-        assert_eq!(padded(1), 1);
-        assert_eq!(padded(2), 8);
-        assert_eq!(padded(8), 8);
-        assert_eq!(padded(9), 32);
-        assert_eq!(padded(100), MAX_GROUP);
-        assert_eq!(padded(MAX_GROUP), MAX_GROUP);
-    }
-
-    #[test]
-    fn an_annotator_keeps_its_latest_time() {
-        let mut s = Shared::new(Backend::Sqlite, 1, 0);
-        s.touch(7, 20);
-        s.touch(7, 10);
-        s.touch(8, 5);
-        assert_eq!(s.active.get(&7), Some(&20));
-        assert_eq!(s.active.get(&8), Some(&5));
-        s.keep_k(3, 5);
-        assert_eq!((s.k(3), s.k(4)), (Some(5), None));
-        // a front holds until the first lease before it expires
-        s.keep_front(9, Some(100), 50);
-        assert_eq!(
-            (s.front(9, 49), s.front(9, 50), s.front(1, 0)),
-            (Some(Some(100)), None, None)
-        );
-        s.forget_fronts();
-        assert_eq!(s.front(9, 0), None);
-    }
-
-    #[test]
-    fn writers_of_a_process_take_distinct_parts() {
-        let parts: BTreeSet<i64> = (0..VERSION_SHARDS).map(|_| next_shard()).collect();
-        assert_eq!(parts.len() as u64, VERSION_SHARDS);
-        assert!(parts
-            .iter()
-            .all(|&p| (0..VERSION_SHARDS as i64).contains(&p)));
     }
 }

@@ -15,6 +15,9 @@ use sqlx::{AnyPool, Executor};
 
 pub mod group_commit;
 
+// what the jobs of a group share is the store's ([`group_commit::GroupState`])
+use crate::store::group_shared::Shared;
+
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
@@ -53,8 +56,9 @@ pub struct Db {
     writer: AnyPool,
     pub backend: Backend,
     pub url: String,
-    /// The writer that commits claims and votes in groups (see [`group_commit`]).
-    pub group: group_commit::GroupCommit,
+    /// The writer that commits claims and votes in groups (see [`group_commit`]), with what
+    /// a group's jobs share as the store defines it.
+    pub group: group_commit::GroupCommit<Shared>,
     /// SQLite: this process's writers queue here, first come first served, for the write
     /// connection (and the session store for its own).
     gate: group_commit::Gate,
@@ -218,7 +222,7 @@ impl Db {
 
     /// Runs a short write job in the next group commit (see [`group_commit`]); the job answers
     /// its caller itself once the group's transaction ended.
-    pub async fn grouped(&self, job: Box<dyn group_commit::Job>) {
+    pub async fn grouped(&self, job: Box<dyn group_commit::Job<Shared>>) {
         self.group
             .submit(&self.writer, self.backend, &self.url, &self.gate, job)
             .await

@@ -7,7 +7,8 @@ use futures_util::future::BoxFuture;
 use sqlx::AnyConnection;
 use tokio::sync::oneshot;
 
-use crate::db::group_commit::{Job, Shared};
+use crate::db::group_commit::Job;
+use crate::store::group_shared::Shared;
 use crate::store::{Db, StoreError, StoreResult};
 
 /// Store work for a group commit: given the group's connection and what the group shares, it
@@ -43,7 +44,7 @@ fn not_committed(e: &sqlx::Error) -> StoreError {
     ))))
 }
 
-impl<T: Send + 'static, W: Work<T>> Job for Grouped<T, W> {
+impl<T: Send + 'static, W: Work<T>> Job<Shared> for Grouped<T, W> {
     fn lock(&self) -> Option<i64> {
         self.lock
     }

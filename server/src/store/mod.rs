@@ -8,6 +8,7 @@ pub mod checks;
 pub(crate) mod codec;
 pub mod export;
 pub mod generation;
+pub mod group_shared;
 mod grouped;
 pub mod imports;
 pub mod jobs;

@@ -5,9 +5,9 @@ use sqlx::Row;
 
 use super::grouped::grouped;
 use super::{audit, Db, StoreError, StoreResult};
-use crate::db::group_commit::Shared;
 use crate::db::now_ms;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
+use crate::store::group_shared::Shared;
 
 /// Creates an invite link token for a batch (cap = how many participants it may create).
 pub async fn create_invite(

@@ -4,9 +4,9 @@
 use sqlx::Row;
 
 use super::*;
-use crate::db::group_commit::Shared;
 use crate::db::Backend;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
+use crate::store::group_shared::Shared;
 use crate::store::grouped::grouped;
 use crate::store::{audit, Db, StoreResult};
 

@@ -3,9 +3,9 @@
 use sqlx::Row;
 
 use super::*;
-use crate::db::group_commit::Shared;
 use crate::db::Backend;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
+use crate::store::group_shared::Shared;
 use crate::store::grouped::grouped;
 use crate::store::{Db, StoreError, StoreResult};
 
