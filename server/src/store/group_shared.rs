@@ -1,8 +1,8 @@
 //! What the jobs of one group commit share (`db::group_commit` runs the groups; this is the
 //! store's part of it): values read once in the group's transaction (a study's k, a batch's
 //! queue front) and the writes made once for the whole group just before it commits — the
-//! annotators' `last_active` and order seeds, new batch memberships, audit rows and the
-//! studies' data versions, each in the writer's own part (`study_versions`,
+//! annotators' `last_active` and order seeds, new batch memberships, audit rows, and the
+//! studies' data versions in the writer's own part of them (`study_versions`,
 //! `migrations/postgres/0013_study_versions.sql`).
 
 use std::collections::{BTreeMap, BTreeSet};
