@@ -21,13 +21,17 @@ use crate::store::group_shared::Shared;
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
-/// The versions of the migrations this build applies to a `backend` database, in order.
-pub fn migrations(backend: Backend) -> Vec<i64> {
-    let migrator = match backend {
+/// The migrations of a `backend` database.
+fn migrator(backend: Backend) -> &'static sqlx::migrate::Migrator {
+    match backend {
         Backend::Sqlite => &SQLITE_MIGRATOR,
         Backend::Postgres => &POSTGRES_MIGRATOR,
-    };
-    migrator.iter().map(|m| m.version).collect()
+    }
+}
+
+/// The versions of the migrations this build applies to a `backend` database, in order.
+pub fn migrations(backend: Backend) -> Vec<i64> {
+    migrator(backend).iter().map(|m| m.version).collect()
 }
 
 /// Which database engine a [`Db`] talks to.
@@ -142,11 +146,7 @@ impl Db {
                 (pool.clone(), pool)
             }
         };
-        let migrator = match backend {
-            Backend::Sqlite => &SQLITE_MIGRATOR,
-            Backend::Postgres => &POSTGRES_MIGRATOR,
-        };
-        migrator
+        migrator(backend)
             .run(&writer)
             .await
             .with_context(|| format!("cannot migrate database {}", redact(url)))?;
