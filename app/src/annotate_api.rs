@@ -105,15 +105,17 @@ pub async fn resume_participant(code: String) -> Result<(), ServerFnError> {
     Ok(())
 }
 
-/// Where the caller stands in the study, with the item to rate (or to revise).
+/// Where the caller stands in the study, with the item to rate (or to revise), or `page` (from
+/// 1) of the items they rated once the queue has nothing more.
 #[server(endpoint = "annotate/state")]
 pub async fn get_annotate_state(
     study: StudyId,
     revise: Option<ItemId>,
+    page: Option<u32>,
 ) -> Result<AnnotateState, ServerFnError> {
     let a = me(study).await?;
     crate::auth::backend()?
-        .annotate_state(study, a, revise)
+        .annotate_state(study, a, revise, page)
         .await
         .map_err(crate::auth::internal)
 }

@@ -170,11 +170,14 @@ pub trait Backend: Send + Sync + 'static {
         participant: Option<AnnotatorId>,
         user: Option<&User>,
     ) -> Result<Option<AnnotatorId>, BackendError>;
+    /// Where the annotator stands, with the item to rate, or `revise` (one they rated), or —
+    /// when the queue has nothing more — `page` (from 1) of the list of rated items.
     async fn annotate_state(
         &self,
         study: StudyId,
         annotator: AnnotatorId,
         revise: Option<ItemId>,
+        page: Option<u32>,
     ) -> Result<AnnotateState, BackendError>;
     /// Records consent with the screener answers (name, value).
     async fn consent(

@@ -198,8 +198,18 @@ pub enum AnnotateStep {
     },
     Guideline,
     Rate(Box<ItemView>),
+    /// The queue has nothing more: the annotator's rated items, a page at a time.
     Review {
+        /// The rated items on this page, in rating order.
         rated: Vec<RatedRow>,
+        /// This page, counted from 1.
+        page: u32,
+        /// Pages in all (at least 1).
+        pages: u32,
+        /// The items rated on the pages before this one.
+        before: u64,
+        /// The items rated in all.
+        total: u64,
     },
     Finished {
         completion_code: Option<String>,

@@ -205,6 +205,25 @@ impl Browser {
         Ok(())
     }
 
+    /// On an invite link's page: takes part, answers the default screener, consents and starts
+    /// rating; returns once the first item is on screen.
+    pub async fn join_consent_and_start(&self) -> Result<()> {
+        self.click("#join").await?;
+        self.wait_for_text("#consent-submit", "I agree and continue")
+            .await?;
+        self.wait_for_text("#hydrated", "interactive").await?;
+        for css in [
+            "#screener-years option[value='1-3']",
+            "#screener-role option[value='developer']",
+        ] {
+            self.click(css).await?;
+        }
+        self.click("#consent-submit").await?;
+        self.wait_for_text("#start", "Start rating").await?;
+        self.click("#start").await?;
+        self.wait_for_text("#submit", "Submit (Enter)").await
+    }
+
     /// Loads `url` (a full page load) and waits for hydration.
     pub async fn goto_hydrated(&self, url: &str) -> Result<()> {
         self.client.goto(url).await?;

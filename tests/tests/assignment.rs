@@ -1209,6 +1209,56 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
     guard.drop_now(db).await;
 }
 
+/// The list of an annotator's rated items comes a page at a time, in rating order: full pages
+/// of `REVIEW_PAGE`, then the rest; a page past the last is the last; the count is of every
+/// vote; and the list is of the annotator's own study only.
+async fn rated_items_come_a_page_at_a_time(store: Store) {
+    use natstudy::store::participation::{my_votes, REVIEW_PAGE};
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let per = REVIEW_PAGE as usize;
+    // two pages and a half
+    let n = 2 * per + per / 2;
+    let study = study_with_items(&db, n.div_ceil(3)).await;
+    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
+    queue_batch(&db, study, pool.clone(), 5, 600, false).await;
+    let mut order = Vec::new();
+    for i in 0..n {
+        order.push(rate_next(&db, study, pool[0], &format!("t{i}")).await);
+    }
+    // the other annotator's vote is not on the list
+    rate_next(&db, study, pool[1], "other").await;
+    let items = |page: &natstudy::store::participation::MyVotes| {
+        page.rows.iter().map(|r| r.0).collect::<Vec<_>>()
+    };
+    let first = my_votes(&db, study, pool[0], 0).await.expect("page 1");
+    assert_eq!((first.page, first.total), (0, n as i64));
+    assert_eq!(items(&first), order[..per]);
+    assert_eq!(
+        (first.rows[0].2, first.rows[0].3, first.rows[0].1.as_str()),
+        (2, 3, "s"),
+        "answers and summary"
+    );
+    let second = my_votes(&db, study, pool[0], 1).await.expect("page 2");
+    assert_eq!(items(&second), order[per..2 * per]);
+    let last = my_votes(&db, study, pool[0], 2).await.expect("page 3");
+    assert_eq!((last.page, items(&last)), (2, order[2 * per..].to_vec()));
+    for past in [3, 1_000_000, i64::MAX] {
+        let clamped = my_votes(&db, study, pool[0], past).await.expect("past");
+        assert_eq!(clamped, last, "page {past} is the last");
+    }
+    let before = my_votes(&db, study, pool[0], -5).await.expect("before");
+    assert_eq!(before, first);
+    // the annotator in another study: nothing, and page 0
+    let elsewhere = natstudy::store::studies::create(&db, None, "other", "")
+        .await
+        .expect("study");
+    let none = my_votes(&db, elsewhere, pool[0], 4).await.expect("none");
+    assert_eq!((none.rows.len(), none.page, none.total), (0, 0, 0));
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(rated_items_come_a_page_at_a_time => rated_items_come_a_page_at_a_time_sqlite, rated_items_come_a_page_at_a_time_postgres);
+
 /// PostgreSQL: an annotator's votes (the participant's list of rated items) are read through
 /// `votes_annotator` (migration 0014): the index is there and valid, and the query's plan
 /// searches it, then each vote's item by its key — whatever the statistics, as no `ANALYZE`
@@ -1238,6 +1288,8 @@ async fn my_votes_come_from_the_annotator_index_postgres() {
     ))
     .bind(1i64)
     .bind(1i64)
+    .bind(natstudy::store::participation::REVIEW_PAGE)
+    .bind(0i64)
     .fetch_all(&mut *tx)
     .await
     .expect("explain");
@@ -1248,9 +1300,11 @@ async fn my_votes_come_from_the_annotator_index_postgres() {
         plan.contains("using votes_annotator on votes v") || plan.contains("on votes_annotator"),
         "{plan}"
     );
+    // the study checked once, on the annotator's row, never on the items
     assert!(
         plan.contains("Index Scan using items_pkey on items i")
-            && !plan.contains("study_id = ")
+            && plan.contains("Index Scan using annotators_pkey on annotators an")
+            && plan.matches("study_id = ").count() == 1
             && !plan.contains("Seq Scan"),
         "{plan}"
     );

@@ -75,27 +75,7 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
             .contains("/pkg/natstudy_participant."),
         "{links}"
     );
-    b.click("#join").await.expect("join");
-    b.wait_for_text("#consent-submit", "I agree and continue")
-        .await
-        .expect("consent page");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
-    for css in [
-        "#screener-years option[value='1-3']",
-        "#screener-role option[value='developer']",
-    ] {
-        b.click(css).await.expect("answer");
-    }
-    b.click("#consent-submit").await.expect("consent");
-    b.wait_for_text("#start", "Start rating")
-        .await
-        .expect("guideline");
-    b.click("#start").await.expect("start");
-    b.wait_for_text("#submit", "Submit (Enter)")
-        .await
-        .expect("rating view");
+    b.join_consent_and_start().await.expect("the rating view");
 
     // NATSTUDY_SCREENSHOTS=DIR keeps what the phone showed, to look at
     if let Ok(dir) = std::env::var("NATSTUDY_SCREENSHOTS") {

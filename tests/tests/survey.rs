@@ -39,6 +39,22 @@ async fn revisions(db: &Db) -> i64 {
         .expect("count")
 }
 
+/// On the list of rated items (hydrated): opens the item whose revise link `link` matches and
+/// answers it again with both answers 4 — keyboard only — and submits.
+async fn revise_with_fours(b: &Browser, link: &str) {
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.click(link).await.expect("revise");
+    b.wait_for_text("#submit", "Submit (Enter)")
+        .await
+        .expect("revise page");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.press("\u{E003}\u{E003}44\u{E007}").await.expect("keys");
+}
+
 async fn wait_until<F, Fut>(what: &str, mut f: F)
 where
     F: FnMut() -> Fut,
@@ -292,23 +308,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     );
 
     // revise the first vote
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
-    b.client
-        .find(Locator::Css("#rated a.revise"))
-        .await
-        .expect("revise")
-        .click()
-        .await
-        .expect("click");
-    b.wait_for_text("#submit", "Submit (Enter)")
-        .await
-        .expect("revise page");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
-    b.press("\u{E003}\u{E003}44\u{E007}").await.expect("keys");
+    revise_with_fours(&b, "#rated a.revise").await;
     let db2 = db.clone();
     wait_until("revision saved", || {
         let db = db2.clone();
@@ -340,6 +340,146 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     b.wait_for_text("#thanks h1", "Thank you!")
         .await
         .expect("thanks");
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// A participant who rated more items than a page holds reads them a page at a time: the
+/// first page, then the next by its link; an item revised from the second page brings them
+/// back to that page, and the revision is what counts.
+#[tokio::test]
+async fn rated_items_are_listed_a_page_at_a_time() {
+    use natstudy::store::participation::REVIEW_PAGE;
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let per = REVIEW_PAGE as usize;
+    let n = per + 5;
+    let study = natstudy::store::studies::create(&db, None, "Pages", "")
+        .await
+        .expect("study");
+    let (mut bugs, mut items) = (String::new(), String::new());
+    for i in 0..n {
+        bugs.push_str(
+            &serde_json::json!({"bug_id": format!("B-{i}"), "project": "P", "file": "A.java",
+            "method": "m", "source": format!("int m() {{ return {i}; }}\n"), "buggy_lines": [1]})
+            .to_string(),
+        );
+        bugs.push('\n');
+        items.push_str(&serde_json::json!({"id": format!("naming_{i}"), "bug_id": format!("B-{i}"),
+            "operator": "RenameVariable-1", "level": "naming",
+            "source": format!("int m() {{ return {i} + 0; }}\n"), "summary": format!("item number {i}")}).to_string());
+        items.push('\n');
+    }
+    natstudy::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
+        .await
+        .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("queue");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite");
+    b.join_consent_and_start().await.expect("the first item");
+    // every item rated (through the store, as the survey would)
+    let annotator: natstudy::ids::AnnotatorId =
+        sqlx::query_scalar("SELECT id FROM annotators WHERE study_id = $1")
+            .bind(study)
+            .fetch_one(&db.pool)
+            .await
+            .expect("the participant");
+    let mut order = Vec::new();
+    for i in 0..n {
+        let h = assign::next_item(&db, study, annotator, natstudy::db::now_ms())
+            .await
+            .expect("next")
+            .expect("an item");
+        let vote = assign::VoteInput {
+            cr: 1,
+            cc: 2,
+            comment: String::new(),
+            time_secs: Some(3.0),
+            started_at: None,
+            context_opened: false,
+            token: format!("t{i}"),
+        };
+        assign::submit(&db, study, annotator, h.item, &vote, natstudy::db::now_ms())
+            .await
+            .expect("vote");
+        order.push(h.item);
+    }
+    let summary = |item: natstudy::ids::ItemId| {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, String>("SELECT summary FROM items WHERE id = $1")
+                .bind(item)
+                .fetch_one(&db.pool)
+                .await
+                .expect("summary")
+        }
+    };
+
+    // the first page
+    b.goto_hydrated(&app.url(&format!("/annotate/{study}")))
+        .await
+        .expect("review");
+    b.wait_contains("#rated-range", &format!("Items 1–{per} of {n}"))
+        .await;
+    b.wait_contains(".pager .page-of", "Page 1 of 2").await;
+    let rows = |b: &Browser| {
+        let c = b.client.clone();
+        async move {
+            c.find_all(Locator::Css("#rated tbody tr"))
+                .await
+                .expect("rows")
+                .len()
+        }
+    };
+    assert_eq!(rows(&b).await, per);
+    assert_eq!(
+        b.text_of("#rated tbody tr:first-child td:first-child")
+            .await,
+        summary(order[0]).await
+    );
+    assert!(
+        b.client
+            .find(Locator::Css(".pager a[rel=prev]"))
+            .await
+            .is_err(),
+        "no earlier page"
+    );
+    // the next page, by its link
+    b.click(".pager a[rel=next]").await.expect("later");
+    b.wait_contains("#rated-range", &format!("Items {}–{n} of {n}", per + 1))
+        .await;
+    b.wait_contains(".pager .page-of", "Page 2 of 2").await;
+    assert_eq!(rows(&b).await, n - per);
+    assert_eq!(
+        b.text_of("#rated tbody tr:first-child td:first-child")
+            .await,
+        summary(order[per]).await
+    );
+    // revise its first item: back on the second page, the revision counted
+    revise_with_fours(&b, "#rated tbody tr:first-child a.revise").await;
+    b.wait_contains("#rated-range", &format!("Items {}–{n} of {n}", per + 1))
+        .await;
+    let url = b.client.current_url().await.expect("url");
+    assert!(url.as_str().ends_with("?page=2"), "{url}");
+    let revised: (i64, i64, i64) = sqlx::query_as(
+        "SELECT cr, cc, revision FROM votes WHERE annotator_id = $1 AND item_id = $2",
+    )
+    .bind(annotator)
+    .bind(order[per])
+    .fetch_one(&db.pool)
+    .await
+    .expect("vote");
+    assert_eq!(revised, (4, 4, 2));
+    assert_eq!(
+        b.text_of("#rated tbody tr:first-child td:nth-child(2)")
+            .await,
+        "4"
+    );
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

@@ -265,15 +265,19 @@ impl SurveyCache {
     }
 }
 
-/// Where a participant stands, with the item to show.
+/// Where a participant stands, with the item to show: the queue's next, or `revise` (an item
+/// they rated), or — when the queue has nothing more — `page` (from 1; a page past the last is
+/// the last) of the items they rated.
 pub async fn annotate_state(
     db: &Db,
     cache: &SurveyCache,
     study: StudyId,
     annotator: AnnotatorId,
     revise: Option<ItemId>,
+    page: Option<u32>,
 ) -> Result<AnnotateState, StoreError> {
-    state_of(db, cache, study, annotator, revise, Next::Claim).await
+    let page = page.map_or(0, |p| i64::from(p.max(1)) - 1);
+    state_of(db, cache, study, annotator, revise, page, Next::Claim).await
 }
 
 /// Where the queue's next item comes from.
@@ -293,7 +297,7 @@ pub async fn state_after_vote(
     annotator: AnnotatorId,
     claimed: Option<store::assign::Handed>,
 ) -> Result<AnnotateState, StoreError> {
-    state_of(db, cache, study, annotator, None, Next::Claimed(claimed)).await
+    state_of(db, cache, study, annotator, None, 0, Next::Claimed(claimed)).await
 }
 
 async fn state_of(
@@ -302,6 +306,7 @@ async fn state_of(
     study: StudyId,
     annotator: AnnotatorId,
     revise: Option<ItemId>,
+    page: i64,
     next: Next,
 ) -> Result<AnnotateState, StoreError> {
     let store::participation::Standing {
@@ -379,18 +384,27 @@ async fn state_of(
                     token: super::participation::fresh_token(),
                 }))
             }
-            None => AnnotateStep::Review {
-                rated: store::participation::my_votes(db, study, annotator)
-                    .await?
-                    .into_iter()
-                    .map(|(item, summary, cr, cc)| RatedRow {
-                        item,
-                        summary,
-                        cr,
-                        cc,
-                    })
-                    .collect(),
-            },
+            None => {
+                let mine = store::participation::my_votes(db, study, annotator, page).await?;
+                let per_page = store::participation::REVIEW_PAGE;
+                AnnotateStep::Review {
+                    rated: mine
+                        .rows
+                        .into_iter()
+                        .map(|(item, summary, cr, cc)| RatedRow {
+                            item,
+                            summary,
+                            cr,
+                            cc,
+                        })
+                        .collect(),
+                    page: u32::try_from(mine.page + 1).unwrap_or(u32::MAX),
+                    pages: u32::try_from(((mine.total - 1).max(0) / per_page) + 1)
+                        .unwrap_or(u32::MAX),
+                    before: u64::try_from(mine.page * per_page).unwrap_or(0),
+                    total: u64::try_from(mine.total).unwrap_or(0),
+                }
+            }
         }
     };
     Ok(AnnotateState {

@@ -712,28 +712,61 @@ pub async fn my_vote(
     .transpose()?)
 }
 
-/// The annotator's votes in a study, in rating order: a range of the index `votes_annotator`
-/// (migration 0014), each vote's item then found by its key — not a scan of every vote, nor of
-/// the study's items. The items are subqueries of the vote so that the votes come first
-/// whatever the statistics say: as a join, PostgreSQL before its first `ANALYZE` guessed a
-/// study holds a few items and went through every one of them. `$1` annotator, `$2` study.
+/// How many of an annotator's rated items the review lists at once: the list is paged, so a
+/// participant of a 20,000-item pool study is not sent 10,000 rows in one page.
+pub const REVIEW_PAGE: i64 = 100;
+
+/// A page of the annotator's votes in a study, in rating order: a range of the index
+/// `votes_annotator` (migration 0014), each vote's item then found by its key — not a scan of
+/// every vote, nor of the study's items. The item is a subquery of the vote so that the votes
+/// come first whatever the statistics say: as a join, PostgreSQL before its first `ANALYZE`
+/// guessed a study holds a few items and went through every one of them. An annotator is of one
+/// study: that is checked once (`annotators`), not per vote. `$1` annotator, `$2` study, `$3`
+/// rows at most, `$4` rows skipped (the offset runs along the same range of the index: bounded
+/// by the annotator's own votes).
 pub const MY_VOTES_SQL: &str =
     "SELECT v.item_id, (SELECT i.summary FROM items i WHERE i.id = v.item_id), v.cr, v.cc \
      FROM votes v WHERE v.annotator_id = $1 \
-     AND (SELECT i.study_id FROM items i WHERE i.id = v.item_id) = $2 ORDER BY v.id";
+     AND EXISTS (SELECT 1 FROM annotators an WHERE an.id = $1 AND an.study_id = $2) \
+     ORDER BY v.id LIMIT $3 OFFSET $4";
 
-/// The annotator's rated items of a study: (item, summary, CR, CC), in rating order.
+/// How many votes the annotator has in the study: a count of the same range. `$1` annotator,
+/// `$2` study.
+pub const MY_VOTE_COUNT_SQL: &str = "SELECT COUNT(*) FROM votes v WHERE v.annotator_id = $1 \
+     AND EXISTS (SELECT 1 FROM annotators an WHERE an.id = $1 AND an.study_id = $2)";
+
+/// A page of the review: the annotator's rated items on it — (item, summary, CR, CC), in
+/// rating order —, the page shown (counted from 0) and how many items they rated in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MyVotes {
+    pub rows: Vec<(ItemId, String, u8, u8)>,
+    pub page: i64,
+    pub total: i64,
+}
+
+/// Page `page` (from 0) of the annotator's rated items of a study, [`REVIEW_PAGE`] to a page;
+/// a page past the last is the last.
 pub async fn my_votes(
     db: &Db,
     study: StudyId,
     annotator: AnnotatorId,
-) -> StoreResult<Vec<(ItemId, String, u8, u8)>> {
+    page: i64,
+) -> StoreResult<MyVotes> {
+    let total: i64 = sqlx::query_scalar(MY_VOTE_COUNT_SQL)
+        .bind(annotator)
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await?;
+    let last = (total - 1).max(0) / REVIEW_PAGE;
+    let page = page.clamp(0, last);
     let rows = sqlx::query(MY_VOTES_SQL)
         .bind(annotator)
         .bind(study)
+        .bind(REVIEW_PAGE)
+        .bind(page * REVIEW_PAGE)
         .fetch_all(&db.pool)
         .await?;
-    Ok(rows
+    let rows = rows
         .iter()
         .map(|r| {
             Ok((
@@ -743,7 +776,8 @@ pub async fn my_votes(
                 r.try_get::<i64, _>(3)? as u8,
             ))
         })
-        .collect::<Result<_, sqlx::Error>>()?)
+        .collect::<Result<_, sqlx::Error>>()?;
+    Ok(MyVotes { rows, page, total })
 }
 
 /// Whether the annotator's side assignment shows the original on the left.
@@ -784,6 +818,8 @@ mod tests {
         let plan: Vec<String> = sqlx::query(&format!("EXPLAIN QUERY PLAN {MY_VOTES_SQL}"))
             .bind(1i64)
             .bind(1i64)
+            .bind(REVIEW_PAGE)
+            .bind(0i64)
             .fetch_all(&db.pool)
             .await
             .expect("plan")

@@ -410,8 +410,9 @@ impl Backend for DomainBackend {
         study: StudyId,
         annotator: AnnotatorId,
         revise: Option<ItemId>,
+        page: Option<u32>,
     ) -> Result<AnnotateState, BackendError> {
-        service::annotate::annotate_state(&self.db, &self.survey, study, annotator, revise)
+        service::annotate::annotate_state(&self.db, &self.survey, study, annotator, revise, page)
             .await
             .map_err(map)
     }

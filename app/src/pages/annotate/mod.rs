@@ -94,6 +94,11 @@ pub fn JoinPage() -> impl IntoView {
     }
 }
 
+/// The `page` query parameter, read without tracking it.
+fn page_untracked(query: &Memo<leptos_router::params::ParamsMap>) -> Option<u32> {
+    query.with_untracked(|q| q.get("page").and_then(|s| s.parse::<u32>().ok()))
+}
+
 /// `/annotate/:study`
 #[component]
 pub fn AnnotatePage() -> impl IntoView {
@@ -107,6 +112,8 @@ pub fn AnnotatePage() -> impl IntoView {
         })
     };
     let revise = move || query.with(|q| q.get("revise").and_then(|s| s.parse::<ItemId>().ok()));
+    // the page of the rated items' list (from 1), kept while one of them is revised
+    let page = move || query.with(|q| q.get("page").and_then(|s| s.parse::<u32>().ok()));
     let vote = ServerAction::<SubmitVote>::new();
     let consent = ServerAction::<GiveConsent>::new();
     let start = ServerAction::<StartRating>::new();
@@ -119,13 +126,14 @@ pub fn AnnotatePage() -> impl IntoView {
             (
                 study(),
                 revise(),
+                page(),
                 vote.version().get(),
                 consent.version().get(),
                 start.version().get(),
                 finish.version().get(),
             )
         },
-        move |(s, r, v, ..)| {
+        move |(s, r, p, v, ..)| {
             let carried = (r.is_none() && v != shown_vote.get_value())
                 .then(|| vote.value().get_untracked())
                 .flatten()
@@ -134,7 +142,7 @@ pub fn AnnotatePage() -> impl IntoView {
             async move {
                 match carried {
                     Some(next) => Ok(next),
-                    None => get_annotate_state(s, r).await,
+                    None => get_annotate_state(s, r, p).await,
                 }
             }
         },
@@ -147,7 +155,11 @@ pub fn AnnotatePage() -> impl IntoView {
             let saved = matches!(vote.value().get_untracked(), Some(Ok(_)));
             if saved && query.with_untracked(|q| q.get("revise").is_some()) {
                 let s = params.with_untracked(|p| p.get("study").unwrap_or_default());
-                navigate(&format!("/annotate/{s}"), Default::default());
+                // back to the page of the list the revised item was on
+                match page_untracked(&query) {
+                    Some(p) => navigate(&format!("/annotate/{s}?page={p}"), Default::default()),
+                    None => navigate(&format!("/annotate/{s}"), Default::default()),
+                }
             }
         },
         false,
@@ -216,7 +228,13 @@ fn Survey(
         AnnotateStep::Rate(item) => {
             view! { <Rate study item=*item vote set_show_guideline /> }.into_any()
         }
-        AnnotateStep::Review { rated } => view! { <Review study rated finish /> }.into_any(),
+        AnnotateStep::Review {
+            rated,
+            page,
+            pages,
+            before,
+            total,
+        } => view! { <Review study rated page pages before total finish /> }.into_any(),
         AnnotateStep::Finished { completion_code } => {
             view! { <Thanks completion_code /> }.into_any()
         }

@@ -66,16 +66,45 @@ pub(super) fn GuidelineStep(
     }
 }
 
+/// The rated items, a page at a time (`page` of `pages`, from 1; `before` items on the pages
+/// before, `total` in all), each with a link to revise it that brings the participant back to
+/// this page.
 #[component]
 pub(super) fn Review(
     study: StudyId,
     rated: Vec<RatedRow>,
+    page: u32,
+    pages: u32,
+    before: u64,
+    total: u64,
     finish: ServerAction<FinishStudy>,
 ) -> impl IntoView {
+    let shown = rated.len() as u64;
+    let to_page = move |p: u32| format!("/annotate/{study}?page={p}");
+    // above and below the list
+    let nav = move || {
+        (pages > 1).then(|| {
+            view! {
+                <nav class="pager" aria-label="Pages of rated items">
+                    {(page > 1).then(|| view! { <a rel="prev" href=to_page(page - 1)>"← Earlier"</a> })}
+                    <span class="page-of">"Page " {page} " of " {pages}</span>
+                    {(page < pages).then(|| view! { <a rel="next" href=to_page(page + 1)>"Later →"</a> })}
+                </nav>
+            }
+        })
+    };
     view! {
         <section class="card">
             <h1>"All items rated"</h1>
             <p>"You may revise any answer before you finish. After finishing, answers are final."</p>
+            <p class="muted" id="rated-range">
+                {if shown == 0 {
+                    "No items rated.".to_string()
+                } else {
+                    format!("Items {}–{} of {total}, in the order you rated them.", before + 1, before + shown)
+                }}
+            </p>
+            {nav()}
             <table class="grid" id="rated">
                 <thead><tr><th>"Transformation"</th><th class="num">"Readability"</th><th class="num">"Conventions"</th><th></th></tr></thead>
                 <tbody>
@@ -84,12 +113,13 @@ pub(super) fn Review(
                         .map(|r| view! {
                             <tr>
                                 <td><crate::text::Summary text=r.summary /></td><td class="num">{r.cr}</td><td class="num">{r.cc}</td>
-                                <td><a class="revise" href=format!("/annotate/{study}?revise={}", r.item)>"Revise"</a></td>
+                                <td><a class="revise" href=format!("/annotate/{study}?revise={}&page={page}", r.item)>"Revise"</a></td>
                             </tr>
                         })
                         .collect_view()}
                 </tbody>
             </table>
+            {nav()}
             <ActionForm action=finish attr:id="finish-form">
                 <input type="hidden" name="study" value=study.get() />
                 <button type="submit" id="finish">"Finish"</button>
