@@ -103,6 +103,23 @@ async fn assert_at_most_k(db: &Db, study: StudyId, k: i64) {
     }
 }
 
+/// Every annotator's done count (`annotators.done_count`, what the progress bar reads) is the
+/// number of its done assignments; and the study has some.
+async fn assert_done_counts(db: &Db, study: StudyId) {
+    let counts: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT an.id, an.done_count, (SELECT COUNT(*) FROM assignments a \
+         WHERE a.annotator_id = an.id AND a.status = 'done') FROM annotators an \
+         WHERE an.study_id = $1 ORDER BY an.id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await
+    .expect("counts");
+    assert!(counts.iter().any(|c| c.2 > 0), "nothing done: {counts:?}");
+    let wrong: Vec<_> = counts.iter().filter(|c| c.1 != c.2).collect();
+    assert!(wrong.is_empty(), "(annotator, kept, done): {wrong:?}");
+}
+
 async fn dynamic_queue_never_exceeds_k(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 10).await; // 30 items
@@ -170,6 +187,7 @@ async fn dynamic_queue_never_exceeds_k(store: Store) {
         "every item exactly k: {counts:?}"
     );
     assert_eq!(total, 150);
+    assert_done_counts(&db, study).await;
     let db = Arc::try_unwrap(db).expect("sole owner");
     guard.drop_now(db).await;
 }
@@ -351,6 +369,8 @@ async fn two_instances_never_exceed_k(store: Store) {
         saved, 36,
         "every acknowledged vote counted ({refused} refused as late)"
     );
+    // both instances' votes counted in the annotators' done counts
+    assert_done_counts(&db, study).await;
     other.close().await;
     guard.drop_now(db).await;
 }
@@ -854,6 +874,7 @@ async fn fixed_groups_and_drop_outs(store: Store) {
         .expect("audit");
     assert!(audit.iter().any(|a| a.action == "annotator.release"));
     assert!(audit.iter().any(|a| a.action == "annotator.move"));
+    assert_done_counts(&db, study).await;
     guard.drop_now(db).await;
 }
 
@@ -1008,6 +1029,7 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
         "{:?}",
         results[24]
     );
+    assert_done_counts(&db, study).await;
     let last_active = |a: natstudy::ids::AnnotatorId| {
         let db = db.clone();
         async move {
@@ -1258,6 +1280,62 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
 }
 
 on_both_stores!(rated_items_come_a_page_at_a_time => rated_items_come_a_page_at_a_time_sqlite, rated_items_come_a_page_at_a_time_postgres);
+
+/// A database made before migration 0015 gets each annotator's done count from the
+/// assignments done there: the column taken away (and the migration forgotten), the instance
+/// that starts next migrates it back with the counts, and the progress bar reads them.
+async fn the_done_count_migration_counts_what_was_done(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 3).await; // 9 items
+    let pool = assign::ensure_pool(&db, study, 3).await.expect("pool");
+    queue_batch(&db, study, pool.clone(), 5, 600, false).await;
+    for (n, &a) in pool.iter().enumerate() {
+        for i in 0..=n {
+            rate_next(&db, study, a, &format!("{a}-{i}")).await;
+        }
+    }
+    // one more claimed, not rated: not done
+    assign::next_item(&db, study, pool[0], now_ms())
+        .await
+        .expect("next")
+        .expect("an item");
+    {
+        let mut w = db.write().await.expect("write");
+        sqlx::query("ALTER TABLE annotators DROP COLUMN done_count")
+            .execute(&mut *w)
+            .await
+            .expect("drop");
+        sqlx::query("DELETE FROM _sqlx_migrations WHERE version = 15")
+            .execute(&mut *w)
+            .await
+            .expect("forget");
+    }
+    let url = guard.url().expect("url");
+    db.close().await;
+    let db = Db::connect(&url).await.expect("migrated again");
+    let kept: Vec<i64> =
+        sqlx::query_scalar("SELECT done_count FROM annotators WHERE study_id = $1 ORDER BY id")
+            .bind(study)
+            .fetch_all(&db.pool)
+            .await
+            .expect("counts");
+    assert_eq!(kept, vec![1, 2, 3]);
+    assert_done_counts(&db, study).await;
+    for (n, &a) in pool.iter().enumerate() {
+        let (done, _) = assign::progress(&db, study, a).await.expect("progress");
+        assert_eq!(done, n as i64 + 1);
+    }
+    // and the next vote adds to it
+    rate_next(&db, study, pool[0], "after").await;
+    let (done, _) = assign::progress(&db, study, pool[0])
+        .await
+        .expect("progress");
+    assert_eq!(done, 2);
+    assert_done_counts(&db, study).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(the_done_count_migration_counts_what_was_done => the_done_count_migration_counts_what_was_done_sqlite, the_done_count_migration_counts_what_was_done_postgres);
 
 /// PostgreSQL: an annotator's votes (the participant's list of rated items) are read through
 /// `votes_annotator` (migration 0014): the index is there and valid, and the query's plan

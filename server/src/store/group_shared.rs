@@ -1,7 +1,7 @@
 //! What the jobs of one group commit share (`db::group_commit` runs the groups; this is the
 //! store's part of it): values read once in the group's transaction (a study's k, a batch's
 //! queue front) and the writes made once for the whole group just before it commits — the
-//! annotators' `last_active` and order seeds, new batch memberships, audit rows, and the
+//! annotators' `last_active`, done counts and order seeds, new batch memberships, audit rows, and the
 //! studies' data versions in the writer's own part of them (`study_versions`,
 //! `migrations/postgres/0013_study_versions.sql`).
 
@@ -26,8 +26,9 @@ pub struct Shared {
     /// Per study, its k (ratings per item) as read in this transaction; no job of a group
     /// changes it, and the study's lock is held until the commit.
     k: BTreeMap<i64, i64>,
-    /// Per annotator, when it last acted (`annotators.last_active`).
-    active: BTreeMap<i64, i64>,
+    /// Per annotator, when it last acted (`annotators.last_active`) and how many of its
+    /// assignments the group's votes made done (added to `annotators.done_count`).
+    active: BTreeMap<i64, Active>,
     /// New participants' batch memberships `(batch, annotator)` and, per annotator, its order
     /// seed (`annotators.order_seed`): joins write nothing else their group reads.
     members: Vec<(i64, i64)>,
@@ -44,6 +45,14 @@ pub struct Shared {
     /// claims ≥ k) at any time before `until` (the earliest expiry of a live lease among them).
     /// Within a group claims only grow unless a job releases some ([`Shared::forget_fronts`]).
     fronts: BTreeMap<i64, (Option<i64>, i64)>,
+}
+
+/// What the group writes of an annotator: when it last acted, and how many of its assignments
+/// the group made done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Active {
+    at: i64,
+    done: i64,
 }
 
 /// Statement lengths the flush pads its lists to (by repeating the last entry), so a few
@@ -116,8 +125,22 @@ impl Shared {
 
     /// The annotator acted at `now` (written at the flush).
     pub fn touch(&mut self, annotator: i64, now: i64) {
-        let t = self.active.entry(annotator).or_insert(now);
-        *t = (*t).max(now);
+        let a = self
+            .active
+            .entry(annotator)
+            .or_insert(Active { at: now, done: 0 });
+        a.at = a.at.max(now);
+    }
+
+    /// The annotator's first vote on an item made its assignment done at `now` (the done
+    /// count and the time are written at the flush). Call it only in the transaction that
+    /// made it done, once per assignment: `annotators.done_count` is the number of the
+    /// annotator's done assignments.
+    pub fn made_done(&mut self, annotator: i64, now: i64) {
+        self.touch(annotator, now);
+        if let Some(a) = self.active.get_mut(&annotator) {
+            a.done += 1;
+        }
     }
 
     /// A new participant joins `batch` with its order seed (written at the flush).
@@ -140,7 +163,7 @@ impl Shared {
     /// annotators' times and order seeds, the batch memberships, the audit rows and the
     /// studies' data versions (each list at most [`MAX_GROUP`] entries: one a job).
     async fn write_out(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        set_by_id(conn, "last_active", &self.active).await?;
+        set_active(conn, &self.active).await?;
         set_by_id(conn, "order_seed", &self.seeds).await?;
         for chunk in self.members.chunks(MAX_GROUP) {
             // padded with repeats of the last pair, which the conflict clause skips
@@ -206,6 +229,47 @@ impl GroupState for Shared {
     fn flush<'c>(&'c self, conn: &'c mut AnyConnection) -> BoxFuture<'c, sqlx::Result<()>> {
         Box::pin(self.write_out(conn))
     }
+}
+
+/// Sets each annotator's `last_active` and adds to its `done_count` (see [`Active`]), in the one
+/// statement per [`MAX_GROUP`] annotators that setting the time took alone (padded by repeating
+/// the last: `CASE` takes an id's first match, so a repeat adds nothing).
+async fn set_active(conn: &mut AnyConnection, values: &BTreeMap<i64, Active>) -> sqlx::Result<()> {
+    for chunk in values.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
+        let n = padded(chunk.len());
+        // a group with no vote that made an assignment done (claims, renewals): the time alone
+        let counts = chunk.iter().any(|(_, a)| a.done > 0);
+        let per = if counts { 3 } else { 2 };
+        let at: String = (0..n)
+            .map(|i| format!(" WHEN ${} THEN ${}", per * i + 1, per * i + 2))
+            .collect();
+        let ids: Vec<String> = (0..n).map(|i| format!("${}", per * i + 1)).collect();
+        let sql = if counts {
+            let done: String = (0..n)
+                .map(|i| format!(" WHEN ${} THEN ${}", per * i + 1, per * i + 3))
+                .collect();
+            format!(
+                "UPDATE annotators SET last_active = CASE id{at} END, \
+                 done_count = done_count + CASE id{done} END WHERE id IN ({})",
+                ids.join(", ")
+            )
+        } else {
+            format!(
+                "UPDATE annotators SET last_active = CASE id{at} END WHERE id IN ({})",
+                ids.join(", ")
+            )
+        };
+        let mut q = sqlx::query(&sql);
+        for i in 0..n {
+            let (&annotator, a) = chunk[i.min(chunk.len() - 1)];
+            q = q.bind(annotator).bind(a.at);
+            if counts {
+                q = q.bind(a.done);
+            }
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Sets `column` (a column name of this file, never input) of each annotator in `values`
@@ -291,8 +355,10 @@ mod tests {
         s.touch(7, 20);
         s.touch(7, 10);
         s.touch(8, 5);
-        assert_eq!(s.active.get(&7), Some(&20));
-        assert_eq!(s.active.get(&8), Some(&5));
+        s.made_done(8, 4);
+        s.made_done(8, 6);
+        assert_eq!(s.active.get(&7), Some(&Active { at: 20, done: 0 }));
+        assert_eq!(s.active.get(&8), Some(&Active { at: 6, done: 2 }));
         s.keep_k(3, 5);
         assert_eq!((s.k(3), s.k(4)), (Some(5), None));
         // a front holds until the first lease before it expires

@@ -633,14 +633,14 @@ pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u
 
 /// The three columns of an annotator's progress (`done`, `fixed`, `queued`) as scalar
 /// subqueries, for a query that binds the annotator as `$1`, the study as `$2` and then
-/// [`bind_progress`]'s five values as `$3`..`$7`; [`progress_of`] reads them back. `done` is a
-/// range of the annotator's own index (an annotator is of one study, checked once, not per
-/// row); `fixed` counts per fixed-group batch of the study, so a study without one counts
-/// nothing.
+/// [`bind_progress`]'s five values as `$3`..`$7`; [`progress_of`] reads them back. `done` is the
+/// annotator's done count (`annotators.done_count`, migration 0015, kept by the votes that make
+/// assignments done — read, not counted: a count of the annotator's done assignments grew with
+/// their history, on every survey page); `fixed` counts per fixed-group batch of the study, so a
+/// study without one counts nothing.
 macro_rules! progress_columns {
     () => {
-        "(SELECT COUNT(*) FROM assignments a WHERE a.annotator_id = $1 AND a.status = $3 \
-          AND EXISTS (SELECT 1 FROM annotators an WHERE an.id = $1 AND an.study_id = $2)) AS done, \
+        "COALESCE((SELECT an.done_count FROM annotators an WHERE an.id = $1 AND an.study_id = $2), 0) AS done, \
          (SELECT CAST(COALESCE(SUM((SELECT COUNT(*) FROM assignments a WHERE a.batch_id = b.id \
           AND a.annotator_id = $1 AND a.status IN ($3, $5, $6))), 0) AS BIGINT) FROM batches b \
           WHERE b.study_id = $2 AND b.strategy = $4) AS fixed, \

@@ -225,8 +225,9 @@ async fn submit_in(
     );
     let mut a = match first.await? {
         Ok(k) => {
+            // the statement made the assignment done
             shared.keep_k(study.into(), k);
-            shared.touch(annotator.into(), now);
+            shared.made_done(annotator.into(), now);
             shared.data_changed(study.into());
             return Ok(Ok(Submitted::Saved { revision: 1 }));
         }
@@ -367,7 +368,10 @@ async fn submit_in(
     if first && rated + 1 >= k {
         refresh_full_item(conn, item, k).await?;
     }
-    shared.touch(annotator.into(), now);
+    match first {
+        true => shared.made_done(annotator.into(), now),
+        false => shared.touch(annotator.into(), now),
+    }
     shared.data_changed(study.into());
     Ok(Ok(Submitted::Saved { revision }))
 }
