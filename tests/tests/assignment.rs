@@ -850,6 +850,21 @@ async fn fixed_groups_and_drop_outs(store: Store) {
             .expect("progress"),
         (6, 12)
     );
+    // the moved items follow S6's own, each at a place of its own
+    let order: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT position, status FROM assignments WHERE annotator_id = $1 ORDER BY position, id",
+    )
+    .bind(pool[5])
+    .fetch_all(&db.pool)
+    .await
+    .expect("order");
+    let statuses: Vec<&str> = order.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(
+        statuses,
+        [vec!["done"; 6], vec!["assigned"; 6]].concat(),
+        "{order:?}"
+    );
+    assert!(order.windows(2).all(|w| w[0].0 < w[1].0), "{order:?}");
     while let Some(h) = assign::next_item(&db, study, pool[5], now_ms())
         .await
         .expect("next")

@@ -555,10 +555,16 @@ pub async fn move_unrated(
         .fetch_all(&mut *tx)
         .await?;
     let mut moved = 0;
-    let base: i64 = sqlx::query(
-        "SELECT COALESCE(MAX(position), -1) + 1 FROM assignments WHERE annotator_id = $1",
-    )
+    // the end of the receiving annotator's order, found as a claim finds it
+    let base: i64 = sqlx::query(concat!(
+        "SELECT ",
+        next_position!("$1", "$2", "$3", "$4", "$5")
+    ))
     .bind(to)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
+    .bind(AssignmentStatus::Done)
+    .bind(AssignmentStatus::Released)
     .fetch_one(&mut *tx)
     .await?
     .try_get(0)?;
