@@ -131,24 +131,6 @@ pub(super) fn queue_rank(seed: u64, item: ItemId) -> i64 {
     ((z ^ (z >> 31)) >> 1) as i64
 }
 
-/// Keeps the queue's index current for one item after one of its votes was written:
-/// `rated_full` says whether it has the study's k ratings, in every batch that holds it.
-pub(super) async fn refresh_full_item(
-    conn: &mut sqlx::AnyConnection,
-    item: ItemId,
-    k: i64,
-) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE batch_items SET rated_full = CASE WHEN \
-         (SELECT COUNT(*) FROM votes v WHERE v.item_id = $1) >= $2 THEN 1 ELSE 0 END WHERE item_id = $1",
-    )
-    .bind(item)
-    .bind(k)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
 /// Keeps the queue's index current for every item of the study (after votes were imported,
 /// a batch was created, or k changed), in the caller's transaction.
 pub(crate) async fn refresh_full_study(
