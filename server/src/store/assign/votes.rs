@@ -231,9 +231,10 @@ async fn submit_in(
     consent: Consent,
 ) -> StoreResult<StoreResult<Submitted>> {
     // one round trip: the assignment, a submit seen before, k, the item's ratings and others'
-    // open claims — on PostgreSQL with the common first vote written in the same statement
-    // (`FAST_VOTE_PG_SQL`). On PostgreSQL a vote on an expired lease, which takes room only if
-    // there is some, first takes the item's lock and reads again (see the module `assign`).
+    // open claims, with the common first vote written in the same round trip
+    // (`FAST_VOTE_PG_SQL`, `FAST_VOTE_SQLITE_SQL`). On PostgreSQL a vote on an expired lease,
+    // which takes room only if there is some, first takes the item's lock and reads again (see
+    // the module `assign`).
     let pg = shared.backend() == Backend::Postgres;
     let first = read_for_vote(
         conn,
@@ -242,7 +243,7 @@ async fn submit_in(
         item,
         vote,
         now,
-        pg.then_some(consent),
+        Some((consent, shared.backend())),
     );
     let mut a = match first.await? {
         Ok(k) => {
@@ -429,6 +430,19 @@ fn bind_read<'q>(
         .bind(AssignmentStatus::Leased)
 }
 
+/// The common first vote's conditions over the read `c` ([`vote_read!`]), as the table `ok`
+/// (the assignment, its side, whether the vote fills the item) — one row when the vote may be
+/// written at once: not seen before, consent given if asked (`$14` = 1), the item not rated by
+/// the annotator nor full, the claim planned (`$6`) or a lease (`$7`) still live at `$5`.
+macro_rules! fast_ok {
+    () => {
+        "ok AS (SELECT c.id, c.original_left, c.rated + 1 >= c.k AS fills FROM c \
+         WHERE c.seen IS NULL AND c.mine IS NULL AND c.k IS NOT NULL AND c.rated < c.k \
+         AND ($14 = 0 OR c.consented_at IS NOT NULL) \
+         AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5)))"
+    };
+}
+
 /// PostgreSQL's common vote in one statement (one round trip on the writer's connection,
 /// where every claim and vote waits its turn): reads what [`vote_read!`] reads and, when that
 /// allows a first revision at once — not seen before, consent given if asked (`$14` = 1), the
@@ -441,11 +455,9 @@ fn bind_read<'q>(
 const FAST_VOTE_PG_SQL: &str = concat!(
     "WITH c AS (",
     vote_read!(),
-    "), ok AS (SELECT c.id, c.original_left, c.rated + 1 >= c.k AS fills FROM c \
-     WHERE c.seen IS NULL AND c.mine IS NULL AND c.k IS NOT NULL AND c.rated < c.k \
-     AND ($14 = 0 OR c.consented_at IS NOT NULL) \
-     AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5))), \
-     r AS (",
+    "), ",
+    fast_ok!(),
+    ", r AS (",
     revision_into!(),
     " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13, $4 FROM ok), v AS (",
     vote_into!(),
@@ -457,10 +469,37 @@ const FAST_VOTE_PG_SQL: &str = concat!(
      SELECT c.*, (SELECT COUNT(*) FROM ok) AS saved FROM c"
 );
 
-/// What a vote checks, in one statement (see [`submit_in`]): `Err` with the read — nothing
+/// SQLite's common vote in one round trip to the writer (as [`FAST_VOTE_PG_SQL`] on
+/// PostgreSQL; SQLite has no writing `WITH`, so statements, run one after the other): the read
+/// ([`vote_read!`]) as a row of kind 0 with the connection's `total_changes()`; the revision,
+/// written only under [`fast_ok!`]; then the vote, the assignment done and the queue's index,
+/// each only if the statement before it changed a row (`changes()`); last a row of kind 1 with
+/// `total_changes()` again — more than before exactly when the vote was written (nothing else
+/// runs on the writer's connection in between). Binds as [`FAST_VOTE_PG_SQL`].
+const FAST_VOTE_SQLITE_SQL: &str = concat!(
+    "SELECT 0 AS kind, total_changes() AS changed, c.* FROM (",
+    vote_read!(),
+    ") AS c; WITH c AS (",
+    vote_read!(),
+    "), ",
+    fast_ok!(),
+    " ",
+    revision_into!(),
+    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13, $4 FROM ok; ",
+    vote_into!(),
+    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, r.original_left, $12, $13 FROM vote_revisions r \
+     WHERE changes() = 1 AND r.annotator_id = $2 AND r.submit_token = $4; \
+     UPDATE assignments SET status = $15, lease_expires_at = $5 \
+     WHERE item_id = $1 AND annotator_id = $2 AND changes() = 1; ",
+    refresh_full!("(SELECT ratings_per_item FROM studies WHERE id = $3)"),
+    " AND changes() = 1; SELECT 1 AS kind, total_changes() AS changed"
+);
+
+/// What a vote checks, in one round trip (see [`submit_in`]): `Err` with the read — nothing
 /// when the item is not the annotator's in this study — for the caller to decide on. With
-/// `write_first` (PostgreSQL) the statement is [`FAST_VOTE_PG_SQL`], and `Ok(k)` says it
-/// wrote the vote.
+/// `write_first` (the consent asked, and the database) the common first vote is written in
+/// the same round trip ([`FAST_VOTE_PG_SQL`], [`FAST_VOTE_SQLITE_SQL`]), and `Ok(k)` says it
+/// was.
 async fn read_for_vote(
     conn: &mut sqlx::AnyConnection,
     study: StudyId,
@@ -468,9 +507,9 @@ async fn read_for_vote(
     item: ItemId,
     vote: &VoteInput,
     now: i64,
-    write_first: Option<Consent>,
+    write_first: Option<(Consent, Backend)>,
 ) -> StoreResult<Result<i64, Option<sqlx::any::AnyRow>>> {
-    let Some(consent) = write_first else {
+    let Some((consent, backend)) = write_first else {
         return Ok(Err(bind_read(
             sqlx::query(vote_read!()),
             study,
@@ -483,26 +522,38 @@ async fn read_for_vote(
         .await?));
     };
     let comment = vote.comment.chars().take(MAX_COMMENT).collect::<String>();
-    let row = bind_read(
-        sqlx::query(FAST_VOTE_PG_SQL),
-        study,
-        annotator,
-        item,
-        vote,
-        now,
-    )
-    .bind(i64::from(vote.cr))
-    .bind(i64::from(vote.cc))
-    .bind(vote.time_secs)
-    .bind(vote.started_at)
-    .bind(i64::from(vote.context_opened))
-    .bind(comment)
-    .bind(i64::from(consent == Consent::Required))
-    .bind(AssignmentStatus::Done)
-    .fetch_optional(&mut *conn)
-    .await?;
-    match row {
-        Some(r) if r.try_get::<i64, _>("saved")? > 0 => Ok(Ok(r.try_get("k")?)),
+    let sql = match backend {
+        Backend::Postgres => FAST_VOTE_PG_SQL,
+        Backend::Sqlite => FAST_VOTE_SQLITE_SQL,
+    };
+    let q = bind_read(sqlx::query(sql), study, annotator, item, vote, now)
+        .bind(i64::from(vote.cr))
+        .bind(i64::from(vote.cc))
+        .bind(vote.time_secs)
+        .bind(vote.started_at)
+        .bind(i64::from(vote.context_opened))
+        .bind(comment)
+        .bind(i64::from(consent == Consent::Required))
+        .bind(AssignmentStatus::Done);
+    if backend == Backend::Postgres {
+        return match q.fetch_optional(&mut *conn).await? {
+            Some(r) if r.try_get::<i64, _>("saved")? > 0 => Ok(Ok(r.try_get("k")?)),
+            other => Ok(Err(other)),
+        };
+    }
+    // the read (kind 0, none when the item is not the annotator's here) and the count of
+    // changes after the writes (kind 1)
+    let mut read = None;
+    let mut after = None;
+    for r in q.fetch_all(&mut *conn).await? {
+        match r.try_get::<i64, _>("kind")? {
+            0 => read = Some(r),
+            _ => after = Some(r.try_get::<i64, _>("changed")?),
+        }
+    }
+    let after = after.ok_or(StoreError::Db(sqlx::Error::RowNotFound))?;
+    match read {
+        Some(r) if after > r.try_get::<i64, _>("changed")? => Ok(Ok(r.try_get("k")?)),
         other => Ok(Err(other)),
     }
 }
@@ -563,5 +614,110 @@ impl<'a> VoteRow<'a> {
             .bind(self.original_left)
             .bind(i64::from(self.vote.context_opened))
             .bind(self.comment.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's common vote is written in the round trip that reads it
+    /// ([`FAST_VOTE_SQLITE_SQL`]): the revision, the vote, the assignment done and — as the
+    /// vote fills its item at k = 1 — the queue's index. The same submit again writes nothing
+    /// and returns the read (seen before), as does a vote on an item never handed out.
+    #[tokio::test]
+    async fn the_common_vote_is_written_in_the_round_trip_that_reads_it() {
+        let (db, _dir) = crate::db::temp_sqlite().await;
+        let study = crate::store::studies::create(&db, None, "fast", "")
+            .await
+            .expect("study");
+        crate::service::import_items_text(
+            &db,
+            study,
+            None,
+            ("b", "{\"bug_id\": \"B\", \"project\": \"P\", \"file\": \"A.java\", \"method\": \"m\", \"source\": \"int m() { return 1; }\\n\", \"buggy_lines\": [1]}\n"),
+            ("t", "{\"id\": \"naming_1\", \"bug_id\": \"B\", \"operator\": \"RenameVariable-1\", \"level\": \"naming\", \"source\": \"int m() { return 1 + 0; }\\n\", \"summary\": \"s\"}\n"),
+        )
+        .await
+        .expect("items");
+        let mut conn = db.write().await.expect("write");
+        sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
+            .bind(study)
+            .execute(&mut *conn)
+            .await
+            .expect("k = 1");
+        drop(conn);
+        let pool = ensure_pool(&db, study, 1).await.expect("pool");
+        let spec = BatchSpec {
+            name: "q".into(),
+            strategy: Strategy::DynamicQueue,
+            filter: ItemFilter::default(),
+            annotators: pool.clone(),
+            seed: 1,
+            lease_secs: 600,
+            avoid_same_bug: false,
+        };
+        create_batch(&db, study, None, &spec).await.expect("batch");
+        let now = crate::db::now_ms();
+        let h = next_item(&db, study, pool[0], now)
+            .await
+            .expect("next")
+            .expect("an item");
+        let vote = VoteInput {
+            cr: 3,
+            cc: 1,
+            comment: "c".into(),
+            time_secs: Some(2.0),
+            started_at: None,
+            context_opened: true,
+            token: "tok".into(),
+        };
+        let fast = Some((Consent::NotAsked, Backend::Sqlite));
+        let mut conn = db.write().await.expect("write");
+        let first = read_for_vote(&mut conn, study, pool[0], h.item, &vote, now, fast)
+            .await
+            .expect("vote");
+        assert!(matches!(first, Ok(1)), "written at once, k = 1");
+        let written: (i64, i64, i64, String, i64) = sqlx::query_as(
+            "SELECT v.cr, v.cc, v.revision, a.status, bi.rated_full FROM votes v \
+             JOIN assignments a ON a.item_id = v.item_id AND a.annotator_id = v.annotator_id \
+             JOIN batch_items bi ON bi.item_id = v.item_id WHERE v.item_id = $1",
+        )
+        .bind(h.item)
+        .fetch_one(&mut *conn)
+        .await
+        .expect("the vote");
+        assert_eq!(written, (3, 1, 1, "done".into(), 1));
+        let revisions = || {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT COUNT(*) FROM vote_revisions WHERE submit_token = 'tok'",
+            )
+        };
+        assert_eq!(revisions().fetch_one(&mut *conn).await.expect("n"), 1);
+        // the same submit again: the read, seen before, nothing written
+        let again = read_for_vote(&mut conn, study, pool[0], h.item, &vote, now, fast)
+            .await
+            .expect("again");
+        let Err(Some(read)) = again else {
+            panic!("a resent vote is not written again");
+        };
+        assert_eq!(
+            read.try_get::<Option<i64>, _>("seen").expect("seen"),
+            Some(1)
+        );
+        assert_eq!(revisions().fetch_one(&mut *conn).await.expect("n"), 1);
+        // an item never handed out: no read, nothing written
+        let stranger = read_for_vote(
+            &mut conn,
+            study,
+            pool[0],
+            ItemId(h.item.0 + 1000),
+            &vote,
+            now,
+            fast,
+        )
+        .await
+        .expect("stranger");
+        assert!(matches!(stranger, Err(None)));
     }
 }
