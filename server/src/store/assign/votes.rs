@@ -470,29 +470,28 @@ const FAST_VOTE_PG_SQL: &str = concat!(
 );
 
 /// SQLite's common vote in one round trip to the writer (as [`FAST_VOTE_PG_SQL`] on
-/// PostgreSQL; SQLite has no writing `WITH`, so statements, run one after the other): the read
-/// ([`vote_read!`]) as a row of kind 0 with the connection's `total_changes()`; the revision,
-/// written only under [`fast_ok!`]; then the vote, the assignment done and the queue's index,
-/// each only if the statement before it changed a row (`changes()`); last a row of kind 1 with
-/// `total_changes()` again — more than before exactly when the vote was written (nothing else
-/// runs on the writer's connection in between). Binds as [`FAST_VOTE_PG_SQL`].
+/// PostgreSQL; SQLite has no writing `WITH`, so statements, run one after the other): the
+/// revision, written only under [`fast_ok!`] over the read ([`vote_read!`]), returning a row of
+/// kind 0 when it was; then the vote, the assignment done and the queue's index, each only if
+/// the statement before it changed a row (`changes()`); last a row of kind 1 with k. The read
+/// itself comes back only when the vote was not written ([`read_for_vote`] asks for it then:
+/// a duplicate, a refusal, a revision, an expired lease — the uncommon cases pay a second
+/// round trip, the common one reads once). Binds as [`FAST_VOTE_PG_SQL`].
 const FAST_VOTE_SQLITE_SQL: &str = concat!(
-    "SELECT 0 AS kind, total_changes() AS changed, c.* FROM (",
-    vote_read!(),
-    ") AS c; WITH c AS (",
+    "WITH c AS (",
     vote_read!(),
     "), ",
     fast_ok!(),
     " ",
     revision_into!(),
-    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13, $4 FROM ok; ",
+    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13, $4 FROM ok RETURNING 0 AS kind; ",
     vote_into!(),
     " SELECT $1, $2, 1, $8, $9, $10, $11, $5, r.original_left, $12, $13 FROM vote_revisions r \
      WHERE changes() = 1 AND r.annotator_id = $2 AND r.submit_token = $4; \
      UPDATE assignments SET status = $15, lease_expires_at = $5 \
      WHERE item_id = $1 AND annotator_id = $2 AND changes() = 1; ",
     refresh_full!("(SELECT ratings_per_item FROM studies WHERE id = $3)"),
-    " AND changes() = 1; SELECT 1 AS kind, total_changes() AS changed"
+    " AND changes() = 1; SELECT 1 AS kind, (SELECT ratings_per_item FROM studies WHERE id = $3) AS k"
 );
 
 /// What a vote checks, in one round trip (see [`submit_in`]): `Err` with the read — nothing
@@ -509,17 +508,9 @@ async fn read_for_vote(
     now: i64,
     write_first: Option<(Consent, Backend)>,
 ) -> StoreResult<Result<i64, Option<sqlx::any::AnyRow>>> {
+    let read = bind_read(sqlx::query(vote_read!()), study, annotator, item, vote, now);
     let Some((consent, backend)) = write_first else {
-        return Ok(Err(bind_read(
-            sqlx::query(vote_read!()),
-            study,
-            annotator,
-            item,
-            vote,
-            now,
-        )
-        .fetch_optional(&mut *conn)
-        .await?));
+        return Ok(Err(read.fetch_optional(&mut *conn).await?));
     };
     let comment = vote.comment.chars().take(MAX_COMMENT).collect::<String>();
     let sql = match backend {
@@ -541,21 +532,21 @@ async fn read_for_vote(
             other => Ok(Err(other)),
         };
     }
-    // the read (kind 0, none when the item is not the annotator's here) and the count of
-    // changes after the writes (kind 1)
-    let mut read = None;
-    let mut after = None;
+    // a row of kind 0 when the revision was written, then k (kind 1)
+    let mut written = false;
+    let mut k = None;
     for r in q.fetch_all(&mut *conn).await? {
         match r.try_get::<i64, _>("kind")? {
-            0 => read = Some(r),
-            _ => after = Some(r.try_get::<i64, _>("changed")?),
+            0 => written = true,
+            _ => k = r.try_get::<Option<i64>, _>("k")?,
         }
     }
-    let after = after.ok_or(StoreError::Db(sqlx::Error::RowNotFound))?;
-    match read {
-        Some(r) if after > r.try_get::<i64, _>("changed")? => Ok(Ok(r.try_get("k")?)),
-        other => Ok(Err(other)),
+    if written {
+        // written under `k IS NOT NULL`
+        return Ok(Ok(k.ok_or(StoreError::Db(sqlx::Error::RowNotFound))?));
     }
+    // not written: the read, for the caller to decide on
+    Ok(Err(read.fetch_optional(&mut *conn).await?))
 }
 
 /// Whether the assignment read by [`read_for_vote`] is a lease that expired at `now` (its room
