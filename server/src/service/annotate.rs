@@ -386,7 +386,7 @@ async fn state_of(
             }
             None => {
                 let mine = store::participation::my_votes(db, study, annotator, page).await?;
-                let per_page = store::participation::REVIEW_PAGE;
+                let (pages, before) = (mine.pages(), mine.before());
                 AnnotateStep::Review {
                     rated: mine
                         .rows
@@ -399,9 +399,8 @@ async fn state_of(
                         })
                         .collect(),
                     page: u32::try_from(mine.page + 1).unwrap_or(u32::MAX),
-                    pages: u32::try_from(((mine.total - 1).max(0) / per_page) + 1)
-                        .unwrap_or(u32::MAX),
-                    before: u64::try_from(mine.page * per_page).unwrap_or(0),
+                    pages: u32::try_from(pages).unwrap_or(u32::MAX),
+                    before: u64::try_from(before).unwrap_or(0),
                     total: u64::try_from(mine.total).unwrap_or(0),
                 }
             }

@@ -163,8 +163,26 @@ impl Shared {
     /// annotators' times and order seeds, the batch memberships, the audit rows and the
     /// studies' data versions (each list at most [`MAX_GROUP`] entries: one a job).
     async fn write_out(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        set_active(conn, &self.active).await?;
-        set_by_id(conn, "order_seed", &self.seeds).await?;
+        // each annotator's time, and done count where a vote of the group made one done (a
+        // group of claims and renewals writes the time alone)
+        if self.active.values().any(|a| a.done > 0) {
+            let rows: Vec<_> = self
+                .active
+                .iter()
+                .map(|(&id, a)| (id, vec![a.at, a.done]))
+                .collect();
+            let columns = [Column::Set("last_active"), Column::Add("done_count")];
+            update_annotators(conn, &columns, &rows).await?;
+        } else {
+            let rows: Vec<_> = self
+                .active
+                .iter()
+                .map(|(&id, a)| (id, vec![a.at]))
+                .collect();
+            update_annotators(conn, &[Column::Set("last_active")], &rows).await?;
+        }
+        let seeds: Vec<_> = self.seeds.iter().map(|(&id, &s)| (id, vec![s])).collect();
+        update_annotators(conn, &[Column::Set("order_seed")], &seeds).await?;
         for chunk in self.members.chunks(MAX_GROUP) {
             // padded with repeats of the last pair, which the conflict clause skips
             let n = padded(chunk.len());
@@ -231,69 +249,51 @@ impl GroupState for Shared {
     }
 }
 
-/// Sets each annotator's `last_active` and adds to its `done_count` (see [`Active`]), in the one
-/// statement per [`MAX_GROUP`] annotators that setting the time took alone (padded by repeating
-/// the last: `CASE` takes an id's first match, so a repeat adds nothing).
-async fn set_active(conn: &mut AnyConnection, values: &BTreeMap<i64, Active>) -> sqlx::Result<()> {
-    for chunk in values.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
-        let n = padded(chunk.len());
-        // a group with no vote that made an assignment done (claims, renewals): the time alone
-        let counts = chunk.iter().any(|(_, a)| a.done > 0);
-        let per = if counts { 3 } else { 2 };
-        let at: String = (0..n)
-            .map(|i| format!(" WHEN ${} THEN ${}", per * i + 1, per * i + 2))
-            .collect();
-        let ids: Vec<String> = (0..n).map(|i| format!("${}", per * i + 1)).collect();
-        let sql = if counts {
-            let done: String = (0..n)
-                .map(|i| format!(" WHEN ${} THEN ${}", per * i + 1, per * i + 3))
-                .collect();
-            format!(
-                "UPDATE annotators SET last_active = CASE id{at} END, \
-                 done_count = done_count + CASE id{done} END WHERE id IN ({})",
-                ids.join(", ")
-            )
-        } else {
-            format!(
-                "UPDATE annotators SET last_active = CASE id{at} END WHERE id IN ({})",
-                ids.join(", ")
-            )
-        };
-        let mut q = sqlx::query(&sql);
-        for i in 0..n {
-            let (&annotator, a) = chunk[i.min(chunk.len() - 1)];
-            q = q.bind(annotator).bind(a.at);
-            if counts {
-                q = q.bind(a.done);
-            }
-        }
-        q.execute(&mut *conn).await?;
-    }
-    Ok(())
+/// How [`update_annotators`] writes a column of `annotators` (a column name of this file, never
+/// input): set to the annotator's value, or that value added to it.
+#[derive(Debug, Clone, Copy)]
+enum Column {
+    Set(&'static str),
+    Add(&'static str),
 }
 
-/// Sets `column` (a column name of this file, never input) of each annotator in `values`
-/// (annotator → value): one statement per [`MAX_GROUP`] annotators, padded by repeating the
-/// last.
-async fn set_by_id(
+/// Writes `columns` of each annotator in `rows` (annotator → one value per column): one
+/// statement per [`MAX_GROUP`] annotators, padded by repeating the last (`CASE` takes an id's
+/// first match, so a repeat sets and adds nothing more).
+async fn update_annotators(
     conn: &mut AnyConnection,
-    column: &'static str,
-    values: &BTreeMap<i64, i64>,
+    columns: &[Column],
+    rows: &[(i64, Vec<i64>)],
 ) -> sqlx::Result<()> {
-    for chunk in values.iter().collect::<Vec<_>>().chunks(MAX_GROUP) {
+    let per = columns.len() + 1;
+    for chunk in rows.chunks(MAX_GROUP) {
         let n = padded(chunk.len());
-        let whens: String = (0..n)
-            .map(|i| format!(" WHEN ${} THEN ${}", 2 * i + 1, 2 * i + 2))
+        let sets: Vec<String> = columns
+            .iter()
+            .enumerate()
+            .map(|(c, column)| {
+                let whens: String = (0..n)
+                    .map(|i| format!(" WHEN ${} THEN ${}", per * i + 1, per * i + 2 + c))
+                    .collect();
+                match column {
+                    Column::Set(name) => format!("{name} = CASE id{whens} END"),
+                    Column::Add(name) => format!("{name} = {name} + CASE id{whens} END"),
+                }
+            })
             .collect();
-        let ids: Vec<String> = (0..n).map(|i| format!("${}", 2 * i + 1)).collect();
+        let ids: Vec<String> = (0..n).map(|i| format!("${}", per * i + 1)).collect();
         let sql = format!(
-            "UPDATE annotators SET {column} = CASE id{whens} END WHERE id IN ({})",
+            "UPDATE annotators SET {} WHERE id IN ({})",
+            sets.join(", "),
             ids.join(", ")
         );
         let mut q = sqlx::query(&sql);
         for i in 0..n {
-            let (&annotator, &value) = chunk[i.min(chunk.len() - 1)];
-            q = q.bind(annotator).bind(value);
+            let (annotator, values) = &chunk[i.min(chunk.len() - 1)];
+            q = q.bind(*annotator);
+            for &v in values {
+                q = q.bind(v);
+            }
         }
         q.execute(&mut *conn).await?;
     }

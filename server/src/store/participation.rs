@@ -744,6 +744,18 @@ pub struct MyVotes {
     pub total: i64,
 }
 
+impl MyVotes {
+    /// Pages in all (at least 1: an empty list is one page).
+    pub fn pages(&self) -> i64 {
+        (self.total - 1).max(0) / REVIEW_PAGE + 1
+    }
+
+    /// The rated items on the pages before this one.
+    pub fn before(&self) -> i64 {
+        self.page * REVIEW_PAGE
+    }
+}
+
 /// Page `page` (from 0) of the annotator's rated items of a study, [`REVIEW_PAGE`] to a page;
 /// a page past the last is the last.
 pub async fn my_votes(
@@ -757,16 +769,20 @@ pub async fn my_votes(
         .bind(study)
         .fetch_one(&db.pool)
         .await?;
-    let last = (total - 1).max(0) / REVIEW_PAGE;
-    let page = page.clamp(0, last);
+    let mut mine = MyVotes {
+        rows: Vec::new(),
+        page: 0,
+        total,
+    };
+    mine.page = page.clamp(0, mine.pages() - 1);
     let rows = sqlx::query(MY_VOTES_SQL)
         .bind(annotator)
         .bind(study)
         .bind(REVIEW_PAGE)
-        .bind(page * REVIEW_PAGE)
+        .bind(mine.before())
         .fetch_all(&db.pool)
         .await?;
-    let rows = rows
+    mine.rows = rows
         .iter()
         .map(|r| {
             Ok((
@@ -777,7 +793,7 @@ pub async fn my_votes(
             ))
         })
         .collect::<Result<_, sqlx::Error>>()?;
-    Ok(MyVotes { rows, page, total })
+    Ok(mine)
 }
 
 /// Whether the annotator's side assignment shows the original on the left.

@@ -148,27 +148,28 @@ macro_rules! next_position {
     ($annotator:literal, $assigned:literal, $leased:literal, $done:literal, $released:literal) => {
         concat!(
             "(SELECT COALESCE(MAX(p), -1) + 1 FROM (",
+            last_position!($annotator, $assigned),
+            " AS p UNION ALL ",
+            last_position!($annotator, $leased),
+            " UNION ALL ",
+            last_position!($annotator, $done),
+            " UNION ALL ",
+            last_position!($annotator, $released),
+            ") AS ends)"
+        )
+    };
+}
+
+/// The last position among annotator `$annotator`'s assignments of status `$status` (NULL:
+/// none), for [`next_position!`]: the end of one range of the annotator's index, read backwards.
+macro_rules! last_position {
+    ($annotator:literal, $status:literal) => {
+        concat!(
             "SELECT (SELECT position FROM assignments WHERE annotator_id = ",
             $annotator,
             " AND status = ",
-            $assigned,
-            " ORDER BY position DESC LIMIT 1) AS p",
-            " UNION ALL SELECT (SELECT position FROM assignments WHERE annotator_id = ",
-            $annotator,
-            " AND status = ",
-            $leased,
-            " ORDER BY position DESC LIMIT 1)",
-            " UNION ALL SELECT (SELECT position FROM assignments WHERE annotator_id = ",
-            $annotator,
-            " AND status = ",
-            $done,
-            " ORDER BY position DESC LIMIT 1)",
-            " UNION ALL SELECT (SELECT position FROM assignments WHERE annotator_id = ",
-            $annotator,
-            " AND status = ",
-            $released,
-            " ORDER BY position DESC LIMIT 1)",
-            ") AS ends)"
+            $status,
+            " ORDER BY position DESC LIMIT 1)"
         )
     };
 }

@@ -508,9 +508,9 @@ async fn read_for_vote(
     now: i64,
     write_first: Option<(Consent, Backend)>,
 ) -> StoreResult<Result<i64, Option<sqlx::any::AnyRow>>> {
-    let read = bind_read(sqlx::query(vote_read!()), study, annotator, item, vote, now);
+    let read = || bind_read(sqlx::query(vote_read!()), study, annotator, item, vote, now);
     let Some((consent, backend)) = write_first else {
-        return Ok(Err(read.fetch_optional(&mut *conn).await?));
+        return Ok(Err(read().fetch_optional(&mut *conn).await?));
     };
     let comment = vote.comment.chars().take(MAX_COMMENT).collect::<String>();
     let sql = match backend {
@@ -546,7 +546,7 @@ async fn read_for_vote(
         return Ok(Ok(k.ok_or(StoreError::Db(sqlx::Error::RowNotFound))?));
     }
     // not written: the read, for the caller to decide on
-    Ok(Err(read.fetch_optional(&mut *conn).await?))
+    Ok(Err(read().fetch_optional(&mut *conn).await?))
 }
 
 /// Whether the assignment read by [`read_for_vote`] is a lease that expired at `now` (its room
