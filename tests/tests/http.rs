@@ -1472,3 +1472,62 @@ async fn a_vote_answers_with_the_next_item(store: Store) {
 }
 
 on_both_stores!(a_vote_answers_with_the_next_item => a_vote_answers_with_the_next_item_sqlite, a_vote_answers_with_the_next_item_postgres);
+
+/// The survey's `page` (the list of rated items) from a hostile client: a value that is no
+/// page number is refused as a bad request, not an internal error; any page number is
+/// answered with a page that exists; and the server keeps answering.
+#[tokio::test]
+async fn a_review_page_number_from_outside_is_bounded() {
+    use natstudy_tests::participants;
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let study = natstudy::store::studies::create(&app.db, None, "Pages", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
+        .await
+        .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&app.db, study, 5)
+        .await
+        .expect("queue");
+    let c = participants::participant(&app.base, study, &token).await;
+    let (item, vote_token) = participants::rate_step(&app.base, &c, study)
+        .await
+        .expect("an item");
+    let r = participants::vote(&app.base, &c, study, item, &vote_token, "").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let s = study.to_string();
+    let state = |page: &str| {
+        let form = vec![("study", s.clone()), ("page", page.to_owned())];
+        let req = c.post(app.url("/api/annotate/state")).form(&form);
+        async move { req.send().await.expect("state") }
+    };
+    for page in ["0", "1", "2", "4294967295"] {
+        let r = state(page).await;
+        assert_eq!(r.status(), StatusCode::OK, "page {page}");
+        let st: serde_json::Value = r.json().await.expect("json");
+        let review = &st["step"]["Review"];
+        assert_eq!(
+            (
+                review["page"].as_u64(),
+                review["pages"].as_u64(),
+                review["total"].as_u64()
+            ),
+            (Some(1), Some(1), Some(1)),
+            "page {page}: {st}"
+        );
+    }
+    let huge = "9".repeat(10_000);
+    for page in ["abc", "-1", "4294967296", "1.5", huge.as_str()] {
+        let r = state(page).await;
+        assert!(
+            r.status().is_client_error(),
+            "page {:.20}: {}",
+            page,
+            r.status()
+        );
+    }
+    assert_eq!(state("1").await.status(), StatusCode::OK, "still answering");
+    let db = app.db.clone();
+    drop(app);
+    guard.drop_now(db).await;
+}

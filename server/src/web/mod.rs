@@ -4,6 +4,7 @@ pub mod assets;
 pub mod backend;
 pub mod connections;
 pub mod download;
+pub mod fn_errors;
 pub mod guard;
 pub mod limits;
 pub mod models;
@@ -214,6 +215,9 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::pages,
+        ))
+        .layer(axum::middleware::from_fn(
+            fn_errors::arguments_are_client_errors,
         ))
         .layer(axum::middleware::from_fn(guard::same_origin))
         .layer(session_layer)
