@@ -104,20 +104,40 @@ async fn assert_at_most_k(db: &Db, study: StudyId, k: i64) {
 }
 
 /// Every annotator's done count (`annotators.done_count`, what the progress bar reads) is the
-/// number of its done assignments; and the study has some.
+/// number of its done assignments, and its fixed-group count (`annotators.fixed_count`, the
+/// bar's total for fixed groups) the number of its assignments in fixed-group batches that are
+/// not released; and the study has some done.
 async fn assert_done_counts(db: &Db, study: StudyId) {
-    let counts: Vec<(i64, i64, i64)> = sqlx::query_as(
+    let done: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM assignments a JOIN annotators an ON an.id = a.annotator_id \
+         WHERE an.study_id = $1 AND a.status = 'done'",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("done");
+    assert!(done > 0, "nothing done");
+    assert_kept_counts(db, study).await;
+}
+
+/// As [`assert_done_counts`], whether anything is done or not.
+async fn assert_kept_counts(db: &Db, study: StudyId) {
+    let counts: Vec<(i64, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT an.id, an.done_count, (SELECT COUNT(*) FROM assignments a \
-         WHERE a.annotator_id = an.id AND a.status = 'done') FROM annotators an \
-         WHERE an.study_id = $1 ORDER BY an.id",
+         WHERE a.annotator_id = an.id AND a.status = 'done'), an.fixed_count, \
+         (SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
+          WHERE a.annotator_id = an.id AND b.strategy = 'fixed_groups' AND a.status <> 'released') \
+         FROM annotators an WHERE an.study_id = $1 ORDER BY an.id",
     )
     .bind(study)
     .fetch_all(&db.pool)
     .await
     .expect("counts");
-    assert!(counts.iter().any(|c| c.2 > 0), "nothing done: {counts:?}");
-    let wrong: Vec<_> = counts.iter().filter(|c| c.1 != c.2).collect();
-    assert!(wrong.is_empty(), "(annotator, kept, done): {wrong:?}");
+    let wrong: Vec<_> = counts.iter().filter(|c| c.1 != c.2 || c.3 != c.4).collect();
+    assert!(
+        wrong.is_empty(),
+        "(annotator, kept done, done, kept fixed, fixed): {wrong:?}"
+    );
 }
 
 async fn dynamic_queue_never_exceeds_k(store: Store) {
@@ -774,6 +794,7 @@ async fn fixed_groups_and_drop_outs(store: Store) {
         .await
         .expect("batch");
     assert_eq!((info.items, info.assignments), (12, 60));
+    assert_kept_counts(&db, study).await;
     for &a in &pool[..10] {
         assert_eq!(
             assign::progress(&db, study, a).await.expect("progress"),
@@ -821,6 +842,13 @@ async fn fixed_groups_and_drop_outs(store: Store) {
         .await
         .expect("release");
     assert_eq!(released, 6);
+    assert_kept_counts(&db, study).await;
+    assert_eq!(
+        assign::progress(&db, study, pool[2])
+            .await
+            .expect("progress"),
+        (0, 0)
+    );
     let mut reserve = 0;
     while let Some(h) = assign::next_item(&db, study, pool[10], now_ms())
         .await
@@ -839,6 +867,14 @@ async fn fixed_groups_and_drop_outs(store: Store) {
         reserve += 1;
     }
     assert_eq!(reserve, 6);
+    // the reserve's claims in the groups' batch count as its plan
+    assert_kept_counts(&db, study).await;
+    assert_eq!(
+        assign::progress(&db, study, pool[10])
+            .await
+            .expect("progress"),
+        (6, 6)
+    );
     // S4's unfinished items move to S6 (the other group, who has none of them)
     let moved = assign::move_unrated(&db, study, pool[3], pool[5], None)
         .await
@@ -850,6 +886,13 @@ async fn fixed_groups_and_drop_outs(store: Store) {
             .expect("progress"),
         (6, 12)
     );
+    assert_eq!(
+        assign::progress(&db, study, pool[3])
+            .await
+            .expect("progress"),
+        (0, 0)
+    );
+    assert_kept_counts(&db, study).await;
     // the moved items follow S6's own, each at a place of its own
     let order: Vec<(i64, String)> = sqlx::query_as(
         "SELECT position, status FROM assignments WHERE annotator_id = $1 ORDER BY position, id",
@@ -1296,6 +1339,27 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
 
 on_both_stores!(rated_items_come_a_page_at_a_time => rated_items_come_a_page_at_a_time_sqlite, rated_items_come_a_page_at_a_time_postgres);
 
+/// The database as it was before migration `version`, which added `column` to `annotators`:
+/// the column dropped and the migration forgotten; then the next instance to start
+/// (`Db::connect`) migrates it again.
+async fn migrated_again(db: Db, guard: &natstudy_tests::DbGuard, column: &str, version: i64) -> Db {
+    {
+        let mut w = db.write().await.expect("write");
+        sqlx::query(&format!("ALTER TABLE annotators DROP COLUMN {column}"))
+            .execute(&mut *w)
+            .await
+            .expect("drop");
+        sqlx::query("DELETE FROM _sqlx_migrations WHERE version = $1")
+            .bind(version)
+            .execute(&mut *w)
+            .await
+            .expect("forget");
+    }
+    let url = guard.url().expect("url");
+    db.close().await;
+    Db::connect(&url).await.expect("migrated again")
+}
+
 /// A database made before migration 0015 gets each annotator's done count from the
 /// assignments done there: the column taken away (and the migration forgotten), the instance
 /// that starts next migrates it back with the counts, and the progress bar reads them.
@@ -1314,20 +1378,7 @@ async fn the_done_count_migration_counts_what_was_done(store: Store) {
         .await
         .expect("next")
         .expect("an item");
-    {
-        let mut w = db.write().await.expect("write");
-        sqlx::query("ALTER TABLE annotators DROP COLUMN done_count")
-            .execute(&mut *w)
-            .await
-            .expect("drop");
-        sqlx::query("DELETE FROM _sqlx_migrations WHERE version = 15")
-            .execute(&mut *w)
-            .await
-            .expect("forget");
-    }
-    let url = guard.url().expect("url");
-    db.close().await;
-    let db = Db::connect(&url).await.expect("migrated again");
+    let db = migrated_again(db, &guard, "done_count", 15).await;
     let kept: Vec<i64> =
         sqlx::query_scalar("SELECT done_count FROM annotators WHERE study_id = $1 ORDER BY id")
             .bind(study)
@@ -1351,6 +1402,48 @@ async fn the_done_count_migration_counts_what_was_done(store: Store) {
 }
 
 on_both_stores!(the_done_count_migration_counts_what_was_done => the_done_count_migration_counts_what_was_done_sqlite, the_done_count_migration_counts_what_was_done_postgres);
+
+/// A database made before migration 0016 gets each annotator's fixed-group count from its
+/// assignments there (planned, leased or done, in fixed-group batches; released ones not), and
+/// the progress bar's total reads it: the column taken away and the migration forgotten, the
+/// instance that starts next migrates it back.
+async fn the_fixed_count_migration_counts_the_plans(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 2).await; // 6 items
+    let pool = assign::ensure_pool(&db, study, 10).await.expect("pool"); // 2 groups of 5
+    let spec = BatchSpec {
+        name: "groups".into(),
+        strategy: Strategy::FixedGroups,
+        filter: ItemFilter::default(),
+        annotators: pool.clone(),
+        seed: 3,
+        lease_secs: 1200,
+        avoid_same_bug: true,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    rate_next(&db, study, pool[0], "a").await;
+    rate_next(&db, study, pool[1], "b").await;
+    assign::release(&db, study, pool[1], None)
+        .await
+        .expect("release");
+    let before: Vec<(i64, i64)> =
+        futures_util::future::try_join_all(pool.iter().map(|&a| assign::progress(&db, study, a)))
+            .await
+            .expect("progress");
+    assert_eq!(&before[..2], &[(1, 3), (1, 1)]);
+    let db = migrated_again(db, &guard, "fixed_count", 16).await;
+    assert_done_counts(&db, study).await;
+    let after: Vec<(i64, i64)> =
+        futures_util::future::try_join_all(pool.iter().map(|&a| assign::progress(&db, study, a)))
+            .await
+            .expect("progress");
+    assert_eq!(after, before);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(the_fixed_count_migration_counts_the_plans => the_fixed_count_migration_counts_the_plans_sqlite, the_fixed_count_migration_counts_the_plans_postgres);
 
 /// PostgreSQL: an annotator's votes (the participant's list of rated items) are read through
 /// `votes_annotator` (migration 0014): the index is there and valid, and the query's plan

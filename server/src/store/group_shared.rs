@@ -26,8 +26,9 @@ pub struct Shared {
     /// Per study, its k (ratings per item) as read in this transaction; no job of a group
     /// changes it, and the study's lock is held until the commit.
     k: BTreeMap<i64, i64>,
-    /// Per annotator, when it last acted (`annotators.last_active`) and how many of its
-    /// assignments the group's votes made done (added to `annotators.done_count`).
+    /// Per annotator, when it last acted (`annotators.last_active`), how many of its
+    /// assignments the group's votes made done (added to `annotators.done_count`) and how many
+    /// claims on items of fixed-group batches it made (added to `annotators.fixed_count`).
     active: BTreeMap<i64, Active>,
     /// New participants' batch memberships `(batch, annotator)` and, per annotator, its order
     /// seed (`annotators.order_seed`): joins write nothing else their group reads.
@@ -47,12 +48,13 @@ pub struct Shared {
     fronts: BTreeMap<i64, (Option<i64>, i64)>,
 }
 
-/// What the group writes of an annotator: when it last acted, and how many of its assignments
-/// the group made done.
+/// What the group writes of an annotator: when it last acted, how many of its assignments the
+/// group made done, and how many it claimed in fixed-group batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Active {
     at: i64,
     done: i64,
+    fixed: i64,
 }
 
 /// Statement lengths the flush pads its lists to (by repeating the last entry), so a few
@@ -125,10 +127,11 @@ impl Shared {
 
     /// The annotator acted at `now` (written at the flush).
     pub fn touch(&mut self, annotator: i64, now: i64) {
-        let a = self
-            .active
-            .entry(annotator)
-            .or_insert(Active { at: now, done: 0 });
+        let a = self.active.entry(annotator).or_insert(Active {
+            at: now,
+            done: 0,
+            fixed: 0,
+        });
         a.at = a.at.max(now);
     }
 
@@ -140,6 +143,17 @@ impl Shared {
         self.touch(annotator, now);
         if let Some(a) = self.active.get_mut(&annotator) {
             a.done += 1;
+        }
+    }
+
+    /// The annotator claimed an item of a fixed-group batch at `now`, a new assignment or a
+    /// released one taken up again (the count and the time are written at the flush):
+    /// `annotators.fixed_count` is the number of the annotator's assignments in fixed-group
+    /// batches that are not released.
+    pub fn claimed_fixed(&mut self, annotator: i64, now: i64) {
+        self.touch(annotator, now);
+        if let Some(a) = self.active.get_mut(&annotator) {
+            a.fixed += 1;
         }
     }
 
@@ -163,24 +177,27 @@ impl Shared {
     /// annotators' times and order seeds, the batch memberships, the audit rows and the
     /// studies' data versions (each list at most [`MAX_GROUP`] entries: one a job).
     async fn write_out(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        // each annotator's time, and done count where a vote of the group made one done (a
-        // group of claims and renewals writes the time alone)
-        if self.active.values().any(|a| a.done > 0) {
-            let rows: Vec<_> = self
-                .active
-                .iter()
-                .map(|(&id, a)| (id, vec![a.at, a.done]))
-                .collect();
-            let columns = [Column::Set("last_active"), Column::Add("done_count")];
-            update_annotators(conn, &columns, &rows).await?;
-        } else {
-            let rows: Vec<_> = self
-                .active
-                .iter()
-                .map(|(&id, a)| (id, vec![a.at]))
-                .collect();
-            update_annotators(conn, &[Column::Set("last_active")], &rows).await?;
-        }
+        // each annotator's time, and the counts the group added to (a group of claims and
+        // renewals of the dynamic queue writes the time alone)
+        let done = self.active.values().any(|a| a.done > 0);
+        let fixed = self.active.values().any(|a| a.fixed > 0);
+        let columns: Vec<Column> = [
+            Some(Column::Set("last_active")),
+            done.then_some(Column::Add("done_count")),
+            fixed.then_some(Column::Add("fixed_count")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let rows: Vec<_> = self
+            .active
+            .iter()
+            .map(|(&id, a)| {
+                let values = [Some(a.at), done.then_some(a.done), fixed.then_some(a.fixed)];
+                (id, values.into_iter().flatten().collect())
+            })
+            .collect();
+        update_annotators(conn, &columns, &rows).await?;
         let seeds: Vec<_> = self.seeds.iter().map(|(&id, &s)| (id, vec![s])).collect();
         update_annotators(conn, &[Column::Set("order_seed")], &seeds).await?;
         for chunk in self.members.chunks(MAX_GROUP) {
@@ -357,8 +374,23 @@ mod tests {
         s.touch(8, 5);
         s.made_done(8, 4);
         s.made_done(8, 6);
-        assert_eq!(s.active.get(&7), Some(&Active { at: 20, done: 0 }));
-        assert_eq!(s.active.get(&8), Some(&Active { at: 6, done: 2 }));
+        s.claimed_fixed(8, 3);
+        assert_eq!(
+            s.active.get(&7),
+            Some(&Active {
+                at: 20,
+                done: 0,
+                fixed: 0
+            })
+        );
+        assert_eq!(
+            s.active.get(&8),
+            Some(&Active {
+                at: 6,
+                done: 2,
+                fixed: 1
+            })
+        );
         s.keep_k(3, 5);
         assert_eq!((s.k(3), s.k(4)), (Some(5), None));
         // a front holds until the first lease before it expires

@@ -187,6 +187,11 @@ pub async fn create_batch(
         .execute(&mut *tx)
         .await?;
     }
+    if !plan.is_empty() {
+        for a in &spec.annotators {
+            recount_fixed(&mut tx, Whose::Annotator(*a)).await?;
+        }
+    }
     audit::record(
         &mut *tx,
         actor,

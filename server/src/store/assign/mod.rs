@@ -62,6 +62,63 @@ async fn k_in(conn: &mut sqlx::AnyConnection, study: StudyId) -> StoreResult<i64
     )
 }
 
+/// Whose fixed-group count ([`recount_fixed`]) is counted again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Whose {
+    Annotator(AnnotatorId),
+    /// Every annotator of the study.
+    Study(StudyId),
+}
+
+/// The annotator's assignments in fixed-group batches that are not released, counted, as the
+/// value of `annotators.fixed_count` (the progress bar's total for fixed groups; `$1` the
+/// annotator's id as SQL, `$2`.. bound by [`recount_fixed`]).
+macro_rules! fixed_count_of {
+    ($annotator:literal) => {
+        concat!(
+            "(SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id \
+             WHERE a.annotator_id = ",
+            $annotator,
+            " AND b.strategy = $2 AND a.status IN ($3, $4, $5))"
+        )
+    };
+}
+
+/// Counts again the fixed-group count (`annotators.fixed_count`, migration 0016) of `whose`,
+/// in the caller's transaction, after a change of which assignments it holds other than a
+/// claim: a plan made, items moved, claims released. A claim keeps it itself, in its group
+/// (`Shared::claimed_fixed`); a vote does not change it. These changes are rare and done under
+/// the study's write lock: counting the plan there keeps every survey page from counting it.
+pub(crate) async fn recount_fixed(conn: &mut sqlx::AnyConnection, whose: Whose) -> StoreResult<()> {
+    let (sql, id) = match whose {
+        Whose::Annotator(a) => (
+            concat!(
+                "UPDATE annotators SET fixed_count = ",
+                fixed_count_of!("annotators.id"),
+                " WHERE id = $1"
+            ),
+            a.get(),
+        ),
+        Whose::Study(s) => (
+            concat!(
+                "UPDATE annotators SET fixed_count = ",
+                fixed_count_of!("annotators.id"),
+                " WHERE study_id = $1"
+            ),
+            s.get(),
+        ),
+    };
+    sqlx::query(sql)
+        .bind(id)
+        .bind(Strategy::FixedGroups)
+        .bind(AssignmentStatus::Done)
+        .bind(AssignmentStatus::Assigned)
+        .bind(AssignmentStatus::Leased)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 /// Releases the annotator's open claims (planned or leased) on items that already have k
 /// ratings — imported votes count, and k may have been lowered — or that the annotator already
 /// rated (an imported vote), so they are never handed out again and nobody loops on an item
@@ -72,7 +129,7 @@ async fn release_full(
     annotator: AnnotatorId,
     k: i64,
 ) -> StoreResult<u64> {
-    Ok(sqlx::query(
+    let n = sqlx::query(
         "UPDATE assignments SET status = $4, lease_expires_at = NULL \
          WHERE annotator_id = $1 AND status IN ($5, $6) \
          AND batch_id IN (SELECT id FROM batches WHERE study_id = $2) \
@@ -88,7 +145,9 @@ async fn release_full(
     .bind(AssignmentStatus::Leased)
     .execute(&mut *conn)
     .await?
-    .rows_affected())
+    .rows_affected();
+    recount_fixed(conn, Whose::Annotator(annotator)).await?;
+    Ok(n)
 }
 
 /// Gives the annotator's open claims (planned or leased, not rated) back to the pool, in the
@@ -97,7 +156,7 @@ pub(crate) async fn release_open(
     conn: &mut sqlx::AnyConnection,
     annotator: AnnotatorId,
 ) -> StoreResult<u64> {
-    Ok(sqlx::query(
+    let n = sqlx::query(
         "UPDATE assignments SET status = $2, lease_expires_at = NULL WHERE annotator_id = $1 AND status IN ($3, $4)",
     )
     .bind(annotator)
@@ -106,7 +165,9 @@ pub(crate) async fn release_open(
     .bind(AssignmentStatus::Leased)
     .execute(&mut *conn)
     .await?
-    .rows_affected())
+    .rows_affected();
+    recount_fixed(conn, Whose::Annotator(annotator)).await?;
+    Ok(n)
 }
 
 /// The study's k (ratings per item).

@@ -55,6 +55,8 @@ struct Candidate {
     batch: BatchId,
     lease_secs: i64,
     seed: i64,
+    /// Of a fixed-group batch: the claim adds to the annotator's fixed-group count.
+    fixed: bool,
 }
 
 /// Candidates the queue looks at per batch: enough to step over an item of the bug the
@@ -244,8 +246,8 @@ async fn queue_front(
 /// The annotator $1's open claim in study $2 at time $3 — a live lease ($5) first, else the
 /// first planned assignment ($4) — as a row of kind 0 (at most one, with its item's ratings
 /// `rated` and the annotator's own `mine`), then the annotator's batches in the study as rows
-/// of kind 1, in batch order, each with the bug of the item the annotator rated ($6) last
-/// (`last_bug`, for avoid-same-bug), then — only when there is no open claim — the first
+/// of kind 1, in batch order, each with its `strategy` and the bug of the item the annotator
+/// rated ($6) last (`last_bug`, for avoid-same-bug), then — only when there is no open claim — the first
 /// candidates ([`CANDIDATES_SQL`]) of batch $7, if it is one of the annotator's, from rank $8
 /// on (k $9, released $10, at most $11) as rows of kind 2 (`item_id`, `queue_rank`, `bug_id`):
 /// the batch whose queue front the group already found (`Shared::front_hint`), so the common
@@ -263,11 +265,11 @@ macro_rules! open_or_candidates {
              SELECT 0 AS kind, o.id, o.item_id, o.batch_id, o.original_left, \
                o.lease_expires_at, o.status, o.lease_secs, o.rated, o.mine, \
                NULL AS seed, NULL AS avoid_same_bug, NULL AS last_bug, \
-               CAST(NULL AS BIGINT) AS queue_rank, CAST(NULL AS BIGINT) AS bug_id FROM o \
+               CAST(NULL AS BIGINT) AS queue_rank, CAST(NULL AS BIGINT) AS bug_id, CAST(NULL AS TEXT) AS strategy FROM o \
              UNION ALL \
              SELECT 1, bt.id, NULL, NULL, NULL, NULL, NULL, bt.lease_secs, NULL, NULL, bt.seed, bt.avoid_same_bug, \
                (SELECT i.bug_id FROM items i WHERE i.id = (SELECT a.item_id FROM assignments a \
-                WHERE a.annotator_id = $1 AND a.status = $6 ORDER BY a.position DESC, a.id DESC LIMIT 1)), NULL, NULL \
+                WHERE a.annotator_id = $1 AND a.status = $6 ORDER BY a.position DESC, a.id DESC LIMIT 1)), NULL, NULL, bt.strategy \
              FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
              WHERE ba.annotator_id = $1 AND bt.study_id = $2 \
              UNION ALL \
@@ -275,7 +277,8 @@ macro_rules! open_or_candidates {
                CAST(NULL AS BIGINT) AS original_left, CAST(NULL AS BIGINT) AS lease_expires_at, \
                CAST(NULL AS TEXT) AS status, CAST(NULL AS BIGINT) AS lease_secs, CAST(NULL AS BIGINT) AS rated, \
                CAST(NULL AS BIGINT) AS mine, CAST(NULL AS BIGINT) AS seed, CAST(NULL AS BIGINT) AS avoid_same_bug, \
-               CAST(NULL AS BIGINT) AS last_bug, bi.queue_rank, i.bug_id FROM batch_items bi JOIN items i ON i.id = bi.item_id \
+               CAST(NULL AS BIGINT) AS last_bug, bi.queue_rank, i.bug_id, CAST(NULL AS TEXT) AS strategy \
+               FROM batch_items bi JOIN items i ON i.id = bi.item_id \
                WHERE NOT EXISTS (SELECT 1 FROM o) \
                AND EXISTS (SELECT 1 FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
                  WHERE ba.batch_id = $7 AND ba.annotator_id = $1 AND bt.study_id = $2) \
@@ -428,7 +431,11 @@ pub(super) async fn next_item_in(
                 // another instance's group filled it since the candidates were read
                 continue;
             };
-            shared.touch(annotator.into(), now);
+            if c.fixed {
+                shared.claimed_fixed(annotator.into(), now);
+            } else {
+                shared.touch(annotator.into(), now);
+            }
             return Ok(Some(Handed {
                 assignment: id,
                 item: c.item,
@@ -510,6 +517,7 @@ async fn candidates(
                 batch,
                 lease_secs: b.try_get("lease_secs")?,
                 seed: b.try_get("seed")?,
+                fixed: b.try_get::<Strategy, _>("strategy")? == Strategy::FixedGroups,
             });
         }
     }
@@ -607,6 +615,9 @@ pub async fn move_unrated(
         .await?;
         moved += 1;
     }
+    for a in [from, to] {
+        recount_fixed(&mut tx, Whose::Annotator(a)).await?;
+    }
     audit::record(
         &mut *tx,
         actor,
@@ -634,42 +645,39 @@ pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u
     .execute(&mut *tx)
     .await?
     .rows_affected();
+    if n > 0 {
+        recount_fixed(&mut tx, Whose::Study(study)).await?;
+    }
     tx.commit().await?;
     Ok(n)
 }
 
 /// The three columns of an annotator's progress (`done`, `fixed`, `queued`) as scalar
-/// subqueries, for a query that binds the annotator as `$1`, the study as `$2` and then
-/// [`bind_progress`]'s five values as `$3`..`$7`; [`progress_of`] reads them back. `done` is the
-/// annotator's done count (`annotators.done_count`, migration 0015, kept by the votes that make
-/// assignments done — read, not counted: a count of the annotator's done assignments grew with
-/// their history, on every survey page); `fixed` counts per fixed-group batch of the study, so a
-/// study without one counts nothing.
+/// subqueries, for a query that binds the annotator as `$1`, the study as `$2` and the dynamic
+/// queue's strategy as `$3` ([`bind_progress`]); [`progress_of`] reads them back. None grows
+/// with the annotator's history: `done` and `fixed` are counts the annotator's row keeps
+/// (`annotators.done_count`, migration 0015, kept by the votes that make assignments done;
+/// `annotators.fixed_count`, migration 0016, the assignments of fixed-group batches not
+/// released, kept by the claims and counted again by what plans, moves or releases them,
+/// [`recount_fixed`]) — counted here, they read the annotator's whole history or plan on every
+/// survey page; `queued` adds up the sizes of the annotator's dynamic batches.
 macro_rules! progress_columns {
     () => {
         "COALESCE((SELECT an.done_count FROM annotators an WHERE an.id = $1 AND an.study_id = $2), 0) AS done, \
-         (SELECT CAST(COALESCE(SUM((SELECT COUNT(*) FROM assignments a WHERE a.batch_id = b.id \
-          AND a.annotator_id = $1 AND a.status IN ($3, $5, $6))), 0) AS BIGINT) FROM batches b \
-          WHERE b.study_id = $2 AND b.strategy = $4) AS fixed, \
+         COALESCE((SELECT an.fixed_count FROM annotators an WHERE an.id = $1 AND an.study_id = $2), 0) AS fixed, \
          (SELECT CAST(COALESCE(SUM(b.item_count), 0) AS BIGINT) FROM batches b JOIN batch_annotators ba ON ba.batch_id = b.id \
-          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7) AS queued"
+          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $3) AS queued"
     };
 }
 pub(crate) use progress_columns;
 
-/// Binds `$1`..`$7` of a query with [`progress_columns!`].
+/// Binds `$1`..`$3` of a query with [`progress_columns!`].
 pub(crate) fn bind_progress<'q>(
     q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
     study: StudyId,
     annotator: AnnotatorId,
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
-    q.bind(annotator)
-        .bind(study)
-        .bind(AssignmentStatus::Done)
-        .bind(Strategy::FixedGroups)
-        .bind(AssignmentStatus::Assigned)
-        .bind(AssignmentStatus::Leased)
-        .bind(Strategy::DynamicQueue)
+    q.bind(annotator).bind(study).bind(Strategy::DynamicQueue)
 }
 
 /// (rated, total) from a row with [`progress_columns!`]: total counts the items planned for
