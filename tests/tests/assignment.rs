@@ -1339,6 +1339,150 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
 
 on_both_stores!(rated_items_come_a_page_at_a_time => rated_items_come_a_page_at_a_time_sqlite, rated_items_come_a_page_at_a_time_postgres);
 
+/// Where an annotator's claims in a batch begin to look (`batch_annotators.own_from`).
+async fn own_from(
+    db: &Db,
+    batch: natstudy::ids::BatchId,
+    a: natstudy::ids::AnnotatorId,
+) -> Option<i64> {
+    sqlx::query_scalar(
+        "SELECT own_from FROM batch_annotators WHERE batch_id = $1 AND annotator_id = $2",
+    )
+    .bind(batch)
+    .bind(a)
+    .fetch_one(&db.pool)
+    .await
+    .expect("own_from")
+}
+
+/// A study of `bugs` bugs (3 items each) at k = `k`, with a dynamic queue (seed `seed`, leases
+/// of a minute, no avoid-same-bug) for two annotators; with its items' `(id, rank)` in the
+/// queue's order.
+#[allow(clippy::type_complexity)]
+async fn queue_of_two(
+    store: Store,
+    bugs: usize,
+    k: i64,
+    seed: u64,
+) -> (
+    Db,
+    natstudy_tests::DbGuard,
+    StudyId,
+    natstudy::ids::BatchId,
+    Vec<(i64, i64)>,
+    [natstudy::ids::AnnotatorId; 2],
+) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, bugs).await;
+    set_k(&db, study, k).await;
+    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
+    let batch = queue_batch(&db, study, pool.clone(), seed, 60, false).await;
+    let order: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT item_id, queue_rank FROM batch_items WHERE batch_id = $1 ORDER BY queue_rank",
+    )
+    .bind(batch)
+    .fetch_all(&db.pool)
+    .await
+    .expect("order");
+    (db, guard, study, batch, order, [pool[0], pool[1]])
+}
+
+/// An annotator ahead of the others — whose rated items still have room for others — begins
+/// to look at the first item that is not theirs, not at the queue's front: the rank moves on
+/// with their claims. A lease of theirs that expired and was reclaimed is theirs to take again:
+/// the reclaim sets the rank back, and that item is handed out first, as the queue's order says.
+async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
+    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 4, 2, 9).await; // 12 items
+                                                                                       // B rates the first two: full at k = 2 once A has too, so A's look may pass them
+    for i in 0..2 {
+        rate_next(&db, study, b, &format!("b{i}")).await;
+    }
+    // A alone rates four in the queue's order; its fifth claim found the first four its own
+    let t0 = now_ms();
+    for (i, &(item, _)) in order.iter().take(4).enumerate() {
+        let h = assign::next_item(&db, study, a, t0)
+            .await
+            .expect("next")
+            .expect("an item");
+        assert_eq!(h.item.get(), item, "claim {i} in the queue's order");
+        assign::submit(&db, study, a, h.item, &vote(format!("a{i}")), t0)
+            .await
+            .expect("vote");
+    }
+    let fifth = assign::next_item(&db, study, a, t0)
+        .await
+        .expect("next")
+        .expect("an item");
+    assert_eq!(fifth.item.get(), order[4].0);
+    assert_eq!(own_from(&db, batch, a).await, Some(order[4].1));
+    // the fifth lease expires unrated; A's next claim passes it (still A's) and moves on
+    let later = t0 + 61_000;
+    let sixth = assign::next_item(&db, study, a, later)
+        .await
+        .expect("next")
+        .expect("an item");
+    assert_eq!(sixth.item.get(), order[5].0);
+    assert_eq!(own_from(&db, batch, a).await, Some(order[5].1));
+    assign::submit(&db, study, a, sixth.item, &vote("a5".into()), later)
+        .await
+        .expect("vote");
+    // reclaimed, the fifth is A's to take again, before anything later
+    assert_eq!(
+        assign::reclaim_expired(&db, study, later)
+            .await
+            .expect("reclaim"),
+        1
+    );
+    assert_eq!(own_from(&db, batch, a).await, None);
+    let again = assign::next_item(&db, study, a, later)
+        .await
+        .expect("next")
+        .expect("an item");
+    assert_eq!(again.item.get(), order[4].0, "the reclaimed item first");
+    assign::submit(&db, study, a, again.item, &vote("a4".into()), later)
+        .await
+        .expect("vote");
+    assert_done_counts(&db, study).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_claim_looks_from_where_the_annotator_is => a_claim_looks_from_where_the_annotator_is_sqlite, a_claim_looks_from_where_the_annotator_is_postgres);
+
+/// Items with k ratings are passed by where an annotator's claims begin to look; once k is
+/// raised they have room again, and the annotator's next claim takes the first of them.
+async fn items_with_room_again_are_looked_at_again(store: Store) {
+    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 2, 1, 4).await; // 6 items
+    for i in 0..3 {
+        rate_next(&db, study, a, &format!("k{i}")).await;
+    }
+    // B finds the first three full: its claims take the fourth and the fifth
+    for (i, &(item, _)) in order[3..5].iter().enumerate() {
+        assert_eq!(rate_next(&db, study, b, &format!("l{i}")).await.get(), item);
+    }
+    assert_eq!(own_from(&db, batch, b).await, Some(order[4].1));
+    let mut settings = natstudy::store::participation::study_settings(&db, study)
+        .await
+        .expect("settings");
+    settings.ratings_per_item = 2;
+    natstudy::store::monitor::update_settings(&db, study, None, &settings)
+        .await
+        .expect("k = 2");
+    assert_eq!(own_from(&db, batch, b).await, None);
+    let first = assign::next_item(&db, study, b, now_ms())
+        .await
+        .expect("next")
+        .expect("an item");
+    assert_eq!(
+        first.item.get(),
+        order[0].0,
+        "the first item has room again"
+    );
+    assert_done_counts(&db, study).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(items_with_room_again_are_looked_at_again => items_with_room_again_are_looked_at_again_sqlite, items_with_room_again_are_looked_at_again_postgres);
+
 /// The database as it was before migration `version`, which added `column` to `annotators`:
 /// the column dropped and the migration forgotten; then the next instance to start
 /// (`Db::connect`) migrates it again.

@@ -46,6 +46,10 @@ pub struct Shared {
     /// claims ≥ k) at any time before `until` (the earliest expiry of a live lease among them).
     /// Within a group claims only grow unless a job releases some ([`Shared::forget_fronts`]).
     fronts: BTreeMap<i64, (Option<i64>, i64)>,
+    /// Per `(batch, annotator)`, where the annotator's claims in the batch begin to look
+    /// (`batch_annotators.own_from`, see `store::assign::queue`'s `own_to!`), found by the
+    /// group's claims: written at the flush.
+    own: BTreeMap<(i64, i64), i64>,
 }
 
 /// What the group writes of an annotator: when it last acted, how many of its assignments the
@@ -74,6 +78,7 @@ impl Shared {
             audit: Vec::new(),
             changed: BTreeSet::new(),
             fronts: BTreeMap::new(),
+            own: BTreeMap::new(),
         }
     }
 
@@ -133,6 +138,18 @@ impl Shared {
             fixed: 0,
         });
         a.at = a.at.max(now);
+    }
+
+    /// Every item of `batch` before rank `from` without k ratings is `annotator`'s: their
+    /// claims there begin to look at `from` (written at the flush).
+    pub fn keep_own_from(&mut self, batch: i64, annotator: i64, from: i64) {
+        self.own.insert((batch, annotator), from);
+    }
+
+    /// The annotator's claims were released: what the group found of where their claims
+    /// begin to look is not written (the release set it back).
+    pub fn forget_own(&mut self, annotator: i64) {
+        self.own.retain(|&(_, a), _| a != annotator);
     }
 
     /// The annotator's first vote on an item made its assignment done at `now` (the done
@@ -243,6 +260,42 @@ impl Shared {
             }
             q.execute(&mut *conn).await?;
             rows = rest;
+        }
+        // where the annotators' claims begin to look, moved on by the group's claims
+        let own: Vec<_> = self.own.iter().collect();
+        for chunk in own.chunks(MAX_GROUP) {
+            // padded with repeats of the last entry, which set the same value again
+            let n = padded(chunk.len());
+            let whens: String = (0..n)
+                .map(|i| {
+                    let p = 3 * i;
+                    format!(
+                        " WHEN batch_id = ${} AND annotator_id = ${} THEN ${}",
+                        p + 1,
+                        p + 2,
+                        p + 3
+                    )
+                })
+                .collect();
+            let keys: Vec<String> = (0..n)
+                .map(|i| {
+                    format!(
+                        "(batch_id = ${} AND annotator_id = ${})",
+                        3 * i + 1,
+                        3 * i + 2
+                    )
+                })
+                .collect();
+            let sql = format!(
+                "UPDATE batch_annotators SET own_from = CASE{whens} END WHERE {}",
+                keys.join(" OR ")
+            );
+            let mut q = sqlx::query(&sql);
+            for i in 0..n {
+                let (&(batch, annotator), &from) = chunk[i.min(chunk.len() - 1)];
+                q = q.bind(batch).bind(annotator).bind(from);
+            }
+            q.execute(&mut *conn).await?;
         }
         // a group's jobs are mostly of one study: a statement each
         for &study in &self.changed {

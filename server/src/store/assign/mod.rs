@@ -119,6 +119,27 @@ pub(crate) async fn recount_fixed(conn: &mut sqlx::AnyConnection, whose: Whose) 
     Ok(())
 }
 
+/// Sets back where `whose` claims begin to look (`batch_annotators.own_from`, migration 0017;
+/// see `queue.rs`'s `own_to!`) to the beginning of each batch, in the caller's transaction:
+/// after anything that may give an item before it room for the annotator again — their claims
+/// released (the item is theirs no more), a change of k, a vote import or a new batch (an item
+/// with k ratings may have room again).
+pub(crate) async fn forget_own(conn: &mut sqlx::AnyConnection, whose: Whose) -> StoreResult<()> {
+    let (sql, id) = match whose {
+        Whose::Annotator(a) => (
+            "UPDATE batch_annotators SET own_from = NULL WHERE annotator_id = $1 AND own_from IS NOT NULL",
+            a.get(),
+        ),
+        Whose::Study(s) => (
+            "UPDATE batch_annotators SET own_from = NULL \
+             WHERE batch_id IN (SELECT id FROM batches WHERE study_id = $1) AND own_from IS NOT NULL",
+            s.get(),
+        ),
+    };
+    sqlx::query(sql).bind(id).execute(&mut *conn).await?;
+    Ok(())
+}
+
 /// Releases the annotator's open claims (planned or leased) on items that already have k
 /// ratings — imported votes count, and k may have been lowered — or that the annotator already
 /// rated (an imported vote), so they are never handed out again and nobody loops on an item
@@ -147,6 +168,7 @@ async fn release_full(
     .await?
     .rows_affected();
     recount_fixed(conn, Whose::Annotator(annotator)).await?;
+    forget_own(conn, Whose::Annotator(annotator)).await?;
     Ok(n)
 }
 
@@ -167,6 +189,7 @@ pub(crate) async fn release_open(
     .await?
     .rows_affected();
     recount_fixed(conn, Whose::Annotator(annotator)).await?;
+    forget_own(conn, Whose::Annotator(annotator)).await?;
     Ok(n)
 }
 
@@ -207,7 +230,7 @@ pub(crate) async fn refresh_full_study(
     .bind(study)
     .execute(&mut *conn)
     .await?;
-    Ok(())
+    forget_own(conn, Whose::Study(study)).await
 }
 
 /// Which side shows the original, randomised per participant and item when the study asks

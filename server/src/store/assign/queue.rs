@@ -243,13 +243,53 @@ async fn queue_front(
     Ok(rank)
 }
 
+/// Where annotator `$annotator`'s claims in batch `$batch` begin to look (see [`own_to!`]):
+/// the stored `batch_annotators.own_from`, 0 (the beginning) when there is none.
+macro_rules! own_from {
+    ($batch:literal, $annotator:literal) => {
+        concat!(
+            "COALESCE((SELECT x.own_from FROM batch_annotators x WHERE x.batch_id = ",
+            $batch,
+            " AND x.annotator_id = ",
+            $annotator,
+            "), 0)"
+        )
+    };
+}
+
+/// The rank where annotator `$annotator`'s claims in batch `$batch` may begin to look, found
+/// from the stored one (`$from`, NULL: the beginning), as column `own_to`: the first item from
+/// there without k ratings that the annotator holds no claim on but a released one (`$released`)
+/// — every item before it without k ratings is theirs, so none of them can be their next. The
+/// largest rank there is when every item from there is theirs. Queue ranks are not negative.
+/// The items read are those the annotator took since the stored rank: it moves on with their
+/// claims ([`Shared::keep_own_from`]), so an annotator ahead of everyone else — whose rated
+/// items still have room for others — does not step over all of them at every claim.
+macro_rules! own_to {
+    ($batch:literal, $from:literal, $annotator:literal, $released:literal) => {
+        concat!(
+            "COALESCE((SELECT p.queue_rank FROM batch_items p WHERE p.batch_id = ",
+            $batch,
+            " AND p.rated_full = 0 AND p.queue_rank >= COALESCE(",
+            $from,
+            ", 0) AND (SELECT COUNT(*) FROM assignments m WHERE m.item_id = p.item_id AND m.annotator_id = ",
+            $annotator,
+            " AND m.status <> ",
+            $released,
+            ") = 0 ORDER BY p.queue_rank LIMIT 1), 9223372036854775807) AS own_to"
+        )
+    };
+}
+
 /// The annotator $1's open claim in study $2 at time $3 — a live lease ($5) first, else the
 /// first planned assignment ($4) — as a row of kind 0 (at most one, with its item's ratings
 /// `rated` and the annotator's own `mine`), then the annotator's batches in the study as rows
-/// of kind 1, in batch order, each with its `strategy` and the bug of the item the annotator
-/// rated ($6) last (`last_bug`, for avoid-same-bug), then — only when there is no open claim — the first
+/// of kind 1, in batch order, each with its `strategy`, the bug of the item the annotator
+/// rated ($6) last (`last_bug`, for avoid-same-bug) and where the annotator's claims in it begin
+/// to look (`own_from` as stored, `own_to` as found now: [`own_to!`]), then — only when there is no open claim — the first
 /// candidates ([`CANDIDATES_SQL`]) of batch $7, if it is one of the annotator's, from rank $8
-/// on (k $9, released $10, at most $11) as rows of kind 2 (`item_id`, `queue_rank`, `bug_id`):
+/// on — or from the annotator's own rank in it ([`own_from!`]), when that is later — (k $9,
+/// released $10, at most $11) as rows of kind 2 (`item_id`, `queue_rank`, `bug_id`):
 /// the batch whose queue front the group already found (`Shared::front_hint`), so the common
 /// claim asks once where it asked twice. Columns a kind does not use are NULL. `$candidates`
 /// is the candidates' filter: with or without the item lock of PostgreSQL.
@@ -265,24 +305,31 @@ macro_rules! open_or_candidates {
              SELECT 0 AS kind, o.id, o.item_id, o.batch_id, o.original_left, \
                o.lease_expires_at, o.status, o.lease_secs, o.rated, o.mine, \
                NULL AS seed, NULL AS avoid_same_bug, NULL AS last_bug, \
-               CAST(NULL AS BIGINT) AS queue_rank, CAST(NULL AS BIGINT) AS bug_id, CAST(NULL AS TEXT) AS strategy FROM o \
+               CAST(NULL AS BIGINT) AS queue_rank, CAST(NULL AS BIGINT) AS bug_id, CAST(NULL AS TEXT) AS strategy, \
+               CAST(NULL AS BIGINT) AS own_from, CAST(NULL AS BIGINT) AS own_to FROM o \
              UNION ALL \
              SELECT 1, bt.id, NULL, NULL, NULL, NULL, NULL, bt.lease_secs, NULL, NULL, bt.seed, bt.avoid_same_bug, \
                (SELECT i.bug_id FROM items i WHERE i.id = (SELECT a.item_id FROM assignments a \
-                WHERE a.annotator_id = $1 AND a.status = $6 ORDER BY a.position DESC, a.id DESC LIMIT 1)), NULL, NULL, bt.strategy \
-             FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
+                WHERE a.annotator_id = $1 AND a.status = $6 ORDER BY a.position DESC, a.id DESC LIMIT 1)), NULL, NULL, bt.strategy, \
+               ba.own_from, ",
+            own_to!("bt.id", "ba.own_from", "$1", "$10"),
+            " FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
              WHERE ba.annotator_id = $1 AND bt.study_id = $2 \
              UNION ALL \
              SELECT * FROM (SELECT 2 AS kind, CAST(NULL AS BIGINT) AS id, bi.item_id, CAST(NULL AS BIGINT) AS batch_id, \
                CAST(NULL AS BIGINT) AS original_left, CAST(NULL AS BIGINT) AS lease_expires_at, \
                CAST(NULL AS TEXT) AS status, CAST(NULL AS BIGINT) AS lease_secs, CAST(NULL AS BIGINT) AS rated, \
                CAST(NULL AS BIGINT) AS mine, CAST(NULL AS BIGINT) AS seed, CAST(NULL AS BIGINT) AS avoid_same_bug, \
-               CAST(NULL AS BIGINT) AS last_bug, bi.queue_rank, i.bug_id, CAST(NULL AS TEXT) AS strategy \
-               FROM batch_items bi JOIN items i ON i.id = bi.item_id \
+               CAST(NULL AS BIGINT) AS last_bug, bi.queue_rank, i.bug_id, CAST(NULL AS TEXT) AS strategy, \
+               CAST(NULL AS BIGINT) AS own_from, CAST(NULL AS BIGINT) AS own_to FROM batch_items bi JOIN items i ON i.id = bi.item_id \
                WHERE NOT EXISTS (SELECT 1 FROM o) \
                AND EXISTS (SELECT 1 FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
                  WHERE ba.batch_id = $7 AND ba.annotator_id = $1 AND bt.study_id = $2) \
-               AND bi.batch_id = $7 AND bi.rated_full = 0 AND bi.queue_rank >= $8 AND ",
+               AND bi.batch_id = $7 AND bi.rated_full = 0 AND bi.queue_rank >= CASE WHEN ",
+            own_from!("$7", "$1"),
+            " > $8 THEN ",
+            own_from!("$7", "$1"),
+            " ELSE $8 END AND ",
             $candidates,
             " ORDER BY bi.queue_rank LIMIT $11) AS c \
              ORDER BY 1, 2, 14"
@@ -374,6 +421,7 @@ pub(super) async fn next_item_in(
         }
         release_full(conn, study, annotator, k).await?;
         shared.forget_fronts();
+        shared.forget_own(annotator.into());
         released = true;
     };
     if let Some(r) = open_of(&rows)? {
@@ -474,6 +522,12 @@ async fn candidates(
         let Some(front) = queue_front(conn, shared, batch, now, k).await? else {
             continue;
         };
+        // every item before `own` without k ratings is the annotator's: none can be next
+        let own: i64 = b.try_get("own_to")?;
+        if b.try_get::<Option<i64>, _>("own_from")? != Some(own) {
+            shared.keep_own_from(batch.into(), annotator.into(), own);
+        }
+        let front = front.max(own);
         // the first two usually decide (one of them is of another bug than the last rated);
         // only when both are of that bug is the longer list asked for — the same choice
         let is_same_bug = |r: &sqlx::any::AnyRow| {
@@ -618,6 +672,7 @@ pub async fn move_unrated(
     for a in [from, to] {
         recount_fixed(&mut tx, Whose::Annotator(a)).await?;
     }
+    forget_own(&mut tx, Whose::Annotator(from)).await?;
     audit::record(
         &mut *tx,
         actor,
@@ -647,6 +702,7 @@ pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u
     .rows_affected();
     if n > 0 {
         recount_fixed(&mut tx, Whose::Study(study)).await?;
+        forget_own(&mut tx, Whose::Study(study)).await?;
     }
     tx.commit().await?;
     Ok(n)
