@@ -1339,14 +1339,15 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
 
 on_both_stores!(rated_items_come_a_page_at_a_time => rated_items_come_a_page_at_a_time_sqlite, rated_items_come_a_page_at_a_time_postgres);
 
-/// Where an annotator's claims in a batch begin to look (`batch_annotators.own_from`).
+/// Where an annotator's claims in a batch begin to look (`annotators.own_from`, when it is of
+/// that batch).
 async fn own_from(
     db: &Db,
     batch: natstudy::ids::BatchId,
     a: natstudy::ids::AnnotatorId,
 ) -> Option<i64> {
     sqlx::query_scalar(
-        "SELECT own_from FROM batch_annotators WHERE batch_id = $1 AND annotator_id = $2",
+        "SELECT CASE WHEN own_batch = $1 THEN own_from END FROM annotators WHERE id = $2",
     )
     .bind(batch)
     .bind(a)

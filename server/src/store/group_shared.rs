@@ -46,10 +46,10 @@ pub struct Shared {
     /// claims ≥ k) at any time before `until` (the earliest expiry of a live lease among them).
     /// Within a group claims only grow unless a job releases some ([`Shared::forget_fronts`]).
     fronts: BTreeMap<i64, (Option<i64>, i64)>,
-    /// Per `(batch, annotator)`, where the annotator's claims in the batch begin to look
-    /// (`batch_annotators.own_from`, see `store::assign::queue`'s `own_to!`), found by the
-    /// group's claims: written at the flush.
-    own: BTreeMap<(i64, i64), i64>,
+    /// Per annotator, the batch and the rank where its claims there begin to look
+    /// (`annotators.own_batch`, `annotators.own_from`: see `store::assign::queue`'s `own_to!`),
+    /// found by the group's claims: written at the flush, with the annotator's time.
+    own: BTreeMap<i64, (i64, i64)>,
 }
 
 /// What the group writes of an annotator: when it last acted, how many of its assignments the
@@ -140,16 +140,17 @@ impl Shared {
         a.at = a.at.max(now);
     }
 
-    /// Every item of `batch` before rank `from` without k ratings is `annotator`'s: their
-    /// claims there begin to look at `from` (written at the flush).
-    pub fn keep_own_from(&mut self, batch: i64, annotator: i64, from: i64) {
-        self.own.insert((batch, annotator), from);
+    /// Every item of `batch` before rank `from` without k ratings is `annotator`'s, who asked
+    /// for an item at `now`: their claims there begin to look at `from` (written at the flush).
+    pub fn keep_own_from(&mut self, batch: i64, annotator: i64, from: i64, now: i64) {
+        self.touch(annotator, now);
+        self.own.insert(annotator, (batch, from));
     }
 
     /// The annotator's claims were released: what the group found of where their claims
     /// begin to look is not written (the release set it back).
     pub fn forget_own(&mut self, annotator: i64) {
-        self.own.retain(|&(_, a), _| a != annotator);
+        self.own.remove(&annotator);
     }
 
     /// The annotator's first vote on an item made its assignment done at `now` (the done
@@ -194,14 +195,17 @@ impl Shared {
     /// annotators' times and order seeds, the batch memberships, the audit rows and the
     /// studies' data versions (each list at most [`MAX_GROUP`] entries: one a job).
     async fn write_out(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        // each annotator's time, and the counts the group added to (a group of claims and
-        // renewals of the dynamic queue writes the time alone)
+        // each annotator's time, the counts the group added to and where its claims begin to
+        // look (a group of claims and renewals of the dynamic queue writes the time alone)
         let done = self.active.values().any(|a| a.done > 0);
         let fixed = self.active.values().any(|a| a.fixed > 0);
+        let own = !self.own.is_empty();
         let columns: Vec<Column> = [
             Some(Column::Set("last_active")),
             done.then_some(Column::Add("done_count")),
             fixed.then_some(Column::Add("fixed_count")),
+            own.then_some(Column::SetGiven("own_batch")),
+            own.then_some(Column::SetGiven("own_from")),
         ]
         .into_iter()
         .flatten()
@@ -210,12 +214,23 @@ impl Shared {
             .active
             .iter()
             .map(|(&id, a)| {
-                let values = [Some(a.at), done.then_some(a.done), fixed.then_some(a.fixed)];
+                let mine = self.own.get(&id);
+                let values = [
+                    Some(Some(a.at)),
+                    done.then_some(Some(a.done)),
+                    fixed.then_some(Some(a.fixed)),
+                    own.then_some(mine.map(|m| m.0)),
+                    own.then_some(mine.map(|m| m.1)),
+                ];
                 (id, values.into_iter().flatten().collect())
             })
             .collect();
         update_annotators(conn, &columns, &rows).await?;
-        let seeds: Vec<_> = self.seeds.iter().map(|(&id, &s)| (id, vec![s])).collect();
+        let seeds: Vec<_> = self
+            .seeds
+            .iter()
+            .map(|(&id, &s)| (id, vec![Some(s)]))
+            .collect();
         update_annotators(conn, &[Column::Set("order_seed")], &seeds).await?;
         for chunk in self.members.chunks(MAX_GROUP) {
             // padded with repeats of the last pair, which the conflict clause skips
@@ -261,42 +276,6 @@ impl Shared {
             q.execute(&mut *conn).await?;
             rows = rest;
         }
-        // where the annotators' claims begin to look, moved on by the group's claims
-        let own: Vec<_> = self.own.iter().collect();
-        for chunk in own.chunks(MAX_GROUP) {
-            // padded with repeats of the last entry, which set the same value again
-            let n = padded(chunk.len());
-            let whens: String = (0..n)
-                .map(|i| {
-                    let p = 3 * i;
-                    format!(
-                        " WHEN batch_id = ${} AND annotator_id = ${} THEN ${}",
-                        p + 1,
-                        p + 2,
-                        p + 3
-                    )
-                })
-                .collect();
-            let keys: Vec<String> = (0..n)
-                .map(|i| {
-                    format!(
-                        "(batch_id = ${} AND annotator_id = ${})",
-                        3 * i + 1,
-                        3 * i + 2
-                    )
-                })
-                .collect();
-            let sql = format!(
-                "UPDATE batch_annotators SET own_from = CASE{whens} END WHERE {}",
-                keys.join(" OR ")
-            );
-            let mut q = sqlx::query(&sql);
-            for i in 0..n {
-                let (&(batch, annotator), &from) = chunk[i.min(chunk.len() - 1)];
-                q = q.bind(batch).bind(annotator).bind(from);
-            }
-            q.execute(&mut *conn).await?;
-        }
         // a group's jobs are mostly of one study: a statement each
         for &study in &self.changed {
             bump_version(conn, study, self.shard).await?;
@@ -325,6 +304,8 @@ impl GroupState for Shared {
 enum Column {
     Set(&'static str),
     Add(&'static str),
+    /// Set where the annotator has a value, kept where it has none (NULL).
+    SetGiven(&'static str),
 }
 
 /// Writes `columns` of each annotator in `rows` (annotator → one value per column): one
@@ -333,7 +314,7 @@ enum Column {
 async fn update_annotators(
     conn: &mut AnyConnection,
     columns: &[Column],
-    rows: &[(i64, Vec<i64>)],
+    rows: &[(i64, Vec<Option<i64>>)],
 ) -> sqlx::Result<()> {
     let per = columns.len() + 1;
     for chunk in rows.chunks(MAX_GROUP) {
@@ -348,6 +329,18 @@ async fn update_annotators(
                 match column {
                     Column::Set(name) => format!("{name} = CASE id{whens} END"),
                     Column::Add(name) => format!("{name} = {name} + CASE id{whens} END"),
+                    Column::SetGiven(name) => {
+                        let whens: String = (0..n)
+                            .map(|i| {
+                                format!(
+                                    " WHEN ${} THEN COALESCE(${}, {name})",
+                                    per * i + 1,
+                                    per * i + 2 + c
+                                )
+                            })
+                            .collect();
+                        format!("{name} = CASE id{whens} END")
+                    }
                 }
             })
             .collect();

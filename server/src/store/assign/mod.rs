@@ -119,20 +119,19 @@ pub(crate) async fn recount_fixed(conn: &mut sqlx::AnyConnection, whose: Whose) 
     Ok(())
 }
 
-/// Sets back where `whose` claims begin to look (`batch_annotators.own_from`, migration 0017;
-/// see `queue.rs`'s `own_to!`) to the beginning of each batch, in the caller's transaction:
+/// Sets back where `whose` claims begin to look (`annotators.own_from`, migration 0017;
+/// see `queue.rs`'s `own_to!`) to the beginning of the batch, in the caller's transaction:
 /// after anything that may give an item before it room for the annotator again — their claims
 /// released (the item is theirs no more), a change of k, a vote import or a new batch (an item
 /// with k ratings may have room again).
 pub(crate) async fn forget_own(conn: &mut sqlx::AnyConnection, whose: Whose) -> StoreResult<()> {
     let (sql, id) = match whose {
         Whose::Annotator(a) => (
-            "UPDATE batch_annotators SET own_from = NULL WHERE annotator_id = $1 AND own_from IS NOT NULL",
+            "UPDATE annotators SET own_from = NULL WHERE id = $1 AND own_from IS NOT NULL",
             a.get(),
         ),
         Whose::Study(s) => (
-            "UPDATE batch_annotators SET own_from = NULL \
-             WHERE batch_id IN (SELECT id FROM batches WHERE study_id = $1) AND own_from IS NOT NULL",
+            "UPDATE annotators SET own_from = NULL WHERE study_id = $1 AND own_from IS NOT NULL",
             s.get(),
         ),
     };

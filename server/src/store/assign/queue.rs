@@ -244,14 +244,15 @@ async fn queue_front(
 }
 
 /// Where annotator `$annotator`'s claims in batch `$batch` begin to look (see [`own_to!`]):
-/// the stored `batch_annotators.own_from`, 0 (the beginning) when there is none.
+/// the stored `annotators.own_from` when it is of that batch (`own_batch`), else 0 (the
+/// beginning).
 macro_rules! own_from {
     ($batch:literal, $annotator:literal) => {
         concat!(
-            "COALESCE((SELECT x.own_from FROM batch_annotators x WHERE x.batch_id = ",
-            $batch,
-            " AND x.annotator_id = ",
+            "COALESCE((SELECT x.own_from FROM annotators x WHERE x.id = ",
             $annotator,
+            " AND x.own_batch = ",
+            $batch,
             "), 0)"
         )
     };
@@ -311,9 +312,15 @@ macro_rules! open_or_candidates {
              SELECT 1, bt.id, NULL, NULL, NULL, NULL, NULL, bt.lease_secs, NULL, NULL, bt.seed, bt.avoid_same_bug, \
                (SELECT i.bug_id FROM items i WHERE i.id = (SELECT a.item_id FROM assignments a \
                 WHERE a.annotator_id = $1 AND a.status = $6 ORDER BY a.position DESC, a.id DESC LIMIT 1)), NULL, NULL, bt.strategy, \
-               ba.own_from, ",
-            own_to!("bt.id", "ba.own_from", "$1", "$10"),
+               CASE WHEN an.own_batch = bt.id THEN an.own_from END AS own_from, ",
+            own_to!(
+                "bt.id",
+                "CASE WHEN an.own_batch = bt.id THEN an.own_from END",
+                "$1",
+                "$10"
+            ),
             " FROM batch_annotators ba JOIN batches bt ON bt.id = ba.batch_id \
+             JOIN annotators an ON an.id = ba.annotator_id \
              WHERE ba.annotator_id = $1 AND bt.study_id = $2 \
              UNION ALL \
              SELECT * FROM (SELECT 2 AS kind, CAST(NULL AS BIGINT) AS id, bi.item_id, CAST(NULL AS BIGINT) AS batch_id, \
@@ -525,7 +532,7 @@ async fn candidates(
         // every item before `own` without k ratings is the annotator's: none can be next
         let own: i64 = b.try_get("own_to")?;
         if b.try_get::<Option<i64>, _>("own_from")? != Some(own) {
-            shared.keep_own_from(batch.into(), annotator.into(), own);
+            shared.keep_own_from(batch.into(), annotator.into(), own, now);
         }
         let front = front.max(own);
         // the first two usually decide (one of them is of another bug than the last rated);
