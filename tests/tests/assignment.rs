@@ -1393,8 +1393,9 @@ async fn queue_of_two(
 /// with their claims. A lease of theirs that expired and was reclaimed is theirs to take again:
 /// the reclaim sets the rank back, and that item is handed out first, as the queue's order says.
 async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
-    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 4, 2, 9).await; // 12 items
-                                                                                       // B rates the first two: full at k = 2 once A has too, so A's look may pass them
+    // 12 items at k = 2
+    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 4, 2, 9).await;
+    // B rates the first two: full at k = 2 once A has too, so A's look may pass them
     for i in 0..2 {
         rate_next(&db, study, b, &format!("b{i}")).await;
     }
@@ -1452,7 +1453,8 @@ on_both_stores!(a_claim_looks_from_where_the_annotator_is => a_claim_looks_from_
 /// Items with k ratings are passed by where an annotator's claims begin to look; once k is
 /// raised they have room again, and the annotator's next claim takes the first of them.
 async fn items_with_room_again_are_looked_at_again(store: Store) {
-    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 2, 1, 4).await; // 6 items
+    // 6 items at k = 1
+    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 2, 1, 4).await;
     for i in 0..3 {
         rate_next(&db, study, a, &format!("k{i}")).await;
     }

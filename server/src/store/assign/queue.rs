@@ -286,11 +286,12 @@ macro_rules! own_to {
 /// first planned assignment ($4) — as a row of kind 0 (at most one, with its item's ratings
 /// `rated` and the annotator's own `mine`), then the annotator's batches in the study as rows
 /// of kind 1, in batch order, each with its `strategy`, the bug of the item the annotator
-/// rated ($6) last (`last_bug`, for avoid-same-bug) and where the annotator's claims in it begin
-/// to look (`own_from` as stored, `own_to` as found now: [`own_to!`]), then — only when there is no open claim — the first
-/// candidates ([`CANDIDATES_SQL`]) of batch $7, if it is one of the annotator's, from rank $8
-/// on — or from the annotator's own rank in it ([`own_from!`]), when that is later — (k $9,
-/// released $10, at most $11) as rows of kind 2 (`item_id`, `queue_rank`, `bug_id`):
+/// rated ($6) last (`last_bug`, for avoid-same-bug) and where the annotator's claims in it
+/// begin to look (`own_from` as stored, `own_to` as found now: [`own_to!`]), then — only when
+/// there is no open claim — the first candidates ([`CANDIDATES_SQL`]) of batch $7, if it is
+/// one of the annotator's, from rank $8 on — or from the annotator's own rank in it
+/// ([`own_from!`]), when that is later — (k $9, released $10, at most $11) as rows of kind 2
+/// (`item_id`, `queue_rank`, `bug_id`):
 /// the batch whose queue front the group already found (`Shared::front_hint`), so the common
 /// claim asks once where it asked twice. Columns a kind does not use are NULL. `$candidates`
 /// is the candidates' filter: with or without the item lock of PostgreSQL.
