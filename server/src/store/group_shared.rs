@@ -308,6 +308,14 @@ enum Column {
     SetGiven(&'static str),
 }
 
+impl Column {
+    fn name(self) -> &'static str {
+        match self {
+            Column::Set(name) | Column::Add(name) | Column::SetGiven(name) => name,
+        }
+    }
+}
+
 /// Writes `columns` of each annotator in `rows` (annotator → one value per column): one
 /// statement per [`MAX_GROUP`] annotators, padded by repeating the last (`CASE` takes an id's
 /// first match, so a repeat sets and adds nothing more).
@@ -323,24 +331,20 @@ async fn update_annotators(
             .iter()
             .enumerate()
             .map(|(c, column)| {
+                let name = column.name();
                 let whens: String = (0..n)
-                    .map(|i| format!(" WHEN ${} THEN ${}", per * i + 1, per * i + 2 + c))
+                    .map(|i| {
+                        let v = format!("${}", per * i + 2 + c);
+                        let value = match column {
+                            Column::SetGiven(_) => format!("COALESCE({v}, {name})"),
+                            Column::Set(_) | Column::Add(_) => v,
+                        };
+                        format!(" WHEN ${} THEN {value}", per * i + 1)
+                    })
                     .collect();
                 match column {
-                    Column::Set(name) => format!("{name} = CASE id{whens} END"),
-                    Column::Add(name) => format!("{name} = {name} + CASE id{whens} END"),
-                    Column::SetGiven(name) => {
-                        let whens: String = (0..n)
-                            .map(|i| {
-                                format!(
-                                    " WHEN ${} THEN COALESCE(${}, {name})",
-                                    per * i + 1,
-                                    per * i + 2 + c
-                                )
-                            })
-                            .collect();
-                        format!("{name} = CASE id{whens} END")
-                    }
+                    Column::Add(_) => format!("{name} = {name} + CASE id{whens} END"),
+                    Column::Set(_) | Column::SetGiven(_) => format!("{name} = CASE id{whens} END"),
                 }
             })
             .collect();

@@ -139,6 +139,17 @@ pub(crate) async fn forget_own(conn: &mut sqlx::AnyConnection, whose: Whose) -> 
     Ok(())
 }
 
+/// After claims of `whose` were released, in the same transaction: their fixed-group count
+/// is counted again ([`recount_fixed`]) and where their claims begin to look is set back
+/// ([`forget_own`]).
+pub(crate) async fn claims_released(
+    conn: &mut sqlx::AnyConnection,
+    whose: Whose,
+) -> StoreResult<()> {
+    recount_fixed(conn, whose).await?;
+    forget_own(conn, whose).await
+}
+
 /// Releases the annotator's open claims (planned or leased) on items that already have k
 /// ratings — imported votes count, and k may have been lowered — or that the annotator already
 /// rated (an imported vote), so they are never handed out again and nobody loops on an item
@@ -166,8 +177,7 @@ async fn release_full(
     .execute(&mut *conn)
     .await?
     .rows_affected();
-    recount_fixed(conn, Whose::Annotator(annotator)).await?;
-    forget_own(conn, Whose::Annotator(annotator)).await?;
+    claims_released(conn, Whose::Annotator(annotator)).await?;
     Ok(n)
 }
 
@@ -187,8 +197,7 @@ pub(crate) async fn release_open(
     .execute(&mut *conn)
     .await?
     .rows_affected();
-    recount_fixed(conn, Whose::Annotator(annotator)).await?;
-    forget_own(conn, Whose::Annotator(annotator)).await?;
+    claims_released(conn, Whose::Annotator(annotator)).await?;
     Ok(n)
 }
 

@@ -677,10 +677,9 @@ pub async fn move_unrated(
         .await?;
         moved += 1;
     }
-    for a in [from, to] {
-        recount_fixed(&mut tx, Whose::Annotator(a)).await?;
-    }
-    forget_own(&mut tx, Whose::Annotator(from)).await?;
+    claims_released(&mut tx, Whose::Annotator(from)).await?;
+    // the receiver's plan grew (and its look stays: it only took items)
+    recount_fixed(&mut tx, Whose::Annotator(to)).await?;
     audit::record(
         &mut *tx,
         actor,
@@ -709,8 +708,7 @@ pub async fn reclaim_expired(db: &Db, study: StudyId, now: i64) -> StoreResult<u
     .await?
     .rows_affected();
     if n > 0 {
-        recount_fixed(&mut tx, Whose::Study(study)).await?;
-        forget_own(&mut tx, Whose::Study(study)).await?;
+        claims_released(&mut tx, Whose::Study(study)).await?;
     }
     tx.commit().await?;
     Ok(n)
