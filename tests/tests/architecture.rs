@@ -117,3 +117,39 @@ fn the_store_speaks_its_own_types_and_spells_no_status() {
         }
     }
 }
+
+/// The workspace's members, as its `Cargo.toml` lists them.
+fn members() -> Vec<String> {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with("members = ["))
+        .expect("a members line");
+    line.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn unsafe_code_lives_only_in_the_allocator() {
+    let members = members();
+    assert!(members.len() >= 6, "members: {members:?}");
+    assert!(members.iter().any(|m| m == "crates/allocator"));
+    let workspace = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    assert!(workspace.contains("[workspace.lints.rust]\nunsafe_code = \"forbid\""));
+    for m in &members {
+        let manifest = std::fs::read_to_string(root().join(m).join("Cargo.toml"))
+            .unwrap_or_else(|e| panic!("{m}/Cargo.toml: {e}"));
+        let inherits = manifest.contains("[lints]\nworkspace = true");
+        assert_eq!(
+            inherits,
+            m != "crates/allocator",
+            "{m}: every crate but the allocator takes the workspace's lints (unsafe code forbidden)"
+        );
+    }
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/allocator/src"), &mut files);
+    assert_eq!(files.len(), 1, "the allocator is one module: {files:?}");
+}
