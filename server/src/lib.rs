@@ -19,6 +19,7 @@ pub mod engine {
 }
 pub mod password;
 pub mod present;
+pub mod priority;
 pub mod service;
 pub mod store;
 pub mod survey_client;

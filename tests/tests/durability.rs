@@ -37,6 +37,43 @@ async fn vote_until_killed(base: String, study: StudyId, c: reqwest::Client, ack
     }
 }
 
+/// A thread of a process, from `/proc/PID/task/TID/stat`.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+struct Thread {
+    name: String,
+    /// The process's first thread.
+    main: bool,
+    nice: i32,
+    /// CPU time so far (clock ticks, user and system).
+    cpu: u64,
+}
+
+#[cfg(target_os = "linux")]
+fn threads_of(pid: u32) -> Vec<Thread> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/task")).expect("tasks") {
+        let e = e.expect("task");
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue; // the thread ended
+        };
+        // `tid (name) state …`: the name may hold spaces, the fields after it do not
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            panic!("stat: {stat}");
+        };
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        // fields from the third: utime is the 14th, stime the 15th, nice the 19th
+        let num = |n: usize| fields[n - 3].parse::<i64>().expect("a number");
+        out.push(Thread {
+            name: stat[open + 1..close].to_owned(),
+            main: e.file_name().to_string_lossy() == pid.to_string(),
+            nice: num(19) as i32,
+            cpu: (num(14) + num(15)) as u64,
+        });
+    }
+    out
+}
+
 async fn acknowledged_votes_survive_kill_9(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = reference_study(&db, "Durable", false).await.expect("study");
@@ -71,6 +108,37 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
     // (64 voters without pause: the group commit holds dozens of votes a transaction)
     while acks.lock().expect("acks").len() < 150 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // meanwhile, under load: the runtime's threads run below the process, and the thread that
+    // commits the writes at its priority (`natstudy::priority`): on SQLite the busiest of
+    // sqlx's connection threads, on PostgreSQL the group commit's own thread
+    #[cfg(target_os = "linux")]
+    {
+        let threads = threads_of(server.child.id());
+        let base = threads
+            .iter()
+            .find(|t| t.main)
+            .expect("the main thread")
+            .nice;
+        let lowered = (base + natstudy::priority::REQUEST_NICE).min(19);
+        let workers: Vec<_> = threads
+            .iter()
+            .filter(|t| t.name == "tokio-rt-worker")
+            .collect();
+        assert!(workers.len() >= 2, "threads: {threads:?}");
+        assert!(
+            workers.iter().all(|t| t.nice == lowered),
+            "threads: {threads:?}"
+        );
+        let writer = match store {
+            Store::Sqlite => threads
+                .iter()
+                .filter(|t| t.name.starts_with("sqlx-sqlite"))
+                .max_by_key(|t| t.cpu),
+            Store::Postgres => threads.iter().find(|t| t.name == "natstudy-writer"),
+        };
+        let writer = writer.expect("the writer's thread");
+        assert_eq!(writer.nice, base, "threads: {threads:?}");
     }
     server.child.kill().expect("kill -9"); // SIGKILL: no shutdown, no flush
     server.child.wait().expect("reaped");

@@ -236,7 +236,14 @@ fn parse_role(s: &str) -> Result<Role, String> {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(matches!(cli.command, Command::Serve(_)));
-    let runtime = match tokio::runtime::Runtime::new() {
+    // the runtime's threads below the main thread, which opens the database's write
+    // connection, and below the threads the spawner starts (see `priority`)
+    crate::priority::keep_base_spawner();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_start(crate::priority::lower_current_thread)
+        .build();
+    let runtime = match runtime {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start runtime: {e}");

@@ -32,7 +32,9 @@
 //! Where the writer runs ([`spawn_writer`]): on PostgreSQL on a thread of its own, with its own
 //! single-threaded runtime and its own connection, so the answers to a group's chain of
 //! statements do not wait behind the requests being served; on SQLite as a task of the
-//! server's runtime.
+//! server's runtime. Either way what runs the statements keeps the process's priority, above
+//! the runtime's threads (`crate::priority`): PostgreSQL's writer thread, and sqlx's thread for
+//! SQLite's write connection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -248,24 +250,23 @@ fn spawn_writer<S: GroupState>(
             return;
         }
     };
-    let started = std::thread::Builder::new()
-        .name("natstudy-writer".into())
-        .spawn(move || {
-            runtime.block_on(async move {
-                let own = own_connection(&url);
-                let w = Writer {
-                    pool: own.clone().unwrap_or(w.pool),
-                    ..w
-                };
-                writer(w, rx, stats).await;
-                if let Some(pool) = own {
-                    pool.close().await;
-                }
-            })
-        });
-    if let Err(e) = started {
+    // at the process's priority, above the request handlers' (`crate::priority`)
+    let started = crate::priority::spawn_at_base("natstudy-writer", move || {
+        runtime.block_on(async move {
+            let own = own_connection(&url);
+            let w = Writer {
+                pool: own.clone().unwrap_or(w.pool),
+                ..w
+            };
+            writer(w, rx, stats).await;
+            if let Some(pool) = own {
+                pool.close().await;
+            }
+        })
+    });
+    if !started {
         // the receiver went with the closure: jobs run alone (see `submit`)
-        tracing::warn!(error = %e, "group commit: cannot start the writer's thread");
+        tracing::warn!("group commit: cannot start the writer's thread");
     }
 }
 

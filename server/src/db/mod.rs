@@ -100,8 +100,14 @@ impl Db {
         let options = AnyConnectOptions::from_str(url)
             .with_context(|| format!("invalid database URL {}", redact(url)))?;
         let open = |max: u32, read_only: bool| {
+            let kept = backend == Backend::Sqlite && !read_only;
             AnyPoolOptions::new()
                 .max_connections(max)
+                // SQLite's write connection lives as long as the process: its thread, made
+                // here by the caller's thread (the command's main thread), keeps that thread's
+                // priority, above the runtime's (see `crate::priority`)
+                .idle_timeout((!kept).then_some(Duration::from_secs(600)))
+                .max_lifetime((!kept).then_some(Duration::from_secs(1800)))
                 .acquire_timeout(Duration::from_secs(30))
                 // a SQLite connection is a file this process holds open, not a socket that
                 // can die unseen: no check before each hand-out (a round trip to the
@@ -317,6 +323,17 @@ mod tests {
         assert!(replan_due(p * 12, p * 10));
         // never handed out before (idle since it was opened) within its first period: kept
         assert!(!replan_due(p / 2, p / 2));
+    }
+
+    /// SQLite's write connection is never closed for its age or idleness (its thread keeps
+    /// the priority of the thread that opened it, `crate::priority`); the reads' are.
+    #[tokio::test]
+    async fn the_sqlite_write_connection_is_kept() {
+        let (db, _dir) = temp_sqlite().await;
+        let w = db.writer.options();
+        assert_eq!((w.get_idle_timeout(), w.get_max_lifetime()), (None, None));
+        let r = db.pool.options();
+        assert!(r.get_idle_timeout().is_some() && r.get_max_lifetime().is_some());
     }
 
     #[test]
