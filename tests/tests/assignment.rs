@@ -1356,23 +1356,21 @@ async fn own_from(
     .expect("own_from")
 }
 
+/// A study with a dynamic queue for two annotators ([`queue_of_two`]).
+struct QueueOfTwo {
+    db: Db,
+    guard: natstudy_tests::DbGuard,
+    study: StudyId,
+    batch: natstudy::ids::BatchId,
+    /// The items' `(id, rank)` in the queue's order.
+    order: Vec<(i64, i64)>,
+    a: natstudy::ids::AnnotatorId,
+    b: natstudy::ids::AnnotatorId,
+}
+
 /// A study of `bugs` bugs (3 items each) at k = `k`, with a dynamic queue (seed `seed`, leases
-/// of a minute, no avoid-same-bug) for two annotators; with its items' `(id, rank)` in the
-/// queue's order.
-#[allow(clippy::type_complexity)]
-async fn queue_of_two(
-    store: Store,
-    bugs: usize,
-    k: i64,
-    seed: u64,
-) -> (
-    Db,
-    natstudy_tests::DbGuard,
-    StudyId,
-    natstudy::ids::BatchId,
-    Vec<(i64, i64)>,
-    [natstudy::ids::AnnotatorId; 2],
-) {
+/// of a minute, no avoid-same-bug) for two annotators.
+async fn queue_of_two(store: Store, bugs: usize, k: i64, seed: u64) -> QueueOfTwo {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, bugs).await;
     set_k(&db, study, k).await;
@@ -1385,7 +1383,15 @@ async fn queue_of_two(
     .fetch_all(&db.pool)
     .await
     .expect("order");
-    (db, guard, study, batch, order, [pool[0], pool[1]])
+    QueueOfTwo {
+        db,
+        guard,
+        study,
+        batch,
+        order,
+        a: pool[0],
+        b: pool[1],
+    }
 }
 
 /// An annotator ahead of the others — whose rated items still have room for others — begins
@@ -1394,7 +1400,15 @@ async fn queue_of_two(
 /// the reclaim sets the rank back, and that item is handed out first, as the queue's order says.
 async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
     // 12 items at k = 2
-    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 4, 2, 9).await;
+    let QueueOfTwo {
+        db,
+        guard,
+        study,
+        batch,
+        order,
+        a,
+        b,
+    } = queue_of_two(store, 4, 2, 9).await;
     // B rates the first two: full at k = 2 once A has too, so A's look may pass them
     for i in 0..2 {
         rate_next(&db, study, b, &format!("b{i}")).await;
@@ -1454,7 +1468,15 @@ on_both_stores!(a_claim_looks_from_where_the_annotator_is => a_claim_looks_from_
 /// raised they have room again, and the annotator's next claim takes the first of them.
 async fn items_with_room_again_are_looked_at_again(store: Store) {
     // 6 items at k = 1
-    let (db, guard, study, batch, order, [a, b]) = queue_of_two(store, 2, 1, 4).await;
+    let QueueOfTwo {
+        db,
+        guard,
+        study,
+        batch,
+        order,
+        a,
+        b,
+    } = queue_of_two(store, 2, 1, 4).await;
     for i in 0..3 {
         rate_next(&db, study, a, &format!("k{i}")).await;
     }
