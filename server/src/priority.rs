@@ -24,12 +24,29 @@
 //!   ([`keep_base_spawner`], [`spawn_at_base`]).
 //!
 //! A thread made later by a runtime thread (a read connection, a rayon pool) runs at the
-//! runtime's. Elsewhere than on Linux nothing changes.
+//! runtime's. Elsewhere than on Linux nothing changes. `natstudy --request-nice N` (or
+//! `NATSTUDY_REQUEST_NICE`) sets the steps, 0 to 19; 0 runs every thread at the process's
+//! priority (on a machine shared with services the requests should not yield to).
 
-/// How many nice steps below the process the runtime's threads run (capped at 19, the lowest).
+/// How many nice steps below the process the runtime's threads run by default (`natstudy
+/// --request-nice`; the result is capped at 19, the lowest).
 pub const REQUEST_NICE: i32 = 10;
 
-/// Sets the calling thread [`REQUEST_NICE`] steps below the process's main thread: for the
+/// The steps in force ([`set_request_nice`]).
+static OFFSET: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(REQUEST_NICE);
+
+/// Sets how many nice steps below the process the runtime's threads run (0 to 19; 0 runs them
+/// at the process's priority): before the runtime starts.
+pub fn set_request_nice(steps: i32) {
+    OFFSET.store(steps.clamp(0, 19), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The steps in force.
+pub fn request_nice() -> i32 {
+    OFFSET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets the calling thread [`request_nice`] steps below the process's main thread: for the
 /// runtime's `on_thread_start`. A thread that a runtime thread made starts there already (its
 /// creator's value) and is not lowered twice. Best effort: a system that refuses leaves the
 /// thread as it was.
@@ -42,7 +59,7 @@ pub fn lower_current_thread() {
             return;
         };
         let tid = rustix::thread::gettid();
-        let target = (base + REQUEST_NICE).min(19);
+        let target = (base + request_nice()).min(19);
         if getpriority_process(Some(tid)).is_ok_and(|now| now < target) {
             let _ = setpriority_process(Some(tid), target);
         }

@@ -74,6 +74,27 @@ fn threads_of(pid: u32) -> Vec<Thread> {
     out
 }
 
+/// Checks that every runtime worker runs `steps` nice steps below the main thread; returns
+/// the main thread's nice value.
+#[cfg(target_os = "linux")]
+fn assert_runtime_lowered(threads: &[Thread], steps: i32) -> i32 {
+    let base = threads
+        .iter()
+        .find(|t| t.main)
+        .expect("the main thread")
+        .nice;
+    let workers: Vec<_> = threads
+        .iter()
+        .filter(|t| t.name == "tokio-rt-worker")
+        .collect();
+    assert!(!workers.is_empty(), "threads: {threads:?}");
+    assert!(
+        workers.iter().all(|t| t.nice == (base + steps).min(19)),
+        "{steps} steps: {threads:?}"
+    );
+    base
+}
+
 async fn acknowledged_votes_survive_kill_9(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = reference_study(&db, "Durable", false).await.expect("study");
@@ -115,21 +136,7 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
     #[cfg(target_os = "linux")]
     {
         let threads = threads_of(server.child.id());
-        let base = threads
-            .iter()
-            .find(|t| t.main)
-            .expect("the main thread")
-            .nice;
-        let lowered = (base + natstudy::priority::REQUEST_NICE).min(19);
-        let workers: Vec<_> = threads
-            .iter()
-            .filter(|t| t.name == "tokio-rt-worker")
-            .collect();
-        assert!(workers.len() >= 2, "threads: {threads:?}");
-        assert!(
-            workers.iter().all(|t| t.nice == lowered),
-            "threads: {threads:?}"
-        );
+        let base = assert_runtime_lowered(&threads, natstudy::priority::REQUEST_NICE);
         let writer = match store {
             Store::Sqlite => threads
                 .iter()
@@ -216,3 +223,16 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
 }
 
 on_both_stores!(acknowledged_votes_survive_kill_9 => acknowledged_votes_survive_kill_9_sqlite, acknowledged_votes_survive_kill_9_postgres);
+
+/// How far below the process the runtime's threads run is a setting (`--request-nice`): 0
+/// runs them at its priority.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_request_threads_priority_is_a_setting() {
+    for steps in [0, 3] {
+        let data = tempfile::tempdir().expect("data dir");
+        let server = ServerProcess::start(data.path(), &["--request-nice", &steps.to_string()])
+            .expect("server");
+        assert_runtime_lowered(&threads_of(server.child.id()), steps);
+    }
+}

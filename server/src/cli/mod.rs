@@ -55,6 +55,16 @@ pub struct Global {
         hide_env_values = true
     )]
     pub database_url: Option<String>,
+    /// Nice steps the runtime's threads (requests, background work) run below the process,
+    /// which keeps the database's write path at its priority (Linux); 0 runs them equal
+    #[arg(
+        long,
+        global = true,
+        default_value_t = crate::priority::REQUEST_NICE,
+        value_parser = clap::value_parser!(i32).range(0..=19),
+        env = "NATSTUDY_REQUEST_NICE"
+    )]
+    pub request_nice: i32,
 }
 
 impl Global {
@@ -238,6 +248,7 @@ pub fn main() -> ExitCode {
     init_tracing(matches!(cli.command, Command::Serve(_)));
     // the runtime's threads below the main thread, which opens the database's write
     // connection, and below the threads the spawner starts (see `priority`)
+    crate::priority::set_request_nice(cli.global.request_nice);
     crate::priority::keep_base_spawner();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
