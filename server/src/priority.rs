@@ -70,8 +70,7 @@ pub fn lower_current_thread() {
 type Start = (String, Box<dyn FnOnce() + Send>);
 
 /// The thread that starts threads at the process's priority ([`keep_base_spawner`]).
-static SPAWNER: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<Start>>> =
-    std::sync::OnceLock::new();
+static SPAWNER: std::sync::OnceLock<std::sync::mpsc::Sender<Start>> = std::sync::OnceLock::new();
 
 /// Starts, on the calling thread's priority (the command's main thread, before the runtime),
 /// the thread that [`spawn_at_base`] asks to start threads: a thread takes its creator's
@@ -88,7 +87,7 @@ pub fn keep_base_spawner() {
             }
         });
     if started.is_ok() {
-        let _ = SPAWNER.set(std::sync::Mutex::new(tx));
+        let _ = SPAWNER.set(tx);
     }
 }
 
@@ -98,11 +97,7 @@ pub fn keep_base_spawner() {
 /// handed to the spawner, which logs a failure).
 pub fn spawn_at_base(name: &str, f: impl FnOnce() + Send + 'static) -> bool {
     if let Some(tx) = SPAWNER.get() {
-        let sent = match tx.lock() {
-            Ok(tx) => tx.send((name.to_owned(), Box::new(f))),
-            Err(_) => return false,
-        };
-        return sent.is_ok();
+        return tx.send((name.to_owned(), Box::new(f))).is_ok();
     }
     std::thread::Builder::new()
         .name(name.to_owned())

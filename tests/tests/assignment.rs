@@ -46,6 +46,19 @@ fn vote(token: String) -> VoteInput {
     }
 }
 
+/// The annotator's next item at `at` (ms), which must be there.
+async fn claim_at(
+    db: &Db,
+    study: StudyId,
+    a: natstudy::ids::AnnotatorId,
+    at: i64,
+) -> assign::Handed {
+    assign::next_item(db, study, a, at)
+        .await
+        .expect("next")
+        .expect("an item")
+}
+
 /// Annotator `a` takes the next item of the queue and rates it (submit token `token`).
 async fn rate_next(
     db: &Db,
@@ -53,10 +66,7 @@ async fn rate_next(
     a: natstudy::ids::AnnotatorId,
     token: &str,
 ) -> natstudy::ids::ItemId {
-    let h = assign::next_item(db, study, a, now_ms())
-        .await
-        .expect("next")
-        .expect("an item");
+    let h = claim_at(db, study, a, now_ms()).await;
     assign::submit(db, study, a, h.item, &vote(token.into()), now_ms())
         .await
         .expect("vote");
@@ -1416,27 +1426,18 @@ async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
     // A alone rates four in the queue's order; its fifth claim found the first four its own
     let t0 = now_ms();
     for (i, &(item, _)) in order.iter().take(4).enumerate() {
-        let h = assign::next_item(&db, study, a, t0)
-            .await
-            .expect("next")
-            .expect("an item");
+        let h = claim_at(&db, study, a, t0).await;
         assert_eq!(h.item.get(), item, "claim {i} in the queue's order");
         assign::submit(&db, study, a, h.item, &vote(format!("a{i}")), t0)
             .await
             .expect("vote");
     }
-    let fifth = assign::next_item(&db, study, a, t0)
-        .await
-        .expect("next")
-        .expect("an item");
+    let fifth = claim_at(&db, study, a, t0).await;
     assert_eq!(fifth.item.get(), order[4].0);
     assert_eq!(own_from(&db, batch, a).await, Some(order[4].1));
     // the fifth lease expires unrated; A's next claim passes it (still A's) and moves on
     let later = t0 + 61_000;
-    let sixth = assign::next_item(&db, study, a, later)
-        .await
-        .expect("next")
-        .expect("an item");
+    let sixth = claim_at(&db, study, a, later).await;
     assert_eq!(sixth.item.get(), order[5].0);
     assert_eq!(own_from(&db, batch, a).await, Some(order[5].1));
     assign::submit(&db, study, a, sixth.item, &vote("a5".into()), later)
@@ -1450,10 +1451,7 @@ async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
         1
     );
     assert_eq!(own_from(&db, batch, a).await, None);
-    let again = assign::next_item(&db, study, a, later)
-        .await
-        .expect("next")
-        .expect("an item");
+    let again = claim_at(&db, study, a, later).await;
     assert_eq!(again.item.get(), order[4].0, "the reclaimed item first");
     assign::submit(&db, study, a, again.item, &vote("a4".into()), later)
         .await
@@ -1493,10 +1491,7 @@ async fn items_with_room_again_are_looked_at_again(store: Store) {
         .await
         .expect("k = 2");
     assert_eq!(own_from(&db, batch, b).await, None);
-    let first = assign::next_item(&db, study, b, now_ms())
-        .await
-        .expect("next")
-        .expect("an item");
+    let first = claim_at(&db, study, b, now_ms()).await;
     assert_eq!(
         first.item.get(),
         order[0].0,
