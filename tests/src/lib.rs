@@ -166,15 +166,20 @@ impl TestApp {
 
     /// Makes the account a member of the study (researchers work only on their studies).
     pub async fn add_member(&self, study: StudyId, name: &str) -> Result<()> {
-        natstudy::store::members::add(
-            &self.db,
-            study,
-            name,
-            natstudy::store::members::MemberRole::Member,
-            None,
-        )
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        self.add_member_as(study, name, natstudy::store::members::MemberRole::Member)
+            .await
+    }
+
+    /// Makes the account a member of the study in the given role (an owner, say).
+    pub async fn add_member_as(
+        &self,
+        study: StudyId,
+        name: &str,
+        role: natstudy::store::members::MemberRole,
+    ) -> Result<()> {
+        natstudy::store::members::add(&self.db, study, name, role, None)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))
     }
 
     /// An HTTP client with its own cookie jar that does not follow redirects.

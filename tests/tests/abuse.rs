@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use natstudy::ids::{BatchId, JobId, StudyId};
 use natstudy::store::{assign, JobState};
+use natstudy::web::limits::ClientIpHeader;
 use natstudy_tests::participants::{participant, rate_step, vote};
 use natstudy_tests::{
     cli, fresh_db, on_both_stores, open_queue, reference_dir, Role, ServerProcess, Store, TestApp,
@@ -195,7 +196,8 @@ async fn joins_are_throttled_per_client() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let (study, _, token) = reference_study(&db, false).await;
     let app = TestApp::start_with(db.clone(), |c| {
-        c.client_ip_header = Some("x-forwarded-for".into());
+        // two proxies: the client's address is the second entry from the right
+        c.client_ip_header = Some(ClientIpHeader::new("x-forwarded-for", 2));
         c.joins.per_ip_burst = 3;
         c.joins.per_ip_refill = Duration::from_secs(60);
     })
@@ -243,6 +245,41 @@ async fn joins_are_throttled_per_client() {
         joined, 4,
         "three from the first client, one from the second"
     );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// Behind one trusted proxy that appends to `X-Forwarded-For` (nginx's
+/// `$proxy_add_x_forwarded_for`), a client that writes a new address of its own at the header's
+/// left end each time is still one client: the address the proxy appended is the one counted.
+#[tokio::test]
+async fn a_forged_forwarded_address_escapes_no_throttle() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    reference_study(&db, false).await;
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.client_ip_header = Some(ClientIpHeader::new("x-forwarded-for", 1));
+        c.joins.per_ip_burst = 3;
+        c.joins.per_ip_refill = Duration::from_secs(60);
+    })
+    .await
+    .expect("app");
+    let mut statuses = Vec::new();
+    for i in 0..10 {
+        let r = app
+            .client()
+            .post(app.url("/api/join"))
+            .header("x-forwarded-for", format!("198.51.100.{i}, 203.0.113.9"))
+            .form(&[("token", "not-a-token")])
+            .send()
+            .await
+            .expect("answered");
+        statuses.push(r.status());
+    }
+    let refused = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::TOO_MANY_REQUESTS)
+        .count();
+    assert_eq!(refused, 7, "three guesses, then throttled: {statuses:?}");
     drop(app);
     guard.drop_now(db).await;
 }
@@ -311,7 +348,7 @@ async fn one_address_gets_its_share_of_the_connections() {
         let app = TestApp::start_with(db.clone(), |c| {
             c.connections.per_client = 3;
             if behind_proxy {
-                c.client_ip_header = Some("x-forwarded-for".into());
+                c.client_ip_header = Some(ClientIpHeader::new("x-forwarded-for", 1));
             }
         })
         .await
@@ -505,6 +542,98 @@ async fn old_sessions_move_once(store: Store) {
 }
 
 on_both_stores!(old_sessions_move_once => old_sessions_move_once_sqlite, old_sessions_move_once_postgres);
+
+/// A web import is bounded by --max-upload-mb, as the README says, not by a default of the
+/// web framework's: 3 MiB are read (and answered for what they hold), past the limit 413.
+#[tokio::test]
+async fn web_imports_are_bounded_by_the_upload_limit() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 4 << 20)
+        .await
+        .expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let (study, _, _) = reference_study(&db, false).await;
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    let ce = |bytes: usize| {
+        let mut text = String::from("model,target,cross_entropy\n");
+        let mut i = 0;
+        while text.len() < bytes {
+            text.push_str(&format!("m,no-such-target-{i},1.5\n"));
+            i += 1;
+        }
+        serde_json::json!({"study": study, "kind": "ce", "files": [["ce.csv", text]]})
+    };
+    let r = c
+        .post(app.url("/api/studies/import"))
+        .json(&ce(3 << 20))
+        .send()
+        .await
+        .expect("import");
+    assert_eq!(
+        r.status(),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "read and judged"
+    );
+    let body = r.text().await.expect("body");
+    assert!(
+        body.contains("ce.csv:2") && body.contains("target"),
+        "{}",
+        &body[..body.len().min(300)]
+    );
+    let r = c
+        .post(app.url("/api/studies/import"))
+        .json(&ce(5 << 20))
+        .send()
+        .await
+        .expect("import");
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// DNS rebinding: a page of another site whose name resolves to the loopback server sends
+/// its own name as `Host`. Such requests are refused before anything runs (the demo's
+/// published passwords included); the addresses and `localhost` are served, and so are the
+/// names the operator gave.
+#[tokio::test]
+async fn requests_for_unknown_host_names_are_refused() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.allowed_hosts = natstudy::web::limits::HostPolicy::parse("study.example.org");
+    })
+    .await
+    .expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let login = |host: &'static str| {
+        let (c, url) = (app.client(), app.url("/api/login"));
+        async move {
+            c.post(url)
+                .header("host", host)
+                .form(&[("username", "ada"), ("password", PW)])
+                .send()
+                .await
+                .expect("answered")
+                .status()
+        }
+    };
+    assert_eq!(
+        login("rebind.attacker.test").await,
+        StatusCode::MISDIRECTED_REQUEST
+    );
+    assert_eq!(
+        login("rebind.attacker.test:3000").await,
+        StatusCode::MISDIRECTED_REQUEST
+    );
+    for served in ["study.example.org", "localhost:3000", "127.0.0.1"] {
+        let status = login(served).await;
+        assert!(
+            status.is_success() || status.is_redirection(),
+            "{served}: {status}"
+        );
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
 
 // ---------------------------------------------------------------------------------------------
 // 3. Oversized participant input

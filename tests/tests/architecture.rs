@@ -153,3 +153,26 @@ fn unsafe_code_lives_only_in_the_allocator() {
     rust_files(&root().join("crates/allocator/src"), &mut files);
     assert_eq!(files.len(), 1, "the allocator is one module: {files:?}");
 }
+
+/// Every CSV the server writes goes through `store::export::SafeCsv`, which neutralises cells
+/// a spreadsheet would run: no other module of the server (or the engine's exports) builds a
+/// raw `csv::Writer`.
+#[test]
+fn every_csv_goes_through_the_neutralising_writer() {
+    let mut files = Vec::new();
+    rust_files(&root().join("server/src"), &mut files);
+    assert!(files.len() > 50, "server sources: {files:?}");
+    for f in files {
+        if f.ends_with("store/export.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("source");
+        for raw in ["csv::Writer", "csv::WriterBuilder"] {
+            assert!(
+                !text.contains(raw),
+                "{}: builds a raw {raw}; write through store::export::SafeCsv",
+                f.display()
+            );
+        }
+    }
+}

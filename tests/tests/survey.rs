@@ -484,3 +484,119 @@ async fn rated_items_are_listed_a_page_at_a_time() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// Sends keys to whatever holds the focus (a radio button a click left focused, say).
+async fn type_into_focus(b: &Browser, keys: &str) {
+    b.client
+        .active_element()
+        .await
+        .expect("focused element")
+        .send_keys(keys)
+        .await
+        .expect("keys");
+}
+
+async fn checked(b: &Browser, id: &str) -> bool {
+    b.client
+        .execute(
+            "return document.getElementById(arguments[0]).checked",
+            vec![serde_json::json!(id)],
+        )
+        .await
+        .expect("checked")
+        == serde_json::json!(true)
+}
+
+/// Mouse and keyboard mixed, as participants do: a digit answers the open question that holds
+/// the focus, else the first open one, and never overwrites an answer silently. Each sequence
+/// stores exactly what was chosen (the issue's: click "2" on readability then press 4 for
+/// conventions; choose with the arrow keys then 4; Tab into conventions then 3), and a digit
+/// with both answered and nothing in focus changes nothing and says so.
+#[tokio::test]
+async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "Mixed input", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite page");
+    b.join_consent_and_start().await.expect("first item");
+    let hint = b.text_of("#key-hint").await;
+    assert!(hint.contains("open question you are in"), "{hint}");
+
+    // 1. a click on readability "2", then 4 meant for conventions
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.click("#cr-2").await.expect("click");
+    type_into_focus(&b, "4").await;
+    assert!(checked(&b, "cr-2").await, "readability stays 2");
+    assert!(checked(&b, "cc-4").await, "conventions 4");
+    b.press("\u{E007}").await.expect("enter");
+    b.wait_for_text("#progress", "1 / 3").await.expect("saved");
+
+    // 2. readability chosen with the arrow keys (the focus stays on it), then 4
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .execute("document.getElementById('cr-1').focus()", vec![])
+        .await
+        .expect("focus");
+    type_into_focus(&b, "\u{E014}").await; // ArrowRight: 1 → 2
+    assert!(checked(&b, "cr-2").await, "the arrow chose 2");
+    type_into_focus(&b, "4").await;
+    assert!(checked(&b, "cr-2").await && checked(&b, "cc-4").await);
+    b.press("\u{E007}").await.expect("enter");
+    b.wait_for_text("#progress", "2 / 3").await.expect("saved");
+
+    // 3. Tab into conventions first and press 3; then 1 with nothing in focus answers
+    // readability; a further digit changes nothing and says why
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.client
+        .execute("document.getElementById('cc-1').focus()", vec![])
+        .await
+        .expect("focus");
+    type_into_focus(&b, "3").await;
+    assert!(checked(&b, "cc-3").await, "conventions 3");
+    assert!(!checked(&b, "cr-3").await, "readability untouched");
+    b.press("1").await.expect("keys");
+    assert!(checked(&b, "cr-1").await && checked(&b, "cc-3").await);
+    b.press("4").await.expect("keys");
+    assert!(
+        checked(&b, "cr-1").await && checked(&b, "cc-3").await,
+        "no silent overwrite"
+    );
+    b.wait_contains("#key-note", "Both questions are answered")
+        .await;
+    // in focus, a digit changes that question, visibly
+    b.client
+        .execute("document.getElementById('cc-3').focus()", vec![])
+        .await
+        .expect("focus");
+    type_into_focus(&b, "2").await;
+    assert!(checked(&b, "cc-2").await);
+    b.wait_contains("#key-note", "from 3 to 2").await;
+    b.press("\u{E007}").await.expect("enter");
+    b.wait_for_text("#progress", "3 / 3").await.expect("saved");
+
+    let stored: Vec<(i64, i64)> = sqlx::query_as("SELECT cr, cc FROM votes ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("votes");
+    assert_eq!(stored, vec![(2, 4), (2, 4), (1, 2)]);
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

@@ -135,56 +135,108 @@ pub fn stacked_categories(
     Ok(svg)
 }
 
-/// Box plots, one per group.
+/// The value axis of box plots over data from `lo` to `hi` (finite): a little room on both
+/// sides, never below zero when the data are not, and finite however extreme the data (the
+/// room is computed in halves, so `f64::MAX` cannot overflow it).
+fn value_axis(lo: f64, hi: f64) -> (f64, f64) {
+    let span = hi / 2.0 - lo / 2.0;
+    let pad = if span > 0.0 {
+        span * 0.1
+    } else {
+        (lo.abs() * 0.05).max(0.5)
+    };
+    let mut bottom = lo - pad;
+    if lo >= 0.0 && bottom < 0.0 {
+        bottom = 0.0;
+    }
+    let top = hi + pad;
+    let clamp = |x: f64| x.clamp(-f64::MAX, f64::MAX);
+    (clamp(bottom), clamp(top))
+}
+
+/// The power of ten extreme data are drawn in, so the axis spans comfortable numbers (1 to
+/// 10,000 units); 0 for data of ordinary size (magnitudes from 0.001 to a billion) and zero.
+fn display_exponent(magnitude: f64) -> i32 {
+    if magnitude == 0.0 || !magnitude.is_finite() || (1e-3..=1e9).contains(&magnitude) {
+        return 0;
+    }
+    magnitude.log10().floor() as i32
+}
+
+/// Box plots, one per group, by Tukey's rule (`stats::tukey_box`): the box from the first to
+/// the third quartile with the median, whiskers at the most extreme data points within 1.5 IQR,
+/// the points beyond as outliers. Non-finite values are not data and are left out.
 pub fn box_plots(
     title: &str,
     y_label: &str,
     groups: &[(String, Vec<f64>)],
 ) -> Result<String, PlotError> {
     let e = err(title);
-    let groups: Vec<&(String, Vec<f64>)> = groups.iter().filter(|(_, v)| !v.is_empty()).collect();
-    // the whiskers (1.5 IQR fences) may reach past the data: the axis holds them too
-    let (lo, hi) = groups
+    let boxes: Vec<(&str, crate::stats::TukeyBox)> = groups
         .iter()
-        .flat_map(|(_, v)| {
-            let q = Quartiles::new(v).values();
-            v.iter()
-                .copied()
-                .chain([f64::from(q[0]), f64::from(q[4])])
-                .collect::<Vec<f64>>()
+        .filter_map(|(g, v)| crate::stats::tukey_box(v).ok().map(|b| (g.as_str(), b)))
+        .collect();
+    let (lo, hi) = boxes
+        .iter()
+        .flat_map(|(_, b)| {
+            [b.lower_whisker, b.upper_whisker]
+                .into_iter()
+                .chain(b.outliers.iter().copied())
         })
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-            (a.min(x), b.max(x))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, z), x| {
+            (a.min(x), z.max(x))
         });
-    let (lo, hi) = if lo.is_finite() {
-        (lo, if hi > lo { hi } else { lo + 1.0 })
+    let (bottom, top) = if lo.is_finite() {
+        value_axis(lo, hi)
     } else {
         (0.0, 1.0)
     };
-    let pad = (hi - lo) * 0.05;
+    // the axis's arithmetic (plotters' ticks) needs comfortable magnitudes: extreme data are
+    // drawn in units of a power of ten, which the axis title says
+    let exponent = display_exponent(bottom.abs().max(top.abs()));
+    let unit = 10f64.powi(exponent);
+    let scaled = |x: f64| x / unit;
+    let (bottom, top) = (scaled(bottom), scaled(top));
+    let y_title = if exponent == 0 {
+        y_label.to_owned()
+    } else {
+        format!("{y_label} (×1e{exponent})")
+    };
+    let boxes: Vec<(&str, crate::stats::TukeyBox)> = boxes
+        .into_iter()
+        .map(|(g, b)| {
+            let b = crate::stats::TukeyBox {
+                q1: scaled(b.q1),
+                median: scaled(b.median),
+                q3: scaled(b.q3),
+                lower_whisker: scaled(b.lower_whisker),
+                upper_whisker: scaled(b.upper_whisker),
+                outliers: b.outliers.iter().map(|x| scaled(*x)).collect(),
+                n: b.n,
+            };
+            (g, b)
+        })
+        .collect();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
-        let n = groups.len().max(1);
+        let n = boxes.len().max(1);
         let mut chart = ChartBuilder::on(&root)
             .caption(title, TITLE_FONT)
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(64)
-            .build_cartesian_2d(
-                (0..n - 1).into_segmented(),
-                (lo - pad) as f32..(hi + pad) as f32,
-            )
+            .build_cartesian_2d((0..n - 1).into_segmented(), bottom..top)
             .map_err(|x| e(x.to_string()))?;
-        let labels: Vec<String> = groups
+        let labels: Vec<String> = boxes
             .iter()
-            .map(|(g, v)| format!("{g} (n={})", v.len()))
+            .map(|(g, b)| format!("{g} (n={})", b.n))
             .collect();
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .y_desc(y_label)
+            .y_desc(y_title.as_str())
             .label_style(LABEL_FONT)
             .axis_desc_style(AXIS_TITLE_FONT)
             .x_label_formatter(&|x| match x {
@@ -193,13 +245,54 @@ pub fn box_plots(
             })
             .draw()
             .map_err(|x| e(x.to_string()))?;
-        chart
-            .draw_series(groups.iter().enumerate().map(|(i, (_, v))| {
-                Boxplot::new_vertical(SegmentValue::CenterOf(i), &Quartiles::new(v))
-                    .width(30)
-                    .style(CATEGORY_COLOURS[0])
-            }))
-            .map_err(|x| e(x.to_string()))?;
+        let colour = CATEGORY_COLOURS[0];
+        // the box is 30 px wide whatever the number of groups; caps 16 px
+        let plot_width = SIZE.0.saturating_sub(64 + 20);
+        let margin = (plot_width / n as u32).saturating_sub(30) / 2;
+        for (i, (_, b)) in boxes.iter().enumerate() {
+            let at = |y: f64| (SegmentValue::CenterOf(i), y);
+            let mut body = Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), b.q1),
+                    (SegmentValue::Exact(i + 1), b.q3),
+                ],
+                colour.mix(0.25).filled(),
+            );
+            body.set_margin(0, 0, margin, margin);
+            let mut edge = Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), b.q1),
+                    (SegmentValue::Exact(i + 1), b.q3),
+                ],
+                colour.stroke_width(1),
+            );
+            edge.set_margin(0, 0, margin, margin);
+            chart
+                .draw_series([body, edge])
+                .map_err(|x| e(x.to_string()))?;
+            let line = |from: f64, to: f64| PathElement::new(vec![at(from), at(to)], colour);
+            let tick = |y: f64, half: i32, width: u32| {
+                EmptyElement::at(at(y))
+                    + PathElement::new(vec![(-half, 0), (half, 0)], colour.stroke_width(width))
+            };
+            chart
+                .draw_series([line(b.q3, b.upper_whisker), line(b.lower_whisker, b.q1)])
+                .map_err(|x| e(x.to_string()))?;
+            chart
+                .draw_series([
+                    tick(b.upper_whisker, 8, 1),
+                    tick(b.lower_whisker, 8, 1),
+                    tick(b.median, 15, 2),
+                ])
+                .map_err(|x| e(x.to_string()))?;
+            chart
+                .draw_series(
+                    b.outliers
+                        .iter()
+                        .map(|y| Circle::new(at(*y), 3, colour.stroke_width(1))),
+                )
+                .map_err(|x| e(x.to_string()))?;
+        }
         root.present().map_err(|x| e(x.to_string()))?;
     }
     Ok(svg)
@@ -488,6 +581,74 @@ mod tests {
             last > 0.85 * f64::from(SIZE.0),
             "the last bar ends at {last}"
         );
+    }
+
+    /// The numbers on a chart's axes.
+    fn tick_values(svg: &str) -> Vec<f64> {
+        parse(svg)
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().and_then(|t| t.trim().parse::<f64>().ok()))
+            .collect()
+    }
+
+    #[test]
+    fn the_time_axis_never_goes_below_zero_on_non_negative_data() {
+        // the shortest times are near zero and the spread is wide: 1.5 IQR fences reach far
+        // below zero, the whiskers (at data) and the axis do not
+        let svg = box_plots(
+            "Time on item by level",
+            "time on item (seconds)",
+            &[
+                (
+                    "naming".into(),
+                    vec![0.83, 2.0, 30.0, 31.0, 32.0, 60.0, 90.0],
+                ),
+                ("expression".into(), vec![1.51, 40.0, 41.0, 42.0, 200.0]),
+                ("statement".into(), vec![1.2, 1.3, 70.0, 71.0]),
+            ],
+        )
+        .expect("svg");
+        let ticks = tick_values(&svg);
+        assert!(ticks.len() >= 3, "{ticks:?}");
+        assert!(ticks.iter().all(|t| *t >= 0.0), "{ticks:?}");
+        // and one outlier point for 200 (the expression group's)
+        let circles = parse(&svg)
+            .descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count();
+        assert_eq!(
+            circles, 2,
+            "the expression group's 1.51 and 200 are outliers"
+        );
+    }
+
+    #[test]
+    fn extreme_values_draw_a_chart_and_finish() {
+        // times of 1e308, f64::MAX and 9e307 once spun the report for minutes
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = box_plots(
+                "T",
+                "s",
+                &[
+                    ("a".into(), vec![1e308, f64::MAX, 9e307]),
+                    ("b".into(), vec![-f64::MAX, 0.0, f64::NAN, f64::INFINITY]),
+                ],
+            );
+            let _ = tx.send(r.map(|svg| svg.len()));
+        });
+        let drawn = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the chart finishes");
+        assert!(drawn.expect("svg") > 0);
+        // drawn in units of a power of ten, which the axis says
+        let svg = box_plots("T", "s", &[("a".into(), vec![1e308, f64::MAX, 9e307])]).expect("svg");
+        assert!(svg.contains("×1e308"), "the unit is on the axis");
+        let tiny = box_plots("T", "s", &[("a".into(), vec![5e-324, 1e-300, 2e-300])]).expect("svg");
+        assert!(tiny.contains("×1e-300"), "the unit is on the axis");
+        assert_eq!(display_exponent(86_400.0), 0);
+        assert_eq!(display_exponent(0.0), 0);
     }
 
     #[test]

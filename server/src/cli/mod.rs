@@ -157,11 +157,23 @@ pub struct ServeArgs {
     /// 503 (0: no limit; off with --client-ip-header, where every connection is the proxy's)
     #[arg(long, default_value_t = crate::web::connections::ConnectionLimits::default().per_client)]
     pub max_connections_per_client: usize,
-    /// Header that a trusted reverse proxy sets to the client's address (e.g.
-    /// x-forwarded-for); without it, the peer address is the client's (sign-in and join
-    /// throttling)
+    /// Header that trusted reverse proxies append the client's address to (e.g.
+    /// x-forwarded-for, as nginx's $proxy_add_x_forwarded_for and Caddy do); the entry the
+    /// outermost trusted proxy appended is the client's (see --trusted-proxies). Without it,
+    /// the peer address is the client's (sign-in and join throttling)
     #[arg(long)]
     pub client_ip_header: Option<String>,
+    /// Host names this server is reached by (comma-separated; e.g. study.example.org):
+    /// requests naming another host are refused (421), which keeps a page of another site
+    /// whose name points at this machine (DNS rebinding) away. IP addresses and localhost are
+    /// always accepted; `*` accepts any name
+    #[arg(long, env = "NATSTUDY_ALLOWED_HOSTS", default_value = "")]
+    pub allowed_hosts: String,
+    /// With --client-ip-header: how many trusted proxies in front of natstudy append to the
+    /// header; the client is that many entries from its right end (1: the right-most, what a
+    /// single nginx or Caddy appended). Entries further left are the client's own words
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub trusted_proxies: u16,
     /// Joins through invite links one client address may make at once; then one every two
     /// seconds (0: no limit, for a load test whose participants share one address)
     #[arg(long, default_value_t = crate::service::throttle::JoinLimits::default().per_ip_burst)]
@@ -244,6 +256,7 @@ fn parse_role(s: &str) -> Result<Role, String> {
 
 /// Runs the command line; errors go to stderr with exit code 1.
 pub fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let cli = Cli::parse();
     init_tracing(matches!(cli.command, Command::Serve(_)));
     // the runtime's threads below the main thread, which opens the database's write
@@ -263,11 +276,49 @@ pub fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
+        // `natstudy … | head`: the reader has what it wanted
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether an error is a write to a closed pipe (the reader of our output went away).
+/// (A service's internal error is looked into: its transparent wrapper hides the io error
+/// from the chain.)
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    fn broken(c: &(dyn std::error::Error + 'static)) -> bool {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+    e.chain().any(|c| {
+        broken(c)
+            || matches!(
+                c.downcast_ref::<crate::service::ServiceError>(),
+                Some(crate::service::ServiceError::Internal(inner)) if inner.chain().any(broken)
+            )
+    })
+}
+
+/// `natstudy review list | head`: Rust ignores SIGPIPE, so `println!` to a pipe whose reader
+/// left panics. A command whose reader went away ends quietly instead (exit 0, nothing on
+/// stderr); every other panic is reported as before.
+fn quiet_on_broken_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        report(info)
+    }));
 }
 
 fn init_tracing(server: bool) {
@@ -349,8 +400,11 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
         crate::web::download::ExportLimits::new(args.max_exports.max(1), config.exports.stall);
     config.connections.max = args.max_connections.max(1);
     config.connections.per_client = args.max_connections_per_client;
-    config.client_ip_header = args.client_ip_header.map(|h| h.to_ascii_lowercase());
+    config.client_ip_header = args
+        .client_ip_header
+        .map(|h| crate::web::limits::ClientIpHeader::new(&h, usize::from(args.trusted_proxies)));
     config.joins.per_ip_burst = args.join_burst;
+    config.allowed_hosts = crate::web::limits::HostPolicy::parse(&args.allowed_hosts);
     config.verify = crate::engine::verify::CompilerConfig {
         java: args.java,
         classpath: args.verify_classpath,

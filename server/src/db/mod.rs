@@ -234,12 +234,67 @@ impl Db {
             .await
     }
 
-    /// The SQLite URL for `natstudy.db` in `data_dir`, creating the directory.
+    /// The SQLite URL for `natstudy.db` in `data_dir`, creating the directory. The database
+    /// holds the cookie key and password hashes: the directory is made (and kept) readable by
+    /// its owner only (0700), and the file 0600 — SQLite gives its `-wal` and `-shm` files the
+    /// database file's mode.
     pub fn sqlite_url_in(data_dir: &Path) -> anyhow::Result<String> {
-        std::fs::create_dir_all(data_dir)
+        private_dir(data_dir)
             .with_context(|| format!("cannot create data directory {}", data_dir.display()))?;
         let file = data_dir.join("natstudy.db");
+        private_file(&file).with_context(|| format!("cannot create {}", file.display()))?;
         Ok(format!("sqlite://{}?mode=rwc", file.display()))
+    }
+}
+
+/// Creates `dir` (and its parents) if needed, and makes it its owner's only (0700 on Unix).
+pub fn private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir)
+    }
+}
+
+/// Creates `file` empty if it does not exist, and makes it and its SQLite companions
+/// (`-wal`, `-shm`) their owner's only (0600 on Unix).
+fn private_file(file: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(file)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let mut with_companions = vec![file.to_path_buf()];
+        for suffix in ["-wal", "-shm"] {
+            let mut name = file.as_os_str().to_owned();
+            name.push(suffix);
+            with_companions.push(name.into());
+        }
+        for f in with_companions.iter().filter(|f| f.exists()) {
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        Ok(())
     }
 }
 
@@ -327,6 +382,33 @@ mod tests {
 
     /// SQLite's write connection is never closed for its age or idleness (its thread keeps
     /// the priority of the thread that opened it, `crate::priority`); the reads' are.
+    /// The data directory and the database files are their owner's only (0700, 0600), also
+    /// when they existed before with wider modes; the `-wal` file SQLite makes follows.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_data_directory_and_database_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join("data");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        let url = Db::sqlite_url_in(&dir).expect("url");
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join("natstudy.db")), 0o600);
+        let db = Db::connect(&url).await.expect("connect");
+        sqlx::query("INSERT INTO settings (name, value) VALUES ('x', 'y')")
+            .execute(&mut *db.write().await.expect("write"))
+            .await
+            .expect("write");
+        assert_eq!(mode(&dir.join("natstudy.db-wal")), 0o600, "SQLite's WAL");
+        drop(db);
+        // an older data directory made with the umask's modes is made private
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let file = dir.join("natstudy.db");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        Db::sqlite_url_in(&dir).expect("url");
+        assert_eq!((mode(&dir), mode(&file)), (0o700, 0o600));
+    }
+
     #[tokio::test]
     async fn the_sqlite_write_connection_is_kept() {
         let (db, _dir) = temp_sqlite().await;

@@ -71,7 +71,7 @@ async fn reviews(
 ) -> ServiceResult<u64> {
     use crate::engine::analysis::{states, DecidedBy, TaskState};
     let rows = crate::store::reviews::tasks(db, study).await?;
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = crate::store::export::SafeCsv::new(out);
     let mut n = 0;
     let io = |e: csv::Error| super::ServiceError::Internal(e.into());
     if verdicts {

@@ -3,6 +3,7 @@
 //! background jobs. The only place use cases and their rules live; every one returns a
 //! [`ServiceError`] (see `error.rs`), which the web maps to HTTP in one place.
 
+pub mod access;
 pub mod accounts;
 pub mod annotate;
 pub mod batches;

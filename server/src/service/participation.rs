@@ -26,6 +26,19 @@ pub fn fresh_token() -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// A time on item the browser sent, if it is a measurement: finite, from zero to a day
+/// ([`crate::formats::survey::MAX_TIME_SECS`]); anything else is stored as unmeasured.
+pub fn measured_time(t: Option<f64>) -> Option<f64> {
+    t.filter(|t| (0.0..=crate::formats::survey::MAX_TIME_SECS).contains(t))
+}
+
+/// Whether a start time the browser sent (ms since the epoch) can be when the item was shown:
+/// not in the future (a minute's clock skew allowed) and not more than a day before `now`.
+pub fn plausible_start(started_at_ms: i64, now_ms: i64) -> bool {
+    const DAY_MS: i64 = 86_400_000;
+    started_at_ms <= now_ms.saturating_add(60_000) && started_at_ms >= now_ms.saturating_sub(DAY_MS)
+}
+
 /// Checks a vote's free-form fields (the answers' range is the store's check).
 pub fn check_vote(vote: &VoteForm) -> ServiceResult<()> {
     let token_ok = vote.token.len() == TOKEN_LEN
@@ -57,12 +70,13 @@ pub async fn submit_vote(
     vote: VoteForm,
 ) -> ServiceResult<Option<crate::store::assign::Handed>> {
     check_vote(&vote)?;
+    let now = crate::db::now_ms();
     let input = VoteInput {
         cr: vote.cr,
         cc: vote.cc,
         comment: vote.comment,
-        time_secs: vote.time_secs,
-        started_at: vote.started_at,
+        time_secs: measured_time(vote.time_secs),
+        started_at: vote.started_at.filter(|t| plausible_start(*t, now)),
         context_opened: vote.context_opened,
         token: vote.token,
     };
@@ -74,7 +88,7 @@ pub async fn submit_vote(
         annotator,
         item,
         &input,
-        crate::db::now_ms(),
+        now,
         crate::store::assign::Consent::Required,
     )
     .await?;
@@ -161,6 +175,22 @@ mod tests {
         assert!(check_vote(&vote(&"a".repeat(1_900_000), "")).is_err());
         assert!(check_vote(&vote(&fresh_token(), &"c".repeat(MAX_COMMENT + 1))).is_err());
         assert!(check_vote(&vote(&fresh_token(), &"c".repeat(MAX_COMMENT))).is_ok());
+    }
+
+    #[test]
+    fn times_beyond_a_day_or_not_finite_are_unmeasured() {
+        assert_eq!(measured_time(Some(12.5)), Some(12.5));
+        assert_eq!(measured_time(Some(0.0)), Some(0.0));
+        assert_eq!(measured_time(Some(86_400.0)), Some(86_400.0));
+        for bad in [86_400.5, 1e308, f64::MAX, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(measured_time(Some(bad)), None, "{bad}");
+        }
+        let now = 1_700_000_000_000;
+        assert!(plausible_start(now - 30_000, now));
+        assert!(plausible_start(now + 59_000, now), "a little clock skew");
+        assert!(!plausible_start(now + 3_600_000, now), "an hour ahead");
+        assert!(!plausible_start(now - 2 * 86_400_000, now), "two days ago");
+        assert!(!plausible_start(i64::MIN, now) && !plausible_start(i64::MAX, now));
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub async fn score_study(
     start: impl FnOnce(u64),
     progress: std::sync::Arc<dyn Fn() + Send + Sync>,
 ) -> ServiceResult<Scored> {
+    formats::results::check_name(name)
+        .map_err(|why| ServiceError::Invalid(format!("model name: {why}")))?;
     let targets = store::analysis::sources(db, study).await?;
     start(targets.len() as u64);
     let (scores, tokens) = tokio::task::spawn_blocking(move || {
@@ -58,6 +60,26 @@ pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Scorer>
     tokio::task::spawn_blocking(move || crate::engine::lm::binary::load_scorer(&p))
         .await?
         .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", path.display())))
+}
+
+/// Why a scoring job failed, as the study page shows it to researchers: the model by its
+/// file name, never the server's path to it; an internal error by that word only (the log
+/// keeps the detail).
+pub fn public_reason(e: &anyhow::Error, path: &Path) -> String {
+    match e.downcast_ref::<ServiceError>() {
+        None | Some(ServiceError::Internal(_)) => {
+            "internal error: the server's log has the details".into()
+        }
+        Some(other) => {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            other
+                .to_string()
+                .replace(&path.display().to_string(), &name)
+        }
+    }
 }
 
 /// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin`.
@@ -111,7 +133,10 @@ pub async fn run_scoring(
                 started.elapsed().as_secs_f64()
             ),
         ),
-        Err(e) => (store::JobState::Failed, format!("{e:#}")),
+        Err(e) => {
+            tracing::warn!(error = %format!("{e:#}"), %job, "scoring failed");
+            (store::JobState::Failed, public_reason(&e, &path))
+        }
     };
     if let Err(e) = crate::store::jobs::finish(&db, job, state, &message).await {
         tracing::error!(error = %e, %job, "cannot record the end of a job");
@@ -170,7 +195,21 @@ async fn score(
 
 #[cfg(test)]
 mod tests {
-    use super::valid_name;
+    use super::{public_reason, valid_name, ServiceError};
+    use std::path::Path;
+
+    #[test]
+    fn a_failed_job_names_the_model_not_its_path() {
+        let path = Path::new("./natstudy-data/models/broken.arpa");
+        let e = ServiceError::Invalid(format!("cannot load {}: bad header", path.display()));
+        assert_eq!(
+            public_reason(&e.into(), path),
+            "cannot load broken.arpa: bad header"
+        );
+        let internal = ServiceError::Internal(anyhow::anyhow!("disk at /srv/x failed"));
+        assert!(!public_reason(&internal.into(), path).contains("/srv"));
+        assert!(!public_reason(&anyhow::anyhow!("/srv/y"), path).contains("/srv"));
+    }
 
     #[test]
     fn model_names_stay_in_the_directory() {

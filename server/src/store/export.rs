@@ -44,16 +44,51 @@ pub struct DatasetRow {
     pub rnc: BTreeMap<String, f64>,
 }
 
+/// The one CSV writer of every export: each cell goes through [`neutralise`] on its way out,
+/// so no export can write a cell a spreadsheet would run (the architecture test keeps
+/// `csv::Writer` out of every other module of the server).
+pub struct SafeCsv<W: std::io::Write> {
+    inner: csv::Writer<W>,
+}
+
+impl<W: std::io::Write> SafeCsv<W> {
+    pub fn new(out: W) -> SafeCsv<W> {
+        SafeCsv {
+            inner: csv::Writer::from_writer(out),
+        }
+    }
+
+    /// Writes one record, every cell neutralised.
+    pub fn write_record<I, T>(&mut self, record: I) -> csv::Result<()>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        let cells: Vec<T> = record.into_iter().collect();
+        self.inner
+            .write_record(cells.iter().map(|c| neutralise(c.as_ref())))
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+
+    pub fn into_inner(self) -> anyhow::Result<W> {
+        self.inner
+            .into_inner()
+            .map_err(|e| anyhow::anyhow!("csv: {e}"))
+    }
+}
+
 /// One CSV record as bytes (quoted as needed), every cell neutralised for spreadsheets.
 fn csv_line<I, T>(rec: I) -> anyhow::Result<Vec<u8>>
 where
     I: IntoIterator<Item = T>,
     T: AsRef<[u8]>,
 {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let cells: Vec<T> = rec.into_iter().collect();
-    w.write_record(cells.iter().map(|c| neutralise(c.as_ref())))?;
-    w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))
+    let mut w = SafeCsv::new(Vec::new());
+    w.write_record(rec)?;
+    w.into_inner()
 }
 
 /// A cell that a spreadsheet would run as a formula (it begins with `= + - @`, a tab or a

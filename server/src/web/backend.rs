@@ -153,10 +153,7 @@ impl Backend for DomainBackend {
     }
 
     async fn may_access(&self, user: &User, study: StudyId) -> Result<bool, BackendError> {
-        if user.role == Role::Admin {
-            return Ok(true);
-        }
-        store::members::is_member(&self.db, study, user.id)
+        service::access::may_access(&self.db, user, study)
             .await
             .map_err(map)
     }

@@ -3,8 +3,9 @@
 use crate::ids::StudyId;
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use tower_sessions::Session;
 
 use super::AppState;
 
@@ -87,12 +88,16 @@ impl crate::store::export::Sink for ChannelSink {
 }
 
 /// `GET /studies/{id}/export/{what}` — dataset.jsonl, dataset.csv, votes.csv, matrix.csv, survey.json.
-/// Reached only through the page guard (admins and researchers).
-#[tracing::instrument(skip(state))]
+/// Staff of the study only, checked here on the decoded id (the page guard checks again).
+#[tracing::instrument(skip(state, session))]
 pub async fn export(
     State(state): State<AppState>,
+    session: Session,
     Path((study, what)): Path<(StudyId, String)>,
 ) -> Response {
+    if let Err(refused) = super::access::staff_of(&state, &session, study).await {
+        return refused;
+    }
     let Some((kind, mime)) = crate::service::exports::Export::download(&what) else {
         return (StatusCode::NOT_FOUND, "unknown export").into_response();
     };
@@ -135,25 +140,30 @@ pub async fn export(
         .header(header::CONTENT_TYPE, mime)
         .header(
             header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"study-{study}-{what}\""),
+            attachment(&format!("study-{study}-{what}")),
         )
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-/// `GET /studies/{id}/charts/{name}.svg|png` — a chart of the results, to download. Staff only
-/// (the page guard). PNGs are drawn at twice the chart's size with the bundled font.
-#[tracing::instrument(skip(state))]
+/// `GET /studies/{id}/charts/{name}.svg|png` — a chart of the results, to download. Staff of
+/// the study only, checked here on the decoded id. PNGs are drawn at twice the chart's size
+/// with the bundled font.
+#[tracing::instrument(skip(state, session))]
 pub async fn chart(
     State(state): State<AppState>,
+    session: Session,
     Path((study, file)): Path<(StudyId, String)>,
 ) -> Response {
+    if let Err(refused) = super::access::staff_of(&state, &session, study).await {
+        return refused;
+    }
     match crate::service::reports::chart(&state.reports, &state.db, study, &file).await {
         Ok(Some((bytes, mime))) => Response::builder()
             .header(header::CONTENT_TYPE, mime)
             .header(
                 header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"study-{study}-{file}\""),
+                attachment(&format!("study-{study}-{file}")),
             )
             .body(Body::from(bytes))
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
@@ -162,9 +172,36 @@ pub async fn chart(
     }
 }
 
+/// A `Content-Disposition: attachment` value for a file name from anywhere (a model's name, a
+/// path segment) as RFC 6266 and RFC 8187 spell it: `filename` with every character outside
+/// printable ASCII, and `"` and `\`, replaced by `_`; `filename*` with the exact name
+/// percent-encoded in UTF-8. No name can end the header, add a parameter or break the response.
+pub fn attachment(name: &str) -> HeaderValue {
+    let plain: String = name
+        .chars()
+        .map(|c| match c {
+            ' '..='~' if c != '"' && c != '\\' => c,
+            _ => '_',
+        })
+        .collect();
+    let exact: String = name
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    HeaderValue::from_str(&format!(
+        "attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}"
+    ))
+    .unwrap_or_else(|_| HeaderValue::from_static("attachment"))
+}
+
 /// A service error as a plain HTTP answer (the pages' server functions map theirs in
 /// `app::auth::internal`); internal details are logged, not sent.
-fn error_response(e: crate::service::ServiceError) -> Response {
+pub(super) fn error_response(e: crate::service::ServiceError) -> Response {
     use crate::service::ServiceError;
     let (code, text) = match e {
         ServiceError::NotFound(what) => (StatusCode::NOT_FOUND, format!("not found: {what}")),
@@ -192,6 +229,24 @@ fn tokio_stream_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn download_names_cannot_break_the_header() {
+        assert_eq!(
+            attachment("study-1-votes.csv"),
+            "attachment; filename=\"study-1-votes.csv\"; filename*=UTF-8''study-1-votes.csv"
+        );
+        assert_eq!(
+            attachment("a\"; x=\"y.svg"),
+            "attachment; filename=\"a_; x=_y.svg\"; filename*=UTF-8''a%22%3B%20x%3D%22y.svg"
+        );
+        let crlf = attachment("m\r\nSet-Cookie: x=1.png");
+        assert!(!crlf.as_bytes().iter().any(|b| *b == b'\r' || *b == b'\n'));
+        assert_eq!(
+            attachment("Modèle.png"),
+            "attachment; filename=\"Mod_le.png\"; filename*=UTF-8''Mod%C3%A8le.png"
+        );
+    }
     use crate::store::export::Sink;
     use std::io::Write;
     use std::time::Duration;

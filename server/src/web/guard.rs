@@ -75,6 +75,11 @@ pub async fn pages(
     let Some(roles) = page_roles(req.uri().path()) else {
         return next.run(req).await;
     };
+    // every page and route under /studies/{id} names a study by a number that fits an id:
+    // anything else (`/studies/99999999999999999999999`, `/studies/x/…`) is no study at all
+    if names_no_study(req.uri().path()) {
+        return (StatusCode::NOT_FOUND, "no such study").into_response();
+    }
     // invited participants have no account: their session names their annotator record
     // (the lifetime rules apply to them too)
     let review = review_page(req.uri().path());
@@ -126,13 +131,36 @@ pub async fn pages(
     }
 }
 
-/// The study a `/studies/{id}/…` path is about.
+/// The study a `/studies/{id}/…` path is about, its segment percent-decoded as the router
+/// decodes it (`%31` is study 1). The handlers check the decoded, typed id themselves: this is
+/// the guard's second check, not the only one.
 pub fn study_of(path: &str) -> Option<StudyId> {
-    path.strip_prefix("/studies/")?
-        .split('/')
-        .next()?
-        .parse()
-        .ok()
+    let segment = path.strip_prefix("/studies/")?.split('/').next()?;
+    percent_decode(segment)?.parse().ok()
+}
+
+/// A `/studies/{segment}…` path whose segment is not a study id.
+fn names_no_study(path: &str) -> bool {
+    path.strip_prefix("/studies/")
+        .is_some_and(|rest| !rest.is_empty() && study_of(path).is_none())
+}
+
+/// `%XX` escapes decoded; `None` for a malformed escape or bytes that are not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The refusal page: the site's header (who is signed in, home, sign out) and what happened.
@@ -205,5 +233,13 @@ mod tests {
         assert_eq!(study_of("/studies/12"), Some(StudyId(12)));
         assert_eq!(study_of("/studies"), None);
         assert_eq!(study_of("/studies/new"), None);
+        assert_eq!(study_of("/studies/%31/export/votes.csv"), Some(StudyId(1)));
+        assert_eq!(study_of("/studies/%39%39%39/models"), Some(StudyId(999)));
+        assert_eq!(study_of("/studies/%3/models"), None);
+        assert_eq!(study_of("/studies/%FF/models"), None);
+        assert!(names_no_study("/studies/99999999999999999999999/results"));
+        assert!(names_no_study("/studies/x/review"));
+        assert!(!names_no_study("/studies/"));
+        assert!(!names_no_study("/studies/%31/results"));
     }
 }

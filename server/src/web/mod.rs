@@ -1,5 +1,6 @@
 //! The HTTP server: Leptos pages and server functions on axum, sessions, guards, static files.
 
+pub mod access;
 pub mod assets;
 pub mod backend;
 pub mod connections;
@@ -68,9 +69,10 @@ pub struct WebConfig {
     pub jobs: crate::service::jobs::JobLimits,
     /// Export downloads: how many at once, how long a stalled client may hold one.
     pub exports: download::ExportLimits,
-    /// A header set by a trusted reverse proxy that names the client's address (e.g.
-    /// `x-forwarded-for`: its first address is taken). Unset: the peer address.
-    pub client_ip_header: Option<String>,
+    /// A header that trusted reverse proxies append the client's address to (e.g.
+    /// `x-forwarded-for`: the entry the outermost trusted proxy appended is taken, never one
+    /// the client wrote). Unset: the peer address.
+    pub client_ip_header: Option<limits::ClientIpHeader>,
     /// Results computed once per change of a study's data, shared by every viewer.
     pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
     /// Holds the wasm back this long before sending it: a slow connection, for tests of what
@@ -81,6 +83,9 @@ pub struct WebConfig {
     pub verify: crate::engine::verify::CompilerConfig,
     /// Open connections at most, and how long a client may hold one idle.
     pub connections: connections::ConnectionLimits,
+    /// The host names requests may be addressed to (`Host`), beside IP literals and
+    /// `localhost`, which are always accepted; `*` accepts any (see [`limits::HostPolicy`]).
+    pub allowed_hosts: limits::HostPolicy,
 }
 
 impl WebConfig {
@@ -103,6 +108,7 @@ impl WebConfig {
             wasm_delay: None,
             verify: Default::default(),
             connections: Default::default(),
+            allowed_hosts: Default::default(),
         }
     }
 }
@@ -221,6 +227,9 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         ))
         .layer(axum::middleware::from_fn(guard::same_origin))
         .layer(session_layer)
+        // axum's own 2 MiB default would cut imports below --max-upload-mb: the limits are
+        // body_limit's, per route
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .layer(axum::middleware::from_fn_with_state(
             limits::BodyLimits {
                 upload: config.max_upload_bytes,
@@ -233,6 +242,10 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             limits::client_ip,
         ))
         .layer(axum::middleware::from_fn(limits::content_security_policy))
+        .layer(axum::middleware::from_fn_with_state(
+            std::sync::Arc::new(config.allowed_hosts.clone()),
+            limits::known_host,
+        ))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),

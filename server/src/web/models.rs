@@ -7,21 +7,29 @@ use axum::extract::{Multipart, Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use tokio::io::AsyncWriteExt;
+use tower_sessions::Session;
+
+use crate::ids::StudyId;
 
 use super::AppState;
 use crate::service::scoring::valid_name;
 
 /// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary model in
 /// the models directory, streaming it to disk, and returns to the study page. Staff of the
-/// study only (the page guard), same-origin only (the CSRF guard), at most the upload limit.
+/// study only (checked here on the decoded id, before a byte is read; the page guard checks
+/// again), same-origin only (the CSRF guard), at most the upload limit.
 /// The file goes to a temporary name of its own (removed if the upload breaks off) and never
 /// replaces a model of the same name: other studies may use it.
-#[tracing::instrument(skip(state, form))]
+#[tracing::instrument(skip(state, session, form))]
 pub async fn upload(
     State(state): State<AppState>,
-    UrlPath(study): UrlPath<i64>,
+    session: Session,
+    UrlPath(study): UrlPath<StudyId>,
     mut form: Multipart,
 ) -> Response {
+    if let Err(refused) = super::access::staff_of(&state, &session, study).await {
+        return refused;
+    }
     match receive(&state.models_dir, &mut form).await {
         Ok(name) => Redirect::to(&format!("/studies/{study}?model={name}#scoring")).into_response(),
         Err((code, msg)) => (code, msg).into_response(),

@@ -119,11 +119,51 @@ fn backend_error(e: crate::store::StoreError) -> session_store::Error {
     session_store::Error::Backend(e.to_string())
 }
 
+/// The key a session is stored under: the SHA-256 of its id, in hex. The id itself (what the
+/// signed cookie carries) is never written, so a copy of the database — a backup, a stolen
+/// file — holds no session anyone could resume, even with the cookie key beside it.
+fn key_of(id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(id.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A record's data and expiry as stored, without its id.
+#[derive(serde::Serialize)]
+struct Stored<'r> {
+    data: &'r std::collections::HashMap<String, serde_json::Value>,
+    expiry_date: &'r tower_sessions::cookie::time::OffsetDateTime,
+}
+
+/// [`Stored`], read back.
+#[derive(serde::Deserialize)]
+struct Loaded {
+    data: std::collections::HashMap<String, serde_json::Value>,
+    expiry_date: tower_sessions::cookie::time::OffsetDateTime,
+}
+
+/// A record as stored: its key ([`key_of`]), its data without the id, its expiry (Unix ms).
 fn encode(record: &Record) -> session_store::Result<(String, String, i64)> {
-    let data =
-        serde_json::to_string(record).map_err(|e| session_store::Error::Encode(e.to_string()))?;
+    let data = serde_json::to_string(&Stored {
+        data: &record.data,
+        expiry_date: &record.expiry_date,
+    })
+    .map_err(|e| session_store::Error::Encode(e.to_string()))?;
     let expires = (record.expiry_date.unix_timestamp_nanos() / 1_000_000) as i64;
-    Ok((record.id.to_string(), data, expires))
+    Ok((key_of(&record.id.to_string()), data, expires))
+}
+
+/// The record stored as [`encode`] wrote it, under the id it was asked for by.
+fn decode(id: &Id, data: &str) -> session_store::Result<Record> {
+    let loaded: Loaded =
+        serde_json::from_str(data).map_err(|e| session_store::Error::Decode(e.to_string()))?;
+    Ok(Record {
+        id: *id,
+        data: loaded.data,
+        expiry_date: loaded.expiry_date,
+    })
 }
 
 #[async_trait::async_trait]
@@ -148,16 +188,13 @@ impl SessionStore for DbSessionStore {
             .map_err(backend_error)
     }
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
-        let found = sessions::load(&self.db, &id.to_string(), crate::db::now_ms())
+        let found = sessions::load(&self.db, &key_of(&id.to_string()), crate::db::now_ms())
             .await
             .map_err(backend_error)?;
-        found
-            .map(|data| serde_json::from_str(&data))
-            .transpose()
-            .map_err(|e| session_store::Error::Decode(e.to_string()))
+        found.map(|data| decode(id, &data)).transpose()
     }
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
-        sessions::delete(&self.db, &id.to_string())
+        sessions::delete(&self.db, &key_of(&id.to_string()))
             .await
             .map_err(backend_error)
     }
@@ -242,5 +279,25 @@ mod tests {
 
         store.delete(&live.id).await.expect("delete");
         assert_eq!(store.load(&live.id).await.expect("load"), None);
+    }
+
+    /// The database holds no session id: a row's key is the id's hash, and its data does not
+    /// carry the id either; the session still comes back by its id.
+    #[tokio::test]
+    async fn the_database_holds_no_session_id() {
+        let (db, _dir) = crate::db::temp_sqlite().await;
+        let store = DbSessionStore::open(&db).await.expect("store");
+        let mut live = record(7, Duration::hours(1));
+        store.create(&mut live).await.expect("create");
+        let plain = live.id.to_string();
+        let (key, data): (String, String) = sqlx::query_as("SELECT id, data FROM sessions")
+            .fetch_one(&db.pool)
+            .await
+            .expect("row");
+        assert_eq!(key.len(), 64, "a SHA-256 in hex: {key}");
+        assert_ne!(key, plain);
+        assert!(!data.contains(&plain), "{data}");
+        assert!(!data.contains(&live.id.0.to_string()), "{data}");
+        assert_eq!(store.load(&live.id).await.expect("load"), Some(live));
     }
 }

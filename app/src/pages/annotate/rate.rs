@@ -34,14 +34,9 @@ pub(super) fn Rate(
             .map(|p| p.1)
             .or_else(|| clicked("cc")),
     );
-    // digits answer the first question, then the second; a submit with one missing points to it
-    let (next_q, set_next_q) = signal(
-        if cr.get_untracked().is_some() && cc.get_untracked().is_none() {
-            Question::Conventions
-        } else {
-            Question::Readability
-        },
-    );
+    // what a digit key did when it did not simply answer an open question (see `digit_effect`);
+    // a submit with one question missing points to it
+    let key_note = RwSignal::new(None::<String>);
     let missing = RwSignal::new(None::<Question>);
     let (context_open, set_context_open) = signal(false);
     let (context_opened, set_context_opened) = signal(false);
@@ -64,8 +59,7 @@ pub(super) fn Rate(
         set_unified,
         set_started_at,
         set_show_guideline,
-        next_q,
-        set_next_q,
+        key_note,
         missing,
         time_ref,
         form_ref,
@@ -131,15 +125,16 @@ pub(super) fn Rate(
             <fieldset id="q-cr" class:missing=move || missing.get() == Some(Question::Readability) && cr.get().is_none()>
                 <legend>"Does the transformation reduce code readability?"</legend>
                 <div class="likert"><Likert name="cr" value=cr set=set_cr /></div>
-                <MissingNote q=Question::Readability missing answered=move || cr.get().is_some() />
+                <MissingNote q=Question::Readability missing answered=move || cr.get().is_some() other=move || cc.get().is_some() />
             </fieldset>
             <fieldset id="q-cc" class:missing=move || missing.get() == Some(Question::Conventions) && cc.get().is_none()>
                 <legend>"Does the transformation break the coding conventions?"</legend>
                 <div class="likert"><Likert name="cc" value=cc set=set_cc /></div>
-                <MissingNote q=Question::Conventions missing answered=move || cc.get().is_some() />
+                <MissingNote q=Question::Conventions missing answered=move || cc.get().is_some() other=move || cr.get().is_some() />
             </fieldset>
             <label>"Comment (optional)" <textarea name="comment" rows="2">{previous_comment}</textarea></label>
-            <p class="muted keys">"Keys: 1–4 answer the first question, then the second · Backspace undoes · Enter submits · g guideline · c context"</p>
+            <p class="key-note" id="key-note" role="status" aria-live="polite">{move || key_note.get()}</p>
+            <p class="muted keys" id="key-hint">{KEY_HINT}</p>
             <button
                 type="submit"
                 id="submit"
@@ -175,8 +170,7 @@ struct RateSignals {
     set_unified: WriteSignal<bool>,
     set_started_at: WriteSignal<String>,
     set_show_guideline: WriteSignal<bool>,
-    next_q: ReadSignal<Question>,
-    set_next_q: WriteSignal<Question>,
+    key_note: RwSignal<Option<String>>,
     missing: RwSignal<Option<Question>>,
     time_ref: NodeRef<html::Input>,
     form_ref: NodeRef<html::Form>,
@@ -201,8 +195,7 @@ fn browser_hooks(x: RateSignals) {
             set_unified,
             set_started_at,
             set_show_guideline,
-            next_q,
-            set_next_q,
+            key_note,
             missing,
             time_ref,
             form_ref,
@@ -294,25 +287,53 @@ fn browser_hooks(x: RateSignals) {
             if typing || e.ctrl_key() || e.meta_key() || e.alt_key() {
                 return;
             }
+            // the question whose answers hold the focus, if any
+            let focus = target.as_ref().and_then(|el| {
+                if el.closest("#q-cr").ok().flatten().is_some() {
+                    Some(Question::Readability)
+                } else if el.closest("#q-cc").ok().flatten().is_some() {
+                    Some(Question::Conventions)
+                } else {
+                    None
+                }
+            });
+            let (now_cr, now_cc) = (cr.get_untracked(), cc.get_untracked());
             match e.key().as_str() {
                 k @ ("1" | "2" | "3" | "4") => {
-                    // the first question, then the second (also when revising)
-                    let v = k.parse::<u8>().ok();
-                    if next_q.get_untracked() == Question::Readability {
-                        set_cr.set(v);
-                        set_next_q.set(Question::Conventions);
-                    } else {
-                        set_cc.set(v);
+                    let Ok(v) = k.parse::<u8>() else { return };
+                    // a digit on a radio button would also move the browser's own choice:
+                    // the rule below decides, nothing else
+                    e.prevent_default();
+                    let set = |q: Question| match q {
+                        Question::Readability => set_cr.set(Some(v)),
+                        Question::Conventions => set_cc.set(Some(v)),
+                    };
+                    match digit_effect(focus, now_cr, now_cc) {
+                        DigitEffect::Answer(q) => {
+                            set(q);
+                            key_note.set(None);
+                        }
+                        DigitEffect::Change(q) => {
+                            let before = match q {
+                                Question::Readability => now_cr,
+                                Question::Conventions => now_cc,
+                            };
+                            set(q);
+                            key_note.set(Some(changed_note(q, before, v)));
+                        }
+                        DigitEffect::Ignore => key_note.set(Some(BOTH_ANSWERED.into())),
                     }
                     missing.set(None);
                 }
                 "Backspace" => {
-                    if cc.get_untracked().is_some() {
-                        set_cc.set(None);
-                    } else {
-                        set_cr.set(None);
-                        set_next_q.set(Question::Readability);
+                    // the answer of the question in focus; else the last one given
+                    match focus {
+                        Some(Question::Readability) => set_cr.set(None),
+                        Some(Question::Conventions) => set_cc.set(None),
+                        None if now_cc.is_some() => set_cc.set(None),
+                        None => set_cr.set(None),
                     }
+                    key_note.set(None);
                 }
                 "Enter" if on_control => {}
                 "Enter" => {
@@ -486,6 +507,58 @@ impl Question {
     }
 }
 
+/// The keyboard rule, as the page states it.
+const KEY_HINT: &str = "Keys: 1–4 answer the open question you are in (Tab moves between the questions), else the first open one · once both are answered, a digit changes only the question you are in, and says so · Backspace clears · Enter submits · g guideline · c context";
+
+/// What a digit does when both questions are answered and neither holds the focus.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+const BOTH_ANSWERED: &str = "Both questions are answered, so that key changed nothing. To change an answer, click it, or Tab to its question and press the digit.";
+
+/// What a digit key does.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DigitEffect {
+    /// Answers this open question.
+    Answer(Question),
+    /// Changes this question's answer (said on the page).
+    Change(Question),
+    /// Nothing (said on the page).
+    Ignore,
+}
+
+/// The keyboard rule: a digit answers the question that holds the focus if it is still open;
+/// otherwise the first open question; with both answered, it changes the question that holds
+/// the focus, visibly, and without focus it changes nothing. A digit never overwrites an answer
+/// silently (a click on one question, then a digit meant for the other, answers the other).
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+fn digit_effect(focus: Option<Question>, cr: Option<u8>, cc: Option<u8>) -> DigitEffect {
+    let open = |q: Question| match q {
+        Question::Readability => cr.is_none(),
+        Question::Conventions => cc.is_none(),
+    };
+    match (focus, unanswered(cr, cc)) {
+        (Some(q), _) if open(q) => DigitEffect::Answer(q),
+        (_, Some(q)) => DigitEffect::Answer(q),
+        (Some(q), None) => DigitEffect::Change(q),
+        (None, None) => DigitEffect::Ignore,
+    }
+}
+
+/// The note after a digit changed an answer.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+fn changed_note(q: Question, before: Option<u8>, after: u8) -> String {
+    let what = match q {
+        Question::Readability => "readability",
+        Question::Conventions => "coding conventions",
+    };
+    match before {
+        Some(b) if b != after => {
+            format!("Changed your {what} answer from {b} to {after} (Backspace clears it).")
+        }
+        _ => format!("Your {what} answer stays {after}."),
+    }
+}
+
 /// The first question still without an answer.
 fn unanswered(cr: Option<u8>, cc: Option<u8>) -> Option<Question> {
     match (cr, cc) {
@@ -518,12 +591,65 @@ fn MissingNote(
     q: Question,
     missing: RwSignal<Option<Question>>,
     answered: impl Fn() -> bool + Send + Sync + 'static,
+    other: impl Fn() -> bool + Send + Sync + 'static,
 ) -> impl IntoView {
+    let other = std::sync::Arc::new(other);
+    let text = move || {
+        if other() {
+            "Please answer this question too: your other answer is kept."
+        } else {
+            "Please answer both questions."
+        }
+    };
     view! {
         <Show when=move || missing.get() == Some(q) && !answered()>
             <p class="error missing-note" id=format!("missing-{}", q.field())>
-                "Please answer this question too: your other answer is kept."
+                {text.clone()}
             </p>
         </Show>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{digit_effect, DigitEffect, Question};
+    use DigitEffect::*;
+    use Question::*;
+
+    #[test]
+    fn a_digit_answers_the_open_question_in_focus_else_the_first_open_one() {
+        // nothing in focus: the first open question
+        assert_eq!(digit_effect(None, None, None), Answer(Readability));
+        // readability chosen by a click or by the arrow keys (focus still there): a digit
+        // meant for the other question answers it, never overwriting the click
+        assert_eq!(
+            digit_effect(Some(Readability), Some(2), None),
+            Answer(Conventions)
+        );
+        assert_eq!(digit_effect(None, Some(2), None), Answer(Conventions));
+        // tabbed into conventions first: the digit answers conventions
+        assert_eq!(
+            digit_effect(Some(Conventions), None, None),
+            Answer(Conventions)
+        );
+        // conventions answered first, readability open
+        assert_eq!(digit_effect(None, None, Some(3)), Answer(Readability));
+        assert_eq!(
+            digit_effect(Some(Conventions), None, Some(3)),
+            Answer(Readability)
+        );
+    }
+
+    #[test]
+    fn with_both_answered_a_digit_changes_only_the_question_in_focus() {
+        assert_eq!(
+            digit_effect(Some(Readability), Some(2), Some(4)),
+            Change(Readability)
+        );
+        assert_eq!(
+            digit_effect(Some(Conventions), Some(2), Some(4)),
+            Change(Conventions)
+        );
+        assert_eq!(digit_effect(None, Some(2), Some(4)), Ignore);
     }
 }

@@ -92,6 +92,34 @@ impl Csv {
 
 /// A table of values keyed by (`key` column, target): the NPR results (key `tool`, value
 /// `status`) and the cross-entropy scores (key `model`, value `cross_entropy`).
+/// The longest name of a repair tool or language model.
+pub const MAX_NAME: usize = 64;
+
+/// Whether a repair tool's or language model's name is one natstudy can carry everywhere it
+/// goes — file names of charts and exports (`rnc_by_category_NAME.svg`), download headers,
+/// page titles: 1 to [`MAX_NAME`] ASCII letters, digits and `- _ . +`, not starting with a dot.
+/// `Err` says why not.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("empty".into());
+    }
+    if name.len() > MAX_NAME {
+        return Err(format!("longer than {MAX_NAME} characters"));
+    }
+    if name.starts_with('.') {
+        return Err(format!("{name:?} starts with a dot"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+')))
+    {
+        return Err(format!(
+            "{c:?} in {name:?}: use letters, digits and - _ . + only"
+        ));
+    }
+    Ok(())
+}
+
 struct Keyed<'s> {
     key: &'s str,
     value: &'s str,
@@ -120,8 +148,8 @@ impl Keyed<'_> {
             let get = |name: &str| csv.cell(r, name);
             let (key, target) = (get(self.key), get("target"));
             let mut ok = true;
-            if key.is_empty() {
-                problems.push(file, *line, self.key, "empty");
+            if let Err(why) = check_name(&key) {
+                problems.push(file, *line, self.key, why);
                 ok = false;
             }
             if !targets.contains(&target) {
@@ -324,6 +352,38 @@ pub fn parse_ce(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_and_model_names_must_fit_file_names_and_headers() {
+        for good in ["codellama", "ref-4gram", "GPT-Neo_2.7B", "a+b", "x"] {
+            assert_eq!(check_name(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            ".hidden",
+            "a/b",
+            "a\"b",
+            "line\r\nbreak",
+            "a b",
+            "x/../../y",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_name(&"m".repeat(MAX_NAME)).is_ok());
+        assert!(check_name(&"m".repeat(MAX_NAME + 1)).is_err());
+        let targets: HashSet<String> = ["Lang-1".to_owned()].into();
+        let err = parse_ce(
+            "model,target,cross_entropy\nm\"x,Lang-1,2.5\n",
+            "ce.csv",
+            &targets,
+        )
+        .expect_err("a quote in a model name");
+        let text = err.to_string();
+        assert!(
+            text.contains("ce.csv:2") && text.contains("model"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn reviews_name_every_bad_line_and_field() {

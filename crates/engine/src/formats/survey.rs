@@ -5,6 +5,12 @@ use serde_json::Value;
 
 use super::{FormatError, Level, Problems};
 
+/// The longest time on item that is a measurement: a day. A browser that reports more (a tab
+/// left open for a week, or a forged request) did not measure the participant's work, and a
+/// value near `f64::MAX` would swamp every mean; the survey stores such a time as unmeasured,
+/// an import refuses it.
+pub const MAX_TIME_SECS: f64 = 86_400.0;
+
 /// One annotator's vote on one item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurveyVote {
@@ -123,13 +129,15 @@ pub fn parse_survey(text: &str, file: &str) -> Result<Vec<SurveyVote>, FormatErr
                 let time_secs = match v.get("Time") {
                     None | Some(Value::Null) => None,
                     Some(t) => match t.as_f64() {
-                        Some(x) if x.is_finite() && x >= 0.0 => Some(x),
+                        Some(x) if (0.0..=MAX_TIME_SECS).contains(&x) => Some(x),
                         _ => {
                             problems.push(
                                 file,
                                 cursor,
                                 &format!("{path}.Time"),
-                                format!("expected seconds ≥ 0, found {t}"),
+                                format!(
+                                    "expected seconds from 0 to {MAX_TIME_SECS} (a day), found {t}"
+                                ),
                             );
                             None
                         }

@@ -15,8 +15,10 @@ pub type Result<T> = std::result::Result<T, StatsError>;
 
 mod cohen;
 mod resample;
+mod tukey;
 
 pub use cohen::CohenPairs;
+pub use tukey::{tukey_box, TukeyBox};
 
 pub use resample::{
     bootstrap_ci, krippendorff_alpha, AlphaMetric, AlphaUnits, FleissRows, Resample,

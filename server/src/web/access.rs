@@ -1,0 +1,34 @@
+//! Authorisation of the routes outside the server functions (downloads, charts, model
+//! uploads): on the study id as axum decoded and typed it, through the service's one rule
+//! (`service::access`). The page guard's check of the raw path is a second check, never the
+//! only one: `/studies/%31/…` decodes to study 1 here whatever the guard made of it.
+
+use app::model::User;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use tower_sessions::Session;
+
+use super::AppState;
+use crate::ids::StudyId;
+use crate::service;
+
+/// The signed-in account, if it is staff of `study`; otherwise the answer to send (401 when
+/// nobody is signed in, 403 when the account may not act on the study).
+pub async fn staff_of(
+    state: &AppState,
+    session: &Session,
+    study: StudyId,
+) -> Result<User, Response> {
+    let user = match app::auth::signed_in(session, state.backend.as_ref()).await {
+        Ok(Some(u)) => u,
+        Ok(None) => return Err((StatusCode::UNAUTHORIZED, "sign in first").into_response()),
+        Err(e) => {
+            tracing::error!(error = %e, "session lookup");
+            return Err((StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response());
+        }
+    };
+    match service::access::require_staff(&state.db, &user, study).await {
+        Ok(()) => Ok(user),
+        Err(e) => Err(super::download::error_response(e)),
+    }
+}

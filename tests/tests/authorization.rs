@@ -1,0 +1,233 @@
+//! The authorisation matrix: every study-scoped route and a study-scoped server function of each
+//! area × every kind of client (admin, owner, member, another study's researcher, annotator,
+//! participant, anonymous) × every spelling of the study's id (plain, percent-encoded, `+1`,
+//! `01`, overlong, negative). Authorisation is decided on the decoded, typed id: a spelling the
+//! router decodes to the study is that study, and nobody outside it reads or writes anything
+//! of it, whatever the path looked like. On SQLite and PostgreSQL.
+
+use natstudy::ids::StudyId;
+use natstudy::store::members::MemberRole;
+use natstudy_tests::{fresh_db, on_both_stores, participants, Role, Store, TestApp};
+use reqwest::StatusCode;
+
+const PW: &str = "a-long-password";
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Who {
+    Admin,
+    Owner,
+    Member,
+    OtherResearcher,
+    Annotator,
+    Participant,
+    Anonymous,
+}
+
+impl Who {
+    /// Whether this client may act on the study as staff.
+    fn is_staff(self) -> bool {
+        matches!(self, Who::Admin | Who::Owner | Who::Member)
+    }
+}
+
+/// The study id as a path segment, in each spelling; `true` when the router decodes it to the
+/// study itself.
+fn spellings(study: StudyId) -> Vec<(String, bool)> {
+    let plain = study.to_string();
+    let percent: String = plain.bytes().map(|b| format!("%{b:02X}")).collect();
+    vec![
+        (plain.clone(), true),
+        (percent, true),
+        (format!("%2B{plain}"), true),
+        (format!("0{plain}"), true),
+        (format!("{}{plain}", "9".repeat(30)), false),
+        (format!("-{plain}"), false),
+    ]
+}
+
+/// Something of the study only its staff may see: a comment in its votes.
+const SECRET: &str = "only-the-staff-may-read-this";
+
+async fn matrix(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("database");
+    let app = TestApp::start(db).await.expect("server");
+    for (name, role) in [
+        ("ada", Role::Admin),
+        ("olga", Role::Researcher),
+        ("rita", Role::Researcher),
+        ("rob", Role::Researcher),
+        ("ann", Role::Annotator),
+    ] {
+        app.add_user(name, PW, role).await.expect("user");
+    }
+    let study = natstudy_tests::reference_study(&app.db, "S", true)
+        .await
+        .expect("study");
+    app.add_member_as(study, "olga", MemberRole::Owner)
+        .await
+        .expect("owner");
+    app.add_member(study, "rita").await.expect("member");
+    // rob owns a study of his own: he is a researcher, just not of this one
+    let robs = natstudy::store::studies::create(&app.db, None, "Rob's", "")
+        .await
+        .expect("rob's study");
+    app.add_member_as(robs, "rob", MemberRole::Owner)
+        .await
+        .expect("rob owns");
+    // a participant who voted with a comment only staff may read (k raised above the
+    // imported votes, so there is an item to rate)
+    let mut settings = natstudy::service::studies::settings(&app.db, study)
+        .await
+        .expect("settings");
+    settings.ratings_per_item = 10;
+    natstudy::service::studies::update_settings(&app.db, study, None, &settings)
+        .await
+        .expect("k");
+    let (_, token) = natstudy_tests::open_queue(&app.db, study, 5)
+        .await
+        .expect("invite");
+    let participant = participants::participant(&app.base, study, &token).await;
+    let (item, submit) = participants::rate_step(&app.base, &participant, study)
+        .await
+        .expect("an item");
+    let r = participants::vote(&app.base, &participant, study, item, &submit, SECRET).await;
+    assert!(r.status().is_success(), "vote: {}", r.status());
+
+    let clients = [
+        (Who::Admin, app.signed_in("ada", PW).await.expect("ada")),
+        (Who::Owner, app.signed_in("olga", PW).await.expect("olga")),
+        (Who::Member, app.signed_in("rita", PW).await.expect("rita")),
+        (
+            Who::OtherResearcher,
+            app.signed_in("rob", PW).await.expect("rob"),
+        ),
+        (Who::Annotator, app.signed_in("ann", PW).await.expect("ann")),
+        (Who::Participant, participant),
+        (Who::Anonymous, app.client()),
+    ];
+
+    let mut failures = Vec::new();
+    for (id, is_study) in spellings(study) {
+        for (who, c) in &clients {
+            // staff on the study itself must be served; everyone else refused; staff on
+            // another id (none exists) get no download and write nothing
+            let allowed = who.is_staff() && is_study;
+            let refused = !who.is_staff() || !is_study;
+            // downloads: every export and both chart formats
+            for what in [
+                "votes.csv",
+                "dataset.jsonl",
+                "dataset.csv",
+                "matrix.csv",
+                "survey.json",
+            ] {
+                let path = format!("/studies/{id}/export/{what}");
+                let r = c.get(app.url(&path)).send().await.expect("export");
+                let status = r.status();
+                let body = r.text().await.unwrap_or_default();
+                if allowed && status != StatusCode::OK {
+                    failures.push(format!("{who:?} {path}: {status}, expected 200"));
+                }
+                if refused && status.is_success() {
+                    failures.push(format!("{who:?} {path}: {status}, expected a refusal"));
+                }
+                if refused && body.contains(SECRET) {
+                    failures.push(format!("{who:?} {path}: the study's votes leaked"));
+                }
+                if allowed && what == "votes.csv" && !body.contains(SECRET) {
+                    failures.push(format!("{who:?} {path}: the votes are not there"));
+                }
+            }
+            for chart in ["naturalness_by_level.svg", "time_by_level.png"] {
+                let path = format!("/studies/{id}/charts/{chart}");
+                let r = c.get(app.url(&path)).send().await.expect("chart");
+                let status = r.status();
+                if allowed != (status == StatusCode::OK) {
+                    failures.push(format!("{who:?} {path}: {status} (allowed: {allowed})"));
+                }
+            }
+            // a model upload writes nothing for anyone outside the study
+            let name = format!("m-{}.arpa", failures.len() + rand::random::<u32>() as usize);
+            let form = reqwest::multipart::Form::new().part(
+                "model",
+                reqwest::multipart::Part::bytes(
+                    b"\\data\\\nngram 1=2\n\n\\1-grams:\n-1\t<s>\n-1\t</s>\n\n\\end\\\n".to_vec(),
+                )
+                .file_name(name.clone()),
+            );
+            let path = format!("/studies/{id}/models");
+            let r = c
+                .post(app.url(&path))
+                .multipart(form)
+                .send()
+                .await
+                .expect("upload");
+            let status = r.status();
+            // stored: back to the study page; refused: an error, or off to sign in
+            let to_sign_in = r
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
+                .is_some_and(|l| l.starts_with("/login"));
+            let stored = status.is_success() || (status.is_redirection() && !to_sign_in);
+            let written = app.models_dir.join(&name).exists();
+            if allowed && !stored {
+                failures.push(format!("{who:?} POST {path}: {status}, expected stored"));
+            }
+            if refused && stored {
+                failures.push(format!("{who:?} POST {path}: {status}, expected a refusal"));
+            }
+            if allowed != written {
+                failures.push(format!(
+                    "{who:?} POST {path}: model written: {written} (allowed: {allowed})"
+                ));
+            }
+            // the study's pages: never 200 outside the study (anonymous: sent to sign in)
+            for page in ["", "/results"] {
+                let path = format!("/studies/{id}{page}");
+                let r = c.get(app.url(&path)).send().await.expect("page");
+                let status = r.status();
+                let body = r.text().await.unwrap_or_default();
+                if !who.is_staff() && body.contains(SECRET) {
+                    failures.push(format!("{who:?} {path}: the study's data leaked"));
+                }
+                if who.is_staff()
+                    && page.is_empty()
+                    && id == study.to_string()
+                    && status != StatusCode::OK
+                {
+                    failures.push(format!("{who:?} {path}: {status}, expected 200"));
+                }
+                if !who.is_staff() && status == StatusCode::OK {
+                    failures.push(format!("{who:?} {path}: 200, expected a refusal"));
+                }
+            }
+            // server functions take the id as a form field: decoded by the form reader and
+            // checked on the typed id like any other
+            for (f, field) in [
+                ("/api/studies/monitor", "study"),
+                ("/api/studies/results", "study"),
+                ("/api/studies/detail", "id"),
+            ] {
+                let body = format!("{field}={id}");
+                let r = c
+                    .post(app.url(f))
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .expect("server function");
+                let status = r.status();
+                if (allowed && !status.is_success()) || (!who.is_staff() && status.is_success()) {
+                    failures.push(format!(
+                        "{who:?} POST {f} {body}: {status} (allowed: {allowed})"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    guard.drop_now(app.db.clone()).await;
+}
+
+on_both_stores!(matrix => every_route_authorises_the_decoded_id_sqlite, every_route_authorises_the_decoded_id_postgres);
