@@ -179,8 +179,13 @@ pub enum InviteStatus {
     Open {
         study: String,
         continuing: bool,
+        /// The caller took part and finished: nothing to continue.
+        finished: bool,
         review: bool,
     },
+    /// Every item of the link's batch has all its ratings: a new participant would rate
+    /// nothing (the join is refused).
+    Full,
     /// Every place the link offered is taken.
     UsedUp,
     /// The study's organisers closed the link.
@@ -211,8 +216,14 @@ pub enum AnnotateStep {
         /// The items rated in all.
         total: u64,
     },
+    /// The participant finished. `completion_code` is the study's code when they rated at
+    /// least `min_rated` items (`rated`), else `None`.
     Finished {
         completion_code: Option<String>,
+        rated: u64,
+        min_rated: u64,
+        /// The study has a completion code at all.
+        has_code: bool,
     },
 }
 
@@ -252,6 +263,9 @@ pub struct StudySettingsForm {
     pub blind_bug_id: bool,
     pub randomise_sides: bool,
     pub completion_code: String,
+    /// The completion code is shown only to participants who rated at least this many items
+    /// (0: to everyone who finishes).
+    pub min_rated_for_code: i64,
     /// Shown before the screener; empty for the default text.
     pub consent_text: String,
     /// The screener as JSON: `[{"name", "label", "options": [...]}]` (no options: free text);
@@ -295,6 +309,8 @@ pub struct InviteRow {
     pub cap: i64,
     pub used: i64,
     pub closed: bool,
+    /// Open, but every item of its batch has k ratings: it gives no one work.
+    pub full: bool,
 }
 
 /// The live state of a study for admins and researchers.

@@ -32,6 +32,7 @@ pub async fn save_settings(
     blind_bug_id: Option<String>,
     randomise_sides: Option<String>,
     completion_code: Option<String>,
+    min_rated_for_code: Option<i64>,
     consent_text: Option<String>,
     screener_json: Option<String>,
 ) -> Result<(), ServerFnError> {
@@ -44,6 +45,7 @@ pub async fn save_settings(
         blind_bug_id: on(&blind_bug_id),
         randomise_sides: on(&randomise_sides),
         completion_code: completion_code.unwrap_or_default(),
+        min_rated_for_code: min_rated_for_code.unwrap_or(1),
         consent_text: consent_text.unwrap_or_default(),
         screener_json: screener_json
             .filter(|s| !s.trim().is_empty())

@@ -948,7 +948,7 @@ async fn invite_links_say_whether_they_work() {
     };
     assert_eq!(
         status(token.clone()).await,
-        serde_json::json!({"Open": {"study": "Invited", "continuing": false, "review": false}})
+        serde_json::json!({"Open": {"study": "Invited", "continuing": false, "finished": false, "review": false}})
     );
     assert_eq!(status("nope".into()).await, serde_json::json!("Unknown"));
     let participant = app.client();
@@ -975,7 +975,7 @@ async fn invite_links_say_whether_they_work() {
         .expect("json");
     assert_eq!(
         me,
-        serde_json::json!({"Open": {"study": "Invited", "continuing": true, "review": false}})
+        serde_json::json!({"Open": {"study": "Invited", "continuing": true, "finished": false, "review": false}})
     );
     let again = join().await.expect("join again");
     assert_eq!(
@@ -1005,7 +1005,7 @@ async fn invite_links_say_whether_they_work() {
             .expect("review invite");
     assert_eq!(
         status(review_token.clone()).await,
-        serde_json::json!({"Open": {"study": "Invited", "continuing": false, "review": true}})
+        serde_json::json!({"Open": {"study": "Invited", "continuing": false, "finished": false, "review": true}})
     );
     let reviewer = app.client();
     let review_join = || join_as(&reviewer, &review_token);

@@ -532,6 +532,11 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
     b.join_consent_and_start().await.expect("first item");
     let hint = b.text_of("#key-hint").await;
     assert!(hint.contains("open question you are in"), "{hint}");
+    // a new study hides the operator's name from participants (no priming)
+    assert!(
+        b.client.find(Locator::Css("#operator")).await.is_err(),
+        "the operator's name is hidden by default"
+    );
 
     // 1. a click on readability "2", then 4 meant for conventions
     b.wait_for_text("#hydrated", "interactive")
@@ -597,6 +602,102 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
         .expect("votes");
     assert_eq!(stored, vec![(2, 4), (2, 4), (1, 2)]);
     b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// A full study hands out no completion code for no work. A participant whose items all got
+/// their k ratings from others (here: imported votes) sees that there is nothing to rate, and
+/// finishing shows why there is no code; the invite link then says the study is full before
+/// anyone consents, its join is refused, and the monitor flags the link.
+#[tokio::test]
+async fn a_full_study_gives_no_completion_code() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "Full study", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let mut settings = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    settings.ratings_per_item = 1;
+    settings.completion_code = "C0DE-123".into();
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
+        .await
+        .expect("k = 1");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite page");
+    b.join_consent_and_start().await.expect("first item");
+    // meanwhile every item gets its one rating from elsewhere
+    let survey = r#"{"naming": {"1": {"X1": {"CR": 1, "CC": 1, "Time": 3}}, "2": {"X1": {"CR": 2, "CC": 1, "Time": 4}}},
+                     "expression": {"1": {"X1": {"CR": 4, "CC": 3, "Time": 5}}}}"#;
+    natstudy::service::import_votes_text(&db, study, None, "survey.json", survey)
+        .await
+        .expect("votes");
+    b.goto_hydrated(&app.url(&format!("/annotate/{study}")))
+        .await
+        .expect("reload");
+    b.wait_contains("#nothing-to-rate", "nothing for you to rate")
+        .await;
+    b.click("#finish").await.expect("finish");
+    b.wait_for_text("#thanks h1", "Nothing to rate")
+        .await
+        .expect("the end");
+    assert!(
+        b.client
+            .find(Locator::Css("#completion-code"))
+            .await
+            .is_err(),
+        "no completion code for no work"
+    );
+    b.wait_contains("#no-code", "no completion code").await;
+    b.close().await;
+
+    // a newcomer: told before consenting, and the join is refused
+    let fresh = Browser::start().await.expect("browser");
+    fresh
+        .goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite page");
+    fresh
+        .wait_contains("#invite-invalid", "This study is full")
+        .await;
+    assert!(
+        fresh.client.find(Locator::Css("#join")).await.is_err(),
+        "no Take part button"
+    );
+    fresh.close().await;
+    let r = app
+        .client()
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    assert_eq!(r.status(), reqwest::StatusCode::FORBIDDEN);
+    assert!(r.text().await.expect("body").contains("full"));
+    let listed = natstudy::store::monitor::invites(&db, study)
+        .await
+        .expect("invites");
+    assert!(listed[0].full, "the monitor flags the link");
+    let joined: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM annotators WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(
+        joined,
+        1 + 1,
+        "the first participant and the importer's X1; nobody new"
+    );
     drop(app);
     guard.drop_now(db).await;
 }

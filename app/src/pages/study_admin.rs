@@ -285,6 +285,7 @@ fn SettingsForm(
                 <label class="check"><input type="checkbox" name="blind_bug_id" checked=s.blind_bug_id /> " Hide the bug id from participants"</label>
                 <label class="check"><input type="checkbox" name="randomise_sides" checked=s.randomise_sides /> " Randomise which side shows the original (recorded per vote)"</label>
                 <label>"Completion code shown at the end" <input type="text" name="completion_code" value=s.completion_code /></label>
+                <label>"Rated items needed for the completion code (0: none needed; a participant of a full study rates none)" <input type="number" name="min_rated_for_code" min="0" max="100000" value=s.min_rated_for_code /></label>
                 <label>"Guideline (markdown)" <textarea name="guideline" rows="10">{s.guideline}</textarea></label>
                 <label>"Consent text (empty: the default)" <textarea name="consent_text" rows="3">{s.consent_text}</textarea></label>
                 <label>
@@ -422,6 +423,10 @@ fn InviteList(
                     let url = move || format!("{}{}", origin.get(), path);
                     let copy_url = url.clone();
                     let state = if i.closed { "closed" } else if i.used >= i.cap { "used up" } else { "open" };
+                    // open, but nothing left to give: a participant would rate nothing
+                    let full = (!i.closed && i.used < i.cap && i.full).then(|| view! {
+                        <p class="error invite-full">"Gives no one work: every item of its batch has k ratings. New participants are turned away (raise k or make a batch of other items)."</p>
+                    });
                     view! {
                         <tr class="invite">
                             <td>
@@ -432,6 +437,7 @@ fn InviteList(
                             <td class="num">{format!("{} / {}", i.used, i.cap)}</td>
                             <td>
                                 {state}
+                                {full}
                                 {(admin && !i.closed).then(|| view! {
                                     <ActionForm action=close attr:class="inline">
                                         <input type="hidden" name="study" value=study.get() />

@@ -92,6 +92,9 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
                 "batch {} (id {}): {} items, {} planned assignments",
                 a.name, info.id, info.items, info.assignments
             );
+            if info.full {
+                eprintln!("warning: every item of the batch already has k ratings: its participants would get nothing to rate");
+            }
         }
         BatchCommand::Release { study, annotator } => {
             let s = crate::store::studies::id_by_name(&db, &study).await?;
@@ -144,6 +147,9 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
             let token = match batch {
                 Some(batch) if !review => {
                     let b = crate::store::assign::batch_id(&db, s, &batch).await?;
+                    if !crate::store::participation::batch_has_room(&db, b).await? {
+                        eprintln!("warning: every item of batch {batch} already has k ratings: the link will turn participants away until there is room");
+                    }
                     crate::store::participation::create_invite(&db, s, b, cap, None).await?
                 }
                 _ => crate::store::participation::create_review_invite(&db, s, cap, None).await?,

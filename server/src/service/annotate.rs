@@ -315,9 +315,7 @@ async fn state_of(
         progress: (done, total),
     } = store::participation::standing(db, study, annotator).await?;
     let step = if me.finished {
-        AnnotateStep::Finished {
-            completion_code: settings.completion_code.clone(),
-        }
+        finished_step(&settings, done)
     } else if !me.consented {
         let screener = screener_of(&settings.screener_json);
         let text = if settings.consent_text.trim().is_empty() {
@@ -421,9 +419,57 @@ async fn state_of(
     })
 }
 
+/// The end of the survey: the completion code only for a participant who rated at least the
+/// study's minimum (a participant of a study that was full when they came rated nothing).
+fn finished_step(settings: &store::participation::StudySettings, rated: i64) -> AnnotateStep {
+    let rated = u64::try_from(rated).unwrap_or(0);
+    let min_rated = u64::try_from(settings.min_rated_for_code).unwrap_or(0);
+    AnnotateStep::Finished {
+        completion_code: settings
+            .completion_code
+            .clone()
+            .filter(|_| rated >= min_rated),
+        rated,
+        min_rated,
+        has_code: settings.completion_code.is_some(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::guideline_html;
+
+    #[test]
+    fn the_completion_code_is_for_work_done() {
+        let mut s = crate::store::participation::StudySettings {
+            name: "S".into(),
+            ratings_per_item: 5,
+            consent_text: String::new(),
+            screener_json: "[]".into(),
+            guideline: String::new(),
+            blind_operator: true,
+            blind_bug_id: false,
+            randomise_sides: false,
+            completion_code: Some("C0DE".into()),
+            min_rated_for_code: 1,
+        };
+        let code =
+            |s: &crate::store::participation::StudySettings, rated| match super::finished_step(
+                s, rated,
+            ) {
+                app::model::AnnotateStep::Finished {
+                    completion_code, ..
+                } => completion_code,
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(code(&s, 0), None, "a full study: nothing rated, no code");
+        assert_eq!(code(&s, 1).as_deref(), Some("C0DE"));
+        s.min_rated_for_code = 10;
+        assert_eq!(code(&s, 9), None);
+        assert_eq!(code(&s, 10).as_deref(), Some("C0DE"));
+        s.min_rated_for_code = 0;
+        assert_eq!(code(&s, 0).as_deref(), Some("C0DE"));
+    }
 
     /// The default guideline explains the marker the diff puts on buggy lines, in the words
     /// the stylesheet shows.

@@ -28,6 +28,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
             cap: i.cap,
             used: i.used,
             closed: i.closed,
+            full: i.full,
         })
         .collect();
     let figures = Figures::of(&votes, k);

@@ -66,6 +66,7 @@ pub fn settings_form(s: &StudySettings) -> StudySettingsForm {
         blind_bug_id: s.blind_bug_id,
         randomise_sides: s.randomise_sides,
         completion_code: s.completion_code.clone().unwrap_or_default(),
+        min_rated_for_code: s.min_rated_for_code,
         consent_text: s.consent_text.clone(),
         screener_json: s.screener_json.clone(),
     }
@@ -96,6 +97,9 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
     let invalid = |m: String| Err(ServiceError::Invalid(m));
     if !(1..=50).contains(&f.ratings_per_item) {
         return invalid("ratings per item must be 1–50".into());
+    }
+    if !(0..=100_000).contains(&f.min_rated_for_code) {
+        return invalid("rated items needed for the completion code must be 0–100,000".into());
     }
     for (what, text, max) in [
         ("the guideline", &f.guideline, MAX_GUIDELINE),
@@ -154,6 +158,7 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
         blind_bug_id: f.blind_bug_id,
         randomise_sides: f.randomise_sides,
         completion_code: Some(code.to_owned()).filter(|c| !c.is_empty()),
+        min_rated_for_code: f.min_rated_for_code,
         consent_text: f.consent_text.clone(),
         screener_json: serde_json::to_string(&questions).unwrap_or_else(|_| "[]".into()),
     })
@@ -172,6 +177,7 @@ mod tests {
             blind_bug_id: false,
             randomise_sides: true,
             completion_code: " C0DE ".into(),
+            min_rated_for_code: 1,
             consent_text: String::new(),
             screener_json: r#"[{"name":"java_years","label":"Years","options":["<1","1-3"]}]"#
                 .into(),

@@ -130,7 +130,7 @@ pub async fn update_settings(
     let mut tx = db.begin_write(study).await?;
     let n = sqlx::query(
         "UPDATE studies SET ratings_per_item = $1, guideline = $2, blind_operator = $3, blind_bug_id = $4, randomise_sides = $5, \
-         completion_code = $6, consent_text = $7, screener = $8 WHERE id = $9",
+         completion_code = $6, consent_text = $7, screener = $8, min_rated_for_code = $9 WHERE id = $10",
     )
     .bind(s.ratings_per_item)
     .bind(&s.guideline)
@@ -140,6 +140,7 @@ pub async fn update_settings(
     .bind(s.completion_code.as_deref())
     .bind(&s.consent_text)
     .bind(&s.screener_json)
+    .bind(s.min_rated_for_code)
     .bind(study)
     .execute(&mut *tx)
     .await?
@@ -199,14 +200,18 @@ pub struct InviteListing {
     pub cap: i64,
     pub used: i64,
     pub closed: bool,
+    /// Open, but its batch has no item without k ratings: it gives a new participant nothing.
+    pub full: bool,
 }
 
 /// Every invite link of the study, newest first.
 pub async fn invites(db: &Db, study: StudyId) -> StoreResult<Vec<InviteListing>> {
-    let rows = sqlx::query(
-        "SELECT i.id, i.token, b.name AS batch, i.cap, i.used, i.closed_at FROM invites i \
+    let rows = sqlx::query(concat!(
+        "SELECT i.id, i.token, b.name AS batch, i.cap, i.used, i.closed_at, CASE WHEN ",
+        super::participation::invite_full!(),
+        " THEN 1 ELSE 0 END AS full FROM invites i \
          LEFT JOIN batches b ON b.id = i.batch_id WHERE i.study_id = $1 ORDER BY i.id DESC",
-    )
+    ))
     .bind(study)
     .fetch_all(&db.pool)
     .await?;
@@ -219,6 +224,7 @@ pub async fn invites(db: &Db, study: StudyId) -> StoreResult<Vec<InviteListing>>
                 cap: r.try_get("cap")?,
                 used: r.try_get("used")?,
                 closed: r.try_get::<Option<i64>, _>("closed_at")?.is_some(),
+                full: r.try_get::<i64, _>("full")? != 0,
             })
         })
         .collect::<Result<_, sqlx::Error>>()

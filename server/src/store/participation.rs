@@ -235,6 +235,9 @@ async fn insert_with_next_code(
     }
 }
 
+/// Why a join is refused when the invite's batch has no item without k ratings.
+pub const STUDY_FULL: &str = "this study is full: every item already has all the ratings it needs, so there is nothing to rate. Thank you for your interest.";
+
 /// What an invite link leads to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InviteInfo {
@@ -246,13 +249,51 @@ pub struct InviteInfo {
     pub review: bool,
     /// Closed by an admin: admits no one new.
     pub closed: bool,
+    /// A survey invite whose batch has no item left without k ratings ([`batch_has_room`]):
+    /// a new participant would get nothing to rate.
+    pub full: bool,
+}
+
+/// The SQL of whether an invite (`i`) can give a new participant work: a review invite always;
+/// a survey invite while its batch has an item without k ratings (the queue's index).
+macro_rules! invite_full {
+    () => {
+        "(i.batch_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM batch_items bi \
+          WHERE bi.batch_id = i.batch_id AND bi.rated_full = 0))"
+    };
+}
+pub(crate) use invite_full;
+
+/// Whether a batch still has an item without k ratings (one index probe).
+pub async fn batch_has_room(db: &Db, batch: BatchId) -> StoreResult<bool> {
+    Ok(
+        sqlx::query("SELECT 1 FROM batch_items WHERE batch_id = $1 AND rated_full = 0 LIMIT 1")
+            .bind(batch)
+            .fetch_optional(&db.pool)
+            .await?
+            .is_some(),
+    )
+}
+
+/// Whether the participant has finished the study.
+pub async fn has_finished(db: &Db, annotator: AnnotatorId) -> StoreResult<bool> {
+    let r = sqlx::query("SELECT finished_at FROM annotators WHERE id = $1")
+        .bind(annotator)
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(match r {
+        Some(r) => r.try_get::<Option<i64>, _>(0)?.is_some(),
+        None => false,
+    })
 }
 
 /// What an invite link leads to, or nothing.
 pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<InviteInfo>> {
-    let r = sqlx::query(
-        "SELECT s.id, s.name, i.cap, i.used, i.purpose, i.closed_at FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
-    )
+    let r = sqlx::query(concat!(
+        "SELECT s.id, s.name, i.cap, i.used, i.purpose, i.closed_at, CASE WHEN ",
+        invite_full!(),
+        " THEN 1 ELSE 0 END AS full FROM invites i JOIN studies s ON s.id = i.study_id WHERE i.token = $1",
+    ))
     .bind(token)
     .fetch_optional(&db.pool)
     .await?;
@@ -264,6 +305,7 @@ pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<InviteInfo>> {
             used: r.try_get(3)?,
             review: r.try_get::<String, _>(4)? == "review",
             closed: r.try_get::<Option<i64>, _>(5)?.is_some(),
+            full: r.try_get::<i64, _>(6)? != 0,
         })
     })
     .transpose()?)
@@ -341,6 +383,13 @@ pub async fn join_via(
                 study,
                 review: r.try_get::<i64, _>(0)? != 0,
             });
+        }
+    }
+    // a participant who could rate nothing is turned away before they consent, and no place
+    // of the invite is used up by them
+    if let Some((batch, _)) = invite.batch {
+        if !batch_has_room(db, batch).await? {
+            return Err(StoreError::Forbidden(STUDY_FULL.into()));
         }
     }
     let join = Join {
@@ -571,13 +620,15 @@ pub struct StudySettings {
     pub blind_bug_id: bool,
     pub randomise_sides: bool,
     pub completion_code: Option<String>,
+    /// The completion code is given only to participants who rated at least this many items.
+    pub min_rated_for_code: i64,
 }
 
 /// The `studies` columns of [`StudySettings`], for a query over `studies s`.
 macro_rules! settings_columns {
     () => {
         "s.name, s.ratings_per_item, s.guideline, s.consent_text, s.screener, s.blind_operator, \
-         s.blind_bug_id, s.randomise_sides, s.completion_code"
+         s.blind_bug_id, s.randomise_sides, s.completion_code, s.min_rated_for_code"
     };
 }
 
@@ -592,6 +643,7 @@ fn settings_of(r: &sqlx::any::AnyRow) -> StoreResult<StudySettings> {
         blind_bug_id: r.try_get::<i64, _>("blind_bug_id")? != 0,
         randomise_sides: r.try_get::<i64, _>("randomise_sides")? != 0,
         completion_code: r.try_get("completion_code")?,
+        min_rated_for_code: r.try_get("min_rated_for_code")?,
     })
 }
 

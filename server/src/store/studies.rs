@@ -27,8 +27,11 @@ pub async fn create_owned(
     description: &str,
 ) -> StoreResult<StudyId> {
     let mut tx = db.begin().await?;
+    // the operator's name is hidden from participants unless the study shows it: a name such
+    // as "DividingComposedIf" primes the judgement the study measures
     let row = sqlx::query(
-        "INSERT INTO studies (name, description, guideline, created_by, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        "INSERT INTO studies (name, description, guideline, created_by, created_at, blind_operator) \
+         VALUES ($1, $2, $3, $4, $5, 1) RETURNING id",
     )
     .bind(name)
     .bind(description)

@@ -319,6 +319,7 @@ impl Backend for DomainBackend {
             used,
             review,
             closed,
+            full,
         }) = store::participation::invite(&self.db, token)
             .await
             .map_err(map)?
@@ -332,14 +333,23 @@ impl Backend for DomainBackend {
                 .is_some(),
             None => false,
         };
+        let finished = match (continuing, current) {
+            (true, Some(me)) => store::participation::has_finished(&self.db, me)
+                .await
+                .map_err(map)?,
+            _ => false,
+        };
         Ok(if closed && !continuing {
             InviteStatus::Closed
         } else if used >= cap && !continuing {
             InviteStatus::UsedUp
+        } else if full && !continuing {
+            InviteStatus::Full
         } else {
             InviteStatus::Open {
                 study: name,
                 continuing,
+                finished,
                 review,
             }
         })
@@ -839,6 +849,11 @@ impl Backend for DomainBackend {
                 )
             })
             .unwrap_or_default();
+        let short = if info.full {
+            format!("{short} — warning: every one of its items already has k ratings, so its participants would get nothing to rate (invites to it turn people away)")
+        } else {
+            short
+        };
         Ok(if info.assignments == 0 {
             format!(
                 "batch {name}: {} in a dynamic queue (participants lease items as they go){short}",

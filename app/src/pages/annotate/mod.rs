@@ -61,13 +61,17 @@ pub fn JoinPage() -> impl IntoView {
             <Suspense fallback=Loading>
                 {move || Suspend::new(async move {
                     match status.await {
-                        Ok(InviteStatus::Open { study, continuing, review }) => view! {
+                        Ok(InviteStatus::Open { study, continuing, finished, review }) => view! {
                             {if review {
                                 view! { <p>"You were invited to review repair tools' patches for the study " <b id="invite-study">{study}</b> ": for each patch, say whether it is equivalent to the developer's fix."</p> }.into_any()
                             } else {
                                 view! { <p>"You were invited to the study " <b id="invite-study">{study}</b> ", on how developers read transformed Java code."</p> }.into_any()
                             }}
-                            {continuing.then(|| view! { <p id="invite-continuing">"You already take part: you continue where you left off."</p> })}
+                            {match (continuing, finished) {
+                                (true, true) => Some(view! { <p id="invite-continuing">"You have finished this study: the button shows your answers and completion code again."</p> }.into_any()),
+                                (true, false) => Some(view! { <p id="invite-continuing">"You already take part: you continue where you left off."</p> }.into_any()),
+                                _ => None,
+                            }}
                             <ActionForm action=join attr:id="join-form">
                                 <input type="hidden" name="token" prop:value=token />
                                 <input type="hidden" name="pid" prop:value=pid />
@@ -78,6 +82,9 @@ pub fn JoinPage() -> impl IntoView {
                         Ok(InviteStatus::Closed) => view! {
                             <p class="error" id="invite-invalid">"This invite link was closed by the study's organisers. If you already take part, continue with your resume code."</p>
                             <p><a href="/resume">"Continue with a resume code"</a></p>
+                        }.into_any(),
+                        Ok(InviteStatus::Full) => view! {
+                            <p class="error" id="invite-invalid">"This study is full: every item already has all the ratings it needs, so there is nothing left to rate. Thank you for your interest."</p>
                         }.into_any(),
                         Ok(InviteStatus::UsedUp) => view! {
                             <p class="error" id="invite-invalid">"This invite link has been used up: every place it offered is taken. Ask the study's organisers for a new link."</p>
@@ -235,9 +242,12 @@ fn Survey(
             before,
             total,
         } => view! { <Review study rated page pages before total finish /> }.into_any(),
-        AnnotateStep::Finished { completion_code } => {
-            view! { <Thanks completion_code /> }.into_any()
-        }
+        AnnotateStep::Finished {
+            completion_code,
+            rated,
+            min_rated,
+            has_code,
+        } => view! { <Thanks completion_code rated min_rated has_code /> }.into_any(),
     };
     view! { {header} {body} }
 }

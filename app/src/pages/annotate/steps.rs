@@ -95,8 +95,12 @@ pub(super) fn Review(
     };
     view! {
         <section class="card">
-            <h1>"All items rated"</h1>
-            <p>"You may revise any answer before you finish. After finishing, answers are final."</p>
+            <h1>{if total == 0 { "Nothing to rate now" } else { "All items rated" }}</h1>
+            {if total == 0 {
+                view! { <p id="nothing-to-rate">"Every item of this study already has all the ratings it needs, or is being rated by others: there is nothing for you to rate now. You may come back later with your resume code; finishing now gives no completion code."</p> }.into_any()
+            } else {
+                view! { <p>"You may revise any answer before you finish. After finishing, answers are final."</p> }.into_any()
+            }}
             <p class="muted" id="rated-range">
                 {if shown == 0 {
                     "No items rated.".to_string()
@@ -128,13 +132,58 @@ pub(super) fn Review(
     }
 }
 
+/// The end: the completion code (with a copy button) for work done; for a participant who
+/// rated nothing, or fewer items than the study asks, why there is none.
 #[component]
-pub(super) fn Thanks(completion_code: Option<String>) -> impl IntoView {
+pub(super) fn Thanks(
+    completion_code: Option<String>,
+    rated: u64,
+    min_rated: u64,
+    has_code: bool,
+) -> impl IntoView {
+    let saved = if rated == 0 {
+        "You rated no items: there was nothing left to rate.".to_string()
+    } else {
+        format!(
+            "Your {} are saved.",
+            crate::text::count(rated as i64, "answer")
+        )
+    };
+    let withheld = (has_code && completion_code.is_none()).then(|| {
+        if rated == 0 {
+            "This study was full when you came: every item already had all the ratings it needs. \
+             Without rated items there is no completion code. Thank you for your interest."
+                .to_string()
+        } else {
+            format!(
+                "This study gives its completion code for at least {min_rated} rated items; you rated {rated}."
+            )
+        }
+    });
     view! {
         <section class="card narrow" id="thanks">
-            <h1>"Thank you!"</h1>
-            <p>"Your answers are saved."</p>
-            {completion_code.map(|c| view! { <p>"Completion code: " <code id="completion-code">{c}</code></p> })}
+            <h1>{if rated == 0 { "Nothing to rate" } else { "Thank you!" }}</h1>
+            <p>{saved}</p>
+            {completion_code.map(|c| {
+                let copy_text = c.clone();
+                view! {
+                    <p>"Completion code: " <code id="completion-code">{c}</code> " "
+                        <button type="button" class="secondary" id="copy-code" on:click=move |_| copy(&copy_text)>"Copy"</button>
+                    </p>
+                }
+            })}
+            {withheld.map(|w| view! { <p class="notice" id="no-code">{w}</p> })}
         </section>
     }
+}
+
+/// Puts `text` on the clipboard (browser only).
+fn copy(text: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        let clipboard = window().navigator().clipboard();
+        let _ = clipboard.write_text(text);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = text;
 }

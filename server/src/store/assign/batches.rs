@@ -59,6 +59,9 @@ pub struct BatchInfo {
     pub id: BatchId,
     pub items: usize,
     pub assignments: usize,
+    /// Every item of the batch already had k ratings when it was made: its participants would
+    /// get nothing to rate.
+    pub full: bool,
 }
 
 /// Creates a batch from the study's items matching `spec.filter` and, for fixed groups, plans
@@ -208,10 +211,12 @@ pub async fn create_batch(
     )
     .await?;
     tx.commit().await?;
+    let full = !crate::store::participation::batch_has_room(db, batch).await?;
     Ok(BatchInfo {
         id: batch,
         items: items.len(),
         assignments: plan.len(),
+        full,
     })
 }
 
