@@ -22,6 +22,7 @@ fn table(id: &str, title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Tabl
 /// One line under each table: what it measures.
 fn note(id: &str) -> &'static str {
     match id {
+        "incomplete" => "Items that have some ratings but not the study's k: no category and no share in kappa until they are complete.",
         "naturalness" => "Items by naturalness category: an annotator judges an item unnatural when readability (CR) or conventions (CC) is 3 or 4; natural ≤ 1 such vote of 5, likely natural 2, likely unnatural 3, unnatural ≥ 4.",
         "operators" => "The same categories per transformation operator.",
         "time" => "Seconds on an item per vote, times at or above the 99th percentile dropped; agreement = natural and unnatural items, disagreement = the two likely categories.",
@@ -58,7 +59,21 @@ const COUNT_COLUMNS: [&str; 5] = [
 
 /// The headline lines of a report.
 pub fn headline(study: &str, r: &Report) -> Vec<String> {
-    vec![
+    let mut lines = Vec::new();
+    // first, what the figures stand on: the items with all their ratings, and what is left out
+    if let Some(k) = r.ratings_per_item {
+        lines.push(format!(
+            "{} of {} items have all k = {k} ratings: every figure of the votes below counts these only.",
+            r.complete_items, r.items
+        ));
+        if !r.incomplete_items.is_empty() {
+            lines.push(format!(
+                "{} with some but not k ratings are left out until complete (table \"Incomplete items\").",
+                app::text::count(r.incomplete_items.len() as i64, "item")
+            ));
+        }
+    }
+    lines.extend([
         format!(
             "Study {study}: {} items, {} votes, {} annotators",
             r.items, r.votes, r.annotators
@@ -68,12 +83,26 @@ pub fn headline(study: &str, r: &Report) -> Vec<String> {
             "full agreement: {} natural, {} unnatural",
             r.counts.full_natural, r.counts.full_unnatural
         ),
-    ]
+    ]);
+    lines
 }
 
 /// The report as tables: what the results page shows and `natstudy report` prints.
 pub fn tables(r: &Report) -> Vec<TableView> {
     let mut out = Vec::new();
+    if let (Some(k), false) = (r.ratings_per_item, r.incomplete_items.is_empty()) {
+        let rows = r
+            .incomplete_items
+            .iter()
+            .map(|i| vec![i.key.clone(), i.votes.to_string(), k.to_string()])
+            .collect();
+        out.push(table(
+            "incomplete",
+            "Incomplete items",
+            &["item", "ratings", "of k"],
+            rows,
+        ));
+    }
     let c = &r.counts;
     let mut rows = vec![vec![
         "all".to_owned(),

@@ -105,3 +105,89 @@ async fn results_are_computed_once_per_change(store: Store) {
 }
 
 on_both_stores!(results_are_computed_once_per_change => results_are_computed_once_per_change_sqlite, results_are_computed_once_per_change_postgres);
+
+/// The results page says first how many items have all k ratings and computes the figures of
+/// the votes on those only; an item with fewer is listed as incomplete, with no category.
+async fn results_stand_on_complete_items_only(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let study = reference_study(&db, "Partly rated", true)
+        .await
+        .expect("study");
+    app.add_user("rita", PW, Role::Admin).await.expect("user");
+    let c = app.signed_in("rita", PW).await.expect("sign in");
+    // one item keeps 3 of its 5 ratings (as if two participants had not rated it yet)
+    let item: i64 = sqlx::query_scalar(
+        "SELECT i.id FROM items i WHERE i.study_id = $1 AND i.item_key = 'naming_1'",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("item");
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM votes WHERE item_id = $1 ORDER BY id")
+        .bind(item)
+        .fetch_all(&db.pool)
+        .await
+        .expect("votes");
+    for id in &ids[..2] {
+        sqlx::query("DELETE FROM votes WHERE id = $1")
+            .bind(id)
+            .execute(&mut *db.write().await.expect("write"))
+            .await
+            .expect("delete");
+    }
+    let view = results(&c, &app, &study.to_string()).await;
+    let headline: Vec<String> = serde_json::from_value(view["headline"].clone()).expect("lines");
+    assert!(
+        headline[0].starts_with("296 of 297 items have all k = 5 ratings"),
+        "{headline:?}"
+    );
+    assert!(
+        headline[1].starts_with("1 item with some but not k ratings"),
+        "{headline:?}"
+    );
+    let tables = view["tables"].as_array().expect("tables");
+    let incomplete = tables
+        .iter()
+        .find(|t| t["id"] == "incomplete")
+        .expect("the incomplete items' table");
+    assert_eq!(
+        incomplete["rows"],
+        serde_json::json!([["naming_1", "3", "5"]])
+    );
+    let naturalness = tables
+        .iter()
+        .find(|t| t["id"] == "naturalness")
+        .expect("categories");
+    let all_row: Vec<u64> = naturalness["rows"][0]
+        .as_array()
+        .expect("row")
+        .iter()
+        .skip(1)
+        .map(|c| c.as_str().and_then(|s| s.parse().ok()).expect("count"))
+        .collect();
+    assert_eq!(
+        all_row.iter().sum::<u64>(),
+        296,
+        "categories of complete items only"
+    );
+    // the labelled dataset says the same: its votes, no category
+    let dataset = c
+        .get(app.url(&format!("/studies/{study}/export/dataset.jsonl")))
+        .send()
+        .await
+        .expect("export")
+        .text()
+        .await
+        .expect("body");
+    let row: serde_json::Value = dataset
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json line"))
+        .find(|r| r["id"] == "naming_1")
+        .expect("the item");
+    assert_eq!(row["votes"], 3);
+    assert!(row["category"].is_null(), "{row}");
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(results_stand_on_complete_items_only => results_stand_on_complete_items_only_sqlite, results_stand_on_complete_items_only_postgres);

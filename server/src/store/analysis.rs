@@ -70,6 +70,7 @@ pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
     .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
     .collect::<Result<_, sqlx::Error>>()?;
     let reviews = review_tasks(&super::reviews::tasks(db, study).await?);
+    let k = super::assign::ratings_per_item(db, study).await?;
     Ok(StudyData {
         bugs,
         items,
@@ -77,6 +78,7 @@ pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
         npr,
         ce,
         reviews,
+        ratings_per_item: usize::try_from(k).ok(),
     })
 }
 

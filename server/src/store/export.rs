@@ -132,6 +132,8 @@ pub async fn dataset(
     out: &mut dyn Sink,
 ) -> anyhow::Result<u64> {
     let models = models(db, study).await?;
+    // a category only for an item with all k ratings (as the results page)
+    let k = usize::try_from(super::assign::ratings_per_item(db, study).await?).unwrap_or(0);
     let mut sql = String::from(
         "SELECT i.id, i.item_key, b.bug_key, p.name AS project, i.operator, i.level, b.source AS original, i.source AS transformed",
     );
@@ -227,7 +229,7 @@ pub async fn dataset(
             transformed: r.try_get("transformed")?,
             votes: tally.votes,
             unnatural_votes: tally.unnatural,
-            category: tally.category(),
+            category: tally.category().filter(|_| tally.votes == k),
             mean_cr: tally.mean_cr(),
             mean_cc: tally.mean_cc(),
             rnc,

@@ -58,6 +58,17 @@ pub struct StudyData {
     pub ce: Vec<(String, String, f64)>,
     /// Plausible patches under review: their decisions override `npr`'s statuses.
     pub reviews: Vec<ReviewTask>,
+    /// k, the ratings the study asks of every item. When given, the analysis of the votes uses
+    /// only the items with exactly k ratings (the published method's categories and kappa need
+    /// all of them), and reports the others as incomplete; `None`: every item with votes.
+    pub ratings_per_item: Option<usize>,
+}
+
+/// An item left out of the analysis of the votes: it has not exactly k ratings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IncompleteItem {
+    pub key: String,
+    pub votes: usize,
 }
 
 /// Everything the analysis reports.
@@ -86,6 +97,13 @@ pub struct Report {
     /// Annotators left out by [`Options::min_gold_accuracy`].
     pub excluded_annotators: Vec<String>,
     pub item_results: Vec<ItemResult>,
+    /// k, when the study's data said it ([`StudyData::ratings_per_item`]).
+    pub ratings_per_item: Option<usize>,
+    /// Items with exactly k ratings: the only ones the figures of the votes count (with k
+    /// unknown, every item with votes).
+    pub complete_items: usize,
+    /// Items with some ratings but not exactly k, left out of the figures of the votes.
+    pub incomplete_items: Vec<IncompleteItem>,
 }
 
 /// How to run the analysis.
@@ -136,6 +154,19 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
         d.votes.retain(|v| !excluded.contains(&v.annotator));
         filtered = d;
         &filtered
+    };
+    // only items with exactly k ratings are judged: a category or kappa from 3 of 5 votes is
+    // not the published method's
+    let (complete, incomplete) = completeness(data);
+    let kept;
+    let data = if incomplete.is_empty() {
+        data
+    } else {
+        let mut d = data.clone();
+        d.votes
+            .retain(|v| complete.get(v.item).copied().unwrap_or(false));
+        kept = d;
+        &kept
     };
     let results = item_results(data);
     let mut counts = Counts::default();
@@ -214,5 +245,132 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
         annotator_quality: quality,
         excluded_annotators: excluded,
         item_results: results,
+        ratings_per_item: data.ratings_per_item,
+        complete_items: complete.iter().filter(|c| **c).count(),
+        incomplete_items: incomplete,
+    }
+}
+
+/// Per item, whether it has exactly k ratings (with k unknown: any rating); and the items with
+/// some ratings that are not complete, in item order.
+fn completeness(data: &StudyData) -> (Vec<bool>, Vec<IncompleteItem>) {
+    let mut votes = vec![0usize; data.items.len()];
+    for v in &data.votes {
+        if let Some(n) = votes.get_mut(v.item) {
+            *n += 1;
+        }
+    }
+    let complete: Vec<bool> = votes
+        .iter()
+        .map(|n| match data.ratings_per_item {
+            Some(k) => *n == k,
+            None => *n > 0,
+        })
+        .collect();
+    let incomplete = votes
+        .iter()
+        .zip(&complete)
+        .enumerate()
+        .filter(|(_, (n, ok))| **n > 0 && !**ok)
+        .map(|(i, (n, _))| IncompleteItem {
+            key: data.items[i].key.clone(),
+            votes: *n,
+        })
+        .collect();
+    (complete, incomplete)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(key: &str, level: Level) -> Item {
+        Item {
+            key: key.into(),
+            bug: "B".into(),
+            level,
+            operator: "Op".into(),
+            gold_unnatural: None,
+        }
+    }
+
+    /// Four items with k = 5 ratings, answers varied enough for kappa.
+    fn complete_study() -> StudyData {
+        let answers: [[u8; 5]; 4] = [
+            [1, 1, 1, 2, 4],
+            [4, 4, 3, 4, 1],
+            [1, 3, 4, 1, 2],
+            [4, 4, 4, 4, 4],
+        ];
+        let mut data = StudyData {
+            bugs: vec!["B".into()],
+            ratings_per_item: Some(5),
+            ..Default::default()
+        };
+        for (i, row) in answers.iter().enumerate() {
+            data.items.push(item(&format!("naming_{i}"), Level::Naming));
+            for (a, cr) in row.iter().enumerate() {
+                data.votes.push(Vote {
+                    item: i,
+                    annotator: format!("S{a}"),
+                    cr: *cr,
+                    cc: 1,
+                    time_secs: Some(10.0 + f64::from(*cr)),
+                });
+            }
+        }
+        data
+    }
+
+    #[test]
+    fn items_without_k_ratings_change_no_figure_of_the_votes() {
+        let options = Options {
+            bootstrap: 0,
+            ..Options::default()
+        };
+        let before = report_with(&complete_study(), &options);
+        assert!(before.fleiss_kappa.is_some());
+        assert_eq!(before.complete_items, 4);
+        assert!(before.incomplete_items.is_empty());
+        // a fifth item with three ratings, all unnatural: alone it would be "likely
+        // unnatural" and move kappa
+        let mut more = complete_study();
+        more.items.push(item("naming_9", Level::Naming));
+        for a in 0..3 {
+            more.votes.push(Vote {
+                item: 4,
+                annotator: format!("S{a}"),
+                cr: 4,
+                cc: 4,
+                time_secs: Some(99.0),
+            });
+        }
+        let after = report_with(&more, &options);
+        assert_eq!(after.fleiss_kappa, before.fleiss_kappa);
+        assert_eq!(after.counts, before.counts);
+        assert_eq!(after.counts_by_level, before.counts_by_level);
+        assert_eq!(after.time, before.time);
+        assert_eq!(after.complete_items, 4);
+        assert_eq!(
+            after.incomplete_items,
+            vec![IncompleteItem {
+                key: "naming_9".into(),
+                votes: 3
+            }]
+        );
+        let incomplete = after
+            .item_results
+            .iter()
+            .find(|r| r.key == "naming_9")
+            .expect("listed");
+        assert_eq!(incomplete.category, None, "no category from 3 of 5 ratings");
+        // without k (data from elsewhere), every item with ratings counts, as before
+        more.ratings_per_item = None;
+        let all = report_with(&more, &options);
+        assert_ne!(
+            all.counts, before.counts,
+            "the 3-rating item gets a category"
+        );
+        assert!(all.incomplete_items.is_empty());
     }
 }

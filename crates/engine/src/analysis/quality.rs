@@ -97,6 +97,7 @@ mod tests {
             time_secs: Some(f64::from(cr)),
         };
         StudyData {
+            ratings_per_item: None,
             bugs: vec!["B".into()],
             items: vec![item("naming_1", Some(true)), item("naming_2", None)],
             // item 0: A, B, C say unnatural, D natural; item 1: all natural
