@@ -286,6 +286,8 @@ pub struct AnnotatorRow {
     pub gold_seen: i64,
     pub gold_correct: i64,
     pub finished: bool,
+    /// Made by a votes import (their votes were imported; they were never online).
+    pub imported: bool,
 }
 
 /// A batch as listed on the study page.

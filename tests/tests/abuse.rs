@@ -1322,3 +1322,120 @@ async fn two_admins_demoting_each_other_leave_one(store: Store) {
 }
 
 on_both_stores!(two_admins_demoting_each_other_leave_one => two_admins_demoting_each_other_leave_one_sqlite, two_admins_demoting_each_other_leave_one_postgres);
+
+// ---------------------------------------------------------------------------------------------
+// Imported votes are what they are: their own annotators, and nothing made up about them
+
+/// An online participant `S1` and the `S1` of an imported survey.json are two annotators: the
+/// import lands in its own namespace (`S1@import`) instead of adding to the online
+/// participant's votes. The vote table leaves what an import does not know empty and marks
+/// where each vote came from and whether its time was measured; the monitor shows imported
+/// annotators as imported, with their votes.
+#[tokio::test]
+async fn imported_votes_keep_to_their_own_annotators() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (study, _, token) = reference_study(&db, false).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let c = participant(&app.base, study, &token).await;
+    let (item, submit) = rate_step(&app.base, &c, study).await.expect("an item");
+    let r = vote(&app.base, &c, study, item, &submit, "mine").await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let online: String = sqlx::query_scalar("SELECT code FROM annotators WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await
+        .expect("code");
+    assert_eq!(online, "S1");
+    natstudy::service::import_votes(
+        &db,
+        study,
+        &natstudy_tests::reference_dir().join("study-small/survey.json"),
+    )
+    .await
+    .expect("import");
+    let online_votes = count(
+        &db,
+        &format!(
+            "SELECT COUNT(*) FROM votes v JOIN annotators a ON a.id = v.annotator_id \
+             WHERE a.study_id = {} AND a.code = 'S1'",
+            study.0
+        ),
+    )
+    .await;
+    assert_eq!(
+        online_votes, 1,
+        "the online participant keeps exactly their vote"
+    );
+    let imported = count(
+        &db,
+        &format!(
+            "SELECT COUNT(*) FROM annotators WHERE study_id = {} AND imported = 1 AND code LIKE '%@import'",
+            study.0
+        ),
+    )
+    .await;
+    assert!(
+        imported >= 5,
+        "imported annotators in their namespace: {imported}"
+    );
+    // the vote table
+    let admin = app.signed_in("ada", PW).await.expect("admin");
+    let csv = admin
+        .get(app.url(&format!("/studies/{study}/export/votes.csv")))
+        .send()
+        .await
+        .expect("export")
+        .text()
+        .await
+        .expect("csv");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let (who, submitted, left, context, source, time_source) = (
+        col("annotator"),
+        col("submitted_at"),
+        col("original_left"),
+        col("context_opened"),
+        col("source"),
+        col("time_source"),
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+    let mine: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[who] == "S1").collect();
+    assert_eq!(mine.len(), 1);
+    assert_eq!(&mine[0][source], "survey");
+    assert_eq!(
+        &mine[0][time_source], "none",
+        "no time was sent: none, not blank"
+    );
+    assert!(!mine[0][submitted].is_empty());
+    for r in rows.iter().filter(|r| r[who].ends_with("@import")) {
+        assert_eq!(&r[source], "imported");
+        assert_eq!(&r[time_source], "imported");
+        assert!(
+            r[submitted].is_empty() && r[left].is_empty() && r[context].is_empty(),
+            "nothing made up: {r:?}"
+        );
+    }
+    // the monitor: imported annotators with their votes, not "0 / 0, never"
+    let monitor: serde_json::Value = admin
+        .post(app.url("/api/studies/monitor"))
+        .form(&[("study", study.to_string())])
+        .send()
+        .await
+        .expect("monitor")
+        .json()
+        .await
+        .expect("json");
+    let s1_import = monitor["annotators"]
+        .as_array()
+        .expect("annotators")
+        .iter()
+        .find(|a| a["code"] == "S1@import")
+        .expect("S1@import");
+    assert_eq!(s1_import["imported"], true);
+    assert!(s1_import["done"].as_i64().expect("done") > 0);
+    assert_eq!(s1_import["done"], s1_import["total"]);
+    drop(app);
+    guard.drop_now(db).await;
+}

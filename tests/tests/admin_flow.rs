@@ -254,13 +254,18 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .await
         .expect("results");
     b.wait_contains("#results-votes", "1").await;
+    // one vote of k = 5: no item is complete, so no category and no chart of categories;
+    // the page says so first and lists the item as incomplete
+    b.wait_contains("#results-headline", "have all k = 5 ratings")
+        .await;
     assert!(
         b.client
             .find(Locator::Css("#naturalness_by_level-svg svg"))
             .await
-            .is_ok(),
-        "chart rendered"
+            .is_err(),
+        "no chart of categories from an incomplete item"
     );
+    b.wait_contains("#results-tables", "Incomplete items").await;
     b.wait_contains("#results-headline", "Fleiss").await;
     b.wait_contains("#results-tables", "Naturalness by level")
         .await;

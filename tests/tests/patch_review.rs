@@ -341,6 +341,29 @@ async fn review_queue(store: Store) {
     assert!(reviews::submit(&db, other, c.task, "cy", "correct", "")
         .await
         .is_err());
+    // a reviewer answers only what the queue gave them: dan picks eve's patch by its id
+    // (it has room for a second reviewer) and is refused; eve answers it
+    let e = next("eve").await;
+    let err = reviews::submit(&db, id, e.task, "dan", "wrong", "")
+        .await
+        .expect_err("not given");
+    assert!(err.to_string().contains("not given to you"), "{err}");
+    reviews::submit(&db, id, e.task, "eve", "correct", "")
+        .await
+        .expect("eve was given it");
+    // and no account can take a participant reviewer's name
+    for name in ["S2@invite", "s2@INVITE", "S3@import"] {
+        let err = natstudy::service::accounts::add_user(
+            &db,
+            None,
+            name,
+            "a-long-password",
+            natstudy_tests::Role::Annotator,
+        )
+        .await
+        .expect_err("reserved");
+        assert!(err.to_string().contains("reserved"), "{name}: {err}");
+    }
     guard.drop_now(db).await;
 }
 

@@ -205,12 +205,12 @@ fn MonitorView(
                                     <td>{a.code.clone()}</td>
                                     <td>{a.account.clone().unwrap_or_default()}</td>
                                     <td class="num">{a.done} " / " {a.total}</td>
-                                    <td>{ago(a.last_active_ms)}</td>
+                                    <td>{if a.imported { "imported".to_owned() } else { ago(a.last_active_ms) }}</td>
                                     <td class="num">{a.median_time.map(|t| format!("{t:.1}")).unwrap_or_default()}</td>
                                     <td class="num">{if a.gold_seen > 0 { format!("{}/{}", a.gold_correct, a.gold_seen) } else { String::new() }}</td>
-                                    <td>{if a.finished { "finished" } else { "active" }}</td>
-                                    {(admin && a.finished).then(|| view! { <td class="muted">"nothing left to hand on"</td> })}
-                                    {(admin && !a.finished).then(|| view! {
+                                    <td>{if a.imported { "imported" } else if a.finished { "finished" } else { "active" }}</td>
+                                    {(admin && (a.finished || a.imported)).then(|| view! { <td class="muted">"nothing left to hand on"</td> })}
+                                    {(admin && !a.finished && !a.imported).then(|| view! {
                                         <td class="row">
                                             <ActionForm action=release attr:class="inline">
                                                 <input type="hidden" name="study" value=study.get() />

@@ -11,8 +11,22 @@ use crate::db::Db;
 use crate::ids::UserId;
 use crate::store;
 
-/// Account names: 1–64 letters, digits, `_ - . @`.
+/// The endings of names natstudy gives people without an account: a participant reviewer of a
+/// review-only invite (`S7@invite`) and an annotator of imported votes (`S3@import`). No
+/// account takes them, or its verdicts and votes would mix with theirs.
+pub const RESERVED_ENDINGS: [&str; 2] = ["@invite", "@import"];
+
+/// Account names: 1–64 letters, digits, `_ - . @`, not ending as the names natstudy gives
+/// participants ([`RESERVED_ENDINGS`]).
 pub fn validate_username(name: &str) -> ServiceResult<()> {
+    if let Some(end) = RESERVED_ENDINGS
+        .iter()
+        .find(|e| name.to_ascii_lowercase().ends_with(*e))
+    {
+        return Err(ServiceError::Invalid(format!(
+            "usernames ending in {end} are reserved for participants without an account"
+        )));
+    }
     let ok = !name.is_empty()
         && name.len() <= 64
         && name

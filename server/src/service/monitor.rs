@@ -51,6 +51,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
                 gold_seen,
                 gold_correct,
                 finished: a.finished,
+                imported: a.imported,
             }
         })
         .collect();

@@ -289,13 +289,15 @@ pub async fn votes_table(
         "context_opened",
         "revision",
         "comment",
+        "source",
+        "time_source",
     ];
     if with_pid {
         header.push("external_pid");
     }
     out.write_all(&csv_line(&header)?)?;
     let mut rows = sqlx::query(
-        "SELECT i.item_key, i.level, i.operator, a.code, a.external_pid, v.cr, v.cc, v.time_secs, v.started_at, v.submitted_at, \
+        "SELECT i.item_key, i.level, i.operator, a.code, a.external_pid, a.imported, v.cr, v.cc, v.time_secs, v.started_at, v.submitted_at, \
          v.original_left, v.context_opened, v.revision, v.comment FROM votes v JOIN items i ON i.id = v.item_id \
          JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 ORDER BY i.id, a.id",
     )
@@ -307,6 +309,10 @@ pub async fn votes_table(
         let (cr, cc): (i64, i64) = (r.try_get("cr")?, r.try_get("cc")?);
         let opt_f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         let opt_i = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_default();
+        // what an import does not know stays empty: no submission time, side or context
+        let imported = r.try_get::<i64, _>("imported")? != 0;
+        let known = |value: String| if imported { String::new() } else { value };
+        let time: Option<f64> = r.try_get("time_secs")?;
         let mut rec = vec![
             r.try_get::<String, _>("item_key")?,
             r.try_get("level")?,
@@ -315,13 +321,21 @@ pub async fn votes_table(
             cr.to_string(),
             cc.to_string(),
             judges_unnatural(cr as u8, cc as u8).to_string(),
-            opt_f(r.try_get("time_secs")?),
+            opt_f(time),
             opt_i(r.try_get("started_at")?),
-            r.try_get::<i64, _>("submitted_at")?.to_string(),
-            (r.try_get::<i64, _>("original_left")? != 0).to_string(),
-            (r.try_get::<i64, _>("context_opened")? != 0).to_string(),
+            known(r.try_get::<i64, _>("submitted_at")?.to_string()),
+            known((r.try_get::<i64, _>("original_left")? != 0).to_string()),
+            known((r.try_get::<i64, _>("context_opened")? != 0).to_string()),
             r.try_get::<i64, _>("revision")?.to_string(),
             r.try_get("comment")?,
+            if imported { "imported" } else { "survey" }.to_owned(),
+            // measured by the participant's page, or not at all (never made up)
+            match (time, imported) {
+                (None, _) => "none",
+                (Some(_), true) => "imported",
+                (Some(_), false) => "measured",
+            }
+            .to_owned(),
         ];
         if with_pid {
             rec.push(

@@ -229,7 +229,22 @@ pub async fn items(
     Ok(Outcome::Imported { rows: written })
 }
 
-/// Imports votes in the replication layout; annotators are created from participant codes.
+/// The code an imported participant is stored under: its own namespace (`S3@import`), so an
+/// online participant `S3` of the same study is never merged with them. A code that is already
+/// in that namespace (a survey.json natstudy exported) is kept.
+pub fn imported_code(participant: &str) -> String {
+    if participant.ends_with(IMPORTED) {
+        participant.to_owned()
+    } else {
+        format!("{participant}{IMPORTED}")
+    }
+}
+
+/// The ending of imported participants' codes.
+pub const IMPORTED: &str = "@import";
+
+/// Imports votes in the replication layout; annotators are created from participant codes, in
+/// the imported namespace ([`imported_code`]).
 pub async fn votes(
     db: &Db,
     study: StudyId,
@@ -253,20 +268,26 @@ pub async fn votes(
     let now = now_ms();
     for v in votes {
         if !annotators.contains_key(v.participant.as_str()) {
-            sqlx::query("INSERT INTO annotators (study_id, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (study_id, code) DO NOTHING")
+            let code = imported_code(&v.participant);
+            sqlx::query("INSERT INTO annotators (study_id, code, created_at, imported) VALUES ($1, $2, $3, 1) ON CONFLICT (study_id, code) DO NOTHING")
                 .bind(study)
-                .bind(&v.participant)
+                .bind(&code)
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-            let id: i64 =
-                sqlx::query("SELECT id FROM annotators WHERE study_id = $1 AND code = $2")
-                    .bind(study)
-                    .bind(&v.participant)
-                    .fetch_one(&mut *tx)
-                    .await?
-                    .try_get(0)?;
-            annotators.insert(&v.participant, id);
+            let row = sqlx::query(
+                "SELECT id, imported FROM annotators WHERE study_id = $1 AND code = $2",
+            )
+            .bind(study)
+            .bind(&code)
+            .fetch_one(&mut *tx)
+            .await?;
+            if row.try_get::<i64, _>(1)? == 0 {
+                return Err(StoreError::Conflict(format!(
+                    "participant {code} (an annotator of this study who is not imported)"
+                )));
+            }
+            annotators.insert(&v.participant, row.try_get(0)?);
         }
     }
     let mut written = 0;

@@ -32,6 +32,8 @@ pub struct AnnotatorProgress {
     pub finished: bool,
     pub done: i64,
     pub total: i64,
+    /// Made by a votes import: their votes are imported, they were never online.
+    pub imported: bool,
 }
 
 /// A batch with its size.
@@ -73,7 +75,9 @@ pub async fn votes(db: &Db, study: StudyId) -> StoreResult<Vec<VoteFact>> {
 /// The study's annotators in id order, with (rated, total) as their progress bars show it.
 pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorProgress>> {
     let rows = sqlx::query(
-        "SELECT a.id, a.code, u.username, a.last_active, a.finished_at FROM annotators a LEFT JOIN users u ON u.id = a.user_id \
+        "SELECT a.id, a.code, u.username, a.last_active, a.finished_at, a.imported, \
+         (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS voted \
+         FROM annotators a LEFT JOIN users u ON u.id = a.user_id \
          WHERE a.study_id = $1 ORDER BY a.id",
     )
     .bind(study)
@@ -82,8 +86,16 @@ pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorPro
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         let id: AnnotatorId = r.try_get("id")?;
-        let (done, total) = super::assign::progress(db, study, id).await?;
+        let imported = r.try_get::<i64, _>("imported")? != 0;
+        // an imported annotator's work is their imported votes; they were never online
+        let (done, total) = if imported {
+            let voted: i64 = r.try_get("voted")?;
+            (voted, voted)
+        } else {
+            super::assign::progress(db, study, id).await?
+        };
         out.push(AnnotatorProgress {
+            imported,
             id,
             code: r.try_get("code")?,
             account: r.try_get("username")?,

@@ -471,6 +471,7 @@ pub async fn submit_verdict(
         "SELECT t.k, (SELECT COUNT(*) FROM review_verdicts v WHERE v.task_id = t.id) AS n, \
          (SELECT COUNT(*) FROM review_verdicts v WHERE v.task_id = t.id AND v.reviewer = $3) AS mine, \
          (SELECT COUNT(*) FROM review_claims c WHERE c.task_id = t.id AND c.reviewer = $3 AND c.expires_at > $4) AS held, \
+         (SELECT COUNT(*) FROM review_claims c WHERE c.task_id = t.id AND c.reviewer = $3) AS given, \
          (SELECT COUNT(*) FROM review_claims c WHERE c.task_id = t.id AND c.reviewer <> $3 AND c.expires_at > $4 \
             AND NOT EXISTS (SELECT 1 FROM review_verdicts v WHERE v.task_id = t.id AND v.reviewer = c.reviewer)) AS others \
          FROM review_tasks t WHERE {REVIEWABLE} AND t.id = $2"
@@ -483,17 +484,25 @@ pub async fn submit_verdict(
     .await?
     .ok_or_else(|| StoreError::NotFound(format!("review task {task} open to reviewers")))?;
     let get = |c: &str| row.try_get::<i64, _>(c);
-    let (k, n, mine, held, others) = (
+    let (k, n, mine, held, given, others) = (
         get("k")?,
         get("n")?,
         get("mine")?,
         get("held")?,
+        get("given")?,
         get("others")?,
     );
     // a newcomer needs a free place: verdicts and others' live holds leave fewer than k
     if mine == 0 && held == 0 && n + others >= k {
         return Err(StoreError::Invalid(
             "this patch already has all its reviews".into(),
+        ));
+    }
+    // a reviewer judges the patches the queue gave them (`next_task`), and revises their own
+    // verdicts: no one picks which patches to judge by their ids
+    if mine == 0 && given == 0 {
+        return Err(StoreError::Forbidden(
+            "this patch was not given to you: take the next one from the review page".into(),
         ));
     }
     sqlx::query(
