@@ -60,7 +60,7 @@ async fn matrix(store: Store) {
     ] {
         app.add_user(name, PW, role).await.expect("user");
     }
-    let study = natstudy_tests::reference_study(&app.db, "S", true)
+    let study = natstudy_tests::reference_study(&app.db, "S", false)
         .await
         .expect("study");
     app.add_member_as(study, "olga", MemberRole::Owner)
@@ -74,15 +74,8 @@ async fn matrix(store: Store) {
     app.add_member_as(robs, "rob", MemberRole::Owner)
         .await
         .expect("rob owns");
-    // a participant who voted with a comment only staff may read (k raised above the
-    // imported votes, so there is an item to rate)
-    let mut settings = natstudy::service::studies::settings(&app.db, study)
-        .await
-        .expect("settings");
-    settings.ratings_per_item = 10;
-    natstudy::service::studies::update_settings(&app.db, study, None, &settings)
-        .await
-        .expect("k");
+    // a participant who voted with a comment only staff may read; then the reference votes,
+    // so the results have charts
     let (_, token) = natstudy_tests::open_queue(&app.db, study, 5)
         .await
         .expect("invite");
@@ -92,6 +85,13 @@ async fn matrix(store: Store) {
         .expect("an item");
     let r = participants::vote(&app.base, &participant, study, item, &submit, SECRET).await;
     assert!(r.status().is_success(), "vote: {}", r.status());
+    natstudy::service::import_votes(
+        &app.db,
+        study,
+        &natstudy_tests::reference_dir().join("study-small/survey.json"),
+    )
+    .await
+    .expect("votes");
 
     let clients = [
         (Who::Admin, app.signed_in("ada", PW).await.expect("ada")),

@@ -1531,3 +1531,31 @@ async fn a_review_page_number_from_outside_is_bounded() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A participant whose session ended gets a page that explains the resume code and the invite
+/// link (and offers sign-in to annotators with an account), not the staff's sign-in page.
+#[tokio::test]
+async fn a_participant_without_a_session_is_told_how_to_continue() {
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let r = app
+        .client()
+        .get(app.url("/annotate/1"))
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let page = r.text().await.expect("html");
+    assert!(page.contains("id=\"session-ended\""), "{page}");
+    assert!(page.contains("href=\"/resume\""), "{page}");
+    assert!(page.contains("invite link"), "{page}");
+    assert!(page.contains("/login?next=/annotate/1"), "{page}");
+    // staff pages still send anonymous visitors to sign in
+    let r = app
+        .client()
+        .get(app.url("/studies"))
+        .send()
+        .await
+        .expect("page");
+    assert!(r.status().is_redirection());
+    guard.drop_now(app.db.clone()).await;
+}

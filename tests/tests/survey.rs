@@ -40,8 +40,9 @@ async fn revisions(db: &Db) -> i64 {
 }
 
 /// On the list of rated items (hydrated): opens the item whose revise link `link` matches and
-/// answers it again with both answers 4 — keyboard only — and submits.
-async fn revise_with_fours(b: &Browser, link: &str) {
+/// answers it again with both answers 4 — keyboard only — and submits. The revise page says it
+/// is a revision; returns its link back to the list.
+async fn revise_with_fours(b: &Browser, link: &str) -> String {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
@@ -52,7 +53,19 @@ async fn revise_with_fours(b: &Browser, link: &str) {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
+    b.wait_contains("#revising", "You are revising your answer")
+        .await;
+    let back = b
+        .client
+        .find(Locator::Css("#back-to-list"))
+        .await
+        .expect("a way back to the list")
+        .attr("href")
+        .await
+        .expect("href")
+        .expect("a link");
     b.press("\u{E003}\u{E003}44\u{E007}").await.expect("keys");
+    back
 }
 
 async fn wait_until<F, Fut>(what: &str, mut f: F)
@@ -461,7 +474,11 @@ async fn rated_items_are_listed_a_page_at_a_time() {
         summary(order[per]).await
     );
     // revise its first item: back on the second page, the revision counted
-    revise_with_fours(&b, "#rated tbody tr:first-child a.revise").await;
+    let back = revise_with_fours(&b, "#rated tbody tr:first-child a.revise").await;
+    assert!(
+        back.ends_with("?page=2"),
+        "back to the page it came from: {back}"
+    );
     b.wait_contains("#rated-range", &format!("Items {}–{n} of {n}", per + 1))
         .await;
     let url = b.client.current_url().await.expect("url");

@@ -108,6 +108,16 @@ pub async fn pages(
         .ok()
         .flatten();
     match user {
+        // a participant whose session ended (or a new device): the way back is their resume
+        // code or their invite link, not the staff's sign-in page
+        None if req.uri().path().starts_with("/annotate/") => {
+            let next_path = req
+                .uri()
+                .path_and_query()
+                .map(|p| p.as_str())
+                .unwrap_or("/");
+            session_ended(&form_urlencoded(next_path))
+        }
         None => {
             let next_path = req
                 .uri()
@@ -161,6 +171,29 @@ fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+/// The page a participant gets on the survey without a session: how to continue.
+fn session_ended(next: &str) -> Response {
+    let page = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Continue the study · natstudy</title><link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head>\
+         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">natstudy</a></header>\
+         <main class=\"page\"><section class=\"card narrow\" id=\"session-ended\"><h1>Continue the study</h1>\
+         <p>This browser has no session for the study: it ended after a while without activity, \
+         or you started on another device. Your answers so far are saved.</p>\
+         <ul><li><a href=\"/resume\" id=\"resume-link\">Continue with your resume code</a> \
+         (shown at the top of every survey page, like <code>K3M9Q-X2P7A</code>), or</li>\
+         <li>open the invite link you were given again, in this browser.</li></ul>\
+         <p class=\"muted\">Taking part with an account? <a href=\"/login?next={next}\" id=\"sign-in-link\">Sign in</a>.</p>\
+         </section></main></body></html>"
+    );
+    Response::builder()
+        .status(StatusCode::UNAUTHORIZED)
+        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .body(Body::from(page))
+        .unwrap_or_else(|_| StatusCode::UNAUTHORIZED.into_response())
 }
 
 /// The refusal page: the site's header (who is signed in, home, sign out) and what happened.

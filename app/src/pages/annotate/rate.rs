@@ -82,7 +82,23 @@ pub(super) fn Rate(
         .as_ref()
         .map(|p| p.2.clone())
         .unwrap_or_default();
+    // a revision says so, and leads back to the page of the list it came from
+    let revising = item.previous.is_some().then(|| {
+        let page = leptos_router::hooks::use_query_map()
+            .with_untracked(|q| q.get("page").and_then(|p| p.parse::<u32>().ok()));
+        let back = match page {
+            Some(p) => format!("/annotate/{study}?page={p}"),
+            None => format!("/annotate/{study}"),
+        };
+        view! {
+            <p class="notice" id="revising">
+                "You are revising your answer: your earlier answers are filled in. "
+                <a href=back id="back-to-list">"Back to your rated items"</a>
+            </p>
+        }
+    });
     view! {
+        {revising}
         <section class="card item">
             <p class="summary" id="summary"><crate::text::Summary text=item.summary.clone() /></p>
             <p class="facts muted">
