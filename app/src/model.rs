@@ -288,6 +288,8 @@ pub struct AnnotatorRow {
     pub finished: bool,
     /// Made by a votes import (their votes were imported; they were never online).
     pub imported: bool,
+    /// Items they hold a live lease on now; an admin's drop-out action lets go of them.
+    pub leases: i64,
 }
 
 /// A batch as listed on the study page.

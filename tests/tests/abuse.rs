@@ -1434,6 +1434,15 @@ async fn imported_votes_keep_to_their_own_annotators() {
         .find(|a| a["code"] == "S1@import")
         .expect("S1@import");
     assert_eq!(s1_import["imported"], true);
+    // the online participant's vote claimed their next item: the monitor shows the lease held
+    let s1 = monitor["annotators"]
+        .as_array()
+        .expect("annotators")
+        .iter()
+        .find(|a| a["code"] == "S1")
+        .expect("S1");
+    assert_eq!(s1["leases"], 1, "{s1}");
+    assert_eq!(s1_import["leases"], 0);
     assert!(s1_import["done"].as_i64().expect("done") > 0);
     assert_eq!(s1_import["done"], s1_import["total"]);
     drop(app);

@@ -309,6 +309,83 @@ async fn leases_expire_and_are_reclaimed_postgres() {
     leases_expire_and_are_reclaimed(Store::Postgres).await;
 }
 
+/// A page that stays open (or a script that joins and only beats) keeps its lease no longer
+/// than the claim's longest hold (`max_hold_ms`: half an hour for a one-minute lease): the
+/// heartbeat and asking again renew it up to there, and then the item goes to someone else.
+async fn a_lease_is_held_at_most_its_longest_hold(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await;
+    set_k(&db, study, 1).await;
+    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
+    let spec = BatchSpec {
+        name: "one".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter {
+            ids: vec!["naming_0".into()],
+            ..Default::default()
+        },
+        annotators: pool.clone(),
+        seed: 1,
+        lease_secs: 60,
+        avoid_same_bug: false,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    let hold = assign::max_hold_ms(60);
+    assert_eq!(hold, 30 * 60 * 1000);
+    assert_eq!(assign::max_hold_ms(1200), 60 * 60 * 1000);
+    assert_eq!(assign::max_hold_ms(i64::MAX), 2 * 60 * 60 * 1000);
+    let t0 = now_ms();
+    let a = assign::next_item(&db, study, pool[0], t0)
+        .await
+        .expect("next")
+        .expect("leased");
+    // a heartbeat every 50 s for the whole hold: the lease lives
+    let mut t = t0;
+    while t + 50_000 < t0 + hold {
+        t += 50_000;
+        assert_eq!(
+            assign::renew_leases(&db, study, pool[0], t)
+                .await
+                .expect("renew"),
+            1,
+            "renewed at {}",
+            t - t0
+        );
+    }
+    // asking again near the end: the lease ends at the hold, not a lease length later
+    let again = assign::next_item(&db, study, pool[0], t)
+        .await
+        .expect("next")
+        .expect("same");
+    assert_eq!(again.item, a.item);
+    assert_eq!(again.lease_expires_at, Some(t0 + hold));
+    assert_eq!(
+        assign::next_item(&db, study, pool[1], t0 + hold - 1)
+            .await
+            .expect("next"),
+        None,
+        "still held"
+    );
+    // past it, the beat renews nothing and the item goes to the other participant
+    assert_eq!(
+        assign::renew_leases(&db, study, pool[0], t0 + hold + 1)
+            .await
+            .expect("renew"),
+        0
+    );
+    let b = assign::next_item(&db, study, pool[1], t0 + hold + 2)
+        .await
+        .expect("next")
+        .expect("the item is free again");
+    assert_eq!(b.item, a.item);
+    assert_at_most_k(&db, study, 1).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_lease_is_held_at_most_its_longest_hold => a_lease_is_held_at_most_its_longest_hold_sqlite, a_lease_is_held_at_most_its_longest_hold_postgres);
+
 /// Two instances on one database (two `Db` handles, each with its own pools and group-commit
 /// writer; on PostgreSQL their groups run at the same time, serialised per item): 60
 /// annotators claim through one and vote through the other at once, a fifth of them pausing

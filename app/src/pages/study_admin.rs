@@ -208,7 +208,10 @@ fn MonitorView(
                                     <td>{if a.imported { "imported".to_owned() } else { ago(a.last_active_ms) }}</td>
                                     <td class="num">{a.median_time.map(|t| format!("{t:.1}")).unwrap_or_default()}</td>
                                     <td class="num">{if a.gold_seen > 0 { format!("{}/{}", a.gold_correct, a.gold_seen) } else { String::new() }}</td>
-                                    <td>{if a.imported { "imported" } else if a.finished { "finished" } else { "active" }}</td>
+                                    <td>
+                                        {if a.imported { "imported" } else if a.finished { "finished" } else { "active" }}
+                                        {(a.leases > 0).then(|| format!(" · holds {}", a.leases))}
+                                    </td>
                                     {(admin && (a.finished || a.imported)).then(|| view! { <td class="muted">"nothing left to hand on"</td> })}
                                     {(admin && !a.finished && !a.imported).then(|| view! {
                                         <td class="row">

@@ -52,6 +52,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
                 gold_correct,
                 finished: a.finished,
                 imported: a.imported,
+                leases: a.leases,
             }
         })
         .collect();

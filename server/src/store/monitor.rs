@@ -34,6 +34,8 @@ pub struct AnnotatorProgress {
     pub total: i64,
     /// Made by a votes import: their votes are imported, they were never online.
     pub imported: bool,
+    /// Items they hold a live lease on now (at most one in a dynamic queue).
+    pub leases: i64,
 }
 
 /// A batch with its size.
@@ -76,11 +78,15 @@ pub async fn votes(db: &Db, study: StudyId) -> StoreResult<Vec<VoteFact>> {
 pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorProgress>> {
     let rows = sqlx::query(
         "SELECT a.id, a.code, u.username, a.last_active, a.finished_at, a.imported, \
-         (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS voted \
+         (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS voted, \
+         (SELECT COUNT(*) FROM assignments c WHERE c.annotator_id = a.id AND c.status = $2 \
+            AND c.lease_expires_at > $3) AS leases \
          FROM annotators a LEFT JOIN users u ON u.id = a.user_id \
          WHERE a.study_id = $1 ORDER BY a.id",
     )
     .bind(study)
+    .bind(super::AssignmentStatus::Leased)
+    .bind(crate::db::now_ms())
     .fetch_all(&db.pool)
     .await?;
     let mut out = Vec::with_capacity(rows.len());
@@ -96,6 +102,7 @@ pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorPro
         };
         out.push(AnnotatorProgress {
             imported,
+            leases: r.try_get("leases")?,
             id,
             code: r.try_get("code")?,
             account: r.try_get("username")?,

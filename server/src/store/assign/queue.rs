@@ -176,6 +176,60 @@ macro_rules! last_position {
     };
 }
 
+/// How long one claim's lease can be kept alive, in ms, by a page that stays open (its
+/// heartbeat) or asks again: three times the batch's lease, at least half an hour and at most
+/// two. A participant who reads slowly keeps the item; a page left open — or a stranger's
+/// script that joins and beats without ever answering — lets go of it, and the item goes to
+/// someone else. The same as SQL over a lease length `$lease` (seconds).
+pub fn max_hold_ms(lease_secs: i64) -> i64 {
+    lease_secs
+        .saturating_mul(3000)
+        .clamp(MIN_HOLD_MS, MAX_HOLD_MS)
+}
+const MIN_HOLD_MS: i64 = 30 * 60 * 1000;
+const MAX_HOLD_MS: i64 = 2 * 60 * 60 * 1000;
+
+/// [`max_hold_ms`] in SQL (the bounds are the constants').
+macro_rules! max_hold {
+    ($lease:literal) => {
+        concat!(
+            "(CASE WHEN 3000 * ",
+            $lease,
+            " > 7200000 THEN 7200000 WHEN 3000 * ",
+            $lease,
+            " < 1800000 THEN 1800000 ELSE 3000 * ",
+            $lease,
+            " END)"
+        )
+    };
+}
+
+/// A lease renewed at `$now`: its length from now, but never past its claim (`$claimed`) plus
+/// [`max_hold!`].
+macro_rules! renewed_until {
+    ($now:literal, $lease:literal, $claimed:literal) => {
+        concat!(
+            "(CASE WHEN ",
+            $now,
+            " + 1000 * ",
+            $lease,
+            " < ",
+            $claimed,
+            " + ",
+            max_hold!($lease),
+            " THEN ",
+            $now,
+            " + 1000 * ",
+            $lease,
+            " ELSE ",
+            $claimed,
+            " + ",
+            max_hold!($lease),
+            " END)"
+        )
+    };
+}
+
 /// The claim: a new lease for annotator $3 on item $2 of batch $1 until $4 (side $5, time $6),
 /// at the end of the annotator's order ([`next_position!`], with the statuses done $10 and
 /// released $11), made only if the item's ratings and live claims still leave room under k
@@ -190,7 +244,7 @@ const CLAIM_SQL: &str = concat!(
     ", $7, $4, $5, $6 WHERE ",
     has_room!("$2", "$8", "$7", "$6", "$9"),
     " ON CONFLICT (item_id, annotator_id) DO UPDATE SET status = $7, lease_expires_at = excluded.lease_expires_at, \
-     batch_id = excluded.batch_id, position = excluded.position RETURNING id"
+     batch_id = excluded.batch_id, position = excluded.position, created_at = excluded.created_at RETURNING id"
 );
 
 /// Rounds of looking for a new item when every candidate found filled up before it could be
@@ -435,12 +489,17 @@ pub(super) async fn next_item_in(
     if let Some(r) = open_of(&rows)? {
         let mut h = handed(r)?;
         if r.try_get::<AssignmentStatus, _>("status")? == AssignmentStatus::Leased {
-            let until = now + 1000 * r.try_get::<i64, _>("lease_secs")?;
-            sqlx::query("UPDATE assignments SET lease_expires_at = $1 WHERE id = $2")
-                .bind(until)
-                .bind(h.assignment)
-                .execute(&mut *conn)
-                .await?;
+            // renewed, within the claim's longest hold (`max_hold_ms`)
+            let until: i64 = sqlx::query_scalar(concat!(
+                "UPDATE assignments SET lease_expires_at = ",
+                renewed_until!("$1", "$3", "created_at"),
+                " WHERE id = $2 RETURNING lease_expires_at"
+            ))
+            .bind(now)
+            .bind(h.assignment)
+            .bind(r.try_get::<i64, _>("lease_secs")?)
+            .fetch_one(&mut *conn)
+            .await?;
             h.lease_expires_at = Some(until);
         }
         shared.touch(annotator.into(), now);
@@ -775,7 +834,8 @@ pub async fn completed_per_item(db: &Db, study: StudyId) -> StoreResult<Vec<(Ite
 }
 
 /// Renews the annotator's live leases in the study (the page is still open), in a group
-/// commit like every claim. Expired leases stay expired.
+/// commit like every claim, each within its claim's longest hold ([`max_hold_ms`]). Expired
+/// leases stay expired.
 pub async fn renew_leases(
     db: &Db,
     study: StudyId,
@@ -784,11 +844,13 @@ pub async fn renew_leases(
 ) -> StoreResult<u64> {
     grouped(db, study, move |conn, _shared| {
         Box::pin(async move {
-            Ok(sqlx::query(
-                "UPDATE assignments SET lease_expires_at = $1 + 1000 * (SELECT lease_secs FROM batches b WHERE b.id = assignments.batch_id) \
+            Ok(sqlx::query(concat!(
+                "UPDATE assignments SET lease_expires_at = (SELECT ",
+                renewed_until!("$1", "b.lease_secs", "assignments.created_at"),
+                " FROM batches b WHERE b.id = assignments.batch_id) \
                  WHERE annotator_id = $2 AND status = $4 AND lease_expires_at > $1 \
                  AND batch_id IN (SELECT id FROM batches WHERE study_id = $3)",
-            )
+            ))
             .bind(now)
             .bind(annotator)
             .bind(study)
