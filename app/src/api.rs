@@ -24,8 +24,18 @@ pub async fn login(
 ) -> Result<(), ServerFnError> {
     let username = username.trim().to_owned();
     let client = crate::auth::client_ip().await;
+    // a browser that signed in to this account before carries its device token
+    let headers = leptos_axum::extract::<axum::http::HeaderMap>()
+        .await
+        .unwrap_or_default();
+    let device = headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(crate::auth::device_token)
+        .map(str::to_owned);
     let user = backend()?
-        .authenticate(&username, &password, client)
+        .authenticate(&username, &password, client, device.as_deref())
         .await
         .map_err(internal)?;
     let Some((user, epoch)) = user else {
@@ -46,6 +56,12 @@ pub async fn login(
         .await
         .map_err(|e| ServerFnError::new(format!("session: {e}")))?;
     crate::auth::start(&session).await?;
+    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+        if let Ok(v) = axum::http::HeaderValue::from_str(&backend()?.device_cookie(&user.username))
+        {
+            resp.append_header(axum::http::header::SET_COOKIE, v);
+        }
+    }
     tracing::info!(user = %user.username, role = %user.role, "signed in");
     leptos_axum::redirect(&safe_next(next.as_deref()));
     Ok(())

@@ -119,6 +119,16 @@ pub async fn signed_in(
     Ok(user)
 }
 
+/// The device token in a `Cookie` header's value (`natstudy.device=…`), if there is one; the
+/// server checks it (`service::devices`).
+pub fn device_token(header: &str) -> Option<&str> {
+    header
+        .split(';')
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(name, _)| *name == "natstudy.device")
+        .map(|(_, value)| value)
+}
+
 /// The session of the current request.
 pub async fn session() -> Result<Session, ServerFnError> {
     leptos_axum::extract::<Session>().await.map_err(|e| {

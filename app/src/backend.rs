@@ -66,13 +66,19 @@ pub type Member = (String, String);
 /// functions do (see `auth`), so every check sits next to the action it guards.
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
+    /// The `Set-Cookie` value that marks this browser as one that signed in to `username`
+    /// (its later attempts skip the per-account throttle strangers share).
+    fn device_cookie(&self, username: &str) -> String;
     /// The account and its session epoch if `password` is right for `username` (and the
-    /// account is enabled). Throttled per client address and account name (`TooMany`).
+    /// account is enabled). Throttled per client address, per account and address, and —
+    /// unless `device` (the browser's device token) shows it signed in before — per account
+    /// (`TooMany`).
     async fn authenticate(
         &self,
         username: &str,
         password: &str,
         client: Option<std::net::IpAddr>,
+        device: Option<&str>,
     ) -> Result<Option<(User, i64)>, BackendError>;
     /// The enabled account with this id, if a session of `epoch` is still valid for it.
     async fn session_user(&self, id: UserId, epoch: i64) -> Result<Option<User>, BackendError>;

@@ -1448,3 +1448,58 @@ async fn imported_votes_keep_to_their_own_annotators() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// Anyone could lock an account out by guessing its password from many addresses (the
+/// per-account limit, which they share). Now that limit applies only to devices that never
+/// signed in to the account: the owner's browser, which did, signs in every time while
+/// strangers from twelve addresses keep guessing; a new device waits like the strangers.
+#[tokio::test]
+async fn strangers_cannot_lock_an_account_out() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.client_ip_header = Some(ClientIpHeader::new("x-forwarded-for", 1));
+    })
+    .await
+    .expect("server");
+    app.add_user("researcher", PW, Role::Researcher)
+        .await
+        .expect("account");
+    let login = |c: &reqwest::Client, from: String, password: &'static str| {
+        let (c, url) = (c.clone(), app.url("/api/login"));
+        async move {
+            c.post(url)
+                .header("x-forwarded-for", from)
+                .form(&[("username", "researcher"), ("password", password)])
+                .send()
+                .await
+                .expect("answered")
+                .status()
+        }
+    };
+    let owner = app.client();
+    let first = login(&owner, "198.51.100.7".into(), PW).await;
+    assert!(first.is_success() || first.is_redirection(), "{first}");
+    // twelve addresses, a few wrong passwords each
+    let mut throttled = 0;
+    for round in 0..3 {
+        for i in 1..=12 {
+            let s = login(&app.client(), format!("203.0.113.{i}"), "wrong-password").await;
+            throttled += usize::from(s == StatusCode::TOO_MANY_REQUESTS);
+            let _ = round;
+        }
+    }
+    assert!(throttled > 0, "the strangers are throttled");
+    // the owner's browser signs in every time
+    for attempt in 0..8 {
+        let s = login(&owner, "198.51.100.7".into(), PW).await;
+        assert!(
+            s.is_success() || s.is_redirection(),
+            "attempt {attempt}: {s}"
+        );
+    }
+    // a browser that never signed in waits like the strangers, even with the right password
+    let s = login(&app.client(), "198.51.100.99".into(), PW).await;
+    assert_eq!(s, StatusCode::TOO_MANY_REQUESTS);
+    drop(app);
+    guard.drop_now(db).await;
+}

@@ -137,17 +137,21 @@ pub async fn set_disabled(
     Ok(())
 }
 
-/// A sign-in attempt: throttled per client address and per account name before any hash is
-/// computed; unknown and disabled accounts are verified against a dummy hash so timing does
-/// not tell them apart. Returns the account and its session epoch.
+/// A sign-in attempt: throttled before any hash is computed — per client address, per account
+/// and address, and, unless the browser's device token (`device`) shows it signed in to this
+/// account before, per account; unknown and disabled accounts are verified against a dummy
+/// hash so timing does not tell them apart. Returns the account and its session epoch.
 pub async fn authenticate(
     db: &Db,
     throttle: &Throttle,
+    devices: &super::devices::DeviceKey,
     client: Option<IpAddr>,
     username: &str,
     password: &str,
+    device: Option<&str>,
 ) -> ServiceResult<Option<(User, i64)>> {
-    if let Err(wait) = throttle.attempt(client, username) {
+    let known = device.is_some_and(|d| devices.recognises(d, username));
+    if let Err(wait) = throttle.attempt(client, username, known) {
         tracing::warn!(?client, username = %username.chars().take(64).collect::<String>(), wait, "sign-in throttled");
         return Err(ServiceError::TooMany(wait));
     }

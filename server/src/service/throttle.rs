@@ -59,7 +59,10 @@ impl Default for JoinLimits {
 #[derive(Clone)]
 pub struct Throttle {
     by_ip: Arc<DefaultKeyedRateLimiter<IpAddr>>,
+    /// Per account, of attempts from devices that never signed in to it.
     by_user: Arc<DefaultKeyedRateLimiter<String>>,
+    /// Per account and client address, of every attempt.
+    by_user_ip: Arc<DefaultKeyedRateLimiter<(String, IpAddr)>>,
     joins: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
 }
 
@@ -109,6 +112,10 @@ impl Throttle {
                 limits.per_user_burst,
                 limits.per_user_refill,
             ))),
+            by_user_ip: Arc::new(RateLimiter::keyed(quota(
+                limits.per_user_burst,
+                limits.per_user_refill,
+            ))),
             joins: (joins.per_ip_burst > 0).then(|| {
                 Arc::new(RateLimiter::keyed(quota(
                     joins.per_ip_burst,
@@ -129,18 +136,33 @@ impl Throttle {
         }
     }
 
-    /// Counts an attempt; `Err(seconds)` when it must wait that long first.
-    pub fn attempt(&self, ip: Option<IpAddr>, username: &str) -> Result<(), u64> {
+    /// Counts an attempt; `Err(seconds)` when it must wait that long first. Every attempt
+    /// counts per client address and per (account, address); per account only when it comes
+    /// from a device that never signed in to the account (`known_device` false): strangers
+    /// guessing from many addresses share that limit, and cannot lock the owner out of the
+    /// browser they use (`service::devices`).
+    pub fn attempt(
+        &self,
+        ip: Option<IpAddr>,
+        username: &str,
+        known_device: bool,
+    ) -> Result<(), u64> {
         let wait = wait_secs(DefaultClock::default().now());
-        if let Some(ip) = ip {
-            self.by_ip.check_key(&client_key(ip)).map_err(wait)?;
-        }
         let key: String = username
             .chars()
             .take(KEY_LEN)
             .collect::<String>()
             .to_lowercase();
-        self.by_user.check_key(&key).map_err(wait)?;
+        if let Some(ip) = ip {
+            let ip = client_key(ip);
+            self.by_ip.check_key(&ip).map_err(wait)?;
+            self.by_user_ip
+                .check_key(&(key.clone(), ip))
+                .map_err(wait)?;
+        }
+        if !known_device {
+            self.by_user.check_key(&key).map_err(wait)?;
+        }
         Ok(())
     }
 
@@ -148,8 +170,10 @@ impl Throttle {
     pub fn prune(&self) {
         self.by_ip.retain_recent();
         self.by_user.retain_recent();
+        self.by_user_ip.retain_recent();
         self.by_ip.shrink_to_fit();
         self.by_user.shrink_to_fit();
+        self.by_user_ip.shrink_to_fit();
         if let Some(joins) = &self.joins {
             joins.retain_recent();
             joins.shrink_to_fit();
@@ -174,12 +198,45 @@ mod tests {
         );
         let ip: IpAddr = [10, 0, 0, 1].into();
         for i in 0..3 {
-            assert!(t.attempt(Some(ip), &format!("u{i}")).is_ok());
+            assert!(t.attempt(Some(ip), &format!("u{i}"), false).is_ok());
         }
-        let wait = t.attempt(Some(ip), "u9").expect_err("throttled");
+        let wait = t.attempt(Some(ip), "u9", false).expect_err("throttled");
         assert!((1..=60).contains(&wait), "{wait}");
         // another address is not held back
-        assert!(t.attempt(Some([10, 0, 0, 2].into()), "u9").is_ok());
+        assert!(t.attempt(Some([10, 0, 0, 2].into()), "u9", false).is_ok());
+    }
+
+    /// Strangers from many addresses exhaust the account's shared limit; the owner's browser,
+    /// which signed in before, is not held back by it; one address alone is held back by its
+    /// own (account, address) limit, known device or not.
+    #[test]
+    fn strangers_cannot_lock_the_owner_out() {
+        let t = Throttle::new(
+            LoginLimits {
+                per_ip_burst: 100,
+                per_ip_refill: Duration::from_secs(1),
+                per_user_burst: 3,
+                per_user_refill: Duration::from_secs(600),
+            },
+            JoinLimits::default(),
+        );
+        for i in 1..=12u8 {
+            let _ = t.attempt(Some([203, 0, 113, i].into()), "researcher", false);
+        }
+        let owner: IpAddr = [198, 51, 100, 7].into();
+        assert!(
+            t.attempt(Some(owner), "researcher", false).is_err(),
+            "a new device waits"
+        );
+        for _ in 0..2 {
+            assert!(
+                t.attempt(Some(owner), "researcher", true).is_ok(),
+                "the owner's browser"
+            );
+        }
+        // its own address's share still bounds it: 3 per 10 minutes here (one was the try
+        // as a new device)
+        assert!(t.attempt(Some(owner), "researcher", true).is_err());
     }
 
     #[test]
@@ -193,9 +250,15 @@ mod tests {
             },
             JoinLimits::default(),
         );
-        assert!(t.attempt(Some([10, 0, 0, 1].into()), "Admin").is_ok());
-        assert!(t.attempt(Some([10, 0, 0, 2].into()), "admin").is_ok());
-        assert!(t.attempt(Some([10, 0, 0, 3].into()), "admin").is_err());
+        assert!(t
+            .attempt(Some([10, 0, 0, 1].into()), "Admin", false)
+            .is_ok());
+        assert!(t
+            .attempt(Some([10, 0, 0, 2].into()), "admin", false)
+            .is_ok());
+        assert!(t
+            .attempt(Some([10, 0, 0, 3].into()), "admin", false)
+            .is_err());
     }
 
     #[test]
@@ -212,7 +275,7 @@ mod tests {
         assert!((1..=60).contains(&wait), "{wait}");
         assert!(t.join(Some([10, 0, 0, 2].into())).is_ok());
         // sign-in attempts are counted apart from joins
-        assert!(t.attempt(Some(ip), "someone").is_ok());
+        assert!(t.attempt(Some(ip), "someone", false).is_ok());
 
         let off = Throttle::new(
             LoginLimits::default(),
@@ -261,8 +324,8 @@ mod tests {
             },
             JoinLimits::default(),
         );
-        assert!(logins.attempt(Some(a), "x").is_ok());
-        assert!(logins.attempt(Some(c), "y").is_err());
+        assert!(logins.attempt(Some(a), "x", false).is_ok());
+        assert!(logins.attempt(Some(c), "y", false).is_err());
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct BackendConfig {
     pub jobs: service::jobs::JobLimits,
     pub reports: Arc<service::reports::ReportCache>,
     pub verify: crate::engine::verify::CompilerConfig,
+    /// Signs device tokens (`service::devices`).
+    pub devices: service::devices::DeviceKey,
+    /// Cookies only over HTTPS.
+    pub secure_cookies: bool,
 }
 
 /// The domain as the pages reach it.
@@ -39,6 +43,8 @@ pub struct DomainBackend {
     /// preview and the addition that follows it load it once.
     last_model: Arc<tokio::sync::Mutex<Option<LoadedModel>>>,
     throttle: Throttle,
+    devices: service::devices::DeviceKey,
+    secure_cookies: bool,
     session: SessionPolicy,
     jobs: JobRunner,
     reports: Arc<service::reports::ReportCache>,
@@ -72,6 +78,8 @@ impl DomainBackend {
             models_dir: config.models_dir.clone(),
             last_model: Default::default(),
             throttle,
+            devices: config.devices.clone(),
+            secure_cookies: config.secure_cookies,
             session: config.session,
             jobs,
             reports: config.reports.clone(),
@@ -129,16 +137,29 @@ fn join<T>(r: Result<T, tokio::task::JoinError>) -> Result<T, BackendError> {
 
 #[async_trait::async_trait]
 impl Backend for DomainBackend {
-    #[tracing::instrument(skip(self, password))]
+    fn device_cookie(&self, username: &str) -> String {
+        self.devices.set_cookie(username, self.secure_cookies)
+    }
+
+    #[tracing::instrument(skip(self, password, device))]
     async fn authenticate(
         &self,
         username: &str,
         password: &str,
         client: Option<IpAddr>,
+        device: Option<&str>,
     ) -> Result<Option<(User, i64)>, BackendError> {
-        service::accounts::authenticate(&self.db, &self.throttle, client, username, password)
-            .await
-            .map_err(map)
+        service::accounts::authenticate(
+            &self.db,
+            &self.throttle,
+            &self.devices,
+            client,
+            username,
+            password,
+            device,
+        )
+        .await
+        .map_err(map)
     }
 
     async fn session_user(&self, id: UserId, epoch: i64) -> Result<Option<User>, BackendError> {
@@ -391,7 +412,7 @@ impl Backend for DomainBackend {
         // code (as per account name)
         let normal = store::participation::normalise_resume_code(code);
         self.throttle
-            .attempt(client, &format!("\u{0}resume:{normal}"))
+            .attempt(client, &format!("\u{0}resume:{normal}"), false)
             .map_err(BackendError::TooMany)?;
         store::participation::by_resume_code(&self.db, code)
             .await

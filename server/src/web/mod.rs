@@ -133,9 +133,12 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .site_pkg_dir("pkg")
         .site_addr(config.addr)
         .build();
+    let key = sessions::cookie_key(&db).await?;
     let backend = backend::DomainBackend::handle(
         db.clone(),
         &backend::BackendConfig {
+            devices: crate::service::devices::DeviceKey::derive(key.master()),
+            secure_cookies: config.secure_cookies,
             models_dir: config.models_dir.clone(),
             session: app::backend::SessionPolicy {
                 max_age_secs: config.session_max_secs,
@@ -160,7 +163,6 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
 
     let store = sessions::DbSessionStore::open(&db).await?;
     spawn_expired_session_cleanup(store.clone());
-    let key = sessions::cookie_key(&db).await?;
     let session_layer = SessionManagerLayer::new(store)
         .with_name("natstudy.sid")
         .with_http_only(true)
