@@ -251,3 +251,48 @@ async fn answers_clicked_before_the_page_is_interactive_survive_it() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// On a slow connection the invite page shows before the wasm arrives, and "Take part" tapped
+/// then works as a plain form: it reaches the consent page, never a raw error.
+#[tokio::test]
+async fn take_part_works_before_the_page_is_interactive() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (_, token) = study_with_invite(&db, "Slow join").await;
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.wasm_delay = Some(std::time::Duration::from_secs(5));
+    })
+    .await
+    .expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.client
+        .goto(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite page");
+    b.client
+        .wait()
+        .for_element(Locator::Css("#join"))
+        .await
+        .expect("the button, drawn by the server");
+    let hydrated = js(
+        &b,
+        "return document.getElementById('hydrated').dataset.hydrated",
+    )
+    .await;
+    assert_eq!(hydrated, "false", "tapped before the page is interactive");
+    b.click("#join").await.expect("take part");
+    b.client
+        .wait()
+        .for_element(Locator::Css("#consent-submit"))
+        .await
+        .expect("the consent page");
+    let body = b.text_of("body").await;
+    assert!(!body.contains("ServerError"), "{body}");
+    let joined: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM annotators")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(joined, 1);
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

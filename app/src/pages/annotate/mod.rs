@@ -73,8 +73,10 @@ pub fn JoinPage() -> impl IntoView {
                                 _ => None,
                             }}
                             <ActionForm action=join attr:id="join-form">
-                                <input type="hidden" name="token" prop:value=token />
-                                <input type="hidden" name="pid" prop:value=pid />
+                                // attributes, not properties: the server renders them, and the
+                                // form works before the page is interactive (a slow link)
+                                <input type="hidden" name="token" value=token />
+                                <input type="hidden" name="pid" value=pid />
                                 <button type="submit" id="join">{if continuing { "Continue" } else { "Take part" }}</button>
                             </ActionForm>
                             <p class="muted">"Started on another device? " <a href="/resume" id="resume-link">"Continue with your resume code"</a>"."</p>
