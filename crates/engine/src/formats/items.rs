@@ -112,6 +112,32 @@ fn objects<'a>(
     })
 }
 
+/// The largest method natstudy takes (`source`, `fixed_source`), in bytes: the JVM caps a
+/// method's bytecode at 64 KiB, and a method's text beyond this is no method a person rates.
+/// Every page, diff and score of an item stays in proportion to it.
+pub const MAX_METHOD_BYTES: usize = 256 * 1024;
+/// The largest file (`file_source`) natstudy takes, in bytes.
+pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Reports a field larger than `max` bytes.
+fn bounded(
+    value: Option<&String>,
+    max: usize,
+    field: &str,
+    file: &str,
+    line: usize,
+    problems: &mut Problems,
+) {
+    if let Some(v) = value.filter(|v| v.len() > max) {
+        problems.push(
+            file,
+            line,
+            field,
+            format!("{} KiB: at most {} KiB", v.len().div_ceil(1024), max / 1024),
+        );
+    }
+}
+
 /// Reads `bugs.jsonl`. `file` names the input in messages.
 pub fn parse_bugs(text: &str, file: &str) -> Result<Vec<BugRecord>, FormatError> {
     let mut problems = Problems::default();
@@ -139,6 +165,30 @@ pub fn parse_bugs(text: &str, file: &str) -> Result<Vec<BugRecord>, FormatError>
         };
         let file_source = optional("file_source");
         let fixed_source = optional("fixed_source");
+        bounded(
+            source.as_ref(),
+            MAX_METHOD_BYTES,
+            "source",
+            file,
+            line,
+            &mut problems,
+        );
+        bounded(
+            fixed_source.as_ref(),
+            MAX_METHOD_BYTES,
+            "fixed_source",
+            file,
+            line,
+            &mut problems,
+        );
+        bounded(
+            file_source.as_ref(),
+            MAX_FILE_BYTES,
+            "file_source",
+            file,
+            line,
+            &mut problems,
+        );
         let lines_in_source = source.as_deref().map(|s| s.lines().count()).unwrap_or(0);
         let mut buggy_lines = Vec::new();
         match obj.get("buggy_lines") {
@@ -222,6 +272,14 @@ pub fn parse_transformations(
         let operator = str_field(&obj, "operator", file, line, &mut problems, true);
         let level_s = str_field(&obj, "level", file, line, &mut problems, true);
         let source = str_field(&obj, "source", file, line, &mut problems, true);
+        bounded(
+            source.as_ref(),
+            MAX_METHOD_BYTES,
+            "source",
+            file,
+            line,
+            &mut problems,
+        );
         let summary = match obj.get("summary") {
             None | Some(Value::Null) => Some(String::new()),
             Some(Value::String(s)) => Some(s.clone()),
@@ -322,4 +380,49 @@ pub fn target_ids(bugs: &[BugRecord], items: &[TransformationRecord]) -> HashSet
         .map(|b| b.bug_id.clone())
         .chain(items.iter().map(|t| t.id.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A method or file larger than the bounds is refused with its file, line and field, and
+    /// nothing of the file is taken (an import is all-or-nothing).
+    #[test]
+    fn oversized_methods_and_files_are_refused_by_line() {
+        let big = "x".repeat(MAX_METHOD_BYTES + 1);
+        let ok = r#"{"bug_id": "B-1", "project": "P", "file": "A.java", "method": "m", "source": "int m() {\n  return 1;\n}\n", "buggy_lines": [2]}"#;
+        let huge = serde_json::json!({
+            "bug_id": "B-2", "project": "P", "file": "A.java", "method": "m",
+            "source": format!("int m() {{\n{big}\n}}\n"), "buggy_lines": [2],
+            "file_source": "y".repeat(MAX_FILE_BYTES + 1)
+        })
+        .to_string();
+        let err = parse_bugs(&format!("{ok}\n{huge}\n"), "bugs.jsonl").expect_err("too big");
+        let text = err.to_string();
+        assert!(
+            text.contains("bugs.jsonl:2: field `source`: 257 KiB: at most 256 KiB"),
+            "{text}"
+        );
+        assert!(text.contains("bugs.jsonl:2: field `file_source`"), "{text}");
+        assert!(!text.contains("bugs.jsonl:1"), "{text}");
+        let t = serde_json::json!({
+            "id": "naming_1", "bug_id": "B-1", "operator": "RenameVariable-1",
+            "level": "naming", "source": big
+        })
+        .to_string();
+        let bugs = parse_bugs(ok, "bugs.jsonl").expect("a bug");
+        let err = parse_transformations(&t, "t.jsonl", &bugs).expect_err("too big");
+        assert!(err.to_string().contains("t.jsonl:1: field `source`"), "{err}");
+        // at the bound it is taken
+        let at = serde_json::json!({
+            "bug_id": "B-3", "project": "P", "file": "A.java", "method": "m",
+            "source": format!("{}\n", "z".repeat(MAX_METHOD_BYTES - 1)), "buggy_lines": [1]
+        })
+        .to_string();
+        assert_eq!(
+            parse_bugs(&at, "bugs.jsonl").expect("at the bound").len(),
+            1
+        );
+    }
 }
