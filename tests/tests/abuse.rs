@@ -187,6 +187,97 @@ async fn a_login_flood_is_throttled_and_memory_stays_flat() {
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
 }
 
+/// The same flood from 200 addresses at once (behind a proxy that appends them), each guessing
+/// another name, so no throttle holds them back: every attempt is a hash. The hashes' working
+/// memory is a few kept buffers (one per core), so two such floods leave the server's peak
+/// memory where one left it; a legitimate visitor is answered within a second throughout.
+#[tokio::test]
+async fn a_login_flood_from_many_addresses_keeps_memory_bounded() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = natstudy::db::Db::sqlite_url_in(dir.path()).expect("url");
+    {
+        let db = natstudy::db::Db::connect(&url).await.expect("db");
+        natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
+            .await
+            .expect("admin");
+        db.close().await;
+    }
+    let server = ServerProcess::start(dir.path(), &["--client-ip-header", "x-forwarded-for"])
+        .expect("server");
+    let client = reqwest::Client::new();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // a legitimate visitor, all along
+    let watcher = {
+        let (client, url, stop) = (client.clone(), server.url("/login"), stop.clone());
+        tokio::spawn(async move {
+            let mut slowest = Duration::ZERO;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = Instant::now();
+                let r = client
+                    .get(&url)
+                    .header("x-forwarded-for", "192.0.2.1")
+                    .send()
+                    .await
+                    .expect("answered");
+                assert!(r.status().is_success(), "{}", r.status());
+                slowest = slowest.max(t.elapsed());
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            slowest
+        })
+    };
+    let mut peaks = Vec::new();
+    let started = Instant::now();
+    for round in 0..2 {
+        let mut tasks = Vec::new();
+        for i in 0..200u32 {
+            let (client, url) = (client.clone(), server.url("/api/login"));
+            tasks.push(tokio::spawn(async move {
+                client
+                    .post(url)
+                    .header(
+                        "x-forwarded-for",
+                        format!("10.{round}.{}.{}", i / 250, i % 250 + 1),
+                    )
+                    .form(&[
+                        ("username", format!("nobody-{round}-{i}")),
+                        ("password", "a-guess-of-a-password".into()),
+                    ])
+                    .send()
+                    .await
+                    .expect("answered")
+                    .status()
+            }));
+        }
+        for t in tasks {
+            let status = t.await.expect("task");
+            assert!(
+                status == StatusCode::UNAUTHORIZED || status == StatusCode::TOO_MANY_REQUESTS,
+                "{status}"
+            );
+        }
+        peaks.push(server.peak_rss_kib().expect("rss") / 1024);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let slowest = watcher.await.expect("watcher");
+    eprintln!(
+        "login flood from 200 addresses, twice, in {:.1} s: server peak RSS {} then {} MiB; slowest page for a visitor {} ms",
+        started.elapsed().as_secs_f64(),
+        peaks[0],
+        peaks[1],
+        slowest.as_millis()
+    );
+    assert!(peaks[1] < 300, "peak RSS {peaks:?} MiB");
+    assert!(
+        peaks[1] <= peaks[0] + 20,
+        "a second flood does not grow the peak: {peaks:?} MiB"
+    );
+    assert!(
+        slowest < Duration::from_secs(1),
+        "a visitor waited {slowest:?}"
+    );
+}
+
 /// Joins through an invite link are counted per client address (the trusted proxy's header
 /// here): past the burst a client gets 429 with Retry-After and a reason, a wrong token counts
 /// as a join (guessing is as slow), another address joins as before, and a refused join leaves

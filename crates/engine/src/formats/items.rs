@@ -413,7 +413,10 @@ mod tests {
         .to_string();
         let bugs = parse_bugs(ok, "bugs.jsonl").expect("a bug");
         let err = parse_transformations(&t, "t.jsonl", &bugs).expect_err("too big");
-        assert!(err.to_string().contains("t.jsonl:1: field `source`"), "{err}");
+        assert!(
+            err.to_string().contains("t.jsonl:1: field `source`"),
+            "{err}"
+        );
         // at the bound it is taken
         let at = serde_json::json!({
             "bug_id": "B-3", "project": "P", "file": "A.java", "method": "m",
