@@ -3,7 +3,7 @@
 //! sign-ins queues instead of filling the blocking pool and the memory).
 
 use argon2::password_hash::rand_core::OsRng;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::{PasswordHash, PasswordVerifier, SaltString};
 use argon2::Argon2;
 
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +187,7 @@ pub async fn verify_async(password: String, phc: String) -> Result<bool, Passwor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use argon2::password_hash::PasswordHasher;
 
     #[test]
     fn hashes_are_argon2id_and_verify() {
