@@ -5,8 +5,12 @@
 //! request head one byte a minute, or opens connections and sends nothing, keeps a task and a
 //! file descriptor each, forever, and enough of them leave the process unable to open its own
 //! files. Here ([`serve`]):
-//! - at most [`ConnectionLimits::max`] connections are open at once; further ones wait in the
-//!   listen backlog until one closes (the kernel holds them; nothing is allocated for them);
+//! - at most [`ConnectionLimits::max`] connections are open at once. When a new one arrives
+//!   with every slot taken, the oldest connection with no request under way — idle between
+//!   requests, or still waiting for its first request head — is closed to make room for it
+//!   (so clients that open connections and send nothing cannot keep anyone else out); only
+//!   when every open connection is serving a request does the new one wait in the listen
+//!   backlog until one closes;
 //! - at most [`ConnectionLimits::per_client`] of them from one client address (an IPv6 client
 //!   by its /64, as the throttles count it): one more is answered `503` with `Retry-After` and
 //!   closed (at most [`REFUSALS`] of those at once, outside the connection limit; beyond, it
@@ -126,16 +130,10 @@ pub async fn serve(
         .header_read_timeout(limits.header)
         .keep_alive(true);
     let clients = Clients::new(limits.per_client);
+    let open = Open::default();
     let limits = Arc::new(limits);
     tokio::pin!(shutdown);
     loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => match slot {
-                Ok(s) => s,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -148,7 +146,6 @@ pub async fn serve(
         };
         let Some(counted) = clients.admit(peer.ip()) else {
             // not a connection slot: a client over its share cannot take the others' room
-            drop(slot);
             match refusals.clone().try_acquire_owned() {
                 Ok(r) => {
                     tokio::spawn(refuse(stream, r));
@@ -158,21 +155,48 @@ pub async fn serve(
             }
             continue;
         };
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(s) => s,
+            Err(tokio::sync::TryAcquireError::Closed) => break,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                // every slot taken: the oldest connection doing nothing makes room; when all
+                // are serving requests, this one waits for the first to close
+                open.close_oldest_idle();
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(s) => s,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
+        let (id, state) = open.add();
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, %peer, "cannot set TCP_NODELAY");
         }
         let service = {
             let app = app.clone();
             let limits = limits.clone();
+            let state = state.clone();
             hyper::service::service_fn(move |req: Request<Incoming>| {
-                handle(app.clone(), limits.clone(), peer, req)
+                handle(app.clone(), limits.clone(), peer, Busy::new(&state), req)
             })
         };
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let open = open.clone();
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::trace!(error = %e, %peer, "connection ended with an error");
+            tokio::select! {
+                ended = connection => {
+                    if let Err(e) = ended {
+                        tracing::trace!(error = %e, %peer, "connection ended with an error");
+                    }
+                }
+                () = state.close.notified() => {
+                    tracing::debug!(%peer, "idle connection closed to make room");
+                }
             }
+            open.remove(id);
             drop(counted);
             drop(slot);
         });
@@ -183,6 +207,78 @@ pub async fn serve(
         .is_err()
     {
         tracing::warn!("connections still open after the shutdown grace period: dropped");
+    }
+}
+
+/// The open connections, oldest first, each with what it is doing.
+#[derive(Clone, Default)]
+struct Open {
+    inner: Arc<Mutex<OpenInner>>,
+}
+
+#[derive(Default)]
+struct OpenInner {
+    next: u64,
+    by_age: std::collections::BTreeMap<u64, Arc<ConnState>>,
+}
+
+/// One connection's state: requests under way (their responses not yet sent in full), and
+/// the signal that closes it.
+#[derive(Default)]
+struct ConnState {
+    busy: std::sync::atomic::AtomicUsize,
+    close: tokio::sync::Notify,
+}
+
+impl Open {
+    fn add(&self) -> (u64, Arc<ConnState>) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let id = g.next;
+        g.next += 1;
+        let state = Arc::new(ConnState::default());
+        g.by_age.insert(id, state.clone());
+        (id, state)
+    }
+
+    fn remove(&self, id: u64) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.by_age.remove(&id);
+    }
+
+    /// Closes the oldest connection with no request under way; `false` when every one is
+    /// serving a request.
+    fn close_oldest_idle(&self) -> bool {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let idle = g
+            .by_age
+            .iter()
+            .find(|(_, s)| s.busy.load(std::sync::atomic::Ordering::Acquire) == 0)
+            .map(|(id, _)| *id);
+        match idle.and_then(|id| g.by_age.remove(&id)) {
+            Some(state) => {
+                state.close.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A request under way on a connection, from its head to the last byte of its response.
+struct Busy(Arc<ConnState>);
+
+impl Busy {
+    fn new(state: &Arc<ConnState>) -> Busy {
+        state.busy.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Busy(state.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0
+            .busy
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
@@ -271,17 +367,27 @@ async fn refuse(mut stream: TcpStream, slot: OwnedSemaphorePermit) {
 }
 
 /// One request: the body and the response's body under their idle limits, the peer's address
-/// as `ConnectInfo`.
+/// as `ConnectInfo`; the connection counts as busy until the response's body is sent or
+/// dropped.
 async fn handle(
     app: Router,
     limits: Arc<ConnectionLimits>,
     peer: SocketAddr,
+    busy: Busy,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
+    use http_body_util::BodyExt;
     let mut req = req.map(|b| Body::new(TimeoutBody::new(limits.body_idle, b)));
     req.extensions_mut().insert(ConnectInfo(peer));
     let response = app.oneshot(req).await?;
-    Ok(response.map(|b| Body::new(TimeoutBody::new(limits.response_idle, b))))
+    Ok(response.map(|b| {
+        Body::new(
+            TimeoutBody::new(limits.response_idle, b).map_frame(move |frame| {
+                let _busy = &busy;
+                frame
+            }),
+        )
+    }))
 }
 
 /// An accept that failed: a connection the client dropped before it was accepted is nothing;
@@ -466,15 +572,30 @@ mod tests {
         assert!(!answer.ends_with("0\r\n\r\n"), "{answer}");
     }
 
+    /// Connections serving a request (here: a response stuck after its first chunk) are
+    /// never closed to make room: with both slots serving, a third waits for one to close.
     #[tokio::test]
-    async fn connections_beyond_the_limit_wait_for_a_free_one() {
+    async fn connections_beyond_the_limit_wait_while_all_are_serving() {
         let (addr, _stop) = start(app(), limits(2, Duration::from_secs(30))).await;
-        let mut held = answered_and_held(addr, 2).await;
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut s = TcpStream::connect(addr).await.expect("connect");
+            s.write_all(b"GET /stuck HTTP/1.1\r\nhost: x\r\n\r\n")
+                .await
+                .expect("write");
+            let mut buf = [0u8; 512];
+            let got = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+                .await
+                .expect("first chunk in time")
+                .expect("read");
+            assert!(buf[..got].starts_with(b"HTTP/1.1 200"));
+            held.push(s);
+        }
         let third = tokio::spawn(async move { get_text(addr, "/").await });
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(
             !third.is_finished(),
-            "a third connection was served beside two"
+            "a third connection was served beside two serving ones"
         );
         drop(held.pop());
         let answer = tokio::time::timeout(Duration::from_secs(10), third)
@@ -482,6 +603,43 @@ mod tests {
             .expect("served once a connection closed")
             .expect("task");
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+
+    /// Every slot taken by connections that do nothing — idle after a request, or never sending
+    /// a head — keeps no one out: a new client is served at once, and the oldest idle
+    /// connection is the one closed to make room.
+    #[tokio::test]
+    async fn idle_connections_make_room_for_new_clients() {
+        let (addr, _stop) = start(app(), limits(3, Duration::from_secs(60))).await;
+        let mut kept = answered_and_held(addr, 1).await;
+        let mut oldest = kept.pop().expect("one");
+        let mut silent = Vec::new();
+        for _ in 0..2 {
+            silent.push(TcpStream::connect(addr).await.expect("connect"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let started = Instant::now();
+        let answer = tokio::time::timeout(Duration::from_secs(5), get_text(addr, "/"))
+            .await
+            .expect("served without waiting for a slot");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        // the oldest of them was closed, the younger ones stay
+        assert_eq!(
+            until_closed(&mut oldest, Duration::from_secs(5)).await,
+            Some(String::new()),
+            "the oldest idle connection is closed"
+        );
+        assert!(
+            until_closed(&mut silent[1], Duration::from_millis(300))
+                .await
+                .is_none(),
+            "the youngest is still open"
+        );
     }
 
     #[tokio::test]
