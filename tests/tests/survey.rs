@@ -563,8 +563,26 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
     type_into_focus(&b, "4").await;
     assert!(checked(&b, "cr-2").await, "readability stays 2");
     assert!(checked(&b, "cc-4").await, "conventions 4");
+    // sent with the keyboard from the bottom of the page: the next item starts at the top,
+    // the focus on its heading
+    b.client
+        .execute("window.scrollTo(0, document.body.scrollHeight)", vec![])
+        .await
+        .expect("scroll");
     b.press("\u{E007}").await.expect("enter");
     b.wait_for_text("#progress", "1 / 3").await.expect("saved");
+    wait_until("the next item at the top, its heading focused", || async {
+        let at = b
+            .client
+            .execute(
+                "return [window.scrollY, document.activeElement && document.activeElement.id]",
+                vec![],
+            )
+            .await
+            .expect("where");
+        at[0].as_f64() == Some(0.0) && at[1] == "item-heading"
+    })
+    .await;
 
     // 2. readability chosen with the arrow keys (the focus stays on it), then 4
     b.wait_for_text("#hydrated", "interactive")
@@ -580,6 +598,18 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
     assert!(checked(&b, "cr-2").await && checked(&b, "cc-4").await);
     b.press("\u{E007}").await.expect("enter");
     b.wait_for_text("#progress", "2 / 3").await.expect("saved");
+    // the item is shown once its heading has the focus (then a focus set here stays)
+    wait_until("the third item shown", || async {
+        b.client
+            .execute(
+                "return document.activeElement && document.activeElement.id",
+                vec![],
+            )
+            .await
+            .expect("focus")
+            == "item-heading"
+    })
+    .await;
 
     // 3. Tab into conventions first and press 3; then 1 with nothing in focus answers
     // readability; a further digit changes nothing and says why
@@ -715,6 +745,69 @@ async fn a_full_study_gives_no_completion_code() {
         1 + 1,
         "the first participant and the importer's X1; nobody new"
     );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// A reload keeps the answer in progress: the chosen answer and the typed comment of the item
+/// on screen come back after a reload of the page, and the vote carries them.
+#[tokio::test]
+async fn a_reload_keeps_the_answer_in_progress() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "Reload", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite page");
+    b.join_consent_and_start().await.expect("first item");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.click("#cr-3").await.expect("cr");
+    b.client
+        .find(Locator::Css("textarea[name=comment]"))
+        .await
+        .expect("comment box")
+        .send_keys("three nested ifs")
+        .await
+        .expect("type");
+    b.client.refresh().await.expect("reload");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated again");
+    wait_until("the answer is back", || async { checked(&b, "cr-3").await }).await;
+    let comment: serde_json::Value = b
+        .client
+        .execute(
+            "return document.querySelector('textarea[name=comment]').value",
+            vec![],
+        )
+        .await
+        .expect("comment");
+    assert_eq!(comment, serde_json::json!("three nested ifs"));
+    b.click("#cc-1").await.expect("cc");
+    b.click("#submit").await.expect("submit");
+    b.wait_for_text("#progress", "1 / 3").await.expect("saved");
+    let stored: (i64, i64, String) = sqlx::query_as("SELECT cr, cc, comment FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("vote");
+    assert_eq!(stored, (3, 1, "three nested ifs".to_owned()));
+    // the next item starts empty: the sent draft is gone
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    assert!(!checked(&b, "cr-3").await);
+    b.close().await;
     drop(app);
     guard.drop_now(db).await;
 }

@@ -42,6 +42,7 @@ pub(super) fn Rate(
     let (context_opened, set_context_opened) = signal(false);
     let (unified, set_unified) = signal(false);
     let time_ref = NodeRef::<html::Input>::new();
+    let comment_ref = NodeRef::<html::Textarea>::new();
     let (started_at, set_started_at) = signal(String::new());
     let form_ref = NodeRef::<html::Form>::new();
     let method_ref = NodeRef::<html::Tr>::new();
@@ -65,6 +66,16 @@ pub(super) fn Rate(
         form_ref,
         method_ref,
     });
+    draft_hooks(
+        study,
+        item.item,
+        item.previous.is_none(),
+        cr,
+        set_cr,
+        cc,
+        set_cc,
+        comment_ref,
+    );
     let toggle_mode = move |_| {
         let u = !unified.get_untracked();
         set_unified.set(u);
@@ -100,6 +111,11 @@ pub(super) fn Rate(
     view! {
         {revising}
         <section class="card item">
+            // where each item starts: focused when it is shown (screen readers announce it,
+            // the page is at its top), whether the last one was sent by mouse or keyboard
+            <h1 id="item-heading" class="item-heading" tabindex="-1" aria-live="polite">
+                "Rate this transformation"
+            </h1>
             <p class="summary" id="summary"><crate::text::Summary text=item.summary.clone() /></p>
             <p class="facts muted">
                 {item.operator.clone().map(|o| view! { <span class="tag" id="operator">{o}</span> })}
@@ -148,7 +164,7 @@ pub(super) fn Rate(
                 <div class="likert"><Likert name="cc" value=cc set=set_cc /></div>
                 <MissingNote q=Question::Conventions missing answered=move || cc.get().is_some() other=move || cr.get().is_some() />
             </fieldset>
-            <label>"Comment (optional)" <textarea name="comment" rows="2">{previous_comment}</textarea></label>
+            <label>"Comment (optional)" <textarea name="comment" rows="2" node_ref=comment_ref>{previous_comment}</textarea></label>
             <p class="key-note" id="key-note" role="status" aria-live="polite">{move || key_note.get()}</p>
             <p class="muted keys" id="key-hint">{KEY_HINT}</p>
             <button
@@ -247,7 +263,14 @@ fn browser_hooks(x: RateSignals) {
                     Some("side") => false,
                     _ => narrow,
                 });
-                // every item starts at the top: its summary, diff and progress first
+                // every item starts at the top: its summary, diff and progress first, with
+                // the focus on its heading (a keyboard submit left it at the bottom)
+                window().scroll_to_with_x_and_y(0.0, 0.0);
+                if let Some(h) = document().get_element_by_id("item-heading").and_then(|e| {
+                    leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::HtmlElement>(e).ok()
+                }) {
+                    let _ = h.focus();
+                }
                 window().scroll_to_with_x_and_y(0.0, 0.0);
             });
         }
@@ -424,6 +447,130 @@ fn browser_hooks(x: RateSignals) {
             }
         });
     }
+}
+
+/// Browser only: the unsent answer of a new item (both questions and the comment) is kept in
+/// `sessionStorage` under the study and item as it is given, and given back after a reload of
+/// the same item; drafts of other items of the study (sent, or handed on) are dropped when an
+/// item is shown. A revision starts from the stored vote instead.
+#[allow(clippy::too_many_arguments)]
+fn draft_hooks(
+    study: StudyId,
+    item: crate::model::ItemId,
+    new_item: bool,
+    cr: ReadSignal<Option<u8>>,
+    set_cr: WriteSignal<Option<u8>>,
+    cc: ReadSignal<Option<u8>>,
+    set_cc: WriteSignal<Option<u8>>,
+    comment_ref: NodeRef<html::Textarea>,
+) {
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (study, item, new_item, cr, set_cr, cc, set_cc, comment_ref);
+    #[cfg(feature = "hydrate")]
+    {
+        let prefix = format!("natstudy.draft.{study}.");
+        let key = format!("{prefix}{item}");
+        let storage = || window().session_storage().ok().flatten();
+        let save = {
+            let key = key.clone();
+            move |comment: Option<String>| {
+                let Some(s) = storage() else { return };
+                let comment = comment.unwrap_or_else(|| {
+                    comment_ref
+                        .get_untracked()
+                        .map(|t| t.value())
+                        .unwrap_or_default()
+                });
+                let _ = s.set_item(
+                    &key,
+                    &draft_text(cr.get_untracked(), cc.get_untracked(), &comment),
+                );
+            }
+        };
+        // on showing the item: other items' drafts go, this one's comes back
+        {
+            let key = key.clone();
+            Effect::new(move |_| {
+                let Some(s) = storage() else { return };
+                let len = s.length().unwrap_or(0);
+                let stale: Vec<String> = (0..len)
+                    .filter_map(|i| s.key(i).ok().flatten())
+                    .filter(|k| k.starts_with(&prefix) && *k != key)
+                    .collect();
+                for k in stale {
+                    let _ = s.remove_item(&k);
+                }
+                if !new_item {
+                    return;
+                }
+                let Some((dcr, dcc, comment)) = s
+                    .get_item(&key)
+                    .ok()
+                    .flatten()
+                    .and_then(|d| parse_draft(&d))
+                else {
+                    return;
+                };
+                if cr.get_untracked().is_none() && dcr.is_some() {
+                    set_cr.set(dcr);
+                }
+                if cc.get_untracked().is_none() && dcc.is_some() {
+                    set_cc.set(dcc);
+                }
+                if let Some(t) = comment_ref.get_untracked() {
+                    if t.value().is_empty() {
+                        t.set_value(&comment);
+                    }
+                }
+            });
+        }
+        if new_item {
+            // every answer as it is given
+            let save_answers = save.clone();
+            Effect::new(move |first: Option<()>| {
+                let (a, b) = (cr.get(), cc.get());
+                if first.is_some() || a.is_some() || b.is_some() {
+                    save_answers(None);
+                }
+            });
+            let on_input = window_event_listener(ev::input, move |e| {
+                let is_comment =
+                    e.target()
+                        .and_then(|t| {
+                            leptos::wasm_bindgen::JsCast::dyn_into::<
+                                leptos::web_sys::HtmlTextAreaElement,
+                            >(t)
+                            .ok()
+                        })
+                        .is_some_and(|t| t.name() == "comment");
+                if is_comment {
+                    save(None);
+                }
+            });
+            on_cleanup(move || on_input.remove());
+        }
+    }
+}
+
+/// A draft as stored: a digit per question (`0`: not answered), then the comment.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+fn draft_text(cr: Option<u8>, cc: Option<u8>, comment: &str) -> String {
+    let d = |v: Option<u8>| char::from(b'0' + v.filter(|v| (1..=4).contains(v)).unwrap_or(0));
+    format!("{}{}{comment}", d(cr), d(cc))
+}
+
+/// A stored draft read back (`None`: not one of ours).
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+fn parse_draft(text: &str) -> Option<(Option<u8>, Option<u8>, String)> {
+    let mut chars = text.chars();
+    let answer = |c: char| match c.to_digit(10) {
+        Some(0) => Some(None),
+        Some(v @ 1..=4) => Some(Some(v as u8)),
+        _ => None,
+    };
+    let cr = answer(chars.next()?)?;
+    let cc = answer(chars.next()?)?;
+    Some((cr, cc, chars.collect()))
 }
 
 /// The answer to question `name` checked in the server-rendered form of the item whose submit
@@ -654,6 +801,23 @@ mod tests {
             digit_effect(Some(Conventions), None, Some(3)),
             Answer(Readability)
         );
+    }
+
+    #[test]
+    fn drafts_read_back_what_was_stored() {
+        use super::{draft_text, parse_draft};
+        let t = draft_text(Some(2), None, "reads oddly; 3 ifs");
+        assert_eq!(t, "20reads oddly; 3 ifs");
+        assert_eq!(
+            parse_draft(&t),
+            Some((Some(2), None, "reads oddly; 3 ifs".into()))
+        );
+        assert_eq!(
+            parse_draft(&draft_text(None, Some(4), "")),
+            Some((None, Some(4), String::new()))
+        );
+        assert_eq!(parse_draft("9x"), None);
+        assert_eq!(parse_draft(""), None);
     }
 
     #[test]
