@@ -247,6 +247,17 @@ async fn answers_clicked_before_the_page_is_interactive_survive_it() {
         .await
         .expect("votes");
     assert_eq!(votes, vec![(2, 3)]);
+    // the time runs from when the item was shown (the page's load), not from hydration: the
+    // participant looked at it for the 5 s the wasm took
+    let time: Option<f64> = sqlx::query_scalar("SELECT time_secs FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("time");
+    let time = time.expect("a measured time");
+    assert!(
+        time >= 5.0,
+        "time on item {time} s for more than 5 s of viewing"
+    );
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

@@ -47,8 +47,15 @@ pub(super) fn Rate(
     let form_ref = NodeRef::<html::Form>::new();
     let method_ref = NodeRef::<html::Tr>::new();
     let pending = vote.pending();
+    // an item the server rendered has been on screen since the page began to load, before
+    // the page became interactive (on a slow link, seconds): its time starts then
+    #[cfg(feature = "hydrate")]
+    let shown_at_load = Owner::current_shared_context().is_some_and(|c| c.during_hydration());
+    #[cfg(not(feature = "hydrate"))]
+    let shown_at_load = false;
 
     browser_hooks(RateSignals {
+        shown_at_load,
         study,
         cr,
         set_cr,
@@ -191,6 +198,8 @@ pub(super) fn Rate(
 #[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 struct RateSignals {
+    /// Rendered by the server (hydrated), not by the page after a vote.
+    shown_at_load: bool,
     study: StudyId,
     cr: ReadSignal<Option<u8>>,
     set_cr: WriteSignal<Option<u8>>,
@@ -216,6 +225,7 @@ fn browser_hooks(x: RateSignals) {
     #[cfg(feature = "hydrate")]
     {
         let RateSignals {
+            shown_at_load,
             study,
             cr,
             set_cr,
@@ -240,10 +250,20 @@ fn browser_hooks(x: RateSignals) {
             let timer = timer.clone();
             Effect::new(move |_| {
                 let t = now();
+                // shown since the page began to load (rendered by the server), or now
+                let shown = if shown_at_load {
+                    window()
+                        .performance()
+                        .map(|p| p.time_origin())
+                        .filter(|o| *o > 0.0 && *o <= t)
+                        .unwrap_or(t)
+                } else {
+                    t
+                };
                 if let Ok(mut g) = timer.lock() {
                     if g.is_none() {
-                        *g = Some(crate::timing::ActiveTimer::start(t));
-                        set_started_at.set(format!("{t}"));
+                        *g = Some(crate::timing::ActiveTimer::start(shown));
+                        set_started_at.set(format!("{shown:.0}"));
                     }
                 }
                 let stored = window()
@@ -534,15 +554,15 @@ fn draft_hooks(
                 }
             });
             let on_input = window_event_listener(ev::input, move |e| {
-                let is_comment =
-                    e.target()
-                        .and_then(|t| {
-                            leptos::wasm_bindgen::JsCast::dyn_into::<
+                let is_comment = e
+                    .target()
+                    .and_then(|t| {
+                        leptos::wasm_bindgen::JsCast::dyn_into::<
                                 leptos::web_sys::HtmlTextAreaElement,
                             >(t)
                             .ok()
-                        })
-                        .is_some_and(|t| t.name() == "comment");
+                    })
+                    .is_some_and(|t| t.name() == "comment");
                 if is_comment {
                     save(None);
                 }
