@@ -108,6 +108,54 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
         "transformed code ends at {right} px on a 390 px screen"
     );
 
+    // a wrapped line never starts left of its own indentation (a hanging indent): every
+    // line box of an indented code cell begins at or right of its first character
+    let worst = js(
+        &b,
+        "let worst = 1e9; \
+         for (const cell of document.querySelectorAll('table.diff td.code')) { \
+           const text = cell.textContent; const n = text.length - text.trimStart().length; \
+           if (n === 0 || text.trim() === '') continue; \
+           const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT); \
+           let node, start = null, seen = 0; \
+           while ((node = walker.nextNode())) { \
+             if (seen + node.length > n) { start = document.createRange(); \
+               start.setStart(node, n - seen); start.setEnd(node, n - seen + 1); break; } \
+             seen += node.length; } \
+           const x0 = start.getBoundingClientRect().left; \
+           const all = document.createRange(); all.selectNodeContents(cell); \
+           const rects = Array.from(all.getClientRects()).filter(r => r.width > 0); \
+           const firstTop = Math.min(...rects.map(r => r.top)); \
+           for (const r of rects) if (r.top > firstTop + 2) worst = Math.min(worst, r.left - x0); } \
+         return worst;",
+    )
+    .await;
+    let worst = worst.as_f64().expect("a number");
+    assert!(
+        worst >= -1.0,
+        "a wrapped line starts {worst} px left of its indentation"
+    );
+    let wrapped = js(
+        &b,
+        "return Array.from(document.querySelectorAll('table.diff td.code.add')).some(c => c.getClientRects()[0].height > 30)",
+    )
+    .await;
+    assert_eq!(
+        wrapped,
+        serde_json::json!(true),
+        "the long line wraps on a phone"
+    );
+    // answers are touch targets of at least 44 px
+    let target = js(
+        &b,
+        "return Math.min(...Array.from(document.querySelectorAll('.likert-option')).map(l => l.getBoundingClientRect().height))",
+    )
+    .await;
+    assert!(
+        target.as_f64().is_some_and(|h| h >= 44.0),
+        "an answer is {target} px tall"
+    );
+
     // scrolled down to the questions, answered: the next item starts at the top
     js(
         &b,
@@ -178,6 +226,27 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     assert_eq!(laptop.text_of(".survey-head .muted").await, who);
     assert_eq!(laptop.text_of("#resume-code").await, code);
     laptop.close().await;
+    // the phone rates the last item: every Revise link of the list is on screen
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.click("#cr-1").await.expect("cr");
+    b.click("#cc-1").await.expect("cc");
+    b.click("#submit").await.expect("submit");
+    b.client
+        .wait()
+        .for_element(Locator::Css("#rated a.revise"))
+        .await
+        .expect("the rated items");
+    let right = js(
+        &b,
+        "return Math.max(...Array.from(document.querySelectorAll('#rated a.revise')).map(a => a.getBoundingClientRect().right))",
+    )
+    .await;
+    assert!(
+        right.as_f64().is_some_and(|r| r > 0.0 && r <= 390.0),
+        "a Revise link ends at {right} px on a 390 px screen"
+    );
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

@@ -18,11 +18,29 @@ pub(super) fn code_pieces(segs: Vec<Seg>) -> impl IntoView {
         .collect_view()
 }
 
+/// A code line's indentation in columns (a tab is 4, as the page draws it), as the style that
+/// makes its wrapped continuation lines hang at it: on a narrow screen a long line wraps, and
+/// every part of it stays right of its own indentation (`style/main.css`, `--indent`).
+pub(super) fn indent_style(segs: &[Seg]) -> String {
+    let mut cols = 0usize;
+    'segs: for s in segs {
+        for c in s.text.chars() {
+            match c {
+                ' ' => cols += 1,
+                '\t' => cols += 4 - cols % 4,
+                _ => break 'segs,
+            }
+        }
+    }
+    format!("--indent:{cols}ch")
+}
+
 /// One side of a side-by-side row: line number and code.
 fn side(no: Option<u32>, segs: Vec<Seg>, class: &'static str, buggy: bool) -> impl IntoView {
+    let indent = indent_style(&segs);
     view! {
         <td class="ln">{no.map(|n| n.to_string()).unwrap_or_default()}</td>
-        <td class=format!("code {class}") class:buggy=buggy>{code_pieces(segs)}</td>
+        <td class=format!("code {class}") class:buggy=buggy style=indent>{code_pieces(segs)}</td>
     }
 }
 
@@ -80,14 +98,15 @@ pub fn DiffTable(
             .flat_map(|r| {
                 let mut out = Vec::new();
                 let buggy = r.buggy;
+                let (old_indent, new_indent) = (indent_style(&r.old), indent_style(&r.new));
                 match r.kind.as_str() {
-                    "same" => out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln">{r.new_no}</td><td class="mark"></td><td class="code" class:buggy=buggy>{code_pieces(r.old)}</td></tr> }.into_any()),
+                    "same" => out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln">{r.new_no}</td><td class="mark"></td><td class="code" class:buggy=buggy style=old_indent>{code_pieces(r.old)}</td></tr> }.into_any()),
                     _ => {
                         if r.old_no.is_some() {
-                            out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln"></td><td class="mark">"-"</td><td class="code del" class:buggy=buggy>{code_pieces(r.old)}</td></tr> }.into_any());
+                            out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln"></td><td class="mark">"-"</td><td class="code del" class:buggy=buggy style=old_indent>{code_pieces(r.old)}</td></tr> }.into_any());
                         }
                         if r.new_no.is_some() {
-                            out.push(view! { <tr><td class="ln"></td><td class="ln">{r.new_no}</td><td class="mark">"+"</td><td class="code add" class:buggy=r.buggy_new>{code_pieces(r.new)}</td></tr> }.into_any());
+                            out.push(view! { <tr><td class="ln"></td><td class="ln">{r.new_no}</td><td class="mark">"+"</td><td class="code add" class:buggy=r.buggy_new style=new_indent>{code_pieces(r.new)}</td></tr> }.into_any());
                         }
                     }
                 }
