@@ -84,7 +84,8 @@ pub fn App() -> impl IntoView {
     #[cfg(all(feature = "participant", feature = "hydrate"))]
     let _ = first_path();
     view! {
-        <Title text="natstudy" />
+        // every page names itself: "Results · natstudy"
+        <Title formatter=|page: String| if page.is_empty() { "natstudy".to_owned() } else { format!("{page} · natstudy") } />
         <Router>
             <Layout>
                 <AppRoutes />

@@ -50,7 +50,7 @@ fn counts_row(name: &str, c: &crate::engine::analysis::CategoryCounts) -> Vec<St
 }
 
 const COUNT_COLUMNS: [&str; 5] = [
-    "",
+    "level",
     "natural",
     "likely natural",
     "likely unnatural",

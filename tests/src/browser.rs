@@ -230,6 +230,32 @@ impl Browser {
         self.wait_for_text("#hydrated", "interactive").await
     }
 
+    /// The axe-core (`.tools/node_modules/axe-core`, installed by `scripts/setup`) violations
+    /// of impact serious or critical on the current page, each as `id: help (n nodes: first
+    /// target)`. WCAG 2.x A and AA rules.
+    pub async fn axe_serious(&self) -> Result<Vec<String>> {
+        let script = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../.tools/node_modules/axe-core/axe.min.js"),
+        )
+        .context("axe-core is not installed: run scripts/setup")?;
+        self.client.execute(&script, vec![]).await?;
+        let found = self
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; \
+                 axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}}) \
+                   .then(r => done(r.violations \
+                     .filter(v => v.impact === 'serious' || v.impact === 'critical') \
+                     .map(v => v.id + ': ' + v.help + ' (' + v.nodes.length + ' nodes: ' + \
+                       v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') + ')'))) \
+                   .catch(e => done(['axe failed: ' + e]));",
+                vec![],
+            )
+            .await?;
+        Ok(serde_json::from_value(found)?)
+    }
+
     pub async fn close(self) {
         let _ = self.client.clone().close().await;
         // Drop ends chromedriver's process group

@@ -34,6 +34,7 @@ fn MyStudies() -> impl IntoView {
 pub fn HomePage() -> impl IntoView {
     let user = expect_context::<CurrentUser>();
     view! {
+        <leptos_meta::Title text="Home" />
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match user.await {

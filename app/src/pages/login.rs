@@ -19,6 +19,7 @@ pub fn LoginPage() -> impl IntoView {
             .map(|e| view! { <ErrorBox message=e.to_string() /> })
     };
     view! {
+        <leptos_meta::Title text="Sign in" />
         <section class="card narrow">
             <h1>"Sign in"</h1>
             <ActionForm action=login attr:id="login-form">

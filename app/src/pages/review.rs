@@ -116,6 +116,7 @@ pub fn ReviewPage() -> impl IntoView {
         }
     });
     view! {
+        <leptos_meta::Title text="Patch review" />
         <h1>"Patch review"</h1>
         {move || submit.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
         <Transition fallback=Loading>
@@ -158,6 +159,7 @@ pub fn ReviewDecidePage() -> impl IntoView {
             }
         };
     view! {
+        <leptos_meta::Title text="Patch review: decisions" />
         <h1>"Patch review: decisions"</h1>
         <p><a href=move || format!("/studies/{}", id())>"Back to the study"</a></p>
         {move || rule.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}

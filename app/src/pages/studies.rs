@@ -16,6 +16,7 @@ pub fn StudiesPage() -> impl IntoView {
     let studies = Resource::new(move || create.version().get(), |_| list_studies());
     let user = expect_context::<CurrentUser>();
     view! {
+        <leptos_meta::Title text="Studies" />
         <h1>"Studies"</h1>
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
@@ -95,6 +96,7 @@ pub fn StudyPage() -> impl IntoView {
     provide_context(changed);
     let detail = Resource::new(move || (id(), changed.0.get()), |(s, _)| get_study(s));
     view! {
+        <leptos_meta::Title text="Study" />
         <Suspense fallback=Loading>
             {move || Suspend::new(async move {
                 // resources made inside a Suspend do not hydrate: the study's working parts
@@ -220,6 +222,7 @@ pub fn ResultsPage() -> impl IntoView {
         |(s, _)| crate::study_api::get_results(s),
     );
     view! {
+        <leptos_meta::Title text="Results" />
         <h1>"Results"</h1>
         <p><a href=move || format!("/studies/{}", id())>"Back to the study"</a></p>
         <Transition fallback=Loading>
@@ -256,8 +259,10 @@ pub fn ResultsPage() -> impl IntoView {
                         <div id="results-tables">
                             {r.tables.into_iter().map(|t| view! {
                                 <section class="card">
-                                    <h2>{t.title}</h2>
+                                    <h2>{t.title.clone()}</h2>
                                     <p class="table-note">{t.note}</p>
+                                    // a wide table scrolls inside its card: by keyboard too
+                                    <div class="table-scroll" tabindex="0" role="region" aria-label=t.title>
                                     <table class="grid" id=format!("table-{}", t.id)>
                                         <thead><tr>{t.header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr></thead>
                                         <tbody>
@@ -266,6 +271,7 @@ pub fn ResultsPage() -> impl IntoView {
                                             }).collect_view()}
                                         </tbody>
                                     </table>
+                                    </div>
                                 </section>
                             }).collect_view()}
                         </div>

@@ -50,6 +50,7 @@ pub fn UsersPage() -> impl IntoView {
         None => None,
     };
     view! {
+        <leptos_meta::Title text="Users" />
         <h1>"Users"</h1>
         <section class="card">
             <h2>"Add an account"</h2>

@@ -121,7 +121,8 @@ pub fn DiffTable(
     };
     let unified_label = format!("{old_label} (−) and {} (+)", new_label.to_lowercase());
     view! {
-        <div class="diff-wrap">
+        // a region of its own that scrolls: reachable and scrollable by keyboard
+        <div class="diff-wrap" tabindex="0" role="region" aria-label="The original and the transformed method">
             <Show
                 when=move || unified.get()
                 fallback=move || view! {

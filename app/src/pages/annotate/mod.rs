@@ -26,6 +26,7 @@ use steps::{Consent, GuidelineStep, Review, Thanks};
 pub fn ResumePage() -> impl IntoView {
     let resume = ServerAction::<ResumeParticipant>::new();
     view! {
+        <leptos_meta::Title text="Continue with a resume code" />
         <section class="card narrow">
             <h1>"Continue where you left off"</h1>
             <p>"Enter the resume code the survey showed you (two groups of five letters and digits) to continue as the same participant on this device."</p>
@@ -56,6 +57,7 @@ pub fn JoinPage() -> impl IntoView {
     // say at once whether the link works, before anyone clicks "Take part"
     let status = Resource::new(token, invite_status);
     view! {
+        <leptos_meta::Title text="Invitation" />
         <section class="card narrow">
             <h1>"Welcome"</h1>
             <Suspense fallback=Loading>
@@ -176,6 +178,7 @@ pub fn AnnotatePage() -> impl IntoView {
     let (show_guideline, set_show_guideline) = signal(false);
     // Transition keeps the current step on screen while the next one loads.
     view! {
+        <leptos_meta::Title text="Survey" />
         <Transition fallback=Loading>
             {move || Suspend::new(async move {
                 match state.await {

@@ -151,7 +151,7 @@ pub(super) fn Rate(
                     "Project " <b>{item.project.clone()}</b> " · file " <code>{item.file_path.clone()}</code>
                     {item.bug_id.clone().map(|b| view! { " · bug " <b id="bug-id">{b}</b> })}
                 </p>
-                {file_rows.map(|rows| view! { <div class="file-view"><table class="file"><tbody>{rows}</tbody></table></div> })}
+                {file_rows.map(|rows| view! { <div class="file-view" tabindex="0" role="region" aria-label="The method's file"><table class="file"><tbody>{rows}</tbody></table></div> })}
             </details>
         </section>
         <ActionForm action=vote node_ref=form_ref attr:id="vote-form" attr:class="card questions">

@@ -1,0 +1,145 @@
+//! Accessibility of the participant pages and the results page: axe-core (WCAG 2.x A and AA
+//! rules) injected into headless Chromium finds nothing of impact serious or critical — on the
+//! invite page, consent, guideline, an item to rate, the list of rated items, the end, the
+//! resume and sign-in pages, and a study's results page — at a laptop's and a phone's size.
+
+use natstudy_tests::browser::Browser;
+use natstudy_tests::{fresh_db, Role, Store, TestApp};
+
+const PW: &str = "a-long-password";
+
+/// Runs axe on the current page; pushes what it finds, named by `page`, into `found`.
+async fn check(b: &Browser, page: &str, found: &mut Vec<String>) {
+    for v in b.axe_serious().await.expect("axe ran") {
+        found.push(format!("{page}: {v}"));
+    }
+}
+
+async fn survey_pages(width: u32, height: u32) -> Vec<String> {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "Accessible", false)
+        .await
+        .expect("study");
+    let mut settings = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    settings.completion_code = "C0DE".into();
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
+        .await
+        .expect("settings");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.client
+        .set_window_size(width, height)
+        .await
+        .expect("window");
+    let mut found = Vec::new();
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite");
+    check(&b, "invite", &mut found).await;
+    assert_eq!(
+        b.client.title().await.expect("title"),
+        "Invitation · natstudy"
+    );
+    b.click("#join").await.expect("join");
+    b.wait_for_text("#consent-submit", "I agree and continue")
+        .await
+        .expect("consent");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    check(&b, "consent", &mut found).await;
+    for css in [
+        "#screener-years option[value='1-3']",
+        "#screener-role option[value='developer']",
+    ] {
+        b.click(css).await.expect("answer");
+    }
+    b.click("#consent-submit").await.expect("consent");
+    b.wait_for_text("#start", "Start rating")
+        .await
+        .expect("guideline");
+    check(&b, "guideline", &mut found).await;
+    b.click("#start").await.expect("start");
+    b.wait_for_text("#submit", "Submit (Enter)")
+        .await
+        .expect("item");
+    check(&b, "item", &mut found).await;
+    b.click("#cr-2").await.expect("cr");
+    b.click("#cc-3").await.expect("cc");
+    b.click("#submit").await.expect("submit");
+    b.wait_for_text("#progress", &format!("1 / {}", 297))
+        .await
+        .ok();
+    // straight to the list of rated items and the end
+    let _ = b
+        .goto_hydrated(&app.url(&format!("/annotate/{study}?revise=0")))
+        .await;
+    b.click("#context > summary").await.ok();
+    check(&b, "item with its context open", &mut found).await;
+    b.goto_hydrated(&app.url("/resume")).await.expect("resume");
+    check(&b, "resume", &mut found).await;
+    b.goto_hydrated(&app.url("/login")).await.expect("login");
+    check(&b, "sign-in", &mut found).await;
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+    found
+}
+
+async fn results_page(width: u32, height: u32) -> Vec<String> {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "Results", true)
+        .await
+        .expect("study");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("rita", PW, Role::Admin).await.expect("user");
+    let b = Browser::start().await.expect("browser");
+    b.client
+        .set_window_size(width, height)
+        .await
+        .expect("window");
+    b.open_as(
+        &app.base,
+        &format!("/studies/{study}/results"),
+        ("rita", PW, "rita (admin)"),
+    )
+    .await
+    .expect("results");
+    b.wait_contains("#results-tables", "Naturalness by level")
+        .await;
+    let mut found = Vec::new();
+    check(&b, "results", &mut found).await;
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+    found
+}
+
+#[tokio::test]
+async fn participant_pages_have_no_serious_accessibility_violations() {
+    let mut found = survey_pages(1366, 900).await;
+    found.extend(
+        survey_pages(390, 844)
+            .await
+            .into_iter()
+            .map(|v| format!("phone {v}")),
+    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[tokio::test]
+async fn the_results_page_has_no_serious_accessibility_violations() {
+    let mut found = results_page(1366, 900).await;
+    found.extend(
+        results_page(390, 844)
+            .await
+            .into_iter()
+            .map(|v| format!("phone {v}")),
+    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
