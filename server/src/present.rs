@@ -513,6 +513,71 @@ pub fn wire_rows(rows: Vec<crate::engine::diff::Row>) -> Vec<DiffLine> {
         .collect()
 }
 
+/// The most rows one diff sends to a page.
+pub const MAX_DIFF_ROWS: usize = 2000;
+/// Unchanged lines kept on each side of a change when a long diff is shortened.
+const DIFF_CONTEXT: usize = 3;
+
+/// A diff as a page gets it: whole when it has at most [`MAX_DIFF_ROWS`] rows; otherwise every
+/// run of unchanged lines longer than twice [`DIFF_CONTEXT`] becomes one `skip` row ("… 120
+/// unchanged lines …") between the context it keeps, and what is still over the bound is cut
+/// with a last `skip` row. What one response carries stays bounded whatever the methods' size.
+pub fn bounded_rows(rows: Vec<DiffLine>) -> Vec<DiffLine> {
+    if rows.len() <= MAX_DIFF_ROWS {
+        return rows;
+    }
+    let skip = |text: String| DiffLine {
+        kind: "skip".into(),
+        old_no: None,
+        new_no: None,
+        old: vec![Seg {
+            text: text.clone(),
+            changed: false,
+        }],
+        new: vec![Seg {
+            text,
+            changed: false,
+        }],
+        buggy: false,
+        buggy_new: false,
+    };
+    let mut out = Vec::new();
+    let mut run: Vec<DiffLine> = Vec::new();
+    let flush = |run: &mut Vec<DiffLine>, out: &mut Vec<DiffLine>, last: bool| {
+        let first = out.is_empty();
+        let keep_before = if first { 0 } else { DIFF_CONTEXT };
+        let keep_after = if last { 0 } else { DIFF_CONTEXT };
+        if run.len() > keep_before + keep_after + 1 {
+            let hidden = run.len() - keep_before - keep_after;
+            let tail = run.split_off(run.len() - keep_after);
+            run.truncate(keep_before);
+            out.append(run);
+            out.push(skip(format!("… {hidden} unchanged lines …")));
+            out.extend(tail);
+        } else {
+            out.append(run);
+        }
+    };
+    for r in rows {
+        // a buggy line is never hidden: it stands, with its context, like a change
+        if r.kind == "same" && !r.buggy && !r.buggy_new {
+            run.push(r);
+        } else {
+            flush(&mut run, &mut out, false);
+            out.push(r);
+        }
+    }
+    flush(&mut run, &mut out, true);
+    if out.len() > MAX_DIFF_ROWS {
+        let rest = out.len() - (MAX_DIFF_ROWS - 1);
+        out.truncate(MAX_DIFF_ROWS - 1);
+        out.push(skip(format!(
+            "… {rest} more rows not shown: the diff is longer than a page shows"
+        )));
+    }
+    out
+}
+
 /// A stored job as the scoring panel lists it.
 pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
     app::model::JobRow {
@@ -605,5 +670,67 @@ pub fn study_detail(
                 detail: a.detail,
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: &str, n: u32, buggy: bool) -> DiffLine {
+        DiffLine {
+            kind: kind.into(),
+            old_no: Some(n),
+            new_no: Some(n),
+            old: vec![Seg {
+                text: format!("line {n}"),
+                changed: false,
+            }],
+            new: vec![],
+            buggy,
+            buggy_new: false,
+        }
+    }
+
+    /// A short diff goes whole; a long one keeps its changes, their context and every buggy
+    /// line, says what it left out, and never exceeds the bound.
+    #[test]
+    fn a_long_diff_is_shortened_around_its_changes() {
+        let short: Vec<DiffLine> = (1..=50).map(|n| row("same", n, false)).collect();
+        assert_eq!(bounded_rows(short.clone()), short);
+        let mut long: Vec<DiffLine> = (1..=6000).map(|n| row("same", n, n == 100)).collect();
+        long[2999] = row("changed", 3000, false);
+        let out = bounded_rows(long);
+        assert!(out.len() <= MAX_DIFF_ROWS, "{}", out.len());
+        assert!(out
+            .iter()
+            .any(|r| r.kind == "changed" && r.old_no == Some(3000)));
+        assert!(
+            out.iter().any(|r| r.buggy && r.old_no == Some(100)),
+            "the buggy line stays"
+        );
+        for n in [2997, 2998, 2999, 3001, 3002, 3003] {
+            assert!(out.iter().any(|r| r.old_no == Some(n)), "context line {n}");
+        }
+        let skips: Vec<String> = out
+            .iter()
+            .filter(|r| r.kind == "skip")
+            .map(|r| r.old[0].text.clone())
+            .collect();
+        assert_eq!(
+            skips,
+            vec![
+                "… 96 unchanged lines …".to_owned(),
+                "… 2893 unchanged lines …".to_owned(),
+                "… 2997 unchanged lines …".to_owned(),
+            ]
+        );
+        // a diff of changes only is cut, and says so
+        let changes: Vec<DiffLine> = (1..=5000).map(|n| row("changed", n, false)).collect();
+        let out = bounded_rows(changes);
+        assert_eq!(out.len(), MAX_DIFF_ROWS);
+        assert!(out[MAX_DIFF_ROWS - 1].old[0]
+            .text
+            .contains("3001 more rows not shown"));
     }
 }

@@ -1597,3 +1597,61 @@ async fn strangers_cannot_lock_an_account_out() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// What one response carries is bounded whatever the method's size: a 3,000-line method with
+/// one change reaches the participant as its change, its context and its buggy line, the rest
+/// summarised as "… N unchanged lines …" (server-rendered too).
+#[tokio::test]
+async fn a_long_method_reaches_the_page_shortened() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let lines: Vec<String> = (1..=3000).map(|n| format!("    int x{n} = {n};")).collect();
+    let method = |body: &[String]| format!("void m() {{\n{}\n}}\n", body.join("\n"));
+    let mut changed = lines.clone();
+    changed[1499] = "    int y1500 = 1500;".into();
+    let bug = serde_json::json!({"bug_id": "B-1", "project": "P", "file": "A.java", "method": "m",
+        "source": method(&lines), "buggy_lines": [1501]})
+    .to_string();
+    let item =
+        serde_json::json!({"id": "naming_1", "bug_id": "B-1", "operator": "RenameVariable-1",
+        "level": "naming", "source": method(&changed), "summary": "renames `x1500` to `y1500`"})
+        .to_string();
+    let study = natstudy::store::studies::create(&db, None, "Long", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&db, study, None, ("b", &bug), ("t", &item))
+        .await
+        .expect("items");
+    let (_, token) = open_queue(&db, study, 5).await.expect("queue");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let c = participant(&app.base, study, &token).await;
+    let state = natstudy_tests::participants::state(&app.base, &c, study)
+        .await
+        .expect("state");
+    let diff = state["step"]["Rate"]["diff"].as_array().expect("a diff");
+    assert!(diff.len() <= 2000, "{} rows", diff.len());
+    assert!(diff.iter().any(|r| r["kind"] == "changed"), "the change");
+    let skips: Vec<&str> = diff
+        .iter()
+        .filter(|r| r["kind"] == "skip")
+        .filter_map(|r| r["old"][0]["text"].as_str())
+        .collect();
+    assert!(
+        skips.iter().any(|s| s.contains("unchanged lines")),
+        "{skips:?}"
+    );
+    let page = c
+        .get(app.url(&format!("/annotate/{study}")))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        page.contains("unchanged lines"),
+        "the page shows the summary"
+    );
+    assert!(page.len() < 2 << 20, "the page is {} bytes", page.len());
+    drop(app);
+    guard.drop_now(db).await;
+}

@@ -130,7 +130,7 @@ async fn item_diff(
                     l.buggy_new = l.new_no.is_some_and(|n| marked.contains(&n));
                 }
             }
-            lines
+            crate::present::bounded_rows(lines)
         })
     })
     .await

@@ -35,6 +35,12 @@ pub(super) fn indent_style(segs: &[Seg]) -> String {
     format!("--indent:{cols}ch")
 }
 
+/// A row standing for lines a long diff does not show ("… 120 unchanged lines …").
+fn skipped_row(r: &DiffLine) -> AnyView {
+    let text: String = r.old.iter().map(|s| s.text.as_str()).collect();
+    view! { <tr class="skip"><td colspan="4" class="skip">{text}</td></tr> }.into_any()
+}
+
 /// One side of a side-by-side row: line number and code.
 fn side(no: Option<u32>, segs: Vec<Seg>, class: &'static str, buggy: bool) -> impl IntoView {
     let indent = indent_style(&segs);
@@ -74,6 +80,9 @@ pub fn DiffTable(
             .clone()
             .into_iter()
             .map(|r| {
+                if r.kind == "skip" {
+                    return skipped_row(&r);
+                }
                 let (oc, nc) = match r.kind.as_str() {
                     "removed" => ("del", "empty"),
                     "added" => ("empty", "add"),
@@ -100,6 +109,7 @@ pub fn DiffTable(
                 let buggy = r.buggy;
                 let (old_indent, new_indent) = (indent_style(&r.old), indent_style(&r.new));
                 match r.kind.as_str() {
+                    "skip" => out.push(skipped_row(&r)),
                     "same" => out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln">{r.new_no}</td><td class="mark"></td><td class="code" class:buggy=buggy style=old_indent>{code_pieces(r.old)}</td></tr> }.into_any()),
                     _ => {
                         if r.old_no.is_some() {
