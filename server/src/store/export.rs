@@ -298,8 +298,10 @@ pub async fn votes_table(
     out.write_all(&csv_line(&header)?)?;
     let mut rows = sqlx::query(
         "SELECT i.item_key, i.level, i.operator, a.code, a.external_pid, a.imported, v.cr, v.cc, v.time_secs, v.started_at, v.submitted_at, \
-         v.original_left, v.context_opened, v.revision, v.comment FROM votes v JOIN items i ON i.id = v.item_id \
-         JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 ORDER BY i.id, a.id",
+         v.original_left, v.context_opened, v.revision, v.comment, c.created_at AS handed_at FROM votes v JOIN items i ON i.id = v.item_id \
+         JOIN annotators a ON a.id = v.annotator_id \
+         LEFT JOIN assignments c ON c.item_id = v.item_id AND c.annotator_id = v.annotator_id \
+         WHERE i.study_id = $1 ORDER BY i.id, a.id",
     )
     .bind(study)
     .fetch(&db.pool);
@@ -312,7 +314,16 @@ pub async fn votes_table(
         // what an import does not know stays empty: no submission time, side or context
         let imported = r.try_get::<i64, _>("imported")? != 0;
         let known = |value: String| if imported { String::new() } else { value };
-        let time: Option<f64> = r.try_get("time_secs")?;
+        let measured: Option<f64> = r.try_get("time_secs")?;
+        // without a time the page measured (a vote sent before the page was interactive),
+        // the server's: from when it handed the item out to when the vote arrived
+        let handed: Option<i64> = r.try_get("handed_at")?;
+        let submitted: i64 = r.try_get("submitted_at")?;
+        let server = match (measured, imported, handed) {
+            (None, false, Some(h)) if submitted >= h => Some((submitted - h) as f64 / 1000.0),
+            _ => None,
+        };
+        let time = measured.or(server);
         let mut rec = vec![
             r.try_get::<String, _>("item_key")?,
             r.try_get("level")?,
@@ -330,10 +341,11 @@ pub async fn votes_table(
             r.try_get("comment")?,
             if imported { "imported" } else { "survey" }.to_owned(),
             // measured by the participant's page, or not at all (never made up)
-            match (time, imported) {
-                (None, _) => "none",
-                (Some(_), true) => "imported",
-                (Some(_), false) => "measured",
+            match (measured, server, imported) {
+                (Some(_), _, true) => "imported",
+                (Some(_), _, false) => "measured",
+                (None, Some(_), _) => "server",
+                (None, None, _) => "none",
             }
             .to_owned(),
         ];
