@@ -32,14 +32,21 @@ pub async fn propose(
         operators,
         all_sites,
     };
+    // the preview's client may leave (a closed tab, a reload): its work stops with it
+    let cancel = Cancel::default();
+    let cancelled = cancel.flag.clone();
     let (bugs, generated) = tokio::task::spawn_blocking(move || {
         let scorer = model
             .as_deref()
             .map(|m| m as &dyn crate::engine::transform::NameScorer);
-        let out = crate::generate::generate(&bugs, "study bugs", &opts, scorer, &mut next, &|| {});
+        let out = generate_until_cancelled(&bugs, &opts, scorer, &mut next, &cancelled);
         (bugs, out)
     })
     .await?;
+    drop(cancel);
+    let generated = generated.ok_or_else(|| {
+        ServiceError::Invalid("the preview was cancelled: its client went away".into())
+    })?;
     let proposals = generated
         .map_err(|e| ServiceError::Invalid(e.to_string()))?
         .into_iter()
@@ -55,6 +62,52 @@ pub async fn propose(
         })
         .collect();
     Ok((bugs, proposals))
+}
+
+/// Bugs the preview works on between two looks at whether its client is still there.
+const CHUNK: usize = 8;
+
+/// Set when the request that started a preview goes away (its future is dropped).
+#[derive(Default)]
+struct Cancel {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// [`crate::generate::generate`] a few bugs at a time, stopping (`None`) as soon as `cancelled`
+/// is set: a preview whose client left spends no more CPU. The same transformations, numbered
+/// the same, and problems at the same lines as one run over every bug.
+fn generate_until_cancelled(
+    bugs: &[formats::items::BugRecord],
+    opts: &crate::generate::Options,
+    scorer: Option<&dyn crate::engine::transform::NameScorer>,
+    next: &mut BTreeMap<formats::Level, usize>,
+    cancelled: &std::sync::atomic::AtomicBool,
+) -> Option<Result<Vec<crate::generate::Generated>, crate::generate::Problems>> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for (i, chunk) in bugs.chunks(CHUNK).enumerate() {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        match crate::generate::generate(chunk, "study bugs", opts, scorer, next, &|| {}) {
+            Ok(g) => out.extend(g),
+            Err(crate::generate::Problems(p)) => problems.extend(p.into_iter().map(|mut p| {
+                p.line += i * CHUNK;
+                p
+            })),
+        }
+    }
+    Some(if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(crate::generate::Problems(problems))
+    })
 }
 
 /// Applications kept, and per rule: refusals and the first place one happened.
@@ -159,4 +212,54 @@ pub async fn add_proposals(
         .collect();
     let derived = super::imports::derive_items(bugs.clone(), records.clone()).await?;
     Ok(store::imports::items(db, study, actor, &digest, &bugs, &records, &derived).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bug(n: usize) -> formats::items::BugRecord {
+        let text = format!(
+            r#"{{"bug_id": "B-{n}", "project": "P", "file": "A.java", "method": "m", "source": "int m(int count) {{\n  if (count < {n}) {{\n    return count;\n  }}\n  return 0;\n}}\n", "buggy_lines": [2]}}"#
+        );
+        formats::items::parse_bugs(&text, "b.jsonl")
+            .expect("a bug")
+            .remove(0)
+    }
+
+    /// In chunks, the run gives what one run gives; cancelled, it stops before the next chunk.
+    #[test]
+    fn a_preview_stops_when_cancelled_and_is_otherwise_the_same() {
+        let bugs: Vec<_> = (1..=20).map(bug).collect();
+        let opts = crate::generate::Options {
+            operators: crate::generate::parse_operators("studied").expect("operators"),
+            all_sites: false,
+        };
+        let mut whole_next = BTreeMap::new();
+        let whole =
+            crate::generate::generate(&bugs, "study bugs", &opts, None, &mut whole_next, &|| {})
+                .expect("generated");
+        let mut next = BTreeMap::new();
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let chunked = generate_until_cancelled(&bugs, &opts, None, &mut next, &flag)
+            .expect("not cancelled")
+            .expect("generated");
+        assert!(!whole.is_empty());
+        let ids = |g: &[crate::generate::Generated]| {
+            g.iter()
+                .map(|g| (g.record.id.clone(), g.record.source.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&chunked), ids(&whole));
+        assert_eq!(next, whole_next);
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut next = BTreeMap::new();
+        assert!(generate_until_cancelled(&bugs, &opts, None, &mut next, &flag).is_none());
+        assert!(next.is_empty(), "nothing was generated");
+        // a dropped request sets the flag
+        let cancel = Cancel::default();
+        let seen = cancel.flag.clone();
+        drop(cancel);
+        assert!(seen.load(std::sync::atomic::Ordering::Relaxed));
+    }
 }
