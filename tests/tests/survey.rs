@@ -502,6 +502,35 @@ async fn rated_items_are_listed_a_page_at_a_time() {
     guard.drop_now(db).await;
 }
 
+/// A study of the three items, its server, and a participant in Chromium who joined through
+/// its invite, consented and sees the first item.
+struct Joined {
+    db: Db,
+    guard: natstudy_tests::DbGuard,
+    app: TestApp,
+    b: Browser,
+}
+
+async fn joined(name: &str) -> Joined {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, name, "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite page");
+    b.join_consent_and_start().await.expect("first item");
+    Joined { db, guard, app, b }
+}
+
 /// Sends keys to whatever holds the focus (a radio button a click left focused, say).
 async fn type_into_focus(b: &Browser, keys: &str) {
     b.client
@@ -531,22 +560,7 @@ async fn checked(b: &Browser, id: &str) -> bool {
 /// with both answered and nothing in focus changes nothing and says so.
 #[tokio::test]
 async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Mixed input", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
-    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
-        .await
-        .expect("invite");
-    let app = TestApp::start(db.clone()).await.expect("server");
-    let b = Browser::start().await.expect("browser");
-    b.goto_hydrated(&app.url(&format!("/join/{token}")))
-        .await
-        .expect("invite page");
-    b.join_consent_and_start().await.expect("first item");
+    let Joined { db, guard, app, b } = joined("Mixed input").await;
     let hint = b.text_of("#key-hint").await;
     assert!(hint.contains("open question you are in"), "{hint}");
     // a new study hides the operator's name from participants (no priming)
@@ -753,22 +767,7 @@ async fn a_full_study_gives_no_completion_code() {
 /// on screen come back after a reload of the page, and the vote carries them.
 #[tokio::test]
 async fn a_reload_keeps_the_answer_in_progress() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Reload", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
-    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
-        .await
-        .expect("invite");
-    let app = TestApp::start(db.clone()).await.expect("server");
-    let b = Browser::start().await.expect("browser");
-    b.goto_hydrated(&app.url(&format!("/join/{token}")))
-        .await
-        .expect("invite page");
-    b.join_consent_and_start().await.expect("first item");
+    let Joined { db, guard, app, b } = joined("Reload").await;
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
