@@ -248,7 +248,7 @@ impl Browser {
                    .then(r => done(r.violations \
                      .filter(v => v.impact === 'serious' || v.impact === 'critical') \
                      .map(v => v.id + ': ' + v.help + ' (' + v.nodes.length + ' nodes: ' + \
-                       v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ') + ')'))) \
+                       v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' [' + n.html.slice(0, 80) + ' ' + ((document.querySelector(n.target[0]) || {}).textContent || '').slice(0, 60) + ']').join(' | ') + ')'))) \
                    .catch(e => done(['axe failed: ' + e]));",
                 vec![],
             )

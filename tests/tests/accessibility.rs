@@ -1,7 +1,8 @@
 //! Accessibility of the participant pages and the results page: axe-core (WCAG 2.x A and AA
 //! rules) injected into headless Chromium finds nothing of impact serious or critical — on the
 //! invite page, consent, guideline, an item to rate, the list of rated items, the end, the
-//! resume and sign-in pages, and a study's results page — at a laptop's and a phone's size.
+//! resume and sign-in pages, a study's results page and the staff's pages (the study page, the
+//! list of studies, the accounts) — at a laptop's and a phone's size.
 
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
@@ -112,8 +113,21 @@ async fn results_page(width: u32, height: u32) -> Vec<String> {
     .expect("results");
     b.wait_contains("#results-tables", "Naturalness by level")
         .await;
+    // every page names itself, not just "natstudy"
+    assert_eq!(b.client.title().await.expect("title"), "Results · natstudy");
     let mut found = Vec::new();
     check(&b, "results", &mut found).await;
+    // the staff's pages: the study page (settings, uploads, batches, invites), the list of
+    // studies (with New study) and the accounts (with Add an account)
+    for (page, path, title) in [
+        ("study", format!("/studies/{study}"), "Study · natstudy"),
+        ("studies", "/studies".to_owned(), "Studies · natstudy"),
+        ("users", "/admin/users".to_owned(), "Users · natstudy"),
+    ] {
+        b.goto_hydrated(&app.url(&path)).await.expect("page");
+        assert_eq!(b.client.title().await.expect("title"), title);
+        check(&b, page, &mut found).await;
+    }
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
@@ -133,7 +147,7 @@ async fn participant_pages_have_no_serious_accessibility_violations() {
 }
 
 #[tokio::test]
-async fn the_results_page_has_no_serious_accessibility_violations() {
+async fn the_results_and_staff_pages_have_no_serious_accessibility_violations() {
     let mut found = results_page(1366, 900).await;
     found.extend(
         results_page(390, 844)

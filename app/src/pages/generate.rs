@@ -72,7 +72,7 @@ pub fn Generate(study: StudyId) -> impl IntoView {
             <p class="muted">"The built-in engine rewrites each bug's method; only applications that change a buggy line are proposed unless you ask for all. Transformations already in the study are not proposed again."</p>
             <ActionForm action=preview attr:id="generate-form" attr:class="row">
                 <input type="hidden" name="study" value=study.get() />
-                <select name="operators" id="generate-operators"
+                <select name="operators" id="generate-operators" aria-label="Operators to apply"
                     on:change=move |ev| set_operators.set(event_target_value(&ev))>
                     <option value="studied">"the study's 18 operators"</option>
                     <option value="all">"all 24 operators"</option>
@@ -87,7 +87,7 @@ pub fn Generate(study: StudyId) -> impl IntoView {
                     {move || Suspend::new(async move {
                         let names = models.await.map(|v| v.models).unwrap_or_default();
                         view! {
-                            <select name="model" id="generate-model"
+                            <select name="model" id="generate-model" aria-label="Names for RenameVariable-2"
                                 on:change=move |ev| set_model.set(event_target_value(&ev))>
                                 <option value="">"RenameVariable-2: conventional names"</option>
                                 {names.into_iter().map(|m| {

@@ -59,7 +59,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
             {move || start.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || retry.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
-                <input type="file" name="model" id="model-file" accept=".arpa,.bin" required />
+                <input type="file" name="model" id="model-file" accept=".arpa,.bin" required aria-label="Model file (ARPA or binary)" />
                 <button type="submit" id="model-upload">"Upload a model"</button>
             </form>
             <h3>"Verification"</h3>
@@ -85,7 +85,7 @@ fn ScoringPanel(
     view! {
         <ActionForm action=start attr:id="score-form" attr:class="row">
             <input type="hidden" name="study" value=study.get() />
-            <select name="model" id="score-model" disabled=none>
+            <select name="model" id="score-model" disabled=none aria-label="Language model">
                 {models.into_iter().map(|m| {
                     let label = format!("{} ({})", m.name, size(m.bytes));
                     view! { <option value=m.name>{label}</option> }

@@ -151,7 +151,8 @@ pub fn StudyPage() -> impl IntoView {
                                         .collect_view()}
                                 </ul>
                             </section>
-                            <section class="card">
+                            // a wide table: on a phone the card scrolls, by keyboard too
+                            <section class="card" tabindex="0" role="region" aria-label="Transformations">
                                 <h2>"Transformations"</h2>
                                 <table class="grid" id="items">
                                     <thead>

@@ -162,7 +162,8 @@ fn MonitorView(
         .sum();
     let (kappa, kappa_why) = crate::text::live_kappa(m.fleiss_kappa, m.complete_items);
     view! {
-        <section class="card" id="monitor">
+        // scrolls sideways on a phone: a region the keyboard reaches
+        <section class="card" id="monitor" tabindex="0" role="region" aria-label="Live monitor">
             <h2>"Monitor"</h2>
             <p>
                 <b id="monitor-votes">{total_votes}</b> " ratings · "
@@ -362,13 +363,13 @@ fn Upload(study: StudyId, upload: ServerAction<ImportUpload>) -> impl IntoView {
         <section class="card">
             <h2>"Import"</h2>
             <div class="row">
-                <select id="upload-kind" on:change=move |e| set_kind.set(event_target_value(&e))>
+                <select id="upload-kind" aria-label="What to import" on:change=move |e| set_kind.set(event_target_value(&e))>
                     <option value="items">"items: bugs.jsonl + transformations.jsonl"</option>
                     <option value="votes">"votes: survey.json"</option>
                     <option value="npr">"repair results: npr_results.csv"</option>
                     <option value="ce">"cross-entropy: ce_scores.csv"</option>
                 </select>
-                <input type="file" id="upload-files" multiple node_ref=files_ref />
+                <input type="file" id="upload-files" multiple node_ref=files_ref aria-label="Files to import" />
                 <button type="button" id="upload-submit" on:click=on_import disabled=move || reading.get() || upload.pending().get()>
                     "Import"
                 </button>
