@@ -123,18 +123,23 @@ async fn a_model_bomb_leaves_the_server_answering() {
 // ---------------------------------------------------------------------------------------------
 // 2. A flood of wrong passwords
 
-#[tokio::test]
-async fn a_login_flood_is_throttled_and_memory_stays_flat() {
+/// A `natstudy serve` process (with `args`) over a fresh data directory holding one admin
+/// account; the directory lives as long as the first value.
+async fn served_with_an_admin(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
     let dir = tempfile::tempdir().expect("dir");
     let url = natstudy::db::Db::sqlite_url_in(dir.path()).expect("url");
-    {
-        let db = natstudy::db::Db::connect(&url).await.expect("db");
-        natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
-            .await
-            .expect("admin");
-        db.close().await;
-    }
-    let server = ServerProcess::start(dir.path(), &[]).expect("server");
+    let db = natstudy::db::Db::connect(&url).await.expect("db");
+    natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
+        .await
+        .expect("admin");
+    db.close().await;
+    let server = ServerProcess::start(dir.path(), args).expect("server");
+    (dir, server)
+}
+
+#[tokio::test]
+async fn a_login_flood_is_throttled_and_memory_stays_flat() {
+    let (_dir, server) = served_with_an_admin(&[]).await;
     let client = reqwest::Client::new();
     let started = Instant::now();
     let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(200));
@@ -193,17 +198,7 @@ async fn a_login_flood_is_throttled_and_memory_stays_flat() {
 /// memory where one left it; a legitimate visitor is answered within a second throughout.
 #[tokio::test]
 async fn a_login_flood_from_many_addresses_keeps_memory_bounded() {
-    let dir = tempfile::tempdir().expect("dir");
-    let url = natstudy::db::Db::sqlite_url_in(dir.path()).expect("url");
-    {
-        let db = natstudy::db::Db::connect(&url).await.expect("db");
-        natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
-            .await
-            .expect("admin");
-        db.close().await;
-    }
-    let server = ServerProcess::start(dir.path(), &["--client-ip-header", "x-forwarded-for"])
-        .expect("server");
+    let (_dir, server) = served_with_an_admin(&["--client-ip-header", "x-forwarded-for"]).await;
     let client = reqwest::Client::new();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // a legitimate visitor, all along

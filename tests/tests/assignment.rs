@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use natstudy::db::{now_ms, Db};
-use natstudy::ids::StudyId;
+use natstudy::ids::{AnnotatorId, StudyId};
 use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted, VoteInput};
 use natstudy_tests::{fresh_db, on_both_stores, Store};
 use rand::{Rng, SeedableRng};
@@ -224,11 +224,12 @@ async fn dynamic_queue_never_exceeds_k(store: Store) {
 
 on_both_stores!(multi_thread: dynamic_queue_never_exceeds_k => dynamic_queue_never_exceeds_k_sqlite, dynamic_queue_never_exceeds_k_postgres);
 
-async fn leases_expire_and_are_reclaimed(store: Store) {
-    let (db, guard) = fresh_db(store).await.expect("db");
-    let study = study_with_items(&db, 1).await; // 3 items
-    set_k(&db, study, 1).await;
-    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
+/// A study of k = 1 whose dynamic queue holds one item (`naming_0`), leased for
+/// `lease_secs`, and two annotators in it.
+async fn one_item_queue(db: &Db, lease_secs: i64) -> (StudyId, Vec<AnnotatorId>) {
+    let study = study_with_items(db, 1).await; // 3 items
+    set_k(db, study, 1).await;
+    let pool = assign::ensure_pool(db, study, 2).await.expect("pool");
     let spec = BatchSpec {
         name: "one".into(),
         strategy: Strategy::DynamicQueue,
@@ -238,12 +239,18 @@ async fn leases_expire_and_are_reclaimed(store: Store) {
         },
         annotators: pool.clone(),
         seed: 1,
-        lease_secs: 60,
+        lease_secs,
         avoid_same_bug: false,
     };
-    assign::create_batch(&db, study, None, &spec)
+    assign::create_batch(db, study, None, &spec)
         .await
         .expect("batch");
+    (study, pool)
+}
+
+async fn leases_expire_and_are_reclaimed(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = one_item_queue(&db, 60).await;
     let t0 = now_ms();
     let a = assign::next_item(&db, study, pool[0], t0)
         .await
@@ -314,24 +321,7 @@ async fn leases_expire_and_are_reclaimed_postgres() {
 /// heartbeat and asking again renew it up to there, and then the item goes to someone else.
 async fn a_lease_is_held_at_most_its_longest_hold(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
-    let study = study_with_items(&db, 1).await;
-    set_k(&db, study, 1).await;
-    let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
-    let spec = BatchSpec {
-        name: "one".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: ItemFilter {
-            ids: vec!["naming_0".into()],
-            ..Default::default()
-        },
-        annotators: pool.clone(),
-        seed: 1,
-        lease_secs: 60,
-        avoid_same_bug: false,
-    };
-    assign::create_batch(&db, study, None, &spec)
-        .await
-        .expect("batch");
+    let (study, pool) = one_item_queue(&db, 60).await;
     let hold = assign::max_hold_ms(60);
     assert_eq!(hold, 30 * 60 * 1000);
     assert_eq!(assign::max_hold_ms(1200), 60 * 60 * 1000);

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use app::model::StudySettingsForm;
 use fantoccini::Locator;
 use natstudy::db::Db;
 use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy};
@@ -502,16 +503,18 @@ async fn rated_items_are_listed_a_page_at_a_time() {
     guard.drop_now(db).await;
 }
 
-/// A study of the three items, its server, and a participant in Chromium who joined through
+/// A study of the three items (its settings as `configure` leaves them), its server, and a participant in Chromium who joined through
 /// its invite, consented and sees the first item.
 struct Joined {
     db: Db,
     guard: natstudy_tests::DbGuard,
+    study: natstudy::ids::StudyId,
+    token: String,
     app: TestApp,
     b: Browser,
 }
 
-async fn joined(name: &str) -> Joined {
+async fn joined(name: &str, configure: impl FnOnce(&mut StudySettingsForm)) -> Joined {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let study = natstudy::store::studies::create(&db, None, name, "")
         .await
@@ -519,6 +522,13 @@ async fn joined(name: &str) -> Joined {
     natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
         .await
         .expect("items");
+    let mut settings = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    configure(&mut settings);
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
+        .await
+        .expect("settings");
     let (_, token) = natstudy_tests::open_queue(&db, study, 5)
         .await
         .expect("invite");
@@ -528,7 +538,14 @@ async fn joined(name: &str) -> Joined {
         .await
         .expect("invite page");
     b.join_consent_and_start().await.expect("first item");
-    Joined { db, guard, app, b }
+    Joined {
+        db,
+        guard,
+        study,
+        token,
+        app,
+        b,
+    }
 }
 
 /// Sends keys to whatever holds the focus (a radio button a click left focused, say).
@@ -560,7 +577,9 @@ async fn checked(b: &Browser, id: &str) -> bool {
 /// with both answered and nothing in focus changes nothing and says so.
 #[tokio::test]
 async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
-    let Joined { db, guard, app, b } = joined("Mixed input").await;
+    let Joined {
+        db, guard, app, b, ..
+    } = joined("Mixed input", |_| {}).await;
     let hint = b.text_of("#key-hint").await;
     assert!(hint.contains("open question you are in"), "{hint}");
     // a new study hides the operator's name from participants (no priming)
@@ -673,30 +692,18 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
 /// anyone consents, its join is refused, and the monitor flags the link.
 #[tokio::test]
 async fn a_full_study_gives_no_completion_code() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Full study", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
-    let mut settings = natstudy::service::studies::settings(&db, study)
-        .await
-        .expect("settings");
-    settings.ratings_per_item = 1;
-    settings.completion_code = "C0DE-123".into();
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
-        .await
-        .expect("k = 1");
-    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
-        .await
-        .expect("invite");
-    let app = TestApp::start(db.clone()).await.expect("server");
-    let b = Browser::start().await.expect("browser");
-    b.goto_hydrated(&app.url(&format!("/join/{token}")))
-        .await
-        .expect("invite page");
-    b.join_consent_and_start().await.expect("first item");
+    let Joined {
+        db,
+        guard,
+        study,
+        token,
+        app,
+        b,
+    } = joined("Full study", |settings| {
+        settings.ratings_per_item = 1;
+        settings.completion_code = "C0DE-123".into();
+    })
+    .await;
     // meanwhile every item gets its one rating from elsewhere
     let survey = r#"{"naming": {"1": {"X1": {"CR": 1, "CC": 1, "Time": 3}}, "2": {"X1": {"CR": 2, "CC": 1, "Time": 4}}},
                      "expression": {"1": {"X1": {"CR": 4, "CC": 3, "Time": 5}}}}"#;
@@ -767,7 +774,9 @@ async fn a_full_study_gives_no_completion_code() {
 /// on screen come back after a reload of the page, and the vote carries them.
 #[tokio::test]
 async fn a_reload_keeps_the_answer_in_progress() {
-    let Joined { db, guard, app, b } = joined("Reload").await;
+    let Joined {
+        db, guard, app, b, ..
+    } = joined("Reload", |_| {}).await;
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");

@@ -38,10 +38,10 @@ impl DeviceKey {
     }
 
     fn mac(&self, username: &str, id: &str) -> HmacSha256 {
-        // a key of any length is accepted by HMAC
-        let mut m = <HmacSha256 as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| {
-            <HmacSha256 as Mac>::new_from_slice(&[0u8; 32]).unwrap_or_else(|_| unreachable!())
-        });
+        let mut m = match <HmacSha256 as Mac>::new_from_slice(&self.0) {
+            Ok(m) => m,
+            Err(_) => unreachable!("HMAC takes a key of any length"),
+        };
         m.update(username.to_lowercase().as_bytes());
         m.update(b"\0");
         m.update(id.as_bytes());
@@ -53,8 +53,8 @@ impl DeviceKey {
         use rand::RngCore;
         let mut raw = [0u8; 16];
         rand::thread_rng().fill_bytes(&mut raw);
-        let id = hex(&raw);
-        let mac = hex(&self.mac(username, &id).finalize().into_bytes());
+        let id = hex::encode(raw);
+        let mac = hex::encode(self.mac(username, &id).finalize().into_bytes());
         format!("{id}.{mac}")
     }
 
@@ -66,7 +66,9 @@ impl DeviceKey {
         if id.len() != 32 || mac.len() != 64 {
             return false;
         }
-        let Some(mac) = unhex(mac) else { return false };
+        let Ok(mac) = hex::decode(mac) else {
+            return false;
+        };
         self.mac(username, id).verify_slice(&mac).is_ok()
     }
 
@@ -79,17 +81,6 @@ impl DeviceKey {
             if secure { "; Secure" } else { "" }
         )
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

@@ -124,10 +124,7 @@ fn backend_error(e: crate::store::StoreError) -> session_store::Error {
 /// file — holds no session anyone could resume, even with the cookie key beside it.
 fn key_of(id: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(id.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(id.as_bytes()))
 }
 
 /// A record's data and expiry as stored, without its id.

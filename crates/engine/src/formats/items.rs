@@ -165,30 +165,13 @@ pub fn parse_bugs(text: &str, file: &str) -> Result<Vec<BugRecord>, FormatError>
         };
         let file_source = optional("file_source");
         let fixed_source = optional("fixed_source");
-        bounded(
-            source.as_ref(),
-            MAX_METHOD_BYTES,
-            "source",
-            file,
-            line,
-            &mut problems,
-        );
-        bounded(
-            fixed_source.as_ref(),
-            MAX_METHOD_BYTES,
-            "fixed_source",
-            file,
-            line,
-            &mut problems,
-        );
-        bounded(
-            file_source.as_ref(),
-            MAX_FILE_BYTES,
-            "file_source",
-            file,
-            line,
-            &mut problems,
-        );
+        for (field, value, max) in [
+            ("source", &source, MAX_METHOD_BYTES),
+            ("fixed_source", &fixed_source, MAX_METHOD_BYTES),
+            ("file_source", &file_source, MAX_FILE_BYTES),
+        ] {
+            bounded(value.as_ref(), max, field, file, line, &mut problems);
+        }
         let lines_in_source = source.as_deref().map(|s| s.lines().count()).unwrap_or(0);
         let mut buggy_lines = Vec::new();
         match obj.get("buggy_lines") {
