@@ -14,7 +14,7 @@ pub use natstudy_vocab::ids;
 /// The pure engines (the `natstudy-engine` crate).
 pub mod engine {
     pub use natstudy_engine::{
-        analysis, assignment, diff, lm, plots, review, stats, transform, verify,
+        analysis, assignment, bugs, diff, lm, plots, review, stats, transform, verify,
     };
 }
 pub mod password;

@@ -501,3 +501,12 @@ pub mod participants {
         sc::vote(c, base, study, item, token, answers).await
     }
 }
+
+/// The records of a JSON-lines file.
+pub fn read_jsonl(f: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(f)
+        .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect()
+}

@@ -9,18 +9,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use natstudy::engine::transform;
-use natstudy_tests::{cli, fresh_db, Store};
+use natstudy_tests::{cli, fresh_db, read_jsonl, Store};
 
 /// The fix every corpus bug gets: a guard as the method's first statement.
 const GUARD: &str = "        if (false) { throw new IllegalStateException(\"fixed\"); }";
-
-fn read_jsonl(f: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(f)
-        .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json"))
-        .collect()
-}
 
 fn write_jsonl(f: &Path, rows: &[serde_json::Value]) {
     let text: Vec<String> = rows.iter().map(|r| r.to_string()).collect();

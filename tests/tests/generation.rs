@@ -2,7 +2,7 @@
 //! come back as records, proposals continue the study's numbering and are added once, and a
 //! scoring job records its progress and result where every instance can read it.
 
-use natstudy_tests::{fresh_db, Store};
+use natstudy_tests::{fresh_db, read_jsonl, Store};
 
 async fn proposals_and_jobs(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
@@ -125,14 +125,6 @@ async fn proposals_and_jobs_sqlite() {
 #[tokio::test]
 async fn proposals_and_jobs_postgres() {
     proposals_and_jobs(Store::Postgres).await;
-}
-
-fn read_jsonl(f: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(f)
-        .expect("read")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json"))
-        .collect()
 }
 
 /// The study's transformations as `export --what items` writes them.

@@ -462,3 +462,63 @@ async fn cli_transform_output_imports_as_a_study() {
     let msg = format!("{err:#}");
     assert!(msg.contains("bad.jsonl:2: source: bug X-1"), "{msg}");
 }
+
+/// Buggy lines follow every move (#40), as an invariant over the corpus: each statement line
+/// of each method in turn is the bug's one buggy line; every item generated for it (every
+/// operator, applications that touch the buggy line) has non-empty transformed buggy lines,
+/// each a line of the transformed method; and where the buggy line's text is still in the
+/// transformed method unchanged, a marked line holds it.
+#[test]
+fn every_item_of_a_bug_with_buggy_lines_has_buggy_lines_in_its_method() {
+    let mut items = 0usize;
+    for (name, src) in corpus() {
+        for m in transform::methods(&src) {
+            let method: Vec<&str> =
+                src.lines().collect::<Vec<_>>()[m.first_line - 1..m.last_line].to_vec();
+            let method_text = method.join("\n") + "\n";
+            for (k, text) in method.iter().enumerate() {
+                let t = text.trim();
+                if t.is_empty() || t == "}" || t == "{" {
+                    continue;
+                }
+                let buggy = [k + 1];
+                let req = Request {
+                    source: &method_text,
+                    method_only: true,
+                    method: MethodSel::Lines(1, method.len()),
+                    buggy_lines: &buggy,
+                    operators: &Operator::ALL,
+                    all_sites: false,
+                };
+                let ts = transform::transform(&req, None)
+                    .unwrap_or_else(|e| panic!("{name} {}: {e}", m.name));
+                for tr in ts {
+                    items += 1;
+                    let d = transform::line_data(&method_text, &[k as u32 + 1], &tr.method_source);
+                    let out: Vec<&str> = tr.method_source.lines().collect();
+                    let at = format!("{name} {} line {} ({t}) {}", m.name, k + 1, tr.operator);
+                    assert!(!d.buggy_lines.is_empty(), "{at}: no buggy line");
+                    assert!(
+                        d.buggy_lines
+                            .iter()
+                            .all(|&l| l >= 1 && l as usize <= out.len()),
+                        "{at}: {:?} outside the method",
+                        d.buggy_lines
+                    );
+                    if out.iter().filter(|l| l.trim() == t).count() == 1
+                        && method.iter().filter(|l| l.trim() == t).count() == 1
+                    {
+                        assert!(
+                            d.buggy_lines
+                                .iter()
+                                .any(|&l| out[l as usize - 1].trim() == t),
+                            "{at}: the unchanged buggy line is not marked:\n{}",
+                            tr.method_source
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(items > 500, "the corpus gives many items ({items})");
+}

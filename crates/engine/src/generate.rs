@@ -201,6 +201,7 @@ mod tests {
             file_source: file.map(str::to_owned),
             fixed_source: None,
             buggy_lines: buggy,
+            encoding: None,
         }
     }
 

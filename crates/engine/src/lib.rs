@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod assignment;
+pub mod bugs;
 pub mod diff;
 pub mod formats;
 pub mod generate;

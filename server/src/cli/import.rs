@@ -10,6 +10,25 @@ use crate::store::imports::Outcome;
 
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {
+    /// Bugs from a bug dataset's buggy/fixed checkouts (PAIRS.csv: bug_id,project,buggy,fixed;
+    /// each a checkout folder or a file, relative to the CSV): per bug the buggy method, its
+    /// buggy lines (every line the fix deletes or replaces; for a pure insertion the line
+    /// after it) and the fixed method. A fix in several methods or outside any method is
+    /// skipped with its reason
+    Bugs {
+        #[arg(long)]
+        study: String,
+        pairs: PathBuf,
+        /// Also write the derived bugs.jsonl here
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// One record per touched method (`Lang-7#translate`) instead of skipping the bug
+        #[arg(long)]
+        multi_method: bool,
+        /// The sources' encoding (default: UTF-8 where valid, else ISO-8859-1)
+        #[arg(long)]
+        encoding: Option<String>,
+    },
     /// Bugs and their transformations (bugs.jsonl, transformations.jsonl)
     Items {
         #[arg(long)]
@@ -46,7 +65,26 @@ pub enum ImportCommand {
 
 pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
     let db = g.db().await?;
+    if let ImportCommand::Bugs {
+        study,
+        pairs,
+        out,
+        multi_method,
+        encoding,
+    } = &cmd
+    {
+        return import_bugs(
+            &db,
+            study,
+            pairs,
+            out.as_deref(),
+            *multi_method,
+            encoding.as_deref(),
+        )
+        .await;
+    }
     let (study, outcome) = match &cmd {
+        ImportCommand::Bugs { .. } => unreachable!("handled above"),
         ImportCommand::Items {
             study,
             bugs,
@@ -89,6 +127,85 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
     match outcome {
         Outcome::Imported { rows } => println!("imported {rows} rows into {study}"),
         Outcome::AlreadyImported => println!("already imported into {study}: nothing to do"),
+    }
+    Ok(())
+}
+
+async fn import_bugs(
+    db: &crate::db::Db,
+    study: &str,
+    pairs: &std::path::Path,
+    out: Option<&std::path::Path>,
+    multi_method: bool,
+    encoding: Option<&str>,
+) -> Result<()> {
+    use crate::engine::bugs::{encoding::Encoding, sources::Disk, Options};
+    use anyhow::Context as _;
+    let id = crate::store::studies::id_by_name(db, study).await?;
+    let name = pairs.display().to_string();
+    let text = std::fs::read_to_string(pairs).with_context(|| format!("cannot read {name}"))?;
+    let n_pairs = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    let options = Options {
+        multi_method,
+        encoding: match encoding {
+            Some(e) => Encoding::parse(e)?,
+            None => Encoding::Detect,
+        },
+    };
+    let base = pairs
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                p
+            }
+        })
+        .unwrap_or(std::path::Path::new("."))
+        .to_path_buf();
+    let pb = super::lm::bar(n_pairs as u64, "pairs");
+    let tick = pb.clone();
+    let started = std::time::Instant::now();
+    let result = crate::service::bug_import::import_bugs(
+        db,
+        id,
+        None,
+        std::sync::Arc::new(Disk { base }),
+        (name, text),
+        options,
+        std::sync::Arc::new(move || tick.inc(1)),
+    )
+    .await;
+    pb.finish_and_clear();
+    let r = result?;
+    if let Some(out) = out {
+        std::fs::write(out, r.jsonl())
+            .with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    match r.outcome {
+        Outcome::Imported { rows } => println!(
+            "{} bugs from {rows_in} pairs in {:.2} s: {rows} new in {study}",
+            r.bugs.len(),
+            started.elapsed().as_secs_f64(),
+            rows_in = n_pairs,
+        ),
+        Outcome::AlreadyImported => println!(
+            "{} bugs from {n_pairs} pairs: already imported into {study}, nothing to do",
+            r.bugs.len()
+        ),
+    }
+    if !r.skipped.is_empty() {
+        println!("skipped {}:", r.skipped.len());
+        for (id, why) in &r.skipped {
+            println!("  {id}: {why}");
+        }
+    }
+    if let Some(out) = out {
+        println!("bugs.jsonl → {}", out.display());
     }
     Ok(())
 }

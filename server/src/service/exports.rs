@@ -268,6 +268,7 @@ pub async fn benchmark(
             method_name: &bug.method_name,
             method: &bug.method,
             file_source: bug.file_source.as_deref(),
+            encoding: bug.encoding.as_deref(),
         };
         let i = benchmark::Item {
             key: &item.key,

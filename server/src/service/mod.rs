@@ -7,6 +7,7 @@ pub mod access;
 pub mod accounts;
 pub mod annotate;
 pub mod batches;
+pub mod bug_import;
 pub mod devices;
 pub mod error;
 pub mod exports;

@@ -82,6 +82,7 @@ pub async fn run(
                 file_path: &b.file_path,
                 method: &b.method,
                 file_source: b.file_source.as_deref(),
+                encoding: b.encoding.as_deref(),
             })
             .collect();
         let i: Vec<verify::Item<'_>> = items

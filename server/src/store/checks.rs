@@ -17,6 +17,7 @@ pub struct BugRow {
     pub file_path: String,
     pub method: String,
     pub file_source: Option<String>,
+    pub encoding: Option<String>,
 }
 
 /// An item as verification needs it; `bug` indexes the bugs returned with it.
@@ -35,7 +36,7 @@ pub async fn inputs(
     unchecked_only: bool,
 ) -> StoreResult<(Vec<BugRow>, Vec<ItemRow>)> {
     let rows = sqlx::query(
-        "SELECT id, bug_key, file_path, source, file_source FROM bugs WHERE study_id = $1 ORDER BY id",
+        "SELECT id, bug_key, file_path, source, file_source, encoding FROM bugs WHERE study_id = $1 ORDER BY id",
     )
     .bind(study)
     .fetch_all(&db.pool)
@@ -49,6 +50,7 @@ pub async fn inputs(
             file_path: r.try_get("file_path")?,
             method: r.try_get("source")?,
             file_source: r.try_get("file_source")?,
+            encoding: r.try_get("encoding")?,
         });
     }
     let rows = sqlx::query(
@@ -143,6 +145,7 @@ pub struct BenchBug {
     pub method_name: String,
     pub method: String,
     pub file_source: Option<String>,
+    pub encoding: Option<String>,
 }
 
 /// An item as the benchmark export needs it.
@@ -168,7 +171,7 @@ pub async fn benchmark(
 ) -> anyhow::Result<u64> {
     use futures_util::TryStreamExt;
     let rows = sqlx::query(
-        "SELECT b.id, b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source \
+        "SELECT b.id, b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.encoding \
          FROM bugs b JOIN projects p ON p.id = b.project_id WHERE b.study_id = $1",
     )
     .bind(study)
@@ -185,6 +188,7 @@ pub async fn benchmark(
                 method_name: r.try_get("method")?,
                 method: r.try_get("source")?,
                 file_source: r.try_get("file_source")?,
+                encoding: r.try_get("encoding")?,
             },
         );
     }

@@ -453,7 +453,7 @@ pub async fn items(
     items_out: &mut dyn Sink,
 ) -> anyhow::Result<u64> {
     let mut bugs = sqlx::query(
-        "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.fixed_source, b.buggy_lines FROM bugs b \
+        "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.fixed_source, b.buggy_lines, b.encoding FROM bugs b \
          JOIN projects p ON p.id = b.project_id WHERE b.study_id = $1 ORDER BY b.id",
     )
     .bind(study)

@@ -13,7 +13,7 @@ use crate::ids::StudyId;
 /// The study's bugs, in import order.
 pub async fn bugs(db: &Db, study: StudyId) -> StoreResult<Vec<BugRecord>> {
     let rows = sqlx::query(
-        "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.fixed_source, b.buggy_lines \
+        "SELECT b.bug_key, p.name AS project, b.file_path, b.method, b.source, b.file_source, b.fixed_source, b.buggy_lines, b.encoding \
          FROM bugs b JOIN projects p ON p.id = b.project_id WHERE b.study_id = $1 ORDER BY b.id",
     )
     .bind(study)
@@ -23,7 +23,7 @@ pub async fn bugs(db: &Db, study: StudyId) -> StoreResult<Vec<BugRecord>> {
 }
 
 /// A bug row (columns bug_key, project, file_path, method, source, file_source, fixed_source,
-/// buggy_lines)
+/// buggy_lines, encoding)
 /// as its interchange record.
 pub fn bug_record(r: &sqlx::any::AnyRow) -> StoreResult<BugRecord> {
     let lines: String = r.try_get("buggy_lines")?;
@@ -36,6 +36,7 @@ pub fn bug_record(r: &sqlx::any::AnyRow) -> StoreResult<BugRecord> {
         file_source: r.try_get("file_source")?,
         fixed_source: r.try_get("fixed_source")?,
         buggy_lines: serde_json::from_str(&lines).unwrap_or_default(),
+        encoding: r.try_get("encoding")?,
     })
 }
 

@@ -55,6 +55,16 @@ pub(super) async fn mark(
     digest: &str,
     rows: usize,
 ) -> StoreResult<()> {
+    mark_noted(tx, study, actor, (kind, digest, None), rows).await
+}
+
+async fn mark_noted(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    study: StudyId,
+    actor: Option<UserId>,
+    (kind, digest, note): ImportMark<'_>,
+    rows: usize,
+) -> StoreResult<()> {
     sqlx::query("INSERT INTO imports (study_id, kind, digest, rows, imported_at) VALUES ($1, $2, $3, $4, $5)")
         .bind(study)
         .bind(kind)
@@ -68,7 +78,10 @@ pub(super) async fn mark(
         actor,
         Some(study),
         &format!("import.{kind}"),
-        &format!("{rows} rows"),
+        &match note {
+            Some(n) if !n.is_empty() => format!("{rows} rows; {n}"),
+            _ => format!("{rows} rows"),
+        },
     )
     .await
 }
@@ -92,13 +105,59 @@ pub async fn items(
     transformations: &[TransformationRecord],
     derived: &[ItemDerived],
 ) -> StoreResult<Outcome> {
+    write_items(
+        db,
+        study,
+        actor,
+        ("items", digest, None),
+        bugs,
+        transformations,
+        derived,
+    )
+    .await
+}
+
+/// Imports bugs alone (`natstudy import bugs`: from a dataset's checkouts), as `items` does;
+/// `report` (what was skipped and why) goes into the audit log with the count.
+pub async fn bugs(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    digest: &str,
+    bugs: &[BugRecord],
+    report: &str,
+) -> StoreResult<Outcome> {
+    write_items(
+        db,
+        study,
+        actor,
+        ("bugs", digest, Some(report)),
+        bugs,
+        &[],
+        &[],
+    )
+    .await
+}
+
+/// The import of `kind` (`items`, `bugs`) with its digest and a note for the audit log.
+type ImportMark<'a> = (&'a str, &'a str, Option<&'a str>);
+
+async fn write_items(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    (kind, digest, note): ImportMark<'_>,
+    bugs: &[BugRecord],
+    transformations: &[TransformationRecord],
+    derived: &[ItemDerived],
+) -> StoreResult<Outcome> {
     if derived.len() != transformations.len() {
         return Err(StoreError::Invalid(
             "line data for every transformation".into(),
         ));
     }
     let mut tx = db.begin_write(study).await?;
-    if already(&mut tx, study, "items", digest).await? {
+    if already(&mut tx, study, kind, digest).await? {
         return Ok(Outcome::AlreadyImported);
     }
     let mut projects: HashMap<&str, i64> = HashMap::new();
@@ -164,8 +223,8 @@ pub async fn items(
                 written += 1;
                 let lines = serde_json::to_string(&b.buggy_lines).unwrap_or_else(|_| "[]".into());
                 sqlx::query(
-                    "INSERT INTO bugs (study_id, project_id, bug_key, file_path, method, source, file_source, fixed_source, buggy_lines) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                    "INSERT INTO bugs (study_id, project_id, bug_key, file_path, method, source, file_source, fixed_source, buggy_lines, encoding) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
                 )
                 .bind(study)
                 .bind(projects[b.project.as_str()])
@@ -176,6 +235,7 @@ pub async fn items(
                 .bind(&b.file_source)
                 .bind(&b.fixed_source)
                 .bind(lines)
+                .bind(&b.encoding)
                 .fetch_one(&mut *tx)
                 .await?
                 .try_get(0)?
@@ -223,7 +283,7 @@ pub async fn items(
         .execute(&mut *tx)
         .await?;
     }
-    mark(&mut tx, study, actor, "items", digest, written).await?;
+    mark_noted(&mut tx, study, actor, (kind, digest, note), written).await?;
     super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;
     Ok(Outcome::Imported { rows: written })

@@ -23,6 +23,9 @@ pub struct Bug<'a> {
     /// The buggy method's text, as it appears in `file_source`.
     pub method: &'a str,
     pub file_source: Option<&'a str>,
+    /// The project file's encoding when not UTF-8 (`ISO-8859-1`): the Java files are written
+    /// in it.
+    pub encoding: Option<&'a str>,
 }
 
 /// A transformation and what the study learnt about it.
@@ -52,8 +55,9 @@ pub struct Item<'a> {
 pub struct Entry {
     /// The folder's name (safe, unique within the export).
     pub dir: String,
-    /// Files relative to the folder, with their text (`meta.json` included).
-    pub files: Vec<(String, String)>,
+    /// Files relative to the folder, with their bytes (`meta.json` included; Java files in
+    /// the bug's encoding).
+    pub files: Vec<(String, Vec<u8>)>,
     /// The folder's line in the index.
     pub index: Value,
 }
@@ -121,9 +125,26 @@ pub fn entry(bug: &Bug<'_>, item: &Item<'_>, taken: &mut HashSet<String>) -> Ent
         }
     };
     let file_lines: Vec<usize> = item.buggy_lines.iter().map(|l| l + offset).collect();
-    let mut files = vec![(format!("buggy/{path}"), buggy_text)];
+    // the project's encoding, unless a character of the transformation cannot be written in
+    // it (then UTF-8, and meta.json says so)
+    let encoded = |text: &str| crate::bugs::encoding::encode(text, bug.encoding).ok();
+    let in_encoding = encoded(&buggy_text).is_some()
+        && fixed_text.as_deref().is_none_or(|f| encoded(f).is_some());
+    let encoding = if in_encoding {
+        bug.encoding.unwrap_or(crate::bugs::encoding::UTF_8)
+    } else {
+        crate::bugs::encoding::UTF_8
+    };
+    let bytes = |text: &str| {
+        if in_encoding {
+            encoded(text).unwrap_or_default()
+        } else {
+            text.as_bytes().to_vec()
+        }
+    };
+    let mut files = vec![(format!("buggy/{path}"), bytes(&buggy_text))];
     if let Some(f) = &fixed_text {
-        files.push((format!("fixed/{path}"), f.clone()));
+        files.push((format!("fixed/{path}"), bytes(f)));
     }
     let verification = item.verification.map(|c| {
         json!({
@@ -140,6 +161,7 @@ pub fn entry(bug: &Bug<'_>, item: &Item<'_>, taken: &mut HashSet<String>) -> Ent
         "file": path,
         "original_file_path": bug.file_path,
         "whole_file": whole_file,
+        "encoding": encoding,
         "method": bug.method_name,
         "operator": item.operator,
         "level": item.level,
@@ -157,7 +179,7 @@ pub fn entry(bug: &Bug<'_>, item: &Item<'_>, taken: &mut HashSet<String>) -> Ent
     });
     let mut text = serde_json::to_string_pretty(&meta).unwrap_or_default();
     text.push('\n');
-    files.push(("meta.json".to_owned(), text));
+    files.push(("meta.json".to_owned(), text.into_bytes()));
     let index = json!({
         "dir": dir,
         "id": item.key,
@@ -194,6 +216,7 @@ mod tests {
             method_name: "f",
             method: "    int f() {\n        return 1;\n    }",
             file_source: Some("class Foo {\n    int f() {\n        return 1;\n    }\n}\n"),
+            encoding: None,
         };
         let item = Item {
             key: "a/b",
@@ -223,9 +246,53 @@ mod tests {
         assert_eq!(a.files[0].0, "buggy/src/p/Foo.java");
         assert_eq!(
             a.files[0].1,
-            "class Foo {\n    int f() {\n        int one = 1;\n        return one;\n    }\n}\n"
+            b"class Foo {\n    int f() {\n        int one = 1;\n        return one;\n    }\n}\n"
         );
         assert_eq!(a.index["buggy_lines"], json!([3, 4]), "file lines");
         assert_eq!(a.files.len(), 2, "no fixed file without a fix");
+    }
+
+    /// A bug read as ISO-8859-1 is written back in it; a character it cannot hold falls back
+    /// to UTF-8, and meta.json says which.
+    #[test]
+    fn java_files_keep_the_bug_encoding() {
+        let file = "class Foo {\n    // caf\u{e9}\n    int f() {\n        return 1;\n    }\n}\n";
+        let method = "    int f() {\n        return 1;\n    }";
+        let bug = Bug {
+            key: "B-1",
+            project: "P",
+            file_path: "Foo.java",
+            method_name: "f",
+            method,
+            file_source: Some(file),
+            encoding: Some("ISO-8859-1"),
+        };
+        let item = |source: &'static str| Item {
+            key: "i",
+            operator: "RenameVariable-1",
+            level: "naming",
+            summary: "",
+            source,
+            buggy_lines: &[2],
+            line_map: None,
+            fixed_source: None,
+            category: None,
+            votes: 0,
+            unnatural_votes: 0,
+            rnc: BTreeMap::new(),
+            verification: None,
+        };
+        let e = entry(&bug, &item(method), &mut HashSet::new());
+        assert!(e.files[0].1.contains(&0xe9), "é as one Latin-1 byte");
+        let meta: Value = serde_json::from_slice(&e.files[1].1).expect("json");
+        assert_eq!(meta["encoding"], "ISO-8859-1");
+        let e = entry(
+            &bug,
+            &item("    int f() {\n        return 1; // \u{20ac}\n    }"),
+            &mut HashSet::new(),
+        );
+        assert!(std::str::from_utf8(&e.files[0].1).is_ok_and(|t| t.contains("café")));
+        let meta: Value = serde_json::from_slice(&e.files[1].1).expect("json");
+        assert_eq!(meta["encoding"], "UTF-8");
     }
 }

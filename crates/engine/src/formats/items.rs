@@ -21,6 +21,10 @@ pub struct BugRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed_source: Option<String>,
     pub buggy_lines: Vec<u32>,
+    /// The encoding of the project's file (`ISO-8859-1`, …) when it is not UTF-8: files
+    /// written back (verification, the benchmark export) are written in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
 }
 
 /// A transformed method: one item of the study.
@@ -165,6 +169,12 @@ pub fn parse_bugs(text: &str, file: &str) -> Result<Vec<BugRecord>, FormatError>
         };
         let file_source = optional("file_source");
         let fixed_source = optional("fixed_source");
+        let encoding = optional("encoding");
+        if let Some(e) = &encoding {
+            if let Err(err) = crate::bugs::encoding::Encoding::parse(e) {
+                problems.push(file, line, "encoding", err.to_string());
+            }
+        }
         for (field, value, max) in [
             ("source", &source, MAX_METHOD_BYTES),
             ("fixed_source", &fixed_source, MAX_METHOD_BYTES),
@@ -229,6 +239,7 @@ pub fn parse_bugs(text: &str, file: &str) -> Result<Vec<BugRecord>, FormatError>
                 file_source,
                 fixed_source,
                 buggy_lines,
+                encoding,
             });
         }
     }

@@ -276,10 +276,23 @@ pub struct LineData {
 
 /// The line data of `transformed` against `original` and its 1-based `buggy` lines — the same
 /// hunks `transform` reports, so a generated item and an imported one agree.
+///
+/// A buggy line follows every move: kept in place, it is where the diff aligns it; deleted or
+/// replaced, it is found where it went when its text (indentation aside) is among the lines the
+/// transformation inserted, nearest first (SwapStatement, ReverseIf, a loop's body moved);
+/// rewritten, the lines that replace it are buggy; deleted outright (merged into another
+/// declaration), the line now at its place is. So a bug with buggy lines never gives an item
+/// without any.
 pub fn line_data(original: &str, buggy: &[u32], transformed: &str) -> LineData {
     let is_buggy = |l: usize| buggy.iter().any(|b| *b as usize == l);
+    let old: Vec<&str> = original.lines().collect();
+    let new: Vec<&str> = transformed.lines().collect();
     let mut lines = Vec::new();
     let mut touches_buggy = false;
+    // buggy lines the diff deletes or replaces: (old 0-based, new position of the hunk, the
+    // hunk's new lines when it replaces)
+    let mut moved: Vec<(usize, usize, Option<std::ops::Range<usize>>)> = Vec::new();
+    let mut inserted: Vec<usize> = Vec::new();
     for op in line_diff(original, transformed).ops() {
         match *op {
             DiffOp::Equal {
@@ -292,20 +305,51 @@ pub fn line_data(original: &str, buggy: &[u32], transformed: &str) -> LineData {
                     .map(|k| (new_index + k + 1) as u32),
             ),
             DiffOp::Delete {
-                old_index, old_len, ..
-            } => touches_buggy |= (old_index + 1..=old_index + old_len).any(is_buggy),
-            DiffOp::Insert { .. } => {}
+                old_index,
+                old_len,
+                new_index,
+            } => {
+                for o in (old_index..old_index + old_len).filter(|o| is_buggy(o + 1)) {
+                    touches_buggy = true;
+                    moved.push((o, new_index, None));
+                }
+            }
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => inserted.extend(new_index..new_index + new_len),
             DiffOp::Replace {
                 old_index,
                 old_len,
                 new_index,
                 new_len,
             } => {
-                if (old_index + 1..=old_index + old_len).any(is_buggy) {
+                inserted.extend(new_index..new_index + new_len);
+                for o in (old_index..old_index + old_len).filter(|o| is_buggy(o + 1)) {
                     touches_buggy = true;
-                    lines.extend((new_index + 1..=new_index + new_len).map(|l| l as u32));
+                    moved.push((o, new_index, Some(new_index..new_index + new_len)));
                 }
             }
+        }
+    }
+    let mut claimed = vec![false; new.len()];
+    for (o, at, hunk) in moved {
+        let text = old.get(o).map_or("", |t| t.trim());
+        let found = inserted
+            .iter()
+            .copied()
+            .filter(|&n| {
+                !text.is_empty() && !claimed[n] && new.get(n).is_some_and(|t| t.trim() == text)
+            })
+            .min_by_key(|&n| n.abs_diff(at));
+        match (found, hunk) {
+            (Some(n), _) => {
+                claimed[n] = true;
+                lines.push(n as u32 + 1);
+            }
+            (None, Some(range)) => lines.extend(range.map(|n| n as u32 + 1)),
+            (None, None) if at < new.len() => lines.push(at as u32 + 1),
+            (None, None) if at > 0 => lines.push(at as u32),
+            (None, None) => {}
         }
     }
     lines.sort_unstable();

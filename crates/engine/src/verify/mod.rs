@@ -23,6 +23,9 @@ pub struct Bug<'a> {
     /// The buggy method's text as it appears in `file_source`.
     pub method: &'a str,
     pub file_source: Option<&'a str>,
+    /// The project file's encoding when not UTF-8: the file a test command gets is written in
+    /// it (javac reads the UTF-8 copy it compiles with `-encoding UTF-8`).
+    pub encoding: Option<&'a str>,
 }
 
 /// A transformation of `bugs[bug]`.
@@ -205,7 +208,9 @@ fn run_tests(
     let run = |bug: &Bug<'_>, item: Option<&str>, method: &str| -> Result<TestOutcome, String> {
         let (name, text, _) = unit(bug, method);
         let path = dir.path().join(name);
-        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        let bytes = crate::bugs::encoding::encode(&text, bug.encoding)
+            .unwrap_or_else(|_| text.clone().into_bytes());
+        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
         tests
             .run(TestRun {
                 bug: bug.key,

@@ -21,12 +21,14 @@ fn bugs() -> Vec<Bug<'static>> {
             file_path: "src/p/Counter.java",
             method: METHOD,
             file_source: Some(FILE),
+            encoding: None,
         },
         Bug {
             key: "Uses-1",
             file_path: "src/p/Uses.java",
             method: "    int f(Missing m) {\n        return 1;\n    }",
             file_source: Some(MISSING),
+            encoding: None,
         },
     ]
 }

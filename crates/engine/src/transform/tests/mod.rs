@@ -4,6 +4,7 @@
 
 mod explain;
 mod expressions;
+mod moves;
 mod naming;
 mod requests;
 mod statements;
