@@ -57,8 +57,9 @@ pub async fn save_settings(
         .map_err(internal)
 }
 
-/// Imports uploaded files (admins): `kind` is `items` (bugs + transformations), `votes`, `npr`
-/// or `ce`; `files` are (file name, content).
+/// Imports uploaded files (admins): `kind` is `items` (bugs + transformations), `votes`, `npr`,
+/// `ce` or `bugs` (one zip of buggy/fixed checkouts with `pairs.csv`, its bytes as base64);
+/// `files` are (file name, content).
 #[server(endpoint = "studies/import", input = Json)]
 pub async fn import_upload(
     study: StudyId,

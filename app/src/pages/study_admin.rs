@@ -339,11 +339,21 @@ fn Upload(study: StudyId, upload: ServerAction<ImportUpload>) -> impl IntoView {
             leptos::task::spawn_local(async move {
                 let mut read = Vec::new();
                 for f in files {
-                    let text = wasm_bindgen_futures::JsFuture::from(f.text())
-                        .await
-                        .ok()
-                        .and_then(|v| v.as_string())
-                        .unwrap_or_default();
+                    let text = if kind == "bugs" {
+                        // a zip: its bytes as base64 (the upload is JSON text)
+                        let bytes = wasm_bindgen_futures::JsFuture::from(f.array_buffer())
+                            .await
+                            .map(|b| js_sys::Uint8Array::new(&b).to_vec())
+                            .unwrap_or_default();
+                        let binary: String = bytes.iter().map(|&b| char::from(b)).collect();
+                        window().btoa(&binary).unwrap_or_default()
+                    } else {
+                        wasm_bindgen_futures::JsFuture::from(f.text())
+                            .await
+                            .ok()
+                            .and_then(|v| v.as_string())
+                            .unwrap_or_default()
+                    };
                     read.push((f.name(), text));
                 }
                 // bugs first, then transformations
@@ -368,6 +378,7 @@ fn Upload(study: StudyId, upload: ServerAction<ImportUpload>) -> impl IntoView {
                     <option value="votes">"votes: survey.json"</option>
                     <option value="npr">"repair results: npr_results.csv"</option>
                     <option value="ce">"cross-entropy: ce_scores.csv"</option>
+                    <option value="bugs">"bugs from a dataset: a zip of buggy/fixed checkouts with pairs.csv"</option>
                 </select>
                 <input type="file" id="upload-files" multiple node_ref=files_ref aria-label="Files to import" />
                 <button type="button" id="upload-submit" on:click=on_import disabled=move || reading.get() || upload.pending().get()>

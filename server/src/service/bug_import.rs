@@ -32,6 +32,32 @@ impl BugsImported {
         out
     }
 
+    /// What happened, in one paragraph for people: the bugs imported (or that it was done
+    /// before) and each skipped bug with its reason.
+    pub fn summary(&self) -> String {
+        let ids: Vec<&str> = self.bugs.iter().map(|b| b.bug_id.as_str()).collect();
+        let n = ids.len();
+        let mut out = match self.outcome {
+            Outcome::Imported { rows } => format!(
+                "imported {n} bug{}{}{} ({rows} new)",
+                if n == 1 { "" } else { "s" },
+                if n > 0 { ": " } else { "" },
+                ids.join(", ")
+            ),
+            Outcome::AlreadyImported => {
+                format!("already imported ({n} bugs): nothing to do")
+            }
+        };
+        if !self.skipped.is_empty() {
+            out.push_str(&format!(
+                "; skipped {}: {}",
+                self.skipped.len(),
+                self.skipped_text()
+            ));
+        }
+        out
+    }
+
     /// One line per skipped bug, for people: `Lang-4: a change outside any method`.
     pub fn skipped_text(&self) -> String {
         self.skipped

@@ -28,6 +28,8 @@ pub struct BackendConfig {
     pub jobs: service::jobs::JobLimits,
     pub reports: Arc<service::reports::ReportCache>,
     pub verify: crate::engine::verify::CompilerConfig,
+    /// The most bytes an uploaded dataset zip may hold uncompressed (its kept entries).
+    pub max_zip_content: u64,
     /// Signs device tokens (`service::devices`).
     pub devices: service::devices::DeviceKey,
     /// Cookies only over HTTPS.
@@ -50,6 +52,7 @@ pub struct DomainBackend {
     reports: Arc<service::reports::ReportCache>,
     verify: crate::engine::verify::CompilerConfig,
     survey: Arc<service::annotate::SurveyCache>,
+    max_zip_content: u64,
 }
 
 type LoadedModel = (
@@ -85,6 +88,7 @@ impl DomainBackend {
             reports: config.reports.clone(),
             verify: config.verify.clone(),
             survey: Default::default(),
+            max_zip_content: config.max_zip_content,
         })
     }
 
@@ -112,6 +116,37 @@ impl DomainBackend {
         let m = Arc::new(m);
         *cache = Some((name.to_owned(), modified, m.clone()));
         Ok(Some(m))
+    }
+}
+
+impl DomainBackend {
+    /// The study page's import of a dataset: a zip (sent as base64) of checkouts with their
+    /// `pairs.csv`; the answer names what was imported and what was skipped, and why.
+    async fn import_bugs_zip(
+        &self,
+        actor: &User,
+        study: StudyId,
+        files: Vec<(String, String)>,
+    ) -> Result<String, BackendError> {
+        use base64::Engine as _;
+        let [(name, text)] = files.as_slice() else {
+            return Err(BackendError::Invalid(
+                "bugs take one file: a zip of the checkouts with pairs.csv".into(),
+            ));
+        };
+        let zip = base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|_| BackendError::Invalid(format!("{name}: not a zip upload")))?;
+        let r = service::bug_import::import_bugs_zip(
+            &self.db,
+            study,
+            Some(actor.id),
+            zip,
+            self.max_zip_content,
+        )
+        .await
+        .map_err(map)?;
+        Ok(r.summary())
     }
 }
 
@@ -556,6 +591,9 @@ impl Backend for DomainBackend {
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError> {
         use crate::store::imports::Outcome;
+        if kind == "bugs" {
+            return self.import_bugs_zip(actor, study, files).await;
+        }
         let kind = service::ImportKind::parse(kind)
             .ok_or_else(|| BackendError::Invalid(format!("unknown import kind {kind}")))?;
         let outcome = service::import_upload(&self.db, study, Some(actor.id), kind, &files).await;

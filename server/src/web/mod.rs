@@ -149,6 +149,8 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             jobs: config.jobs,
             reports: config.reports.clone(),
             verify: config.verify.clone(),
+            // a zip's sources may hold more than the upload: text compresses about fourfold
+            max_zip_content: (config.max_upload_bytes as u64).saturating_mul(4),
         },
     );
     let state = AppState {

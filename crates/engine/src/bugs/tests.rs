@@ -249,3 +249,43 @@ fn unreadable_pairs_are_errors_named_by_row() {
         ]
     );
 }
+
+#[test]
+fn a_changed_file_over_the_bound_is_an_error_and_an_unchanged_one_is_not() {
+    let big = vec![b' '; crate::formats::items::MAX_FILE_BYTES + 1];
+    let mut other = big.clone();
+    other[0] = b'\n';
+    let files = |fixed_big: Vec<u8>| sources::Memory {
+        base: String::new(),
+        files: [
+            ("b/A.java".to_owned(), FILE.as_bytes().to_vec()),
+            (
+                "f/A.java".to_owned(),
+                FILE.replace("x + 1", "x + 2").into_bytes(),
+            ),
+            ("b/Big.java".to_owned(), big.clone()),
+            ("f/Big.java".to_owned(), fixed_big),
+        ]
+        .into(),
+    };
+    let got = import(
+        &files(big.clone()),
+        &[pair()],
+        "pairs.csv",
+        Options::default(),
+        &|| {},
+    );
+    assert_eq!(got.expect("an unchanged big file is fine").bugs.len(), 1);
+    let e = import(
+        &files(other),
+        &[pair()],
+        "pairs.csv",
+        Options::default(),
+        &|| {},
+    )
+    .expect_err("changed and big");
+    assert_eq!(
+        e.problems[0].to_string(),
+        "pairs.csv:2: field `buggy`: b/Big.java is larger than 4096 KiB"
+    );
+}

@@ -177,3 +177,40 @@ fn options_with_line_breaks_are_refused() {
     .expect_err("refused");
     assert!(matches!(e, CompilerError::BadOption(_)), "{e}");
 }
+
+/// A bug read as ISO-8859-1 gets its test file in ISO-8859-1 (é is the one byte e9), so a
+/// project built in that encoding reads it as its own; javac compiles its UTF-8 copy.
+#[test]
+fn a_test_command_gets_the_file_in_the_bug_encoding() {
+    if !have_java() {
+        eprintln!("skipped: no JDK");
+        return;
+    }
+    let file = "package p;\n\n// caf\u{e9}\npublic class Counter {\n    private int limit = 3;\n\n    int over(int x) {\n        return x - limit;\n    }\n}\n";
+    let bugs = [Bug {
+        key: "Counter-1",
+        file_path: "src/p/Counter.java",
+        method: METHOD,
+        file_source: Some(file),
+        encoding: Some("ISO-8859-1"),
+    }];
+    let items = [Item {
+        key: "renamed",
+        bug: 0,
+        source: "    int over(int y) {\n        return y - limit;\n    }",
+    }];
+    let options = Options {
+        compiler: Some(CompilerConfig::default()),
+        tests: Some(TestCommand {
+            // the original passes; the item passes only when é is the single byte e9
+            command:
+                "[ -z \"$NATSTUDY_ITEM\" ] || od -An -tx1 \"$NATSTUDY_SOURCE\" | grep -q ' e9'"
+                    .into(),
+            timeout: Duration::from_secs(30),
+        }),
+        workers: 1,
+    };
+    let checks = verify(&bugs, &items, &options, &|_, _| {});
+    assert_eq!(checks[0].compiles, Some(true), "{:?}", checks[0]);
+    assert_eq!(checks[0].tests_same, Some(true), "{:?}", checks[0]);
+}

@@ -1,0 +1,145 @@
+//! The study page imports a dataset (#40) in headless Chromium: a zip of two Defects4J pairs
+//! with their `pairs.csv` gives one bug imported and one skipped with its reason; a zip bomb
+//! (declared sizes past the bound) and a zip with a `../` entry are refused, and nothing is
+//! written.
+
+use std::io::Write;
+use std::path::Path;
+
+use fantoccini::Locator;
+use natstudy_tests::browser::Browser;
+use natstudy_tests::{cli, fresh_db, reference_dir, Role, Store, TestApp};
+
+/// A zip of `entries` (name, bytes), deflated.
+fn zip_of(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, data) in entries {
+        w.start_file(name.as_str(), opts).expect("entry");
+        w.write_all(data).expect("write");
+    }
+    w.finish().expect("zip").into_inner()
+}
+
+/// Every file under `dir`, as (`prefix/relative path`, bytes).
+fn tree(dir: &Path, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .expect("inside")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.push((format!("{prefix}/{rel}"), std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out
+}
+
+async fn upload(b: &Browser, zip: &Path) {
+    b.client
+        .execute(
+            "const s = document.querySelector('#upload-kind'); s.value = 'bugs'; \
+             s.dispatchEvent(new Event('change', {bubbles: true})); \
+             document.querySelector('#upload-files').value = '';",
+            vec![],
+        )
+        .await
+        .expect("kind");
+    b.client
+        .find(Locator::Css("#upload-files"))
+        .await
+        .expect("file input")
+        .send_keys(&zip.display().to_string())
+        .await
+        .expect("choose");
+    b.click("#upload-submit").await.expect("import");
+}
+
+async fn bug_count(db: &natstudy::db::Db) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM bugs")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count")
+}
+
+#[tokio::test]
+async fn a_zip_of_checkouts_imports_and_bad_zips_are_refused() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    // 1 MiB uploads: a zip's sources may hold 4 MiB uncompressed
+    let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 1 << 20)
+        .await
+        .expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    cli(&db.url, &["study", "create", "d4j"])
+        .await
+        .expect("study");
+    let study = natstudy::store::studies::id_by_name(&db, "d4j")
+        .await
+        .expect("id");
+    let dir = tempfile::tempdir().expect("dir");
+    let reference = reference_dir().join("defects4j-lang");
+    let mut entries = vec![(
+        "dataset/pairs.csv".to_owned(),
+        b"bug_id,project,buggy,fixed\nLang-1,Lang,Lang-1/buggy,Lang-1/fixed\nLang-4,Lang,Lang-4/buggy,Lang-4/fixed\n".to_vec(),
+    )];
+    for bug in ["Lang-1", "Lang-4"] {
+        entries.extend(tree(&reference.join(bug), &format!("dataset/{bug}")));
+    }
+    let good = dir.path().join("two-pairs.zip");
+    std::fs::write(&good, zip_of(&entries)).expect("zip");
+    let bomb = dir.path().join("bomb.zip");
+    let mut bomb_entries = entries.clone();
+    bomb_entries.push((
+        "dataset/Lang-1/buggy/Zeros.java".into(),
+        vec![b' '; 5 << 20],
+    ));
+    let bomb_zip = zip_of(&bomb_entries);
+    assert!(
+        bomb_zip.len() < 512 << 10,
+        "{} bytes compressed",
+        bomb_zip.len()
+    );
+    std::fs::write(&bomb, bomb_zip).expect("zip");
+    let evil = dir.path().join("evil.zip");
+    let mut evil_entries = entries.clone();
+    evil_entries.push(("../evil/A.java".into(), b"class A {}".to_vec()));
+    std::fs::write(&evil, zip_of(&evil_entries)).expect("zip");
+
+    let b = Browser::start().await.expect("browser");
+    b.open_as(
+        &app.url(""),
+        &format!("/studies/{study}"),
+        ("ada", "a-long-password", "ada (admin)"),
+    )
+    .await
+    .expect("study page");
+
+    upload(&b, &bomb).await;
+    b.wait_contains("#upload-error", "the zip is refused").await;
+    b.wait_contains("#upload-error", "uncompressed").await;
+    assert_eq!(bug_count(&db).await, 0, "a bomb writes nothing");
+    upload(&b, &evil).await;
+    b.wait_contains("#upload-error", "leads outside the archive")
+        .await;
+    assert_eq!(bug_count(&db).await, 0, "a traversal writes nothing");
+
+    upload(&b, &good).await;
+    b.wait_contains("#upload-result", "imported 1 bug: Lang-1")
+        .await;
+    b.wait_contains("#upload-result", "Lang-4: a change outside any method")
+        .await;
+    assert_eq!(bug_count(&db).await, 1);
+    b.close().await;
+    guard.drop_now(db).await;
+}
