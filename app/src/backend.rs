@@ -286,8 +286,16 @@ pub trait Backend: Send + Sync + 'static {
         request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError>;
-    /// The models the server holds and the study's background jobs.
-    async fn scoring(&self, study: StudyId) -> Result<ScoringView, BackendError>;
+    /// The models the server holds (which the actor may delete) and the study's background
+    /// jobs.
+    async fn scoring(&self, actor: &User, study: StudyId) -> Result<ScoringView, BackendError>;
+    /// Deletes a model file: staff of the study that uploaded it, or an admin.
+    async fn delete_model(
+        &self,
+        actor: &User,
+        study: StudyId,
+        name: &str,
+    ) -> Result<(), BackendError>;
     /// Starts scoring the study's methods with a model in the background; returns the job.
     /// Verifies every item of the study (javac, as the server is set up) as a background job.
     async fn start_verify(&self, actor: &User, study: StudyId) -> Result<JobId, BackendError>;

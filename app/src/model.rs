@@ -378,6 +378,10 @@ pub struct JobRow {
 pub struct ModelFile {
     pub name: String,
     pub bytes: u64,
+    /// Uploaded for this study (it counts against the study's quota).
+    pub this_study: bool,
+    /// The viewer may delete it: staff of the study that uploaded it, or an admin.
+    pub deletable: bool,
 }
 
 /// What the study page's scoring panel shows.
@@ -385,6 +389,9 @@ pub struct ModelFile {
 pub struct ScoringView {
     pub models: Vec<ModelFile>,
     pub jobs: Vec<JobRow>,
+    /// Bytes of models uploaded for this study, and the most it may hold.
+    pub quota_used: u64,
+    pub quota: u64,
 }
 
 /// A table of the report: a title, column names and rows of cells (already formatted).

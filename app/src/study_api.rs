@@ -206,8 +206,19 @@ pub async fn add_transformations(
 /// The models the server holds and the study's background jobs (admins and researchers).
 #[server(endpoint = "studies/scoring")]
 pub async fn get_scoring(study: StudyId) -> Result<ScoringView, ServerFnError> {
-    require_study(study, Role::STAFF).await?;
-    backend()?.scoring(study).await.map_err(internal)
+    let actor = require_study(study, Role::STAFF).await?;
+    backend()?.scoring(&actor, study).await.map_err(internal)
+}
+
+/// Deletes a model uploaded for the study (its staff; admins any model). Scores computed
+/// with it stay.
+#[server(endpoint = "studies/model-delete")]
+pub async fn delete_model(study: StudyId, name: String) -> Result<(), ServerFnError> {
+    let actor = require_study(study, Role::STAFF).await?;
+    backend()?
+        .delete_model(&actor, study, &name)
+        .await
+        .map_err(internal)
 }
 
 /// Scores the study's methods with a model as a background job (admins and researchers).

@@ -387,7 +387,8 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
 }
 
 /// A researcher uploads an n-gram model on the study page, starts scoring as a background job,
-/// watches its progress reach the end, and the study has a CE score for every method.
+/// watches its progress reach the end, and the study has a CE score for every method; then
+/// deletes the model from the page.
 #[tokio::test]
 async fn researcher_scores_a_study_with_an_uploaded_model() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
@@ -506,6 +507,19 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     .await
     .expect("count");
     assert_eq!(checked, 297, "every item compiled (javac on this machine)");
+    // the study's staff delete the model it uploaded from the page; its scores stay
+    b.wait_contains("#model-quota", "This study's models:")
+        .await;
+    b.click("#models .model-delete").await.expect("delete");
+    b.wait_contains("#scoring", "No model on the server yet")
+        .await;
+    assert!(!app.models_dir.join("ref-4gram.arpa").exists());
+    let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM ce_scores WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert_eq!(kept, 357, "scores stay");
     b.close().await;
     guard.drop_now(db).await;
 }

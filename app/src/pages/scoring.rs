@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use crate::components::status::ErrorBox;
 use crate::model::StudyId;
 use crate::model::{JobRow, ScoringView};
-use crate::study_api::{get_scoring, RetryJob, StartScoring, StartVerify};
+use crate::study_api::{get_scoring, DeleteModel, RetryJob, StartScoring, StartVerify};
 
 fn size(bytes: u64) -> String {
     if bytes >= 1 << 20 {
@@ -21,6 +21,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
     let start = ServerAction::<StartScoring>::new();
     let retry = ServerAction::<RetryJob>::new();
     let verify = ServerAction::<StartVerify>::new();
+    let delete = ServerAction::<DeleteModel>::new();
     let (tick, set_tick) = signal(0u32);
     #[cfg(feature = "hydrate")]
     {
@@ -40,6 +41,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
                 start.version().get(),
                 retry.version().get(),
                 verify.version().get(),
+                delete.version().get(),
             )
         },
         move |_| get_scoring(study),
@@ -52,12 +54,13 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
                 {move || Suspend::new(async move {
                     match view_data.await {
                         Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
-                        Ok(v) => view! { <ScoringPanel study v start retry /> }.into_any(),
+                        Ok(v) => view! { <ScoringPanel study v start retry delete /> }.into_any(),
                     }
                 })}
             </Transition>
             {move || start.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || retry.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            {move || delete.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
                 <input type="file" name="model" id="model-file" accept=".arpa,.bin" required aria-label="Model file (ARPA or binary)" />
                 <button type="submit" id="model-upload">"Upload a model"</button>
@@ -79,9 +82,16 @@ fn ScoringPanel(
     v: ScoringView,
     start: ServerAction<StartScoring>,
     retry: ServerAction<RetryJob>,
+    delete: ServerAction<DeleteModel>,
 ) -> impl IntoView {
-    let ScoringView { models, jobs } = v;
+    let ScoringView {
+        models,
+        jobs,
+        quota_used,
+        quota,
+    } = v;
     let none = models.is_empty();
+    let listed = models.clone();
     view! {
         <ActionForm action=start attr:id="score-form" attr:class="row">
             <input type="hidden" name="study" value=study.get() />
@@ -95,6 +105,27 @@ fn ScoringPanel(
             <button type="submit" id="score-start" disabled=none>"Score in the background"</button>
         </ActionForm>
         {none.then(|| view! { <p class="muted">"No model on the server yet: upload one below."</p> })}
+        {(!none).then(|| view! {
+            <ul class="models" id="models">
+                {listed.into_iter().map(|m| {
+                    let whose = if m.this_study { "uploaded for this study" } else { "shared" };
+                    let name = m.name.clone();
+                    view! {
+                        <li>
+                            <code>{m.name.clone()}</code>" " {format!("{} · {whose}", size(m.bytes))}
+                            {m.deletable.then(|| view! {
+                                <ActionForm action=delete attr:class="inline">
+                                    <input type="hidden" name="study" value=study.get() />
+                                    <input type="hidden" name="name" value=name.clone() />
+                                    <button type="submit" class="model-delete" aria-label=format!("Delete {name}")>"Delete"</button>
+                                </ActionForm>
+                            })}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        })}
+        <p class="muted" id="model-quota">{format!("This study's models: {} of {}.", size(quota_used), size(quota))}</p>
         {if jobs.is_empty() {
             view! { <p class="muted" id="no-jobs">"No background job yet."</p> }.into_any()
         } else {

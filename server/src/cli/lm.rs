@@ -338,7 +338,7 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_else(|| "ngram".into()),
             };
-            let m = crate::service::load_model(&model).await?;
+            let m = std::sync::Arc::new(crate::service::load_model(&model).await?);
             let opts = TokenizeOptions { max_string_len };
             let started = std::time::Instant::now();
             let pb = bar(0, "methods");

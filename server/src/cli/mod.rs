@@ -143,6 +143,10 @@ pub struct ServeArgs {
     /// The largest body of any other request, in KiB
     #[arg(long, default_value_t = 1024)]
     pub max_body_kb: usize,
+    /// The most MiB of models one study may upload (the models folder is shared); staff
+    /// delete their study's models on its page
+    #[arg(long, default_value_t = 1024)]
+    pub model_quota_mb: u64,
     /// Background jobs (scoring) running at once on this instance; more wait in a queue
     #[arg(long, default_value_t = 1)]
     pub max_jobs: usize,
@@ -395,6 +399,7 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     config.session_max_secs = args.session_max_hours.max(1) * 3600;
     config.max_upload_bytes = args.max_upload_mb.max(1) << 20;
     config.max_body_bytes = args.max_body_kb.max(16) << 10;
+    config.model_quota_bytes = args.model_quota_mb.max(1) << 20;
     config.jobs.concurrent = args.max_jobs.max(1);
     config.exports =
         crate::web::download::ExportLimits::new(args.max_exports.max(1), config.exports.stall);

@@ -78,6 +78,15 @@ impl JobRunner {
         });
     }
 
+    /// A slot of the same pool for work that is not a stored job (the generator's preview):
+    /// `None` when none frees up within `wait`.
+    pub async fn slot(&self, wait: Duration) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        tokio::time::timeout(wait, self.slots.clone().acquire_owned())
+            .await
+            .ok()?
+            .ok()
+    }
+
     /// Fails stale jobs now and then every `stale_after / 2` (runs until the process ends).
     pub fn spawn_reaper(&self) {
         let (db, stale) = (self.db.clone(), self.limits.stale_after);
@@ -91,5 +100,37 @@ impl JobRunner {
                 tokio::time::sleep((stale / 2).max(Duration::from_millis(500))).await;
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A generator preview takes a slot of the same pool as the stored jobs: with one slot
+    /// held, it waits, and is told to come back once its wait is over.
+    #[tokio::test]
+    async fn previews_share_the_job_slots() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
+            .await
+            .expect("db");
+        let runner = JobRunner::new(
+            db,
+            JobLimits {
+                concurrent: 1,
+                ..Default::default()
+            },
+        );
+        let held = runner.slot(Duration::from_millis(10)).await.expect("free");
+        assert!(
+            runner.slot(Duration::from_millis(50)).await.is_none(),
+            "busy"
+        );
+        drop(held);
+        assert!(
+            runner.slot(Duration::from_millis(50)).await.is_some(),
+            "free again"
+        );
     }
 }

@@ -15,6 +15,7 @@ pub mod generation;
 pub mod imports;
 pub mod jobs;
 pub mod memo;
+pub mod models;
 pub mod monitor;
 pub mod participation;
 pub mod reports;

@@ -2,7 +2,7 @@
 //! (untrusted: readers bounded by the bytes they read), scoring every method on all cores,
 //! storing the cross-entropies, and the background job that does it for the study page.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ pub async fn score_study(
     db: &Db,
     study: StudyId,
     actor: Option<UserId>,
-    model: crate::engine::lm::Scorer,
+    model: Arc<crate::engine::lm::Scorer>,
     name: &str,
     opts: crate::engine::lm::tokenize::TokenizeOptions,
     log10: bool,
@@ -104,6 +104,8 @@ pub fn list(dir: &Path) -> Vec<ModelFile> {
                     (meta.is_file() && valid_name(&name)).then_some(ModelFile {
                         name,
                         bytes: meta.len(),
+                        this_study: false,
+                        deletable: false,
                     })
                 })
                 .collect()
@@ -120,11 +122,12 @@ pub async fn run_scoring(
     job: JobId,
     study: StudyId,
     actor: Option<UserId>,
-    path: PathBuf,
+    (models, model): (Arc<super::models::ModelCache>, String),
     log10: bool,
 ) {
     let started = std::time::Instant::now();
-    let result = score(&db, job, study, actor, &path, log10).await;
+    let path = models.dir().join(&model);
+    let result = score(&db, job, study, actor, (&models, &model), log10).await;
     let (state, message) = match result {
         Ok((methods, tokens)) => (
             store::JobState::Done,
@@ -148,14 +151,14 @@ async fn score(
     job: JobId,
     study: StudyId,
     actor: Option<UserId>,
-    path: &Path,
+    (models, file): (&super::models::ModelCache, &str),
     log10: bool,
 ) -> anyhow::Result<(usize, u64)> {
-    let name = path
+    let name = Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "ngram".into());
-    let model = load_model(path).await?;
+    let model = models.get(file).await?;
     let done = Arc::new(AtomicU64::new(0));
     let total = Arc::new(AtomicU64::new(0));
     let (counter, size) = (done.clone(), total.clone());

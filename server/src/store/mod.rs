@@ -13,6 +13,7 @@ mod grouped;
 pub mod imports;
 pub mod jobs;
 pub mod members;
+pub mod models;
 pub mod monitor;
 pub mod participation;
 pub mod reviews;

@@ -30,6 +30,8 @@ pub struct BackendConfig {
     pub verify: crate::engine::verify::CompilerConfig,
     /// The most bytes an uploaded dataset zip may hold uncompressed (its kept entries).
     pub max_zip_content: u64,
+    /// The most bytes of models one study may upload.
+    pub model_quota: u64,
     /// Signs device tokens (`service::devices`).
     pub devices: service::devices::DeviceKey,
     /// Cookies only over HTTPS.
@@ -41,9 +43,10 @@ pub struct BackendConfig {
 pub struct DomainBackend {
     db: Db,
     models_dir: std::path::PathBuf,
-    /// The model last loaded for the generator (file name, modification time, model): a
-    /// preview and the addition that follows it load it once.
-    last_model: Arc<tokio::sync::Mutex<Option<LoadedModel>>>,
+    /// Each model loaded once and shared by score jobs and generator previews.
+    models: Arc<service::models::ModelCache>,
+    /// The most bytes of models one study may upload.
+    model_quota: u64,
     throttle: Throttle,
     devices: service::devices::DeviceKey,
     secure_cookies: bool,
@@ -54,12 +57,6 @@ pub struct DomainBackend {
     survey: Arc<service::annotate::SurveyCache>,
     max_zip_content: u64,
 }
-
-type LoadedModel = (
-    String,
-    std::time::SystemTime,
-    Arc<crate::engine::lm::Scorer>,
-);
 
 impl DomainBackend {
     /// The backend, with its background work started (the job reaper, throttle pruning).
@@ -79,7 +76,11 @@ impl DomainBackend {
         Arc::new(DomainBackend {
             db,
             models_dir: config.models_dir.clone(),
-            last_model: Default::default(),
+            models: Arc::new(service::models::ModelCache::new(
+                config.models_dir.clone(),
+                2,
+            )),
+            model_quota: config.model_quota,
             throttle,
             devices: config.devices.clone(),
             secure_cookies: config.secure_cookies,
@@ -92,30 +93,28 @@ impl DomainBackend {
         })
     }
 
-    /// A model of the models directory by file name (cached while the file is unchanged).
+    /// A model of the models directory by file name, loaded once and shared.
     async fn model(
         &self,
         name: Option<&str>,
     ) -> Result<Option<Arc<crate::engine::lm::Scorer>>, BackendError> {
-        let Some(name) = name else { return Ok(None) };
-        let path = self.models_dir.join(name);
-        let modified = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .ok()
-            .filter(|_| service::scoring::valid_name(name))
-            .ok_or_else(|| BackendError::NotFound(format!("model {name}")))?;
-        let mut cache = self.last_model.lock().await;
-        if let Some((n, t, m)) = cache.as_ref() {
-            if n == name && *t == modified {
-                return Ok(Some(m.clone()));
-            }
+        match name {
+            None => Ok(None),
+            Some(name) => self.models.get(name).await.map(Some).map_err(|e| match e {
+                ServiceError::NotFound(what) => BackendError::NotFound(what),
+                ServiceError::Invalid(why) => BackendError::Invalid(format!("model {name}: {why}")),
+                other => map(other),
+            }),
         }
-        let m = crate::service::load_model(&path)
+    }
+
+    /// A slot of the instance's background work for a generator preview or addition: they
+    /// count as jobs (`--max-jobs`); a caller that waits too long is told to come back.
+    async fn job_slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, BackendError> {
+        self.jobs
+            .slot(std::time::Duration::from_secs(60))
             .await
-            .map_err(|e| BackendError::Invalid(format!("model {name}: {e:#}")))?;
-        let m = Arc::new(m);
-        *cache = Some((name.to_owned(), modified, m.clone()));
-        Ok(Some(m))
+            .ok_or(BackendError::TooMany(30))
     }
 }
 
@@ -603,11 +602,23 @@ impl Backend for DomainBackend {
         }
     }
 
-    #[tracing::instrument(skip(self))]
-    async fn scoring(&self, study: StudyId) -> Result<ScoringView, BackendError> {
+    #[tracing::instrument(skip(self, actor))]
+    async fn scoring(&self, actor: &User, study: StudyId) -> Result<ScoringView, BackendError> {
         let dir = self.models_dir.clone();
-        let models = join(tokio::task::spawn_blocking(move || service::scoring::list(&dir)).await)?;
+        let mut models =
+            join(tokio::task::spawn_blocking(move || service::scoring::list(&dir)).await)?;
+        let mine = store::models::names_of(&self.db, study)
+            .await
+            .map_err(map)?;
+        for m in &mut models {
+            m.this_study = mine.contains(&m.name);
+            m.deletable = m.this_study || actor.role == Role::Admin;
+        }
         Ok(ScoringView {
+            quota_used: store::models::bytes_of(&self.db, study)
+                .await
+                .map_err(map)?,
+            quota: self.model_quota,
             models,
             jobs: store::jobs::list(&self.db, study)
                 .await
@@ -616,6 +627,25 @@ impl Backend for DomainBackend {
                 .map(crate::present::job_row)
                 .collect(),
         })
+    }
+
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn delete_model(
+        &self,
+        actor: &User,
+        study: StudyId,
+        name: &str,
+    ) -> Result<(), BackendError> {
+        service::models::delete(
+            &self.db,
+            &self.models,
+            study,
+            actor.id,
+            actor.role == Role::Admin,
+            name,
+        )
+        .await
+        .map_err(map)
     }
 
     #[tracing::instrument(skip(self))]
@@ -645,7 +675,7 @@ impl Backend for DomainBackend {
                 job,
                 study,
                 Some(actor.id),
-                self.models_dir.join(model),
+                (self.models.clone(), model.to_owned()),
                 log10,
             ),
         );
@@ -805,6 +835,7 @@ impl Backend for DomainBackend {
         study: StudyId,
         request: &GenerateRequest,
     ) -> Result<Vec<GeneratedPreview>, BackendError> {
+        let _slot = self.job_slot().await?;
         let model = self.model(request.model.as_deref()).await?;
         let (bugs, proposals) = crate::service::propose(
             &self.db,
@@ -858,6 +889,7 @@ impl Backend for DomainBackend {
                 "select at least one transformation".into(),
             ));
         }
+        let _slot = self.job_slot().await?;
         let model = self.model(request.model.as_deref()).await?;
         match crate::service::add_proposals(
             &self.db,

@@ -37,6 +37,8 @@ pub struct AppState {
     pub models_dir: PathBuf,
     /// The largest upload (models, imports), in bytes.
     pub max_upload_bytes: usize,
+    /// The most bytes of models one study may upload.
+    pub model_quota_bytes: u64,
     /// Exports running at once, and how long a stalled client may hold one.
     pub exports: download::ExportLimits,
     pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
@@ -61,6 +63,8 @@ pub struct WebConfig {
     pub max_upload_bytes: usize,
     /// The largest body of any other request, in bytes.
     pub max_body_bytes: usize,
+    /// The most bytes of models one study may upload (the models folder is shared).
+    pub model_quota_bytes: u64,
     /// Sign-in throttling.
     pub login: crate::service::throttle::LoginLimits,
     /// Joins through invite links per client address.
@@ -99,6 +103,7 @@ impl WebConfig {
             session_max_secs: 7 * 24 * 3600,
             max_upload_bytes: 256 << 20,
             max_body_bytes: 1 << 20,
+            model_quota_bytes: 1 << 30,
             login: Default::default(),
             joins: Default::default(),
             jobs: Default::default(),
@@ -151,6 +156,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             verify: config.verify.clone(),
             // a zip's sources may hold more than the upload: text compresses about fourfold
             max_zip_content: (config.max_upload_bytes as u64).saturating_mul(4),
+            model_quota: config.model_quota_bytes,
         },
     );
     let state = AppState {
@@ -159,6 +165,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         backend: backend.clone(),
         models_dir: config.models_dir.clone(),
         max_upload_bytes: config.max_upload_bytes,
+        model_quota_bytes: config.model_quota_bytes,
         exports: config.exports.clone(),
         reports: config.reports.clone(),
     };

@@ -27,11 +27,25 @@ pub async fn upload(
     UrlPath(study): UrlPath<StudyId>,
     mut form: Multipart,
 ) -> Response {
-    if let Err(refused) = super::access::staff_of(&state, &session, study).await {
-        return refused;
-    }
-    match receive(&state.models_dir, &mut form).await {
-        Ok(name) => Redirect::to(&format!("/studies/{study}?model={name}#scoring")).into_response(),
+    let actor = match super::access::staff_of(&state, &session, study).await {
+        Ok(user) => user,
+        Err(refused) => return refused,
+    };
+    let room = match crate::service::models::room(&state.db, study, state.model_quota_bytes).await {
+        Ok(room) => room,
+        Err(e) => return io_error(std::io::Error::other(e.to_string())).into_response(),
+    };
+    match receive(&state.models_dir, &mut form, room).await {
+        Ok((name, bytes)) => {
+            if let Err(e) =
+                crate::service::models::uploaded(&state.db, study, Some(actor.id), &name, bytes)
+                    .await
+            {
+                let _ = std::fs::remove_file(state.models_dir.join(&name));
+                return io_error(std::io::Error::other(e.to_string())).into_response();
+            }
+            Redirect::to(&format!("/studies/{study}?model={name}#scoring")).into_response()
+        }
         Err((code, msg)) => (code, msg).into_response(),
     }
 }
@@ -58,7 +72,13 @@ fn io_error(e: std::io::Error) -> (StatusCode, String) {
     )
 }
 
-async fn receive(dir: &Path, form: &mut Multipart) -> Result<String, (StatusCode, String)> {
+/// Receives the model into the folder: its name and size. Past `room` bytes (what the study's
+/// quota leaves) the upload is refused and nothing is kept.
+async fn receive(
+    dir: &Path,
+    form: &mut Multipart,
+    room: u64,
+) -> Result<(String, u64), (StatusCode, String)> {
     let multipart = |e: axum::extract::multipart::MultipartError| (e.status(), e.body_text());
     while let Some(mut field) = form.next_field().await.map_err(multipart)? {
         if field.name() != Some("model") {
@@ -95,9 +115,20 @@ async fn receive(dir: &Path, form: &mut Multipart) -> Result<String, (StatusCode
             .await
             .map_err(io_error)?;
         let mut head = Vec::new();
+        let mut bytes = 0u64;
         while let Some(chunk) = field.chunk().await.map_err(multipart)? {
             if head.len() < 64 {
                 head.extend_from_slice(&chunk[..chunk.len().min(64)]);
+            }
+            bytes += chunk.len() as u64;
+            if bytes > room {
+                return Err((
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "the study's model quota leaves {} MiB: delete a model of this study, or ask the admin for a larger --model-quota-mb",
+                        room >> 20
+                    ),
+                ));
             }
             f.write_all(&chunk).await.map_err(io_error)?;
         }
@@ -121,7 +152,7 @@ async fn receive(dir: &Path, form: &mut Multipart) -> Result<String, (StatusCode
             Err(e) => return Err(io_error(e)),
         }
         drop(part);
-        return Ok(name);
+        return Ok((name, bytes));
     }
     Err((
         StatusCode::UNPROCESSABLE_ENTITY,

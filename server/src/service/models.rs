@@ -1,0 +1,194 @@
+//! The models directory as one instance holds it: each model file is loaded once and shared by
+//! every score job and generator preview that names it (a second caller waits for the first
+//! load instead of loading again), and at most a few models stay resident; a model is known by
+//! its name, modification time and size, so a replaced file is loaded afresh. The per-study
+//! quota and the deletion of uploaded models live here too.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use super::{ServiceError, ServiceResult};
+use crate::db::Db;
+use crate::engine::lm::Scorer;
+use crate::ids::{StudyId, UserId};
+use crate::store;
+
+type Key = (String, SystemTime, u64);
+type Cell = Arc<tokio::sync::OnceCell<Arc<Scorer>>>;
+
+/// Models loaded once per instance, shared (see the module's doc).
+#[derive(Debug)]
+pub struct ModelCache {
+    dir: PathBuf,
+    capacity: usize,
+    entries: Mutex<VecDeque<(Key, Cell)>>,
+    loads: AtomicU64,
+}
+
+impl ModelCache {
+    /// A cache of the models in `dir` keeping at most `capacity` resident.
+    pub fn new(dir: PathBuf, capacity: usize) -> ModelCache {
+        ModelCache {
+            dir,
+            capacity: capacity.max(1),
+            entries: Mutex::new(VecDeque::new()),
+            loads: AtomicU64::new(0),
+        }
+    }
+
+    /// The models directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// How many times a model file was read (each model once while it stays resident).
+    pub fn loads(&self) -> u64 {
+        self.loads.load(Ordering::Relaxed)
+    }
+
+    /// The model of that file name, loading it if no one has yet.
+    pub async fn get(&self, name: &str) -> ServiceResult<Arc<Scorer>> {
+        let path = self.dir.join(name);
+        let meta = std::fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && super::scoring::valid_name(name))
+            .ok_or_else(|| ServiceError::NotFound(format!("model {name}")))?;
+        let key: Key = (
+            name.to_owned(),
+            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            meta.len(),
+        );
+        let cell = {
+            let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+            match entries.iter().position(|(k, _)| *k == key) {
+                Some(i) => {
+                    let e = entries
+                        .remove(i)
+                        .unwrap_or_else(|| (key.clone(), Cell::default()));
+                    let cell = e.1.clone();
+                    entries.push_front(e);
+                    cell
+                }
+                None => {
+                    // an older version of the same file goes; the least recent beyond capacity
+                    entries.retain(|(k, _)| k.0 != key.0);
+                    let cell = Cell::default();
+                    entries.push_front((key.clone(), cell.clone()));
+                    entries.truncate(self.capacity);
+                    cell
+                }
+            }
+        };
+        let loaded = cell
+            .get_or_try_init(|| async {
+                self.loads.fetch_add(1, Ordering::Relaxed);
+                super::scoring::load_model(&path).await.map(Arc::new)
+            })
+            .await
+            .cloned();
+        if loaded.is_err() {
+            self.forget(name);
+        }
+        loaded
+    }
+
+    /// Drops a model (deleted, or failed to load): the next caller reads the file again.
+    pub fn forget(&self, name: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.retain(|(k, _)| k.0 != name);
+    }
+}
+
+/// Whether an upload of `more` bytes keeps the study within `quota` bytes of models: the
+/// bytes it may still take.
+pub async fn room(db: &Db, study: StudyId, quota: u64) -> ServiceResult<u64> {
+    let used = store::models::bytes_of(db, study).await?;
+    Ok(quota.saturating_sub(used))
+}
+
+/// Records an uploaded model as the study's.
+pub async fn uploaded(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    name: &str,
+    bytes: u64,
+) -> ServiceResult<()> {
+    Ok(store::models::add(db, study, actor, name, bytes).await?)
+}
+
+/// Deletes a model file: staff of the study that uploaded it, or an admin (also for a model
+/// placed in the folder by hand). Stored scores stay; the file and its row go.
+pub async fn delete(
+    db: &Db,
+    cache: &ModelCache,
+    study: StudyId,
+    actor: UserId,
+    admin: bool,
+    name: &str,
+) -> ServiceResult<()> {
+    if !super::scoring::valid_name(name) {
+        return Err(ServiceError::NotFound(format!("model {name}")));
+    }
+    let owner = store::models::owner(db, name).await?;
+    let allowed = admin || owner == Some(study);
+    if !allowed {
+        return Err(ServiceError::Forbidden(format!(
+            "model {name} was not uploaded for this study"
+        )));
+    }
+    let path = cache.dir().join(name);
+    match tokio::fs::remove_file(&path).await {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if owner.is_none() {
+                return Err(ServiceError::NotFound(format!("model {name}")));
+            }
+        }
+        Err(e) => return Err(ServiceError::Internal(e.into())),
+    }
+    cache.forget(name);
+    store::models::remove(db, name, Some(actor), study).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ARPA: &str =
+        "\\data\\\nngram 1=3\n\n\\1-grams:\n-1.0\t<s>\t0\n-0.5\t</s>\t0\n-0.5\tx\t0\n\n\\end\\\n";
+
+    /// Two callers at once load a model once; a changed file is loaded again; a broken one is
+    /// an error that a later call retries.
+    #[tokio::test]
+    async fn a_model_is_loaded_once_and_shared() {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(dir.path().join("m.arpa"), ARPA).expect("write");
+        let cache = ModelCache::new(dir.path().to_owned(), 2);
+        let (a, b) = tokio::join!(cache.get("m.arpa"), cache.get("m.arpa"));
+        let (a, b) = (a.expect("a"), b.expect("b"));
+        assert!(Arc::ptr_eq(&a, &b), "one model, shared");
+        assert_eq!(cache.loads(), 1);
+        cache.get("m.arpa").await.expect("again");
+        assert_eq!(cache.loads(), 1, "resident");
+        std::fs::write(dir.path().join("m.arpa"), format!("{ARPA}\n")).expect("rewrite");
+        cache.get("m.arpa").await.expect("changed");
+        assert_eq!(cache.loads(), 2, "a changed file is read again");
+        std::fs::write(dir.path().join("bad.arpa"), "nonsense").expect("write");
+        assert!(cache.get("bad.arpa").await.is_err());
+        assert!(cache.get("bad.arpa").await.is_err());
+        assert_eq!(cache.loads(), 4, "a failed load is not kept");
+        assert!(matches!(
+            cache.get("none.arpa").await,
+            Err(ServiceError::NotFound(_))
+        ));
+        assert!(matches!(
+            cache.get("../x.arpa").await,
+            Err(ServiceError::NotFound(_))
+        ));
+    }
+}
