@@ -230,4 +230,87 @@ async fn matrix(store: Store) {
     guard.drop_now(app.db.clone()).await;
 }
 
+/// The one server function whose input is JSON (`studies/import`, admins): the study id in the
+/// JSON body, in every spelling that parses, decoded and checked like any other; a refused
+/// import writes nothing.
+async fn json_import(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("database");
+    let app = TestApp::start(db).await.expect("server");
+    for (name, role) in [
+        ("ada", Role::Admin),
+        ("olga", Role::Researcher),
+        ("ann", Role::Annotator),
+    ] {
+        app.add_user(name, PW, role).await.expect("user");
+    }
+    let study = natstudy_tests::reference_study(&app.db, "S", false)
+        .await
+        .expect("study");
+    app.add_member_as(study, "olga", MemberRole::Owner)
+        .await
+        .expect("owner");
+    let target: String = sqlx::query_scalar("SELECT bug_key FROM bugs WHERE study_id = $1 LIMIT 1")
+        .bind(study)
+        .fetch_one(&app.db.pool)
+        .await
+        .expect("a bug");
+    let clients = [
+        (Who::Admin, app.signed_in("ada", PW).await.expect("ada")),
+        (Who::Owner, app.signed_in("olga", PW).await.expect("olga")),
+        (Who::Annotator, app.signed_in("ann", PW).await.expect("ann")),
+        (Who::Anonymous, app.client()),
+    ];
+    let mut failures = Vec::new();
+    let plain = study.to_string();
+    for id in [
+        plain.clone(),
+        format!("{plain}.0"),
+        format!("{plain}e0"),
+        format!("\"{plain}\""),
+        format!("{}{plain}", "9".repeat(30)),
+        format!("-{plain}"),
+    ] {
+        for (n, (who, c)) in clients.iter().enumerate() {
+            let model = format!("authz{n}{}", id.len());
+            let csv = format!("model,target,cross_entropy\n{model},{target},1.5\n");
+            let body = format!(
+                r#"{{"study":{id},"kind":"ce","files":[["ce.csv",{}]]}}"#,
+                serde_json::Value::String(csv)
+            );
+            let r = c
+                .post(app.url("/api/studies/import"))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .expect("import");
+            let status = r.status();
+            let written: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM ce_scores WHERE model = $1")
+                    .bind(&model)
+                    .fetch_one(&app.db.pool)
+                    .await
+                    .expect("count");
+            // only an admin, and only with an id that is the study's
+            let may = matches!(who, Who::Admin) && status.is_success();
+            if written > 0 && !matches!(who, Who::Admin) {
+                failures.push(format!("{who:?} {id}: {status}, wrote {written} rows"));
+            }
+            if status.is_success() && !matches!(who, Who::Admin) {
+                failures.push(format!("{who:?} {id}: {status}, expected a refusal"));
+            }
+            if may != (written > 0) {
+                failures.push(format!("{who:?} {id}: {status}, wrote {written} rows"));
+            }
+            if matches!(who, Who::Admin) && id == plain && !status.is_success() {
+                failures.push(format!("{who:?} {id}: {status}, expected an import"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    guard.drop_now(app.db.clone()).await;
+}
+
+on_both_stores!(json_import => the_json_import_authorises_the_decoded_id_sqlite, the_json_import_authorises_the_decoded_id_postgres);
+
 on_both_stores!(matrix => every_route_authorises_the_decoded_id_sqlite, every_route_authorises_the_decoded_id_postgres);

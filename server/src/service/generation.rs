@@ -129,8 +129,11 @@ pub async fn explain(
         operators: operators.clone(),
         all_sites,
     };
-    tokio::task::spawn_blocking(move || {
-        let explained = crate::generate::explain(&bugs, &opts, &|| {});
+    // the asker may leave: the work stops with them, between two chunks of bugs
+    let cancel = Cancel::default();
+    let cancelled = cancel.flag.clone();
+    let out: Option<Vec<app::model::OperatorWhy>> = tokio::task::spawn_blocking(move || {
+        let explained = explain_until_cancelled(&bugs, &opts, &cancelled)?;
         let mut per_op: BTreeMap<crate::engine::transform::Operator, OperatorTally<'_>> =
             operators.iter().map(|o| (*o, Default::default())).collect();
         for (bug, e) in bugs.iter().zip(&explained) {
@@ -166,10 +169,32 @@ pub async fn explain(
                     refusals,
                 }
             })
-            .collect()
+            .collect::<Vec<_>>()
+            .into()
     })
     .await
-    .map_err(|e| ServiceError::Internal(e.into()))
+    .map_err(|e| ServiceError::Internal(e.into()))?;
+    drop(cancel);
+    out.ok_or_else(|| {
+        ServiceError::Invalid("the explanation was cancelled: its client went away".into())
+    })
+}
+
+/// Each bug's explanation ([`crate::generate::explain`]) a few bugs at a time, stopping
+/// (`None`) as soon as `cancelled` is set.
+fn explain_until_cancelled(
+    bugs: &[formats::items::BugRecord],
+    opts: &crate::generate::Options,
+    cancelled: &std::sync::atomic::AtomicBool,
+) -> Option<Vec<Result<Vec<crate::engine::transform::Explanation>, String>>> {
+    let mut out = Vec::with_capacity(bugs.len());
+    for chunk in bugs.chunks(CHUNK) {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        out.extend(crate::generate::explain(chunk, opts, &|| {}));
+    }
+    Some(out)
 }
 
 /// Adds the selected proposals (by key) as items, numbered consecutively after the study's.
@@ -255,6 +280,15 @@ mod tests {
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
         let mut next = BTreeMap::new();
         assert!(generate_until_cancelled(&bugs, &opts, None, &mut next, &flag).is_none());
+        assert!(explain_until_cancelled(&bugs, &opts, &flag).is_none());
+        let whole = crate::generate::explain(&bugs, &opts, &|| {});
+        let open = std::sync::atomic::AtomicBool::new(false);
+        let chunked = explain_until_cancelled(&bugs, &opts, &open).expect("not cancelled");
+        assert_eq!(
+            format!("{chunked:?}"),
+            format!("{whole:?}"),
+            "the same explanations"
+        );
         assert!(next.is_empty(), "nothing was generated");
         // a dropped request sets the flag
         let cancel = Cancel::default();

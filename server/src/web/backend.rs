@@ -825,6 +825,7 @@ impl Backend for DomainBackend {
         study: StudyId,
         request: &GenerateRequest,
     ) -> Result<Vec<app::model::OperatorWhy>, BackendError> {
+        let _slot = self.job_slot().await?;
         crate::service::generation::explain(&self.db, study, &request.operators, request.all_sites)
             .await
             .map_err(map)
