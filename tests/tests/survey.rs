@@ -819,3 +819,78 @@ async fn a_reload_keeps_the_answer_in_progress() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// The end of a study, as a participant who rated everything meets it: the completion code
+/// with a Copy button that says what it did (copied, or the code selected where the browser
+/// refuses the clipboard), and the invite link opened again says they have finished.
+#[tokio::test]
+async fn a_finished_participant_copies_the_code_and_the_link_says_so() {
+    let Joined {
+        db,
+        guard,
+        token,
+        app,
+        b,
+        ..
+    } = joined("Finished", |settings| {
+        settings.completion_code = "C0DE-42".into();
+    })
+    .await;
+    for _ in 0..3 {
+        b.wait_for_text("#hydrated", "interactive")
+            .await
+            .expect("hydrated");
+        b.wait_for_text("#submit", "Submit (Enter)")
+            .await
+            .expect("an item");
+        b.press("11\u{E007}").await.expect("answer");
+        b.wait_for_text("#hydrated", "interactive")
+            .await
+            .expect("hydrated");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    b.wait_for_text("#finish", "Finish").await.expect("review");
+    b.click("#finish").await.expect("finish");
+    b.wait_for_text("#thanks h1", "Thank you!")
+        .await
+        .expect("thanks");
+    b.wait_for_text("#completion-code", "C0DE-42")
+        .await
+        .expect("the code");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.click("#copy-code").await.expect("copy");
+    wait_until("the copy button says what it did", || async {
+        !b.text_of("#copy-status").await.is_empty()
+    })
+    .await;
+    let said = b.text_of("#copy-status").await;
+    eprintln!("the copy button said: {said}");
+    if said != "Copied." {
+        assert!(said.contains("Ctrl+C"), "{said}");
+        let selected = b
+            .client
+            .execute("return String(window.getSelection())", vec![])
+            .await
+            .expect("selection");
+        assert_eq!(
+            selected,
+            serde_json::json!("C0DE-42"),
+            "the code is selected"
+        );
+    }
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("the invite again");
+    b.wait_contains("#invite-continuing", "You have finished this study")
+        .await;
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("votes");
+    assert_eq!(n, 3);
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

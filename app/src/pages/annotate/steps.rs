@@ -160,6 +160,8 @@ pub(super) fn Thanks(
             )
         }
     });
+    // what the copy button did, said where a screen reader hears it
+    let (copied, set_copied) = signal(String::new());
     view! {
         <section class="card narrow" id="thanks">
             <h1>{if rated == 0 { "Nothing to rate" } else { "Thank you!" }}</h1>
@@ -168,7 +170,8 @@ pub(super) fn Thanks(
                 let copy_text = c.clone();
                 view! {
                     <p>"Completion code: " <code id="completion-code">{c}</code> " "
-                        <button type="button" class="secondary" id="copy-code" on:click=move |_| copy(&copy_text)>"Copy"</button>
+                        <button type="button" class="secondary" id="copy-code" on:click=move |_| copy(&copy_text, set_copied)>"Copy"</button>
+                        " " <span id="copy-status" role="status" aria-live="polite">{move || copied.get()}</span>
                     </p>
                 }
             })}
@@ -177,13 +180,35 @@ pub(super) fn Thanks(
     }
 }
 
-/// Puts `text` on the clipboard (browser only).
-fn copy(text: &str) {
+/// Puts `text` on the clipboard and says so; where the browser refuses (no permission, an
+/// insecure page), selects the code on the page and says how to copy it.
+fn copy(text: &str, said: WriteSignal<String>) {
     #[cfg(feature = "hydrate")]
     {
-        let clipboard = window().navigator().clipboard();
-        let _ = clipboard.write_text(text);
+        let promise = window().navigator().clipboard().write_text(text);
+        leptos::task::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(promise).await {
+                Ok(_) => said.set("Copied.".into()),
+                Err(_) => {
+                    select_code();
+                    said.set("Selected: press Ctrl+C (⌘C) to copy it.".into());
+                }
+            }
+        });
     }
     #[cfg(not(feature = "hydrate"))]
-    let _ = text;
+    let _ = (text, said);
+}
+
+/// Selects the completion code's text on the page.
+#[cfg(feature = "hydrate")]
+fn select_code() {
+    let doc = document();
+    let (Some(code), Some(sel)) = (
+        doc.get_element_by_id("completion-code"),
+        window().get_selection().ok().flatten(),
+    ) else {
+        return;
+    };
+    let _ = sel.select_all_children(&code);
 }
