@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod db;
 pub mod demo;
+pub mod domain;
 pub use natstudy_engine::{formats, generate};
 pub use natstudy_vocab::ids;
 /// The pure engines (the `natstudy-engine` crate).

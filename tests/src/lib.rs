@@ -510,3 +510,24 @@ pub fn read_jsonl(f: &std::path::Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect()
 }
+
+/// A parsed vote for tests that drive the store: `token` any text, made the 32 hex digits a
+/// rating page would send (the same text gives the same token, so a resent vote is one).
+pub fn test_vote(token: &str, cr: u8, cc: u8, time_secs: Option<f64>) -> natstudy::domain::Vote {
+    use std::hash::{Hash, Hasher};
+    let half = |salt: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (token, salt).hash(&mut h);
+        h.finish()
+    };
+    let form = app::model::VoteForm {
+        cr,
+        cc,
+        comment: String::new(),
+        time_secs,
+        started_at: None,
+        context_opened: false,
+        token: format!("{:016x}{:016x}", half(1), half(2)),
+    };
+    natstudy::domain::Vote::parse(form, natstudy::db::now_ms()).expect("a valid test vote")
+}

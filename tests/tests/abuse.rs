@@ -881,15 +881,7 @@ async fn counts_stay_exact(store: Store) {
             .await
             .expect("join batch");
     }
-    let vote = |token: String| assign::VoteInput {
-        cr: 2,
-        cc: 2,
-        comment: String::new(),
-        time_secs: Some(3.0),
-        started_at: None,
-        context_opened: false,
-        token,
-    };
+    let vote = |token: String| natstudy_tests::test_vote(&token, 2, 2, Some(3.0));
     // every annotator rates until nothing is left; none is ever refused
     let mut online = 0;
     for a in &pool {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use natstudy::db::{now_ms, Db};
 use natstudy::ids::{AnnotatorId, StudyId};
-use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted, VoteInput};
+use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted};
 use natstudy_tests::{fresh_db, on_both_stores, Store};
 use rand::{Rng, SeedableRng};
 
@@ -34,16 +34,8 @@ async fn study_with_items(db: &Db, bugs: usize) -> StudyId {
     study
 }
 
-fn vote(token: String) -> VoteInput {
-    VoteInput {
-        cr: 2,
-        cc: 3,
-        comment: String::new(),
-        time_secs: Some(4.0),
-        started_at: None,
-        context_opened: false,
-        token,
-    }
+fn vote(token: String) -> natstudy::domain::Vote {
+    natstudy_tests::test_vote(&token, 2, 3, Some(4.0))
 }
 
 /// The annotator's next item at `at` (ms), which must be there.
@@ -1040,8 +1032,7 @@ async fn revisions_are_kept(store: Store) {
         .await
         .expect("batch");
     let item = rate_next(&db, study, pool[0], "t1").await;
-    let mut v = vote("t2".into());
-    v.cr = 4;
+    let v = natstudy_tests::test_vote("t2", 4, 3, Some(4.0));
     assert_eq!(
         assign::submit(&db, study, pool[0], item, &v, now_ms())
             .await

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 use natstudy::service::reports::ReportCache;
-use natstudy::store::assign::{self, VoteInput};
+use natstudy::store::assign;
 use natstudy_tests::{fresh_db, on_both_stores, reference_study, Role, Store, TestApp};
 use reqwest::StatusCode;
 
@@ -77,15 +77,7 @@ async fn results_are_computed_once_per_change(store: Store) {
         .await
         .expect("next")
         .expect("an item with room");
-    let vote = VoteInput {
-        cr: 4,
-        cc: 4,
-        comment: String::new(),
-        time_secs: Some(12.0),
-        started_at: None,
-        context_opened: false,
-        token: "0123456789abcdef0123456789abcdef".into(),
-    };
+    let vote = natstudy_tests::test_vote("one more", 4, 4, Some(12.0));
     assign::submit(&db, study, pool[0], h.item, &vote, now)
         .await
         .expect("vote");

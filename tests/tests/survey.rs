@@ -409,15 +409,7 @@ async fn rated_items_are_listed_a_page_at_a_time() {
             .await
             .expect("next")
             .expect("an item");
-        let vote = assign::VoteInput {
-            cr: 1,
-            cc: 2,
-            comment: String::new(),
-            time_secs: Some(3.0),
-            started_at: None,
-            context_opened: false,
-            token: format!("t{i}"),
-        };
+        let vote = natstudy_tests::test_vote(&format!("t{i}"), 1, 2, Some(3.0));
         assign::submit(&db, study, annotator, h.item, &vote, natstudy::db::now_ms())
             .await
             .expect("vote");

@@ -8,7 +8,7 @@ use clap::Subcommand;
 
 use super::Global;
 use crate::db::{now_ms, Db};
-use crate::store::assign::{self, BatchSpec, ItemFilter, Strategy, VoteInput};
+use crate::store::assign::{self, BatchSpec, ItemFilter, Strategy};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -254,15 +254,20 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
             let mut t0 = Instant::now();
             let mut next = assign::next_item(&db, study, a, now_ms()).await?;
             while let Some(h) = next {
-                let vote = VoteInput {
-                    cr: 2,
-                    cc: 2,
-                    comment: String::new(),
-                    time_secs: Some(10.0),
-                    started_at: None,
-                    context_opened: false,
-                    token: format!("{a}-{n}"),
-                };
+                let vote = crate::domain::Vote::parse(
+                    app::model::VoteForm {
+                        cr: 2,
+                        cc: 2,
+                        comment: String::new(),
+                        time_secs: Some(10.0),
+                        started_at: None,
+                        context_opened: false,
+                        // 32 hex digits, one per vote of the run
+                        token: format!("{:016x}{:016x}", a.get(), n),
+                    },
+                    now_ms(),
+                )
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
                 (_, next) = assign::submit_then_next(
                     &db,
                     study,

@@ -4,6 +4,7 @@ use sqlx::Row;
 
 use super::*;
 use crate::db::Backend;
+pub use crate::domain::Vote;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::store::group_shared::Shared;
 use crate::store::grouped::grouped;
@@ -11,19 +12,6 @@ use crate::store::{Db, StoreError, StoreResult};
 
 /// How often one annotator may revise one vote.
 pub const MAX_REVISIONS: i64 = 20;
-
-/// A vote to record: the two answers (1–4), the comment, time on item, when the item was shown,
-/// whether the context was opened, and the submit token that makes a resent submit one vote.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VoteInput {
-    pub cr: u8,
-    pub cc: u8,
-    pub comment: String,
-    pub time_secs: Option<f64>,
-    pub started_at: Option<i64>,
-    pub context_opened: bool,
-    pub token: String,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Submitted {
@@ -51,9 +39,6 @@ macro_rules! vote_read {
          WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3"
     };
 }
-
-/// The longest comment kept (characters); the rest is cut.
-const MAX_COMMENT: usize = 4000;
 
 /// A revision of a vote: `$1`…`$11` as [`VoteRow::bind`], `$12` the submit token.
 macro_rules! insert_revision {
@@ -140,7 +125,7 @@ pub async fn submit_as(
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
-    vote: &VoteInput,
+    vote: &Vote,
     now: i64,
     consent: Consent,
 ) -> StoreResult<Submitted> {
@@ -158,7 +143,7 @@ pub async fn submit_then_next(
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
-    vote: &VoteInput,
+    vote: &Vote,
     now: i64,
     consent: Consent,
 ) -> StoreResult<(Submitted, Option<Handed>)> {
@@ -172,7 +157,7 @@ pub async fn submit(
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
-    vote: &VoteInput,
+    vote: &Vote,
     now: i64,
 ) -> StoreResult<Submitted> {
     submit_as(db, study, annotator, item, vote, now, Consent::NotAsked).await
@@ -185,16 +170,11 @@ async fn vote_job(
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
-    vote: &VoteInput,
+    vote: &Vote,
     now: i64,
     consent: Consent,
     claim_next: bool,
 ) -> StoreResult<(Submitted, Option<Handed>)> {
-    if !(1..=4).contains(&vote.cr) || !(1..=4).contains(&vote.cc) {
-        return Err(StoreError::Invalid(
-            "answers must be on the 1–4 scale".into(),
-        ));
-    }
     let vote = vote.clone();
     grouped(db, study, move |conn, shared| {
         let vote = vote.clone();
@@ -226,7 +206,7 @@ async fn submit_in(
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
-    vote: &VoteInput,
+    vote: &Vote,
     now: i64,
     consent: Consent,
 ) -> StoreResult<StoreResult<Submitted>> {
@@ -271,7 +251,7 @@ async fn submit_in(
     }
     let Some(a) = a else {
         // a resent submit is recognised whatever it names
-        return Ok(match seen_before(conn, annotator, &vote.token).await? {
+        return Ok(match seen_before(conn, annotator, vote.token()).await? {
             Some(revision) => Ok(Submitted::Duplicate { revision }),
             None => Err(StoreError::Forbidden(
                 "this item is not assigned to you".into(),
@@ -332,7 +312,7 @@ async fn submit_in(
             1
         }
     };
-    let comment = vote.comment.chars().take(MAX_COMMENT).collect::<String>();
+    let comment = vote.comment().to_owned();
     let row = VoteRow {
         item,
         annotator,
@@ -370,7 +350,7 @@ async fn submit_in(
                 ") SELECT 1"
             )
         };
-        let mut q = row.bind(sqlx::query(sql)).bind(&vote.token);
+        let mut q = row.bind(sqlx::query(sql)).bind(vote.token());
         if first {
             q = q.bind(AssignmentStatus::Done).bind(assignment);
         }
@@ -397,7 +377,7 @@ async fn submit_in(
             (false, _) => concat!(insert_revision!(), "; ", upsert_vote!()),
         };
         row.bind(sqlx::query(sql))
-            .bind(&vote.token)
+            .bind(vote.token())
             .bind(AssignmentStatus::Done)
             .bind(assignment)
             .bind(k)
@@ -418,13 +398,13 @@ fn bind_read<'q>(
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
-    vote: &'q VoteInput,
+    vote: &'q Vote,
     now: i64,
 ) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
     q.bind(item)
         .bind(annotator)
         .bind(study)
-        .bind(vote.token.as_str())
+        .bind(vote.token())
         .bind(now)
         .bind(AssignmentStatus::Assigned)
         .bind(AssignmentStatus::Leased)
@@ -504,7 +484,7 @@ async fn read_for_vote(
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
-    vote: &VoteInput,
+    vote: &Vote,
     now: i64,
     write_first: Option<(Consent, Backend)>,
 ) -> StoreResult<Result<i64, Option<sqlx::any::AnyRow>>> {
@@ -512,17 +492,17 @@ async fn read_for_vote(
     let Some((consent, backend)) = write_first else {
         return Ok(Err(read().fetch_optional(&mut *conn).await?));
     };
-    let comment = vote.comment.chars().take(MAX_COMMENT).collect::<String>();
+    let comment = vote.comment().to_owned();
     let sql = match backend {
         Backend::Postgres => FAST_VOTE_PG_SQL,
         Backend::Sqlite => FAST_VOTE_SQLITE_SQL,
     };
     let q = bind_read(sqlx::query(sql), study, annotator, item, vote, now)
-        .bind(i64::from(vote.cr))
-        .bind(i64::from(vote.cc))
-        .bind(vote.time_secs)
-        .bind(vote.started_at)
-        .bind(i64::from(vote.context_opened))
+        .bind(i64::from(vote.cr()))
+        .bind(i64::from(vote.cc()))
+        .bind(vote.time_secs())
+        .bind(vote.started_at())
+        .bind(i64::from(vote.context_opened()))
         .bind(comment)
         .bind(i64::from(consent == Consent::Required))
         .bind(AssignmentStatus::Done);
@@ -581,7 +561,7 @@ struct VoteRow<'a> {
     item: ItemId,
     annotator: AnnotatorId,
     revision: i64,
-    vote: &'a VoteInput,
+    vote: &'a Vote,
     now: i64,
     original_left: i64,
     comment: &'a str,
@@ -597,13 +577,13 @@ impl<'a> VoteRow<'a> {
         q.bind(self.item)
             .bind(self.annotator)
             .bind(self.revision)
-            .bind(i64::from(self.vote.cr))
-            .bind(i64::from(self.vote.cc))
-            .bind(self.vote.time_secs)
-            .bind(self.vote.started_at)
+            .bind(i64::from(self.vote.cr()))
+            .bind(i64::from(self.vote.cc()))
+            .bind(self.vote.time_secs())
+            .bind(self.vote.started_at())
             .bind(self.now)
             .bind(self.original_left)
-            .bind(i64::from(self.vote.context_opened))
+            .bind(i64::from(self.vote.context_opened()))
             .bind(self.comment.to_owned())
     }
 }
@@ -611,6 +591,8 @@ impl<'a> VoteRow<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TOK: &str = "0123456789abcdef0123456789abcdef";
 
     /// SQLite's common vote is written in the round trip that reads it
     /// ([`FAST_VOTE_SQLITE_SQL`]): the revision, the vote, the assignment done and — as the
@@ -654,15 +636,19 @@ mod tests {
             .await
             .expect("next")
             .expect("an item");
-        let vote = VoteInput {
-            cr: 3,
-            cc: 1,
-            comment: "c".into(),
-            time_secs: Some(2.0),
-            started_at: None,
-            context_opened: true,
-            token: "tok".into(),
-        };
+        let vote = Vote::parse(
+            app::model::VoteForm {
+                cr: 3,
+                cc: 1,
+                comment: "c".into(),
+                time_secs: Some(2.0),
+                started_at: None,
+                context_opened: true,
+                token: TOK.into(),
+            },
+            now,
+        )
+        .expect("a vote");
         let fast = Some((Consent::NotAsked, Backend::Sqlite));
         let mut conn = db.write().await.expect("write");
         let first = read_for_vote(&mut conn, study, pool[0], h.item, &vote, now, fast)
@@ -681,7 +667,7 @@ mod tests {
         assert_eq!(written, (3, 1, 1, "done".into(), 1));
         let revisions = || {
             sqlx::query_scalar::<_, i64>(
-                "SELECT COUNT(*) FROM vote_revisions WHERE submit_token = 'tok'",
+                "SELECT COUNT(*) FROM vote_revisions WHERE submit_token = '0123456789abcdef0123456789abcdef'",
             )
         };
         assert_eq!(revisions().fetch_one(&mut *conn).await.expect("n"), 1);
