@@ -118,6 +118,30 @@ fn the_store_speaks_its_own_types_and_spells_no_status() {
     }
 }
 
+/// The web layer adapts: it calls services, never the store (authorisation, rules and
+/// queries live below it). A tower-sessions `session_store` is not the store.
+#[test]
+fn the_web_layer_calls_services_never_the_store() {
+    let mut files = Vec::new();
+    rust_files(&root().join("server/src/web"), &mut files);
+    assert!(files.len() > 5, "web sources: {files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("source");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let reaches_store = code
+                .match_indices("store::")
+                .any(|(i, _)| !code[..i].ends_with("session_"));
+            assert!(
+                !reaches_store,
+                "{}:{}: the web layer reaches the store; call a service: {line}",
+                f.display(),
+                n + 1
+            );
+        }
+    }
+}
+
 /// The workspace's members, as its `Cargo.toml` lists them.
 fn members() -> Vec<String> {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");

@@ -6,7 +6,8 @@
 //! (`app::model::VoteForm` and the `annotate/vote` server function), the store's `VoteRow`
 //! binding and the migrations, and the export (see ARCHITECTURE.md's recipe).
 
-use app::model::VoteForm;
+/// A vote as the rating form sends it (the wire type this module parses).
+pub use app::model::VoteForm;
 
 /// The longest comment kept with a vote, in characters.
 pub const MAX_COMMENT: usize = 4000;

@@ -170,3 +170,20 @@ pub async fn authenticate(
     let ok = crate::password::verify_async(password.to_owned(), hash).await?;
     Ok(user.filter(|_| ok))
 }
+
+/// The signed-in account of a session (`epoch`: the account's session epoch when it signed
+/// in): none once the account is disabled or its sessions were ended.
+pub async fn session_user(db: &Db, id: UserId, epoch: i64) -> ServiceResult<Option<User>> {
+    Ok(store::users::by_session(db, id, epoch)
+        .await?
+        .map(crate::present::user))
+}
+
+/// Every account, for the admins' page.
+pub async fn list(db: &Db) -> ServiceResult<Vec<app::model::UserRow>> {
+    Ok(store::users::list(db)
+        .await?
+        .into_iter()
+        .map(crate::present::user_row)
+        .collect())
+}

@@ -87,3 +87,25 @@ pub async fn create(
     };
     Ok(assign::create_batch(db, study, actor, &spec).await?)
 }
+
+/// Releases what the annotator holds but has not rated, for others to take: the items freed.
+pub async fn release(
+    db: &Db,
+    study: StudyId,
+    annotator: crate::ids::AnnotatorId,
+    actor: Option<UserId>,
+) -> ServiceResult<u64> {
+    Ok(assign::release(db, study, annotator, actor).await?)
+}
+
+/// Hands the annotator's unrated items to the annotator of code `to_code`: how many moved.
+pub async fn move_unrated(
+    db: &Db,
+    study: StudyId,
+    from: crate::ids::AnnotatorId,
+    to_code: &str,
+    actor: Option<UserId>,
+) -> ServiceResult<u64> {
+    let to = assign::annotator_id(db, study, to_code).await?;
+    Ok(assign::move_unrated(db, study, from, to, actor).await?)
+}

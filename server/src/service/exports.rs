@@ -4,7 +4,9 @@
 use super::ServiceResult;
 use crate::db::Db;
 use crate::ids::StudyId;
-use crate::store::export::{self, Sink};
+use crate::store::export;
+/// Where an export streams its bytes (the channel to a web client, a file).
+pub use crate::store::export::Sink;
 
 /// A table a study exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

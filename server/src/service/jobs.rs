@@ -103,6 +103,60 @@ impl JobRunner {
     }
 }
 
+/// What a failed job runs again.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Retry {
+    Verify,
+    Score { model: String, log10: bool },
+}
+
+/// The study's background jobs, newest first.
+pub async fn list(
+    db: &Db,
+    study: crate::ids::StudyId,
+) -> super::ServiceResult<Vec<app::model::JobRow>> {
+    Ok(store::jobs::list(db, study)
+        .await?
+        .into_iter()
+        .map(crate::present::job_row)
+        .collect())
+}
+
+/// A queued job of the study (which must exist).
+pub async fn create(
+    db: &Db,
+    study: crate::ids::StudyId,
+    actor: Option<crate::ids::UserId>,
+    kind: &str,
+    label: &str,
+    params: &str,
+) -> super::ServiceResult<JobId> {
+    if !super::studies::exists(db, study).await? {
+        return Err(super::ServiceError::NotFound(format!("study {study}")));
+    }
+    Ok(store::jobs::create(db, study, actor, kind, label, params).await?)
+}
+
+/// What a job runs again: only a failed scoring or verification job may be retried.
+pub async fn retry(db: &Db, study: crate::ids::StudyId, job: JobId) -> super::ServiceResult<Retry> {
+    let (kind, state, params) = store::jobs::get(db, study, job)
+        .await?
+        .ok_or_else(|| super::ServiceError::NotFound(format!("job {job}")))?;
+    if state != store::JobState::Failed || !matches!(kind.as_str(), "score" | "verify") {
+        return Err(super::ServiceError::Conflict(
+            "only a failed scoring or verification job can be run again".into(),
+        ));
+    }
+    if kind == "verify" {
+        return Ok(Retry::Verify);
+    }
+    let p: serde_json::Value = serde_json::from_str(&params).unwrap_or_default();
+    Ok(Retry::Score {
+        model: p["model"].as_str().unwrap_or_default().to_owned(),
+        log10: p["log10"].as_bool().unwrap_or(false),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

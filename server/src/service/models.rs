@@ -102,6 +102,30 @@ impl ModelCache {
     }
 }
 
+/// The scoring panel: the models in the folder (which this study uploaded, which the viewer
+/// may delete), the study's quota, and its jobs.
+pub async fn view(
+    db: &Db,
+    dir: &Path,
+    study: StudyId,
+    admin: bool,
+    quota: u64,
+) -> ServiceResult<app::model::ScoringView> {
+    let d = dir.to_owned();
+    let mut models = tokio::task::spawn_blocking(move || super::scoring::list(&d)).await?;
+    let mine = store::models::names_of(db, study).await?;
+    for m in &mut models {
+        m.this_study = mine.contains(&m.name);
+        m.deletable = m.this_study || admin;
+    }
+    Ok(app::model::ScoringView {
+        quota_used: store::models::bytes_of(db, study).await?,
+        quota,
+        models,
+        jobs: super::jobs::list(db, study).await?,
+    })
+}
+
 /// Whether an upload of `more` bytes keeps the study within `quota` bytes of models: the
 /// bytes it may still take.
 pub async fn room(db: &Db, study: StudyId, quota: u64) -> ServiceResult<u64> {

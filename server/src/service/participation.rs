@@ -107,6 +107,68 @@ pub fn check_answers(
     Ok(out)
 }
 
+/// The participant's consent, with their screener answers checked against the study's
+/// questions.
+pub async fn consent(
+    db: &crate::db::Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    answers: Vec<(String, String)>,
+) -> ServiceResult<()> {
+    let settings = crate::store::participation::study_settings(db, study).await?;
+    let answers = check_answers(
+        answers,
+        &super::annotate::screener_of(&settings.screener_json),
+    )?;
+    let obj: serde_json::Map<String, serde_json::Value> = answers
+        .into_iter()
+        .map(|(k, v)| (k, serde_json::Value::String(v)))
+        .collect();
+    Ok(crate::store::participation::consent(
+        db,
+        study,
+        annotator,
+        &serde_json::Value::Object(obj).to_string(),
+    )
+    .await?)
+}
+
+/// The participant has read the guideline.
+pub async fn guideline_seen(
+    db: &crate::db::Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> ServiceResult<()> {
+    Ok(crate::store::participation::guideline_seen(db, study, annotator).await?)
+}
+
+/// The participant ends their work: answers are final.
+pub async fn finish(
+    db: &crate::db::Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> ServiceResult<()> {
+    Ok(crate::store::participation::finish(db, study, annotator).await?)
+}
+
+/// The rating page's heartbeat: the participant's leases renewed (up to their maximum hold).
+pub async fn renew_leases(
+    db: &crate::db::Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> ServiceResult<()> {
+    crate::store::assign::renew_leases(db, study, annotator, crate::db::now_ms()).await?;
+    Ok(())
+}
+
+/// The studies an account takes part in as an annotator.
+pub async fn studies_of_user(
+    db: &crate::db::Db,
+    user: crate::ids::UserId,
+) -> ServiceResult<Vec<(StudyId, String)>> {
+    Ok(crate::store::participation::studies_of_user(db, user).await?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -164,6 +164,27 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
     })
 }
 
+/// The studies an account sees: every study for an admin, its own for anyone else.
+pub async fn list_for(
+    db: &Db,
+    user: &app::model::User,
+) -> ServiceResult<Vec<app::model::StudySummary>> {
+    let studies = if user.role == app::model::Role::Admin {
+        store::studies::list(db).await?
+    } else {
+        store::studies::list_of_member(db, user.id).await?
+    };
+    Ok(studies
+        .into_iter()
+        .map(crate::present::study_summary)
+        .collect())
+}
+
+/// Whether the study exists.
+pub async fn exists(db: &Db, study: StudyId) -> ServiceResult<bool> {
+    Ok(store::studies::counts_of(db, study).await?.is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

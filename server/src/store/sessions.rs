@@ -95,3 +95,88 @@ pub async fn delete_expired(db: &Db, now: i64) -> StoreResult<u64> {
         .await?
         .rows_affected())
 }
+
+/// Old sessions read at a time when they are moved (see [`port_legacy`]).
+const PORT_PAGE: usize = 500;
+
+/// The write lock (PostgreSQL: advisory key) under which servers starting together port the
+/// old sessions one after another: the second finds the table gone.
+const PORT_LOCK: i64 = -2;
+
+/// The table an older natstudy kept its sessions in (tower-sessions' sqlx store: a row per
+/// session, its record encoded as MessagePack), per database.
+fn legacy_table(backend: crate::db::Backend) -> &'static str {
+    match backend {
+        crate::db::Backend::Sqlite => "tower_sessions",
+        crate::db::Backend::Postgres => "\"tower_sessions\".\"session\"",
+    }
+}
+
+/// Moves the sessions of tower-sessions' table (made before natstudy kept its own) into
+/// `sessions` and drops that table, once, in one transaction, a page at a time (memory stays
+/// bounded however many rows it holds): `convert(id, data)` gives a row's stored form (key,
+/// data, expiry) or `None` to leave it behind. From then on a session is read and deleted in
+/// one table. Returns how many moved.
+pub async fn port_legacy(
+    db: &Db,
+    convert: impl Fn(&str, &[u8]) -> Option<(String, String, i64)>,
+) -> StoreResult<u64> {
+    let mut tx = db.begin_write(PORT_LOCK).await?;
+    let exists: bool = match db.backend {
+        crate::db::Backend::Sqlite => sqlx::query(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tower_sessions'",
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        .is_some(),
+        crate::db::Backend::Postgres => sqlx::query(
+            "SELECT 1 FROM pg_tables WHERE schemaname = 'tower_sessions' AND tablename = 'session'",
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        .is_some(),
+    };
+    if !exists {
+        tx.commit().await?;
+        return Ok(0);
+    }
+    let table = legacy_table(db.backend);
+    let mut ported = 0;
+    let page = format!("SELECT id, data FROM {table} WHERE id > $1 ORDER BY id LIMIT {PORT_PAGE}");
+    let mut after = String::new();
+    loop {
+        let rows = sqlx::query(&page)
+            .bind(after.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
+        let Some(last) = rows.last() else { break };
+        after = last.try_get("id")?;
+        for r in rows {
+            let id: String = r.try_get("id")?;
+            let data: Vec<u8> = r.try_get("data")?;
+            if let Some((key, data, expires)) = convert(&id, &data) {
+                ported += u64::from(insert_in(&mut tx, key, data, expires).await?);
+            }
+        }
+    }
+    sqlx::query(&format!("DROP TABLE {table}"))
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(ported)
+}
+
+/// The key that signs session cookies, in hex: `fresh` is stored the first time, and every
+/// process reads back the one stored.
+pub async fn cookie_key(db: &Db, fresh: &str) -> StoreResult<String> {
+    sqlx::query("INSERT INTO settings (name, value) VALUES ('cookie_key', $1) ON CONFLICT (name) DO NOTHING")
+        .bind(fresh)
+        .execute(&mut *db.write().await?)
+        .await?;
+    Ok(
+        sqlx::query("SELECT value FROM settings WHERE name = 'cookie_key'")
+            .fetch_one(&db.pool)
+            .await?
+            .try_get(0)?,
+    )
+}

@@ -16,7 +16,6 @@ use crate::present;
 use crate::service::jobs::JobRunner;
 use crate::service::throttle::Throttle;
 use crate::service::{self, ServiceError};
-use crate::store::{self};
 
 /// The limits the domain applies to web callers.
 #[derive(Debug, Clone)]
@@ -165,10 +164,6 @@ pub fn map(e: impl Into<ServiceError>) -> BackendError {
     }
 }
 
-fn join<T>(r: Result<T, tokio::task::JoinError>) -> Result<T, BackendError> {
-    r.map_err(|e| map(anyhow::anyhow!("worker failed: {e}")))
-}
-
 #[async_trait::async_trait]
 impl Backend for DomainBackend {
     fn device_cookie(&self, username: &str) -> String {
@@ -197,10 +192,9 @@ impl Backend for DomainBackend {
     }
 
     async fn session_user(&self, id: UserId, epoch: i64) -> Result<Option<User>, BackendError> {
-        Ok(store::users::by_session(&self.db, id, epoch)
+        service::accounts::session_user(&self.db, id, epoch)
             .await
-            .map_err(map)?
-            .map(present::user))
+            .map_err(map)
     }
 
     fn session_policy(&self) -> SessionPolicy {
@@ -214,7 +208,7 @@ impl Backend for DomainBackend {
     }
 
     async fn members(&self, study: StudyId) -> Result<Vec<Member>, BackendError> {
-        store::members::list(&self.db, study).await.map_err(map)
+        service::members::list(&self.db, study).await.map_err(map)
     }
 
     #[tracing::instrument(skip(self))]
@@ -225,9 +219,7 @@ impl Backend for DomainBackend {
         username: &str,
         role: &str,
     ) -> Result<(), BackendError> {
-        let role = store::members::MemberRole::parse(role)
-            .ok_or_else(|| BackendError::Invalid("a member is an owner or a member".into()))?;
-        store::members::add(&self.db, study, username, role, Some(actor.id))
+        service::members::add(&self.db, study, Some(actor.id), username, role)
             .await
             .map_err(map)
     }
@@ -239,7 +231,7 @@ impl Backend for DomainBackend {
         study: StudyId,
         username: &str,
     ) -> Result<(), BackendError> {
-        store::members::remove(&self.db, study, username, Some(actor.id))
+        service::members::remove(&self.db, study, Some(actor.id), username)
             .await
             .map_err(map)
     }
@@ -251,37 +243,25 @@ impl Backend for DomainBackend {
         study: StudyId,
         job: JobId,
     ) -> Result<JobId, BackendError> {
-        let (kind, state, params) = store::jobs::get(&self.db, study, job)
+        match service::jobs::retry(&self.db, study, job)
             .await
             .map_err(map)?
-            .ok_or_else(|| BackendError::NotFound(format!("job {job}")))?;
-        if state != store::JobState::Failed || !matches!(kind.as_str(), "score" | "verify") {
-            return Err(BackendError::Conflict(
-                "only a failed scoring or verification job can be run again".into(),
-            ));
+        {
+            service::jobs::Retry::Verify => self.start_verify(actor, study).await,
+            service::jobs::Retry::Score { model, log10 } => {
+                self.start_scoring(actor, study, &model, log10).await
+            }
         }
-        if kind == "verify" {
-            return self.start_verify(actor, study).await;
-        }
-        let p: serde_json::Value = serde_json::from_str(&params).unwrap_or_default();
-        let model = p["model"].as_str().unwrap_or_default().to_owned();
-        self.start_scoring(actor, study, &model, p["log10"].as_bool().unwrap_or(false))
-            .await
     }
 
     async fn my_studies(&self, user: &User) -> Result<Vec<(StudyId, String)>, BackendError> {
-        store::participation::studies_of_user(&self.db, user.id)
+        service::participation::studies_of_user(&self.db, user.id)
             .await
             .map_err(map)
     }
 
     async fn list_users(&self) -> Result<Vec<UserRow>, BackendError> {
-        Ok(store::users::list(&self.db)
-            .await
-            .map_err(map)?
-            .into_iter()
-            .map(present::user_row)
-            .collect())
+        service::accounts::list(&self.db).await.map_err(map)
     }
 
     #[tracing::instrument(skip(self, password))]
@@ -329,16 +309,9 @@ impl Backend for DomainBackend {
     }
 
     async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError> {
-        let studies = if user.role == Role::Admin {
-            store::studies::list(&self.db).await
-        } else {
-            store::studies::list_of_member(&self.db, user.id).await
-        };
-        Ok(studies
-            .map_err(map)?
-            .into_iter()
-            .map(present::study_summary)
-            .collect())
+        service::studies::list_for(&self.db, user)
+            .await
+            .map_err(map)
     }
 
     #[tracing::instrument(skip(self))]
@@ -363,51 +336,9 @@ impl Backend for DomainBackend {
         token: &str,
         current: Option<AnnotatorId>,
     ) -> Result<app::model::InviteStatus, BackendError> {
-        use app::model::InviteStatus;
-        if token.len() > 128 {
-            return Ok(InviteStatus::Unknown);
-        }
-        let Some(store::participation::InviteInfo {
-            study: id,
-            study_name: name,
-            cap,
-            used,
-            review,
-            closed,
-            full,
-        }) = store::participation::invite(&self.db, token)
+        service::invites::status(&self.db, token, current)
             .await
-            .map_err(map)?
-        else {
-            return Ok(InviteStatus::Unknown);
-        };
-        let continuing = match current {
-            Some(me) => store::participation::annotator_in(&self.db, id, Some(me), None)
-                .await
-                .map_err(map)?
-                .is_some(),
-            None => false,
-        };
-        let finished = match (continuing, current) {
-            (true, Some(me)) => store::participation::has_finished(&self.db, me)
-                .await
-                .map_err(map)?,
-            _ => false,
-        };
-        Ok(if closed && !continuing {
-            InviteStatus::Closed
-        } else if used >= cap && !continuing {
-            InviteStatus::UsedUp
-        } else if full && !continuing {
-            InviteStatus::Full
-        } else {
-            InviteStatus::Open {
-                study: name,
-                continuing,
-                finished,
-                review,
-            }
-        })
+            .map_err(map)
     }
 
     #[tracing::instrument(skip(self, token, pid))]
@@ -421,7 +352,7 @@ impl Backend for DomainBackend {
         // counted before anything is looked up: a wrong token is a guess, and costs the same
         self.throttle.join(client).map_err(BackendError::TooMany)?;
         let pid = service::participation::check_pid(pid).map_err(map)?;
-        if token.len() > 128 {
+        if token.len() > service::invites::MAX_TOKEN {
             return Err(BackendError::NotFound("invite".into()));
         }
         let invite = self
@@ -430,7 +361,7 @@ impl Backend for DomainBackend {
             .await
             .map_err(map)?
             .ok_or_else(|| BackendError::NotFound("invite".into()))?;
-        store::participation::join_via(&self.db, &invite, pid.as_deref(), current)
+        service::invites::join(&self.db, &invite, pid.as_deref(), current)
             .await
             .map(present::entry)
             .map_err(map)
@@ -444,11 +375,11 @@ impl Backend for DomainBackend {
     ) -> Result<Option<Entry>, BackendError> {
         // guessing codes is throttled like guessing passwords: per client address, and per
         // code (as per account name)
-        let normal = store::participation::normalise_resume_code(code);
+        let normal = service::invites::normalise_resume_code(code);
         self.throttle
             .attempt(client, &format!("\u{0}resume:{normal}"), false)
             .map_err(BackendError::TooMany)?;
-        store::participation::by_resume_code(&self.db, code)
+        service::invites::resume(&self.db, code)
             .await
             .map(|e| e.map(present::entry))
             .map_err(map)
@@ -485,26 +416,9 @@ impl Backend for DomainBackend {
         annotator: AnnotatorId,
         answers: Vec<(String, String)>,
     ) -> Result<(), BackendError> {
-        let settings = store::participation::study_settings(&self.db, study)
+        service::participation::consent(&self.db, study, annotator, answers)
             .await
-            .map_err(map)?;
-        let answers = service::participation::check_answers(
-            answers,
-            &service::annotate::screener_of(&settings.screener_json),
-        )
-        .map_err(map)?;
-        let obj: serde_json::Map<String, serde_json::Value> = answers
-            .into_iter()
-            .map(|(k, v)| (k, serde_json::Value::String(v)))
-            .collect();
-        store::participation::consent(
-            &self.db,
-            study,
-            annotator,
-            &serde_json::Value::Object(obj).to_string(),
-        )
-        .await
-        .map_err(map)
+            .map_err(map)
     }
 
     async fn guideline_seen(
@@ -512,7 +426,7 @@ impl Backend for DomainBackend {
         study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<(), BackendError> {
-        store::participation::guideline_seen(&self.db, study, annotator)
+        service::participation::guideline_seen(&self.db, study, annotator)
             .await
             .map_err(map)
     }
@@ -541,7 +455,7 @@ impl Backend for DomainBackend {
     }
 
     async fn finish(&self, study: StudyId, annotator: AnnotatorId) -> Result<(), BackendError> {
-        store::participation::finish(&self.db, study, annotator)
+        service::participation::finish(&self.db, study, annotator)
             .await
             .map_err(map)
     }
@@ -550,10 +464,9 @@ impl Backend for DomainBackend {
         study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<(), BackendError> {
-        store::assign::renew_leases(&self.db, study, annotator, crate::db::now_ms())
+        service::participation::renew_leases(&self.db, study, annotator)
             .await
-            .map_err(map)?;
-        Ok(())
+            .map_err(map)
     }
 
     #[tracing::instrument(skip(self))]
@@ -589,7 +502,7 @@ impl Backend for DomainBackend {
         kind: &str,
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError> {
-        use crate::store::imports::Outcome;
+        use crate::service::Outcome;
         if kind == "bugs" {
             return self.import_bugs_zip(actor, study, files).await;
         }
@@ -604,29 +517,15 @@ impl Backend for DomainBackend {
 
     #[tracing::instrument(skip(self, actor))]
     async fn scoring(&self, actor: &User, study: StudyId) -> Result<ScoringView, BackendError> {
-        let dir = self.models_dir.clone();
-        let mut models =
-            join(tokio::task::spawn_blocking(move || service::scoring::list(&dir)).await)?;
-        let mine = store::models::names_of(&self.db, study)
-            .await
-            .map_err(map)?;
-        for m in &mut models {
-            m.this_study = mine.contains(&m.name);
-            m.deletable = m.this_study || actor.role == Role::Admin;
-        }
-        Ok(ScoringView {
-            quota_used: store::models::bytes_of(&self.db, study)
-                .await
-                .map_err(map)?,
-            quota: self.model_quota,
-            models,
-            jobs: store::jobs::list(&self.db, study)
-                .await
-                .map_err(map)?
-                .into_iter()
-                .map(crate::present::job_row)
-                .collect(),
-        })
+        service::models::view(
+            &self.db,
+            &self.models_dir,
+            study,
+            actor.role == Role::Admin,
+            self.model_quota,
+        )
+        .await
+        .map_err(map)
     }
 
     #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
@@ -659,13 +558,9 @@ impl Backend for DomainBackend {
         if !service::scoring::valid_name(model) || !self.models_dir.join(model).is_file() {
             return Err(BackendError::NotFound(format!("model {model}")));
         }
-        store::studies::counts_of(&self.db, study)
-            .await
-            .map_err(map)?
-            .ok_or_else(|| BackendError::NotFound(format!("study {study}")))?;
         let label = format!("score with {model}{}", if log10 { " (log10)" } else { "" });
         let params = serde_json::json!({ "model": model, "log10": log10 }).to_string();
-        let job = store::jobs::create(&self.db, study, Some(actor.id), "score", &label, &params)
+        let job = service::jobs::create(&self.db, study, Some(actor.id), "score", &label, &params)
             .await
             .map_err(map)?;
         self.jobs.spawn(
@@ -684,11 +579,7 @@ impl Backend for DomainBackend {
 
     #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
     async fn start_verify(&self, actor: &User, study: StudyId) -> Result<JobId, BackendError> {
-        store::studies::counts_of(&self.db, study)
-            .await
-            .map_err(map)?
-            .ok_or_else(|| BackendError::NotFound(format!("study {study}")))?;
-        let job = store::jobs::create(
+        let job = service::jobs::create(
             &self.db,
             study,
             Some(actor.id),
@@ -717,7 +608,7 @@ impl Backend for DomainBackend {
         study: StudyId,
         invite: i64,
     ) -> Result<(), BackendError> {
-        store::monitor::close_invite(&self.db, study, invite, Some(actor.id))
+        service::invites::close(&self.db, study, invite, Some(actor.id))
             .await
             .map_err(map)
     }
@@ -752,7 +643,7 @@ impl Backend for DomainBackend {
         study: StudyId,
         participant: AnnotatorId,
     ) -> Result<Option<String>, BackendError> {
-        store::participation::reviewer_participant(&self.db, study, participant)
+        service::invites::reviewer_participant(&self.db, study, participant)
             .await
             .map_err(map)
     }
@@ -764,16 +655,9 @@ impl Backend for DomainBackend {
         study: StudyId,
         cap: i64,
     ) -> Result<String, BackendError> {
-        if !(1..=1000).contains(&cap) {
-            return Err(BackendError::Invalid(
-                "an invite admits 1 to 1000 reviewers".into(),
-            ));
-        }
-        let token =
-            store::participation::create_review_invite(&self.db, study, cap, Some(actor.id))
-                .await
-                .map_err(map)?;
-        Ok(format!("/join/{token}"))
+        service::invites::create_review(&self.db, study, cap, Some(actor.id))
+            .await
+            .map_err(map)
     }
 
     #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
@@ -884,7 +768,7 @@ impl Backend for DomainBackend {
         request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError> {
-        use crate::store::imports::Outcome;
+        use crate::service::Outcome;
         if keys.is_empty() {
             return Err(BackendError::Invalid(
                 "select at least one transformation".into(),
@@ -967,11 +851,9 @@ impl Backend for DomainBackend {
         batch: BatchId,
         cap: i64,
     ) -> Result<String, BackendError> {
-        let token =
-            store::participation::create_invite(&self.db, study, batch, cap, Some(actor.id))
-                .await
-                .map_err(map)?;
-        Ok(format!("/join/{token}"))
+        service::invites::create(&self.db, study, batch, cap, Some(actor.id))
+            .await
+            .map_err(map)
     }
 
     async fn release_annotator(
@@ -980,7 +862,7 @@ impl Backend for DomainBackend {
         study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<u64, BackendError> {
-        store::assign::release(&self.db, study, annotator, Some(actor.id))
+        service::batches::release(&self.db, study, annotator, Some(actor.id))
             .await
             .map_err(map)
     }
@@ -992,10 +874,7 @@ impl Backend for DomainBackend {
         from: AnnotatorId,
         to_code: &str,
     ) -> Result<u64, BackendError> {
-        let to = store::assign::annotator_id(&self.db, study, to_code)
-            .await
-            .map_err(map)?;
-        store::assign::move_unrated(&self.db, study, from, to, Some(actor.id))
+        service::batches::move_unrated(&self.db, study, from, to_code, Some(actor.id))
             .await
             .map_err(map)
     }

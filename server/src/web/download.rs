@@ -76,7 +76,7 @@ impl ChannelSink {
     }
 }
 
-impl crate::store::export::Sink for ChannelSink {
+impl crate::service::exports::Sink for ChannelSink {
     fn pace(&mut self) -> futures_util::future::BoxFuture<'_, std::io::Result<()>> {
         Box::pin(async move {
             if self.buf.len() >= CHUNK {
@@ -101,9 +101,9 @@ pub async fn export(
     let Some((kind, mime)) = crate::service::exports::Export::download(&what) else {
         return (StatusCode::NOT_FOUND, "unknown export").into_response();
     };
-    if crate::store::participation::study_settings(&state.db, study)
+    if !crate::service::studies::exists(&state.db, study)
         .await
-        .is_err()
+        .unwrap_or(false)
     {
         return (StatusCode::NOT_FOUND, "no such study").into_response();
     }
@@ -247,7 +247,7 @@ mod tests {
             "attachment; filename=\"Mod_le.png\"; filename*=UTF-8''Mod%C3%A8le.png"
         );
     }
-    use crate::store::export::Sink;
+    use crate::service::exports::Sink;
     use std::io::Write;
     use std::time::Duration;
 

@@ -4,13 +4,12 @@
 
 use anyhow::Context;
 use rand::RngCore;
-use sqlx::Row;
 use tower_sessions::cookie::Key;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 
-use crate::db::{Backend, Db};
-use crate::store::sessions;
+use crate::db::Db;
+use crate::service;
 
 /// Sessions in natstudy's `sessions` table (`store::sessions`: writes in the group commit),
 /// encoded as JSON.
@@ -37,85 +36,30 @@ impl DbSessionStore {
     }
 }
 
-/// Old sessions read at a time when they are moved (see [`port_legacy`]).
-const PORT_PAGE: usize = 500;
-
-/// The write lock (PostgreSQL: advisory key) under which servers starting together port the
-/// old sessions one after another: the second finds the table gone.
-const PORT_LOCK: i64 = -2;
-
-/// The table an older natstudy kept its sessions in (tower-sessions' sqlx store: a row per
-/// session, its record encoded as MessagePack), per database.
-fn legacy_table(backend: Backend) -> &'static str {
-    match backend {
-        Backend::Sqlite => "tower_sessions",
-        Backend::Postgres => "\"tower_sessions\".\"session\"",
-    }
-}
-
 /// Moves the live sessions of tower-sessions' table (made before natstudy kept its own) into
-/// `sessions` and drops that table, once, in one transaction: a session signed in before the
-/// upgrade stays signed in, and from then on a session is read and deleted in one table — no
-/// second read on every unknown cookie, no second `DELETE` at every sign-out. Expired sessions
-/// and records that do not decode are left behind with the table. Returns how many moved.
+/// `sessions` and drops that table, once (`store::sessions::port_legacy`): a session signed in
+/// before the upgrade stays signed in. Expired sessions and records that do not decode are left
+/// behind with the table. Returns how many moved.
 pub async fn port_legacy(db: &Db) -> anyhow::Result<u64> {
-    let mut tx = db.begin_write(PORT_LOCK).await?;
-    let exists: bool = match db.backend {
-        Backend::Sqlite => sqlx::query(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tower_sessions'",
-        )
-        .fetch_optional(&mut *tx)
-        .await?
-        .is_some(),
-        Backend::Postgres => sqlx::query(
-            "SELECT 1 FROM pg_tables WHERE schemaname = 'tower_sessions' AND tablename = 'session'",
-        )
-        .fetch_optional(&mut *tx)
-        .await?
-        .is_some(),
-    };
-    if !exists {
-        tx.commit().await?;
-        return Ok(0);
-    }
-    let table = legacy_table(db.backend);
     let now = tower_sessions::cookie::time::OffsetDateTime::now_utc();
-    let mut ported = 0;
-    // a page at a time, in id order: memory stays bounded however many rows the table holds
-    let page = format!("SELECT id, data FROM {table} WHERE id > $1 ORDER BY id LIMIT {PORT_PAGE}");
-    let mut after = String::new();
-    loop {
-        let rows = sqlx::query(&page)
-            .bind(after.as_str())
-            .fetch_all(&mut *tx)
-            .await?;
-        let Some(last) = rows.last() else { break };
-        after = last.try_get("id")?;
-        for r in rows {
-            let id: String = r.try_get("id")?;
-            let data: Vec<u8> = r.try_get("data")?;
-            let record: Record = match rmp_serde::from_slice(&data) {
-                Ok(record) => record,
-                Err(e) => {
-                    tracing::warn!(id = %id, error = %e, "an old session that does not decode is dropped");
-                    continue;
-                }
-            };
-            if record.expiry_date <= now {
-                continue;
+    let ported = service::sessions::port_legacy(db, |id, data| {
+        let record: Record = match rmp_serde::from_slice(data) {
+            Ok(record) => record,
+            Err(e) => {
+                tracing::warn!(id = %id, error = %e, "an old session that does not decode is dropped");
+                return None;
             }
-            let (id, data, expires) = encode(&record)?;
-            ported += u64::from(sessions::insert_in(&mut tx, id, data, expires).await?);
+        };
+        if record.expiry_date <= now {
+            return None;
         }
-    }
-    sqlx::query(&format!("DROP TABLE {table}"))
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
+        encode(&record).ok()
+    })
+    .await?;
     Ok(ported)
 }
 
-fn backend_error(e: crate::store::StoreError) -> session_store::Error {
+fn backend_error(e: service::ServiceError) -> session_store::Error {
     session_store::Error::Backend(e.to_string())
 }
 
@@ -168,7 +112,7 @@ impl SessionStore for DbSessionStore {
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {
         loop {
             let (id, data, expires) = encode(record)?;
-            if sessions::create(&self.db, &id, &data, expires)
+            if service::sessions::create(&self.db, &id, &data, expires)
                 .await
                 .map_err(backend_error)?
             {
@@ -180,18 +124,19 @@ impl SessionStore for DbSessionStore {
     }
     async fn save(&self, record: &Record) -> session_store::Result<()> {
         let (id, data, expires) = encode(record)?;
-        sessions::save(&self.db, &id, &data, expires)
+        service::sessions::save(&self.db, &id, &data, expires)
             .await
             .map_err(backend_error)
     }
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
-        let found = sessions::load(&self.db, &key_of(&id.to_string()), crate::db::now_ms())
-            .await
-            .map_err(backend_error)?;
+        let found =
+            service::sessions::load(&self.db, &key_of(&id.to_string()), crate::db::now_ms())
+                .await
+                .map_err(backend_error)?;
         found.map(|data| decode(id, &data)).transpose()
     }
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
-        sessions::delete(&self.db, &key_of(&id.to_string()))
+        service::sessions::delete(&self.db, &key_of(&id.to_string()))
             .await
             .map_err(backend_error)
     }
@@ -200,7 +145,7 @@ impl SessionStore for DbSessionStore {
 #[async_trait::async_trait]
 impl ExpiredDeletion for DbSessionStore {
     async fn delete_expired(&self) -> session_store::Result<()> {
-        sessions::delete_expired(&self.db, crate::db::now_ms())
+        service::sessions::delete_expired(&self.db, crate::db::now_ms())
             .await
             .map(|_| ())
             .map_err(backend_error)
@@ -211,15 +156,7 @@ impl ExpiredDeletion for DbSessionStore {
 pub async fn cookie_key(db: &Db) -> anyhow::Result<Key> {
     let mut fresh = [0u8; 64];
     rand::thread_rng().fill_bytes(&mut fresh);
-    let hex: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
-    sqlx::query("INSERT INTO settings (name, value) VALUES ('cookie_key', $1) ON CONFLICT (name) DO NOTHING")
-        .bind(&hex)
-        .execute(&mut *db.write().await?)
-        .await?;
-    let stored: String = sqlx::query("SELECT value FROM settings WHERE name = 'cookie_key'")
-        .fetch_one(&db.pool)
-        .await?
-        .try_get(0)?;
+    let stored = service::sessions::cookie_key(db, &hex::encode(fresh)).await?;
     let bytes = (0..stored.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(stored.get(i..i + 2).unwrap_or("zz"), 16))

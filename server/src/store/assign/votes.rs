@@ -637,7 +637,7 @@ mod tests {
             .expect("next")
             .expect("an item");
         let vote = Vote::parse(
-            app::model::VoteForm {
+            crate::domain::vote::VoteForm {
                 cr: 3,
                 cc: 1,
                 comment: "c".into(),

@@ -1,0 +1,130 @@
+//! Invite links: what a link says before anyone joins, joining through one, coming back with
+//! a resume code, and the links staff make and close.
+
+use super::{ServiceError, ServiceResult};
+use crate::db::Db;
+use crate::ids::{AnnotatorId, BatchId, StudyId, UserId};
+use crate::store::{self, participation::Entry};
+use app::model::InviteStatus;
+
+/// The longest invite token looked up (a longer one is no invite).
+pub const MAX_TOKEN: usize = 128;
+/// How many reviewers one review-only invite may admit.
+pub const REVIEW_CAPS: std::ops::RangeInclusive<i64> = 1..=1000;
+
+/// What an invite link says to the one who opens it (`current`: the participant this browser
+/// already is, if any).
+pub async fn status(
+    db: &Db,
+    token: &str,
+    current: Option<AnnotatorId>,
+) -> ServiceResult<InviteStatus> {
+    if token.len() > MAX_TOKEN {
+        return Ok(InviteStatus::Unknown);
+    }
+    let Some(store::participation::InviteInfo {
+        study: id,
+        study_name: name,
+        cap,
+        used,
+        review,
+        closed,
+        full,
+    }) = store::participation::invite(db, token).await?
+    else {
+        return Ok(InviteStatus::Unknown);
+    };
+    let continuing = match current {
+        Some(me) => store::participation::annotator_in(db, id, Some(me), None)
+            .await?
+            .is_some(),
+        None => false,
+    };
+    let finished = match (continuing, current) {
+        (true, Some(me)) => store::participation::has_finished(db, me).await?,
+        _ => false,
+    };
+    Ok(if closed && !continuing {
+        InviteStatus::Closed
+    } else if used >= cap && !continuing {
+        InviteStatus::UsedUp
+    } else if full && !continuing {
+        InviteStatus::Full
+    } else {
+        InviteStatus::Open {
+            study: name,
+            continuing,
+            finished,
+            review,
+        }
+    })
+}
+
+/// Joins through a looked-up invite (or continues as `current`).
+pub async fn join(
+    db: &Db,
+    invite: &store::participation::InviteRef,
+    pid: Option<&str>,
+    current: Option<AnnotatorId>,
+) -> ServiceResult<Entry> {
+    Ok(store::participation::join_via(db, invite, pid, current).await?)
+}
+
+/// A resume code as it is compared (what throttling counts guesses of).
+pub fn normalise_resume_code(code: &str) -> String {
+    store::participation::normalise_resume_code(code)
+}
+
+/// The participant a resume code belongs to, if any.
+pub async fn resume(db: &Db, code: &str) -> ServiceResult<Option<Entry>> {
+    Ok(store::participation::by_resume_code(db, code).await?)
+}
+
+/// A new invite link into a batch: its path (`/join/TOKEN`); at least one place.
+pub async fn create(
+    db: &Db,
+    study: StudyId,
+    batch: BatchId,
+    cap: i64,
+    actor: Option<UserId>,
+) -> ServiceResult<String> {
+    let token = store::participation::create_invite(db, study, batch, cap, actor).await?;
+    Ok(format!("/join/{token}"))
+}
+
+/// A new review-only invite link: its path.
+pub async fn create_review(
+    db: &Db,
+    study: StudyId,
+    cap: i64,
+    actor: Option<UserId>,
+) -> ServiceResult<String> {
+    if !REVIEW_CAPS.contains(&cap) {
+        return Err(ServiceError::Invalid(format!(
+            "an invite admits {} to {} reviewers",
+            REVIEW_CAPS.start(),
+            REVIEW_CAPS.end()
+        )));
+    }
+    let token = store::participation::create_review_invite(db, study, cap, actor).await?;
+    Ok(format!("/join/{token}"))
+}
+
+/// Closes an invite link: it admits no one new.
+pub async fn close(
+    db: &Db,
+    study: StudyId,
+    invite: i64,
+    actor: Option<UserId>,
+) -> ServiceResult<()> {
+    Ok(store::monitor::close_invite(db, study, invite, actor).await?)
+}
+
+/// The reviewer code of a participant who joined through the study's review-only invite.
+pub async fn reviewer_participant(
+    db: &Db,
+    study: StudyId,
+    participant: AnnotatorId,
+) -> ServiceResult<Option<String>> {
+    Ok(store::participation::reviewer_participant(db, study, participant).await?)
+}
