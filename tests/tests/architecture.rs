@@ -57,6 +57,7 @@ fn engines_depend_on_no_web_database_or_runtime_crate() {
     let web = ["axum", "sqlx", "leptos", "tokio", "tower", "hyper"];
     assert_none_of("natstudy-engine", &[], &web);
     assert_none_of("natstudy-vocab", &[], &web);
+    assert_none_of("natstudy-nlm", &[], &web);
 }
 
 #[test]
@@ -67,6 +68,8 @@ fn app_depends_on_no_database_parser_or_plotting_crate() {
         "tree-sitter-java",
         "plotters",
         "natstudy-engine",
+        "natstudy-nlm",
+        "candle-core",
     ];
     assert_none_of("app", &["ssr"], &heavy);
     assert_none_of("app", &["hydrate"], &heavy);

@@ -10,9 +10,8 @@ const PW: &str = "a-long-password";
 const ARPA: &str =
     "\\data\\\nngram 1=3\n\n\\1-grams:\n-1.0\t<s>\t0\n-0.5\t</s>\t0\n-0.5\tx\t0\n\n\\end\\\n";
 
-#[tokio::test]
-async fn models_keep_to_their_study_quota_and_owners() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+async fn quota_and_owners(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
     let app = TestApp::start_with(db.clone(), |c| c.model_quota_bytes = 4 << 10)
         .await
         .expect("server");
@@ -114,3 +113,5 @@ async fn models_keep_to_their_study_quota_and_owners() {
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     guard.drop_now(db).await;
 }
+
+natstudy_tests::on_both_stores!(quota_and_owners => models_keep_to_their_study_quota_and_owners_sqlite, models_keep_to_their_study_quota_and_owners_postgres);

@@ -52,17 +52,29 @@ pub enum LmCommand {
     },
     /// Compute the cross-entropy of every bug and transformation of a study and store them as
     /// this model's CE scores (the RNC analysis then uses them)
+    /// Score every bug's method and every transformation of a study: with an n-gram model
+    /// (ARPA or binary file) or a neural causal model (a Hugging Face model folder: llama,
+    /// gpt_neo or bloom; the kind is told by the path)
     Score {
         #[arg(long)]
         model: PathBuf,
         #[arg(long)]
         study: String,
-        /// The model's name in the study (default: the file stem)
+        /// The model's name in the study (default: the file or folder name)
         #[arg(long)]
         name: Option<String>,
-        /// Store −log10 per token (the published tool's unit) instead of bits per token
-        #[arg(long)]
+        /// Store −log10 per token instead of bits per token
+        #[arg(long, conflicts_with = "nats")]
         log10: bool,
+        /// Neural models: store nats per token (transformers' `loss` exactly)
+        #[arg(long)]
+        nats: bool,
+        /// Neural models: the most tokens of a method scored (default and at most: the model's)
+        #[arg(long)]
+        max_len: Option<usize>,
+        /// Also write the scores as ce_scores.csv (model,target,cross_entropy)
+        #[arg(long)]
+        out: Option<PathBuf>,
         #[arg(long)]
         max_string_len: Option<usize>,
     },
@@ -327,10 +339,24 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             study,
             name,
             log10,
+            nats,
+            max_len,
+            out,
             max_string_len,
         } => {
             let db = g.db().await?;
             let id = crate::store::studies::id_by_name(&db, &study).await?;
+            if model.join("config.json").is_file() {
+                let unit = match (nats, log10) {
+                    (true, _) => crate::service::neural::Unit::Nats,
+                    (_, true) => crate::service::neural::Unit::Log10,
+                    _ => crate::service::neural::Unit::Bits,
+                };
+                return score_neural(&db, id, &model, name, unit, max_len, out.as_deref()).await;
+            }
+            if nats || max_len.is_some() {
+                anyhow::bail!("--nats and --max-len are for neural models (a model folder)");
+            }
             let name = match name {
                 Some(n) => n,
                 None => model
@@ -360,7 +386,99 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             let secs = started.elapsed().as_secs_f64();
             let (n, tokens_n) = (scored.methods, scored.tokens);
             println!("scored {n} methods ({tokens_n} tokens) in {secs:.2} s ({:.0} tokens/s) as model {name}", tokens_n as f64 / secs.max(1e-9));
+            if let Some(out) = out {
+                let rows = crate::service::scoring::ce_of_model(&db, id, &name).await?;
+                write_ce_csv(&out, &rows)?;
+            }
         }
+    }
+    Ok(())
+}
+
+/// `ce_scores.csv` (model,target,cross_entropy) of scored rows.
+fn write_ce_csv(out: &Path, rows: &[crate::formats::results::CeRecord]) -> Result<()> {
+    let file =
+        std::fs::File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
+    let mut w = crate::service::exports::SafeCsv::new(std::io::BufWriter::new(file));
+    w.write_record(["model", "target", "cross_entropy"])?;
+    for r in rows {
+        w.write_record([
+            r.model.as_str(),
+            r.target.as_str(),
+            &format!("{}", r.cross_entropy),
+        ])?;
+    }
+    w.flush()?;
+    println!("ce_scores.csv → {}", out.display());
+    Ok(())
+}
+
+/// `lm score` with a neural model folder: loaded once, every method scored shortest first with
+/// a bar of tokens/s.
+async fn score_neural(
+    db: &crate::db::Db,
+    study: crate::ids::StudyId,
+    model: &Path,
+    name: Option<String>,
+    unit: crate::service::neural::Unit,
+    max_len: Option<usize>,
+    out: Option<&Path>,
+) -> Result<()> {
+    let name = name.unwrap_or_else(|| {
+        model
+            .file_name()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "nlm".into())
+    });
+    let loading = std::time::Instant::now();
+    let lm = std::sync::Arc::new(crate::service::neural::load(model).await?);
+    println!(
+        "loaded {} ({}, at most {} tokens) in {:.2} s",
+        model.display(),
+        lm.family().name(),
+        lm.max_len(),
+        loading.elapsed().as_secs_f64()
+    );
+    let started = std::time::Instant::now();
+    let pb = bar(0, "methods");
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} methods, {msg} eta {eta}")
+    {
+        pb.set_style(style);
+    }
+    let (bar_len, bar_inc) = (pb.clone(), pb.clone());
+    let tokens_seen = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let seen = tokens_seen.clone();
+    let t0 = started;
+    let scored = crate::service::neural::score_study(
+        db,
+        study,
+        None,
+        lm,
+        &name,
+        unit,
+        max_len,
+        move |n| bar_len.set_length(n),
+        std::sync::Arc::new(move |tokens| {
+            let all = seen.fetch_add(tokens, std::sync::atomic::Ordering::Relaxed) + tokens;
+            bar_inc.set_message(format!(
+                "{:.0} tokens/s",
+                all as f64 / t0.elapsed().as_secs_f64().max(1e-9)
+            ));
+            bar_inc.inc(1);
+        }),
+    )
+    .await?;
+    pb.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "scored {} methods ({} tokens) in {secs:.2} s ({:.0} tokens/s) as model {name}",
+        scored.methods,
+        scored.tokens,
+        scored.tokens as f64 / secs.max(1e-9)
+    );
+    if let Some(out) = out {
+        write_ce_csv(out, &scored.rows)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use crate::db::Db;
 use crate::ids::StudyId;
 use crate::store::export;
 /// Where an export streams its bytes (the channel to a web client, a file).
-pub use crate::store::export::Sink;
+pub use crate::store::export::{SafeCsv, Sink};
 
 /// A table a study exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

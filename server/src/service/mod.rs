@@ -19,6 +19,7 @@ pub mod members;
 pub mod memo;
 pub mod models;
 pub mod monitor;
+pub mod neural;
 pub mod participation;
 pub mod reports;
 pub mod reviews;

@@ -53,6 +53,15 @@ pub async fn score_study(
     Ok(Scored { methods, tokens })
 }
 
+/// The study's cross-entropies under one model's name.
+pub async fn ce_of_model(
+    db: &Db,
+    study: StudyId,
+    name: &str,
+) -> ServiceResult<Vec<formats::results::CeRecord>> {
+    Ok(store::analysis::ce_of_model(db, study, name).await?)
+}
+
 /// Loads a language model file (ARPA or binary) off the async threads, ready to score: a
 /// probing file as it lies, any other laid out for probing (one form held, never two).
 pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Scorer> {

@@ -128,6 +128,31 @@ pub async fn sources(db: &Db, study: StudyId) -> StoreResult<Vec<(String, String
     pairs(&rows)
 }
 
+/// The study's cross-entropies under one model's name, in the order they were stored.
+pub async fn ce_of_model(
+    db: &Db,
+    study: StudyId,
+    name: &str,
+) -> StoreResult<Vec<crate::formats::results::CeRecord>> {
+    let rows = sqlx::query(
+        "SELECT model, target, cross_entropy FROM ce_scores WHERE study_id = $1 AND model = $2 ORDER BY id",
+    )
+    .bind(study)
+    .bind(name)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            Ok(crate::formats::results::CeRecord {
+                model: r.try_get(0)?,
+                target: r.try_get(1)?,
+                cross_entropy: r.try_get(2)?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()?)
+}
+
 /// Rows of (key, text) as pairs.
 fn pairs(rows: &[sqlx::any::AnyRow]) -> StoreResult<Vec<(String, String)>> {
     Ok(rows

@@ -8,11 +8,13 @@ use crate::ids::{StudyId, UserId};
 
 /// The bytes of the models the study uploaded.
 pub async fn bytes_of(db: &Db, study: StudyId) -> StoreResult<u64> {
-    let n: i64 = sqlx::query("SELECT COALESCE(SUM(bytes), 0) FROM models WHERE study_id = $1")
-        .bind(study)
-        .fetch_one(&db.pool)
-        .await?
-        .try_get(0)?;
+    let n: i64 = sqlx::query(
+        "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM models WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await?
+    .try_get(0)?;
     Ok(n.max(0) as u64)
 }
 

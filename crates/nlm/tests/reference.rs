@@ -1,0 +1,72 @@
+//! `shared/reference/nlm`: tiny llama, gpt_neo and bloom models saved by transformers, and the
+//! cross-entropy the published tool computes for 20 JDK methods (`expected_ce.json`: the token
+//! ids it used and `model(ids, labels=ids).loss`). The tokenizer must give the same ids, and the
+//! forward pass the same loss.
+
+use std::path::PathBuf;
+
+use natstudy_nlm::CausalLm;
+
+fn reference() -> PathBuf {
+    match std::env::var("NATSTUDY_SHARED") {
+        Ok(d) => PathBuf::from(d).join("reference"),
+        Err(_) => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/reference"
+        )),
+    }
+    .join("nlm")
+}
+
+fn check(folder: &str, key: &str) {
+    let dir = reference();
+    let methods: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).expect("methods"))
+            .expect("json");
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected_ce.json")).expect("expected"),
+    )
+    .expect("json");
+    let want = &expected[key];
+    let lm = CausalLm::load(&dir.join("models").join(folder)).expect("model");
+    assert_eq!(
+        lm.max_len() as u64,
+        want["max_len"].as_u64().expect("max_len")
+    );
+    let mut worst = 0f64;
+    for (i, text) in methods.iter().enumerate() {
+        let mut ids = lm.tokenize(text).expect("tokens");
+        ids.truncate(lm.max_len());
+        let want_ids: Vec<u32> = serde_json::from_value(want["ids"][i].clone()).expect("ids");
+        assert_eq!(ids, want_ids, "{key} method {i}: token ids");
+        let got = lm
+            .cross_entropy(text, None)
+            .expect("ce")
+            .expect("two tokens or more");
+        let ce = want["ce_nats"][i].as_f64().expect("ce");
+        assert_eq!(got.tokens as u64, want["n_tokens"][i].as_u64().expect("n"));
+        let rel = (got.ce_nats - ce).abs() / ce.abs();
+        worst = worst.max(rel);
+        assert!(
+            rel < 1e-5,
+            "{key} method {i}: {} against transformers' {ce}",
+            got.ce_nats
+        );
+    }
+    eprintln!("{key}: worst relative difference {worst:e}");
+}
+
+#[test]
+fn llama_scores_as_transformers() {
+    check("llama", "llama");
+}
+
+#[test]
+fn gpt_neo_scores_as_transformers() {
+    check("gptneo", "gptneo");
+}
+
+#[test]
+fn bloom_scores_as_transformers() {
+    check("bloom", "bloom");
+}

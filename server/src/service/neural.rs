@@ -1,0 +1,102 @@
+//! Scoring a study with a neural causal language model (a Hugging Face model folder, run by
+//! `natstudy-nlm`): each bug's method and each transformation scored as the published tool
+//! scores them, stored as the model's cross-entropies like the n-gram model's.
+
+use std::sync::Arc;
+
+use super::{ServiceError, ServiceResult};
+use crate::db::Db;
+use crate::formats;
+use crate::ids::{StudyId, UserId};
+use crate::store;
+
+/// The unit a cross-entropy is stored in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Bits per token (natstudy's default, as for the n-gram model).
+    Bits,
+    /// Nats per token: transformers' `loss` exactly.
+    Nats,
+    /// −log10 per token.
+    Log10,
+}
+
+impl Unit {
+    fn of_nats(self, nats: f64) -> f64 {
+        match self {
+            Unit::Bits => nats / std::f64::consts::LN_2,
+            Unit::Nats => nats,
+            Unit::Log10 => nats / std::f64::consts::LN_10,
+        }
+    }
+}
+
+/// What scoring did: methods scored (a method of fewer than two tokens has no score) and
+/// tokens run through the model.
+pub struct NeuralScored {
+    pub methods: usize,
+    pub tokens: u64,
+    pub rows: Vec<formats::results::CeRecord>,
+}
+
+/// Loads a model folder off the async threads.
+pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm> {
+    let d = dir.to_owned();
+    tokio::task::spawn_blocking(move || natstudy_nlm::CausalLm::load(&d))
+        .await?
+        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", dir.display())))
+}
+
+/// Scores every bug and transformation of the study and stores the cross-entropies under
+/// `name`, replacing earlier ones. `start` is told how many methods there are; `progress`
+/// gets the tokens of each method scored.
+#[allow(clippy::too_many_arguments)]
+pub async fn score_study(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    model: Arc<natstudy_nlm::CausalLm>,
+    name: &str,
+    unit: Unit,
+    max_len: Option<usize>,
+    start: impl FnOnce(u64),
+    progress: Arc<dyn Fn(u64) + Send + Sync>,
+) -> ServiceResult<NeuralScored> {
+    formats::results::check_name(name)
+        .map_err(|why| ServiceError::Invalid(format!("model name: {why}")))?;
+    let targets = store::analysis::sources(db, study).await?;
+    start(targets.len() as u64);
+    let owned = name.to_owned();
+    // shortest first: methods of a length run together, and the bar moves early
+    let (rows, tokens) = tokio::task::spawn_blocking(move || -> ServiceResult<_> {
+        let mut order: Vec<usize> = (0..targets.len()).collect();
+        order.sort_by_key(|&i| targets[i].1.len());
+        let mut rows = Vec::with_capacity(targets.len());
+        let mut tokens = 0u64;
+        for i in order {
+            let (target, text) = &targets[i];
+            let scored = model
+                .cross_entropy(text, max_len)
+                .map_err(|e| ServiceError::Invalid(format!("{target}: {e}")))?;
+            if let Some(s) = scored {
+                tokens += s.tokens as u64;
+                rows.push(formats::results::CeRecord {
+                    model: owned.clone(),
+                    target: target.clone(),
+                    cross_entropy: unit.of_nats(s.ce_nats),
+                });
+                progress(s.tokens as u64);
+            } else {
+                progress(0);
+            }
+        }
+        Ok((rows, tokens))
+    })
+    .await??;
+    let methods = store::imports::replace_ce(db, study, actor, name, &rows).await?;
+    Ok(NeuralScored {
+        methods,
+        tokens,
+        rows,
+    })
+}
