@@ -108,3 +108,74 @@ async fn scored(store: Store) {
 }
 
 on_both_stores!(scored => a_study_is_scored_by_a_neural_model_sqlite, a_study_is_scored_by_a_neural_model_postgres);
+
+/// The study page's scoring job runs a neural model folder placed in the models directory, as
+/// it runs an n-gram file: listed with its size, scored in the background with progress.
+#[tokio::test]
+async fn the_scoring_job_runs_a_model_folder() {
+    use natstudy::store::JobState;
+    use natstudy_tests::{Role, TestApp};
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    let study = natstudy_tests::reference_study(&db, "S", false)
+        .await
+        .expect("study");
+    let folder = app.models_dir.join("tiny-llama");
+    std::fs::create_dir_all(&folder).expect("folder");
+    for f in ["config.json", "model.safetensors", "tokenizer.json"] {
+        std::fs::copy(
+            reference_dir().join("nlm/models/llama").join(f),
+            folder.join(f),
+        )
+        .expect("copy");
+    }
+    let c = app
+        .signed_in("ada", "a-long-password")
+        .await
+        .expect("sign in");
+    let view: serde_json::Value = c
+        .post(app.url("/api/studies/scoring"))
+        .form(&[("study", study.to_string())])
+        .send()
+        .await
+        .expect("view")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(view["models"][0]["name"], "tiny-llama");
+    assert!(view["models"][0]["bytes"]
+        .as_u64()
+        .is_some_and(|b| b > 100_000));
+    let job: natstudy::ids::JobId = c
+        .post(app.url("/api/studies/score"))
+        .form(&[("study", study.to_string()), ("model", "tiny-llama".into())])
+        .send()
+        .await
+        .expect("score")
+        .json()
+        .await
+        .expect("job id");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let j = loop {
+        let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
+        let j = jobs.into_iter().find(|j| j.id == job).expect("job");
+        if j.state == JobState::Done || j.state == JobState::Failed {
+            break j;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never ended: {j:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(j.state, JobState::Done, "{}", j.message);
+    assert!(j.message.contains("scored 357 methods"), "{}", j.message);
+    let rows = natstudy::service::scoring::ce_of_model(&db, study, "tiny-llama")
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 357);
+    guard.drop_now(db).await;
+}

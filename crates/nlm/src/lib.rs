@@ -12,12 +12,14 @@
 mod config;
 mod families;
 mod load;
+pub mod masked;
 
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor, D};
 
 pub use config::Family;
+pub use masked::{Fill, MaskedLm};
 
 /// Why a model cannot be loaded or run.
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +32,41 @@ pub enum NlmError {
     Candle(#[from] candle_core::Error),
 }
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn devices_are_named_and_a_missing_gpu_says_so() {
+        assert!(matches!(super::device("cpu"), Ok(candle_core::Device::Cpu)));
+        let e = super::device("tpu")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("cpu or cuda"), "{e}");
+        if !cfg!(feature = "cuda") {
+            let e = super::device("cuda")
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains("--features cuda"), "{e}");
+        }
+    }
+}
+
 pub type NlmResult<T> = Result<T, NlmError>;
+
+/// The device a model runs on: `cpu`, or `cuda` (the first GPU) in a build with the `cuda`
+/// feature; anything else, or a GPU the build or the machine lacks, is a clear error.
+pub fn device(name: &str) -> NlmResult<Device> {
+    match name {
+        "cpu" => Ok(Device::Cpu),
+        "cuda" if !cfg!(feature = "cuda") => Err(NlmError::Model(
+            "this natstudy was built without GPU support: build it with `--features cuda` (needs the CUDA toolkit)".into(),
+        )),
+        "cuda" => Device::new_cuda(0)
+            .map_err(|e| NlmError::Model(format!("no usable GPU: {e}"))),
+        other => Err(NlmError::Model(format!("device `{other}`: cpu or cuda"))),
+    }
+}
 
 /// A causal language model with its tokenizer.
 pub struct CausalLm {

@@ -70,3 +70,51 @@ fn gpt_neo_scores_as_transformers() {
 fn bloom_scores_as_transformers() {
     check("bloom", "bloom");
 }
+
+/// CodeBERT's architecture, fill-mask: at each masked method's `<mask>`, the log-probabilities
+/// over the whole vocabulary as transformers gives them, and the same top 5 in the same order.
+#[test]
+fn roberta_fills_masks_as_transformers() {
+    let dir = reference();
+    let masked: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("masked.json")).expect("masked"))
+            .expect("json");
+    let expected: Vec<serde_json::Value> = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected_fill.json")).expect("expected"),
+    )
+    .expect("json");
+    let lm = natstudy_nlm::MaskedLm::load(&dir.join("models/roberta")).expect("model");
+    let mut worst = 0f64;
+    for want in &expected {
+        let i = want["masked"].as_u64().expect("index") as usize;
+        let fills = lm.fill(&masked[i]).expect("fill");
+        assert_eq!(fills.len(), 1, "one mask in method {i}");
+        let f = &fills[0];
+        assert_eq!(
+            f.position as u64,
+            want["mask_position"].as_u64().expect("pos"),
+            "method {i}"
+        );
+        let all: Vec<f64> = serde_json::from_value(want["logp_all"].clone()).expect("logp");
+        assert_eq!(all.len(), f.logp.len());
+        for (got, w) in f.logp.iter().zip(&all) {
+            let d = (f64::from(*got) - w).abs();
+            worst = worst.max(d);
+            assert!(d < 1e-4, "method {i}: {got} vs {w}");
+        }
+        let top: Vec<u64> = want["top5"]
+            .as_array()
+            .expect("top5")
+            .iter()
+            .map(|t| t["id"].as_u64().expect("id"))
+            .collect();
+        let got: Vec<u64> = f.top(5).iter().map(|(id, _)| u64::from(*id)).collect();
+        assert_eq!(got, top, "method {i}: the top 5 in order");
+        assert_eq!(
+            lm.token(got[0] as u32).as_deref(),
+            want["top5"][0]["token"].as_str(),
+            "method {i}"
+        );
+    }
+    eprintln!("roberta: worst absolute difference {worst:e}");
+}

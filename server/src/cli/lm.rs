@@ -75,6 +75,9 @@ pub enum LmCommand {
         /// Also write the scores as ce_scores.csv (model,target,cross_entropy)
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Neural models: cpu, or cuda (a build with `--features cuda`)
+        #[arg(long, default_value = "cpu")]
+        device: String,
         #[arg(long)]
         max_string_len: Option<usize>,
     },
@@ -342,6 +345,7 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             nats,
             max_len,
             out,
+            device,
             max_string_len,
         } => {
             let db = g.db().await?;
@@ -352,10 +356,19 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                     (_, true) => crate::service::neural::Unit::Log10,
                     _ => crate::service::neural::Unit::Bits,
                 };
-                return score_neural(&db, id, &model, name, unit, max_len, out.as_deref()).await;
+                let target = NeuralTarget {
+                    model: &model,
+                    device: &device,
+                    name,
+                    unit,
+                    max_len,
+                };
+                return score_neural(&db, id, target, out.as_deref()).await;
             }
-            if nats || max_len.is_some() {
-                anyhow::bail!("--nats and --max-len are for neural models (a model folder)");
+            if nats || max_len.is_some() || device != "cpu" {
+                anyhow::bail!(
+                    "--nats, --max-len and --device are for neural models (a model folder)"
+                );
             }
             let name = match name {
                 Some(n) => n,
@@ -415,15 +428,28 @@ fn write_ce_csv(out: &Path, rows: &[crate::formats::results::CeRecord]) -> Resul
 
 /// `lm score` with a neural model folder: loaded once, every method scored shortest first with
 /// a bar of tokens/s.
-async fn score_neural(
-    db: &crate::db::Db,
-    study: crate::ids::StudyId,
-    model: &Path,
+/// What `lm score` runs a neural model with.
+struct NeuralTarget<'a> {
+    model: &'a Path,
+    device: &'a str,
     name: Option<String>,
     unit: crate::service::neural::Unit,
     max_len: Option<usize>,
+}
+
+async fn score_neural(
+    db: &crate::db::Db,
+    study: crate::ids::StudyId,
+    target: NeuralTarget<'_>,
     out: Option<&Path>,
 ) -> Result<()> {
+    let NeuralTarget {
+        model,
+        device,
+        name,
+        unit,
+        max_len,
+    } = target;
     let name = name.unwrap_or_else(|| {
         model
             .file_name()
@@ -431,7 +457,7 @@ async fn score_neural(
             .unwrap_or_else(|| "nlm".into())
     });
     let loading = std::time::Instant::now();
-    let lm = std::sync::Arc::new(crate::service::neural::load(model).await?);
+    let lm = std::sync::Arc::new(crate::service::neural::load_on(model, device).await?);
     println!(
         "loaded {} ({}, at most {} tokens) in {:.2} s",
         model.display(),

@@ -154,9 +154,9 @@ pub async fn delete(
     admin: bool,
     name: &str,
 ) -> ServiceResult<()> {
-    if !super::scoring::valid_name(name) {
+    let Some(kind) = super::scoring::model_kind(cache.dir(), name) else {
         return Err(ServiceError::NotFound(format!("model {name}")));
-    }
+    };
     let owner = store::models::owner(db, name).await?;
     let allowed = admin || owner == Some(study);
     if !allowed {
@@ -165,7 +165,12 @@ pub async fn delete(
         )));
     }
     let path = cache.dir().join(name);
-    match tokio::fs::remove_file(&path).await {
+    let removed = match kind {
+        super::scoring::ModelKind::NGram => tokio::fs::remove_file(&path).await,
+        // a model folder (placed by hand: only an admin reaches here)
+        super::scoring::ModelKind::Neural => tokio::fs::remove_dir_all(&path).await,
+    };
+    match removed {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if owner.is_none() {

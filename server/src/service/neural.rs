@@ -39,10 +39,16 @@ pub struct NeuralScored {
     pub rows: Vec<formats::results::CeRecord>,
 }
 
-/// Loads a model folder off the async threads.
+/// Loads a model folder off the async threads, on the CPU.
 pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm> {
+    load_on(dir, "cpu").await
+}
+
+/// Loads a model folder off the async threads, on a device (`cpu` or `cuda`).
+pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natstudy_nlm::CausalLm> {
     let d = dir.to_owned();
-    tokio::task::spawn_blocking(move || natstudy_nlm::CausalLm::load(&d))
+    let device = natstudy_nlm::device(device).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    tokio::task::spawn_blocking(move || natstudy_nlm::CausalLm::load_on(&d, device))
         .await?
         .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", dir.display())))
 }

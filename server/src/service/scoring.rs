@@ -102,17 +102,62 @@ pub fn valid_name(name: &str) -> bool {
     ok_chars && (name.ends_with(".arpa") || name.ends_with(".bin"))
 }
 
-/// The models in the directory, by name.
+/// A neural model's folder name: letters, digits, `-`, `_`, `.`, not starting with a dot.
+pub fn valid_folder_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// What a model of the models directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    /// An n-gram model file (ARPA or binary).
+    NGram,
+    /// A Hugging Face model folder (`config.json`, safetensors, `tokenizer.json`).
+    Neural,
+}
+
+/// The kind of the model `name` in `dir`, if it is one.
+pub fn model_kind(dir: &Path, name: &str) -> Option<ModelKind> {
+    let path = dir.join(name);
+    if valid_name(name) && path.is_file() {
+        Some(ModelKind::NGram)
+    } else if valid_folder_name(name) && path.join("config.json").is_file() {
+        Some(ModelKind::Neural)
+    } else {
+        None
+    }
+}
+
+/// The bytes of a model folder's files (not below it).
+fn folder_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// The models in the directory, by name: n-gram files and neural model folders.
 pub fn list(dir: &Path) -> Vec<ModelFile> {
     let mut out: Vec<ModelFile> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
                 .filter_map(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
-                    let meta = e.metadata().ok()?;
-                    (meta.is_file() && valid_name(&name)).then_some(ModelFile {
+                    let bytes = match model_kind(dir, &name)? {
+                        ModelKind::NGram => e.metadata().ok()?.len(),
+                        ModelKind::Neural => folder_bytes(&e.path()),
+                    };
+                    Some(ModelFile {
                         name,
-                        bytes: meta.len(),
+                        bytes,
                         this_study: false,
                         deletable: false,
                     })
@@ -136,7 +181,10 @@ pub async fn run_scoring(
 ) {
     let started = std::time::Instant::now();
     let path = models.dir().join(&model);
-    let result = score(&db, job, study, actor, (&models, &model), log10).await;
+    let result = match model_kind(models.dir(), &model) {
+        Some(ModelKind::Neural) => score_neural(&db, job, study, actor, &path, log10).await,
+        _ => score(&db, job, study, actor, (&models, &model), log10).await,
+    };
     let (state, message) = match result {
         Ok((methods, tokens)) => (
             store::JobState::Done,
@@ -153,6 +201,61 @@ pub async fn run_scoring(
     if let Err(e) = crate::store::jobs::finish(&db, job, state, &message).await {
         tracing::error!(error = %e, %job, "cannot record the end of a job");
     }
+}
+
+/// A neural model folder's scoring job: loaded for the job, every method scored, progress
+/// in the job's row.
+async fn score_neural(
+    db: &Db,
+    job: JobId,
+    study: StudyId,
+    actor: Option<UserId>,
+    path: &Path,
+    log10: bool,
+) -> anyhow::Result<(usize, u64)> {
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "nlm".into());
+    let lm = Arc::new(super::neural::load(path).await?);
+    let done = Arc::new(AtomicU64::new(0));
+    let total = Arc::new(AtomicU64::new(0));
+    let (counter, size) = (done.clone(), total.clone());
+    let unit = if log10 {
+        super::neural::Unit::Log10
+    } else {
+        super::neural::Unit::Bits
+    };
+    let work = super::neural::score_study(
+        db,
+        study,
+        actor,
+        lm,
+        &name,
+        unit,
+        None,
+        move |n| size.store(n, Ordering::Relaxed),
+        Arc::new(move |_tokens| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }),
+    );
+    tokio::pin!(work);
+    let scored = loop {
+        tokio::select! {
+            res = &mut work => break res?,
+            _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
+                let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
+                if let Err(e) = crate::store::jobs::progress(db, job, d, t).await {
+                    tracing::warn!(error = %e, %job, "job progress");
+                }
+            }
+        }
+    };
+    let n = scored.methods as u64;
+    if let Err(e) = crate::store::jobs::progress(db, job, n, n).await {
+        tracing::warn!(error = %e, %job, "job progress");
+    }
+    Ok((scored.methods, scored.tokens))
 }
 
 async fn score(

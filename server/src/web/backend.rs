@@ -555,7 +555,7 @@ impl Backend for DomainBackend {
         model: &str,
         log10: bool,
     ) -> Result<JobId, BackendError> {
-        if !service::scoring::valid_name(model) || !self.models_dir.join(model).is_file() {
+        if service::scoring::model_kind(&self.models_dir, model).is_none() {
             return Err(BackendError::NotFound(format!("model {model}")));
         }
         let label = format!("score with {model}{}", if log10 { " (log10)" } else { "" });
