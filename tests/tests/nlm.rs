@@ -179,3 +179,65 @@ async fn the_scoring_job_runs_a_model_folder() {
     assert_eq!(rows.len(), 357);
     guard.drop_now(db).await;
 }
+
+/// RenameVariable-2 with a masked model (`transform --names-model`): the variable masked at
+/// every occurrence, the model's most likely whole word that is a valid, unused identifier
+/// taken — what the model itself proposes first, among the names the engine may use.
+#[tokio::test]
+async fn a_masked_model_names_the_renamed_variable() {
+    use natstudy::engine::transform::NameScorer;
+    let model_dir = reference_dir().join("nlm/models/roberta");
+    let dir = tempfile::tempdir().expect("dir");
+    let method = "    int sum(int[] values) {\n        int total = 0;\n        for (int value : values) {\n            total += value;\n        }\n        return total;\n    }\n";
+    let bug = serde_json::json!({"bug_id": "B-1", "project": "P", "file": "A.java", "method": "sum",
+        "source": method, "buggy_lines": [4]});
+    let bugs = dir.path().join("bugs.jsonl");
+    std::fs::write(&bugs, format!("{bug}\n")).expect("bugs");
+    let out = dir.path().join("t.jsonl");
+    let (b, o, m) = (
+        bugs.display().to_string(),
+        out.display().to_string(),
+        model_dir.display().to_string(),
+    );
+    cli(
+        "sqlite::memory:",
+        &[
+            "transform",
+            "--bugs",
+            &b,
+            "--operators",
+            "RenameVariable-2",
+            "--names-model",
+            &m,
+            "--out",
+            &o,
+        ],
+    )
+    .await
+    .expect("transform");
+    let rows = natstudy_tests::read_jsonl(&out);
+    let names = natstudy::service::neural::load_masked(&model_dir)
+        .await
+        .expect("model");
+    let masked = method.replace("total", natstudy::engine::transform::MASK);
+    let used = ["sum", "values", "value", "total"];
+    let first = names
+        .propose(&masked, natstudy::engine::transform::MASK)
+        .into_iter()
+        .find(|n| {
+            !used.contains(&n.as_str())
+                && n.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && !natstudy_vocab::JAVA_KEYWORDS.contains(&n.as_str())
+                && !natstudy_vocab::JAVA_CONTEXTUAL.contains(&n.as_str())
+        })
+        .expect("a proposal");
+    let summary = rows
+        .iter()
+        .filter_map(|r| r["summary"].as_str())
+        .find(|s| s.starts_with("renames `total`"))
+        .expect("total renamed");
+    assert_eq!(summary, format!("renames `total` to `{first}`"));
+}

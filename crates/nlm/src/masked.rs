@@ -176,9 +176,14 @@ impl MaskedLm {
         self.tokenizer.token_to_id(token)
     }
 
-    /// A token's text.
+    /// A token as the vocabulary spells it (byte-level: `Ġcount` for " count").
     pub fn token(&self, id: u32) -> Option<String> {
         self.tokenizer.id_to_token(id)
+    }
+
+    /// The text a token stands for (`Ġcount` → " count", `Ċ` → a line break).
+    pub fn decode(&self, id: u32) -> Option<String> {
+        self.tokenizer.decode(&[id], false).ok()
     }
 
     /// The answers at every `<mask>` of a text, in order.

@@ -22,8 +22,13 @@ pub struct TransformArgs {
     #[arg(long)]
     pub all_sites: bool,
     /// An n-gram model (ARPA or binary) that ranks RenameVariable-2's substitute names
-    #[arg(long)]
+    #[arg(long, conflicts_with = "names_model")]
     pub model: Option<PathBuf>,
+    /// A masked language model folder (CodeBERT's architecture, roberta) that proposes
+    /// RenameVariable-2's names: each occurrence of the variable masked, the most likely valid,
+    /// unused identifier taken (the conventional names where it offers none)
+    #[arg(long)]
+    pub names_model: Option<PathBuf>,
     /// Where to write transformations.jsonl
     #[arg(long, required_unless_present = "explain")]
     pub out: Option<PathBuf>,
@@ -39,10 +44,12 @@ pub async fn run(args: TransformArgs) -> Result<()> {
     let text =
         std::fs::read_to_string(&args.bugs).with_context(|| format!("cannot read {name}"))?;
     let bugs = crate::formats::items::parse_bugs(&text, &name)?;
-    let model = match &args.model {
-        Some(path) => Some(crate::service::load_model(path).await?),
-        None => None,
-    };
+    let model: Option<Box<dyn crate::engine::transform::NameScorer + Send>> =
+        match (&args.model, &args.names_model) {
+            (Some(path), _) => Some(Box::new(crate::service::load_model(path).await?)),
+            (None, Some(dir)) => Some(Box::new(crate::service::neural::load_masked(dir).await?)),
+            (None, None) => None,
+        };
     let opts = Options {
         operators,
         all_sites: args.all_sites,
@@ -71,7 +78,7 @@ pub async fn run(args: TransformArgs) -> Result<()> {
         let pb = super::lm::bar(bugs.len() as u64, "bugs");
         let mut next = BTreeMap::new();
         let scorer = model
-            .as_ref()
+            .as_deref()
             .map(|m| m as &dyn crate::engine::transform::NameScorer);
         let out = generate::generate(&bugs, &name, &opts, scorer, &mut next, &|| pb.inc(1));
         pb.finish_and_clear();

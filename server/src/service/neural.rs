@@ -106,3 +106,51 @@ pub async fn score_study(
         rows,
     })
 }
+
+/// A masked language model (CodeBERT and the like) proposing RenameVariable-2's names: every
+/// occurrence of the variable masked, the candidates ranked by their log-probabilities summed
+/// over the masks; the transformation engine keeps the first valid, unused identifier.
+pub struct NameModel(pub natstudy_nlm::MaskedLm);
+
+/// Proposals a masked model offers per variable.
+const PROPOSALS: usize = 50;
+
+impl crate::engine::transform::NameScorer for NameModel {
+    fn score(&self, _method_source: &str) -> f64 {
+        0.0
+    }
+
+    fn propose(&self, masked_method: &str, _mask: &str) -> Vec<String> {
+        let Ok(fills) = self.0.fill(masked_method) else {
+            return Vec::new();
+        };
+        let Some(first) = fills.first() else {
+            return Vec::new();
+        };
+        let mut total = vec![0f64; first.logp.len()];
+        for f in &fills {
+            for (t, p) in total.iter_mut().zip(&f.logp) {
+                *t += f64::from(*p);
+            }
+        }
+        let mut order: Vec<usize> = (0..total.len()).collect();
+        order.sort_by(|a, b| total[*b].total_cmp(&total[*a]).then(a.cmp(b)));
+        order
+            .into_iter()
+            .filter_map(|id| self.0.decode(id as u32))
+            // a whole word: one leading space at most, nothing else around it
+            .map(|t| t.strip_prefix(' ').unwrap_or(&t).to_owned())
+            .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))
+            .take(PROPOSALS)
+            .collect()
+    }
+}
+
+/// Loads a masked model folder off the async threads.
+pub async fn load_masked(dir: &std::path::Path) -> ServiceResult<NameModel> {
+    let d = dir.to_owned();
+    tokio::task::spawn_blocking(move || natstudy_nlm::MaskedLm::load(&d))
+        .await?
+        .map(NameModel)
+        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", dir.display())))
+}

@@ -34,7 +34,7 @@ use similar::{DiffOp, TextDiff};
 use tree_sitter::{Node, Tree};
 
 pub use fixed::{follow_fix, FixFollowed, FixFollower};
-pub use naming::NameScorer;
+pub use naming::{NameScorer, MASK};
 pub use operator::{Operator, UnknownOperator};
 
 use syntax::{Edit, Style};

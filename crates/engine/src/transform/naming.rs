@@ -11,9 +11,20 @@ use super::syntax::Edit;
 use super::{Candidate, Ctx};
 
 /// Scores a candidate method text: lower is more natural (e.g. cross-entropy in bits/token).
+/// A masked language model (CodeBERT) proposes names instead: [`NameScorer::propose`].
 pub trait NameScorer: Sync {
     fn score(&self, method_source: &str) -> f64;
+
+    /// Names for the variable whose every occurrence in `masked_method` is `mask`, most likely
+    /// first (a masked language model's fill); empty for a model that only scores.
+    fn propose(&self, masked_method: &str, mask: &str) -> Vec<String> {
+        let _ = (masked_method, mask);
+        Vec::new()
+    }
 }
+
+/// What stands for the variable in the method a proposer fills (CodeBERT's mask token).
+pub const MASK: &str = "<mask>";
 
 impl NameScorer for crate::lm::Scorer {
     fn score(&self, method_source: &str) -> f64 {
@@ -102,8 +113,9 @@ fn suggestions(var: &Variable<'_>) -> Vec<String> {
 }
 
 /// `RenameVariable-2`: every local variable or parameter renamed to a substitute. Without a
-/// model the first free conventional name is taken; with one, every free conventional name is
-/// tried and the one that makes the method most probable (lowest score) wins.
+/// model the first free conventional name is taken; with a scoring model, every free
+/// conventional name is tried and the one that makes the method most probable (lowest score)
+/// wins; with a masked model, its most likely valid, unused proposal for the masked variable.
 pub fn substitute(ctx: &Ctx<'_>) -> Vec<Candidate> {
     names::variables(ctx.method, ctx.src)
         .into_iter()
@@ -118,11 +130,32 @@ pub fn substitute(ctx: &Ctx<'_>) -> Vec<Candidate> {
                     "every conventional name for it is already a name in the file",
                 );
             }
+            let method = super::syntax::text(ctx.method, ctx.src);
+            let start = ctx.method.start_byte();
+            // a masked model's names first: every occurrence masked, the first proposal that
+            // is a valid, unused identifier taken
+            let proposed = ctx.scorer.and_then(|scorer| {
+                let edits: Vec<Edit> = v
+                    .uses
+                    .iter()
+                    .map(|n| Edit {
+                        start: n.start_byte() - start,
+                        end: n.end_byte() - start,
+                        text: MASK.to_owned(),
+                    })
+                    .collect();
+                let masked = super::syntax::apply(method, &edits)?;
+                scorer
+                    .propose(&masked, MASK)
+                    .into_iter()
+                    .find(|n| n != v.name && names::is_free(n, &ctx.names))
+            });
+            if let Some(name) = proposed {
+                return Some(rename(&v, &name));
+            }
             let best = match ctx.scorer {
                 None => free.into_iter().next()?,
                 Some(scorer) => {
-                    let method = super::syntax::text(ctx.method, ctx.src);
-                    let start = ctx.method.start_byte();
                     free.into_iter()
                         .map(|name| {
                             let edits: Vec<Edit> = v

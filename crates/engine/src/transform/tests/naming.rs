@@ -245,3 +245,51 @@ fn rename_with_a_model_takes_the_most_probable_name() {
     let out = transform(&req, Some(&Likes("size"))).expect("transform");
     assert_eq!(out[0].summary, "renames `total` to `size`");
 }
+
+#[test]
+fn rename_with_a_masked_model_takes_its_first_valid_unused_proposal() {
+    use super::super::{transform, MethodSel, NameScorer, Request};
+    /// Proposes a fixed list, and records what it was asked to fill.
+    struct Fills(Vec<&'static str>, std::sync::Mutex<Vec<String>>);
+    impl NameScorer for Fills {
+        fn score(&self, _: &str) -> f64 {
+            0.0
+        }
+        fn propose(&self, masked: &str, mask: &str) -> Vec<String> {
+            self.1.lock().expect("lock").push(masked.replace(mask, "_"));
+            self.0.iter().map(|s| (*s).to_owned()).collect()
+        }
+    }
+    let src = "int f(int total, int size) {\n    return total + size;\n}\n";
+    let req = Request {
+        source: src,
+        method_only: true,
+        method: MethodSel::Lines(1, 3),
+        buggy_lines: &[2],
+        operators: &[RenameVariable2],
+        all_sites: false,
+    };
+    // not an identifier, a keyword, a name of the method, the name itself: then `amount`
+    let model = Fills(
+        vec!["+", "class", "size", "total", "amount"],
+        Default::default(),
+    );
+    let out = transform(&req, Some(&model)).expect("transform");
+    let summaries: Vec<&str> = out.iter().map(|t| t.summary.as_str()).collect();
+    assert!(
+        summaries.contains(&"renames `total` to `amount`"),
+        "{summaries:?}"
+    );
+    let asked = model.1.lock().expect("lock").clone();
+    assert!(
+        asked.contains(&"int f(int _, int size) {\n    return _ + size;\n}".to_owned())
+            || asked
+                .iter()
+                .any(|m| m.starts_with("int f(int _, int size)")),
+        "every occurrence masked: {asked:?}"
+    );
+    // nothing usable: the conventional names, as without a model
+    let model = Fills(vec!["size"], Default::default());
+    let out = transform(&req, Some(&model)).expect("transform");
+    assert!(out.iter().all(|t| !t.summary.ends_with("to `size`")));
+}
