@@ -78,6 +78,20 @@ pub enum BenchCommand {
         #[arg(long)]
         heldout: Option<std::path::PathBuf>,
     },
+    /// A neural causal model (a Hugging Face folder) on a JSON list of methods (as
+    /// shared/reference/nlm/methods.json): load time, tokens/s of one forward pass per method
+    /// over all its positions, peak memory. Compare with transformers on the same methods and
+    /// threads (`python shared/reference/nlm/make_reference.py MODEL methods.json out.json`)
+    #[command(name = "lm-neural")]
+    LmNeural {
+        #[arg(long)]
+        model: std::path::PathBuf,
+        #[arg(long)]
+        methods: std::path::PathBuf,
+        /// Passes over the methods (the first warms the caches)
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// Every operator on every method of a directory of .java files (every line counted as
     /// buggy, every application kept): methods/s, and engine time against parse time alone
     Transform {
@@ -149,6 +163,11 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             })
             .await?
         }
+        BenchCommand::LmNeural {
+            model,
+            methods,
+            rounds,
+        } => tokio::task::spawn_blocking(move || lm_neural_bench(&model, &methods, rounds)).await?,
         BenchCommand::Transform {
             corpus,
             operators,
@@ -460,6 +479,48 @@ fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()>
         "lm score: model loaded in {loaded:.2} s; {} sentences, {tokens} tokens (</s> included) scored in {scored:.2} s on one core = {:.0} tokens/s; total log10 {total:.1}",
         lines.len(),
         tokens as f64 / scored.max(1e-9)
+    );
+    Ok(())
+}
+
+fn lm_neural_bench(
+    model: &std::path::Path,
+    methods: &std::path::Path,
+    rounds: usize,
+) -> Result<()> {
+    use anyhow::Context as _;
+    let text = std::fs::read_to_string(methods)
+        .with_context(|| format!("cannot read {}", methods.display()))?;
+    let methods: Vec<String> = serde_json::from_str(&text)
+        .with_context(|| format!("{}: a JSON list of strings", methods.display()))?;
+    let t0 = Instant::now();
+    let lm = natstudy_nlm::CausalLm::load(model)?;
+    println!(
+        "{} ({}, at most {} tokens) loaded in {:.3} s; {} cores",
+        model.display(),
+        lm.family().name(),
+        lm.max_len(),
+        t0.elapsed().as_secs_f64(),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    for round in 1..=rounds.max(1) {
+        let start = Instant::now();
+        let mut tokens = 0usize;
+        for m in &methods {
+            if let Some(s) = lm.cross_entropy(m, None)? {
+                tokens += s.tokens;
+            }
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s",
+            methods.len(),
+            tokens as f64 / secs.max(1e-9)
+        );
+    }
+    println!(
+        "peak memory {} MiB",
+        peak_rss_mib().map_or("?".into(), |m| m.to_string())
     );
     Ok(())
 }
