@@ -118,3 +118,56 @@ fn roberta_fills_masks_as_transformers() {
     }
     eprintln!("roberta: worst absolute difference {worst:e}");
 }
+
+/// A checkpoint sharded as transformers shards big models (`model.safetensors.index.json` and
+/// its files) loads and scores as the single file does.
+#[test]
+fn a_sharded_checkpoint_scores_as_the_single_file() {
+    use std::collections::HashMap;
+    let dir = reference();
+    let single = dir.join("models/llama");
+    let tensors =
+        candle_core::safetensors::load(single.join("model.safetensors"), &candle_core::Device::Cpu)
+            .expect("weights");
+    let sharded = tempfile::tempdir().expect("dir");
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(single.join(f), sharded.path().join(f)).expect("copy");
+    }
+    let mut names: Vec<String> = tensors.keys().cloned().collect();
+    names.sort();
+    let mut map = serde_json::Map::new();
+    for (k, file) in [
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let shard: HashMap<String, candle_core::Tensor> = names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == k)
+            .map(|(_, n)| (n.clone(), tensors[n].clone()))
+            .collect();
+        candle_core::safetensors::save(&shard, sharded.path().join(file)).expect("shard");
+        for n in shard.keys() {
+            map.insert(n.clone(), serde_json::Value::String(file.into()));
+        }
+    }
+    let index = serde_json::json!({"metadata": {}, "weight_map": map});
+    std::fs::write(
+        sharded.path().join("model.safetensors.index.json"),
+        index.to_string(),
+    )
+    .expect("index");
+    let methods: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).expect("methods"))
+            .expect("json");
+    let one = CausalLm::load(&single).expect("single");
+    let two = CausalLm::load(sharded.path()).expect("sharded");
+    for m in methods.iter().take(5) {
+        let x = one.cross_entropy(m, None).expect("ce").expect("scored");
+        let y = two.cross_entropy(m, None).expect("ce").expect("scored");
+        assert_eq!(x, y);
+    }
+}
