@@ -16,7 +16,8 @@ pub struct ReportArgs {
     /// Print the report as JSON (the keys of expected.json, and more)
     #[arg(long)]
     pub json: bool,
-    /// Write report.json into this directory
+    /// Write report.json, the charts (SVG), the tables (tables/ID.csv and tables/ID.tex,
+    /// booktabs) and report.tex into this directory
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Leave out annotators whose gold-item accuracy is below this share (0..1)
@@ -53,6 +54,33 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
             std::fs::write(&path, svg)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
+        // the tables as a paper takes them: CSV and LaTeX per table, and report.tex
+        let tables = crate::present::tables(&report);
+        let tdir = dir.join("tables");
+        std::fs::create_dir_all(&tdir)
+            .with_context(|| format!("cannot create {}", tdir.display()))?;
+        for t in &tables {
+            let tex = tdir.join(format!("{}.tex", t.id));
+            std::fs::write(&tex, crate::present::table_latex(t))
+                .with_context(|| format!("cannot write {}", tex.display()))?;
+            let csv = tdir.join(format!("{}.csv", t.id));
+            let file = std::fs::File::create(&csv)
+                .with_context(|| format!("cannot write {}", csv.display()))?;
+            let mut w = crate::service::exports::SafeCsv::new(std::io::BufWriter::new(file));
+            w.write_record(&t.header)?;
+            for r in &t.rows {
+                w.write_record(r)?;
+            }
+            w.flush()?;
+        }
+        let tex = dir.join("report.tex");
+        std::fs::write(&tex, crate::present::report_latex(&args.study, &tables))
+            .with_context(|| format!("cannot write {}", tex.display()))?;
+        eprintln!(
+            "wrote {} tables (CSV and LaTeX) and {}",
+            tables.len(),
+            tex.display()
+        );
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
