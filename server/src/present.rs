@@ -9,6 +9,27 @@ fn opt(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "—".into())
 }
 
+/// A p-value as papers print it: `< 0.001`, or three significant digits.
+pub fn p_text(p: f64) -> String {
+    if !p.is_finite() {
+        "—".into()
+    } else if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        let digits = (2 - p.abs().log10().floor() as i32).clamp(0, 6) as usize;
+        format!("{p:.digits$}")
+    }
+}
+
+/// A Mann-Whitney comparison's key as people read it: `mww_naming_vs_expression` →
+/// "naming vs expression".
+fn comparison_label(key: &str) -> String {
+    key.strip_prefix("mww_")
+        .unwrap_or(key)
+        .replace("_vs_", " vs ")
+        .replace('_', " ")
+}
+
 fn table(id: &str, title: &str, header: &[&str], rows: Vec<Vec<String>>) -> TableView {
     TableView {
         id: id.into(),
@@ -160,9 +181,9 @@ pub fn tables(r: &Report) -> Vec<TableView> {
             .iter()
             .map(|(name, m)| {
                 vec![
-                    name.clone(),
+                    comparison_label(name),
                     format!("{:.1}", m.u),
-                    format!("{:.3e}", m.p_value),
+                    p_text(m.p_value),
                     format!("{:.4}", m.effect_size),
                 ]
             })
@@ -250,7 +271,7 @@ pub fn tables(r: &Report) -> Vec<TableView> {
                     opt(m.spearman_original_vs_transformed),
                     m.mww_natural_vs_unnatural
                         .as_ref()
-                        .map(|x| format!("{:.3e}", x.p_value))
+                        .map(|x| p_text(x.p_value))
                         .unwrap_or_else(|| "—".into()),
                 ]
             })
@@ -778,15 +799,14 @@ pub fn table_latex(t: &TableView) -> String {
     s
 }
 
-/// A p-value as papers print it: `< 0.001`, or three significant digits.
+/// A p-value cell in LaTeX: `$<$ 0.001`, or its three significant digits.
 fn p_value(cell: &str) -> String {
-    match cell.trim().parse::<f64>() {
-        Ok(p) if p < 0.001 => "$<$ 0.001".into(),
-        Ok(p) if p.is_finite() => {
-            let digits = (2 - p.abs().log10().floor() as i32).clamp(0, 6) as usize;
-            format!("{p:.digits$}")
-        }
-        _ => latex_escape(cell),
+    match cell.trim() {
+        "< 0.001" => "$<$ 0.001".into(),
+        c => match c.parse::<f64>() {
+            Ok(p) if p.is_finite() => p_text(p).replace('<', "$<$"),
+            _ => latex_escape(c),
+        },
     }
 }
 
@@ -847,6 +867,18 @@ mod latex_tests {
         assert_eq!(p_value("0.2"), "0.200");
         assert_eq!(p_value("1.2e-7"), "$<$ 0.001");
         assert_eq!(p_value("—"), "---");
+        assert_eq!(p_value("< 0.001"), "$<$ 0.001");
+        assert_eq!(p_text(0.0123456), "0.0123");
+        assert_eq!(p_text(0.5), "0.500");
+        assert_eq!(p_text(2e-9), "< 0.001");
+        assert_eq!(
+            comparison_label("mww_naming_vs_expression"),
+            "naming vs expression"
+        );
+        assert_eq!(
+            comparison_label("mww_agreement_vs_disagreement"),
+            "agreement vs disagreement"
+        );
         let t = TableView {
             id: "time-tests".into(),
             title: "Mann-Whitney U".into(),
