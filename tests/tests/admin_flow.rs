@@ -269,6 +269,23 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
     b.wait_contains("#results-headline", "Fleiss").await;
     b.wait_contains("#results-tables", "Naturalness by level")
         .await;
+    // numbers right-aligned in tabular figures, the row's name on the left
+    let aligned = b
+        .client
+        .execute(
+            "const t = document.querySelector('#table-naturalness'); \
+             const c = t.querySelectorAll('tbody tr:first-child td'); \
+             return [getComputedStyle(c[0]).textAlign, getComputedStyle(c[1]).textAlign, \
+                     getComputedStyle(c[1]).fontVariantNumeric];",
+            vec![],
+        )
+        .await
+        .expect("styles");
+    assert_eq!(
+        aligned,
+        serde_json::json!(["left", "right", "tabular-nums"]),
+        "number cells"
+    );
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

@@ -265,10 +265,11 @@ pub fn ResultsPage() -> impl IntoView {
                                     // a wide table scrolls inside its card: by keyboard too
                                     <div class="table-scroll" tabindex="0" role="region" aria-label=t.title>
                                     <table class="grid" id=format!("table-{}", t.id)>
-                                        <thead><tr>{t.header.into_iter().map(|h| view! { <th>{h}</th> }).collect_view()}</tr></thead>
+                                        // the first column names the row; the others hold numbers: right-aligned, tabular figures
+                                        <thead><tr>{t.header.into_iter().enumerate().map(|(i, h)| view! { <th class=(i > 0).then_some("num")>{h}</th> }).collect_view()}</tr></thead>
                                         <tbody>
                                             {t.rows.into_iter().map(|row| view! {
-                                                <tr>{row.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
+                                                <tr>{row.into_iter().enumerate().map(|(i, c)| view! { <td class=(i > 0).then_some("num")>{c}</td> }).collect_view()}</tr>
                                             }).collect_view()}
                                         </tbody>
                                     </table>
