@@ -298,6 +298,35 @@ pub fn box_plots(
     Ok(svg)
 }
 
+/// Series colours: Okabe–Ito, without black (the diagonal's) and without yellow (too light on
+/// white) — no red/green pair, safe for the colour-blind.
+const SERIES_COLOURS: [RGBColor; 6] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+];
+
+/// Series `i`'s marker at `at` (pixels from its anchor): circle, triangle, cross, square, in turn.
+fn marker<DB: DrawingBackend>(
+    i: usize,
+    at: (i32, i32),
+    colour: RGBColor,
+) -> DynElement<'static, DB, (i32, i32)> {
+    match i % 4 {
+        0 => Circle::new(at, 4, colour.filled()).into_dyn(),
+        1 => TriangleMarker::new(at, 5, colour.filled()).into_dyn(),
+        2 => Cross::new(at, 4, colour.stroke_width(2)).into_dyn(),
+        _ => Rectangle::new(
+            [(at.0 - 3, at.1 - 3), (at.0 + 3, at.1 + 3)],
+            colour.filled(),
+        )
+        .into_dyn(),
+    }
+}
+
 /// ROC curves (false-positive rate, true-positive rate), one per series, with the diagonal.
 pub fn roc_curves(title: &str, curves: &[(String, Vec<(f64, f64)>)]) -> Result<String, PlotError> {
     let e = err(title);
@@ -327,12 +356,25 @@ pub fn roc_curves(title: &str, curves: &[(String, Vec<(f64, f64)>)]) -> Result<S
             ))
             .map_err(|x| e(x.to_string()))?;
         for (i, (name, pts)) in curves.iter().enumerate() {
-            let colour = Palette99::pick(i).to_rgba();
+            let colour = SERIES_COLOURS[i % SERIES_COLOURS.len()];
             chart
                 .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
                 .map_err(|x| e(x.to_string()))?
                 .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], colour));
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (15, 0)], colour.stroke_width(2))
+                        + marker(i, (8, 0), colour)
+                });
+            // markers along the curve (a dozen at most): series apart in grey-scale print too
+            let step = (pts.len() / 12).max(1);
+            chart
+                .draw_series(
+                    pts.iter()
+                        .step_by(step)
+                        .map(|p| EmptyElement::at(*p) + marker(i, (0, 0), colour)),
+                )
+                .map_err(|x| e(x.to_string()))?;
         }
         chart
             .configure_series_labels()
@@ -683,6 +725,48 @@ mod tests {
                 .count()
                 >= 2,
             "diagonal and curve"
+        );
+        // several series: Okabe–Ito colours (no red/green pair), each with its own markers
+        let curve = |k: f64| vec![(0.0, 0.0), (0.2, k), (0.5, 0.8), (1.0, 1.0)];
+        let roc = roc_curves(
+            "R",
+            &[
+                ("a".into(), curve(0.5)),
+                ("b".into(), curve(0.6)),
+                ("c".into(), curve(0.7)),
+            ],
+        )
+        .expect("svg");
+        let strokes: std::collections::BTreeSet<String> = parse(&roc)
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .filter_map(|n| n.attribute("stroke").map(str::to_owned))
+            .collect();
+        for bad in ["#E6194B", "#3CB44B", "#FF0000", "#00FF00"] {
+            assert!(
+                !strokes.iter().any(|s| s.eq_ignore_ascii_case(bad)),
+                "{strokes:?}"
+            );
+        }
+        for c in &SERIES_COLOURS[..3] {
+            let hex = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+            assert!(
+                strokes.iter().any(|s| s.eq_ignore_ascii_case(&hex)),
+                "{hex} in {strokes:?}"
+            );
+        }
+        let doc = parse(&roc);
+        let circles = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count();
+        let polygons = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polygon"))
+            .count();
+        assert!(
+            circles >= 4 && polygons >= 4,
+            "markers: {circles} circles, {polygons} triangles"
         );
     }
 
