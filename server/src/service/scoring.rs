@@ -239,22 +239,7 @@ async fn score_neural(
             counter.fetch_add(1, Ordering::Relaxed);
         }),
     );
-    tokio::pin!(work);
-    let scored = loop {
-        tokio::select! {
-            res = &mut work => break res?,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
-                let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
-                if let Err(e) = crate::store::jobs::progress(db, job, d, t).await {
-                    tracing::warn!(error = %e, %job, "job progress");
-                }
-            }
-        }
-    };
-    let n = scored.methods as u64;
-    if let Err(e) = crate::store::jobs::progress(db, job, n, n).await {
-        tracing::warn!(error = %e, %job, "job progress");
-    }
+    let scored = with_progress(db, job, (&done, &total), work).await?;
     Ok((scored.methods, scored.tokens))
 }
 
@@ -287,13 +272,41 @@ async fn score(
             counter.fetch_add(1, Ordering::Relaxed);
         }),
     );
+    let scored = with_progress(db, job, (&done, &total), work).await?;
+    Ok((scored.methods, scored.tokens))
+}
+
+/// How many methods a scoring did.
+trait Methods {
+    fn methods(&self) -> usize;
+}
+
+impl Methods for Scored {
+    fn methods(&self) -> usize {
+        self.methods
+    }
+}
+
+impl Methods for super::neural::NeuralScored {
+    fn methods(&self) -> usize {
+        self.methods
+    }
+}
+
+/// Runs a scoring, writing its counters (methods done of how many) into the job's row every
+/// 300 ms and n of n at the end. Progress is news, not work: a write that waits too long (the
+/// scores' own transaction holds SQLite's lock) is skipped, never fails the job.
+async fn with_progress<T: Methods>(
+    db: &Db,
+    job: JobId,
+    (done, total): (&AtomicU64, &AtomicU64),
+    work: impl std::future::Future<Output = ServiceResult<T>>,
+) -> anyhow::Result<T> {
     tokio::pin!(work);
     let scored = loop {
         tokio::select! {
             res = &mut work => break res?,
             _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
-                // progress is news, not work: a write that waits too long (the scores' own
-                // transaction holds SQLite's lock) is skipped, never fails the job
                 let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
                 if let Err(e) = crate::store::jobs::progress(db, job, d, t).await {
                     tracing::warn!(error = %e, %job, "job progress");
@@ -301,11 +314,11 @@ async fn score(
             }
         }
     };
-    let n = scored.methods as u64;
+    let n = scored.methods() as u64;
     if let Err(e) = crate::store::jobs::progress(db, job, n, n).await {
         tracing::warn!(error = %e, %job, "job progress");
     }
-    Ok((scored.methods, scored.tokens))
+    Ok(scored)
 }
 
 #[cfg(test)]
