@@ -12,6 +12,7 @@ pub enum Family {
     Llama,
     GptNeo,
     Bloom,
+    GptBigCode,
 }
 
 impl Family {
@@ -20,6 +21,7 @@ impl Family {
             Family::Llama => "llama",
             Family::GptNeo => "gpt_neo",
             Family::Bloom => "bloom",
+            Family::GptBigCode => "gpt_bigcode",
         }
     }
 }
@@ -44,6 +46,11 @@ pub struct Config {
     /// gpt_neo: each layer's attention (`true`: local) and the local window.
     pub local: Vec<bool>,
     pub window: usize,
+    /// gpt_neo, gpt_bigcode: the MLP's GELU is the exact one (`gelu`), not the tanh
+    /// approximation (`gelu_new`, `gelu_pytorch_tanh`).
+    pub gelu_erf: bool,
+    /// gpt_bigcode: scores scaled by 1/√head_dim (`scale_attn_weights`).
+    pub scale_attention: bool,
 }
 
 fn num(v: &Value, keys: &[&str]) -> Option<f64> {
@@ -65,9 +72,10 @@ impl Config {
             Some("llama") => Family::Llama,
             Some("gpt_neo") => Family::GptNeo,
             Some("bloom") => Family::Bloom,
+            Some("gpt_bigcode") => Family::GptBigCode,
             Some(other) => {
                 return Err(format!(
-                    "model_type `{other}`: natstudy runs llama, gpt_neo and bloom"
+                    "model_type `{other}`: natstudy runs llama, gpt_neo, bloom and gpt_bigcode"
                 ))
             }
             None => return Err("no model_type".into()),
@@ -82,14 +90,35 @@ impl Config {
         let hidden = need(&["hidden_size", "n_embd"])?;
         let layers = need(&["num_hidden_layers", "num_layers", "n_layer"])?;
         let heads = need(&["num_attention_heads", "num_heads", "n_head"])?;
-        let kv_heads = num(v, &["num_key_value_heads"]).map_or(heads, |n| n as usize);
+        // gpt_bigcode's multi-query attention: one key/value head for all
+        let multi_query = family == Family::GptBigCode
+            && v.get("multi_query")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+        let kv_heads = if multi_query {
+            1
+        } else {
+            num(v, &["num_key_value_heads"]).map_or(heads, |n| n as usize)
+        };
         if hidden % heads != 0 || kv_heads == 0 || heads % kv_heads != 0 {
             return Err(format!(
                 "{heads} heads, {kv_heads} key/value heads, hidden size {hidden}"
             ));
         }
         let head_dim = num(v, &["head_dim"]).map_or(hidden / heads, |n| n as usize);
-        let intermediate = num(v, &["intermediate_size"]).map_or(4 * hidden, |n| n as usize);
+        let intermediate = num(v, &["intermediate_size", "n_inner"])
+            .filter(|n| *n >= 1.0 && *n <= 1e7)
+            .map_or(4 * hidden, |n| n as usize);
+        let gelu_erf = match v.get("activation_function").and_then(Value::as_str) {
+            None | Some("gelu_new" | "gelu_pytorch_tanh" | "gelu_fast") => false,
+            Some("gelu") => true,
+            Some(other) if family == Family::GptNeo || family == Family::GptBigCode => {
+                return Err(format!(
+                    "activation_function `{other}`: natstudy runs gelu, gelu_new and gelu_pytorch_tanh"
+                ))
+            }
+            Some(_) => false,
+        };
         let eps = num(v, &["rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"]).unwrap_or(1e-5);
         // BLOOM's config states no maximum length: 512, as the reference uses
         let max_len = num(v, &["max_position_embeddings", "n_positions", "seq_length"])
@@ -142,6 +171,11 @@ impl Config {
             rope_linear,
             local,
             window: num(v, &["window_size"]).map_or(256, |n| n as usize),
+            gelu_erf,
+            scale_attention: v
+                .get("scale_attn_weights")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
         })
     }
 }

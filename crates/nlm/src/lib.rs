@@ -4,13 +4,16 @@
 //! in nats of tokens 2..n given their prefix — transformers' `model(ids, labels=ids).loss`.
 //!
 //! Models load from a Hugging Face model folder (`config.json`, `*.safetensors` — sharded
-//! too — and `tokenizer.json`). Families: `llama` (CodeLlama: grouped-query attention,
-//! `rope_theta`, linear `rope_scaling`), `gpt_neo` (global and local attention layers) and
-//! `bloom` (ALiBi), each a forward pass over every position written here on candle, after
+//! too — and `tokenizer.json`) or a GGUF file (llama family, quantized). Families: `llama`
+//! (CodeLlama: grouped-query attention, `rope_theta`, linear `rope_scaling`), `gpt_neo` (global
+//! and local attention layers), `bloom` (ALiBi) and `gpt_bigcode` (StarCoder: multi-query
+//! attention), each a forward pass over every position of a batch written here on candle, after
 //! transformers' modeling code. Plain data in and out; no web, database or runtime.
 
 mod config;
 mod families;
+pub mod gguf;
+mod gguf_tokenizer;
 mod load;
 pub mod masked;
 
@@ -75,6 +78,8 @@ pub struct CausalLm {
     tokenizer: tokenizers::Tokenizer,
     /// The longest input: the config's positions (BLOOM states none: 512).
     max_len: usize,
+    /// Query heads, for the batch planner's bound on attention scores.
+    heads: usize,
     device: Device,
 }
 
@@ -93,8 +98,31 @@ impl CausalLm {
         Self::load_on(dir, Device::Cpu)
     }
 
-    /// Loads a model folder on a device.
-    pub fn load_on(dir: &Path, device: Device) -> NlmResult<CausalLm> {
+    /// Loads a model — a Hugging Face folder or a GGUF file (its projections packed) — on a
+    /// device.
+    pub fn load_on(path: &Path, device: Device) -> NlmResult<CausalLm> {
+        if gguf::is_gguf(path) {
+            Self::load_gguf(path, device, gguf::Packing::Packed)
+        } else {
+            Self::load_folder(path, device)
+        }
+    }
+
+    /// Loads a GGUF file (the llama family) on a device, its projections held as `packing` says.
+    pub fn load_gguf(path: &Path, device: Device, packing: gguf::Packing) -> NlmResult<CausalLm> {
+        let g = gguf::load(path, &device, packing)?;
+        Ok(CausalLm {
+            family: g.config.family,
+            max_len: g.config.max_len,
+            heads: g.config.heads,
+            model: families::Model::Llama(families::Llama::new(&g.config, g.weights)?),
+            tokenizer: g.tokenizer,
+            device,
+        })
+    }
+
+    /// Loads a Hugging Face model folder on a device.
+    pub fn load_folder(dir: &Path, device: Device) -> NlmResult<CausalLm> {
         let config = config::Config::read(dir)?;
         let tokenizer =
             tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
@@ -105,6 +133,7 @@ impl CausalLm {
         Ok(CausalLm {
             family: config.family,
             max_len: config.max_len,
+            heads: config.heads,
             model,
             tokenizer,
             device,
@@ -129,29 +158,120 @@ impl CausalLm {
         Ok(enc.get_ids().to_vec())
     }
 
+    /// The token ids a text is scored on: tokenized, truncated to `max_len` tokens (at most the
+    /// model's).
+    pub fn input_ids(&self, text: &str, max_len: Option<usize>) -> NlmResult<Vec<u32>> {
+        let mut ids = self.tokenize(text)?;
+        ids.truncate(max_len.unwrap_or(self.max_len).min(self.max_len));
+        Ok(ids)
+    }
+
     /// The cross-entropy of a text, truncated to `max_len` tokens (at most the model's).
     /// A text of fewer than two tokens has none (`None`).
     pub fn cross_entropy(&self, text: &str, max_len: Option<usize>) -> NlmResult<Option<Scored>> {
-        let mut ids = self.tokenize(text)?;
-        ids.truncate(max_len.unwrap_or(self.max_len).min(self.max_len));
+        let ids = self.input_ids(text, max_len)?;
         self.cross_entropy_of_ids(&ids)
     }
 
     /// The cross-entropy of token ids (already truncated).
     pub fn cross_entropy_of_ids(&self, ids: &[u32]) -> NlmResult<Option<Scored>> {
-        if ids.len() < 2 {
-            return Ok(None);
-        }
-        let input = Tensor::new(ids, &self.device)?;
-        let logits = self.model.forward(&input)?.to_dtype(DType::F32)?;
-        let t = ids.len();
-        let lp = candle_nn::ops::log_softmax(&logits.narrow(0, 0, t - 1)?, D::Minus1)?;
-        let next = Tensor::new(&ids[1..], &self.device)?.unsqueeze(1)?;
-        let picked = lp.gather(&next, 1)?.squeeze(1)?.to_dtype(DType::F64)?;
-        let sum: f64 = picked.sum_all()?.to_scalar()?;
-        Ok(Some(Scored {
-            ce_nats: -sum / (t - 1) as f64,
-            tokens: t,
-        }))
+        Ok(self.score_batch(&[ids])?.pop().flatten())
     }
+
+    /// The cross-entropies of several token sequences (each already truncated) in one forward
+    /// pass, padded on the right: each the same as scored alone.
+    pub fn score_batch(&self, seqs: &[&[u32]]) -> NlmResult<Vec<Option<Scored>>> {
+        let t = seqs.iter().map(|s| s.len()).max().unwrap_or(0);
+        if t < 2 {
+            return Ok(vec![None; seqs.len()]);
+        }
+        if t > self.max_len {
+            return Err(NlmError::Model(format!(
+                "{t} tokens: the model takes at most {}",
+                self.max_len
+            )));
+        }
+        let mut padded = Vec::with_capacity(seqs.len() * t);
+        for s in seqs {
+            padded.extend_from_slice(s);
+            padded.resize(padded.len() + t - s.len(), 0);
+        }
+        let input = Tensor::from_vec(padded, (seqs.len(), t), &self.device)?;
+        let hidden = self.model.hidden(&input)?;
+        let mut out = Vec::with_capacity(seqs.len());
+        for (b, ids) in seqs.iter().enumerate() {
+            let n = ids.len();
+            if n < 2 {
+                out.push(None);
+                continue;
+            }
+            // the logits of positions 0..n-1 predict tokens 1..n
+            let h = hidden.get(b)?.narrow(0, 0, n - 1)?;
+            let logits = self.model.logits(&h)?.to_dtype(DType::F32)?;
+            let lp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;
+            let next = Tensor::new(&ids[1..], &self.device)?.unsqueeze(1)?;
+            let picked = lp.gather(&next, 1)?.squeeze(1)?.to_dtype(DType::F64)?;
+            let sum: f64 = picked.sum_all()?.to_scalar()?;
+            out.push(Some(Scored {
+                ce_nats: -sum / (n - 1) as f64,
+                tokens: n,
+            }));
+        }
+        Ok(out)
+    }
+
+    /// Batches of the sequences of these lengths, as `plan` makes them for this model.
+    pub fn plan(&self, lengths: &[usize], batching: Batching) -> Vec<Vec<usize>> {
+        plan(lengths, batching, self.heads)
+    }
+}
+
+/// How many sequences run in one forward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batching {
+    /// At most this many sequences in a batch.
+    pub sequences: usize,
+    /// At most this many positions (sequences × the longest), padding included.
+    pub positions: usize,
+    /// At most this many attention scores (sequences × heads × longest²): what bounds the
+    /// memory of long sequences.
+    pub scores: usize,
+}
+
+impl Default for Batching {
+    fn default() -> Self {
+        Batching {
+            sequences: 8,
+            positions: 4096,
+            scores: 1 << 26,
+        }
+    }
+}
+
+/// Groups sequences (by index) into batches: shortest first, so that a batch pads little; each
+/// batch within the bounds of `batching`, except a sequence alone, which always runs.
+pub fn plan(lengths: &[usize], batching: Batching, heads: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| (lengths[i], i));
+    let mut batches: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    for i in order {
+        // sorted: the newcomer is the longest of the batch it joins
+        let t = lengths[i].max(1);
+        let n = current.len() + 1;
+        let fits = n <= batching.sequences.max(1)
+            && n.saturating_mul(t) <= batching.positions
+            && n.saturating_mul(heads.max(1))
+                .saturating_mul(t)
+                .saturating_mul(t)
+                <= batching.scores;
+        if !fits && !current.is_empty() {
+            batches.push(std::mem::take(&mut current));
+        }
+        current.push(i);
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    batches
 }

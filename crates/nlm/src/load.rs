@@ -1,56 +1,186 @@
 //! A model folder's weights: `model.safetensors`, or the shards a `model.safetensors.index.json`
-//! names. Read into memory (safetensors' own bounds checks; no `unsafe` memory map here).
+//! names. Each file is read one tensor at a time (its header parsed and checked by the
+//! `safetensors` crate, each tensor's bytes read at its offset and moved to the device as f32),
+//! so loading holds the model once, plus one tensor's bytes — not a copy of the whole file
+//! beside the model, and with no `unsafe` memory map.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
+use safetensors::tensor::{Dtype, Metadata};
 
 use crate::{NlmError, NlmResult};
 
+/// The most a safetensors header may take (the format's own limit).
+const MAX_HEADER: u64 = 100_000_000;
+
 pub fn weights(dir: &Path, device: &Device) -> NlmResult<VarBuilder<'static>> {
-    let single = dir.join("model.safetensors");
-    let files: Vec<std::path::PathBuf> = if single.is_file() {
-        vec![single]
-    } else {
-        let index = dir.join("model.safetensors.index.json");
-        let text = std::fs::read_to_string(&index).map_err(|e| {
-            NlmError::Model(format!(
-                "{}: {e} (no model.safetensors either)",
-                index.display()
-            ))
-        })?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| NlmError::Model(format!("{}: {e}", index.display())))?;
-        let names: BTreeSet<String> = v
-            .get("weight_map")
-            .and_then(|m| m.as_object())
-            .map(|m| {
-                m.values()
-                    .filter_map(|f| f.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if names.is_empty()
-            || names
-                .iter()
-                .any(|n| n.contains('/') || n.contains('\\') || n.starts_with('.'))
-        {
-            return Err(NlmError::Model(format!(
-                "{}: no usable weight_map",
-                index.display()
-            )));
-        }
-        names.into_iter().map(|n| dir.join(n)).collect()
-    };
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
-    for f in files {
-        let loaded = candle_core::safetensors::load(&f, device)
+    for f in files(dir)? {
+        read_file(&f, device, &mut tensors)
             .map_err(|e| NlmError::Model(format!("{}: {e}", f.display())))?;
-        for (name, t) in loaded {
-            tensors.insert(name, t.to_dtype(DType::F32)?);
-        }
     }
     Ok(VarBuilder::from_tensors(tensors, DType::F32, device))
+}
+
+/// The weight files of a folder: the single file, or the shards its index names (names only,
+/// inside the folder).
+fn files(dir: &Path) -> NlmResult<Vec<PathBuf>> {
+    let single = dir.join("model.safetensors");
+    if single.is_file() {
+        return Ok(vec![single]);
+    }
+    let index = dir.join("model.safetensors.index.json");
+    let text = std::fs::read_to_string(&index).map_err(|e| {
+        NlmError::Model(format!(
+            "{}: {e} (no model.safetensors either)",
+            index.display()
+        ))
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| NlmError::Model(format!("{}: {e}", index.display())))?;
+    let names: BTreeSet<String> = v
+        .get("weight_map")
+        .and_then(|m| m.as_object())
+        .map(|m| {
+            m.values()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if names.is_empty()
+        || names
+            .iter()
+            .any(|n| n.contains('/') || n.contains('\\') || n.starts_with('.'))
+    {
+        return Err(NlmError::Model(format!(
+            "{}: no usable weight_map",
+            index.display()
+        )));
+    }
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
+/// Reads every tensor of one safetensors file into `into`, as f32 on `device`.
+fn read_file(
+    path: &Path,
+    device: &Device,
+    into: &mut HashMap<String, Tensor>,
+) -> Result<(), String> {
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
+    let mut n = [0u8; 8];
+    file.read_exact(&mut n)
+        .map_err(|_| "not a safetensors file: no header".to_string())?;
+    let n = u64::from_le_bytes(n);
+    if n > MAX_HEADER || n.saturating_add(8) > size {
+        return Err(format!("not a safetensors file: a header of {n} bytes"));
+    }
+    let mut header = vec![0u8; n as usize];
+    file.read_exact(&mut header).map_err(|e| e.to_string())?;
+    // the crate checks the offsets: in order, contiguous, each the size its shape and type say
+    let meta: Metadata = serde_json::from_slice(&header).map_err(|e| format!("its header: {e}"))?;
+    let start = 8 + n;
+    if start.saturating_add(meta.data_len() as u64) != size {
+        return Err(format!(
+            "its header describes {} bytes of tensors, the file holds {}",
+            meta.data_len(),
+            size - start
+        ));
+    }
+    let mut by_offset: Vec<(String, &safetensors::tensor::TensorInfo)> =
+        meta.tensors().into_iter().collect();
+    by_offset.sort_by_key(|(_, info)| info.data_offsets.0);
+    let mut bytes = Vec::new();
+    for (name, info) in by_offset {
+        let dtype = match info.dtype {
+            Dtype::F32 => DType::F32,
+            Dtype::F16 => DType::F16,
+            Dtype::BF16 => DType::BF16,
+            Dtype::F64 => DType::F64,
+            other => return Err(format!("tensor `{name}`: type {other:?} is not a float")),
+        };
+        let (from, to) = info.data_offsets;
+        bytes.clear();
+        bytes.resize(to - from, 0);
+        file.seek(SeekFrom::Start(start + from as u64))
+            .map_err(|e| e.to_string())?;
+        file.read_exact(&mut bytes).map_err(|e| e.to_string())?;
+        let t = Tensor::from_raw_buffer(&bytes, dtype, &info.shape, device)
+            .and_then(|t| t.to_dtype(DType::F32))
+            .map_err(|e| format!("tensor `{name}`: {e}"))?;
+        into.insert(name, t);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().expect("temp");
+        std::io::Write::write_all(&mut f, bytes).expect("write");
+        f
+    }
+
+    fn file_of(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut v = (header.len() as u64).to_le_bytes().to_vec();
+        v.extend_from_slice(header.as_bytes());
+        v.extend_from_slice(data);
+        v
+    }
+
+    #[test]
+    fn tensors_read_one_at_a_time_as_f32() {
+        let data: Vec<u8> = [1.5f32, -2.0, 3.25]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .chain(half::f16::from_f32(0.5).to_le_bytes())
+            .collect();
+        let f = write(&file_of(
+            r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]},"b":{"dtype":"F16","shape":[1],"data_offsets":[12,14]}}"#,
+            &data,
+        ));
+        let mut got = HashMap::new();
+        read_file(f.path(), &Device::Cpu, &mut got).expect("read");
+        let a: Vec<f32> = got["a"].to_vec1().expect("a");
+        assert_eq!(a, vec![1.5, -2.0, 3.25]);
+        let b: Vec<f32> = got["b"].to_vec1().expect("b");
+        assert_eq!(b, vec![0.5]);
+    }
+
+    #[test]
+    fn bad_files_say_what_is_wrong() {
+        let cases: [(Vec<u8>, &str); 4] = [
+            (vec![1, 2, 3], "no header"),
+            (u64::MAX.to_le_bytes().to_vec(), "a header of"),
+            (
+                // offsets past the data
+                file_of(
+                    r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}}"#,
+                    &[0; 8],
+                ),
+                "holds 8",
+            ),
+            (
+                // the shape says 3 floats, the offsets 2
+                file_of(
+                    r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#,
+                    &[0; 8],
+                ),
+                "header",
+            ),
+        ];
+        for (bytes, want) in cases {
+            let f = write(&bytes);
+            let e = read_file(f.path(), &Device::Cpu, &mut HashMap::new())
+                .err()
+                .unwrap_or_default();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+    }
 }

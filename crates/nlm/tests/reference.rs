@@ -56,6 +56,51 @@ fn check(folder: &str, key: &str) {
     eprintln!("{key}: worst relative difference {worst:e}");
 }
 
+/// Methods scored in batches (padded on the right, as `lm score` runs them) score as each alone.
+#[test]
+fn batches_score_as_each_method_alone() {
+    let dir = reference();
+    let methods: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).expect("methods"))
+            .expect("json");
+    for folder in ["llama", "gptneo", "bloom"] {
+        let lm = CausalLm::load(&dir.join("models").join(folder)).expect("model");
+        let ids: Vec<Vec<u32>> = methods
+            .iter()
+            .map(|m| lm.input_ids(m, None).expect("ids"))
+            .collect();
+        let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
+        let batching = natstudy_nlm::Batching {
+            sequences: 6,
+            ..Default::default()
+        };
+        let batches = lm.plan(&lengths, batching);
+        assert!(
+            batches.iter().any(|b| b.len() > 1),
+            "{folder}: some batch holds several"
+        );
+        let mut seen = 0;
+        for b in batches {
+            let seqs: Vec<&[u32]> = b.iter().map(|&i| ids[i].as_slice()).collect();
+            let got = lm.score_batch(&seqs).expect("batch");
+            for (&i, g) in b.iter().zip(got) {
+                let alone = lm.cross_entropy_of_ids(&ids[i]).expect("alone");
+                let (g, alone) = (g.expect("scored"), alone.expect("scored"));
+                assert_eq!(g.tokens, alone.tokens);
+                let rel = (g.ce_nats - alone.ce_nats).abs() / alone.ce_nats;
+                assert!(
+                    rel < 1e-6,
+                    "{folder} method {i}: {} in a batch, {} alone",
+                    g.ce_nats,
+                    alone.ce_nats
+                );
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, methods.len());
+    }
+}
+
 #[test]
 fn llama_scores_as_transformers() {
     check("llama", "llama");

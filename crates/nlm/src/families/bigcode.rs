@@ -1,0 +1,98 @@
+//! gpt_bigcode (SantaCoder, StarCoder): learned positions, multi-query attention (one key/value
+//! head shared by every query head) or fused per-head query/key/value, a GELU MLP — after
+//! transformers' `GPTBigCodeForCausalLM`.
+
+use candle_core::{Device, Module, Tensor};
+use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+
+use super::{attention, gelu, heads, mask, merge};
+use crate::config::Config;
+use crate::NlmResult;
+
+struct Layer {
+    ln1: LayerNorm,
+    c_attn: Linear,
+    c_proj: Linear,
+    ln2: LayerNorm,
+    fc: Linear,
+    proj: Linear,
+}
+
+pub struct BigCode {
+    c: Config,
+    wte: Embedding,
+    wpe: Embedding,
+    layers: Vec<Layer>,
+    ln_f: LayerNorm,
+    pub(super) head: Linear,
+    device: Device,
+}
+
+impl BigCode {
+    pub fn new(c: &Config, vb: VarBuilder<'static>) -> NlmResult<BigCode> {
+        let m = vb.pp("transformer");
+        let h = c.hidden;
+        let kv_dim = c.kv_heads * c.head_dim;
+        let wte = embedding(c.vocab, h, m.pp("wte"))?;
+        let wpe = embedding(c.max_len, h, m.pp("wpe"))?;
+        let mut layers = Vec::with_capacity(c.layers);
+        for i in 0..c.layers {
+            let l = m.pp(format!("h.{i}"));
+            layers.push(Layer {
+                ln1: layer_norm(h, c.eps, l.pp("ln_1"))?,
+                c_attn: linear(h, h + 2 * kv_dim, l.pp("attn").pp("c_attn"))?,
+                c_proj: linear(h, h, l.pp("attn").pp("c_proj"))?,
+                ln2: layer_norm(h, c.eps, l.pp("ln_2"))?,
+                fc: linear(h, c.intermediate, l.pp("mlp").pp("c_fc"))?,
+                proj: linear(c.intermediate, h, l.pp("mlp").pp("c_proj"))?,
+            });
+        }
+        let ln_f = layer_norm(h, c.eps, m.pp("ln_f"))?;
+        let head = super::lm_head(c, &vb, wte.embeddings(), "lm_head")?;
+        Ok(BigCode {
+            c: c.clone(),
+            wte,
+            wpe,
+            layers,
+            ln_f,
+            head,
+            device: vb.device().clone(),
+        })
+    }
+
+    pub fn hidden(&self, ids: &Tensor) -> candle_core::Result<Tensor> {
+        let (b, t) = ids.dims2()?;
+        let (nh, hd, h) = (self.c.heads, self.c.head_dim, self.c.hidden);
+        let multi_query = self.c.kv_heads == 1;
+        let causal = mask(t, None, &self.device)?;
+        let scale = self.c.scale_attention.then(|| 1.0 / (hd as f64).sqrt());
+        let pos = Tensor::arange(0u32, t as u32, &self.device)?;
+        let mut x = self
+            .wte
+            .forward(ids)?
+            .broadcast_add(&self.wpe.forward(&pos)?)?;
+        for l in &self.layers {
+            let a = l.c_attn.forward(&l.ln1.forward(&x)?)?;
+            let (q, k, v) = if multi_query {
+                // [query (all heads) | key | value] along the features
+                (
+                    heads(&a.narrow(2, 0, h)?, nh, hd)?,
+                    heads(&a.narrow(2, h, hd)?, 1, hd)?,
+                    heads(&a.narrow(2, h + hd, hd)?, 1, hd)?,
+                )
+            } else {
+                // per head, its query, key and value side by side
+                let a = a.reshape((b, t, nh, 3 * hd))?.transpose(1, 2)?;
+                let part = |i: usize| a.narrow(3, i * hd, hd)?.contiguous();
+                (part(0)?, part(1)?, part(2)?)
+            };
+            let out = merge(&attention(&q, &k, &v, scale, &causal)?)?;
+            x = (x + l.c_proj.forward(&out)?)?;
+            let hs = l.ln2.forward(&x)?;
+            let act = l.fc.forward(&hs)?;
+            let act = gelu(&act, self.c.gelu_erf)?;
+            x = (x + l.proj.forward(&act)?)?;
+        }
+        self.ln_f.forward(&x)
+    }
+}

@@ -1,0 +1,140 @@
+//! The families and formats `shared/reference/nlm` does not cover, against references made with
+//! transformers by `tests/data/make_references.py` (kept in the repository, run by hand):
+//! gpt_bigcode (multi-query and fused per-head attention) and GGUF files of the tiny llama
+//! (Q8_0 and Q4_0, a SentencePiece tokenizer with scores and no merges; and a byte-level BPE
+//! with merges), loaded by transformers itself for the reference.
+
+use std::path::{Path, PathBuf};
+
+use natstudy_nlm::gguf::Packing;
+use natstudy_nlm::CausalLm;
+
+fn data() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
+}
+
+fn methods() -> Vec<String> {
+    let dir = match std::env::var("NATSTUDY_SHARED") {
+        Ok(d) => PathBuf::from(d).join("reference"),
+        Err(_) => PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/reference"
+        )),
+    };
+    serde_json::from_str(&std::fs::read_to_string(dir.join("nlm/methods.json")).expect("methods"))
+        .expect("json")
+}
+
+fn expected(key: &str) -> serde_json::Value {
+    let all: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data().join("expected.json")).expect("expected"),
+    )
+    .expect("json");
+    all[key].clone()
+}
+
+/// Every method's token ids equal the reference's, and each cross-entropy is within `tolerance`
+/// (relative) of transformers'; returns the worst relative difference.
+fn check(lm: &CausalLm, key: &str, tolerance: f64) -> f64 {
+    let want = expected(key);
+    assert_eq!(
+        lm.max_len() as u64,
+        want["max_len"].as_u64().expect("max_len"),
+        "{key}"
+    );
+    let mut worst = 0f64;
+    for (i, text) in methods().iter().enumerate() {
+        let ids = lm.input_ids(text, None).expect("ids");
+        let want_ids: Vec<u32> = serde_json::from_value(want["ids"][i].clone()).expect("ids");
+        assert_eq!(ids, want_ids, "{key} method {i}: token ids");
+        let got = lm.cross_entropy_of_ids(&ids).expect("ce").expect("scored");
+        let ce = want["ce_nats"][i].as_f64().expect("ce");
+        let rel = (got.ce_nats - ce).abs() / ce.abs();
+        worst = worst.max(rel);
+        assert!(
+            rel < tolerance,
+            "{key} method {i}: {} against transformers' {ce}",
+            got.ce_nats
+        );
+    }
+    eprintln!("{key}: worst relative difference {worst:e}");
+    worst
+}
+
+fn folder(name: &str) -> CausalLm {
+    let lm = CausalLm::load(&data().join(name)).expect("model");
+    assert_eq!(lm.family(), natstudy_nlm::Family::GptBigCode);
+    lm
+}
+
+fn gguf(name: &str, packing: Packing) -> CausalLm {
+    let path: &Path = &data().join("gguf").join(format!("{name}.gguf"));
+    CausalLm::load_gguf(path, candle_core::Device::Cpu, packing).expect("gguf")
+}
+
+#[test]
+fn gpt_bigcode_with_multi_query_attention_scores_as_transformers() {
+    check(&folder("bigcode"), "bigcode", 1e-5);
+}
+
+#[test]
+fn gpt_bigcode_with_fused_attention_scores_as_transformers() {
+    check(&folder("bigcode_mha"), "bigcode_mha", 1e-5);
+}
+
+/// Dequantized, a GGUF file is exactly the model transformers makes of it: the interleaved
+/// rotary pairs undo the converter's permutation, and the tokenizer built from the file's
+/// pieces and scores gives transformers' ids.
+#[test]
+fn a_gguf_file_dequantized_scores_as_transformers() {
+    check(&gguf("llama-q8_0", Packing::F32), "llama-q8_0", 1e-5);
+    check(&gguf("llama-q4_0", Packing::F32), "llama-q4_0", 1e-5);
+}
+
+/// Packed (multiplied in its quantized form, as llama.cpp does), a GGUF file scores within the
+/// quantization of the activations of transformers' dequantized model.
+#[test]
+fn a_gguf_file_packed_scores_within_its_quantization() {
+    check(&gguf("llama-q8_0", Packing::Packed), "llama-q8_0", 2e-3);
+    check(&gguf("llama-q4_0", Packing::Packed), "llama-q4_0", 2e-3);
+}
+
+/// A byte-level BPE in a GGUF file (`tokenizer.ggml.model = gpt2`, with merges: SmolLM2's and
+/// StarCoder's kind) gives transformers' ids.
+#[test]
+fn a_gguf_files_byte_level_tokenizer_gives_transformers_ids() {
+    check(
+        &gguf("llama-gpt2-q8_0", Packing::F32),
+        "llama-gpt2-q8_0",
+        1e-5,
+    );
+}
+
+/// `load_on` tells a GGUF file by its name and packs it.
+#[test]
+fn a_gguf_path_loads_packed() {
+    let lm = CausalLm::load(&data().join("gguf/llama-q8_0.gguf")).expect("gguf");
+    assert_eq!(lm.family(), natstudy_nlm::Family::Llama);
+    assert_eq!(lm.max_len(), 512);
+}
+
+/// A file that is not what its name says is refused with the file's name, never a panic.
+#[test]
+fn broken_gguf_files_are_refused_clearly() {
+    let dir = tempfile::tempdir().expect("dir");
+    let good = std::fs::read(data().join("gguf/llama-q8_0.gguf")).expect("read");
+    for (name, bytes) in [
+        ("empty.gguf", Vec::new()),
+        ("text.gguf", b"not a gguf file at all".to_vec()),
+        ("cut.gguf", good[..good.len() / 2].to_vec()),
+        ("header.gguf", good[..64].to_vec()),
+    ] {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).expect("write");
+        let e = CausalLm::load(&p)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains(name), "{name}: {e}");
+    }
+}
