@@ -378,6 +378,9 @@ pub struct JobRow {
 pub struct ModelFile {
     pub name: String,
     pub bytes: u64,
+    /// A neural model (a Hugging Face folder or a GGUF file), not an n-gram one: it scores
+    /// methods, it does not rank RenameVariable-2's names.
+    pub neural: bool,
     /// Uploaded for this study (it counts against the study's quota).
     pub this_study: bool,
     /// The viewer may delete it: staff of the study that uploaded it, or an admin.

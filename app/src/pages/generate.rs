@@ -90,7 +90,7 @@ pub fn Generate(study: StudyId) -> impl IntoView {
                             <select name="model" id="generate-model" aria-label="Names for RenameVariable-2"
                                 on:change=move |ev| set_model.set(event_target_value(&ev))>
                                 <option value="">"RenameVariable-2: conventional names"</option>
-                                {names.into_iter().map(|m| {
+                                {names.into_iter().filter(|m| !m.neural).map(|m| {
                                     let label = format!("RenameVariable-2: names ranked by {}", m.name);
                                     view! { <option value=m.name>{label}</option> }
                                 }).collect_view()}

@@ -97,7 +97,8 @@ fn ScoringPanel(
             <input type="hidden" name="study" value=study.get() />
             <select name="model" id="score-model" disabled=none aria-label="Language model">
                 {models.into_iter().map(|m| {
-                    let label = format!("{} ({})", m.name, size(m.bytes));
+                    let kind = if m.neural { "neural" } else { "n-gram" };
+                    let label = format!("{} ({kind}, {})", m.name, size(m.bytes));
                     view! { <option value=m.name>{label}</option> }
                 }).collect_view()}
             </select>

@@ -57,6 +57,38 @@ mod tests {
 
 pub type NlmResult<T> = Result<T, NlmError>;
 
+#[cfg(test)]
+mod plan_tests {
+    use super::{plan, Batching};
+
+    #[test]
+    fn batches_are_shortest_first_and_within_their_bounds() {
+        let lengths = [50, 10, 400, 12, 11, 3000, 13];
+        let b = Batching {
+            sequences: 3,
+            positions: 1000,
+            scores: usize::MAX,
+        };
+        let got = plan(&lengths, b, 4);
+        assert_eq!(got, vec![vec![1, 4, 3], vec![6, 0], vec![2], vec![5]]);
+        // every index once
+        let mut all: Vec<usize> = got.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..lengths.len()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn attention_scores_bound_long_batches() {
+        let b = Batching {
+            sequences: 100,
+            positions: usize::MAX,
+            scores: 2 * 8 * 100 * 100,
+        };
+        assert_eq!(plan(&[100, 100, 100], b, 8), vec![vec![0, 1], vec![2]]);
+        assert!(plan(&[], b, 8).is_empty());
+    }
+}
+
 /// The device a model runs on: `cpu`, or `cuda` (the first GPU) in a build with the `cuda`
 /// feature; anything else, or a GPU the build or the machine lacks, is a clear error.
 pub fn device(name: &str) -> NlmResult<Device> {
@@ -218,6 +250,32 @@ impl CausalLm {
             }));
         }
         Ok(out)
+    }
+
+    /// Scores texts in batches (shortest first, as `plan` groups them), each truncated to
+    /// `max_len` tokens (at most the model's). `done` gets each batch's scores by the texts'
+    /// indices as the batch ends, and stops the work by answering `false`.
+    pub fn score_texts(
+        &self,
+        texts: &[&str],
+        max_len: Option<usize>,
+        batching: Batching,
+        mut done: impl FnMut(&[(usize, Option<Scored>)]) -> bool,
+    ) -> NlmResult<()> {
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| self.input_ids(t, max_len))
+            .collect::<NlmResult<_>>()?;
+        let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
+        for batch in self.plan(&lengths, batching) {
+            let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+            let scores = self.score_batch(&seqs)?;
+            let scored: Vec<(usize, Option<Scored>)> = batch.into_iter().zip(scores).collect();
+            if !done(&scored) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Batches of the sequences of these lengths, as `plan` makes them for this model.

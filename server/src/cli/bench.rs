@@ -78,10 +78,10 @@ pub enum BenchCommand {
         #[arg(long)]
         heldout: Option<std::path::PathBuf>,
     },
-    /// A neural causal model (a Hugging Face folder) on a JSON list of methods (as
-    /// shared/reference/nlm/methods.json): load time, tokens/s of one forward pass per method
-    /// over all its positions, peak memory. Compare with transformers on the same methods and
-    /// threads (`python shared/reference/nlm/make_reference.py MODEL methods.json out.json`)
+    /// A neural causal model (a Hugging Face folder or a GGUF file) on a JSON list of methods
+    /// (as shared/reference/nlm/methods.json): load time, tokens/s of forward passes over all
+    /// positions (batches of similar lengths), peak memory. Compare with transformers on the
+    /// same methods and threads (`crates/nlm/bench/transformers_score.py`)
     #[command(name = "lm-neural")]
     LmNeural {
         #[arg(long)]
@@ -91,6 +91,15 @@ pub enum BenchCommand {
         /// Passes over the methods (the first warms the caches)
         #[arg(long, default_value_t = 3)]
         rounds: usize,
+        /// cpu, or cuda (a build with `--features cuda`)
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Methods in one forward pass (1: one at a time, as the published tool)
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        batch: u16,
+        /// Threads on the CPU (default: the physical cores)
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: Option<u16>,
     },
     /// Every operator on every method of a directory of .java files (every line counted as
     /// buggy, every application kept): methods/s, and engine time against parse time alone
@@ -167,7 +176,15 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             model,
             methods,
             rounds,
-        } => tokio::task::spawn_blocking(move || lm_neural_bench(&model, &methods, rounds)).await?,
+            device,
+            batch,
+            threads: _,
+        } => {
+            tokio::task::spawn_blocking(move || {
+                lm_neural_bench(&model, &methods, (rounds, &device, usize::from(batch)))
+            })
+            .await?
+        }
         BenchCommand::Transform {
             corpus,
             operators,
@@ -486,34 +503,44 @@ fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()>
 fn lm_neural_bench(
     model: &std::path::Path,
     methods: &std::path::Path,
-    rounds: usize,
+    (rounds, device, batch): (usize, &str, usize),
 ) -> Result<()> {
     use anyhow::Context as _;
     let text = std::fs::read_to_string(methods)
         .with_context(|| format!("cannot read {}", methods.display()))?;
     let methods: Vec<String> = serde_json::from_str(&text)
         .with_context(|| format!("{}: a JSON list of strings", methods.display()))?;
+    let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
     let t0 = Instant::now();
-    let lm = natstudy_nlm::CausalLm::load(model)?;
+    let lm = natstudy_nlm::CausalLm::load_on(model, natstudy_nlm::device(device)?)?;
+    let threads = std::env::var("RAYON_NUM_THREADS").map_or_else(
+        |_| "one thread per physical core".to_owned(),
+        |n| format!("{n} threads"),
+    );
     println!(
-        "{} ({}, at most {} tokens) loaded in {:.3} s; {} cores",
+        "{} ({}, at most {} tokens) loaded on {device} in {:.3} s; {threads}",
         model.display(),
         lm.family().name(),
         lm.max_len(),
         t0.elapsed().as_secs_f64(),
-        std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    let batching = natstudy_nlm::Batching {
+        sequences: batch,
+        ..Default::default()
+    };
     for round in 1..=rounds.max(1) {
         let start = Instant::now();
         let mut tokens = 0usize;
-        for m in &methods {
-            if let Some(s) = lm.cross_entropy(m, None)? {
-                tokens += s.tokens;
-            }
-        }
+        lm.score_texts(&texts, None, batching, |scored| {
+            tokens += scored
+                .iter()
+                .filter_map(|(_, s)| s.map(|s| s.tokens))
+                .sum::<usize>();
+            true
+        })?;
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s",
+            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s (batches of {batch})",
             methods.len(),
             tokens as f64 / secs.max(1e-9)
         );

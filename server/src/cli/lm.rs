@@ -50,11 +50,11 @@ pub enum LmCommand {
         #[arg(long)]
         max_string_len: Option<usize>,
     },
-    /// Compute the cross-entropy of every bug and transformation of a study and store them as
-    /// this model's CE scores (the RNC analysis then uses them)
-    /// Score every bug's method and every transformation of a study: with an n-gram model
-    /// (ARPA or binary file) or a neural causal model (a Hugging Face model folder: llama,
-    /// gpt_neo or bloom; the kind is told by the path)
+    /// Score every bug's method and every transformation of a study and store the
+    /// cross-entropies as this model's CE scores (the RNC analysis then uses them): with an
+    /// n-gram model (ARPA or binary file) or a neural causal model (a Hugging Face model folder
+    /// — llama, gpt_neo, bloom, gpt_bigcode — or a GGUF file of the llama family); the kind is
+    /// told by the path
     Score {
         #[arg(long)]
         model: PathBuf,
@@ -78,6 +78,13 @@ pub enum LmCommand {
         /// Neural models: cpu, or cuda (a build with `--features cuda`)
         #[arg(long, default_value = "cpu")]
         device: String,
+        /// Neural models: methods run in one forward pass (similar lengths together; 1: one
+        /// at a time, as the published tool). Larger batches use more memory
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        batch: u16,
+        /// Neural models on the CPU: threads (default: the physical cores)
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: Option<u16>,
         #[arg(long)]
         max_string_len: Option<usize>,
     },
@@ -346,11 +353,13 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             max_len,
             out,
             device,
+            batch,
+            threads: _,
             max_string_len,
         } => {
             let db = g.db().await?;
             let id = crate::store::studies::id_by_name(&db, &study).await?;
-            if model.join("config.json").is_file() {
+            if crate::service::neural::is_neural(&model) {
                 let unit = match (nats, log10) {
                     (true, _) => crate::service::neural::Unit::Nats,
                     (_, true) => crate::service::neural::Unit::Log10,
@@ -362,12 +371,13 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                     name,
                     unit,
                     max_len,
+                    batch: usize::from(batch),
                 };
                 return score_neural(&db, id, target, out.as_deref()).await;
             }
             if nats || max_len.is_some() || device != "cpu" {
                 anyhow::bail!(
-                    "--nats, --max-len and --device are for neural models (a model folder)"
+                    "--nats, --max-len and --device are for neural models (a model folder or a GGUF file)"
                 );
             }
             let name = match name {
@@ -426,8 +436,6 @@ fn write_ce_csv(out: &Path, rows: &[crate::formats::results::CeRecord]) -> Resul
     Ok(())
 }
 
-/// `lm score` with a neural model folder: loaded once, every method scored shortest first with
-/// a bar of tokens/s.
 /// What `lm score` runs a neural model with.
 struct NeuralTarget<'a> {
     model: &'a Path,
@@ -435,8 +443,11 @@ struct NeuralTarget<'a> {
     name: Option<String>,
     unit: crate::service::neural::Unit,
     max_len: Option<usize>,
+    batch: usize,
 }
 
+/// `lm score` with a neural model: loaded once, the methods scored in batches of similar
+/// lengths, shortest first, with a bar of tokens/s.
 async fn score_neural(
     db: &crate::db::Db,
     study: crate::ids::StudyId,
@@ -449,13 +460,9 @@ async fn score_neural(
         name,
         unit,
         max_len,
+        batch,
     } = target;
-    let name = name.unwrap_or_else(|| {
-        model
-            .file_name()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| "nlm".into())
-    });
+    let name = name.unwrap_or_else(|| crate::service::neural::default_name(model));
     let loading = std::time::Instant::now();
     let lm = std::sync::Arc::new(crate::service::neural::load_on(model, device).await?);
     println!(
@@ -482,8 +489,14 @@ async fn score_neural(
         None,
         lm,
         &name,
-        unit,
-        max_len,
+        crate::service::neural::Run {
+            unit,
+            max_len,
+            batching: natstudy_nlm::Batching {
+                sequences: batch,
+                ..Default::default()
+            },
+        },
         move |n| bar_len.set_length(n),
         std::sync::Arc::new(move |tokens| {
             let all = seen.fetch_add(tokens, std::sync::atomic::Ordering::Relaxed) + tokens;

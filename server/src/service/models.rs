@@ -54,7 +54,11 @@ impl ModelCache {
         let path = self.dir.join(name);
         let meta = std::fs::metadata(&path)
             .ok()
-            .filter(|m| m.is_file() && super::scoring::valid_name(name))
+            .filter(|m| {
+                m.is_file()
+                    && super::scoring::model_kind(&self.dir, name)
+                        == Some(super::scoring::ModelKind::NGram)
+            })
             .ok_or_else(|| ServiceError::NotFound(format!("model {name}")))?;
         let key: Key = (
             name.to_owned(),
@@ -166,9 +170,11 @@ pub async fn delete(
     }
     let path = cache.dir().join(name);
     let removed = match kind {
-        super::scoring::ModelKind::NGram => tokio::fs::remove_file(&path).await,
         // a model folder (placed by hand: only an admin reaches here)
-        super::scoring::ModelKind::Neural => tokio::fs::remove_dir_all(&path).await,
+        super::scoring::ModelKind::Neural if path.is_dir() => {
+            tokio::fs::remove_dir_all(&path).await
+        }
+        _ => tokio::fs::remove_file(&path).await,
     };
     match removed {
         Ok(()) => {}

@@ -1,6 +1,7 @@
-//! Scoring a study with a neural causal language model (a Hugging Face model folder, run by
-//! `natstudy-nlm`): each bug's method and each transformation scored as the published tool
-//! scores them, stored as the model's cross-entropies like the n-gram model's.
+//! Scoring a study with a neural causal language model (a Hugging Face model folder or a GGUF
+//! file, run by `natstudy-nlm`): each bug's method and each transformation scored as the
+//! published tool scores them, in batches of similar lengths, stored as the model's
+//! cross-entropies like the n-gram model's.
 
 use std::sync::Arc;
 
@@ -31,6 +32,40 @@ impl Unit {
     }
 }
 
+/// Whether a path is a neural model: a Hugging Face folder (`config.json`) or a GGUF file.
+pub fn is_neural(path: &std::path::Path) -> bool {
+    path.join("config.json").is_file() || (natstudy_nlm::gguf::is_gguf(path) && path.is_file())
+}
+
+/// The name a model's scores are stored under by default: a folder's name, a file's stem.
+pub fn default_name(path: &std::path::Path) -> String {
+    let name = if path.is_dir() {
+        path.file_name()
+    } else {
+        path.file_stem()
+    };
+    name.map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "nlm".into())
+}
+
+/// How a study is scored: the unit stored, the longest input, the batches.
+#[derive(Debug, Clone, Copy)]
+pub struct Run {
+    pub unit: Unit,
+    pub max_len: Option<usize>,
+    pub batching: natstudy_nlm::Batching,
+}
+
+impl Default for Run {
+    fn default() -> Self {
+        Run {
+            unit: Unit::Bits,
+            max_len: None,
+            batching: natstudy_nlm::Batching::default(),
+        }
+    }
+}
+
 /// What scoring did: methods scored (a method of fewer than two tokens has no score) and
 /// tokens run through the model.
 pub struct NeuralScored {
@@ -39,12 +74,13 @@ pub struct NeuralScored {
     pub rows: Vec<formats::results::CeRecord>,
 }
 
-/// Loads a model folder off the async threads, on the CPU.
+/// Loads a model (a folder or a GGUF file) off the async threads, on the CPU.
 pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm> {
     load_on(dir, "cpu").await
 }
 
-/// Loads a model folder off the async threads, on a device (`cpu` or `cuda`).
+/// Loads a model (a folder or a GGUF file) off the async threads, on a device (`cpu` or
+/// `cuda`).
 pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natstudy_nlm::CausalLm> {
     let d = dir.to_owned();
     let device = natstudy_nlm::device(device).map_err(|e| ServiceError::Invalid(e.to_string()))?;
@@ -56,15 +92,13 @@ pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natst
 /// Scores every bug and transformation of the study and stores the cross-entropies under
 /// `name`, replacing earlier ones. `start` is told how many methods there are; `progress`
 /// gets the tokens of each method scored.
-#[allow(clippy::too_many_arguments)]
 pub async fn score_study(
     db: &Db,
     study: StudyId,
     actor: Option<UserId>,
     model: Arc<natstudy_nlm::CausalLm>,
     name: &str,
-    unit: Unit,
-    max_len: Option<usize>,
+    run: Run,
     start: impl FnOnce(u64),
     progress: Arc<dyn Fn(u64) + Send + Sync>,
 ) -> ServiceResult<NeuralScored> {
@@ -73,29 +107,33 @@ pub async fn score_study(
     let targets = store::analysis::sources(db, study).await?;
     start(targets.len() as u64);
     let owned = name.to_owned();
-    // shortest first: methods of a length run together, and the bar moves early
     let (rows, tokens) = tokio::task::spawn_blocking(move || -> ServiceResult<_> {
-        let mut order: Vec<usize> = (0..targets.len()).collect();
-        order.sort_by_key(|&i| targets[i].1.len());
-        let mut rows = Vec::with_capacity(targets.len());
+        let texts: Vec<&str> = targets.iter().map(|(_, text)| text.as_str()).collect();
+        let mut scores = vec![None; texts.len()];
         let mut tokens = 0u64;
-        for i in order {
-            let (target, text) = &targets[i];
-            let scored = model
-                .cross_entropy(text, max_len)
-                .map_err(|e| ServiceError::Invalid(format!("{target}: {e}")))?;
-            if let Some(s) = scored {
-                tokens += s.tokens as u64;
-                rows.push(formats::results::CeRecord {
+        model
+            .score_texts(&texts, run.max_len, run.batching, |batch| {
+                for (i, s) in batch {
+                    let n = s.map_or(0, |s| s.tokens as u64);
+                    tokens += n;
+                    scores[*i] = *s;
+                    progress(n);
+                }
+                true
+            })
+            .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        // a method of fewer than two tokens has no score
+        let rows = targets
+            .iter()
+            .zip(scores)
+            .filter_map(|((target, _), s)| {
+                s.map(|s| formats::results::CeRecord {
                     model: owned.clone(),
                     target: target.clone(),
-                    cross_entropy: unit.of_nats(s.ce_nats),
-                });
-                progress(s.tokens as u64);
-            } else {
-                progress(0);
-            }
-        }
+                    cross_entropy: run.unit.of_nats(s.ce_nats),
+                })
+            })
+            .collect::<Vec<_>>();
         Ok((rows, tokens))
     })
     .await??;

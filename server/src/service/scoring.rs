@@ -91,7 +91,8 @@ pub fn public_reason(e: &anyhow::Error, path: &Path) -> String {
     }
 }
 
-/// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin`.
+/// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin` (n-gram)
+/// or `.gguf` (neural).
 pub fn valid_name(name: &str) -> bool {
     let ok_chars = !name.is_empty()
         && name.len() <= 100
@@ -99,7 +100,7 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    ok_chars && (name.ends_with(".arpa") || name.ends_with(".bin"))
+    ok_chars && (name.ends_with(".arpa") || name.ends_with(".bin") || name.ends_with(".gguf"))
 }
 
 /// A neural model's folder name: letters, digits, `-`, `_`, `.`, not starting with a dot.
@@ -117,7 +118,8 @@ pub fn valid_folder_name(name: &str) -> bool {
 pub enum ModelKind {
     /// An n-gram model file (ARPA or binary).
     NGram,
-    /// A Hugging Face model folder (`config.json`, safetensors, `tokenizer.json`).
+    /// A Hugging Face model folder (`config.json`, safetensors, `tokenizer.json`) or a GGUF
+    /// file.
     Neural,
 }
 
@@ -125,7 +127,11 @@ pub enum ModelKind {
 pub fn model_kind(dir: &Path, name: &str) -> Option<ModelKind> {
     let path = dir.join(name);
     if valid_name(name) && path.is_file() {
-        Some(ModelKind::NGram)
+        Some(if natstudy_nlm::gguf::is_gguf(&path) {
+            ModelKind::Neural
+        } else {
+            ModelKind::NGram
+        })
     } else if valid_folder_name(name) && path.join("config.json").is_file() {
         Some(ModelKind::Neural)
     } else {
@@ -144,20 +150,24 @@ fn folder_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// The models in the directory, by name: n-gram files and neural model folders.
+/// The models in the directory, by name: n-gram files, neural model folders and GGUF files.
 pub fn list(dir: &Path) -> Vec<ModelFile> {
     let mut out: Vec<ModelFile> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
                 .filter_map(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
-                    let bytes = match model_kind(dir, &name)? {
-                        ModelKind::NGram => e.metadata().ok()?.len(),
-                        ModelKind::Neural => folder_bytes(&e.path()),
+                    let kind = model_kind(dir, &name)?;
+                    let meta = e.metadata().ok()?;
+                    let bytes = if meta.is_dir() {
+                        folder_bytes(&e.path())
+                    } else {
+                        meta.len()
                     };
                     Some(ModelFile {
                         name,
                         bytes,
+                        neural: kind == ModelKind::Neural,
                         this_study: false,
                         deletable: false,
                     })
@@ -213,10 +223,7 @@ async fn score_neural(
     path: &Path,
     log10: bool,
 ) -> anyhow::Result<(usize, u64)> {
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "nlm".into());
+    let name = super::neural::default_name(path);
     let lm = Arc::new(super::neural::load(path).await?);
     let done = Arc::new(AtomicU64::new(0));
     let total = Arc::new(AtomicU64::new(0));
@@ -232,8 +239,10 @@ async fn score_neural(
         actor,
         lm,
         &name,
-        unit,
-        None,
+        super::neural::Run {
+            unit,
+            ..Default::default()
+        },
         move |n| size.store(n, Ordering::Relaxed),
         Arc::new(move |_tokens| {
             counter.fetch_add(1, Ordering::Relaxed);

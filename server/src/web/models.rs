@@ -92,7 +92,7 @@ async fn receive(
             return Err((
                 StatusCode::UNPROCESSABLE_ENTITY,
                 format!(
-                    "model file name {name:?}: use letters, digits, - _ . and end in .arpa or .bin"
+                    "model file name {name:?}: use letters, digits, - _ . and end in .arpa, .bin or .gguf"
                 ),
             ));
         }
