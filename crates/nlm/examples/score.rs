@@ -24,6 +24,9 @@ struct Args {
     /// Methods in one forward pass (1: one at a time, as the published tool)
     #[arg(long, default_value_t = 8)]
     batch: usize,
+    /// CPU threads, each scoring its own batches (default: every core)
+    #[arg(long)]
+    threads: Option<usize>,
     /// Passes over the methods (the first warms the caches)
     #[arg(long, default_value_t = 3)]
     rounds: usize,
@@ -36,6 +39,8 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
+    // the threads score batches side by side; candle's own pool would only make them queue
+    std::env::set_var("CANDLE_NUM_THREADS", "1");
     let methods: Vec<String> = serde_json::from_str(&std::fs::read_to_string(&a.methods)?)?;
     let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
     let device = natstudy_nlm::device(&a.device)?;
@@ -54,9 +59,16 @@ fn main() -> anyhow::Result<()> {
         a.device,
         t0.elapsed().as_secs_f64()
     );
-    let batching = Batching {
-        sequences: a.batch.max(1),
-        ..Batching::default()
+    let batching = if a.device == "cpu" {
+        let threads = a
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Batching::for_cpu(texts.len(), threads, a.batch)
+    } else {
+        Batching {
+            sequences: a.batch.max(1),
+            ..Batching::default()
+        }
     };
     let mut scores = vec![None; texts.len()];
     for round in 1..=a.rounds.max(1) {
@@ -71,10 +83,11 @@ fn main() -> anyhow::Result<()> {
         })?;
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s (batch {})",
+            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s (batches of {}, {} at once)",
             texts.len(),
             tokens as f64 / secs.max(1e-9),
-            batching.sequences
+            batching.sequences,
+            batching.workers
         );
     }
     if let Some(out) = a.out {

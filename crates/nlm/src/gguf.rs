@@ -9,10 +9,10 @@ use std::path::Path;
 use candle_core::quantized::gguf_file::{Content, Value};
 use candle_core::quantized::{QMatMul, QTensor};
 use candle_core::{DType, Device};
-use candle_nn::{Embedding, Linear, RmsNorm};
+use candle_nn::{Embedding, RmsNorm};
 
 use crate::config::{Config, Family};
-use crate::families::{LlamaWeights, Proj, Rope};
+use crate::families::{Dense, GateUp, LlamaWeights, Proj, Qkv, Rope};
 use crate::{NlmError, NlmResult};
 
 /// How a GGUF file's projections are held.
@@ -87,8 +87,16 @@ pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
     let proj = |t: QTensor| -> NlmResult<Proj> {
         Ok(match packing {
             Packing::Packed => Proj::Quant(QMatMul::from_qtensor(t)?),
-            Packing::F32 => Proj::Dense(Linear::new(t.dequantize(device)?, None)),
+            Packing::F32 => Proj::Dense(Dense::new(&t.dequantize(device)?, None)?),
         })
+    };
+    // dequantized projections of the same input fuse into one product
+    let fused = |ts: Vec<QTensor>| -> NlmResult<Proj> {
+        let ws = ts
+            .iter()
+            .map(|t| t.dequantize(device))
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Ok(Proj::Dense(Dense::fused(&ws.iter().collect::<Vec<_>>())?))
     };
     let norm = |t: QTensor| -> NlmResult<RmsNorm> {
         Ok(RmsNorm::new(
@@ -111,15 +119,38 @@ pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
             let name = format!("blk.{i}.{n}.weight");
             shaped(tensor(&name)?, rows, cols, &name)
         };
+        let (q, k, v) = (
+            get("attn_q", c.heads * hd, h)?,
+            get("attn_k", c.kv_heads * hd, h)?,
+            get("attn_v", c.kv_heads * hd, h)?,
+        );
+        let (gate, up) = (
+            get("ffn_gate", c.intermediate, h)?,
+            get("ffn_up", c.intermediate, h)?,
+        );
+        let (qkv, gate_up) = match packing {
+            Packing::Packed => (
+                Qkv::Separate {
+                    q: proj(q)?,
+                    k: proj(k)?,
+                    v: proj(v)?,
+                },
+                GateUp::Separate {
+                    gate: proj(gate)?,
+                    up: proj(up)?,
+                },
+            ),
+            Packing::F32 => (
+                Qkv::Fused(fused(vec![q, k, v])?),
+                GateUp::Fused(fused(vec![gate, up])?),
+            ),
+        };
         layers.push(crate::families::LlamaLayer {
             norm1,
-            q: proj(get("attn_q", c.heads * hd, h)?)?,
-            k: proj(get("attn_k", c.kv_heads * hd, h)?)?,
-            v: proj(get("attn_v", c.kv_heads * hd, h)?)?,
+            qkv,
             o: proj(get("attn_output", h, c.heads * hd)?)?,
             norm2,
-            gate: proj(get("ffn_gate", c.intermediate, h)?)?,
-            up: proj(get("ffn_up", c.intermediate, h)?)?,
+            gate_up,
             down: proj(get("ffn_down", h, c.intermediate)?)?,
         });
     }

@@ -68,6 +68,7 @@ mod plan_tests {
             sequences: 3,
             positions: 1000,
             scores: usize::MAX,
+            workers: 1,
         };
         let got = plan(&lengths, b, 4);
         assert_eq!(got, vec![vec![1, 4, 3], vec![6, 0], vec![2], vec![5]]);
@@ -83,9 +84,20 @@ mod plan_tests {
             sequences: 100,
             positions: usize::MAX,
             scores: 2 * 8 * 100 * 100,
+            workers: 1,
         };
         assert_eq!(plan(&[100, 100, 100], b, 8), vec![vec![0, 1], vec![2]]);
         assert!(plan(&[], b, 8).is_empty());
+    }
+
+    #[test]
+    fn cpu_batches_leave_every_thread_several() {
+        let b = Batching::for_cpu(20, 16, 8);
+        assert_eq!((b.sequences, b.workers), (1, 16));
+        let b = Batching::for_cpu(2400, 16, 8);
+        assert_eq!((b.sequences, b.workers), (8, 16));
+        let b = Batching::for_cpu(100, 2, 8);
+        assert_eq!((b.sequences, b.workers), (8, 2));
     }
 }
 
@@ -176,6 +188,11 @@ impl CausalLm {
         self.family
     }
 
+    /// Whether the model runs on the CPU (its batches then run side by side, a thread each).
+    pub fn on_cpu(&self) -> bool {
+        self.device.is_cpu()
+    }
+
     /// The longest input the model takes, in tokens.
     pub fn max_len(&self) -> usize {
         self.max_len
@@ -255,6 +272,10 @@ impl CausalLm {
     /// Scores texts in batches (shortest first, as `plan` groups them), each truncated to
     /// `max_len` tokens (at most the model's). `done` gets each batch's scores by the texts'
     /// indices as the batch ends, and stops the work by answering `false`.
+    ///
+    /// On the CPU, `batching.workers` batches run at once, one per thread: the matrix products
+    /// of one method are too small to keep many cores busy, the methods of a study are many.
+    /// (Elementwise work then runs best with `CANDLE_NUM_THREADS=1`, which `natstudy` sets.)
     pub fn score_texts(
         &self,
         texts: &[&str],
@@ -267,15 +288,60 @@ impl CausalLm {
             .map(|t| self.input_ids(t, max_len))
             .collect::<NlmResult<_>>()?;
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
-        for batch in self.plan(&lengths, batching) {
+        let batches = self.plan(&lengths, batching);
+        let run = |batch: &[usize]| -> NlmResult<Vec<(usize, Option<Scored>)>> {
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
             let scores = self.score_batch(&seqs)?;
-            let scored: Vec<(usize, Option<Scored>)> = batch.into_iter().zip(scores).collect();
-            if !done(&scored) {
-                break;
+            Ok(batch.iter().copied().zip(scores).collect())
+        };
+        let workers = if self.device.is_cpu() {
+            batching.workers.clamp(1, batches.len().max(1))
+        } else {
+            1
+        };
+        if workers == 1 {
+            for batch in &batches {
+                if !done(&run(batch)?) {
+                    break;
+                }
             }
+            return Ok(());
         }
-        Ok(())
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers)
+            .thread_name(|i| format!("nlm-{i}"))
+            .build()
+            .map_err(|e| NlmError::Model(format!("cannot start {workers} threads: {e}")))?;
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            let (stop, run, batches) = (&stop, &run, &batches);
+            s.spawn(move || {
+                use rayon::prelude::*;
+                pool.install(|| {
+                    batches.par_iter().for_each_with(tx, |tx, batch| {
+                        if !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            // the receiver is gone only once it stopped listening
+                            let _ = tx.send(run(batch));
+                        }
+                    })
+                })
+            });
+            for result in rx {
+                match result {
+                    Ok(scored) if done(&scored) => {}
+                    Ok(_) => {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        break;
+                    }
+                    Err(e) => {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(())
+        })
     }
 
     /// Batches of the sequences of these lengths, as `plan` makes them for this model.
@@ -294,6 +360,8 @@ pub struct Batching {
     /// At most this many attention scores (sequences × heads × longest²): what bounds the
     /// memory of long sequences.
     pub scores: usize,
+    /// On the CPU, batches run at once (one thread each); memory grows with them.
+    pub workers: usize,
 }
 
 impl Default for Batching {
@@ -302,6 +370,20 @@ impl Default for Batching {
             sequences: 8,
             positions: 4096,
             scores: 1 << 26,
+            workers: 1,
+        }
+    }
+}
+
+impl Batching {
+    /// For `n` methods on the CPU with `threads` threads: a batch per thread at once, and
+    /// batches small enough that every thread gets several (`sequences` at most).
+    pub fn for_cpu(n: usize, threads: usize, sequences: usize) -> Batching {
+        let threads = threads.max(1);
+        Batching {
+            sequences: sequences.clamp(1, n.div_ceil(4 * threads).max(1)),
+            workers: threads,
+            ..Batching::default()
         }
     }
 }

@@ -2,13 +2,18 @@
 //! names. Each file is read one tensor at a time (its header parsed and checked by the
 //! `safetensors` crate, each tensor's bytes read at its offset and moved to the device as f32),
 //! so loading holds the model once, plus one tensor's bytes — not a copy of the whole file
-//! beside the model, and with no `unsafe` memory map.
+//! beside the model, and with no `unsafe` memory map. A tensor leaves the loader when the
+//! model takes it, so that one the model keeps in another layout (transposed, fused) is not
+//! held twice either.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use std::sync::Mutex;
+
+use candle_core::{DType, Device, Shape, Tensor};
+use candle_nn::var_builder::SimpleBackend;
 use candle_nn::VarBuilder;
 use safetensors::tensor::{Dtype, Metadata};
 
@@ -23,7 +28,58 @@ pub fn weights(dir: &Path, device: &Device) -> NlmResult<VarBuilder<'static>> {
         read_file(&f, device, &mut tensors)
             .map_err(|e| NlmError::Model(format!("{}: {e}", f.display())))?;
     }
-    Ok(VarBuilder::from_tensors(tensors, DType::F32, device))
+    Ok(VarBuilder::from_backend(
+        Box::new(TakeOnce(Mutex::new(tensors))),
+        DType::F32,
+        device.clone(),
+    ))
+}
+
+/// The tensors read, each handed out once: the loader lets go of it as the model takes it.
+struct TakeOnce(Mutex<HashMap<String, Tensor>>);
+
+impl TakeOnce {
+    fn take(&self, name: &str) -> candle_core::Result<Tensor> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name)
+            .ok_or_else(|| candle_core::Error::CannotFindTensor {
+                path: name.to_owned(),
+            })
+    }
+}
+
+impl SimpleBackend for TakeOnce {
+    fn get(
+        &self,
+        shape: Shape,
+        name: &str,
+        _: candle_nn::Init,
+        dtype: DType,
+        dev: &Device,
+    ) -> candle_core::Result<Tensor> {
+        let t = self.take(name)?;
+        if t.shape() != &shape {
+            return Err(candle_core::Error::UnexpectedShape {
+                msg: format!("shape of {name}"),
+                expected: shape,
+                got: t.shape().clone(),
+            });
+        }
+        t.to_device(dev)?.to_dtype(dtype)
+    }
+
+    fn get_unchecked(&self, name: &str, dtype: DType, dev: &Device) -> candle_core::Result<Tensor> {
+        self.take(name)?.to_device(dev)?.to_dtype(dtype)
+    }
+
+    fn contains_tensor(&self, name: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(name)
+    }
 }
 
 /// The weight files of a folder: the single file, or the shards its index names (names only,

@@ -97,7 +97,7 @@ pub enum BenchCommand {
         /// Methods in one forward pass (1: one at a time, as the published tool)
         #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
         batch: u16,
-        /// Threads on the CPU (default: the physical cores)
+        /// Threads on the CPU, each scoring its own batches (default: every core)
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: Option<u16>,
     },
@@ -178,10 +178,15 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             rounds,
             device,
             batch,
-            threads: _,
+            threads,
         } => {
+            let run = crate::service::neural::Run {
+                batch: usize::from(batch),
+                threads: threads.map(usize::from),
+                ..Default::default()
+            };
             tokio::task::spawn_blocking(move || {
-                lm_neural_bench(&model, &methods, (rounds, &device, usize::from(batch)))
+                lm_neural_bench(&model, &methods, (rounds, &device, run))
             })
             .await?
         }
@@ -503,7 +508,7 @@ fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()>
 fn lm_neural_bench(
     model: &std::path::Path,
     methods: &std::path::Path,
-    (rounds, device, batch): (usize, &str, usize),
+    (rounds, device, run): (usize, &str, crate::service::neural::Run),
 ) -> Result<()> {
     use anyhow::Context as _;
     let text = std::fs::read_to_string(methods)
@@ -513,21 +518,16 @@ fn lm_neural_bench(
     let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
     let t0 = Instant::now();
     let lm = natstudy_nlm::CausalLm::load_on(model, natstudy_nlm::device(device)?)?;
-    let threads = std::env::var("RAYON_NUM_THREADS").map_or_else(
-        |_| "one thread per physical core".to_owned(),
-        |n| format!("{n} threads"),
-    );
+    let batching = run.batching(&lm, texts.len());
     println!(
-        "{} ({}, at most {} tokens) loaded on {device} in {:.3} s; {threads}",
+        "{} ({}, at most {} tokens) loaded on {device} in {:.3} s; batches of {}, {} at once",
         model.display(),
         lm.family().name(),
         lm.max_len(),
         t0.elapsed().as_secs_f64(),
+        batching.sequences,
+        batching.workers,
     );
-    let batching = natstudy_nlm::Batching {
-        sequences: batch,
-        ..Default::default()
-    };
     for round in 1..=rounds.max(1) {
         let start = Instant::now();
         let mut tokens = 0usize;
@@ -540,7 +540,7 @@ fn lm_neural_bench(
         })?;
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s (batches of {batch})",
+            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s",
             methods.len(),
             tokens as f64 / secs.max(1e-9)
         );

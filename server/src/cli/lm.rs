@@ -82,7 +82,8 @@ pub enum LmCommand {
         /// at a time, as the published tool). Larger batches use more memory
         #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
         batch: u16,
-        /// Neural models on the CPU: threads (default: the physical cores)
+        /// Neural models on the CPU: threads, each scoring its own batches (default: every
+        /// core). Memory grows with them: a batch's activations each
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: Option<u16>,
         #[arg(long)]
@@ -354,7 +355,7 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             out,
             device,
             batch,
-            threads: _,
+            threads,
             max_string_len,
         } => {
             let db = g.db().await?;
@@ -372,6 +373,7 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                     unit,
                     max_len,
                     batch: usize::from(batch),
+                    threads: threads.map(usize::from),
                 };
                 return score_neural(&db, id, target, out.as_deref()).await;
             }
@@ -444,6 +446,7 @@ struct NeuralTarget<'a> {
     unit: crate::service::neural::Unit,
     max_len: Option<usize>,
     batch: usize,
+    threads: Option<usize>,
 }
 
 /// `lm score` with a neural model: loaded once, the methods scored in batches of similar
@@ -461,6 +464,7 @@ async fn score_neural(
         unit,
         max_len,
         batch,
+        threads,
     } = target;
     let name = name.unwrap_or_else(|| crate::service::neural::default_name(model));
     let loading = std::time::Instant::now();
@@ -492,10 +496,8 @@ async fn score_neural(
         crate::service::neural::Run {
             unit,
             max_len,
-            batching: natstudy_nlm::Batching {
-                sequences: batch,
-                ..Default::default()
-            },
+            batch,
+            threads,
         },
         move |n| bar_len.set_length(n),
         std::sync::Arc::new(move |tokens| {

@@ -263,11 +263,10 @@ pub fn main() -> ExitCode {
     quiet_on_broken_pipe();
     let cli = Cli::parse();
     init_tracing(matches!(cli.command, Command::Serve(_)));
-    // the neural models' CPU threads are candle's (rayon's) setting: read from the environment,
-    // set here while this is the only thread
-    if let Some(n) = cli.command.model_threads() {
-        std::env::set_var("RAYON_NUM_THREADS", n.to_string());
-    }
+    // neural models on the CPU score batches side by side, a thread each: candle's own pool for
+    // elementwise work would only make those threads queue on its lock (read by candle from the
+    // environment, set here while this is the only thread)
+    std::env::set_var("CANDLE_NUM_THREADS", "1");
     // the runtime's threads below the main thread, which opens the database's write
     // connection, and below the threads the spawner starts (see `priority`)
     crate::priority::set_request_nice(cli.global.request_nice);
@@ -290,17 +289,6 @@ pub fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-impl Command {
-    /// `--threads` of the commands that run a neural model on the CPU.
-    fn model_threads(&self) -> Option<u16> {
-        match self {
-            Command::Lm(lm::LmCommand::Score { threads, .. }) => *threads,
-            Command::Bench(bench::BenchCommand::LmNeural { threads, .. }) => *threads,
-            _ => None,
         }
     }
 }

@@ -48,12 +48,14 @@ pub fn default_name(path: &std::path::Path) -> String {
         .unwrap_or_else(|| "nlm".into())
 }
 
-/// How a study is scored: the unit stored, the longest input, the batches.
+/// How a study is scored: the unit stored, the longest input, methods per forward pass, and
+/// on the CPU the threads (each scoring its own batches; default: every core).
 #[derive(Debug, Clone, Copy)]
 pub struct Run {
     pub unit: Unit,
     pub max_len: Option<usize>,
-    pub batching: natstudy_nlm::Batching,
+    pub batch: usize,
+    pub threads: Option<usize>,
 }
 
 impl Default for Run {
@@ -61,7 +63,25 @@ impl Default for Run {
         Run {
             unit: Unit::Bits,
             max_len: None,
-            batching: natstudy_nlm::Batching::default(),
+            batch: 8,
+            threads: None,
+        }
+    }
+}
+
+impl Run {
+    /// The batches for `n` methods on this model.
+    pub fn batching(&self, model: &natstudy_nlm::CausalLm, n: usize) -> natstudy_nlm::Batching {
+        if model.on_cpu() {
+            let threads = self
+                .threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |c| c.get()));
+            natstudy_nlm::Batching::for_cpu(n, threads, self.batch)
+        } else {
+            natstudy_nlm::Batching {
+                sequences: self.batch.max(1),
+                ..Default::default()
+            }
         }
     }
 }
@@ -111,8 +131,9 @@ pub async fn score_study(
         let texts: Vec<&str> = targets.iter().map(|(_, text)| text.as_str()).collect();
         let mut scores = vec![None; texts.len()];
         let mut tokens = 0u64;
+        let batching = run.batching(&model, texts.len());
         model
-            .score_texts(&texts, run.max_len, run.batching, |batch| {
+            .score_texts(&texts, run.max_len, batching, |batch| {
                 for (i, s) in batch {
                     let n = s.map_or(0, |s| s.tokens as u64);
                     tokens += n;

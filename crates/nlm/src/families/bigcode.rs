@@ -3,19 +3,19 @@
 //! transformers' `GPTBigCodeForCausalLM`.
 
 use candle_core::{Device, Module, Tensor};
-use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 
-use super::{attention, gelu, heads, mask, merge};
+use super::{attention, gelu, heads, merge, Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
 struct Layer {
     ln1: LayerNorm,
-    c_attn: Linear,
-    c_proj: Linear,
+    c_attn: Dense,
+    c_proj: Dense,
     ln2: LayerNorm,
-    fc: Linear,
-    proj: Linear,
+    fc: Dense,
+    proj: Dense,
 }
 
 pub struct BigCode {
@@ -24,7 +24,7 @@ pub struct BigCode {
     wpe: Embedding,
     layers: Vec<Layer>,
     ln_f: LayerNorm,
-    pub(super) head: Linear,
+    pub(super) head: Proj,
     device: Device,
 }
 
@@ -40,11 +40,11 @@ impl BigCode {
             let l = m.pp(format!("h.{i}"));
             layers.push(Layer {
                 ln1: layer_norm(h, c.eps, l.pp("ln_1"))?,
-                c_attn: linear(h, h + 2 * kv_dim, l.pp("attn").pp("c_attn"))?,
-                c_proj: linear(h, h, l.pp("attn").pp("c_proj"))?,
+                c_attn: Dense::load(&l.pp("attn").pp("c_attn"), (h, h + 2 * kv_dim), true)?,
+                c_proj: Dense::load(&l.pp("attn").pp("c_proj"), (h, h), true)?,
                 ln2: layer_norm(h, c.eps, l.pp("ln_2"))?,
-                fc: linear(h, c.intermediate, l.pp("mlp").pp("c_fc"))?,
-                proj: linear(c.intermediate, h, l.pp("mlp").pp("c_proj"))?,
+                fc: Dense::load(&l.pp("mlp").pp("c_fc"), (h, c.intermediate), true)?,
+                proj: Dense::load(&l.pp("mlp").pp("c_proj"), (c.intermediate, h), true)?,
             });
         }
         let ln_f = layer_norm(h, c.eps, m.pp("ln_f"))?;
@@ -64,7 +64,6 @@ impl BigCode {
         let (b, t) = ids.dims2()?;
         let (nh, hd, h) = (self.c.heads, self.c.head_dim, self.c.hidden);
         let multi_query = self.c.kv_heads == 1;
-        let causal = mask(t, None, &self.device)?;
         let scale = self.c.scale_attention.then(|| 1.0 / (hd as f64).sqrt());
         let pos = Tensor::arange(0u32, t as u32, &self.device)?;
         let mut x = self
@@ -86,7 +85,13 @@ impl BigCode {
                 let part = |i: usize| a.narrow(3, i * hd, hd)?.contiguous();
                 (part(0)?, part(1)?, part(2)?)
             };
-            let out = merge(&attention(&q, &k, &v, scale, &causal)?)?;
+            let out = merge(&attention(
+                &q,
+                &k,
+                &v,
+                scale,
+                Bias::Causal { window: None },
+            )?)?;
             x = (x + l.c_proj.forward(&out)?)?;
             let hs = l.ln2.forward(&x)?;
             let act = l.fc.forward(&hs)?;

@@ -1,20 +1,20 @@
 //! bloom: ALiBi position biases, a layer norm after the embeddings, fused query/key/value — after
 //! transformers' `BloomForCausalLM`.
 
-use candle_core::{Device, Module, Tensor};
-use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+use candle_core::{Module, Tensor};
+use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 
-use super::{attention, merge};
+use super::{attention, merge, Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
 struct BloomLayer {
     ln1: LayerNorm,
-    qkv: Linear,
-    dense: Linear,
+    qkv: Dense,
+    dense: Dense,
     ln2: LayerNorm,
-    up: Linear,
-    down: Linear,
+    up: Dense,
+    down: Dense,
 }
 
 pub struct Bloom {
@@ -23,8 +23,7 @@ pub struct Bloom {
     embed_ln: LayerNorm,
     layers: Vec<BloomLayer>,
     ln_f: LayerNorm,
-    pub(super) head: Linear,
-    device: Device,
+    pub(super) head: Proj,
 }
 
 /// ALiBi's slope per head, as transformers' `build_alibi_tensor` computes them (f32).
@@ -51,11 +50,15 @@ impl Bloom {
             let l = m.pp(format!("h.{i}"));
             layers.push(BloomLayer {
                 ln1: layer_norm(h, c.eps, l.pp("input_layernorm"))?,
-                qkv: linear(h, 3 * h, l.pp("self_attention").pp("query_key_value"))?,
-                dense: linear(h, h, l.pp("self_attention").pp("dense"))?,
+                qkv: Dense::load(
+                    &l.pp("self_attention").pp("query_key_value"),
+                    (h, 3 * h),
+                    true,
+                )?,
+                dense: Dense::load(&l.pp("self_attention").pp("dense"), (h, h), true)?,
                 ln2: layer_norm(h, c.eps, l.pp("post_attention_layernorm"))?,
-                up: linear(h, 4 * h, l.pp("mlp").pp("dense_h_to_4h"))?,
-                down: linear(4 * h, h, l.pp("mlp").pp("dense_4h_to_h"))?,
+                up: Dense::load(&l.pp("mlp").pp("dense_h_to_4h"), (h, 4 * h), true)?,
+                down: Dense::load(&l.pp("mlp").pp("dense_4h_to_h"), (4 * h, h), true)?,
             });
         }
         let ln_f = layer_norm(h, c.eps, m.pp("ln_f"))?;
@@ -67,24 +70,13 @@ impl Bloom {
             layers,
             ln_f,
             head,
-            device: vb.device().clone(),
         })
     }
 
     pub fn hidden(&self, ids: &Tensor) -> candle_core::Result<Tensor> {
         let (b, t) = ids.dims2()?;
         let (nh, hd) = (self.c.heads, self.c.hidden / self.c.heads);
-        // the bias of head `h` at key `j`: slope_h * j, plus the causal mask
         let slopes = alibi_slopes(nh);
-        let mut bias = Vec::with_capacity(nh * t * t);
-        for s in &slopes {
-            for i in 0..t {
-                for j in 0..t {
-                    bias.push(if j <= i { s * j as f32 } else { f32::MIN });
-                }
-            }
-        }
-        let bias = Tensor::from_vec(bias, (nh, t, t), &self.device)?;
         let scale = 1.0 / (hd as f64).sqrt();
         let mut x = self.embed_ln.forward(&self.embed.forward(ids)?)?;
         for l in &self.layers {
@@ -98,7 +90,13 @@ impl Bloom {
                     .contiguous()
             };
             let (q, k, v) = (part(0)?, part(1)?, part(2)?);
-            let out = merge(&attention(&q, &k, &v, Some(scale), &bias)?)?;
+            let out = merge(&attention(
+                &q,
+                &k,
+                &v,
+                Some(scale),
+                Bias::Alibi { slopes: &slopes },
+            )?)?;
             x = (x + l.dense.forward(&out)?)?;
             let h = l.ln2.forward(&x)?;
             x = (x + l.down.forward(&l.up.forward(&h)?.gelu()?)?)?;

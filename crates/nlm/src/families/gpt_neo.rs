@@ -2,23 +2,20 @@
 //! scores, a GELU MLP — after transformers' `GPTNeoForCausalLM`.
 
 use candle_core::{Device, Module, Tensor};
-use candle_nn::{
-    embedding, layer_norm, linear, linear_no_bias, Embedding, LayerNorm, Linear, VarBuilder,
-};
+use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 
-use super::{attention, gelu, heads, mask, merge};
+use super::{attention, gelu, heads, merge, Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
 struct NeoLayer {
     ln1: LayerNorm,
-    q: Linear,
-    k: Linear,
-    v: Linear,
-    out: Linear,
+    /// query, key and value in one product
+    qkv: Dense,
+    out: Dense,
     ln2: LayerNorm,
-    fc: Linear,
-    proj: Linear,
+    fc: Dense,
+    proj: Dense,
     local: bool,
 }
 
@@ -28,7 +25,7 @@ pub struct GptNeo {
     wpe: Embedding,
     layers: Vec<NeoLayer>,
     ln_f: LayerNorm,
-    pub(super) head: Linear,
+    pub(super) head: Proj,
     device: Device,
 }
 
@@ -44,13 +41,15 @@ impl GptNeo {
             let a = l.pp("attn").pp("attention");
             layers.push(NeoLayer {
                 ln1: layer_norm(h, c.eps, l.pp("ln_1"))?,
-                q: linear_no_bias(h, h, a.pp("q_proj"))?,
-                k: linear_no_bias(h, h, a.pp("k_proj"))?,
-                v: linear_no_bias(h, h, a.pp("v_proj"))?,
-                out: linear(h, h, a.pp("out_proj"))?,
+                qkv: Dense::fused(&[
+                    &a.pp("q_proj").get((h, h), "weight")?,
+                    &a.pp("k_proj").get((h, h), "weight")?,
+                    &a.pp("v_proj").get((h, h), "weight")?,
+                ])?,
+                out: Dense::load(&a.pp("out_proj"), (h, h), true)?,
                 ln2: layer_norm(h, c.eps, l.pp("ln_2"))?,
-                fc: linear(h, c.intermediate, l.pp("mlp").pp("c_fc"))?,
-                proj: linear(c.intermediate, h, l.pp("mlp").pp("c_proj"))?,
+                fc: Dense::load(&l.pp("mlp").pp("c_fc"), (h, c.intermediate), true)?,
+                proj: Dense::load(&l.pp("mlp").pp("c_proj"), (c.intermediate, h), true)?,
                 local: c.local.get(i).copied().unwrap_or(false),
             });
         }
@@ -70,8 +69,6 @@ impl GptNeo {
     pub fn hidden(&self, ids: &Tensor) -> candle_core::Result<Tensor> {
         let t = ids.dim(1)?;
         let (nh, hd) = (self.c.heads, self.c.hidden / self.c.heads);
-        let global = mask(t, None, &self.device)?;
-        let local = mask(t, Some(self.c.window), &self.device)?;
         let pos = Tensor::arange(0u32, t as u32, &self.device)?;
         let mut x = self
             .wte
@@ -79,11 +76,15 @@ impl GptNeo {
             .broadcast_add(&self.wpe.forward(&pos)?)?;
         for l in &self.layers {
             let h = l.ln1.forward(&x)?;
-            let q = heads(&l.q.forward(&h)?, nh, hd)?;
-            let k = heads(&l.k.forward(&h)?, nh, hd)?;
-            let v = heads(&l.v.forward(&h)?, nh, hd)?;
+            let qkv = l.qkv.forward(&h)?;
+            let hidden = self.c.hidden;
+            let q = heads(&qkv.narrow(2, 0, hidden)?, nh, hd)?;
+            let k = heads(&qkv.narrow(2, hidden, hidden)?, nh, hd)?;
+            let v = heads(&qkv.narrow(2, 2 * hidden, hidden)?, nh, hd)?;
             // GPT-Neo does not scale the scores
-            let bias = if l.local { &local } else { &global };
+            let bias = Bias::Causal {
+                window: l.local.then_some(self.c.window),
+            };
             let out = merge(&attention(&q, &k, &v, None, bias)?)?;
             x = (x + l.out.forward(&out)?)?;
             let h = l.ln2.forward(&x)?;

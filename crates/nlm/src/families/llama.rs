@@ -5,7 +5,7 @@
 use candle_core::{Device, Module, Tensor};
 use candle_nn::{Embedding, RmsNorm, VarBuilder};
 
-use super::{attention, heads, mask, merge, Proj};
+use super::{attention, heads, merge, Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
@@ -19,15 +19,24 @@ pub enum Rope {
     Interleaved,
 }
 
+/// The query, key and value projections: one product (dense weights, fused) or three (packed).
+pub enum Qkv {
+    Fused(Proj),
+    Separate { q: Proj, k: Proj, v: Proj },
+}
+
+/// The MLP's gate and up projections: one product (dense, fused) or two (packed).
+pub enum GateUp {
+    Fused(Proj),
+    Separate { gate: Proj, up: Proj },
+}
+
 pub struct LlamaLayer {
     pub norm1: RmsNorm,
-    pub q: Proj,
-    pub k: Proj,
-    pub v: Proj,
+    pub qkv: Qkv,
     pub o: Proj,
     pub norm2: RmsNorm,
-    pub gate: Proj,
-    pub up: Proj,
+    pub gate_up: GateUp,
     pub down: Proj,
 }
 
@@ -47,28 +56,37 @@ impl LlamaWeights {
         let m = vb.pp("model");
         let embed = candle_nn::embedding(c.vocab, c.hidden, m.pp("embed_tokens"))?;
         let (h, hd) = (c.hidden, c.head_dim);
-        let dense = |i: usize, o: usize, vb: VarBuilder<'static>| -> NlmResult<Proj> {
-            Ok(Proj::Dense(candle_nn::linear_no_bias(i, o, vb)?))
-        };
+        let weight =
+            |vb: VarBuilder<'static>, out: usize, input: usize| vb.get((out, input), "weight");
         let mut layers = Vec::with_capacity(c.layers);
         for i in 0..c.layers {
             let l = m.pp(format!("layers.{i}"));
             let a = l.pp("self_attn");
             let mlp = l.pp("mlp");
+            let (q, k, v) = (
+                weight(a.pp("q_proj"), c.heads * hd, h)?,
+                weight(a.pp("k_proj"), c.kv_heads * hd, h)?,
+                weight(a.pp("v_proj"), c.kv_heads * hd, h)?,
+            );
+            let (gate, up) = (
+                weight(mlp.pp("gate_proj"), c.intermediate, h)?,
+                weight(mlp.pp("up_proj"), c.intermediate, h)?,
+            );
             layers.push(LlamaLayer {
                 norm1: candle_nn::rms_norm(h, c.eps, l.pp("input_layernorm"))?,
-                q: dense(h, c.heads * hd, a.pp("q_proj"))?,
-                k: dense(h, c.kv_heads * hd, a.pp("k_proj"))?,
-                v: dense(h, c.kv_heads * hd, a.pp("v_proj"))?,
-                o: dense(c.heads * hd, h, a.pp("o_proj"))?,
+                qkv: Qkv::Fused(Proj::Dense(Dense::fused(&[&q, &k, &v])?)),
+                o: Proj::Dense(Dense::load(&a.pp("o_proj"), (c.heads * hd, h), false)?),
                 norm2: candle_nn::rms_norm(h, c.eps, l.pp("post_attention_layernorm"))?,
-                gate: dense(h, c.intermediate, mlp.pp("gate_proj"))?,
-                up: dense(h, c.intermediate, mlp.pp("up_proj"))?,
-                down: dense(c.intermediate, h, mlp.pp("down_proj"))?,
+                gate_up: GateUp::Fused(Proj::Dense(Dense::fused(&[&gate, &up])?)),
+                down: Proj::Dense(Dense::load(
+                    &mlp.pp("down_proj"),
+                    (c.intermediate, h),
+                    false,
+                )?),
             });
         }
         let norm = candle_nn::rms_norm(h, c.eps, m.pp("norm"))?;
-        let head = Proj::Dense(super::lm_head(c, &vb, embed.embeddings(), "lm_head")?);
+        let head = super::lm_head(c, &vb, embed.embeddings(), "lm_head")?;
         Ok(LlamaWeights {
             embed,
             layers,
@@ -134,21 +152,42 @@ impl Llama {
             Rope::Half => candle_nn::rotary_emb::rope(x, &cos, &sin),
             Rope::Interleaved => candle_nn::rotary_emb::rope_i(x, &cos, &sin),
         };
-        let causal = mask(t, None, &self.device)?;
         let scale = 1.0 / (hd as f64).sqrt();
         let mut x = self.embed.forward(ids)?;
         for l in &self.layers {
             let h = l.norm1.forward(&x)?;
-            let q = rope(&heads(&l.q.forward(&h)?, nh, hd)?)?;
-            let k = rope(&heads(&l.k.forward(&h)?, nkv, hd)?)?;
-            let v = heads(&l.v.forward(&h)?, nkv, hd)?;
-            let out = merge(&attention(&q, &k, &v, Some(scale), &causal)?)?;
+            let (q, k, v) = match &l.qkv {
+                Qkv::Fused(p) => {
+                    let a = p.forward(&h)?;
+                    (
+                        a.narrow(2, 0, nh * hd)?,
+                        a.narrow(2, nh * hd, nkv * hd)?,
+                        a.narrow(2, (nh + nkv) * hd, nkv * hd)?,
+                    )
+                }
+                Qkv::Separate { q, k, v } => (q.forward(&h)?, k.forward(&h)?, v.forward(&h)?),
+            };
+            let q = rope(&heads(&q, nh, hd)?)?;
+            let k = rope(&heads(&k, nkv, hd)?)?;
+            let v = heads(&v, nkv, hd)?;
+            let out = merge(&attention(
+                &q,
+                &k,
+                &v,
+                Some(scale),
+                Bias::Causal { window: None },
+            )?)?;
             x = (x + l.o.forward(&out)?)?;
             let h = l.norm2.forward(&x)?;
-            let mlp = l
-                .down
-                .forward(&(l.gate.forward(&h)?.silu()? * l.up.forward(&h)?)?)?;
-            x = (x + mlp)?;
+            let (gate, up) = match &l.gate_up {
+                GateUp::Fused(p) => {
+                    let a = p.forward(&h)?;
+                    let n = self.c.intermediate;
+                    (a.narrow(2, 0, n)?, a.narrow(2, n, n)?)
+                }
+                GateUp::Separate { gate, up } => (gate.forward(&h)?, up.forward(&h)?),
+            };
+            x = (x + l.down.forward(&(gate.silu()? * up)?)?)?;
         }
         self.norm.forward(&x)
     }

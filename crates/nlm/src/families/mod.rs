@@ -17,7 +17,7 @@ use candle_nn::{Linear, VarBuilder};
 use crate::config::{Config, Family};
 use crate::NlmResult;
 
-pub use llama::{Llama, LlamaLayer, LlamaWeights, Rope};
+pub use llama::{GateUp, Llama, LlamaLayer, LlamaWeights, Qkv, Rope};
 
 pub enum Model {
     Llama(Llama),
@@ -58,11 +58,72 @@ impl Model {
     }
 }
 
-/// A projection: dense (a Hugging Face folder) or quantized (a GGUF file, multiplied in its
-/// packed form).
+/// A dense projection `x·Wᵀ + b`, its weight held transposed (`[in, out]`, contiguous): the
+/// CPU's matrix product runs faster on that layout than on a transposed view, and projections
+/// that read the same input fuse into one product (`Dense::fused`).
+pub struct Dense {
+    wt: Tensor,
+    bias: Option<Tensor>,
+}
+
+impl Dense {
+    /// From a weight `[out, in]` as checkpoints store it.
+    pub fn new(weight: &Tensor, bias: Option<Tensor>) -> candle_core::Result<Dense> {
+        Ok(Dense {
+            wt: weight.t()?.contiguous()?,
+            bias,
+        })
+    }
+
+    /// One projection doing the work of several on the same input: their outputs side by side.
+    pub fn fused(weights: &[&Tensor]) -> candle_core::Result<Dense> {
+        let wt = Tensor::cat(weights, 0)?.t()?.contiguous()?;
+        Ok(Dense { wt, bias: None })
+    }
+
+    /// Reads `prefix.weight` (`[out, in]`) and, with `bias`, `prefix.bias`.
+    pub fn load(
+        vb: &VarBuilder<'static>,
+        (input, output): (usize, usize),
+        bias: bool,
+    ) -> candle_core::Result<Dense> {
+        let w = vb.get((output, input), "weight")?;
+        let b = if bias {
+            Some(vb.get(output, "bias")?)
+        } else {
+            None
+        };
+        Dense::new(&w, b)
+    }
+}
+
+impl Module for Dense {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let dims = x.dims().to_vec();
+        let (rows, k) = match dims.split_last() {
+            Some((k, lead)) => (lead.iter().product::<usize>(), *k),
+            None => return Err(candle_core::Error::Msg("a projection of a scalar".into())),
+        };
+        let y = x.contiguous()?.reshape((rows, k))?.matmul(&self.wt)?;
+        let y = match &self.bias {
+            Some(b) => y.broadcast_add(b)?,
+            None => y,
+        };
+        let mut out = dims;
+        if let Some(last) = out.last_mut() {
+            *last = self.wt.dim(1)?;
+        }
+        y.reshape(out)
+    }
+}
+
+/// A projection: dense (a Hugging Face folder, or a GGUF file dequantized) or quantized (a
+/// GGUF file, multiplied in its packed form).
 pub enum Proj {
-    Dense(Linear),
+    Dense(Dense),
     Quant(QMatMul),
+    /// The embeddings as the output projection.
+    Tied(Linear),
 }
 
 impl Module for Proj {
@@ -70,24 +131,67 @@ impl Module for Proj {
         match self {
             Proj::Dense(l) => l.forward(x),
             Proj::Quant(q) => q.forward(x),
+            Proj::Tied(l) => l.forward(x),
         }
     }
 }
 
-/// `[T, T]`: 0 where key `j` may be seen from query `i` (`j <= i`, and within `window` when
-/// given), a large negative number elsewhere.
-fn mask(t: usize, window: Option<usize>, device: &Device) -> candle_core::Result<Tensor> {
-    let mut m = vec![0f32; t * t];
-    for i in 0..t {
-        for j in 0..t {
-            let seen = j <= i && window.is_none_or(|w| i - j < w);
-            if !seen {
-                m[i * t + j] = f32::MIN;
+/// What a query may see, and the bias added to its scores.
+#[derive(Debug, Clone, Copy)]
+pub enum Bias<'a> {
+    /// Keys up to the query (and within `window` positions when given).
+    Causal { window: Option<usize> },
+    /// Causal, plus ALiBi's `slope[h] * key position` per head (BLOOM).
+    Alibi { slopes: &'a [f32] },
+}
+
+impl Bias<'_> {
+    /// The bias of queries `from..from + rows` over keys `0..keys`: `[rows, keys]`, or
+    /// `[heads, rows, keys]` for ALiBi; a key a query may not see gets a large negative number.
+    fn block(
+        &self,
+        from: usize,
+        rows: usize,
+        keys: usize,
+        device: &Device,
+    ) -> candle_core::Result<Tensor> {
+        let seen =
+            |i: usize, j: usize, window: Option<usize>| j <= i && window.is_none_or(|w| i - j < w);
+        match *self {
+            Bias::Causal { window } => {
+                let mut m = vec![0f32; rows * keys];
+                for r in 0..rows {
+                    for j in 0..keys {
+                        if !seen(from + r, j, window) {
+                            m[r * keys + j] = f32::MIN;
+                        }
+                    }
+                }
+                Tensor::from_vec(m, (rows, keys), device)
+            }
+            Bias::Alibi { slopes } => {
+                let mut m = Vec::with_capacity(slopes.len() * rows * keys);
+                for s in slopes {
+                    for r in 0..rows {
+                        for j in 0..keys {
+                            m.push(if seen(from + r, j, None) {
+                                s * j as f32
+                            } else {
+                                f32::MIN
+                            });
+                        }
+                    }
+                }
+                Tensor::from_vec(m, (slopes.len(), rows, keys), device)
             }
         }
     }
-    Tensor::from_vec(m, (t, t), device)
 }
+
+/// Queries per block of attention: a long method's scores are computed a block of queries at a
+/// time, each over the keys up to its last query only, so that memory grows with the method's
+/// length, not with its square.
+const QUERY_BLOCK: usize = 128;
 
 /// `[B, heads, T, d]` from `[B, T, heads * d]`.
 fn heads(x: &Tensor, n: usize, d: usize) -> candle_core::Result<Tensor> {
@@ -103,26 +207,70 @@ fn merge(x: &Tensor) -> candle_core::Result<Tensor> {
 
 /// Attention of queries `[B, heads, T, d]` over keys and values `[B, kv_heads, T, d]` shared by
 /// groups of `heads / kv_heads` query heads (grouped-query and multi-query attention; no copy
-/// of the keys): `softmax(q·kᵀ · scale + bias) · v`, the bias `[T, T]` or `[heads, T, T]`
-/// broadcast over the batch.
+/// of the keys): `softmax(q·kᵀ · scale + bias) · v`, in blocks of `QUERY_BLOCK` queries.
 fn attention(
     q: &Tensor,
     k: &Tensor,
     v: &Tensor,
     scale: Option<f64>,
+    bias: Bias,
+) -> candle_core::Result<Tensor> {
+    let t = q.dim(2)?;
+    // scaled once here, not every block's scores
+    let q = match scale {
+        Some(s) => (q * s)?,
+        None => q.clone(),
+    };
+    // the keys transposed once for every block
+    let kt = k.transpose(2, 3)?.contiguous()?;
+    if t <= QUERY_BLOCK {
+        return attention_block(&q, &kt, v, &bias.block(0, t, t, q.device())?);
+    }
+    let block = |from: usize| -> candle_core::Result<Tensor> {
+        let rows = QUERY_BLOCK.min(t - from);
+        // causal: the keys after the block's last query are never seen
+        let keys = from + rows;
+        attention_block(
+            &q.narrow(2, from, rows)?.contiguous()?,
+            &kt.narrow(3, 0, keys)?,
+            &v.narrow(2, 0, keys)?,
+            &bias.block(from, rows, keys, q.device())?,
+        )
+    };
+    let starts: Vec<usize> = (0..t).step_by(QUERY_BLOCK).collect();
+    // on the CPU the blocks of a long method run on the threads that are free (on a GPU they
+    // queue on its stream)
+    let blocks = if q.device().is_cpu() {
+        use rayon::prelude::*;
+        starts
+            .into_par_iter()
+            .map(block)
+            .collect::<candle_core::Result<Vec<_>>>()?
+    } else {
+        starts
+            .into_iter()
+            .map(block)
+            .collect::<candle_core::Result<Vec<_>>>()?
+    };
+    Tensor::cat(&blocks, 2)
+}
+
+/// One block: queries `[B, heads, R, d]` (scaled), keys transposed `[B, kv_heads, d, K]` and
+/// values `[B, kv_heads, K, d]`, the bias `[R, K]` or `[heads, R, K]`.
+fn attention_block(
+    q: &Tensor,
+    kt: &Tensor,
+    v: &Tensor,
     bias: &Tensor,
 ) -> candle_core::Result<Tensor> {
-    let (b, nh, t, d) = q.dims4()?;
-    let nkv = k.dim(1)?;
+    let (b, nh, rows, d) = q.dims4()?;
+    let (nkv, keys) = (kt.dim(1)?, kt.dim(3)?);
     let rep = nh / nkv;
-    let q = q.reshape((b, nkv, rep * t, d))?;
-    let mut scores = q.matmul(&k.transpose(2, 3)?.contiguous()?)?;
-    if let Some(s) = scale {
-        scores = (scores * s)?;
-    }
-    let scores = scores.reshape((b, nh, t, t))?.broadcast_add(bias)?;
-    let p = candle_nn::ops::softmax_last_dim(&scores)?.reshape((b, nkv, rep * t, t))?;
-    p.matmul(v)?.reshape((b, nh, t, d))
+    let q = q.reshape((b, nkv, rep * rows, d))?;
+    let scores = q.matmul(&kt.contiguous()?)?;
+    let scores = scores.reshape((b, nh, rows, keys))?.broadcast_add(bias)?;
+    let p = candle_nn::ops::softmax_last_dim(&scores)?.reshape((b, nkv, rep * rows, keys))?;
+    p.matmul(&v.contiguous()?)?.reshape((b, nh, rows, d))
 }
 
 /// The MLP's GELU: the exact one (`gelu`) or the tanh approximation (`gelu_new`,
@@ -135,13 +283,14 @@ fn gelu(x: &Tensor, erf: bool) -> candle_core::Result<Tensor> {
     }
 }
 
-/// The output projection: its own weights, or the embeddings' (tied).
-fn lm_head(c: &Config, vb: &VarBuilder<'static>, embed: &Tensor, name: &str) -> NlmResult<Linear> {
+/// The output projection: its own weights, or the embeddings' (tied: read through a transposed
+/// view, so that the vocabulary's matrix is not held twice).
+fn lm_head(c: &Config, vb: &VarBuilder<'static>, embed: &Tensor, name: &str) -> NlmResult<Proj> {
     Ok(
         if c.tie_embeddings || !vb.contains_tensor(&format!("{name}.weight")) {
-            Linear::new(embed.clone(), None)
+            Proj::Tied(Linear::new(embed.clone(), None))
         } else {
-            candle_nn::linear_no_bias(c.hidden, c.vocab, vb.pp(name))?
+            Proj::Dense(Dense::load(&vb.pp(name), (c.hidden, c.vocab), false)?)
         },
     )
 }
@@ -152,12 +301,57 @@ mod tests {
 
     #[test]
     fn masks_see_the_past_within_the_window() {
-        let m = mask(4, Some(2), &Device::Cpu).expect("mask");
+        let m = Bias::Causal { window: Some(2) }
+            .block(0, 4, 4, &Device::Cpu)
+            .expect("mask");
         let v: Vec<Vec<f32>> = m.to_vec2().expect("vec");
         assert_eq!(v[3][3], 0.0);
         assert_eq!(v[3][2], 0.0);
         assert_eq!(v[3][1], f32::MIN);
         assert_eq!(v[0][1], f32::MIN);
+        // a block of later queries: rows 2..4 over keys 0..4
+        let m = Bias::Causal { window: None }
+            .block(2, 2, 4, &Device::Cpu)
+            .expect("mask");
+        let v: Vec<Vec<f32>> = m.to_vec2().expect("vec");
+        assert_eq!(v, vec![vec![0.0, 0.0, 0.0, f32::MIN], vec![0.0; 4]]);
+    }
+
+    fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+        (a - b)
+            .and_then(|d| d.abs())
+            .and_then(|d| d.max_all())
+            .and_then(|d| d.to_scalar())
+            .expect("diff")
+    }
+
+    /// Attention a block of queries at a time is attention over the whole: causal, windowed and
+    /// ALiBi, across several blocks.
+    #[test]
+    fn blocked_attention_is_whole_attention() {
+        let dev = Device::Cpu;
+        let t = 2 * QUERY_BLOCK + 37;
+        let (b, nh, nkv, d) = (1, 4, 2, 8);
+        let q = Tensor::randn(0f32, 1.0, (b, nh, t, d), &dev).expect("q");
+        let k = Tensor::randn(0f32, 1.0, (b, nkv, t, d), &dev).expect("k");
+        let v = Tensor::randn(0f32, 1.0, (b, nkv, t, d), &dev).expect("v");
+        let slopes = [0.5f32, 0.25, 0.125, 0.0625];
+        for bias in [
+            Bias::Causal { window: None },
+            Bias::Causal { window: Some(100) },
+            Bias::Alibi { slopes: &slopes },
+        ] {
+            let blocked = attention(&q, &k, &v, Some(0.3), bias).expect("blocked");
+            let kt = k.transpose(2, 3).and_then(|k| k.contiguous()).expect("kt");
+            let whole = attention_block(
+                &(&q * 0.3).expect("scaled"),
+                &kt,
+                &v,
+                &bias.block(0, t, t, &dev).expect("bias"),
+            )
+            .expect("whole");
+            assert!(max_diff(&blocked, &whole) < 1e-5, "{bias:?}");
+        }
     }
 
     /// Grouped-query attention without copying the keys is attention with each key/value head
@@ -169,22 +363,14 @@ mod tests {
         let q = Tensor::randn(0f32, 1.0, (b, nh, t, d), &dev).expect("q");
         let k = Tensor::randn(0f32, 1.0, (b, nkv, t, d), &dev).expect("k");
         let v = Tensor::randn(0f32, 1.0, (b, nkv, t, d), &dev).expect("v");
-        let bias = mask(t, None, &dev).expect("mask");
-        let got = attention(&q, &k, &v, Some(0.5), &bias).expect("attention");
+        let bias = Bias::Causal { window: None };
+        let got = attention(&q, &k, &v, Some(0.5), bias).expect("attention");
         let idx = Tensor::new(&[0u32, 0, 1, 1], &dev).expect("idx");
         let (kr, vr) = (
             k.index_select(&idx, 1).expect("k"),
             v.index_select(&idx, 1).expect("v"),
         );
-        let want = attention(&q, &kr, &vr, Some(0.5), &bias).expect("attention");
-        let diff: f32 = (got - want)
-            .expect("sub")
-            .abs()
-            .expect("abs")
-            .max_all()
-            .expect("max")
-            .to_scalar()
-            .expect("scalar");
-        assert!(diff < 1e-6, "{diff}");
+        let want = attention(&q, &kr, &vr, Some(0.5), bias).expect("attention");
+        assert!(max_diff(&got, &want) < 1e-6);
     }
 }
