@@ -1,13 +1,14 @@
-//! GGUF files (llama.cpp's format) of the llama family — CodeLlama quantized for a laptop's CPU:
-//! the configuration and the tokenizer from the file's metadata, the projections kept in their
-//! packed form (`Q4_0`, `Q8_0`, the k-quants, …) and multiplied as such, the token embeddings
-//! and norms as f32. candle's reader checks every length and offset against the file.
+//! GGUF files (llama.cpp's format) of the llama family — CodeLlama quantized for a laptop's
+//! memory: the configuration and the tokenizer from the file's metadata, the projections kept in
+//! their packed form (`Q4_0`, `Q8_0`, the k-quants, …) and dequantized one at a time for their
+//! product, the token embeddings and norms as f32: the scores are the dequantized model's, as
+//! transformers computes them. candle's reader checks every length and offset against the file.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use candle_core::quantized::gguf_file::{Content, Value};
-use candle_core::quantized::{QMatMul, QTensor};
+use candle_core::quantized::QTensor;
 use candle_core::{DType, Device};
 use candle_nn::{Embedding, RmsNorm};
 
@@ -18,10 +19,11 @@ use crate::{NlmError, NlmResult};
 /// How a GGUF file's projections are held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Packing {
-    /// In their quantized form, multiplied as such (llama.cpp's way: the file's size in memory).
+    /// In their quantized form (the file's size in memory), each dequantized just before its
+    /// product.
     #[default]
     Packed,
-    /// Dequantized to f32 at load (exactly the dequantized model; four to eight times the memory).
+    /// Dequantized to f32 at load (four to eight times the memory; no work per product).
     F32,
 }
 
@@ -86,7 +88,7 @@ pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
     };
     let proj = |t: QTensor| -> NlmResult<Proj> {
         Ok(match packing {
-            Packing::Packed => Proj::Quant(QMatMul::from_qtensor(t)?),
+            Packing::Packed => Proj::Packed(std::sync::Arc::new(t)),
             Packing::F32 => Proj::Dense(Dense::new(&t.dequantize(device)?, None)?),
         })
     };

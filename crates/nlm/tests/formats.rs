@@ -91,12 +91,12 @@ fn a_gguf_file_dequantized_scores_as_transformers() {
     check(&gguf("llama-q4_0", Packing::F32), "llama-q4_0", 1e-5);
 }
 
-/// Packed (multiplied in its quantized form, as llama.cpp does), a GGUF file scores within the
-/// quantization of the activations of transformers' dequantized model.
+/// Packed (each projection dequantized just before its product), a GGUF file scores as the
+/// dequantized model too.
 #[test]
-fn a_gguf_file_packed_scores_within_its_quantization() {
-    check(&gguf("llama-q8_0", Packing::Packed), "llama-q8_0", 2e-3);
-    check(&gguf("llama-q4_0", Packing::Packed), "llama-q4_0", 2e-3);
+fn a_gguf_file_packed_scores_as_transformers() {
+    check(&gguf("llama-q8_0", Packing::Packed), "llama-q8_0", 1e-5);
+    check(&gguf("llama-q4_0", Packing::Packed), "llama-q4_0", 1e-5);
 }
 
 /// A byte-level BPE in a GGUF file (`tokenizer.ggml.model = gpt2`, with merges: SmolLM2's and

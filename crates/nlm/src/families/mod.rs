@@ -10,7 +10,7 @@ mod bloom;
 mod gpt_neo;
 mod llama;
 
-use candle_core::quantized::QMatMul;
+use candle_core::quantized::QTensor;
 use candle_core::{Device, Module, Tensor};
 use candle_nn::{Linear, VarBuilder};
 
@@ -117,11 +117,14 @@ impl Module for Dense {
     }
 }
 
-/// A projection: dense (a Hugging Face folder, or a GGUF file dequantized) or quantized (a
-/// GGUF file, multiplied in its packed form).
+/// A projection: dense (a Hugging Face folder, or a GGUF file dequantized at load) or packed (a
+/// GGUF file's quantized weight, dequantized to f32 just before each product and let go after
+/// it: memory stays the file's size plus one projection, and the product is the dequantized
+/// model's exactly — candle's products on packed blocks quantize the activations too, and on
+/// the CPU run a method's many positions twenty times slower).
 pub enum Proj {
     Dense(Dense),
-    Quant(QMatMul),
+    Packed(std::sync::Arc<QTensor>),
     /// The embeddings as the output projection.
     Tied(Linear),
 }
@@ -130,7 +133,18 @@ impl Module for Proj {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match self {
             Proj::Dense(l) => l.forward(x),
-            Proj::Quant(q) => q.forward(x),
+            Proj::Packed(q) => {
+                let w = q.dequantize(x.device())?;
+                let dims = x.dims().to_vec();
+                let k = dims.last().copied().unwrap_or(0);
+                let rows = x.elem_count() / k.max(1);
+                let y = x.contiguous()?.reshape((rows, k))?.matmul(&w.t()?)?;
+                let mut out = dims;
+                if let Some(last) = out.last_mut() {
+                    *last = w.dim(0)?;
+                }
+                y.reshape(out)
+            }
             Proj::Tied(l) => l.forward(x),
         }
     }
