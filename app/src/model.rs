@@ -340,9 +340,21 @@ pub struct ResultsView {
     pub headline: Vec<String>,
     /// The report's tables (the same `natstudy report` prints).
     pub tables: Vec<TableView>,
-    /// (name, SVG) charts.
-    pub charts: Vec<(String, String)>,
+    /// The figures, in the order a paper shows them.
+    pub figures: Vec<FigureView>,
     pub votes: i64,
+}
+
+/// A figure of the results: its stable id (the file name of its downloads), title, caption (what
+/// it shows, on which data) and SVG (which declares its print size).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FigureView {
+    pub id: String,
+    pub title: String,
+    pub caption: String,
+    pub svg: String,
+    /// As wide as both columns of a page.
+    pub wide: bool,
 }
 
 /// A transformation the engine proposes for a study, before it becomes an item.

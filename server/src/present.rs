@@ -3,7 +3,7 @@
 //! fixed-width text by `natstudy report`, one builder for both) and diff rows as diff lines.
 
 use crate::engine::analysis::Report;
-use app::model::{DiffLine, Seg, TableView};
+use app::model::{DiffLine, FigureView, Seg, TableView};
 
 fn opt(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "—".into())
@@ -132,7 +132,11 @@ pub fn tables(r: &Report) -> Vec<TableView> {
         c.likely_unnatural.to_string(),
         c.unnatural.to_string(),
     ]];
-    rows.extend(r.counts_by_level.iter().map(|(l, c)| counts_row(l, c)));
+    rows.extend(
+        in_level_order(&r.counts_by_level)
+            .into_iter()
+            .map(|(l, c)| counts_row(l, c)),
+    );
     out.push(table(
         "naturalness",
         "Naturalness by level",
@@ -164,7 +168,11 @@ pub fn tables(r: &Report) -> Vec<TableView> {
                 format!("{:.2}", ms.std),
             ]
         };
-        rows.extend(t.by_level.iter().map(|(level, ms)| ms_row(level, ms)));
+        rows.extend(
+            in_level_order(&t.by_level)
+                .into_iter()
+                .map(|(level, ms)| ms_row(level, ms)),
+        );
         if let Some(ms) = &t.agreement {
             rows.push(ms_row("agreement", ms));
         }
@@ -231,9 +239,8 @@ pub fn tables(r: &Report) -> Vec<TableView> {
         robustness_tables(r, &mut out);
     }
     if !r.applicability.is_empty() {
-        let mut rows: Vec<Vec<String>> = r
-            .applicability
-            .iter()
+        let mut rows: Vec<Vec<String>> = in_level_order(&r.applicability)
+            .into_iter()
             .map(|(level, a)| {
                 vec![
                     level.clone(),
@@ -332,7 +339,7 @@ fn robustness_tables(r: &Report, out: &mut Vec<TableView>) {
     ));
     let mut rows = Vec::new();
     for (tool, t) in &r.robustness {
-        for (level, l) in &t.natural.by_level {
+        for (level, l) in in_level_order(&t.natural.by_level) {
             rows.push(vec![
                 tool.clone(),
                 level.clone(),
@@ -756,7 +763,21 @@ mod tests {
     }
 }
 
-/// A table as LaTeX a stock TeX Live compiles (booktabs; no `siunitx`): the title and what it
+/// A map keyed by level in the order a paper reads levels: naming, expression, statement (then
+/// any other key, as it sorts).
+fn in_level_order<V>(map: &std::collections::BTreeMap<String, V>) -> Vec<(&String, &V)> {
+    let rank = |k: &str| {
+        natstudy_vocab::Level::parse(k)
+            .and_then(|l| natstudy_vocab::Level::ALL.iter().position(|x| *x == l))
+            .unwrap_or(usize::MAX)
+    };
+    let mut v: Vec<(&String, &V)> = map.iter().collect();
+    v.sort_by_key(|(k, _)| rank(k));
+    v
+}
+
+/// A table as LaTeX a stock TeX Live compiles (booktabs, and graphicx to shrink a table wider
+/// than the text; no `siunitx`): the title and what it
 /// measures as the caption, `\label{tab:ID}`, the first column left-aligned and the others
 /// right-aligned, p-values as `< 0.001` or three significant digits, every special character
 /// escaped and the report's symbols (κ, →, −, ≥, …) in math mode.
@@ -776,7 +797,11 @@ pub fn table_latex(t: &TableView) -> String {
     };
     let _ = writeln!(s, "  \\caption{{{caption}}}");
     let _ = writeln!(s, "  \\label{{tab:{}}}", t.id);
-    let _ = writeln!(s, "  \\begin{{tabular}}{{{cols}}}\n    \\toprule");
+    // a table wider than the text shrinks to it (graphicx), a narrower one keeps its size
+    let _ = writeln!(
+        s,
+        "  \\resizebox{{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}}{{!}}{{%\n  \\begin{{tabular}}{{{cols}}}\n    \\toprule"
+    );
     let row = |cells: &[String], header: bool| -> String {
         cells
             .iter()
@@ -795,7 +820,7 @@ pub fn table_latex(t: &TableView) -> String {
     for r in &t.rows {
         let _ = writeln!(s, "    {} \\\\", row(r, false));
     }
-    let _ = writeln!(s, "    \\bottomrule\n  \\end{{tabular}}\n\\end{{table}}");
+    let _ = writeln!(s, "    \\bottomrule\n  \\end{{tabular}}}}\n\\end{{table}}");
     s
 }
 
@@ -839,18 +864,42 @@ pub fn latex_escape(text: &str) -> String {
     out
 }
 
-/// `report.tex`: a document that inputs every table (`tables/ID.tex`) and compiles with
-/// pdflatex from a stock TeX Live (article, inputenc, fontenc, booktabs).
-pub fn report_latex(study: &str, tables: &[TableView]) -> String {
+/// `report.tex`: a document that inputs every table (`tables/ID.tex`) and includes every figure
+/// (`figures/ID.pdf`, with its title and caption and `\label{fig:ID}`), and compiles with
+/// pdflatex from a stock TeX Live (article, inputenc, fontenc, booktabs, graphicx).
+pub fn report_latex(study: &str, tables: &[TableView], figures: &[FigureView]) -> String {
     let mut s = String::from(
-        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\begin{document}\n",
+        "\\documentclass{article}\n% the figures are PDF 1.7; pdfTeX takes them without a warning when told\n\\ifdefined\\pdfminorversion\\pdfminorversion=7\\fi\n\\ifdefined\\pdfsuppresswarningpagegroup\\pdfsuppresswarningpagegroup=1\\fi\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\begin{document}\n",
     );
     s.push_str(&format!("\\section*{{{}}}\n", latex_escape(study)));
     for t in tables {
         s.push_str(&format!("\\input{{tables/{}}}\n", t.id));
     }
-    s.push_str("\\end{document}\n");
+    for f in figures {
+        s.push_str(&format!(
+            "\\begin{{figure}}[htbp]\n  \\centering\n  \\includegraphics[width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{figures/{}.pdf}}\n  \\caption{{{}. {}}}\n  \\label{{fig:{}}}\n\\end{{figure}}\n",
+            f.id,
+            latex_escape(&f.title),
+            latex_escape(&f.caption),
+            f.id
+        ));
+    }
+    s.push_str("\\clearpage\n\\end{document}\n");
     s
+}
+
+/// The report's figures as the page and the paper take them.
+pub fn figures(figures: Vec<crate::engine::plots::Figure>) -> Vec<FigureView> {
+    figures
+        .into_iter()
+        .map(|f| FigureView {
+            id: f.id,
+            title: f.title,
+            caption: f.caption,
+            svg: f.svg,
+            wide: f.wide,
+        })
+        .collect()
 }
 
 #[cfg(test)]

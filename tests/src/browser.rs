@@ -23,6 +23,13 @@ fn free_port() -> Result<u16> {
 }
 
 impl Browser {
+    /// A browser whose window is `width` × `height` (a phone: 390 × 844; a laptop: 1366 × 900).
+    pub async fn start_sized(width: u32, height: u32) -> Result<Browser> {
+        let b = Browser::start().await?;
+        b.client.set_window_size(width, height).await?;
+        Ok(b)
+    }
+
     pub async fn start() -> Result<Browser> {
         let port = free_port()?;
         // NATSTUDY_BROWSER_LOG=FILE: chromedriver's log with the page's console (hydration errors)

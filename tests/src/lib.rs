@@ -406,6 +406,18 @@ pub async fn reference_study(db: &Db, name: &str, with_votes: bool) -> Result<St
     Ok(study)
 }
 
+/// The reference study with everything the results show: items and votes, the repair tools'
+/// results and the language models' cross-entropies.
+pub async fn reference_study_with_results(db: &Db, name: &str) -> Result<StudyId> {
+    let study = reference_study(db, name, true).await?;
+    let dir = reference_dir().join("study-small");
+    for (what, file) in [("npr", "npr_results.csv"), ("ce", "ce_scores.csv")] {
+        let path = dir.join(file).display().to_string();
+        cli(&db.url, &["import", what, "--study", name, &path]).await?;
+    }
+    Ok(study)
+}
+
 /// A dynamic-queue batch over all of the study's items and an invite link into it with `cap`
 /// places: (batch id, invite token).
 pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, String)> {

@@ -32,11 +32,7 @@ async fn survey_pages(width: u32, height: u32) -> Vec<String> {
         .await
         .expect("invite");
     let app = TestApp::start(db.clone()).await.expect("server");
-    let b = Browser::start().await.expect("browser");
-    b.client
-        .set_window_size(width, height)
-        .await
-        .expect("window");
+    let b = Browser::start_sized(width, height).await.expect("browser");
     let mut found = Vec::new();
     b.goto_hydrated(&app.url(&format!("/join/{token}")))
         .await
@@ -99,11 +95,7 @@ async fn results_page(width: u32, height: u32) -> Vec<String> {
         .expect("study");
     let app = TestApp::start(db.clone()).await.expect("server");
     app.add_user("rita", PW, Role::Admin).await.expect("user");
-    let b = Browser::start().await.expect("browser");
-    b.client
-        .set_window_size(width, height)
-        .await
-        .expect("window");
+    let b = Browser::start_sized(width, height).await.expect("browser");
     b.open_as(
         &app.base,
         &format!("/studies/{study}/results"),

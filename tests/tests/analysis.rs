@@ -110,9 +110,10 @@ async fn reference_study(store: Store) {
     );
     let studies = natstudy::store::studies::list(&db).await.expect("list");
     assert_eq!(studies[0].votes, 297 * 5, "votes imported once");
-    // charts with the expected series
+    // figures with the expected series
     let chart = |name: &str| {
-        std::fs::read_to_string(out.path().join(name)).unwrap_or_else(|_| panic!("{name} written"))
+        std::fs::read_to_string(out.path().join("figures").join(name))
+            .unwrap_or_else(|_| panic!("{name} written"))
     };
     for (name, labels) in [
         (
@@ -124,15 +125,16 @@ async fn reference_study(store: Store) {
             "roc_rnc.svg",
             vec!["ngram (AUC 0.731)", "codellama (AUC 0.715)"],
         ),
-        ("time_by_level.svg", vec!["time on item (seconds)"]),
+        ("time_by_level.svg", vec!["time on item (s)"]),
         (
             "rnc_by_category_ngram.svg",
-            vec![
-                "natural (n=141)",
-                "likely natural (n=59)",
-                "unnatural (n=50)",
-            ],
+            vec!["natural", "likely natural", "unnatural", "RNC (%)"],
         ),
+        (
+            "naturalness_by_operator.svg",
+            vec!["RenameVariable-1", "SwitchRelation", "DividingComposedIf"],
+        ),
+        ("rate_drop.svg", vec!["recoder, natural", "correct rate"]),
     ] {
         let svg = chart(name);
         assert!(svg.starts_with("<svg"), "{name}");

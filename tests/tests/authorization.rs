@@ -138,8 +138,16 @@ async fn matrix(store: Store) {
                     failures.push(format!("{who:?} {path}: the votes are not there"));
                 }
             }
-            for chart in ["naturalness_by_level.svg", "time_by_level.png"] {
-                let path = format!("/studies/{id}/charts/{chart}");
+            // figures (every format), tables (both) and the paper's zip
+            for file in [
+                "charts/naturalness_by_level.svg",
+                "charts/time_by_level.png",
+                "charts/naturalness_by_level.pdf",
+                "tables/naturalness.csv",
+                "tables/naturalness.tex",
+                "paper.zip",
+            ] {
+                let path = format!("/studies/{id}/{file}");
                 let r = c.get(app.url(&path)).send().await.expect("chart");
                 let status = r.status();
                 if allowed != (status == StatusCode::OK) {

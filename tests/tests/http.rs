@@ -819,8 +819,9 @@ async fn participants_are_confined_to_their_items_postgres() {
     participants_are_confined_to_their_items(Store::Postgres).await;
 }
 
-/// The results' charts download as SVG and as PNG (drawn with the bundled font) for staff;
-/// the results page lists them with the report's tables as HTML tables.
+/// The results' figures download as SVG, PDF and PNG (300 dpi of the print size, drawn with the
+/// bundled font), the tables as CSV and LaTeX, and everything as one zip, for staff; the results
+/// page lists them with the report's tables as HTML tables.
 #[tokio::test]
 async fn charts_download_as_svg_and_png() {
     let (app, guard) = app_with_users(Store::Sqlite).await;
@@ -851,10 +852,57 @@ async fn charts_download_as_svg_and_png() {
     assert_eq!(png.headers()["content-type"], "image/png");
     let bytes = png.bytes().await.expect("bytes");
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
-    // IHDR: width and height, twice the SVG's 720 × 400
+    // IHDR: one column (3.5 in) at 300 dpi
     let w = u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]);
-    let h = u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
-    assert_eq!((w, h), (1440, 800));
+    assert_eq!(w, 1050);
+    let pdf = rita
+        .get(app.url(&format!("/studies/{study}/charts/naturalness_by_level.pdf")))
+        .send()
+        .await
+        .expect("pdf");
+    assert_eq!(pdf.headers()["content-type"], "application/pdf");
+    assert!(pdf.bytes().await.expect("bytes").starts_with(b"%PDF"));
+    for (file, mime, start) in [
+        (
+            "naturalness.csv",
+            "text/csv; charset=utf-8",
+            "level,natural",
+        ),
+        (
+            "naturalness.tex",
+            "application/x-tex; charset=utf-8",
+            "% natstudy",
+        ),
+    ] {
+        let t = rita
+            .get(app.url(&format!("/studies/{study}/tables/{file}")))
+            .send()
+            .await
+            .expect("table");
+        assert_eq!(t.status(), StatusCode::OK, "{file}");
+        assert_eq!(t.headers()["content-type"], mime, "{file}");
+        assert!(t.text().await.expect("text").starts_with(start), "{file}");
+    }
+    let zip = rita
+        .get(app.url(&format!("/studies/{study}/paper.zip")))
+        .send()
+        .await
+        .expect("zip");
+    assert_eq!(zip.headers()["content-type"], "application/zip");
+    let bytes = zip.bytes().await.expect("bytes");
+    let archive = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).expect("a zip");
+    let names: Vec<&str> = archive.file_names().collect();
+    for want in [
+        "report.tex",
+        "tables/naturalness.csv",
+        "tables/naturalness.tex",
+        "figures/naturalness_by_level.svg",
+        "figures/naturalness_by_level.pdf",
+        "figures/naturalness_by_level.png",
+        "figures/time_by_level.pdf",
+    ] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
     let svg = rita
         .get(app.url(&format!("/studies/{study}/charts/time_by_level.svg")))
         .send()
@@ -891,6 +939,9 @@ async fn charts_download_as_svg_and_png() {
     // (a header cell's text, whatever hydration markers the renderer adds around it)
     assert!(page.contains(">likely unnatural<"), "a column of the table");
     assert!(page.contains(&format!("/studies/{study}/charts/naturalness_by_level.png")));
+    assert!(page.contains(&format!("/studies/{study}/charts/naturalness_by_level.pdf")));
+    assert!(page.contains(&format!("/studies/{study}/tables/naturalness.tex")));
+    assert!(page.contains(&format!("/studies/{study}/paper.zip")));
     guard.drop_now(app.db.clone()).await;
 }
 

@@ -236,21 +236,26 @@ pub fn ResultsPage() -> impl IntoView {
                         <section class="card" id="results-headline">
                             {r.headline.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
                         </section>
+                        <p class="downloads" id="paper-zip">
+                            <a href=format!("/studies/{study}/paper.zip") rel="external" download>"Download every table and figure"</a>
+                            " (zip: CSV and LaTeX tables, SVG, PDF and PNG figures, report.tex)"
+                        </p>
                         <section class="charts">
-                            {r.charts
+                            {r.figures
                                 .into_iter()
-                                .map(|(name, svg)| {
-                                    let fid = name.replace('.', "-");
-                                    let stem = name.trim_end_matches(".svg").to_owned();
-                                    let svg_href = format!("/studies/{study}/charts/{stem}.svg");
-                                    let png_href = format!("/studies/{study}/charts/{stem}.png");
+                                .map(|f| {
+                                    let href = |ext: &str| format!("/studies/{study}/charts/{}.{ext}", f.id);
+                                    let (svg_href, pdf_href, png_href) = (href("svg"), href("pdf"), href("png"));
                                     view! {
-                                        <figure class="chart" id=fid>
-                                            <div inner_html=svg></div>
+                                        <figure class=if f.wide { "chart wide" } else { "chart" } id=format!("{}-svg", f.id)>
+                                            <div class="chart-image" role="img" aria-label=f.title.clone() inner_html=f.svg></div>
                                             <figcaption>
-                                                {name.clone()} " "
-                                                <a href=svg_href rel="external" download>"SVG"</a> " "
-                                                <a href=png_href rel="external" download class="png">"PNG"</a>
+                                                <b>{f.title}". "</b>{f.caption}" "
+                                                <span class="downloads">
+                                                    <a href=svg_href rel="external" download>"SVG"</a>" "
+                                                    <a href=pdf_href rel="external" download class="pdf">"PDF"</a>" "
+                                                    <a href=png_href rel="external" download class="png">"PNG"</a>
+                                                </span>
                                             </figcaption>
                                         </figure>
                                     }
@@ -261,7 +266,12 @@ pub fn ResultsPage() -> impl IntoView {
                             {r.tables.into_iter().map(|t| view! {
                                 <section class="card">
                                     <h2>{t.title.clone()}</h2>
-                                    <p class="table-note">{t.note}</p>
+                                    <p class="table-note">{t.note}" "
+                                        <span class="downloads">
+                                            <a href=format!("/studies/{study}/tables/{}.csv", t.id) rel="external" download>"CSV"</a>" "
+                                            <a href=format!("/studies/{study}/tables/{}.tex", t.id) rel="external" download>"LaTeX"</a>
+                                        </span>
+                                    </p>
                                     // a wide table scrolls inside its card: by keyboard too
                                     <div class="table-scroll" tabindex="0" role="region" aria-label=t.title>
                                     <table class="grid" id=format!("table-{}", t.id)>

@@ -52,10 +52,10 @@ proptest! {
         }
         let options = Options { bootstrap: 20, ..Options::default() };
         let report = report_with(&data, &options);
-        let charts = plots::report_charts(&report, &data).expect("charts");
-        prop_assert!(!charts.is_empty());
-        for (name, svg) in &charts {
-            let png = plots::svg_to_png(name, svg, 1.0).expect("png");
+        let figures = plots::report_figures(&report, &data).expect("figures");
+        prop_assert!(!figures.is_empty());
+        for f in &figures {
+            let png = plots::svg_to_png(&f.id, &f.svg, 96.0).expect("png");
             prop_assert!(png.starts_with(b"\x89PNG"));
         }
     }

@@ -418,7 +418,7 @@ fn report_bench(n: usize, bootstrap: usize) {
     let report = analysis::report_with(&data, &options);
     let analysis_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let charts = crate::engine::plots::report_charts(&report, &data)
+    let charts = crate::engine::plots::report_figures(&report, &data)
         .map(|c| c.len())
         .unwrap_or(0);
     let json = serde_json::to_vec(&report).map(|v| v.len()).unwrap_or(0);

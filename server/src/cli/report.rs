@@ -16,8 +16,8 @@ pub struct ReportArgs {
     /// Print the report as JSON (the keys of expected.json, and more)
     #[arg(long)]
     pub json: bool,
-    /// Write report.json, the charts (SVG), the tables (tables/ID.csv and tables/ID.tex,
-    /// booktabs) and report.tex into this directory
+    /// Write report.json, the tables (tables/ID.csv and tables/ID.tex, booktabs), the figures
+    /// (figures/ID.svg, ID.pdf and ID.png at 300 dpi) and report.tex into this directory
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Leave out annotators whose gold-item accuracy is below this share (0..1)
@@ -37,10 +37,10 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
         bootstrap: args.bootstrap,
         ..Default::default()
     };
-    let (report, charts) = tokio::task::spawn_blocking(move || {
+    let (report, figures) = tokio::task::spawn_blocking(move || {
         let report = analysis::report_with(&data, &options);
-        let charts = crate::engine::plots::report_charts(&report, &data);
-        (report, charts)
+        let figures = crate::engine::plots::report_figures(&report, &data);
+        (report, figures)
     })
     .await?;
     if let Some(dir) = &args.out {
@@ -49,37 +49,26 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
         std::fs::write(&path, serde_json::to_vec_pretty(&report)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
-        for (name, svg) in charts? {
+        // the tables and figures as a paper takes them, and report.tex
+        let tables = crate::present::tables(&report);
+        let figures = crate::present::figures(figures?);
+        let study = args.study.clone();
+        let files = tokio::task::spawn_blocking(move || {
+            crate::service::paper::files(&study, &tables, &figures)
+        })
+        .await??;
+        for (name, bytes) in &files {
             let path = dir.join(name);
-            std::fs::write(&path, svg)
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("cannot create {}", parent.display()))?;
+            }
+            std::fs::write(&path, bytes)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
-        // the tables as a paper takes them: CSV and LaTeX per table, and report.tex
-        let tables = crate::present::tables(&report);
-        let tdir = dir.join("tables");
-        std::fs::create_dir_all(&tdir)
-            .with_context(|| format!("cannot create {}", tdir.display()))?;
-        for t in &tables {
-            let tex = tdir.join(format!("{}.tex", t.id));
-            std::fs::write(&tex, crate::present::table_latex(t))
-                .with_context(|| format!("cannot write {}", tex.display()))?;
-            let csv = tdir.join(format!("{}.csv", t.id));
-            let file = std::fs::File::create(&csv)
-                .with_context(|| format!("cannot write {}", csv.display()))?;
-            let mut w = crate::service::exports::SafeCsv::new(std::io::BufWriter::new(file));
-            w.write_record(&t.header)?;
-            for r in &t.rows {
-                w.write_record(r)?;
-            }
-            w.flush()?;
-        }
-        let tex = dir.join("report.tex");
-        std::fs::write(&tex, crate::present::report_latex(&args.study, &tables))
-            .with_context(|| format!("cannot write {}", tex.display()))?;
         eprintln!(
-            "wrote {} tables (CSV and LaTeX) and {}",
-            tables.len(),
-            tex.display()
+            "wrote {} files: tables/ (CSV, LaTeX), figures/ (SVG, PDF, PNG) and report.tex",
+            files.len()
         );
     }
     if args.json {

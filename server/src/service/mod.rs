@@ -20,6 +20,7 @@ pub mod memo;
 pub mod models;
 pub mod monitor;
 pub mod neural;
+pub mod paper;
 pub mod participation;
 pub mod reports;
 pub mod reviews;

@@ -28,6 +28,8 @@ pub const PAGE_BOOTSTRAP: usize = 1000;
 #[derive(Debug)]
 pub struct Computed {
     pub version: i64,
+    /// The study's name (the paper bundle's title).
+    pub study: String,
     pub view: ResultsView,
 }
 
@@ -185,26 +187,30 @@ async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Compute
     let name = store::participation::study_settings(db, study).await?.name;
     let data = store::analysis::study_data(db, study).await?;
     let votes = data.votes.len() as i64;
-    let (headline, tables, charts) = tokio::task::spawn_blocking(move || {
+    let study_name = name.clone();
+    let (headline, tables, figures) = tokio::task::spawn_blocking(move || {
         let options = analysis::Options {
             bootstrap: PAGE_BOOTSTRAP,
             ..Default::default()
         };
         let report = analysis::report_with(&data, &options);
-        let charts = plots::report_charts(&report, &data);
+        let figures = plots::report_figures(&report, &data);
         (
             crate::present::headline(&name, &report),
             crate::present::tables(&report),
-            charts,
+            figures,
         )
     })
     .await?;
     Ok(Computed {
         version,
+        study: study_name,
         view: ResultsView {
             headline,
             tables,
-            charts: charts.map_err(|e| ServiceError::Internal(e.into()))?,
+            figures: crate::present::figures(
+                figures.map_err(|e| ServiceError::Internal(e.into()))?,
+            ),
             votes,
         },
     })
@@ -219,34 +225,68 @@ pub async fn results_view(
     Ok(cache.get(db, study).await?.view.clone())
 }
 
-/// One chart of the results as a download: `NAME.svg`, or `NAME.png` drawn at twice the size
-/// with the bundled font. `None` when the study has no such chart (yet).
+/// One figure of the results as a download: `ID.svg`, `ID.pdf` (vector, the font embedded) or
+/// `ID.png` (300 dpi of its print size). `None` when the study has no such figure (yet).
 pub async fn chart(
     cache: &Arc<ReportCache>,
     db: &Db,
     study: StudyId,
     file: &str,
 ) -> ServiceResult<Option<(Vec<u8>, &'static str)>> {
-    let (stem, png) = match (file.strip_suffix(".svg"), file.strip_suffix(".png")) {
-        (Some(s), _) => (s.to_owned(), false),
-        (_, Some(s)) => (s.to_owned(), true),
+    let Some((stem, format)) = file.rsplit_once('.') else {
+        return Ok(None);
+    };
+    let mime = match format {
+        "svg" => "image/svg+xml",
+        "pdf" => "application/pdf",
+        "png" => "image/png",
         _ => return Ok(None),
     };
     let report = cache.get(db, study).await?;
-    let Some(svg) = report
-        .view
-        .charts
-        .iter()
-        .find(|(n, _)| *n == format!("{stem}.svg"))
-        .map(|(_, svg)| svg.clone())
-    else {
+    let Some(figure) = report.view.figures.iter().find(|f| f.id == stem).cloned() else {
         return Ok(None);
     };
-    if !png {
-        return Ok(Some((svg.into_bytes(), "image/svg+xml")));
-    }
-    let drawn = tokio::task::spawn_blocking(move || plots::svg_to_png(&stem, &svg, 2.0)).await?;
-    drawn
-        .map(|b| Some((b, "image/png")))
-        .map_err(|e| ServiceError::Internal(e.into()))
+    let format = format.to_owned();
+    let drawn =
+        tokio::task::spawn_blocking(move || super::paper::figure_file(&figure, &format)).await??;
+    Ok(drawn.map(|b| (b, mime)))
+}
+
+/// One table of the results as a download: `ID.csv` or `ID.tex` (booktabs). `None` when the
+/// study has no such table (yet).
+pub async fn table(
+    cache: &Arc<ReportCache>,
+    db: &Db,
+    study: StudyId,
+    file: &str,
+) -> ServiceResult<Option<(Vec<u8>, &'static str)>> {
+    let Some((stem, format)) = file.rsplit_once('.') else {
+        return Ok(None);
+    };
+    let report = cache.get(db, study).await?;
+    let Some(t) = report.view.tables.iter().find(|t| t.id == stem) else {
+        return Ok(None);
+    };
+    Ok(match format {
+        "csv" => Some((super::paper::table_csv(t)?, "text/csv; charset=utf-8")),
+        "tex" => Some((
+            crate::present::table_latex(t).into_bytes(),
+            "application/x-tex; charset=utf-8",
+        )),
+        _ => None,
+    })
+}
+
+/// Every table and figure of the results and `report.tex`, as one zip.
+pub async fn paper_zip(
+    cache: &Arc<ReportCache>,
+    db: &Db,
+    study: StudyId,
+) -> ServiceResult<Vec<u8>> {
+    let report = cache.get(db, study).await?;
+    tokio::task::spawn_blocking(move || {
+        let files = super::paper::files(&report.study, &report.view.tables, &report.view.figures)?;
+        super::paper::zip(&files)
+    })
+    .await?
 }

@@ -146,19 +146,88 @@ pub async fn export(
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-/// `GET /studies/{id}/charts/{name}.svg|png` — a chart of the results, to download. Staff of
-/// the study only, checked here on the decoded id. PNGs are drawn at twice the chart's size
-/// with the bundled font.
+/// `GET /studies/{id}/charts/{id}.svg|pdf|png` — a figure of the results, to download. Staff of
+/// the study only, checked here on the decoded id. PDFs embed the bundled font; PNGs are drawn
+/// at 300 dpi of the figure's print size with it.
 #[tracing::instrument(skip(state, session))]
 pub async fn chart(
     State(state): State<AppState>,
     session: Session,
     Path((study, file)): Path<(StudyId, String)>,
 ) -> Response {
+    result_download(&state, &session, study, &file, ResultFile::Figure).await
+}
+
+/// `GET /studies/{id}/tables/{id}.csv|tex` — a table of the results, to download. Staff of the
+/// study only, checked here on the decoded id.
+#[tracing::instrument(skip(state, session))]
+pub async fn table(
+    State(state): State<AppState>,
+    session: Session,
+    Path((study, file)): Path<(StudyId, String)>,
+) -> Response {
+    result_download(&state, &session, study, &file, ResultFile::Table).await
+}
+
+/// Which of the results a download is.
+#[derive(Debug, Clone, Copy)]
+enum ResultFile {
+    Figure,
+    Table,
+}
+
+/// A figure or table of the study's results, for its staff.
+async fn result_download(
+    state: &AppState,
+    session: &Session,
+    study: StudyId,
+    file: &str,
+    kind: ResultFile,
+) -> Response {
+    if let Err(refused) = super::access::staff_of(state, session, study).await {
+        return refused;
+    }
+    let (found, missing) = match kind {
+        ResultFile::Figure => (
+            crate::service::reports::chart(&state.reports, &state.db, study, file).await,
+            "no such figure (yet)",
+        ),
+        ResultFile::Table => (
+            crate::service::reports::table(&state.reports, &state.db, study, file).await,
+            "no such table (yet)",
+        ),
+    };
+    result_file(study, file, found, missing)
+}
+
+/// `GET /studies/{id}/paper.zip` — every table and figure of the results in every form, and
+/// `report.tex`. Staff of the study only, checked here on the decoded id.
+#[tracing::instrument(skip(state, session))]
+pub async fn paper_zip(
+    State(state): State<AppState>,
+    session: Session,
+    Path(study): Path<StudyId>,
+) -> Response {
     if let Err(refused) = super::access::staff_of(&state, &session, study).await {
         return refused;
     }
-    match crate::service::reports::chart(&state.reports, &state.db, study, &file).await {
+    let zipped = crate::service::reports::paper_zip(&state.reports, &state.db, study).await;
+    result_file(
+        study,
+        "paper.zip",
+        zipped.map(|b| Some((b, "application/zip"))),
+        "",
+    )
+}
+
+/// A file of the results as an attachment named after the study, or why there is none.
+fn result_file(
+    study: StudyId,
+    file: &str,
+    found: crate::service::ServiceResult<Option<(Vec<u8>, &'static str)>>,
+    missing: &'static str,
+) -> Response {
+    match found {
         Ok(Some((bytes, mime))) => Response::builder()
             .header(header::CONTENT_TYPE, mime)
             .header(
@@ -167,7 +236,7 @@ pub async fn chart(
             )
             .body(Body::from(bytes))
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-        Ok(None) => (StatusCode::NOT_FOUND, "no such chart (yet)").into_response(),
+        Ok(None) => (StatusCode::NOT_FOUND, missing).into_response(),
         Err(e) => error_response(e),
     }
 }

@@ -216,6 +216,14 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
             axum::routing::get(download::chart),
         )
         .route(
+            "/studies/{id}/tables/{file}",
+            axum::routing::get(download::table),
+        )
+        .route(
+            "/studies/{id}/paper.zip",
+            axum::routing::get(download::paper_zip),
+        )
+        .route(
             "/studies/{id}/models",
             axum::routing::post(models::upload).layer(axum::extract::DefaultBodyLimit::max(
                 config.max_upload_bytes,

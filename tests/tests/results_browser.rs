@@ -1,0 +1,76 @@
+//! The results page as a researcher reads it (#42), in headless Chromium: on a phone (390 px)
+//! nothing is wider than the page (tables scroll inside their cards, figures scale to the
+//! width), and on a laptop (1366 px) every figure's text — tick labels, axis titles and the
+//! legend — lies inside its image; each figure offers its SVG, PDF and PNG, each table its CSV
+//! and LaTeX, and the page one zip of everything.
+
+use natstudy_tests::browser::Browser;
+use natstudy_tests::{fresh_db, Role, Store, TestApp};
+
+const PW: &str = "a-long-password";
+
+/// What the page measures: `[scrollWidth, innerWidth, figures, texts outside their figure,
+/// figures wider than the page, download links]` and the first texts outside.
+const MEASURE: &str = r#"
+const outside = [];
+let wide = 0;
+const figures = document.querySelectorAll('figure.chart');
+for (const f of figures) {
+  const svg = f.querySelector('svg');
+  if (!svg) { outside.push(f.id + ': no image'); continue; }
+  const box = svg.getBoundingClientRect();
+  if (box.right > window.innerWidth + 1 || box.left < -1) wide++;
+  for (const t of svg.querySelectorAll('text')) {
+    if (!t.textContent.trim()) continue;
+    const r = t.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) {
+      outside.push(f.id + ': ' + t.textContent.trim());
+    }
+  }
+}
+const links = document.querySelectorAll('figure.chart a[href$=".pdf"], a[href$=".tex"], a[href$="paper.zip"]').length;
+return [document.documentElement.scrollWidth, window.innerWidth, figures.length, outside.length, wide, links, outside.slice(0, 5).join('; ')];
+"#;
+
+async fn measure(width: u32, height: u32) -> serde_json::Value {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy_tests::reference_study_with_results(&db, "Paper")
+        .await
+        .expect("study");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("rita", PW, Role::Admin).await.expect("user");
+    let b = Browser::start_sized(width, height).await.expect("browser");
+    b.open_as(
+        &app.base,
+        &format!("/studies/{study}/results"),
+        ("rita", PW, "rita (admin)"),
+    )
+    .await
+    .expect("results");
+    b.wait_contains("#results-tables", "Robustness of repair tools")
+        .await;
+    let measured = b.client.execute(MEASURE, vec![]).await.expect("measure");
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+    measured
+}
+
+#[tokio::test]
+async fn the_results_fit_a_phone_and_every_figure_holds_its_legend() {
+    for (width, height, device) in [(390, 844, "phone"), (1366, 900, "laptop")] {
+        let m = measure(width, height).await;
+        let n = |i: usize| m[i].as_u64().unwrap_or(u64::MAX);
+        assert!(
+            n(0) <= n(1),
+            "{device}: the page is {} px wide in {} px",
+            n(0),
+            n(1)
+        );
+        assert!(n(2) >= 8, "{device}: {} figures", n(2));
+        assert_eq!(n(3), 0, "{device}: text outside its figure: {}", m[6]);
+        assert_eq!(n(4), 0, "{device}: figures wider than the page");
+        // a PDF per figure, the LaTeX of each table, the zip
+        assert!(n(5) >= n(2) + 5, "{device}: {} download links", n(5));
+    }
+}
