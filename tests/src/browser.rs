@@ -14,6 +14,33 @@ pub struct Browser {
     pub client: Client,
     driver: Option<Child>,
     _profile: tempfile::TempDir,
+    /// How long the waits for text wait: longer on an emulated slow link.
+    patience: Duration,
+}
+
+/// A DevTools protocol command, through ChromeDriver's `goog/cdp/execute`.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: serde_json::Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        let body = serde_json::json!({ "cmd": self.cmd, "params": self.params });
+        (http::Method::POST, Some(body.to_string()))
+    }
 }
 
 fn free_port() -> Result<u16> {
@@ -87,6 +114,7 @@ impl Browser {
                         client,
                         driver: Some(driver),
                         _profile: profile,
+                        patience: Duration::from_secs(20),
                     });
                 }
                 Err(e) => {
@@ -99,9 +127,39 @@ impl Browser {
         Err(anyhow::anyhow!("cannot start a Chromium session: {last:?}"))
     }
 
+    /// A slow link, emulated by Chromium's network conditions (the DevTools protocol): every
+    /// request `latency_ms` later, `kbit_per_s` down and up, and the cache off (every page load
+    /// fetches its wasm again, as a first visit does). The waits for text wait longer.
+    pub async fn throttle(&mut self, latency_ms: u32, kbit_per_s: u32) -> Result<()> {
+        let bytes_per_s = f64::from(kbit_per_s) * 1000.0 / 8.0;
+        for (cmd, params) in [
+            ("Network.enable", serde_json::json!({})),
+            (
+                "Network.setCacheDisabled",
+                serde_json::json!({ "cacheDisabled": true }),
+            ),
+            (
+                "Network.emulateNetworkConditions",
+                serde_json::json!({
+                    "offline": false,
+                    "latency": latency_ms,
+                    "downloadThroughput": bytes_per_s,
+                    "uploadThroughput": bytes_per_s,
+                }),
+            ),
+        ] {
+            self.client
+                .issue_cmd(Cdp { cmd, params })
+                .await
+                .with_context(|| format!("DevTools {cmd}"))?;
+        }
+        self.patience = Duration::from_secs(180);
+        Ok(())
+    }
+
     /// Waits until `css` matches an element whose text is exactly `text`.
     pub async fn wait_for_text(&self, css: &str, text: &str) -> Result<()> {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let deadline = std::time::Instant::now() + self.patience;
         loop {
             if let Ok(el) = self.client.find(fantoccini::Locator::Css(css)).await {
                 if el.text().await.map(|t| t.trim() == text).unwrap_or(false) {

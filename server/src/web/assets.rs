@@ -24,8 +24,6 @@ pub struct Assets {
     pub stylesheet: String,
     files: Arc<HashMap<String, PathBuf>>,
     pkg: PathBuf,
-    /// See `WebConfig::wasm_delay`.
-    pub wasm_delay: Option<std::time::Duration>,
 }
 
 fn short_hash(parts: &[&[u8]]) -> String {
@@ -74,7 +72,6 @@ impl Assets {
             stylesheet,
             files: Arc::new(files),
             pkg,
-            wasm_delay: None,
         }
     }
 }
@@ -89,9 +86,6 @@ pub async fn pkg(assets: Assets, UrlPath(file): UrlPath<String>, req: Request) -
         }
         None => return StatusCode::NOT_FOUND.into_response(),
     };
-    if let Some(delay) = assets.wasm_delay.filter(|_| file.ends_with(".wasm")) {
-        tokio::time::sleep(delay).await;
-    }
     let served = tower_http::services::ServeFile::new(path)
         .precompressed_br()
         .precompressed_gzip()

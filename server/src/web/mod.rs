@@ -79,9 +79,6 @@ pub struct WebConfig {
     pub client_ip_header: Option<limits::ClientIpHeader>,
     /// Results computed once per change of a study's data, shared by every viewer.
     pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
-    /// Holds the wasm back this long before sending it: a slow connection, for tests of what
-    /// happens before a page is interactive (never set by the command line).
-    pub wasm_delay: Option<std::time::Duration>,
     /// The JDK and class/source paths the study page's verification job compiles with (set by
     /// whoever runs the server: pages never name a path or a command).
     pub verify: crate::engine::verify::CompilerConfig,
@@ -110,7 +107,6 @@ impl WebConfig {
             exports: Default::default(),
             client_ip_header: None,
             reports: Default::default(),
-            wasm_delay: None,
             verify: Default::default(),
             connections: Default::default(),
             allowed_hosts: Default::default(),
@@ -129,8 +125,7 @@ pub fn default_site_root() -> PathBuf {
 
 /// The whole application as an axum router.
 pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
-    let mut assets = assets::Assets::load(&config.site_root);
-    assets.wasm_delay = config.wasm_delay;
+    let assets = assets::Assets::load(&config.site_root);
     let leptos_options = LeptosOptions::builder()
         // the hashed name of the js/wasm pair (see `assets`)
         .output_name(assets.output_name.clone())
