@@ -62,10 +62,9 @@ pub struct SessionPolicy {
 /// A member of a study: (username, `owner` or `member`).
 pub type Member = (String, String);
 
-/// The domain operations the pages need. Implementations check nothing about roles: the server
-/// functions do (see `auth`), so every check sits next to the action it guards.
+/// Accounts and sessions: signing in, the session's user, study access, the accounts page.
 #[async_trait::async_trait]
-pub trait Backend: Send + Sync + 'static {
+pub trait AccountsBackend: Send + Sync + 'static {
     /// The `Set-Cookie` value that marks this browser as one that signed in to `username`
     /// (its later attempts skip the per-account throttle strangers share).
     fn device_cookie(&self, username: &str) -> String;
@@ -85,29 +84,6 @@ pub trait Backend: Send + Sync + 'static {
     fn session_policy(&self) -> SessionPolicy;
     /// Whether `user` may see and act on `study` (admins: every study; others: members).
     async fn may_access(&self, user: &User, study: StudyId) -> Result<bool, BackendError>;
-    /// The study's members.
-    async fn members(&self, study: StudyId) -> Result<Vec<Member>, BackendError>;
-    /// Adds (or re-roles) a member: `role` is `owner` or `member`.
-    async fn add_member(
-        &self,
-        actor: &User,
-        study: StudyId,
-        username: &str,
-        role: &str,
-    ) -> Result<(), BackendError>;
-    async fn remove_member(
-        &self,
-        actor: &User,
-        study: StudyId,
-        username: &str,
-    ) -> Result<(), BackendError>;
-    /// Runs a failed job again (as a new job); returns its id.
-    async fn retry_job(
-        &self,
-        actor: &User,
-        study: StudyId,
-        job: JobId,
-    ) -> Result<JobId, BackendError>;
     async fn list_users(&self) -> Result<Vec<UserRow>, BackendError>;
     async fn add_user(
         &self,
@@ -116,7 +92,6 @@ pub trait Backend: Send + Sync + 'static {
         password: &str,
         role: Role,
     ) -> Result<UserId, BackendError>;
-    /// The studies `user` may see (admins: all).
     /// Changes an account's role (its sessions end).
     async fn set_role(&self, actor: &User, username: &str, role: Role) -> Result<(), BackendError>;
     /// Sets an account's password (its sessions end).
@@ -133,17 +108,13 @@ pub trait Backend: Send + Sync + 'static {
         username: &str,
         disabled: bool,
     ) -> Result<(), BackendError>;
-    async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError>;
     /// The studies in which this account is an annotator: (id, name).
     async fn my_studies(&self, user: &User) -> Result<Vec<(StudyId, String)>, BackendError>;
-    async fn create_study(
-        &self,
-        actor: &User,
-        name: &str,
-        description: &str,
-    ) -> Result<StudyId, BackendError>;
-    async fn study_detail(&self, id: StudyId) -> Result<Option<StudyDetail>, BackendError>;
+}
 
+/// The participant's survey: invites, joining and resuming, consent, rating, leases.
+#[async_trait::async_trait]
+pub trait SurveyBackend: Send + Sync + 'static {
     /// What an invite link leads to (anyone may ask).
     async fn invite_status(
         &self,
@@ -214,7 +185,36 @@ pub trait Backend: Send + Sync + 'static {
         study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<(), BackendError>;
+}
 
+/// A study's staff: studies, members, settings, imports, batches and invites, the monitor and the results.
+#[async_trait::async_trait]
+pub trait StudyBackend: Send + Sync + 'static {
+    /// The study's members.
+    async fn members(&self, study: StudyId) -> Result<Vec<Member>, BackendError>;
+    /// Adds (or re-roles) a member: `role` is `owner` or `member`.
+    async fn add_member(
+        &self,
+        actor: &User,
+        study: StudyId,
+        username: &str,
+        role: &str,
+    ) -> Result<(), BackendError>;
+    async fn remove_member(
+        &self,
+        actor: &User,
+        study: StudyId,
+        username: &str,
+    ) -> Result<(), BackendError>;
+    /// The studies `user` may see (admins: all).
+    async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError>;
+    async fn create_study(
+        &self,
+        actor: &User,
+        name: &str,
+        description: &str,
+    ) -> Result<StudyId, BackendError>;
+    async fn study_detail(&self, id: StudyId) -> Result<Option<StudyDetail>, BackendError>;
     async fn monitor(&self, study: StudyId) -> Result<Monitor, BackendError>;
     /// The analysis of the study's current votes, with charts.
     async fn results(&self, study: StudyId) -> Result<ResultsView, BackendError>;
@@ -266,6 +266,25 @@ pub trait Backend: Send + Sync + 'static {
         from: AnnotatorId,
         to_code: &str,
     ) -> Result<u64, BackendError>;
+    /// Closes an invite link of the study.
+    async fn close_invite(
+        &self,
+        actor: &User,
+        study: StudyId,
+        invite: i64,
+    ) -> Result<(), BackendError>;
+}
+
+/// A study's background work: generating transformations, language models and scoring, verification, jobs.
+#[async_trait::async_trait]
+pub trait StudyWorkBackend: Send + Sync + 'static {
+    /// Runs a failed job again (as a new job); returns its id.
+    async fn retry_job(
+        &self,
+        actor: &User,
+        study: StudyId,
+        job: JobId,
+    ) -> Result<JobId, BackendError>;
     /// The engine's transformations of the study's bugs that are not items yet.
     async fn propose_transformations(
         &self,
@@ -296,9 +315,9 @@ pub trait Backend: Send + Sync + 'static {
         study: StudyId,
         name: &str,
     ) -> Result<(), BackendError>;
-    /// Starts scoring the study's methods with a model in the background; returns the job.
     /// Verifies every item of the study (javac, as the server is set up) as a background job.
     async fn start_verify(&self, actor: &User, study: StudyId) -> Result<JobId, BackendError>;
+    /// Starts scoring the study's methods with a model in the background; returns the job.
     async fn start_scoring(
         &self,
         actor: &User,
@@ -306,13 +325,11 @@ pub trait Backend: Send + Sync + 'static {
         model: &str,
         log10: bool,
     ) -> Result<JobId, BackendError>;
-    /// Closes an invite link of the study.
-    async fn close_invite(
-        &self,
-        actor: &User,
-        study: StudyId,
-        invite: i64,
-    ) -> Result<(), BackendError>;
+}
+
+/// Patch review: the reviewers' queue and verdicts, review invites, the admins' overview and rulings.
+#[async_trait::async_trait]
+pub trait ReviewBackend: Send + Sync + 'static {
     /// The reviewer's next patch of the study (held for them), if any is left. A reviewer is
     /// named by [`crate::auth::require_reviewer`].
     async fn review_next(
@@ -361,6 +378,18 @@ pub trait Backend: Send + Sync + 'static {
         target: &str,
         ruling: &str,
     ) -> Result<(), BackendError>;
+}
+
+/// The domain operations the pages need, by area. Implementations check nothing about roles:
+/// the server functions do (see `auth`), so every check sits next to the action it guards.
+pub trait Backend:
+    AccountsBackend + SurveyBackend + StudyBackend + StudyWorkBackend + ReviewBackend
+{
+}
+
+impl<T> Backend for T where
+    T: AccountsBackend + SurveyBackend + StudyBackend + StudyWorkBackend + ReviewBackend
+{
 }
 
 /// The handle as it is stored in context.
