@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, AnnotatorId, BatchId, GenerateRequest, GeneratedPreview, ItemId, JobId, Monitor,
-    ResultsView, ReviewItem, ReviewOverview, Role, ScoringView, StudyDetail, StudyId,
-    StudySettingsForm, StudySummary, User, UserId, UserRow, VoteForm,
+    AnnotateState, AnnotatorId, BatchId, GenerateRequest, GeneratedPreview, InviteId, ItemId,
+    JobId, Monitor, ResultsView, ReviewItem, ReviewOverview, ReviewTaskId, Role, ScoringView,
+    StudyDetail, StudyId, StudySettingsForm, StudySummary, User, UserId, UserRow, VoteForm,
 };
 
 /// A participant as a join or a resume code finds them: who, in which study, and whether they
@@ -271,7 +271,7 @@ pub trait StudyBackend: Send + Sync + 'static {
         &self,
         actor: &User,
         study: StudyId,
-        invite: i64,
+        invite: InviteId,
     ) -> Result<(), BackendError>;
 }
 
@@ -342,7 +342,7 @@ pub trait ReviewBackend: Send + Sync + 'static {
         &self,
         reviewer: &str,
         study: StudyId,
-        task: i64,
+        task: ReviewTaskId,
         verdict: &str,
         note: &str,
     ) -> Result<(), BackendError>;

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use natstudy_vocab::ids::{AnnotatorId, BatchId, ItemId, JobId, StudyId, UserId};
+pub use natstudy_vocab::ids::{
+    AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId,
+};
 pub use natstudy_vocab::Role;
 
 /// The signed-in account as the pages see it.
@@ -121,7 +123,7 @@ pub struct ItemView {
 /// patch and against the developer's fix (no tool name, no other verdicts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReviewItem {
-    pub task: i64,
+    pub task: ReviewTaskId,
     pub target: String,
     pub patch_diff: Vec<DiffLine>,
     /// `None` when the developer's fix of this target is not known.
@@ -305,7 +307,7 @@ pub struct BatchRow {
 /// An invite link of a study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InviteRow {
-    pub id: i64,
+    pub id: InviteId,
     /// `/join/TOKEN` (the page makes it a full address).
     pub path: String,
     /// The batch it joins; `None` for a review-only invite.

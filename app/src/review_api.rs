@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use crate::model::{ReviewItem, ReviewOverview, StudyId};
+use crate::model::{ReviewItem, ReviewOverview, ReviewTaskId, StudyId};
 
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require_reviewer, require_study};
@@ -25,7 +25,7 @@ pub async fn get_review(study: StudyId) -> Result<Option<ReviewItem>, ServerFnEr
 #[server(endpoint = "review/submit")]
 pub async fn submit_review(
     study: StudyId,
-    task: i64,
+    task: ReviewTaskId,
     verdict: String,
     note: Option<String>,
 ) -> Result<(), ServerFnError> {

@@ -7,7 +7,8 @@ use server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use crate::model::StudySettingsForm;
 use crate::model::{
-    AnnotatorId, BatchId, GeneratedPreview, JobId, Monitor, ResultsView, ScoringView, StudyId,
+    AnnotatorId, BatchId, GeneratedPreview, InviteId, JobId, Monitor, ResultsView, ScoringView,
+    StudyId,
 };
 
 #[cfg(feature = "ssr")]
@@ -294,7 +295,7 @@ pub async fn retry_job(study: StudyId, job: JobId) -> Result<JobId, ServerFnErro
 
 /// Closes an invite link of the study: it admits no one new (admins).
 #[server(endpoint = "studies/invite/close")]
-pub async fn close_invite(study: StudyId, invite: i64) -> Result<(), ServerFnError> {
+pub async fn close_invite(study: StudyId, invite: InviteId) -> Result<(), ServerFnError> {
     let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .close_invite(&actor, study, invite)

@@ -610,7 +610,7 @@ pub fn bounded_rows(rows: Vec<DiffLine>) -> Vec<DiffLine> {
 pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
     app::model::JobRow {
         id: j.id,
-        kind: j.kind,
+        kind: j.kind.as_str().to_owned(),
         label: j.label,
         state: j.state.as_str().to_owned(),
         done: j.done,

@@ -1009,10 +1009,16 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     let (study, _, _) = reference_study(&db, false).await;
     // what a killed server leaves: a running job whose heartbeat stopped a while ago
     let params = r#"{"model":"ref.arpa","log10":false}"#;
-    let job =
-        natstudy::store::jobs::create(&db, study, None, "score", "score with ref.arpa", params)
-            .await
-            .expect("job");
+    let job = natstudy::store::jobs::create(
+        &db,
+        study,
+        None,
+        natstudy::store::JobKind::Score,
+        "score with ref.arpa",
+        params,
+    )
+    .await
+    .expect("job");
     natstudy::store::jobs::progress(&db, job, 3, 357)
         .await
         .expect("progress");

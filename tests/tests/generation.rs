@@ -90,9 +90,16 @@ async fn proposals_and_jobs(store: Store) {
     assert!(err.to_string().contains("no longer proposed"), "{err}");
 
     // a job: progress and result are stored
-    let job = natstudy::store::jobs::create(&db, study, None, "score", "score with m.arpa", "{}")
-        .await
-        .expect("job");
+    let job = natstudy::store::jobs::create(
+        &db,
+        study,
+        None,
+        natstudy::store::JobKind::Score,
+        "score with m.arpa",
+        "{}",
+    )
+    .await
+    .expect("job");
     natstudy::store::jobs::progress(&db, job, 10, 40)
         .await
         .expect("progress");

@@ -1178,7 +1178,7 @@ async fn joins_check_the_link_and_renew_the_session(store: Store) {
         .fetch_one(&app.db.pool)
         .await
         .expect("invite id");
-    natstudy::store::monitor::close_invite(&app.db, study, id, None)
+    natstudy::store::monitor::close_invite(&app.db, study, natstudy::ids::InviteId(id), None)
         .await
         .expect("close");
     let late = join(&app.client(), &token).await.expect("join");

@@ -456,7 +456,7 @@ fn InviteList(
                                 {(admin && !i.closed).then(|| view! {
                                     <ActionForm action=close attr:class="inline">
                                         <input type="hidden" name="study" value=study.get() />
-                                        <input type="hidden" name="invite" value=i.id />
+                                        <input type="hidden" name="invite" value=i.id.get() />
                                         <button type="submit" class="secondary close-invite">"Close"</button>
                                     </ActionForm>
                                 })}

@@ -57,6 +57,10 @@ ids! {
     BatchId;
     /// A background job.
     JobId;
+    /// An invite link of a study.
+    InviteId;
+    /// A patch review task: one plausible patch for its reviewers.
+    ReviewTaskId;
 }
 
 #[cfg(test)]

@@ -88,8 +88,10 @@ async fn reviews(
         }
     } else {
         let tasks = crate::store::analysis::review_tasks(&rows);
-        let by_id: std::collections::HashMap<i64, &crate::store::reviews::TaskRow> =
-            rows.iter().map(|t| (t.id, t)).collect();
+        let by_id: std::collections::HashMap<
+            crate::ids::ReviewTaskId,
+            &crate::store::reviews::TaskRow,
+        > = rows.iter().map(|t| (t.id, t)).collect();
         w.write_record([
             "tool",
             "target",

@@ -3,7 +3,7 @@
 
 use super::{ServiceError, ServiceResult};
 use crate::db::Db;
-use crate::ids::{AnnotatorId, BatchId, StudyId, UserId};
+use crate::ids::{AnnotatorId, BatchId, InviteId, StudyId, UserId};
 use crate::store::{self, participation::Entry};
 use app::model::InviteStatus;
 
@@ -114,7 +114,7 @@ pub async fn create_review(
 pub async fn close(
     db: &Db,
     study: StudyId,
-    invite: i64,
+    invite: InviteId,
     actor: Option<UserId>,
 ) -> ServiceResult<()> {
     Ok(store::monitor::close_invite(db, study, invite, actor).await?)

@@ -11,6 +11,9 @@ use crate::db::{now_ms, Db};
 use crate::ids::JobId;
 use crate::store;
 
+/// What a job does.
+pub use crate::store::JobKind;
+
 /// How background jobs are run.
 #[derive(Debug, Clone, Copy)]
 pub struct JobLimits {
@@ -127,7 +130,7 @@ pub async fn create(
     db: &Db,
     study: crate::ids::StudyId,
     actor: Option<crate::ids::UserId>,
-    kind: &str,
+    kind: store::JobKind,
     label: &str,
     params: &str,
 ) -> super::ServiceResult<JobId> {
@@ -142,12 +145,12 @@ pub async fn retry(db: &Db, study: crate::ids::StudyId, job: JobId) -> super::Se
     let (kind, state, params) = store::jobs::get(db, study, job)
         .await?
         .ok_or_else(|| super::ServiceError::NotFound(format!("job {job}")))?;
-    if state != store::JobState::Failed || !matches!(kind.as_str(), "score" | "verify") {
+    if state != store::JobState::Failed {
         return Err(super::ServiceError::Conflict(
             "only a failed scoring or verification job can be run again".into(),
         ));
     }
-    if kind == "verify" {
+    if kind == store::JobKind::Verify {
         return Ok(Retry::Verify);
     }
     let p: serde_json::Value = serde_json::from_str(&params).unwrap_or_default();

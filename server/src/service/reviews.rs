@@ -9,7 +9,7 @@ use super::{ServiceError, ServiceResult};
 use crate::db::Db;
 use crate::engine::review::{self, tce, AutoReason};
 use crate::formats;
-use crate::ids::{StudyId, UserId};
+use crate::ids::{ReviewTaskId, StudyId, UserId};
 use crate::store::reviews::{NewTask, ReviewInput, Ruling};
 use crate::store::{self, imports::Outcome};
 
@@ -266,7 +266,7 @@ pub async fn next_for(
 pub async fn submit(
     db: &Db,
     study: StudyId,
-    task: i64,
+    task: ReviewTaskId,
     reviewer: &str,
     verdict: &str,
     note: &str,

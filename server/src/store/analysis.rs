@@ -85,7 +85,8 @@ pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
 /// The review tasks as the analysis reads them: a duplicate points at its original's index, an
 /// automatic decision an admin sent back counts as none.
 pub fn review_tasks(rows: &[super::reviews::TaskRow]) -> Vec<ReviewTask> {
-    let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+    let index: HashMap<crate::ids::ReviewTaskId, usize> =
+        rows.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
     // the tasks' sources and notes stay in `rows`: only what the decision reads is copied
     rows.iter()
         .map(|t| ReviewTask {

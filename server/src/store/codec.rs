@@ -92,6 +92,16 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// What a background job does (only these can be run again).
+    pub enum JobKind {
+        /// Scores the study's methods with a language model.
+        Score = "score",
+        /// Compiles (and tests) every item of the study.
+        Verify = "verify",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +128,9 @@ mod tests {
         assert_eq!(AssignmentStatus::parse("lost"), None);
         for s in JobState::ALL {
             assert_eq!(JobState::parse(s.as_str()), Some(*s));
+        }
+        for k in JobKind::ALL {
+            assert_eq!(JobKind::parse(k.as_str()), Some(*k));
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::{Db, JobState, StoreResult};
+use super::{Db, JobKind, JobState, StoreResult};
 use crate::db::now_ms;
 use crate::ids::{JobId, StudyId, UserId};
 
@@ -12,7 +12,7 @@ pub async fn create(
     db: &Db,
     study: StudyId,
     actor: Option<UserId>,
-    kind: &str,
+    kind: JobKind,
     label: &str,
     params: &str,
 ) -> StoreResult<JobId> {
@@ -92,7 +92,7 @@ pub async fn get(
     db: &Db,
     study: StudyId,
     job: JobId,
-) -> StoreResult<Option<(String, JobState, String)>> {
+) -> StoreResult<Option<(JobKind, JobState, String)>> {
     let row = sqlx::query("SELECT kind, state, params FROM jobs WHERE id = $1 AND study_id = $2")
         .bind(job)
         .bind(study)
@@ -119,7 +119,7 @@ pub async fn finish(db: &Db, job: JobId, state: JobState, message: &str) -> Stor
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobRecord {
     pub id: JobId,
-    pub kind: String,
+    pub kind: JobKind,
     pub label: String,
     pub state: JobState,
     pub done: i64,

@@ -22,7 +22,7 @@ pub mod studies;
 pub mod users;
 
 pub use crate::db::Db;
-pub use codec::{AssignmentStatus, JobState};
+pub use codec::{AssignmentStatus, JobKind, JobState};
 
 /// Errors the store reports in domain terms.
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@ use sqlx::Row;
 use super::assign::Strategy;
 use super::participation::StudySettings;
 use super::{audit, Db, StoreError, StoreResult};
-use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
+use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
 
 /// One vote as the monitor needs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,7 +212,7 @@ pub async fn set_gold(
 /// An invite link of a study, as the study page lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InviteListing {
-    pub id: i64,
+    pub id: InviteId,
     pub token: String,
     /// The batch it joins (`None`: a review-only invite).
     pub batch: Option<String>,
@@ -254,7 +254,7 @@ pub async fn invites(db: &Db, study: StudyId) -> StoreResult<Vec<InviteListing>>
 pub async fn close_invite(
     db: &Db,
     study: StudyId,
-    invite: i64,
+    invite: InviteId,
     actor: Option<crate::ids::UserId>,
 ) -> StoreResult<()> {
     let mut tx = db.begin_write(study).await?;

@@ -6,7 +6,7 @@ use sqlx::Row;
 use super::grouped::grouped;
 use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
-use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
+use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
 use crate::store::group_shared::Shared;
 
 /// Creates an invite link token for a batch (cap = how many participants it may create).
@@ -316,7 +316,7 @@ pub async fn invite(db: &Db, token: &str) -> StoreResult<Option<InviteInfo>> {
 /// write, so a server may keep it (see `service::annotate::SurveyCache`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InviteRef {
-    pub id: i64,
+    pub id: InviteId,
     pub token: String,
     pub study: StudyId,
     /// The invite's batch and the batch's seed (none for a review-only invite).
@@ -416,7 +416,7 @@ pub async fn join_via(
 #[derive(Clone)]
 struct Join {
     study: StudyId,
-    invite: i64,
+    invite: InviteId,
     review: bool,
     /// The invite's batch and its seed.
     batch: Option<(BatchId, i64)>,

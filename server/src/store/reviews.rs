@@ -10,7 +10,7 @@ use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
 use crate::engine::review::{AutoReason, Verdict};
 use crate::formats::results::ReviewRecord;
-use crate::ids::{StudyId, UserId};
+use crate::ids::{ReviewTaskId, StudyId, UserId};
 
 /// A plausible result with a patch, and what the automatic checks need about its target.
 #[derive(Debug, Clone)]
@@ -168,14 +168,14 @@ pub async fn create(
 /// A task with everything the analysis and the pages read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRow {
-    pub id: i64,
+    pub id: ReviewTaskId,
     pub tool: String,
     pub target: String,
     pub buggy: String,
     pub patched: String,
     pub fixed: Option<String>,
     pub k: u32,
-    pub same_as: Option<i64>,
+    pub same_as: Option<ReviewTaskId>,
     pub auto: Option<AutoReason>,
     pub auto_note: String,
     pub sent_back: bool,
@@ -188,7 +188,7 @@ pub struct TaskRow {
 pub async fn tasks(db: &Db, study: StudyId) -> StoreResult<Vec<TaskRow>> {
     let decode = |what: &str, s: String| sqlx::Error::Decode(format!("unknown {what} {s}").into());
     let mut out: Vec<TaskRow> = Vec::new();
-    let mut index: HashMap<i64, usize> = HashMap::new();
+    let mut index: HashMap<ReviewTaskId, usize> = HashMap::new();
     for r in sqlx::query(
         "SELECT id, tool, target, buggy, patched, fixed, k, same_as, auto_reason, auto_note, sent_back, adjudicated \
          FROM review_tasks WHERE study_id = $1 ORDER BY id",
@@ -201,7 +201,7 @@ pub async fn tasks(db: &Db, study: StudyId) -> StoreResult<Vec<TaskRow>> {
             Some(s) => Some(AutoReason::parse(&s).ok_or_else(|| decode("auto_reason", s))?),
             None => None,
         };
-        let id: i64 = r.try_get("id")?;
+        let id: ReviewTaskId = r.try_get("id")?;
         index.insert(id, out.len());
         out.push(TaskRow {
             id,
@@ -227,7 +227,7 @@ pub async fn tasks(db: &Db, study: StudyId) -> StoreResult<Vec<TaskRow>> {
     .fetch_all(&db.pool)
     .await?
     {
-        let task: i64 = r.try_get("task_id")?;
+        let task: ReviewTaskId = r.try_get("task_id")?;
         let verdict: String = r.try_get("verdict")?;
         let verdict = Verdict::parse(&verdict).ok_or_else(|| decode("verdict", verdict))?;
         if let Some(&i) = index.get(&task) {
@@ -353,7 +353,7 @@ pub const CLAIM_MS: i64 = 30 * 60 * 1000;
 /// name, no other verdicts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReviewTaskView {
-    pub id: i64,
+    pub id: ReviewTaskId,
     pub target: String,
     pub buggy: String,
     pub patched: String,
@@ -390,7 +390,7 @@ pub async fn next_task(
     .bind(now)
     .fetch_optional(&mut *tx)
     .await?;
-    let id: Option<i64> = match held {
+    let id: Option<ReviewTaskId> = match held {
         Some(r) => Some(r.try_get(0)?),
         None => sqlx::query(&format!(
             "SELECT t.id FROM review_tasks t WHERE {REVIEWABLE} \
@@ -461,7 +461,7 @@ pub async fn next_task(
 pub async fn submit_verdict(
     db: &Db,
     study: StudyId,
-    task: i64,
+    task: ReviewTaskId,
     reviewer: &str,
     verdict: Verdict,
     note: &str,

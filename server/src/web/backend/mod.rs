@@ -13,7 +13,7 @@ use app::model::{
 };
 
 use crate::db::Db;
-use crate::ids::{AnnotatorId, BatchId, ItemId, JobId, StudyId, UserId};
+use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId};
 use crate::present;
 use crate::service::jobs::JobRunner;
 use crate::service::throttle::Throttle;

@@ -20,7 +20,7 @@ impl app::backend::ReviewBackend for DomainBackend {
         &self,
         reviewer: &str,
         study: StudyId,
-        task: i64,
+        task: ReviewTaskId,
         verdict: &str,
         note: &str,
     ) -> Result<(), BackendError> {

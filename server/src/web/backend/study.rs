@@ -179,7 +179,7 @@ impl app::backend::StudyBackend for DomainBackend {
         &self,
         actor: &User,
         study: StudyId,
-        invite: i64,
+        invite: InviteId,
     ) -> Result<(), BackendError> {
         service::invites::close(&self.db, study, invite, Some(actor.id))
             .await

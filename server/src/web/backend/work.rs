@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::service::jobs::JobKind;
 
 #[async_trait::async_trait]
 impl app::backend::StudyWorkBackend for DomainBackend {
@@ -146,7 +147,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
             &self.db,
             study,
             Some(actor.id),
-            "verify",
+            JobKind::Verify,
             "verify: compile every item in its file (javac)",
             "{}",
         )
@@ -176,9 +177,16 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         }
         let label = format!("score with {model}{}", if log10 { " (log10)" } else { "" });
         let params = serde_json::json!({ "model": model, "log10": log10 }).to_string();
-        let job = service::jobs::create(&self.db, study, Some(actor.id), "score", &label, &params)
-            .await
-            .map_err(map)?;
+        let job = service::jobs::create(
+            &self.db,
+            study,
+            Some(actor.id),
+            JobKind::Score,
+            &label,
+            &params,
+        )
+        .await
+        .map_err(map)?;
         self.jobs.spawn(
             job,
             service::scoring::run_scoring(
