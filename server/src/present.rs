@@ -110,6 +110,44 @@ pub fn headline(study: &str, r: &Report) -> Vec<String> {
 
 /// The report as tables: what the results page shows and `natstudy report` prints.
 pub fn tables(r: &Report) -> Vec<TableView> {
+    let mut out = tables_of(r);
+    // what each table stands on, in numbers: its caption says it
+    for t in &mut out {
+        let on = data_note(r, &t.id);
+        if !on.is_empty() {
+            t.note = format!("{} {on}", t.note).trim().to_owned();
+        }
+    }
+    out
+}
+
+/// The data a table stands on (n), as its caption's last sentence.
+fn data_note(r: &Report, id: &str) -> String {
+    let items = match r.ratings_per_item {
+        Some(k) => format!("{} items with exactly {k} ratings", r.complete_items),
+        None => format!("{} rated items", r.complete_items),
+    };
+    match id {
+        "naturalness" | "operators" => format!("n = {items}."),
+        "time" | "time-tests" => r.time.as_ref().map_or_else(String::new, |t| {
+            format!(
+                "n = {} votes of {items} ({} at or above {:.1} s dropped).",
+                t.n, t.dropped, t.p99_cutoff
+            )
+        }),
+        "robustness" | "robustness-all" | "robustness-levels" | "pdm" | "pairs" => {
+            let bugs = r.applicability_total.bugs_all;
+            format!(
+                "n = {bugs} bugs with a transformation; transformations categorised on {items}."
+            )
+        }
+        "applicability" => format!("n = {} bugs.", r.applicability_total.bugs_all),
+        "rnc" => format!("Transformations categorised on {items}."),
+        _ => String::new(),
+    }
+}
+
+fn tables_of(r: &Report) -> Vec<TableView> {
     let mut out = Vec::new();
     if let (Some(k), false) = (r.ratings_per_item, r.incomplete_items.is_empty()) {
         let rows = r

@@ -85,6 +85,14 @@ async fn the_report_writes_its_tables_as_csv_and_latex() {
         print_ready(dir.path(), id);
     }
     numbers_are_the_reports(dir.path(), &report);
+    // a caption says what the table stands on
+    let n = report["complete_items"].as_u64().expect("complete items");
+    let naturalness =
+        std::fs::read_to_string(dir.path().join("tables/naturalness.tex")).expect("tex");
+    assert!(
+        naturalness.contains(&format!("n = {n} items with exactly 5 ratings")),
+        "{naturalness}"
+    );
     compiles(dir.path());
     guard.drop_now(db).await;
 }
