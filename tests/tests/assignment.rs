@@ -318,8 +318,58 @@ async fn a_lease_is_held_at_most_its_longest_hold(store: Store) {
     assert_eq!(hold, 30 * 60 * 1000);
     assert_eq!(assign::max_hold_ms(1200), 60 * 60 * 1000);
     assert_eq!(assign::max_hold_ms(i64::MAX), 2 * 60 * 60 * 1000);
+    held_until(&db, study, &pool, hold).await;
+    guard.drop_now(db).await;
+}
+
+/// Once the study's times on item are known, the longest hold follows them (twice the 99th
+/// percentile, at least the lease): a study whose participants answer within 2.5 minutes lets a
+/// beating page keep an item 5 minutes, not half an hour.
+async fn the_longest_hold_follows_the_studys_times(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = one_item_queue(&db, 60).await;
+    assert_eq!(
+        assign::set_study_hold(&db, study, Some(5 * 60 * 1000))
+            .await
+            .expect("hold"),
+        1
+    );
+    held_until(&db, study, &pool, 5 * 60 * 1000).await;
+    // too few measured votes: back to the lease's rule
+    assign::set_study_hold(&db, study, None)
+        .await
+        .expect("none");
+    let holds = assign::study_holds(&db, study).await.expect("holds");
+    assert!(holds.iter().all(|(_, h)| h.is_none()), "{holds:?}");
+    guard.drop_now(db).await;
+}
+
+/// The reference study's participants answered within 83 s (99th percentile): twice that is
+/// shorter than the queue's 10-minute lease, so the lease itself is the longest hold.
+async fn the_hold_is_set_from_the_votes(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "Held", true)
+        .await
+        .expect("study");
+    natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("queue");
+    let asked = natstudy::service::lease_hold::refresh(&db, study)
+        .await
+        .expect("refresh")
+        .expect("enough measured votes");
+    assert!(asked > 60_000 && asked < 600_000, "{asked} ms");
+    let holds = assign::study_holds(&db, study).await.expect("holds");
+    assert_eq!(holds.len(), 1);
+    assert_eq!(holds[0].1, Some(600_000), "at least the lease");
+    guard.drop_now(db).await;
+}
+
+/// The lease of pool[0]'s claim lives under heartbeats until exactly `hold` after the claim,
+/// and then the item goes to pool[1].
+async fn held_until(db: &Db, study: StudyId, pool: &[AnnotatorId], hold: i64) {
     let t0 = now_ms();
-    let a = assign::next_item(&db, study, pool[0], t0)
+    let a = assign::next_item(db, study, pool[0], t0)
         .await
         .expect("next")
         .expect("leased");
@@ -328,7 +378,7 @@ async fn a_lease_is_held_at_most_its_longest_hold(store: Store) {
     while t + 50_000 < t0 + hold {
         t += 50_000;
         assert_eq!(
-            assign::renew_leases(&db, study, pool[0], t)
+            assign::renew_leases(db, study, pool[0], t)
                 .await
                 .expect("renew"),
             1,
@@ -337,14 +387,14 @@ async fn a_lease_is_held_at_most_its_longest_hold(store: Store) {
         );
     }
     // asking again near the end: the lease ends at the hold, not a lease length later
-    let again = assign::next_item(&db, study, pool[0], t)
+    let again = assign::next_item(db, study, pool[0], t)
         .await
         .expect("next")
         .expect("same");
     assert_eq!(again.item, a.item);
     assert_eq!(again.lease_expires_at, Some(t0 + hold));
     assert_eq!(
-        assign::next_item(&db, study, pool[1], t0 + hold - 1)
+        assign::next_item(db, study, pool[1], t0 + hold - 1)
             .await
             .expect("next"),
         None,
@@ -352,19 +402,21 @@ async fn a_lease_is_held_at_most_its_longest_hold(store: Store) {
     );
     // past it, the beat renews nothing and the item goes to the other participant
     assert_eq!(
-        assign::renew_leases(&db, study, pool[0], t0 + hold + 1)
+        assign::renew_leases(db, study, pool[0], t0 + hold + 1)
             .await
             .expect("renew"),
         0
     );
-    let b = assign::next_item(&db, study, pool[1], t0 + hold + 2)
+    let b = assign::next_item(db, study, pool[1], t0 + hold + 2)
         .await
         .expect("next")
         .expect("the item is free again");
     assert_eq!(b.item, a.item);
-    assert_at_most_k(&db, study, 1).await;
-    guard.drop_now(db).await;
+    assert_at_most_k(db, study, 1).await;
 }
+
+on_both_stores!(the_longest_hold_follows_the_studys_times => the_longest_hold_follows_the_studys_times_sqlite, the_longest_hold_follows_the_studys_times_postgres);
+on_both_stores!(the_hold_is_set_from_the_votes => the_hold_is_set_from_the_votes_sqlite, the_hold_is_set_from_the_votes_postgres);
 
 on_both_stores!(a_lease_is_held_at_most_its_longest_hold => a_lease_is_held_at_most_its_longest_hold_sqlite, a_lease_is_held_at_most_its_longest_hold_postgres);
 

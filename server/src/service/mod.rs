@@ -15,6 +15,7 @@ pub mod generation;
 pub mod imports;
 pub mod invites;
 pub mod jobs;
+pub mod lease_hold;
 pub mod members;
 pub mod memo;
 pub mod models;

@@ -74,6 +74,11 @@ impl DomainBackend {
                 }
             }
         });
+        // each study's longest hold follows its participants' times on item
+        tokio::spawn(service::lease_hold::keep_fresh(
+            db.clone(),
+            std::time::Duration::from_secs(300),
+        ));
         Arc::new(DomainBackend {
             db,
             models_dir: config.models_dir.clone(),
