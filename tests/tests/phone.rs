@@ -258,8 +258,7 @@ const SLOW_LINK: (u32, u32) = (400, 400);
 
 /// On a slow connection the rating form shows before the wasm arrives: answers clicked then are
 /// still selected once the page is interactive, and the vote carries them.
-#[tokio::test]
-async fn answers_clicked_before_the_page_is_interactive_survive_it() {
+async fn answers_clicked_before_the_page_is_interactive_survive_it(viewport: (u32, u32)) {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let (study, token) = study_with_invite(&db, "Slow").await;
     let app = TestApp::start(db.clone()).await.expect("server");
@@ -270,7 +269,9 @@ async fn answers_clicked_before_the_page_is_interactive_survive_it() {
         .await
         .expect("state");
     let code = state["resume_code"].as_str().expect("code").to_owned();
-    let mut b = Browser::start().await.expect("browser");
+    let mut b = Browser::start_sized(viewport.0, viewport.1)
+        .await
+        .expect("browser");
     b.throttle(SLOW_LINK.0, SLOW_LINK.1)
         .await
         .expect("slow link");
@@ -343,12 +344,13 @@ async fn answers_clicked_before_the_page_is_interactive_survive_it() {
 
 /// On a slow connection the invite page shows before the wasm arrives, and "Take part" tapped
 /// then works as a plain form: it reaches the consent page, never a raw error.
-#[tokio::test]
-async fn take_part_works_before_the_page_is_interactive() {
+async fn take_part_works_before_the_page_is_interactive(viewport: (u32, u32)) {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let (_, token) = study_with_invite(&db, "Slow join").await;
     let app = TestApp::start(db.clone()).await.expect("server");
-    let mut b = Browser::start().await.expect("browser");
+    let mut b = Browser::start_sized(viewport.0, viewport.1)
+        .await
+        .expect("browser");
     b.throttle(SLOW_LINK.0, SLOW_LINK.1)
         .await
         .expect("slow link");
@@ -383,4 +385,24 @@ async fn take_part_works_before_the_page_is_interactive() {
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn answers_clicked_before_the_page_is_interactive_survive_it_on_a_laptop() {
+    answers_clicked_before_the_page_is_interactive_survive_it((1366, 900)).await;
+}
+
+#[tokio::test]
+async fn answers_clicked_before_the_page_is_interactive_survive_it_on_a_phone() {
+    answers_clicked_before_the_page_is_interactive_survive_it((390, 844)).await;
+}
+
+#[tokio::test]
+async fn take_part_works_before_the_page_is_interactive_on_a_laptop() {
+    take_part_works_before_the_page_is_interactive((1366, 900)).await;
+}
+
+#[tokio::test]
+async fn take_part_works_before_the_page_is_interactive_on_a_phone() {
+    take_part_works_before_the_page_is_interactive((390, 844)).await;
 }

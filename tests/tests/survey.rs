@@ -506,7 +506,11 @@ struct Joined {
     b: Browser,
 }
 
-async fn joined(name: &str, configure: impl FnOnce(&mut StudySettingsForm)) -> Joined {
+async fn joined(
+    name: &str,
+    viewport: (u32, u32),
+    configure: impl FnOnce(&mut StudySettingsForm),
+) -> Joined {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let study = natstudy::store::studies::create(&db, None, name, "")
         .await
@@ -525,7 +529,9 @@ async fn joined(name: &str, configure: impl FnOnce(&mut StudySettingsForm)) -> J
         .await
         .expect("invite");
     let app = TestApp::start(db.clone()).await.expect("server");
-    let b = Browser::start().await.expect("browser");
+    let b = Browser::start_sized(viewport.0, viewport.1)
+        .await
+        .expect("browser");
     b.goto_hydrated(&app.url(&format!("/join/{token}")))
         .await
         .expect("invite page");
@@ -567,11 +573,10 @@ async fn checked(b: &Browser, id: &str) -> bool {
 /// stores exactly what was chosen (the issue's: click "2" on readability then press 4 for
 /// conventions; choose with the arrow keys then 4; Tab into conventions then 3), and a digit
 /// with both answered and nothing in focus changes nothing and says so.
-#[tokio::test]
-async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
+async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen(viewport: (u32, u32)) {
     let Joined {
         db, guard, app, b, ..
-    } = joined("Mixed input", |_| {}).await;
+    } = joined("Mixed input", viewport, |_| {}).await;
     let hint = b.text_of("#key-hint").await;
     assert!(hint.contains("open question you are in"), "{hint}");
     // a new study hides the operator's name from participants (no priming)
@@ -682,8 +687,7 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen() {
 /// their k ratings from others (here: imported votes) sees that there is nothing to rate, and
 /// finishing shows why there is no code; the invite link then says the study is full before
 /// anyone consents, its join is refused, and the monitor flags the link.
-#[tokio::test]
-async fn a_full_study_gives_no_completion_code() {
+async fn a_full_study_gives_no_completion_code(viewport: (u32, u32)) {
     let Joined {
         db,
         guard,
@@ -691,7 +695,7 @@ async fn a_full_study_gives_no_completion_code() {
         token,
         app,
         b,
-    } = joined("Full study", |settings| {
+    } = joined("Full study", viewport, |settings| {
         settings.ratings_per_item = 1;
         settings.completion_code = "C0DE-123".into();
     })
@@ -764,11 +768,10 @@ async fn a_full_study_gives_no_completion_code() {
 
 /// A reload keeps the answer in progress: the chosen answer and the typed comment of the item
 /// on screen come back after a reload of the page, and the vote carries them.
-#[tokio::test]
-async fn a_reload_keeps_the_answer_in_progress() {
+async fn a_reload_keeps_the_answer_in_progress(viewport: (u32, u32)) {
     let Joined {
         db, guard, app, b, ..
-    } = joined("Reload", |_| {}).await;
+    } = joined("Reload", viewport, |_| {}).await;
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
@@ -815,8 +818,7 @@ async fn a_reload_keeps_the_answer_in_progress() {
 /// The end of a study, as a participant who rated everything meets it: the completion code
 /// with a Copy button that says what it did (copied, or the code selected where the browser
 /// refuses the clipboard), and the invite link opened again says they have finished.
-#[tokio::test]
-async fn a_finished_participant_copies_the_code_and_the_link_says_so() {
+async fn a_finished_participant_copies_the_code_and_the_link_says_so(viewport: (u32, u32)) {
     let Joined {
         db,
         guard,
@@ -824,7 +826,7 @@ async fn a_finished_participant_copies_the_code_and_the_link_says_so() {
         app,
         b,
         ..
-    } = joined("Finished", |settings| {
+    } = joined("Finished", viewport, |settings| {
         settings.completion_code = "C0DE-42".into();
     })
     .await;
@@ -885,4 +887,48 @@ async fn a_finished_participant_copies_the_code_and_the_link_says_so() {
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
+}
+
+/// A laptop's window and a phone's: every flow of the survey runs on both.
+const LAPTOP: (u32, u32) = (1366, 900);
+const PHONE: (u32, u32) = (390, 844);
+
+#[tokio::test]
+async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen_on_a_laptop() {
+    mixed_mouse_and_keyboard_store_exactly_what_was_chosen(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen_on_a_phone() {
+    mixed_mouse_and_keyboard_store_exactly_what_was_chosen(PHONE).await;
+}
+
+#[tokio::test]
+async fn a_full_study_gives_no_completion_code_on_a_laptop() {
+    a_full_study_gives_no_completion_code(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn a_full_study_gives_no_completion_code_on_a_phone() {
+    a_full_study_gives_no_completion_code(PHONE).await;
+}
+
+#[tokio::test]
+async fn a_reload_keeps_the_answer_in_progress_on_a_laptop() {
+    a_reload_keeps_the_answer_in_progress(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn a_reload_keeps_the_answer_in_progress_on_a_phone() {
+    a_reload_keeps_the_answer_in_progress(PHONE).await;
+}
+
+#[tokio::test]
+async fn a_finished_participant_copies_the_code_and_the_link_says_so_on_a_laptop() {
+    a_finished_participant_copies_the_code_and_the_link_says_so(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn a_finished_participant_copies_the_code_and_the_link_says_so_on_a_phone() {
+    a_finished_participant_copies_the_code_and_the_link_says_so(PHONE).await;
 }
