@@ -4,8 +4,8 @@
 //! It never touches a database: server functions reach the domain through [`backend::Backend`],
 //! which the server provides as context.
 
+pub mod accounts_api;
 pub mod annotate_api;
-pub mod api;
 #[cfg(feature = "ssr")]
 pub mod auth;
 #[cfg(feature = "ssr")]

@@ -1,5 +1,6 @@
-//! Server functions of the study pages: settings, uploads, batches, invites, monitoring and
-//! drop-outs. Researchers read; admins act.
+//! Server functions of the studies and the study pages: the list of studies, a study's
+//! creation and detail, settings, uploads, batches, invites, monitoring and drop-outs.
+//! Researchers read; admins act.
 
 use leptos::prelude::*;
 use server_fn::codec::Json;
@@ -8,11 +9,11 @@ use server_fn::codec::Json;
 use crate::model::StudySettingsForm;
 use crate::model::{
     AnnotatorId, BatchId, GeneratedPreview, InviteId, JobId, Monitor, ResultsView, ScoringView,
-    StudyId,
+    StudyDetail, StudyId, StudySummary,
 };
 
 #[cfg(feature = "ssr")]
-use crate::auth::{backend, internal, require_study};
+use crate::auth::{backend, internal, require, require_study};
 #[cfg(feature = "ssr")]
 use crate::model::Role;
 
@@ -301,4 +302,45 @@ pub async fn close_invite(study: StudyId, invite: InviteId) -> Result<(), Server
         .close_invite(&actor, study, invite)
         .await
         .map_err(internal)
+}
+
+/// The studies (admins and researchers).
+#[server(endpoint = "studies/list")]
+pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
+    let user = require(Role::STAFF).await?;
+    backend()?.list_studies(&user).await.map_err(internal)
+}
+
+/// The studies the signed-in account annotates in (any role).
+#[server(endpoint = "studies/mine")]
+pub async fn my_studies() -> Result<Vec<(StudyId, String)>, ServerFnError> {
+    let user = require(Role::ANYONE).await?;
+    backend()?.my_studies(&user).await.map_err(internal)
+}
+
+/// Creates a study (admins only).
+#[server(endpoint = "studies/create")]
+pub async fn create_study(name: String, description: String) -> Result<StudyId, ServerFnError> {
+    let actor = require(Role::ADMINS).await?;
+    let id = backend()?
+        .create_study(&actor, name.trim(), description.trim())
+        .await
+        .map_err(internal)?;
+    leptos_axum::redirect(&format!("/studies/{id}"));
+    Ok(id)
+}
+
+/// One study with its items and audit log (admins and researchers).
+#[server(endpoint = "studies/detail")]
+pub async fn get_study(id: StudyId) -> Result<StudyDetail, ServerFnError> {
+    crate::auth::require_study(id, Role::STAFF).await?;
+    backend()?
+        .study_detail(id)
+        .await
+        .map_err(internal)?
+        .ok_or_else(|| {
+            internal(crate::backend::BackendError::NotFound(format!(
+                "study {id}"
+            )))
+        })
 }

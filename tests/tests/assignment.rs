@@ -1790,7 +1790,7 @@ async fn instances_that_start_together_all_migrate_postgres() {
             .fetch_all(&dbs[0].pool)
             .await
             .expect("migrations");
-    let expected = natstudy::db::migrations(natstudy::db::Backend::Postgres);
+    let expected = natstudy::db::migrations(natstudy::db::Dialect::Postgres);
     assert_eq!(
         applied,
         expected.iter().map(|&v| (v, true)).collect::<Vec<_>>()

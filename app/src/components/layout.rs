@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::api::{whoami, Logout};
+use crate::accounts_api::{whoami, Logout};
 use crate::model::Role;
 
 /// The current user, loaded once per page and shared with every page through context.

@@ -8,7 +8,7 @@ use crate::model::Role;
 /// Links to the studies the account annotates in.
 #[component]
 fn MyStudies() -> impl IntoView {
-    let mine = Resource::new(|| (), |_| crate::api::my_studies());
+    let mine = Resource::new(|| (), |_| crate::study_api::my_studies());
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-use crate::api::Login;
+use crate::accounts_api::Login;
 use crate::components::status::ErrorBox;
 
 #[component]

@@ -3,11 +3,11 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::{get_study, list_studies, CreateStudy};
 use crate::components::layout::CurrentUser;
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::Role;
 use crate::model::StudyId;
+use crate::study_api::{get_study, list_studies, CreateStudy};
 use crate::text::noun;
 
 #[component]

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::api::{list_users, AddUser, ResetUserPassword, SetUserDisabled, SetUserRole};
+use crate::accounts_api::{list_users, AddUser, ResetUserPassword, SetUserDisabled, SetUserRole};
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::Role;
 

@@ -348,8 +348,8 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
         g.jobs as f64 / g.groups.max(1) as f64
     );
     println!(
-        "backend {:?}: {} annotators, {} items × k={} → {} votes in {:.2} s: {:.0} votes/s; latency of a vote with the next claim median {:.1} ms, p99 {:.1} ms; items not at exactly k: {}",
-        db.backend,
+        "dialect {:?}: {} annotators, {} items × k={} → {} votes in {:.2} s: {:.0} votes/s; latency of a vote with the next claim median {:.1} ms, p99 {:.1} ms; items not at exactly k: {}",
+        db.dialect,
         annotators,
         items,
         k,

@@ -64,7 +64,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         bail!("--servers needs --database-url: the database those servers serve");
     }
     let (db, _tmp) = bench_db(g).await?;
-    if s.analyze && db.backend != crate::db::Backend::Postgres {
+    if s.analyze && db.dialect != crate::db::Dialect::Postgres {
         // natstudy never analyses SQLite: statistics there would be a state no deployment has
         bail!("--analyze is for PostgreSQL (give --database-url postgres://…)");
     }
@@ -126,7 +126,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         })
     };
     let groups_before = stats(&dbs);
-    let local_pg = db.backend == crate::db::Backend::Postgres;
+    let local_pg = db.dialect == crate::db::Dialect::Postgres;
     let cpu_before = super::cpu_time::sample(local_pg);
     let start = Instant::now();
     let deadline = start + s.duration;
@@ -176,7 +176,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     let votes_per_s = t.votes.len() as f64 / wall.as_secs_f64();
     println!(
         "HTTP on loopback, {:?}{}, {} {}, {} participants, think {:.1} s (±50%), {} items, {:.1} s:",
-        db.backend,
+        db.dialect,
         if s.analyze { " (analysed after the set-up)" } else { "" },
         bases.len(),
         if external {

@@ -43,7 +43,7 @@ use futures_util::future::BoxFuture;
 use sqlx::{AnyConnection, AnyPool};
 use tokio::sync::mpsc;
 
-use super::Backend;
+use super::Dialect;
 
 /// The most jobs one transaction holds.
 pub const MAX_GROUP: usize = 128;
@@ -95,8 +95,8 @@ pub trait GroupState: Clone + Send + 'static {
     /// A new writer's number, which every state of its groups is made with: the store keeps
     /// each writer's part of the studies' data versions under it.
     fn writer_number() -> i64;
-    /// The state of a run of a group of `jobs` jobs on `backend`, by writer `writer`.
-    fn new(backend: Backend, jobs: usize, writer: i64) -> Self;
+    /// The state of a run of a group of `jobs` jobs on `dialect`, by writer `writer`.
+    fn new(dialect: Dialect, jobs: usize, writer: i64) -> Self;
     /// Writes what the group's jobs deferred, in the group's transaction.
     fn flush<'c>(&'c self, conn: &'c mut AnyConnection) -> BoxFuture<'c, sqlx::Result<()>>;
 }
@@ -175,7 +175,7 @@ impl<S: GroupState> GroupCommit<S> {
     pub(super) async fn submit(
         &self,
         pool: &AnyPool,
-        backend: Backend,
+        dialect: Dialect,
         url: &str,
         gate: &Gate,
         job: Box<dyn Job<S>>,
@@ -184,7 +184,7 @@ impl<S: GroupState> GroupCommit<S> {
             let (tx, rx) = mpsc::channel(QUEUE);
             let w = Writer {
                 pool: pool.clone(),
-                backend,
+                dialect,
                 gate: gate.clone(),
                 shard: self.shard,
             };
@@ -194,7 +194,7 @@ impl<S: GroupState> GroupCommit<S> {
         if let Err(mpsc::error::SendError(job)) = sender.send(job).await {
             let w = Writer {
                 pool: pool.clone(),
-                backend,
+                dialect,
                 gate: gate.clone(),
                 shard: self.shard,
             };
@@ -213,7 +213,7 @@ pub type Gate = Arc<tokio::sync::Mutex<()>>;
 /// What the writer task holds: never the `Db` itself, so the task ends with the last handle.
 struct Writer {
     pool: AnyPool,
-    backend: Backend,
+    dialect: Dialect,
     gate: Gate,
     shard: i64,
 }
@@ -235,7 +235,7 @@ fn spawn_writer<S: GroupState>(
     rx: mpsc::Receiver<Box<dyn Job<S>>>,
     stats: Arc<Counters>,
 ) {
-    if w.backend == Backend::Sqlite {
+    if w.dialect == Dialect::Sqlite {
         tokio::spawn(writer(w, rx, stats));
         return;
     }
@@ -333,7 +333,7 @@ async fn writer<S: GroupState>(
     while let Some(first) = rx.recv().await {
         if planned.elapsed() >= super::REPLAN {
             planned = std::time::Instant::now();
-            replan(w.backend, &mut held).await;
+            replan(w.dialect, &mut held).await;
         }
         let mut jobs = vec![first];
         while jobs.len() < MAX_GROUP {
@@ -359,8 +359,8 @@ async fn writer<S: GroupState>(
 /// them: a plan made for a table of a few rows (a scan) would be kept while it grows. So the
 /// writer drops its plans every [`super::REPLAN`] (`DISCARD PLANS`; the statements stay prepared)
 /// and plans them again, once, at their next use. A connection that fails it is given up.
-async fn replan(backend: Backend, held: &mut Option<AnyConnection>) {
-    if backend != Backend::Postgres {
+async fn replan(dialect: Dialect, held: &mut Option<AnyConnection>) {
+    if dialect != Dialect::Postgres {
         return;
     }
     if let Some(conn) = held {
@@ -429,7 +429,7 @@ async fn attempt<S: GroupState>(
     // SQLite: the write pool's connection, for this group only
     let mut pooled = None;
     let mut tx = begin(w, held, &mut pooled, locks).await?;
-    let mut shared = S::new(w.backend, jobs.len(), w.shard);
+    let mut shared = S::new(w.dialect, jobs.len(), w.shard);
     for job in jobs.iter_mut() {
         // what a failed job put in `shared` is taken back with its writes
         let before = savepoints.then(|| shared.clone());
@@ -479,13 +479,13 @@ async fn begin<'c>(
     locks: &[i64],
 ) -> sqlx::Result<sqlx::Transaction<'c, sqlx::Any>> {
     use sqlx::Connection;
-    match w.backend {
-        Backend::Sqlite => {
+    match w.dialect {
+        Dialect::Sqlite => {
             let _turn = w.gate.lock().await;
             let conn = pooled.insert(w.pool.acquire().await?);
             conn.begin_with("BEGIN IMMEDIATE").await
         }
-        Backend::Postgres => {
+        Dialect::Postgres => {
             let conn = match held {
                 Some(conn) => conn,
                 None => held.insert(w.pool.acquire().await?.detach()),

@@ -2,7 +2,7 @@
 //!
 //! Queries are portable runtime queries (see ARCHITECTURE.md): `$1`-style placeholders, which
 //! both SQLite and PostgreSQL accept, `INSERT … ON CONFLICT … DO NOTHING`, `RETURNING id`,
-//! BIGINT times in unix milliseconds and 0/1 flags. DDL differs per backend and lives in
+//! BIGINT times in unix milliseconds and 0/1 flags. DDL differs per dialect and lives in
 //! `migrations/sqlite` and `migrations/postgres`.
 
 use std::path::Path;
@@ -21,22 +21,22 @@ use crate::store::group_shared::Shared;
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
-/// The migrations of a `backend` database.
-fn migrator(backend: Backend) -> &'static sqlx::migrate::Migrator {
-    match backend {
-        Backend::Sqlite => &SQLITE_MIGRATOR,
-        Backend::Postgres => &POSTGRES_MIGRATOR,
+/// The migrations of a `dialect` database.
+fn migrator(dialect: Dialect) -> &'static sqlx::migrate::Migrator {
+    match dialect {
+        Dialect::Sqlite => &SQLITE_MIGRATOR,
+        Dialect::Postgres => &POSTGRES_MIGRATOR,
     }
 }
 
-/// The versions of the migrations this build applies to a `backend` database, in order.
-pub fn migrations(backend: Backend) -> Vec<i64> {
-    migrator(backend).iter().map(|m| m.version).collect()
+/// The versions of the migrations this build applies to a `dialect` database, in order.
+pub fn migrations(dialect: Dialect) -> Vec<i64> {
+    migrator(dialect).iter().map(|m| m.version).collect()
 }
 
 /// Which database engine a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub enum Dialect {
     Sqlite,
     Postgres,
 }
@@ -58,7 +58,7 @@ pub struct Db {
     pub pool: AnyPool,
     /// Writes: SQLite one connection, taken in turn at [`Db::gate`]; PostgreSQL `pool` itself.
     writer: AnyPool,
-    pub backend: Backend,
+    pub dialect: Dialect,
     pub url: String,
     /// The writer that commits claims and votes in groups (see [`group_commit`]), with what
     /// a group's jobs share as the store defines it.
@@ -92,15 +92,15 @@ impl Db {
     /// Connects to `url` (`sqlite://…` or `postgres://…`) and applies the migrations.
     pub async fn connect(url: &str) -> anyhow::Result<Db> {
         sqlx::any::install_default_drivers();
-        let backend = backend_of(url)?;
-        if backend == Backend::Sqlite && url.contains(":memory:") {
+        let dialect = dialect_of(url)?;
+        if dialect == Dialect::Sqlite && url.contains(":memory:") {
             // readers and the writer are separate connections: they must share a file
             bail!("an in-memory SQLite database cannot be shared by readers and the writer; give a file (sqlite://path/natstudy.db?mode=rwc)");
         }
         let options = AnyConnectOptions::from_str(url)
             .with_context(|| format!("invalid database URL {}", redact(url)))?;
         let open = |max: u32, read_only: bool| {
-            let kept = backend == Backend::Sqlite && !read_only;
+            let kept = dialect == Dialect::Sqlite && !read_only;
             AnyPoolOptions::new()
                 .max_connections(max)
                 // SQLite's write connection lives as long as the process: its thread, made
@@ -112,10 +112,10 @@ impl Db {
                 // a SQLite connection is a file this process holds open, not a socket that
                 // can die unseen: no check before each hand-out (a round trip to the
                 // connection's thread, under load the dearest part of a short read)
-                .test_before_acquire(backend == Backend::Postgres)
+                .test_before_acquire(dialect == Dialect::Postgres)
                 .before_acquire(move |conn, meta| {
                     Box::pin(async move {
-                        if backend == Backend::Postgres && replan_due(meta.age, meta.idle_for) {
+                        if dialect == Dialect::Postgres && replan_due(meta.age, meta.idle_for) {
                             conn.execute("DISCARD PLANS").await?;
                         }
                         Ok(true)
@@ -123,7 +123,7 @@ impl Db {
                 })
                 .after_connect(move |conn, _meta| {
                     Box::pin(async move {
-                        if backend == Backend::Sqlite {
+                        if dialect == Dialect::Sqlite {
                             // WAL for concurrent readers; FULL sync so an acknowledged vote
                             // survives a crash of the process or the machine.
                             conn.execute(
@@ -141,25 +141,25 @@ impl Db {
                 .connect_with(options.clone())
         };
         let cannot_open = || format!("cannot open database {}", redact(url));
-        let (pool, writer) = match backend {
-            Backend::Sqlite => {
+        let (pool, writer) = match dialect {
+            Dialect::Sqlite => {
                 // the writer first: it creates the file (`mode=rwc`) and sets WAL
                 let writer = open(1, false).await.with_context(cannot_open)?;
                 (open(8, true).await.with_context(cannot_open)?, writer)
             }
-            Backend::Postgres => {
+            Dialect::Postgres => {
                 let pool = open(16, false).await.with_context(cannot_open)?;
                 (pool.clone(), pool)
             }
         };
-        migrator(backend)
+        migrator(dialect)
             .run(&writer)
             .await
             .with_context(|| format!("cannot migrate database {}", redact(url)))?;
         Ok(Db {
             pool,
             writer,
-            backend,
+            dialect,
             url: url.to_owned(),
             group: group_commit::GroupCommit::default(),
             gate: Default::default(),
@@ -178,9 +178,9 @@ impl Db {
 
     /// SQLite: waits for this process's turn to write (first come, first served).
     async fn turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        match self.backend {
-            Backend::Sqlite => Some(self.gate.lock().await),
-            Backend::Postgres => None,
+        match self.dialect {
+            Dialect::Sqlite => Some(self.gate.lock().await),
+            Dialect::Postgres => None,
         }
     }
 
@@ -199,12 +199,12 @@ impl Db {
     /// write lock at BEGIN IMMEDIATE). No advisory lock: for writes that need no check
     /// serialised with a study's other writers.
     pub async fn begin(&self) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
-        match self.backend {
-            Backend::Sqlite => {
+        match self.dialect {
+            Dialect::Sqlite => {
                 let _turn = self.turn().await;
                 self.writer.begin_with("BEGIN IMMEDIATE").await
             }
-            Backend::Postgres => self.writer.begin().await,
+            Dialect::Postgres => self.writer.begin().await,
         }
     }
 
@@ -217,7 +217,7 @@ impl Db {
     ) -> sqlx::Result<sqlx::Transaction<'static, sqlx::Any>> {
         let lock: i64 = lock.into();
         let mut tx = self.begin().await?;
-        if self.backend == Backend::Postgres {
+        if self.dialect == Dialect::Postgres {
             sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
                 .bind(lock)
                 .execute(&mut *tx)
@@ -230,7 +230,7 @@ impl Db {
     /// its caller itself once the group's transaction ended.
     pub async fn grouped(&self, job: Box<dyn group_commit::Job<Shared>>) {
         self.group
-            .submit(&self.writer, self.backend, &self.url, &self.gate, job)
+            .submit(&self.writer, self.dialect, &self.url, &self.gate, job)
             .await
     }
 
@@ -298,11 +298,11 @@ fn private_file(file: &Path) -> std::io::Result<()> {
     }
 }
 
-fn backend_of(url: &str) -> anyhow::Result<Backend> {
+fn dialect_of(url: &str) -> anyhow::Result<Dialect> {
     if url.starts_with("sqlite:") {
-        Ok(Backend::Sqlite)
+        Ok(Dialect::Sqlite)
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Backend::Postgres)
+        Ok(Dialect::Postgres)
     } else {
         bail!(
             "unsupported database URL {} (use sqlite:// or postgres://)",
@@ -459,8 +459,8 @@ mod tests {
 
     #[test]
     fn rejects_unknown_schemes() {
-        assert!(backend_of("mysql://x").is_err());
-        assert_eq!(backend_of("sqlite://a").ok(), Some(Backend::Sqlite));
-        assert_eq!(backend_of("postgresql://a").ok(), Some(Backend::Postgres));
+        assert!(dialect_of("mysql://x").is_err());
+        assert_eq!(dialect_of("sqlite://a").ok(), Some(Dialect::Sqlite));
+        assert_eq!(dialect_of("postgresql://a").ok(), Some(Dialect::Postgres));
     }
 }

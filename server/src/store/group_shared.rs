@@ -13,14 +13,14 @@ use futures_util::future::BoxFuture;
 use sqlx::AnyConnection;
 
 use crate::db::group_commit::{GroupState, MAX_GROUP};
-use crate::db::Backend;
+use crate::db::Dialect;
 
 /// What the jobs of one group share: values read once in the group's transaction, and writes
 /// made once for the whole group just before it commits ([`GroupState::flush`]). Valid for one
 /// transaction: each run of a group starts with an empty one.
 #[derive(Debug, Clone)]
 pub struct Shared {
-    backend: Backend,
+    dialect: Dialect,
     /// Jobs in the group.
     jobs: usize,
     /// Per study, its k (ratings per item) as read in this transaction; no job of a group
@@ -66,9 +66,9 @@ struct Active {
 const LIST_LENGTHS: [usize; 4] = [1, 8, 32, MAX_GROUP];
 
 impl Shared {
-    fn empty(backend: Backend, jobs: usize, shard: i64) -> Shared {
+    fn empty(dialect: Dialect, jobs: usize, shard: i64) -> Shared {
         Shared {
-            backend,
+            dialect,
             jobs,
             shard,
             k: BTreeMap::new(),
@@ -83,8 +83,8 @@ impl Shared {
     }
 
     /// The database the group writes to (for the few statements whose best form differs).
-    pub fn backend(&self) -> Backend {
-        self.backend
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// Whether the group holds enough jobs for a fact found once to pay off (one query found
@@ -289,8 +289,8 @@ impl GroupState for Shared {
         next_shard()
     }
 
-    fn new(backend: Backend, jobs: usize, writer: i64) -> Shared {
-        Shared::empty(backend, jobs, writer)
+    fn new(dialect: Dialect, jobs: usize, writer: i64) -> Shared {
+        Shared::empty(dialect, jobs, writer)
     }
 
     fn flush<'c>(&'c self, conn: &'c mut AnyConnection) -> BoxFuture<'c, sqlx::Result<()>> {
@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn an_annotator_keeps_its_latest_time() {
-        let mut s = Shared::empty(Backend::Sqlite, 1, 0);
+        let mut s = Shared::empty(Dialect::Sqlite, 1, 0);
         s.touch(7, 20);
         s.touch(7, 10);
         s.touch(8, 5);

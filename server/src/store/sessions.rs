@@ -105,10 +105,10 @@ const PORT_LOCK: i64 = -2;
 
 /// The table an older natstudy kept its sessions in (tower-sessions' sqlx store: a row per
 /// session, its record encoded as MessagePack), per database.
-fn legacy_table(backend: crate::db::Backend) -> &'static str {
-    match backend {
-        crate::db::Backend::Sqlite => "tower_sessions",
-        crate::db::Backend::Postgres => "\"tower_sessions\".\"session\"",
+fn legacy_table(dialect: crate::db::Dialect) -> &'static str {
+    match dialect {
+        crate::db::Dialect::Sqlite => "tower_sessions",
+        crate::db::Dialect::Postgres => "\"tower_sessions\".\"session\"",
     }
 }
 
@@ -122,14 +122,14 @@ pub async fn port_legacy(
     convert: impl Fn(&str, &[u8]) -> Option<(String, String, i64)>,
 ) -> StoreResult<u64> {
     let mut tx = db.begin_write(PORT_LOCK).await?;
-    let exists: bool = match db.backend {
-        crate::db::Backend::Sqlite => sqlx::query(
+    let exists: bool = match db.dialect {
+        crate::db::Dialect::Sqlite => sqlx::query(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tower_sessions'",
         )
         .fetch_optional(&mut *tx)
         .await?
         .is_some(),
-        crate::db::Backend::Postgres => sqlx::query(
+        crate::db::Dialect::Postgres => sqlx::query(
             "SELECT 1 FROM pg_tables WHERE schemaname = 'tower_sessions' AND tablename = 'session'",
         )
         .fetch_optional(&mut *tx)
@@ -140,7 +140,7 @@ pub async fn port_legacy(
         tx.commit().await?;
         return Ok(0);
     }
-    let table = legacy_table(db.backend);
+    let table = legacy_table(db.dialect);
     let mut ported = 0;
     let page = format!("SELECT id, data FROM {table} WHERE id > $1 ORDER BY id LIMIT {PORT_PAGE}");
     let mut after = String::new();

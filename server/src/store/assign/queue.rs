@@ -4,7 +4,7 @@
 use sqlx::Row;
 
 use super::*;
-use crate::db::Backend;
+use crate::db::Dialect;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
 use crate::store::group_shared::Shared;
 use crate::store::grouped::grouped;
@@ -512,9 +512,9 @@ pub(super) async fn next_item_in(
     // — every void claim of the annotator is released and the query runs again, so a void
     // claim is never handed out (and the common case costs one statement, which also brings
     // the annotator's batches for step 2: after a vote there is no open claim).
-    let sql = match shared.backend() {
-        Backend::Postgres => OPEN_OR_CANDIDATES_PG_SQL,
-        Backend::Sqlite => OPEN_OR_CANDIDATES_SQL,
+    let sql = match shared.dialect() {
+        Dialect::Postgres => OPEN_OR_CANDIDATES_PG_SQL,
+        Dialect::Sqlite => OPEN_OR_CANDIDATES_SQL,
     };
     let mut released = false;
     let (rows, hint) = loop {
@@ -652,9 +652,9 @@ async fn candidates(
     now: i64,
     k: i64,
 ) -> StoreResult<Vec<Candidate>> {
-    let sql = match shared.backend() {
-        Backend::Postgres => CANDIDATES_PG_SQL,
-        Backend::Sqlite => CANDIDATES_SQL,
+    let sql = match shared.dialect() {
+        Dialect::Postgres => CANDIDATES_PG_SQL,
+        Dialect::Sqlite => CANDIDATES_SQL,
     };
     let mut out = Vec::new();
     for b in batches {

@@ -3,7 +3,7 @@
 use sqlx::Row;
 
 use super::*;
-use crate::db::Backend;
+use crate::db::Dialect;
 pub use crate::domain::Vote;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::store::group_shared::Shared;
@@ -215,7 +215,7 @@ async fn submit_in(
     // (`FAST_VOTE_PG_SQL`, `FAST_VOTE_SQLITE_SQL`). On PostgreSQL a vote on an expired lease,
     // which takes room only if there is some, first takes the item's lock and reads again (see
     // the module `assign`).
-    let pg = shared.backend() == Backend::Postgres;
+    let pg = shared.dialect() == Dialect::Postgres;
     let first = read_for_vote(
         conn,
         study,
@@ -223,7 +223,7 @@ async fn submit_in(
         item,
         vote,
         now,
-        Some((consent, shared.backend())),
+        Some((consent, shared.dialect())),
     );
     let mut a = match first.await? {
         Ok(k) => {
@@ -330,7 +330,7 @@ async fn submit_in(
     // the queue's index: `rated_full` was 0 (rated < k) and changes only if this vote fills
     // the item
     let fills = first && rated + 1 >= k;
-    if shared.backend() == Backend::Postgres {
+    if shared.dialect() == Dialect::Postgres {
         let sql = if first {
             concat!(
                 "WITH r AS (",
@@ -486,16 +486,16 @@ async fn read_for_vote(
     item: ItemId,
     vote: &Vote,
     now: i64,
-    write_first: Option<(Consent, Backend)>,
+    write_first: Option<(Consent, Dialect)>,
 ) -> StoreResult<Result<i64, Option<sqlx::any::AnyRow>>> {
     let read = || bind_read(sqlx::query(vote_read!()), study, annotator, item, vote, now);
-    let Some((consent, backend)) = write_first else {
+    let Some((consent, dialect)) = write_first else {
         return Ok(Err(read().fetch_optional(&mut *conn).await?));
     };
     let comment = vote.comment().to_owned();
-    let sql = match backend {
-        Backend::Postgres => FAST_VOTE_PG_SQL,
-        Backend::Sqlite => FAST_VOTE_SQLITE_SQL,
+    let sql = match dialect {
+        Dialect::Postgres => FAST_VOTE_PG_SQL,
+        Dialect::Sqlite => FAST_VOTE_SQLITE_SQL,
     };
     let q = bind_read(sqlx::query(sql), study, annotator, item, vote, now)
         .bind(i64::from(vote.cr()))
@@ -506,7 +506,7 @@ async fn read_for_vote(
         .bind(comment)
         .bind(i64::from(consent == Consent::Required))
         .bind(AssignmentStatus::Done);
-    if backend == Backend::Postgres {
+    if dialect == Dialect::Postgres {
         return match q.fetch_optional(&mut *conn).await? {
             Some(r) if r.try_get::<i64, _>("saved")? > 0 => Ok(Ok(r.try_get("k")?)),
             other => Ok(Err(other)),
@@ -649,7 +649,7 @@ mod tests {
             now,
         )
         .expect("a vote");
-        let fast = Some((Consent::NotAsked, Backend::Sqlite));
+        let fast = Some((Consent::NotAsked, Dialect::Sqlite));
         let mut conn = db.write().await.expect("write");
         let first = read_for_vote(&mut conn, study, pool[0], h.item, &vote, now, fast)
             .await

@@ -1,5 +1,6 @@
-//! Server functions: the browser's only way into the domain. Each checks the caller's role on
-//! the server before it acts (see `auth::require`).
+//! Server functions of accounts and sessions: who is signed in, signing in and out, the
+//! accounts page. Each checks the caller's role on the server before it acts (see
+//! `auth::require`).
 
 use leptos::prelude::*;
 
@@ -7,7 +8,7 @@ use leptos::prelude::*;
 use crate::auth::{backend, internal, require};
 #[cfg(feature = "ssr")]
 use crate::model::Role;
-use crate::model::{StudyDetail, StudyId, StudySummary, User, UserId, UserRow};
+use crate::model::{User, UserId, UserRow};
 
 /// The signed-in user, or `None`.
 #[server(endpoint = "whoami")]
@@ -155,47 +156,6 @@ pub async fn set_user_disabled(username: String, disabled: bool) -> Result<(), S
         .set_disabled(&actor, username.trim(), disabled)
         .await
         .map_err(internal)
-}
-
-/// The studies (admins and researchers).
-#[server(endpoint = "studies/list")]
-pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
-    let user = require(Role::STAFF).await?;
-    backend()?.list_studies(&user).await.map_err(internal)
-}
-
-/// The studies the signed-in account annotates in (any role).
-#[server(endpoint = "studies/mine")]
-pub async fn my_studies() -> Result<Vec<(StudyId, String)>, ServerFnError> {
-    let user = require(Role::ANYONE).await?;
-    backend()?.my_studies(&user).await.map_err(internal)
-}
-
-/// Creates a study (admins only).
-#[server(endpoint = "studies/create")]
-pub async fn create_study(name: String, description: String) -> Result<StudyId, ServerFnError> {
-    let actor = require(Role::ADMINS).await?;
-    let id = backend()?
-        .create_study(&actor, name.trim(), description.trim())
-        .await
-        .map_err(internal)?;
-    leptos_axum::redirect(&format!("/studies/{id}"));
-    Ok(id)
-}
-
-/// One study with its items and audit log (admins and researchers).
-#[server(endpoint = "studies/detail")]
-pub async fn get_study(id: StudyId) -> Result<StudyDetail, ServerFnError> {
-    crate::auth::require_study(id, Role::STAFF).await?;
-    backend()?
-        .study_detail(id)
-        .await
-        .map_err(internal)?
-        .ok_or_else(|| {
-            internal(crate::backend::BackendError::NotFound(format!(
-                "study {id}"
-            )))
-        })
 }
 
 #[cfg(all(test, feature = "ssr"))]
