@@ -10,8 +10,8 @@ use crate::model::{AnnotateState, ItemId, StudyId};
 #[cfg(feature = "ssr")]
 use crate::model::{AnnotatorId, VoteForm};
 
-/// The session key of an invited (anonymous) participant's annotator id.
-pub const PARTICIPANT_KEY: &str = "participant";
+#[cfg(feature = "ssr")]
+use crate::auth::PARTICIPANT_KEY;
 
 #[cfg(feature = "ssr")]
 async fn me(study: StudyId) -> Result<AnnotatorId, ServerFnError> {

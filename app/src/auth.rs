@@ -20,6 +20,8 @@ pub const USER_ID_KEY: &str = "user_id";
 pub const EPOCH_KEY: &str = "epoch";
 /// When the session was started (sign-in or join), unix ms: the absolute lifetime counts from here.
 pub const STARTED_KEY: &str = "started_at";
+/// The session key of an invited (anonymous) participant's annotator id.
+pub const PARTICIPANT_KEY: &str = "participant";
 /// When the session was last re-saved, unix ms (sliding inactivity expiry).
 const SEEN_KEY: &str = "seen_at";
 
@@ -119,15 +121,7 @@ pub async fn signed_in(
     Ok(user)
 }
 
-/// The device token in a `Cookie` header's value (`natstudy.device=…`), if there is one; the
-/// server checks it (`service::devices`).
-pub fn device_token(header: &str) -> Option<&str> {
-    header
-        .split(';')
-        .filter_map(|c| c.trim().split_once('='))
-        .find(|(name, _)| *name == "natstudy.device")
-        .map(|(_, value)| value)
-}
+pub use natstudy_types::cookie::device_token;
 
 /// The session of the current request.
 pub async fn session() -> Result<Session, ServerFnError> {
@@ -194,12 +188,8 @@ pub async fn require_reviewer(study: StudyId) -> Result<String, ServerFnError> {
             return Ok(u.username.clone());
         }
     } else {
-        let participant: Option<crate::model::AnnotatorId> = session()
-            .await?
-            .get(crate::annotate_api::PARTICIPANT_KEY)
-            .await
-            .ok()
-            .flatten();
+        let participant: Option<crate::model::AnnotatorId> =
+            session().await?.get(PARTICIPANT_KEY).await.ok().flatten();
         if let Some(p) = participant {
             if let Some(name) = b.review_participant(study, p).await.map_err(internal)? {
                 return Ok(name);

@@ -30,7 +30,9 @@ use crate::components::layout::Layout;
 use crate::pages::annotate::{AnnotatePage, JoinPage, ResumePage};
 use crate::pages::home::HomePage;
 #[cfg(not(feature = "participant"))]
-use crate::pages::{login::LoginPage, not_found::NotFound, review, studies, users};
+use crate::pages::study::{list::StudiesPage, overview::StudyPage, results::ResultsPage};
+#[cfg(not(feature = "participant"))]
+use crate::pages::{login::LoginPage, not_found::NotFound, review, users};
 
 /// The stylesheet's address (its content-hashed name), which the server provides as context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,9 +105,9 @@ fn AppRoutes() -> impl IntoView {
             <Route path=path!("/") view=HomePage />
             <Route path=path!("/login") view=LoginPage />
             <Route path=path!("/admin/users") view=users::UsersPage />
-            <Route path=path!("/studies") view=studies::StudiesPage />
-            <Route path=path!("/studies/:id") view=studies::StudyPage />
-            <Route path=path!("/studies/:id/results") view=studies::ResultsPage />
+            <Route path=path!("/studies") view=StudiesPage />
+            <Route path=path!("/studies/:id") view=StudyPage />
+            <Route path=path!("/studies/:id/results") view=ResultsPage />
             <Route path=path!("/studies/:id/review") view=review::ReviewPage />
             <Route path=path!("/studies/:id/review/decide") view=review::ReviewDecidePage />
             <Route path=path!("/join/:token") view=JoinPage />

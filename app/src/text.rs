@@ -3,19 +3,7 @@
 
 use leptos::prelude::*;
 
-/// "1 annotator", "2 annotators", "0 annotators".
-pub fn count(n: i64, word: &str) -> String {
-    format!("{n} {}", noun(n, word))
-}
-
-/// The noun for a count of `n`: "annotator" for 1, "annotators" otherwise.
-pub fn noun(n: i64, word: &str) -> String {
-    if n == 1 {
-        word.to_owned()
-    } else {
-        format!("{word}s")
-    }
-}
+pub use natstudy_types::words::{count, noun};
 
 /// A summary split at its backticks: (is code, text). An unpaired backtick stays text.
 pub fn code_spans(s: &str) -> Vec<(bool, String)> {

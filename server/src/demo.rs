@@ -3,7 +3,7 @@
 use anyhow::Result;
 use app::model::Role;
 
-use crate::db::Db;
+use crate::store::Db;
 use crate::store::{self, StoreError};
 
 const BUGS: &str = include_str!("../assets/demo/bugs.jsonl");

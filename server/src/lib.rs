@@ -12,10 +12,11 @@ pub mod demo;
 pub mod domain;
 pub use natstudy_engine::{formats, generate};
 pub use natstudy_vocab::ids;
-/// The pure engines (the `natstudy-engine` crate).
+/// The pure engines (the `natstudy-engine` crate, with the statistics, n-gram and
+/// transformation crates it re-exports).
 pub mod engine {
     pub use natstudy_engine::{
-        analysis, assignment, bugs, diff, lm, plots, review, stats, transform, verify,
+        analysis, assignment, bugs, diff, lm, plots, review, stats, transform, verify, NgramNames,
     };
 }
 pub mod password;

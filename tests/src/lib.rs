@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
-use natstudy::db::Db;
 use natstudy::ids::{BatchId, StudyId, UserId};
+use natstudy::store::Db;
 use natstudy::web::WebConfig;
 
 pub use app::model::Role;

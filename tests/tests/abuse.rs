@@ -20,7 +20,7 @@ fn study_small(file: &str) -> std::path::PathBuf {
 }
 
 /// A study with the reference items (and optionally its votes), a dynamic batch and an invite.
-async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (StudyId, BatchId, String) {
+async fn reference_study(db: &natstudy::store::Db, with_votes: bool) -> (StudyId, BatchId, String) {
     let study = natstudy_tests::reference_study(db, "A", with_votes)
         .await
         .expect("study");
@@ -28,7 +28,7 @@ async fn reference_study(db: &natstudy::db::Db, with_votes: bool) -> (StudyId, B
     (study, batch, token)
 }
 
-async fn count(db: &natstudy::db::Db, sql: &str) -> i64 {
+async fn count(db: &natstudy::store::Db, sql: &str) -> i64 {
     use sqlx::Row;
     sqlx::query(sql)
         .fetch_one(&db.pool)
@@ -127,8 +127,8 @@ async fn a_model_bomb_leaves_the_server_answering() {
 /// account; the directory lives as long as the first value.
 async fn served_with_an_admin(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
     let dir = tempfile::tempdir().expect("dir");
-    let url = natstudy::db::Db::sqlite_url_in(dir.path()).expect("url");
-    let db = natstudy::db::Db::connect(&url).await.expect("db");
+    let url = natstudy::store::Db::sqlite_url_in(dir.path()).expect("url");
+    let db = natstudy::store::Db::connect(&url).await.expect("db");
     natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
         .await
         .expect("admin");
@@ -1097,7 +1097,7 @@ on_both_stores!(a_job_left_running_by_a_dead_server_fails_and_runs_again => a_jo
 
 /// A study whose dataset export is tens of megabytes (more than the kernel's socket buffers
 /// hold): one long method, many transformations.
-async fn big_study(db: &natstudy::db::Db) -> (StudyId, String) {
+async fn big_study(db: &natstudy::store::Db) -> (StudyId, String) {
     let study = natstudy::store::studies::create(db, None, "Big", "")
         .await
         .expect("study");

@@ -57,6 +57,7 @@ fn engines_depend_on_no_web_database_or_runtime_crate() {
     let web = ["axum", "sqlx", "leptos", "tokio", "tower", "hyper"];
     assert_none_of("natstudy-engine", &[], &web);
     assert_none_of("natstudy-vocab", &[], &web);
+    assert_none_of("natstudy-types", &[], &web);
     assert_none_of("natstudy-nlm", &[], &web);
 }
 
@@ -101,6 +102,13 @@ fn the_store_speaks_its_own_types_and_spells_no_status() {
         "'failed'",
         "'fixed_groups'",
         "'dynamic_queue'",
+        "'admin'",
+        "'researcher'",
+        "'annotator'",
+        "'owner'",
+        "'member'",
+        "'score'",
+        "'verify'",
     ];
     for f in files {
         let text = std::fs::read_to_string(&f).expect("source");
@@ -138,6 +146,30 @@ fn the_web_layer_calls_services_never_the_store() {
             assert!(
                 !reaches_store,
                 "{}:{}: the web layer reaches the store; call a service: {line}",
+                f.display(),
+                n + 1
+            );
+        }
+    }
+}
+
+/// The services speak the domain's and the wire's types (`natstudy-types`, `natstudy-vocab`),
+/// never the UI crate's: the pages depend on the services' words, not the other way round.
+#[test]
+fn services_do_not_import_the_ui_crate() {
+    let mut files = Vec::new();
+    rust_files(&root().join("server/src/service"), &mut files);
+    assert!(files.len() > 10, "service sources: {files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("source");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let reaches_app = code
+                .match_indices("app::")
+                .any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'));
+            assert!(
+                !reaches_app,
+                "{}:{}: a service imports the UI crate; use natstudy_types: {line}",
                 f.display(),
                 n + 1
             );
@@ -215,4 +247,220 @@ fn every_csv_goes_through_the_neutralising_writer() {
             );
         }
     }
+}
+
+/// A crate's modules by path (`store::group_commit::shared`), each with its file.
+fn modules(src: &Path) -> std::collections::BTreeMap<Vec<String>, PathBuf> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f.strip_prefix(src).expect("under src").with_extension("");
+            let mut path: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                path.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                path.pop();
+            }
+            (path, f)
+        })
+        .collect()
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The leading `a::b::c` path at the start of `s`.
+fn leading_path(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = s.trim_start();
+    loop {
+        let end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        out.push(rest[..end].to_owned());
+        match rest[end..].strip_prefix("::") {
+            Some(r) if r.starts_with(is_ident) => rest = r,
+            _ => break,
+        }
+    }
+    out
+}
+
+/// The module paths a file's code names through `crate::`, `super::` or `self::` (in `use`
+/// trees too), as (base, number of `super`s, path). Comments are skipped.
+fn references(text: &str) -> Vec<(&'static str, usize, Vec<String>)> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = Vec::new();
+    for base in ["crate", "super", "self"] {
+        let pat = format!("{base}::");
+        for (at, _) in code.match_indices(&pat) {
+            if code[..at].ends_with(is_ident) || code[..at].ends_with("::") {
+                continue;
+            }
+            let mut rest = &code[at + pat.len()..];
+            let mut supers = usize::from(base == "super");
+            while let Some(r) = rest.strip_prefix("super::") {
+                supers += 1;
+                rest = r;
+            }
+            let base = if base == "crate" { "crate" } else { "relative" };
+            let supers = if base == "crate" { 0 } else { supers };
+            if let Some(group) = rest.strip_prefix('{') {
+                let mut depth = 1;
+                let mut item_start = 0;
+                for (i, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' | ',' if depth == 1 => {
+                            out.push((base, supers, leading_path(&group[item_start..i])));
+                            item_start = i + 1;
+                            if c == '}' {
+                                break;
+                            }
+                        }
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+            } else {
+                out.push((base, supers, leading_path(rest)));
+            }
+        }
+    }
+    out
+}
+
+/// The cycles among a crate's modules: strongly connected components of "names something in"
+/// between modules neither of which contains the other (a module and its children share their
+/// helpers by nature; siblings and cousins that name each other are one module in two files).
+fn module_cycles(src: &Path) -> Vec<Vec<String>> {
+    let mods = modules(src);
+    let mut edges: std::collections::BTreeMap<
+        &Vec<String>,
+        std::collections::BTreeSet<&Vec<String>>,
+    > = Default::default();
+    for (module, file) in &mods {
+        let text = std::fs::read_to_string(file).expect("source");
+        for (base, supers, path) in references(&text) {
+            let start: Vec<String> = if base == "crate" {
+                Vec::new()
+            } else {
+                // `self::` and `super::` count from the file's module (a `mod.rs` is its folder's)
+                module[..module.len().saturating_sub(supers)].to_vec()
+            };
+            let full: Vec<String> = start.into_iter().chain(path).collect();
+            let Some(target) = (1..=full.len())
+                .rev()
+                .find_map(|k| mods.get_key_value(&full[..k]).map(|(m, _)| m))
+            else {
+                continue;
+            };
+            let nested = target.starts_with(module) || module.starts_with(target);
+            if !nested {
+                edges.entry(module).or_default().insert(target);
+            }
+        }
+    }
+    // Tarjan's strongly connected components
+    struct Tarjan<'a> {
+        edges: &'a std::collections::BTreeMap<
+            &'a Vec<String>,
+            std::collections::BTreeSet<&'a Vec<String>>,
+        >,
+        index: std::collections::HashMap<&'a Vec<String>, (usize, usize)>,
+        stack: Vec<&'a Vec<String>>,
+        on_stack: std::collections::HashSet<&'a Vec<String>>,
+        next: usize,
+        found: Vec<Vec<String>>,
+    }
+    impl<'a> Tarjan<'a> {
+        fn visit(&mut self, v: &'a Vec<String>) {
+            self.index.insert(v, (self.next, self.next));
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack.insert(v);
+            for &w in self.edges.get(v).into_iter().flatten() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let low = self.index[v].1.min(self.index[w].1);
+                    self.index.entry(v).and_modify(|e| e.1 = low);
+                } else if self.on_stack.contains(w) {
+                    let low = self.index[v].1.min(self.index[w].0);
+                    self.index.entry(v).and_modify(|e| e.1 = low);
+                }
+            }
+            if self.index[v].0 == self.index[v].1 {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack.remove(w);
+                    component.push(w.join("::"));
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let mut t = Tarjan {
+        edges: &edges,
+        index: Default::default(),
+        stack: Vec::new(),
+        on_stack: Default::default(),
+        next: 0,
+        found: Vec::new(),
+    };
+    for m in mods.keys() {
+        if !t.index.contains_key(m) {
+            t.visit(m);
+        }
+    }
+    t.found
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle_between_siblings_and_none_through_a_parent() {
+    let dir = tempfile::tempdir().expect("dir");
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("a")).expect("dir");
+    std::fs::write(src.join("lib.rs"), "mod a; mod b;").expect("write");
+    std::fs::write(src.join("a/mod.rs"), "mod x; use self::x::X; pub struct A;").expect("write");
+    std::fs::write(src.join("a/x.rs"), "use super::A; pub struct X;").expect("write");
+    std::fs::write(src.join("b.rs"), "use crate::{a::A, c::C};").expect("write");
+    std::fs::write(src.join("c.rs"), "pub struct C; fn f() { crate::b::g() }").expect("write");
+    assert_eq!(
+        module_cycles(src),
+        vec![vec!["b".to_owned(), "c".to_owned()]]
+    );
+}
+
+/// No two modules of a crate name each other, directly or round a longer loop (measured on
+/// the code: every `crate::`, `super::` and `self::` path, `use` trees included, tests too).
+#[test]
+fn no_module_cycles_in_any_crate() {
+    let mut found = Vec::new();
+    for member in members() {
+        let src = root().join(&member).join("src");
+        if src.is_dir() {
+            for cycle in module_cycles(&src) {
+                found.push(format!("{member}: {}", cycle.join(" ↔ ")));
+            }
+        }
+    }
+    assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
 }

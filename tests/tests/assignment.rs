@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use natstudy::db::{now_ms, Db};
+use natstudy::db::now_ms;
 use natstudy::ids::{AnnotatorId, StudyId};
 use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted};
+use natstudy::store::Db;
 use natstudy_tests::{fresh_db, on_both_stores, Store};
 use rand::{Rng, SeedableRng};
 
@@ -1278,7 +1279,9 @@ struct ShowSetting {
     reply: Option<tokio::sync::oneshot::Sender<Option<String>>>,
 }
 
-impl natstudy::db::group_commit::Job<natstudy::store::group_shared::Shared> for ShowSetting {
+impl natstudy::store::group_commit::Job<natstudy::store::group_commit::shared::Shared>
+    for ShowSetting
+{
     fn lock(&self) -> Option<i64> {
         None
     }
@@ -1286,7 +1289,7 @@ impl natstudy::db::group_commit::Job<natstudy::store::group_shared::Shared> for 
     fn run<'c>(
         &'c mut self,
         conn: &'c mut sqlx::AnyConnection,
-        _shared: &'c mut natstudy::store::group_shared::Shared,
+        _shared: &'c mut natstudy::store::group_commit::shared::Shared,
     ) -> futures_util::future::BoxFuture<'c, bool> {
         Box::pin(async move {
             let sql = format!("SELECT current_setting('{}')", self.name);
@@ -1814,7 +1817,7 @@ async fn the_writer_comes_back_after_its_connection_is_lost_postgres() {
     rate_next(&db, study, pool[0], "before").await;
     // every connection to this database but the one that kills them (the pools' and the
     // writer's), from outside the server
-    let killer = natstudy::db::Db::connect(&db.url)
+    let killer = natstudy::store::Db::connect(&db.url)
         .await
         .expect("another handle");
     let killed: Vec<bool> = sqlx::query_scalar(
@@ -1883,7 +1886,7 @@ async fn the_survey_reads_agree(store: Store) {
         (pool[0], (1, 6), true, false),
         (pool[1], (0, 0), false, true),
     ] {
-        let st = participation::standing(&db, study, a)
+        let st = participation::standing_issuing_resume_code(&db, study, a)
             .await
             .expect("standing");
         assert_eq!(st.progress, progress);
@@ -1920,12 +1923,12 @@ async fn the_survey_reads_agree(store: Store) {
     participation::consent(&db, other, pool[1], "{}")
         .await
         .expect("no-op");
-    let st = participation::standing(&db, study, pool[1])
+    let st = participation::standing_issuing_resume_code(&db, study, pool[1])
         .await
         .expect("standing");
     assert!(!st.annotator.consented);
     assert!(matches!(
-        participation::standing(&db, other, pool[0]).await,
+        participation::standing_issuing_resume_code(&db, other, pool[0]).await,
         Err(natstudy::store::StoreError::NotFound(_))
     ));
 
@@ -1964,7 +1967,7 @@ on_both_stores!(the_survey_reads_agree => the_survey_reads_agree_sqlite, the_sur
 /// every group did on the study's one row before).
 #[tokio::test]
 async fn writers_move_the_data_version_without_waiting_postgres() {
-    use natstudy::store::group_shared::bump_version;
+    use natstudy::store::group_commit::shared::bump_version;
     use sqlx::Connection;
     let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
     let study = study_with_items(&db, 1).await;

@@ -64,7 +64,7 @@ async fn upload(b: &Browser, zip: &Path) {
     b.click("#upload-submit").await.expect("import");
 }
 
-async fn bug_count(db: &natstudy::db::Db) -> i64 {
+async fn bug_count(db: &natstudy::store::Db) -> i64 {
     sqlx::query_scalar("SELECT COUNT(*) FROM bugs")
         .fetch_one(&db.pool)
         .await

@@ -209,7 +209,7 @@ async fn the_scoring_job_runs_a_model_folder() {
 async fn scoring_job(
     c: &reqwest::Client,
     app: &natstudy_tests::TestApp,
-    db: &natstudy::db::Db,
+    db: &natstudy::store::Db,
     study: natstudy::ids::StudyId,
     model: &str,
 ) {

@@ -161,7 +161,7 @@ async fn patch_review(store: Store) {
 
     // an admin decides one disagreement correct: one more correct patch, and the figures move
     let open: Vec<(String, String)> = {
-        let db = natstudy::db::Db::connect(&url).await.expect("db");
+        let db = natstudy::store::Db::connect(&url).await.expect("db");
         let id = natstudy::store::studies::id_by_name(&db, "rev")
             .await
             .expect("id");

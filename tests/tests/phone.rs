@@ -29,7 +29,10 @@ fn study_files() -> (String, String) {
 }
 
 /// A study of the two items with an open invite link: (study, invite token).
-async fn study_with_invite(db: &natstudy::db::Db, name: &str) -> (natstudy::ids::StudyId, String) {
+async fn study_with_invite(
+    db: &natstudy::store::Db,
+    name: &str,
+) -> (natstudy::ids::StudyId, String) {
     let study = natstudy::store::studies::create(db, None, name, "")
         .await
         .expect("study");

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use app::model::StudySettingsForm;
 use fantoccini::Locator;
-use natstudy::db::Db;
 use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy};
+use natstudy::store::Db;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Store, TestApp};
 

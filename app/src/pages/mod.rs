@@ -1,11 +1,7 @@
 pub mod annotate;
-pub mod generate;
 pub mod home;
 pub mod login;
-pub mod members;
 pub mod not_found;
 pub mod review;
-pub mod scoring;
-pub mod studies;
-pub mod study_admin;
+pub mod study;
 pub mod users;

@@ -13,7 +13,6 @@
 mod config;
 mod families;
 pub mod gguf;
-mod gguf_tokenizer;
 mod load;
 pub mod masked;
 

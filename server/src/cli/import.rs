@@ -132,7 +132,7 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
 }
 
 async fn import_bugs(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     study: &str,
     pairs: &std::path::Path,
     out: Option<&std::path::Path>,

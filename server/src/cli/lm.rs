@@ -452,7 +452,7 @@ struct NeuralTarget<'a> {
 /// `lm score` with a neural model: loaded once, the methods scored in batches of similar
 /// lengths, shortest first, with a bar of tokens/s.
 async fn score_neural(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     study: crate::ids::StudyId,
     target: NeuralTarget<'_>,
     out: Option<&Path>,

@@ -2,12 +2,9 @@
 
 mod batch;
 mod bench;
-mod compile_bench;
-mod cpu_time;
 mod export;
 mod import;
 pub(crate) mod lm;
-mod load_bench;
 mod report;
 mod review;
 mod transform;
@@ -21,7 +18,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use crate::db::Db;
+use crate::store::Db;
 use app::model::Role;
 
 #[derive(Parser, Debug)]

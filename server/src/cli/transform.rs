@@ -46,7 +46,9 @@ pub async fn run(args: TransformArgs) -> Result<()> {
     let bugs = crate::formats::items::parse_bugs(&text, &name)?;
     let model: Option<Box<dyn crate::engine::transform::NameScorer + Send>> =
         match (&args.model, &args.names_model) {
-            (Some(path), _) => Some(Box::new(crate::service::load_model(path).await?)),
+            (Some(path), _) => Some(Box::new(crate::engine::NgramNames(
+                crate::service::load_model(path).await?,
+            ))),
             (None, Some(dir)) => Some(Box::new(crate::service::neural::load_masked(dir).await?)),
             (None, None) => None,
         };

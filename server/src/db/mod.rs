@@ -1,4 +1,6 @@
-//! The database handle: one `sqlx::AnyPool` over SQLite (embedded default) or PostgreSQL.
+//! The database's connections: `sqlx::AnyPool`s over SQLite (embedded default) or PostgreSQL.
+//! This module knows no table: the store's handle (`store::Db`) is these connections plus the
+//! group commit (`store::group_commit`).
 //!
 //! Queries are portable runtime queries (see ARCHITECTURE.md): `$1`-style placeholders, which
 //! both SQLite and PostgreSQL accept, `INSERT … ON CONFLICT … DO NOTHING`, `RETURNING id`,
@@ -7,16 +9,12 @@
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
-
-pub mod group_commit;
-
-// what the jobs of a group share is the store's ([`group_commit::GroupState`])
-use crate::store::group_shared::Shared;
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
@@ -34,7 +32,7 @@ pub fn migrations(dialect: Dialect) -> Vec<i64> {
     migrator(dialect).iter().map(|m| m.version).collect()
 }
 
-/// Which database engine a [`Db`] talks to.
+/// Which database engine a [`Database`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
     Sqlite,
@@ -43,9 +41,9 @@ pub enum Dialect {
 
 /// A migrated database: a pool for reads and one for writes, plus the facts the store needs.
 ///
-/// **Every write goes through [`Db::write`], [`Db::begin_write`] or the group commit
-/// ([`Db::grouped`]).** On SQLite the read pool's connections are read-only (`PRAGMA
-/// query_only`), so a write through [`Db::pool`] fails at once instead of racing the other
+/// **Every write goes through [`Database::write`], [`Database::begin_write`] or the group commit
+/// (`store::Database::grouped`).** On SQLite the read pool's connections are read-only (`PRAGMA
+/// query_only`), so a write through [`Database::pool`] fails at once instead of racing the other
 /// writers for the file's lock; the write pool is one connection, handed out first come first
 /// served (with the session store's writes, see `web::sessions`, and the group commit's
 /// groups). SQLite's own wait for a busy lock polls with growing sleeps, so without that queue
@@ -53,20 +51,21 @@ pub enum Dialect {
 /// sleeps for seconds. On PostgreSQL
 /// both pools are the same pool and writers are serialised by advisory locks.
 #[derive(Clone, Debug)]
-pub struct Db {
+pub struct Database {
     /// Reads (on SQLite, read-only connections).
     pub pool: AnyPool,
-    /// Writes: SQLite one connection, taken in turn at [`Db::gate`]; PostgreSQL `pool` itself.
+    /// Writes: SQLite one connection, taken in turn at [`Database::gate`]; PostgreSQL `pool` itself.
     writer: AnyPool,
     pub dialect: Dialect,
     pub url: String,
-    /// The writer that commits claims and votes in groups (see [`group_commit`]), with what
-    /// a group's jobs share as the store defines it.
-    pub group: group_commit::GroupCommit<Shared>,
     /// SQLite: this process's writers queue here, first come first served, for the write
     /// connection (and the session store for its own).
-    gate: group_commit::Gate,
+    gate: Gate,
 }
+
+/// The writers' queue of a SQLite database: this process's writers (the group commit, the
+/// session store, [`Database::write`]) take their turn here, first come first served.
+pub type Gate = Arc<tokio::sync::Mutex<()>>;
 
 /// A connection to write on, held in turn with every other writer of the process (SQLite).
 /// Derefs to the connection: `query.execute(&mut *db.write().await?)`.
@@ -88,9 +87,9 @@ impl std::ops::DerefMut for WriteConn<'_> {
     }
 }
 
-impl Db {
+impl Database {
     /// Connects to `url` (`sqlite://…` or `postgres://…`) and applies the migrations.
-    pub async fn connect(url: &str) -> anyhow::Result<Db> {
+    pub async fn connect(url: &str) -> anyhow::Result<Database> {
         sqlx::any::install_default_drivers();
         let dialect = dialect_of(url)?;
         if dialect == Dialect::Sqlite && url.contains(":memory:") {
@@ -156,12 +155,11 @@ impl Db {
             .run(&writer)
             .await
             .with_context(|| format!("cannot migrate database {}", redact(url)))?;
-        Ok(Db {
+        Ok(Database {
             pool,
             writer,
             dialect,
             url: url.to_owned(),
-            group: group_commit::GroupCommit::default(),
             gate: Default::default(),
         })
     }
@@ -185,7 +183,7 @@ impl Db {
     }
 
     /// The writers' queue, for the session store's own connections.
-    pub fn gate(&self) -> group_commit::Gate {
+    pub fn gate(&self) -> Gate {
         self.gate.clone()
     }
 
@@ -226,12 +224,10 @@ impl Db {
         Ok(tx)
     }
 
-    /// Runs a short write job in the next group commit (see [`group_commit`]); the job answers
-    /// its caller itself once the group's transaction ended.
-    pub async fn grouped(&self, job: Box<dyn group_commit::Job<Shared>>) {
-        self.group
-            .submit(&self.writer, self.dialect, &self.url, &self.gate, job)
-            .await
+    /// The write pool, for the group commit's writer (`store::group_commit`), which takes its
+    /// turn at [`Database::gate`] itself.
+    pub(crate) fn writer(&self) -> &AnyPool {
+        &self.writer
     }
 
     /// The SQLite URL for `natstudy.db` in `data_dir`, creating the directory. The database
@@ -333,19 +329,8 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// A fresh SQLite database in a temporary directory (kept while the directory lives), for
-/// unit tests.
-#[cfg(test)]
-pub(crate) async fn temp_sqlite() -> (Db, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
-        .await
-        .expect("db");
-    (db, dir)
-}
-
 /// How long a PostgreSQL connection of natstudy's keeps its plans: the pool's (see
-/// [`replan_due`]) and the group commit's writer's (`group_commit::replan`).
+/// [`replan_due`]) and the group commit's writer's (`store::group_commit::replan`).
 pub const REPLAN: Duration = Duration::from_secs(2);
 
 /// Whether a pooled PostgreSQL connection's plans are dropped (`DISCARD PLANS`) before it is
@@ -355,7 +340,7 @@ pub const REPLAN: Duration = Duration::from_secs(2);
 /// empty) scans them whole, and the tables grow faster than autovacuum analyses them: every
 /// state request then read all of `assignments` (`natstudy bench http --analyze`). Planned
 /// again, the statement sees the tables' sizes of now. The writer does the same on its own
-/// connection (`group_commit::replan`).
+/// connection (`store::group_commit::replan`).
 fn replan_due(age: Duration, idle_for: Duration) -> bool {
     let every = REPLAN.as_millis();
     age.as_millis() / every != age.saturating_sub(idle_for).as_millis() / every
@@ -364,6 +349,13 @@ fn replan_due(age: Duration, idle_for: Duration) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fresh SQLite database in a temporary directory (kept while the directory lives).
+    async fn temp_sqlite() -> (Database, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = Database::sqlite_url_in(dir.path()).expect("url");
+        (Database::connect(&url).await.expect("db"), dir)
+    }
 
     #[test]
     fn plans_are_dropped_once_a_period() {
@@ -391,10 +383,10 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tmp");
         let dir = tmp.path().join("data");
         let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
-        let url = Db::sqlite_url_in(&dir).expect("url");
+        let url = Database::sqlite_url_in(&dir).expect("url");
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&dir.join("natstudy.db")), 0o600);
-        let db = Db::connect(&url).await.expect("connect");
+        let db = Database::connect(&url).await.expect("connect");
         sqlx::query("INSERT INTO settings (name, value) VALUES ('x', 'y')")
             .execute(&mut *db.write().await.expect("write"))
             .await
@@ -405,7 +397,7 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         let file = dir.join("natstudy.db");
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-        Db::sqlite_url_in(&dir).expect("url");
+        Database::sqlite_url_in(&dir).expect("url");
         assert_eq!((mode(&dir), mode(&file)), (0o700, 0o600));
     }
 
@@ -453,7 +445,9 @@ mod tests {
             .expect("read");
         assert_eq!(seen, "y");
         db.close().await;
-        let err = Db::connect("sqlite::memory:").await.expect_err("in-memory");
+        let err = Database::connect("sqlite::memory:")
+            .await
+            .expect_err("in-memory");
         assert!(err.to_string().contains("in-memory"), "{err}");
     }
 

@@ -2,12 +2,12 @@
 //! case that a route or server function reaches checks it here, whatever the path looked like
 //! (the page guard's check on the raw path is only a second one).
 
-use app::model::{Role, User};
+use natstudy_types::{Role, User};
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::ids::StudyId;
 use crate::store;
+use crate::store::Db;
 
 /// Whether `user` may act on `study`: admins on every study, any other account on the studies
 /// it owns or is a member of.

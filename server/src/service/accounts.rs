@@ -3,13 +3,13 @@
 
 use std::net::IpAddr;
 
-use app::model::{Role, User};
+use natstudy_types::{Role, User};
 
 use super::error::{ServiceError, ServiceResult};
 use super::throttle::Throttle;
-use crate::db::Db;
 use crate::ids::UserId;
 use crate::store;
+use crate::store::Db;
 
 /// The endings of names natstudy gives people without an account: a participant reviewer of a
 /// review-only invite (`S7@invite`) and an annotator of imported votes (`S3@import`). No
@@ -180,7 +180,7 @@ pub async fn session_user(db: &Db, id: UserId, epoch: i64) -> ServiceResult<Opti
 }
 
 /// Every account, for the admins' page.
-pub async fn list(db: &Db) -> ServiceResult<Vec<app::model::UserRow>> {
+pub async fn list(db: &Db) -> ServiceResult<Vec<natstudy_types::UserRow>> {
     Ok(store::users::list(db)
         .await?
         .into_iter()

@@ -1,16 +1,16 @@
 //! The participant's survey as the pages show it: where a participant stands and the item to
 //! rate (with its diff), the guideline's markdown made safe, the default screener.
 
-use app::model::{AnnotateState, AnnotateStep, ItemView, RatedRow, ScreenerQuestion};
+use natstudy_types::{AnnotateState, AnnotateStep, ItemView, RatedRow};
 
 use std::sync::{Arc, LazyLock};
 
-use app::model::DiffLine;
+use natstudy_types::DiffLine;
 
 use super::memo::Memo;
-use crate::db::Db;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::present::wire_rows;
+use crate::store::Db;
 use crate::store::{self, StoreError};
 
 /// The guideline's (or consent's) markdown as HTML: raw HTML is dropped, and links and images
@@ -49,16 +49,6 @@ pub fn guideline_html(markdown: &str) -> String {
     out
 }
 
-/// The study's screener questions (the default screener when it sets none).
-pub fn screener_of(json: &str) -> Vec<ScreenerQuestion> {
-    let screener: Vec<ScreenerQuestion> = serde_json::from_str(json).unwrap_or_default();
-    if screener.is_empty() {
-        default_screener()
-    } else {
-        screener
-    }
-}
-
 /// A link target that is http(s), mailto or relative; anything else becomes `#`.
 fn safe_url(url: pulldown_cmark::CowStr<'_>) -> pulldown_cmark::CowStr<'_> {
     let lower = url.trim().to_ascii_lowercase();
@@ -71,27 +61,6 @@ fn safe_url(url: pulldown_cmark::CowStr<'_>) -> pulldown_cmark::CowStr<'_> {
         None | Some("http") | Some("https") | Some("mailto") => url,
         Some(_) => "#".into(),
     }
-}
-
-/// The screener of a study that sets none.
-pub fn default_screener() -> Vec<ScreenerQuestion> {
-    let q = |name: &str, label: &str, options: &[&str]| ScreenerQuestion {
-        name: name.into(),
-        label: label.into(),
-        options: options.iter().map(|o| o.to_string()).collect(),
-    };
-    vec![
-        q(
-            "years",
-            "Years of Java experience",
-            &["<1", "1-3", "3-5", "5-10", ">10"],
-        ),
-        q(
-            "role",
-            "Your role",
-            &["student", "developer", "researcher", "other"],
-        ),
-    ]
 }
 
 /// Diff lines computed once per item (and what it is made of), bounded to 64 MiB.
@@ -313,11 +282,11 @@ async fn state_of(
         settings,
         annotator: me,
         progress: (done, total),
-    } = store::participation::standing(db, study, annotator).await?;
+    } = store::participation::standing_issuing_resume_code(db, study, annotator).await?;
     let step = if me.finished {
         finished_step(&settings, done)
     } else if !me.consented {
-        let screener = screener_of(&settings.screener_json);
+        let screener = super::screener::of(&settings.screener_json);
         let text = if settings.consent_text.trim().is_empty() {
             format!(
                 "You are invited to take part in the study \"{}\". You will rate pairs of Java methods. \
@@ -457,7 +426,7 @@ mod tests {
             |s: &crate::store::participation::StudySettings, rated| match super::finished_step(
                 s, rated,
             ) {
-                app::model::AnnotateStep::Finished {
+                natstudy_types::AnnotateStep::Finished {
                     completion_code, ..
                 } => completion_code,
                 other => panic!("{other:?}"),

@@ -1,9 +1,9 @@
 //! Batches: the rules for building one, shared by the study page and `natstudy batch create`.
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::ids::{StudyId, UserId};
 use crate::store::assign::{self, BatchInfo, BatchSpec, ItemFilter, Strategy};
+use crate::store::Db;
 use crate::store::{participation, users};
 
 /// The most participants `S1..Sn` one batch may create.

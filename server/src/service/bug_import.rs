@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::engine::bugs::{self, archive, pairs, sources::Files, Options};
 use crate::formats::items::BugRecord;
 use crate::ids::{StudyId, UserId};
+use crate::store::Db;
 use crate::store::{self, imports::Outcome};
 
 /// What an import of bugs did.

@@ -23,7 +23,7 @@ impl std::fmt::Debug for DeviceKey {
 }
 
 /// The device cookie's name.
-pub const COOKIE: &str = "natstudy.device";
+pub const COOKIE: &str = natstudy_types::cookie::DEVICE_COOKIE;
 /// How long a device stays recognised after its last sign-in.
 pub const MAX_AGE_SECS: u64 = 365 * 24 * 3600;
 
@@ -124,8 +124,11 @@ mod tests {
             .map(|(_, v)| v)
             .expect("value");
         let header = format!("natstudy.sid=abc; natstudy.device={value}; other=1");
-        assert_eq!(app::auth::device_token(&header), Some(value));
+        assert_eq!(natstudy_types::cookie::device_token(&header), Some(value));
         assert!(key.recognises(value, "ann"));
-        assert_eq!(app::auth::device_token("natstudy.sid=abc"), None);
+        assert_eq!(
+            natstudy_types::cookie::device_token("natstudy.sid=abc"),
+            None
+        );
     }
 }

@@ -2,11 +2,11 @@
 //! as the database yields rows (the web's sink holds the exporter back for a slow client).
 
 use super::ServiceResult;
-use crate::db::Db;
 use crate::ids::StudyId;
 use crate::store::export;
 /// Where an export streams its bytes (the channel to a web client, a file).
 pub use crate::store::export::{SafeCsv, Sink};
+use crate::store::Db;
 
 /// A table a study exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::formats;
 use crate::ids::{StudyId, UserId};
+use crate::store::Db;
 use crate::store::{self, imports::Outcome};
 
 /// A generated transformation and the key the study page selects it by.
@@ -36,8 +36,9 @@ pub async fn propose(
     let cancel = Cancel::default();
     let cancelled = cancel.flag.clone();
     let (bugs, generated) = tokio::task::spawn_blocking(move || {
-        let scorer = model
-            .as_deref()
+        let names = model.map(crate::engine::NgramNames);
+        let scorer = names
+            .as_ref()
             .map(|m| m as &dyn crate::engine::transform::NameScorer);
         let out = generate_until_cancelled(&bugs, &opts, scorer, &mut next, &cancelled);
         (bugs, out)
@@ -121,7 +122,7 @@ pub async fn explain(
     study: StudyId,
     operators: &str,
     all_sites: bool,
-) -> ServiceResult<Vec<app::model::OperatorWhy>> {
+) -> ServiceResult<Vec<natstudy_types::OperatorWhy>> {
     let operators = crate::generate::parse_operators(operators)
         .map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let bugs = store::generation::bugs(db, study).await?;
@@ -132,7 +133,7 @@ pub async fn explain(
     // the asker may leave: the work stops with them, between two chunks of bugs
     let cancel = Cancel::default();
     let cancelled = cancel.flag.clone();
-    let out: Option<Vec<app::model::OperatorWhy>> = tokio::task::spawn_blocking(move || {
+    let out: Option<Vec<natstudy_types::OperatorWhy>> = tokio::task::spawn_blocking(move || {
         let explained = explain_until_cancelled(&bugs, &opts, &cancelled)?;
         let mut per_op: BTreeMap<crate::engine::transform::Operator, OperatorTally<'_>> =
             operators.iter().map(|o| (*o, Default::default())).collect();
@@ -154,16 +155,16 @@ pub async fn explain(
             .iter()
             .map(|op| {
                 let (kept, rules) = per_op.remove(op).unwrap_or_default();
-                let mut refusals: Vec<app::model::RefusalCount> = rules
+                let mut refusals: Vec<natstudy_types::RefusalCount> = rules
                     .into_iter()
-                    .map(|(rule, (count, example))| app::model::RefusalCount {
+                    .map(|(rule, (count, example))| natstudy_types::RefusalCount {
                         rule: rule.to_owned(),
                         count,
                         example,
                     })
                     .collect();
                 refusals.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(&b.rule)));
-                app::model::OperatorWhy {
+                natstudy_types::OperatorWhy {
                     operator: op.name().to_owned(),
                     kept,
                     refusals,

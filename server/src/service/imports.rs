@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::formats;
 use crate::ids::{StudyId, UserId};
+use crate::store::Db;
 use crate::store::{self, imports::Outcome};
 
 pub(super) fn read(path: &Path) -> ServiceResult<String> {

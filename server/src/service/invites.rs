@@ -2,10 +2,10 @@
 //! a resume code, and the links staff make and close.
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::ids::{AnnotatorId, BatchId, InviteId, StudyId, UserId};
+use crate::store::Db;
 use crate::store::{self, participation::Entry};
-use app::model::InviteStatus;
+use natstudy_types::InviteStatus;
 
 /// The longest invite token looked up (a longer one is no invite).
 pub const MAX_TOKEN: usize = 128;

@@ -7,9 +7,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::db::{now_ms, Db};
+use crate::db::now_ms;
 use crate::ids::JobId;
 use crate::store;
+use crate::store::Db;
 
 /// What a job does.
 pub use crate::store::JobKind;
@@ -117,7 +118,7 @@ pub enum Retry {
 pub async fn list(
     db: &Db,
     study: crate::ids::StudyId,
-) -> super::ServiceResult<Vec<app::model::JobRow>> {
+) -> super::ServiceResult<Vec<natstudy_types::JobRow>> {
     Ok(store::jobs::list(db, study)
         .await?
         .into_iter()

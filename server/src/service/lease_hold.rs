@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use super::ServiceResult;
-use crate::db::Db;
 use crate::ids::StudyId;
 use crate::store::assign;
+use crate::store::Db;
 
 /// Measured votes a study needs before its times set the hold.
 pub const MIN_MEASURED: usize = 50;

@@ -1,12 +1,12 @@
 //! Who belongs to a study: its owners and members (admins reach every study without a row).
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::ids::{StudyId, UserId};
+use crate::store::Db;
 use crate::store::{self, members::MemberRole};
 
 /// The study's members.
-pub async fn list(db: &Db, study: StudyId) -> ServiceResult<Vec<app::backend::Member>> {
+pub async fn list(db: &Db, study: StudyId) -> ServiceResult<Vec<(String, String)>> {
     Ok(store::members::list(db, study).await?)
 }
 

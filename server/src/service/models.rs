@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::engine::lm::Scorer;
 use crate::ids::{StudyId, UserId};
 use crate::store;
+use crate::store::Db;
+use natstudy_types::ModelFile;
 
 type Key = (String, SystemTime, u64);
 type Cell = Arc<tokio::sync::OnceCell<Arc<Scorer>>>;
@@ -54,11 +55,7 @@ impl ModelCache {
         let path = self.dir.join(name);
         let meta = std::fs::metadata(&path)
             .ok()
-            .filter(|m| {
-                m.is_file()
-                    && super::scoring::model_kind(&self.dir, name)
-                        == Some(super::scoring::ModelKind::NGram)
-            })
+            .filter(|m| m.is_file() && model_kind(&self.dir, name) == Some(ModelKind::NGram))
             .ok_or_else(|| ServiceError::NotFound(format!("model {name}")))?;
         let key: Key = (
             name.to_owned(),
@@ -89,7 +86,7 @@ impl ModelCache {
         let loaded = cell
             .get_or_try_init(|| async {
                 self.loads.fetch_add(1, Ordering::Relaxed);
-                super::scoring::load_model(&path).await.map(Arc::new)
+                load_model(&path).await.map(Arc::new)
             })
             .await
             .cloned();
@@ -114,15 +111,15 @@ pub async fn view(
     study: StudyId,
     admin: bool,
     quota: u64,
-) -> ServiceResult<app::model::ScoringView> {
+) -> ServiceResult<natstudy_types::ScoringView> {
     let d = dir.to_owned();
-    let mut models = tokio::task::spawn_blocking(move || super::scoring::list(&d)).await?;
+    let mut models = tokio::task::spawn_blocking(move || list(&d)).await?;
     let mine = store::models::names_of(db, study).await?;
     for m in &mut models {
         m.this_study = mine.contains(&m.name);
         m.deletable = m.this_study || admin;
     }
-    Ok(app::model::ScoringView {
+    Ok(natstudy_types::ScoringView {
         quota_used: store::models::bytes_of(db, study).await?,
         quota,
         models,
@@ -158,7 +155,7 @@ pub async fn delete(
     admin: bool,
     name: &str,
 ) -> ServiceResult<()> {
-    let Some(kind) = super::scoring::model_kind(cache.dir(), name) else {
+    let Some(kind) = model_kind(cache.dir(), name) else {
         return Err(ServiceError::NotFound(format!("model {name}")));
     };
     let owner = store::models::owner(db, name).await?;
@@ -171,9 +168,7 @@ pub async fn delete(
     let path = cache.dir().join(name);
     let removed = match kind {
         // a model folder (placed by hand: only an admin reaches here)
-        super::scoring::ModelKind::Neural if path.is_dir() => {
-            tokio::fs::remove_dir_all(&path).await
-        }
+        ModelKind::Neural if path.is_dir() => tokio::fs::remove_dir_all(&path).await,
         _ => tokio::fs::remove_file(&path).await,
     };
     match removed {
@@ -188,6 +183,103 @@ pub async fn delete(
     cache.forget(name);
     store::models::remove(db, name, Some(actor), study).await?;
     Ok(())
+}
+
+/// Loads a language model file (ARPA or binary) off the async threads, ready to score: a
+/// probing file as it lies, any other laid out for probing (one form held, never two).
+pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Scorer> {
+    let p = path.to_owned();
+    tokio::task::spawn_blocking(move || crate::engine::lm::binary::load_scorer(&p))
+        .await?
+        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", path.display())))
+}
+
+/// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin` (n-gram)
+/// or `.gguf` (neural).
+pub fn valid_name(name: &str) -> bool {
+    let ok_chars = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    ok_chars && (name.ends_with(".arpa") || name.ends_with(".bin") || name.ends_with(".gguf"))
+}
+
+/// A neural model's folder name: letters, digits, `-`, `_`, `.`, not starting with a dot.
+pub fn valid_folder_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// What a model of the models directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    /// An n-gram model file (ARPA or binary).
+    NGram,
+    /// A Hugging Face model folder (`config.json`, safetensors, `tokenizer.json`) or a GGUF
+    /// file.
+    Neural,
+}
+
+/// The kind of the model `name` in `dir`, if it is one.
+pub fn model_kind(dir: &Path, name: &str) -> Option<ModelKind> {
+    let path = dir.join(name);
+    if valid_name(name) && path.is_file() {
+        Some(if natstudy_nlm::gguf::is_gguf(&path) {
+            ModelKind::Neural
+        } else {
+            ModelKind::NGram
+        })
+    } else if valid_folder_name(name) && path.join("config.json").is_file() {
+        Some(ModelKind::Neural)
+    } else {
+        None
+    }
+}
+
+/// The bytes of a model folder's files (not below it).
+fn folder_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// The models in the directory, by name: n-gram files, neural model folders and GGUF files.
+pub fn list(dir: &Path) -> Vec<ModelFile> {
+    let mut out: Vec<ModelFile> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let kind = model_kind(dir, &name)?;
+                    let meta = e.metadata().ok()?;
+                    let bytes = if meta.is_dir() {
+                        folder_bytes(&e.path())
+                    } else {
+                        meta.len()
+                    };
+                    Some(ModelFile {
+                        name,
+                        bytes,
+                        neural: kind == ModelKind::Neural,
+                        this_study: false,
+                        deletable: false,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }
 
 #[cfg(test)]

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 
 use super::ServiceResult;
-use crate::db::Db;
 use crate::engine::{analysis, stats};
 use crate::ids::{AnnotatorId, ItemId, StudyId};
+use crate::store::Db;
 use crate::store::{self, monitor::VoteFact};
-use app::model::{AnnotatorRow, BatchRow, Monitor};
+use natstudy_types::{AnnotatorRow, BatchRow, Monitor};
 
 pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
     let settings = store::participation::study_settings(db, study).await?;
@@ -21,7 +21,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
     let invites = store::monitor::invites(db, study)
         .await?
         .into_iter()
-        .map(|i| app::model::InviteRow {
+        .map(|i| natstudy_types::InviteRow {
             id: i.id,
             path: format!("/join/{}", i.token),
             batch: i.batch,

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::formats;
 use crate::ids::{StudyId, UserId};
 use crate::store;
+use crate::store::Db;
 
 /// The unit a cross-entropy is stored in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! that inputs and includes them all — written to a folder by `natstudy report --out` and zipped
 //! by the results page's download.
 
-use app::model::{FigureView, TableView};
+use natstudy_types::{FigureView, TableView};
 
 use super::{ServiceError, ServiceResult};
 use crate::engine::plots;

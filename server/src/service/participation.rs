@@ -2,7 +2,7 @@
 //! store. Participants are strangers from crowd platforms; nothing they send is trusted.
 
 use crate::ids::{AnnotatorId, ItemId, StudyId};
-use app::model::{ScreenerQuestion, VoteForm};
+use natstudy_types::{ScreenerQuestion, VoteForm};
 
 use super::error::{ServiceError, ServiceResult};
 
@@ -27,7 +27,7 @@ pub fn fresh_token() -> String {
 /// (the store refuses what would exceed k or was never handed to the annotator), with the
 /// participant's next item claimed in the same commit (`None`: nothing left to rate).
 pub async fn submit_vote(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     study: StudyId,
     annotator: AnnotatorId,
     item: ItemId,
@@ -110,16 +110,13 @@ pub fn check_answers(
 /// The participant's consent, with their screener answers checked against the study's
 /// questions.
 pub async fn consent(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     study: StudyId,
     annotator: AnnotatorId,
     answers: Vec<(String, String)>,
 ) -> ServiceResult<()> {
     let settings = crate::store::participation::study_settings(db, study).await?;
-    let answers = check_answers(
-        answers,
-        &super::annotate::screener_of(&settings.screener_json),
-    )?;
+    let answers = check_answers(answers, &super::screener::of(&settings.screener_json))?;
     let obj: serde_json::Map<String, serde_json::Value> = answers
         .into_iter()
         .map(|(k, v)| (k, serde_json::Value::String(v)))
@@ -135,7 +132,7 @@ pub async fn consent(
 
 /// The participant has read the guideline.
 pub async fn guideline_seen(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     study: StudyId,
     annotator: AnnotatorId,
 ) -> ServiceResult<()> {
@@ -144,7 +141,7 @@ pub async fn guideline_seen(
 
 /// The participant ends their work: answers are final.
 pub async fn finish(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     study: StudyId,
     annotator: AnnotatorId,
 ) -> ServiceResult<()> {
@@ -153,7 +150,7 @@ pub async fn finish(
 
 /// The rating page's heartbeat: the participant's leases renewed (up to their maximum hold).
 pub async fn renew_leases(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     study: StudyId,
     annotator: AnnotatorId,
 ) -> ServiceResult<()> {
@@ -163,7 +160,7 @@ pub async fn renew_leases(
 
 /// The studies an account takes part in as an annotator.
 pub async fn studies_of_user(
-    db: &crate::db::Db,
+    db: &crate::store::Db,
     user: crate::ids::UserId,
 ) -> ServiceResult<Vec<(StudyId, String)>> {
     Ok(crate::store::participation::studies_of_user(db, user).await?)

@@ -12,14 +12,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use app::model::ResultsView;
+use natstudy_types::ResultsView;
 use tokio::sync::watch;
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::engine::{analysis, plots};
 use crate::ids::StudyId;
 use crate::store;
+use crate::store::Db;
 
 /// Bootstrap replicates of the results page.
 pub const PAGE_BOOTSTRAP: usize = 1000;

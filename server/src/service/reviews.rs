@@ -6,11 +6,11 @@ use std::path::Path;
 
 use super::imports::{name, read};
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::engine::review::{self, tce, AutoReason};
 use crate::formats;
 use crate::ids::{ReviewTaskId, StudyId, UserId};
 use crate::store::reviews::{NewTask, ReviewInput, Ruling};
+use crate::store::Db;
 use crate::store::{self, imports::Outcome};
 
 /// What `review create` does.
@@ -238,7 +238,7 @@ pub async fn rule(
 /// The longest note a reviewer may leave.
 pub const MAX_NOTE_CHARS: usize = crate::formats::results::MAX_NOTE_CHARS;
 
-fn diff_lines(old: &str, new: &str) -> Vec<app::model::DiffLine> {
+fn diff_lines(old: &str, new: &str) -> Vec<natstudy_types::DiffLine> {
     crate::present::wire_rows(crate::engine::diff::diff_rows(old, new, &[]))
 }
 
@@ -248,11 +248,11 @@ pub async fn next_for(
     db: &Db,
     study: StudyId,
     reviewer: &str,
-) -> ServiceResult<Option<app::model::ReviewItem>> {
+) -> ServiceResult<Option<natstudy_types::ReviewItem>> {
     let Some(t) = store::reviews::next_task(db, study, reviewer).await? else {
         return Ok(None);
     };
-    Ok(Some(app::model::ReviewItem {
+    Ok(Some(natstudy_types::ReviewItem {
         task: t.id,
         target: t.target,
         patch_diff: diff_lines(&t.buggy, &t.patched),
@@ -300,7 +300,7 @@ pub fn parse_ruling(s: &str) -> ServiceResult<Ruling> {
 
 /// The study's patch review for its admins: open disagreements (with diffs and verdicts) and
 /// the standing automatic decisions.
-pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<app::model::ReviewOverview> {
+pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<natstudy_types::ReviewOverview> {
     use crate::engine::analysis::{open_disagreements, states, TaskState};
     let rows = store::reviews::tasks(db, study).await?;
     let tasks = store::analysis::review_tasks(&rows);
@@ -309,7 +309,7 @@ pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<app::model::Revi
         .into_iter()
         .map(|i| {
             let t = &rows[i];
-            app::model::AdjudicationRow {
+            natstudy_types::AdjudicationRow {
                 tool: t.tool.clone(),
                 target: t.target.clone(),
                 verdicts: t
@@ -333,7 +333,7 @@ pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<app::model::Revi
             ))
         })
         .collect();
-    Ok(app::model::ReviewOverview {
+    Ok(natstudy_types::ReviewOverview {
         tasks: rows.len(),
         pending: st.iter().filter(|s| **s == TaskState::Pending).count(),
         decided: st

@@ -6,12 +6,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::models::{model_kind, ModelKind};
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::formats;
 use crate::ids::{JobId, StudyId, UserId};
 use crate::store;
-use app::model::ModelFile;
+use crate::store::Db;
 
 /// What scoring a study did.
 pub struct Scored {
@@ -62,15 +62,6 @@ pub async fn ce_of_model(
     Ok(store::analysis::ce_of_model(db, study, name).await?)
 }
 
-/// Loads a language model file (ARPA or binary) off the async threads, ready to score: a
-/// probing file as it lies, any other laid out for probing (one form held, never two).
-pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Scorer> {
-    let p = path.to_owned();
-    tokio::task::spawn_blocking(move || crate::engine::lm::binary::load_scorer(&p))
-        .await?
-        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", path.display())))
-}
-
 /// Why a scoring job failed, as the study page shows it to researchers: the model by its
 /// file name, never the server's path to it; an internal error by that word only (the log
 /// keeps the detail).
@@ -89,94 +80,6 @@ pub fn public_reason(e: &anyhow::Error, path: &Path) -> String {
                 .replace(&path.display().to_string(), &name)
         }
     }
-}
-
-/// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin` (n-gram)
-/// or `.gguf` (neural).
-pub fn valid_name(name: &str) -> bool {
-    let ok_chars = !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    ok_chars && (name.ends_with(".arpa") || name.ends_with(".bin") || name.ends_with(".gguf"))
-}
-
-/// A neural model's folder name: letters, digits, `-`, `_`, `.`, not starting with a dot.
-pub fn valid_folder_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-}
-
-/// What a model of the models directory is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelKind {
-    /// An n-gram model file (ARPA or binary).
-    NGram,
-    /// A Hugging Face model folder (`config.json`, safetensors, `tokenizer.json`) or a GGUF
-    /// file.
-    Neural,
-}
-
-/// The kind of the model `name` in `dir`, if it is one.
-pub fn model_kind(dir: &Path, name: &str) -> Option<ModelKind> {
-    let path = dir.join(name);
-    if valid_name(name) && path.is_file() {
-        Some(if natstudy_nlm::gguf::is_gguf(&path) {
-            ModelKind::Neural
-        } else {
-            ModelKind::NGram
-        })
-    } else if valid_folder_name(name) && path.join("config.json").is_file() {
-        Some(ModelKind::Neural)
-    } else {
-        None
-    }
-}
-
-/// The bytes of a model folder's files (not below it).
-fn folder_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| e.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
-/// The models in the directory, by name: n-gram files, neural model folders and GGUF files.
-pub fn list(dir: &Path) -> Vec<ModelFile> {
-    let mut out: Vec<ModelFile> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    let kind = model_kind(dir, &name)?;
-                    let meta = e.metadata().ok()?;
-                    let bytes = if meta.is_dir() {
-                        folder_bytes(&e.path())
-                    } else {
-                        meta.len()
-                    };
-                    Some(ModelFile {
-                        name,
-                        bytes,
-                        neural: kind == ModelKind::Neural,
-                        this_study: false,
-                        deletable: false,
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
 }
 
 /// Scores every bug and transformation of the study with the model and stores the CE scores
@@ -332,7 +235,8 @@ async fn with_progress<T: Methods>(
 
 #[cfg(test)]
 mod tests {
-    use super::{public_reason, valid_name, ServiceError};
+    use super::super::models::valid_name;
+    use super::{public_reason, ServiceError};
     use std::path::Path;
 
     #[test]

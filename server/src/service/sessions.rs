@@ -2,8 +2,8 @@
 //! these): rows keyed by the SHA-256 of the session id, written in the group commit.
 
 use super::ServiceResult;
-use crate::db::Db;
 use crate::store::sessions;
+use crate::store::Db;
 
 pub async fn load(db: &Db, key: &str, now: i64) -> ServiceResult<Option<String>> {
     Ok(sessions::load(db, key, now).await?)

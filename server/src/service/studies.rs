@@ -1,11 +1,11 @@
 //! Studies: creating one (the one rule for its name), and who belongs to it.
 
 use super::{ServiceError, ServiceResult};
-use crate::db::Db;
 use crate::ids::{StudyId, UserId};
 use crate::store;
 use crate::store::participation::StudySettings;
-use app::model::{ScreenerQuestion, StudySettingsForm};
+use crate::store::Db;
+use natstudy_types::{ScreenerQuestion, StudySettingsForm};
 
 /// The longest study name, in characters.
 pub const MAX_NAME: usize = 200;
@@ -36,7 +36,7 @@ pub async fn create(
 }
 
 /// The study page's data: counts, items per level, the first 500 items, the last 50 audit lines.
-pub async fn detail(db: &Db, study: StudyId) -> ServiceResult<Option<app::model::StudyDetail>> {
+pub async fn detail(db: &Db, study: StudyId) -> ServiceResult<Option<natstudy_types::StudyDetail>> {
     let Some(counts) = store::studies::counts_of(db, study).await? else {
         return Ok(None);
     };
@@ -167,9 +167,9 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
 /// The studies an account sees: every study for an admin, its own for anyone else.
 pub async fn list_for(
     db: &Db,
-    user: &app::model::User,
-) -> ServiceResult<Vec<app::model::StudySummary>> {
-    let studies = if user.role == app::model::Role::Admin {
+    user: &natstudy_types::User,
+) -> ServiceResult<Vec<natstudy_types::StudySummary>> {
+    let studies = if user.role == natstudy_types::Role::Admin {
         store::studies::list(db).await?
     } else {
         store::studies::list_of_member(db, user.id).await?

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use super::ServiceResult;
-use crate::db::Db;
 use crate::engine::verify::{self, Check, Options};
 use crate::ids::StudyId;
 use crate::store;
+use crate::store::Db;
 
 /// What a run found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl Summary {
     pub fn line(&self) -> String {
         let mut out = format!(
             "{} checked: {} compile, {} do not, {} not compiled",
-            app::text::count(self.items as i64, "item"),
+            natstudy_types::words::count(self.items as i64, "item"),
             self.compiles,
             self.does_not_compile,
             self.not_compiled

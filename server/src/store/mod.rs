@@ -8,8 +8,7 @@ pub mod checks;
 pub(crate) mod codec;
 pub mod export;
 pub mod generation;
-pub mod group_shared;
-mod grouped;
+pub mod group_commit;
 pub mod imports;
 pub mod jobs;
 pub mod members;
@@ -21,7 +20,11 @@ pub mod sessions;
 pub mod studies;
 pub mod users;
 
-pub use crate::db::Db;
+#[cfg(test)]
+pub(crate) use handle::temp_sqlite;
+pub use handle::Db;
+
+mod handle;
 pub use codec::{AssignmentStatus, JobKind, JobState};
 
 /// Errors the store reports in domain terms.

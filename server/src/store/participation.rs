@@ -3,11 +3,11 @@
 use rand::RngCore;
 use sqlx::Row;
 
-use super::grouped::grouped;
+use super::group_commit::jobs::grouped;
 use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
 use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
-use crate::store::group_shared::Shared;
+use crate::store::group_commit::shared::Shared;
 
 /// Creates an invite link token for a batch (cap = how many participants it may create).
 pub async fn create_invite(
@@ -529,7 +529,7 @@ pub struct AnnotatorState {
 
 /// The [`AnnotatorState`] in a row of `annotators`' columns (giving a resume code to a
 /// participant who joined before they existed).
-async fn annotator_state_of(
+async fn annotator_state_issuing_resume_code(
     db: &Db,
     annotator: AnnotatorId,
     r: &sqlx::any::AnyRow,
@@ -670,8 +670,13 @@ pub struct Standing {
     pub progress: (i64, i64),
 }
 
-/// The participant's [`Standing`] in the study; not found unless the annotator is the study's.
-pub async fn standing(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<Standing> {
+/// The participant's [`Standing`] in the study, giving the annotator a resume code first if
+/// they have none (the one write); not found unless the annotator is the study's.
+pub async fn standing_issuing_resume_code(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> StoreResult<Standing> {
     let q = sqlx::query(concat!(
         "SELECT ",
         settings_columns!(),
@@ -685,7 +690,7 @@ pub async fn standing(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreR
         .ok_or_else(|| StoreError::NotFound(format!("participant {annotator} of study {study}")))?;
     Ok(Standing {
         settings: settings_of(&r)?,
-        annotator: annotator_state_of(db, annotator, &r).await?,
+        annotator: annotator_state_issuing_resume_code(db, annotator, &r).await?,
         progress: super::assign::progress_of(&r)?,
     })
 }
@@ -882,7 +887,7 @@ mod tests {
     /// key — no scan of the votes nor of the items.
     #[tokio::test]
     async fn my_votes_come_from_the_annotator_index_in_order() {
-        let (db, _dir) = crate::db::temp_sqlite().await;
+        let (db, _dir) = crate::store::temp_sqlite().await;
         let plan: Vec<String> = sqlx::query(&format!("EXPLAIN QUERY PLAN {MY_VOTES_SQL}"))
             .bind(1i64)
             .bind(1i64)
@@ -915,7 +920,7 @@ mod tests {
     /// never skipped for it. A taken S{n} moves to the next.
     #[tokio::test]
     async fn a_taken_resume_code_is_drawn_again_for_the_same_code() {
-        let (db, _dir) = crate::db::temp_sqlite().await;
+        let (db, _dir) = crate::store::temp_sqlite().await;
         let study = crate::store::studies::create(&db, None, "codes", "")
             .await
             .expect("study");

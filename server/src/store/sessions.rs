@@ -5,7 +5,7 @@
 
 use sqlx::Row;
 
-use super::grouped::grouped_unlocked;
+use super::group_commit::jobs::grouped_unlocked;
 use super::{Db, StoreResult};
 
 /// The session's record while it has not expired at `now` (ms).

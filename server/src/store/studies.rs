@@ -44,10 +44,11 @@ pub async fn create_owned(
     let id: StudyId = row.try_get(0)?;
     if let Some(owner) = owner.or(actor) {
         sqlx::query(
-            "INSERT INTO study_members (study_id, user_id, role, added_at) VALUES ($1, $2, 'owner', $3)",
+            "INSERT INTO study_members (study_id, user_id, role, added_at) VALUES ($1, $2, $3, $4)",
         )
         .bind(id)
         .bind(owner)
+        .bind(super::members::MemberRole::Owner)
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;

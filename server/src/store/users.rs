@@ -108,9 +108,10 @@ where
     if keep_an_admin {
         let r = sqlx::query(
             "SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN username = $1 THEN 1 ELSE 0 END), 0) AS me \
-             FROM users WHERE role = 'admin' AND disabled = 0",
+             FROM users WHERE role = $2 AND disabled = 0",
         )
         .bind(username)
+        .bind(Role::Admin.as_str())
         .fetch_one(&mut *tx)
         .await?;
         let (admins, me): (i64, i64) = (r.try_get("n")?, r.try_get("me")?);

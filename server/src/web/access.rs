@@ -29,6 +29,27 @@ pub async fn staff_of(
     };
     match service::access::require_staff(&state.db, &user, study).await {
         Ok(()) => Ok(user),
-        Err(e) => Err(super::download::error_response(e)),
+        Err(e) => Err(error_response(e)),
     }
+}
+
+/// A service error as a plain HTTP answer (the pages' server functions map theirs in
+/// `app::auth::internal`); internal details are logged, not sent.
+pub(super) fn error_response(e: crate::service::ServiceError) -> Response {
+    use crate::service::ServiceError;
+    let (code, text) = match e {
+        ServiceError::NotFound(what) => (StatusCode::NOT_FOUND, format!("not found: {what}")),
+        ServiceError::Invalid(why) => (StatusCode::UNPROCESSABLE_ENTITY, why),
+        ServiceError::Conflict(why) => (StatusCode::CONFLICT, why),
+        ServiceError::Forbidden(why) => (StatusCode::FORBIDDEN, why),
+        ServiceError::TooMany(secs) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many attempts: try again in {secs} s"),
+        ),
+        ServiceError::Internal(e) => {
+            tracing::error!(error = %format!("{e:#}"), "internal error");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
+        }
+    };
+    (code, text).into_response()
 }

@@ -237,7 +237,7 @@ fn result_file(
             .body(Body::from(bytes))
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
         Ok(None) => (StatusCode::NOT_FOUND, missing).into_response(),
-        Err(e) => error_response(e),
+        Err(e) => super::access::error_response(e),
     }
 }
 
@@ -266,27 +266,6 @@ pub fn attachment(name: &str) -> HeaderValue {
         "attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}"
     ))
     .unwrap_or_else(|_| HeaderValue::from_static("attachment"))
-}
-
-/// A service error as a plain HTTP answer (the pages' server functions map theirs in
-/// `app::auth::internal`); internal details are logged, not sent.
-pub(super) fn error_response(e: crate::service::ServiceError) -> Response {
-    use crate::service::ServiceError;
-    let (code, text) = match e {
-        ServiceError::NotFound(what) => (StatusCode::NOT_FOUND, format!("not found: {what}")),
-        ServiceError::Invalid(why) => (StatusCode::UNPROCESSABLE_ENTITY, why),
-        ServiceError::Conflict(why) => (StatusCode::CONFLICT, why),
-        ServiceError::Forbidden(why) => (StatusCode::FORBIDDEN, why),
-        ServiceError::TooMany(secs) => (
-            StatusCode::TOO_MANY_REQUESTS,
-            format!("too many attempts: try again in {secs} s"),
-        ),
-        ServiceError::Internal(e) => {
-            tracing::error!(error = %format!("{e:#}"), "internal error");
-            (StatusCode::INTERNAL_SERVER_ERROR, "internal error".into())
-        }
-    };
-    (code, text).into_response()
 }
 
 fn tokio_stream_from(

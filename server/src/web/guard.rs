@@ -86,11 +86,8 @@ pub async fn pages(
     if (req.uri().path().starts_with("/annotate/") || review.is_some())
         && app::auth::keep_alive(&session, state.backend.as_ref()).await
     {
-        let participant: Option<AnnotatorId> = session
-            .get(app::annotate_api::PARTICIPANT_KEY)
-            .await
-            .ok()
-            .flatten();
+        let participant: Option<AnnotatorId> =
+            session.get(app::auth::PARTICIPANT_KEY).await.ok().flatten();
         if let Some(p) = participant {
             match review {
                 None => return next.run(req).await,

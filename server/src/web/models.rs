@@ -12,7 +12,7 @@ use tower_sessions::Session;
 use crate::ids::StudyId;
 
 use super::AppState;
-use crate::service::scoring::valid_name;
+use crate::service::models::valid_name;
 
 /// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary model in
 /// the models directory, streaming it to disk, and returns to the study page. Staff of the

@@ -158,30 +158,7 @@ pub fn token_check(buggy: &str, patched: &str, fixed: Option<&str>) -> Option<Au
     None
 }
 
-/// The largest method (bytes) a fix is carried over to.
-pub const MAX_MERGE_BYTES: usize = 256 * 1024;
-
-/// The developer's fix carried over to a transformed target: a three-way merge of the buggy
-/// method (the ancestor), the transformed one and the fixed one (`None` when the transformation
-/// and the fix change the same lines, so they conflict).
-pub fn transformed_fixed(buggy: &str, transformed: &str, fixed: &str) -> Option<String> {
-    // a merge diffs the inputs pairwise (Myers: quadratic at worst); no method is this long,
-    // so a hostile input gets no carried-over fix instead of minutes of work
-    if [buggy, transformed, fixed]
-        .iter()
-        .any(|s| s.len() > MAX_MERGE_BYTES)
-    {
-        return None;
-    }
-    let nl = |s: &str| {
-        if s.ends_with('\n') {
-            s.to_owned()
-        } else {
-            format!("{s}\n")
-        }
-    };
-    diffy::merge(&nl(buggy), &nl(transformed), &nl(fixed)).ok()
-}
+pub use crate::transform::{transformed_fixed, MAX_MERGE_BYTES};
 
 #[cfg(test)]
 mod tests {
@@ -243,26 +220,5 @@ mod tests {
             Err(PatchError::DoesNotApply(_))
         ));
         assert_eq!(patched_method(BUGGY, "  \n"), Err(PatchError::Empty));
-    }
-
-    #[test]
-    fn the_fix_carries_over_when_the_transformation_misses_its_lines() {
-        let buggy = "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return y - z;\n}\n";
-        let fixed = "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return y + z;\n}\n";
-        let transformed =
-            "int f(int x) {\n    int y = 2 * x;\n    int z = 1;\n    return y - z;\n}\n";
-        assert_eq!(
-            transformed_fixed(buggy, transformed, fixed).as_deref(),
-            Some("int f(int x) {\n    int y = 2 * x;\n    int z = 1;\n    return y + z;\n}\n")
-        );
-        // the transformation rewrote the line the fix changed: nothing carries over
-        let huge = "x".repeat(MAX_MERGE_BYTES + 1);
-        assert_eq!(
-            transformed_fixed(&huge, buggy, fixed),
-            None,
-            "too long to merge"
-        );
-        let t2 = "int f(int x) {\n    int y = x * 2;\n    int z = 1;\n    return -z + y;\n}\n";
-        assert_eq!(transformed_fixed(buggy, t2, fixed), None);
     }
 }

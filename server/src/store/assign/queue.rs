@@ -6,8 +6,8 @@ use sqlx::Row;
 use super::*;
 use crate::db::Dialect;
 use crate::ids::{AnnotatorId, BatchId, ItemId, StudyId, UserId};
-use crate::store::group_shared::Shared;
-use crate::store::grouped::grouped;
+use crate::store::group_commit::jobs::grouped;
+use crate::store::group_commit::shared::Shared;
 use crate::store::{audit, Db, StoreResult};
 
 /// An item handed to an annotator.
@@ -132,7 +132,7 @@ const CANDIDATES_PG_SQL: &str = concat!(
      WHERE bi.batch_id = $1 AND bi.rated_full = 0 AND bi.queue_rank >= $9 AND CASE WHEN ",
     candidate_checks!("$2", "$5", "$6", "$7", "$3", "$4"),
     " THEN ",
-    crate::db::group_commit::item_lock!("pg_try_advisory_xact_lock", "bi.item_id"),
+    crate::store::group_commit::item_lock!("pg_try_advisory_xact_lock", "bi.item_id"),
     " ELSE false END ORDER BY bi.queue_rank LIMIT $8"
 );
 
@@ -480,7 +480,7 @@ const OPEN_OR_CANDIDATES_PG_SQL: &str = open_or_candidates!(concat!(
     "CASE WHEN ",
     candidate_checks!("$1", "$10", "$4", "$5", "$3", "$9"),
     " THEN ",
-    crate::db::group_commit::item_lock!("pg_try_advisory_xact_lock", "bi.item_id"),
+    crate::store::group_commit::item_lock!("pg_try_advisory_xact_lock", "bi.item_id"),
     " ELSE false END"
 ));
 
@@ -947,7 +947,7 @@ mod tests {
     /// no scan of the batch, no sort of it.
     #[tokio::test]
     async fn candidates_come_from_the_queue_index_in_order() {
-        let (db, _dir) = crate::db::temp_sqlite().await;
+        let (db, _dir) = crate::store::temp_sqlite().await;
         let plan = sqlx::query(&format!("EXPLAIN QUERY PLAN {CANDIDATES_SQL}"))
             .bind(1i64)
             .bind(1i64)
@@ -986,7 +986,7 @@ mod tests {
     /// assignment the annotator ever had (`status` is the index's second column).
     #[tokio::test]
     async fn the_claim_finds_the_end_of_the_order_by_lookups() {
-        let (db, _dir) = crate::db::temp_sqlite().await;
+        let (db, _dir) = crate::store::temp_sqlite().await;
         let plan = sqlx::query(&format!("EXPLAIN QUERY PLAN {CLAIM_SQL}"))
             .bind(1i64)
             .bind(1i64)

@@ -6,8 +6,8 @@ use super::*;
 use crate::db::Dialect;
 pub use crate::domain::Vote;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
-use crate::store::group_shared::Shared;
-use crate::store::grouped::grouped;
+use crate::store::group_commit::jobs::grouped;
+use crate::store::group_commit::shared::Shared;
 use crate::store::{Db, StoreError, StoreResult};
 
 /// How often one annotator may revise one vote.
@@ -238,7 +238,7 @@ async fn submit_in(
     if pg && a.as_ref().is_some_and(|a| lease_expired(a, now)) {
         sqlx::query(concat!(
             "SELECT 1 FROM (SELECT ",
-            crate::db::group_commit::item_lock!("pg_advisory_xact_lock", "$1"),
+            crate::store::group_commit::item_lock!("pg_advisory_xact_lock", "$1"),
             ") AS held"
         ))
         .bind(item)
@@ -600,7 +600,7 @@ mod tests {
     /// and returns the read (seen before), as does a vote on an item never handed out.
     #[tokio::test]
     async fn the_common_vote_is_written_in_the_round_trip_that_reads_it() {
-        let (db, _dir) = crate::db::temp_sqlite().await;
+        let (db, _dir) = crate::store::temp_sqlite().await;
         let study = crate::store::studies::create(&db, None, "fast", "")
             .await
             .expect("study");

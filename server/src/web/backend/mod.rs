@@ -12,12 +12,12 @@ use app::model::{
     StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
-use crate::db::Db;
 use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId};
 use crate::present;
 use crate::service::jobs::JobRunner;
 use crate::service::throttle::Throttle;
 use crate::service::{self, ServiceError};
+use crate::store::Db;
 
 /// The limits the domain applies to web callers.
 #[derive(Debug, Clone)]

@@ -172,7 +172,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         model: &str,
         log10: bool,
     ) -> Result<JobId, BackendError> {
-        if service::scoring::model_kind(&self.models_dir, model).is_none() {
+        if service::models::model_kind(&self.models_dir, model).is_none() {
             return Err(BackendError::NotFound(format!("model {model}")));
         }
         let label = format!("score with {model}{}", if log10 { " (log10)" } else { "" });

@@ -1,0 +1,248 @@
+//! GGUF files (llama.cpp's format) of the llama family — CodeLlama quantized for a laptop's
+//! memory: the configuration and the tokenizer from the file's metadata, the projections kept in
+//! their packed form (`Q4_0`, `Q8_0`, the k-quants, …) and dequantized one at a time for their
+//! product, the token embeddings and norms as f32: the scores are the dequantized model's, as
+//! transformers computes them. candle's reader checks every length and offset against the file.
+
+mod tokenizer;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use candle_core::quantized::gguf_file::{Content, Value};
+use candle_core::quantized::QTensor;
+use candle_core::{DType, Device};
+use candle_nn::{Embedding, RmsNorm};
+
+use crate::config::{Config, Family};
+use crate::families::{Dense, GateUp, LlamaWeights, Proj, Qkv, Rope};
+use crate::{NlmError, NlmResult};
+
+/// How a GGUF file's projections are held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Packing {
+    /// In their quantized form (the file's size in memory), each dequantized just before its
+    /// product.
+    #[default]
+    Packed,
+    /// Dequantized to f32 at load (four to eight times the memory; no work per product).
+    F32,
+}
+
+/// A number of any of GGUF's numeric types.
+pub(crate) fn number(v: &Value) -> Option<f64> {
+    Some(match v {
+        Value::U8(x) => f64::from(*x),
+        Value::I8(x) => f64::from(*x),
+        Value::U16(x) => f64::from(*x),
+        Value::I16(x) => f64::from(*x),
+        Value::U32(x) => f64::from(*x),
+        Value::I32(x) => f64::from(*x),
+        Value::U64(x) => *x as f64,
+        Value::I64(x) => *x as f64,
+        Value::F32(x) => f64::from(*x),
+        Value::F64(x) => *x,
+        Value::Bool(_) | Value::String(_) | Value::Array(_) => return None,
+    })
+}
+
+/// A GGUF file read: its configuration, weights and tokenizer.
+pub struct Gguf {
+    pub config: Config,
+    pub weights: LlamaWeights,
+    pub tokenizer: tokenizers::Tokenizer,
+}
+
+pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
+    let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
+    let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
+    let content = Content::read(&mut file).map_err(|e| at(e.to_string()))?;
+    let md = &content.metadata;
+    let arch = md
+        .get("general.architecture")
+        .and_then(|v| v.to_string().ok())
+        .cloned()
+        .unwrap_or_default();
+    if arch != "llama" {
+        return Err(at(format!(
+            "architecture `{arch}`: natstudy runs GGUF files of the llama family (CodeLlama); \
+             other families run from a Hugging Face folder"
+        )));
+    }
+    let spec = tokenizer::Spec::read(md).map_err(|e| at(e.to_string()))?;
+    let config = config_of(md, spec.tokens.len()).map_err(at)?;
+    let tokenizer = spec.build().map_err(|e| at(e.to_string()))?;
+    let mut tensor = |name: &str| -> NlmResult<QTensor> {
+        content
+            .tensor(&mut file, name, device)
+            .map_err(|e| at(format!("tensor `{name}`: {e}")))
+    };
+    let (h, hd, c) = (config.hidden, config.head_dim, &config);
+    let shaped = |t: QTensor, rows: usize, cols: usize, name: &str| -> NlmResult<QTensor> {
+        if t.shape().dims() == [rows, cols] {
+            Ok(t)
+        } else {
+            Err(at(format!(
+                "tensor `{name}`: shape {:?}, the configuration says [{rows}, {cols}]",
+                t.shape().dims()
+            )))
+        }
+    };
+    let proj = |t: QTensor| -> NlmResult<Proj> {
+        Ok(match packing {
+            Packing::Packed => Proj::Packed(std::sync::Arc::new(t)),
+            Packing::F32 => Proj::Dense(Dense::new(&t.dequantize(device)?, None)?),
+        })
+    };
+    // dequantized projections of the same input fuse into one product
+    let fused = |ts: Vec<QTensor>| -> NlmResult<Proj> {
+        let ws = ts
+            .iter()
+            .map(|t| t.dequantize(device))
+            .collect::<candle_core::Result<Vec<_>>>()?;
+        Ok(Proj::Dense(Dense::fused(&ws.iter().collect::<Vec<_>>())?))
+    };
+    let norm = |t: QTensor| -> NlmResult<RmsNorm> {
+        Ok(RmsNorm::new(
+            t.dequantize(device)?.to_dtype(DType::F32)?,
+            c.eps,
+        ))
+    };
+    let embed_q = shaped(
+        tensor("token_embd.weight")?,
+        c.vocab,
+        h,
+        "token_embd.weight",
+    )?;
+    let embed = Embedding::new(embed_q.dequantize(device)?, h);
+    let mut layers = Vec::with_capacity(c.layers);
+    for i in 0..c.layers {
+        let norm1 = norm(tensor(&format!("blk.{i}.attn_norm.weight"))?)?;
+        let norm2 = norm(tensor(&format!("blk.{i}.ffn_norm.weight"))?)?;
+        let mut get = |n: &str, rows: usize, cols: usize| -> NlmResult<QTensor> {
+            let name = format!("blk.{i}.{n}.weight");
+            shaped(tensor(&name)?, rows, cols, &name)
+        };
+        let (q, k, v) = (
+            get("attn_q", c.heads * hd, h)?,
+            get("attn_k", c.kv_heads * hd, h)?,
+            get("attn_v", c.kv_heads * hd, h)?,
+        );
+        let (gate, up) = (
+            get("ffn_gate", c.intermediate, h)?,
+            get("ffn_up", c.intermediate, h)?,
+        );
+        let (qkv, gate_up) = match packing {
+            Packing::Packed => (
+                Qkv::Separate {
+                    q: proj(q)?,
+                    k: proj(k)?,
+                    v: proj(v)?,
+                },
+                GateUp::Separate {
+                    gate: proj(gate)?,
+                    up: proj(up)?,
+                },
+            ),
+            Packing::F32 => (
+                Qkv::Fused(fused(vec![q, k, v])?),
+                GateUp::Fused(fused(vec![gate, up])?),
+            ),
+        };
+        layers.push(crate::families::LlamaLayer {
+            norm1,
+            qkv,
+            o: proj(get("attn_output", h, c.heads * hd)?)?,
+            norm2,
+            gate_up,
+            down: proj(get("ffn_down", h, c.intermediate)?)?,
+        });
+    }
+    let norm_out = norm(tensor("output_norm.weight")?)?;
+    let head = if content.tensor_infos.contains_key("output.weight") {
+        proj(shaped(
+            tensor("output.weight")?,
+            c.vocab,
+            h,
+            "output.weight",
+        )?)?
+    } else {
+        // tied to the embeddings
+        proj(embed_q)?
+    };
+    Ok(Gguf {
+        config,
+        weights: LlamaWeights {
+            embed,
+            layers,
+            norm: norm_out,
+            head,
+            rope: Rope::Interleaved,
+            device: device.clone(),
+        },
+        tokenizer,
+    })
+}
+
+/// The configuration a llama GGUF file states under `llama.*`.
+fn config_of(md: &HashMap<String, Value>, vocab: usize) -> Result<Config, String> {
+    let get = |k: &str| md.get(&format!("llama.{k}")).and_then(number);
+    let need = |k: &str| -> Result<usize, String> {
+        get(k)
+            .filter(|n| *n >= 1.0 && *n <= 1e7)
+            .map(|n| n as usize)
+            .ok_or_else(|| format!("llama.{k} missing or out of range"))
+    };
+    let hidden = need("embedding_length")?;
+    let heads = need("attention.head_count")?;
+    let kv_heads =
+        get("attention.head_count_kv").map_or(Ok(heads), |_| need("attention.head_count_kv"))?;
+    if hidden % heads != 0 || heads % kv_heads != 0 {
+        return Err(format!(
+            "{heads} heads, {kv_heads} key/value heads, hidden size {hidden}"
+        ));
+    }
+    let head_dim = get("attention.key_length").map_or(hidden / heads, |n| n as usize);
+    if head_dim == 0 || head_dim % 2 != 0 || head_dim > 65_536 {
+        return Err(format!("a head of {head_dim} dimensions"));
+    }
+    let rope_linear = match md
+        .get("llama.rope.scaling.type")
+        .and_then(|v| v.to_string().ok())
+        .map(String::as_str)
+    {
+        None | Some("none") => 1.0,
+        Some("linear") => get("rope.scaling.factor")
+            .filter(|f| *f > 0.0)
+            .unwrap_or(1.0),
+        Some(other) => return Err(format!("rope scaling `{other}`: natstudy runs linear")),
+    };
+    if vocab == 0 || vocab > 10_000_000 {
+        return Err(format!("{vocab} tokens"));
+    }
+    Ok(Config {
+        family: Family::Llama,
+        vocab,
+        hidden,
+        layers: need("block_count")?,
+        heads,
+        kv_heads,
+        head_dim,
+        intermediate: need("feed_forward_length")?,
+        eps: get("attention.layer_norm_rms_epsilon").unwrap_or(1e-5),
+        max_len: need("context_length")?,
+        tie_embeddings: false,
+        rope_theta: get("rope.freq_base").unwrap_or(10_000.0),
+        rope_linear,
+        local: Vec::new(),
+        window: 0,
+        gelu_erf: false,
+        scale_attention: true,
+    })
+}
+
+/// Whether a path names a GGUF file (by its name; its magic is checked when it is read).
+pub fn is_gguf(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+}

@@ -1,0 +1,458 @@
+//! Wire types shared by the services, the server functions and the pages. Plain data, no
+//! behaviour that needs a database: these cross the network as JSON.
+//!
+//! The services build these and the pages show them; neither side owns them, so the services
+//! need not depend on the UI crate (an architecture test holds it).
+
+pub mod cookie;
+pub mod words;
+
+use serde::{Deserialize, Serialize};
+
+pub use natstudy_vocab::ids::{
+    AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId,
+};
+pub use natstudy_vocab::Role;
+
+/// The signed-in account as the pages see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub id: UserId,
+    pub username: String,
+    pub role: Role,
+}
+
+/// One row of the admin's user list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserRow {
+    pub id: UserId,
+    pub username: String,
+    pub role: Role,
+    pub disabled: bool,
+    pub created_at_ms: i64,
+}
+
+/// A study with its headline counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySummary {
+    pub id: StudyId,
+    pub name: String,
+    pub description: String,
+    pub ratings_per_item: i64,
+    pub bugs: i64,
+    pub items: i64,
+    pub votes: i64,
+    pub annotators: i64,
+}
+
+/// Items by naturalness level, for the study overview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelCount {
+    pub level: String,
+    pub items: i64,
+}
+
+/// A study page's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyDetail {
+    pub summary: StudySummary,
+    pub levels: Vec<LevelCount>,
+    pub items: Vec<ItemRow>,
+    pub audit: Vec<AuditRow>,
+}
+
+/// One transformation of a study, as listed on the study page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemRow {
+    pub key: String,
+    pub bug: String,
+    pub operator: String,
+    pub level: String,
+    pub summary: String,
+    pub votes: i64,
+}
+
+/// One line of the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRow {
+    pub at_ms: i64,
+    pub user: Option<String>,
+    pub action: String,
+    pub detail: String,
+}
+
+/// A piece of a diff line; `changed` pieces are highlighted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seg {
+    pub text: String,
+    pub changed: bool,
+}
+
+/// One row of a diff (see the server's `engine::diff`). `kind`: same, removed, added, changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffLine {
+    pub kind: String,
+    pub old_no: Option<u32>,
+    pub new_no: Option<u32>,
+    pub old: Vec<Seg>,
+    pub new: Vec<Seg>,
+    /// The original line is a buggy line.
+    pub buggy: bool,
+    /// The transformed line is one of the transformed method's buggy lines.
+    #[serde(default)]
+    pub buggy_new: bool,
+}
+
+/// An item as a participant rates it. Blinded studies leave `operator` and `bug_id` out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemView {
+    pub item: ItemId,
+    pub summary: String,
+    pub operator: Option<String>,
+    pub bug_id: Option<String>,
+    pub project: String,
+    pub file_path: String,
+    pub method: String,
+    pub diff: Vec<DiffLine>,
+    pub file_source: Option<String>,
+    /// 1-based line of the file where the method starts, if found.
+    pub method_line: Option<u32>,
+    pub method_lines: u32,
+    pub original_left: bool,
+    /// The participant's current answers when revising: (CR, CC, comment).
+    pub previous: Option<(u8, u8, String)>,
+    /// A fresh idempotency key for this rendering's submit.
+    pub token: String,
+}
+
+/// A plausible patch as its reviewer sees it: the target's buggy method against the tool's
+/// patch and against the developer's fix (no tool name, no other verdicts).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewItem {
+    pub task: ReviewTaskId,
+    pub target: String,
+    pub patch_diff: Vec<DiffLine>,
+    /// `None` when the developer's fix of this target is not known.
+    pub fix_diff: Option<Vec<DiffLine>>,
+    /// The reviewer's verdicts so far in this study, and the patches still open to them.
+    pub done: i64,
+    pub left: i64,
+}
+
+/// A disagreement an admin decides, with the reviewers' verdicts (reviewer, verdict, note).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdjudicationRow {
+    pub tool: String,
+    pub target: String,
+    pub verdicts: Vec<(String, String, String)>,
+    pub patch_diff: Vec<DiffLine>,
+    pub fix_diff: Option<Vec<DiffLine>>,
+}
+
+/// The study's patch review for its admins: open disagreements and automatic decisions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewOverview {
+    pub tasks: usize,
+    pub pending: usize,
+    pub decided: usize,
+    pub open: Vec<AdjudicationRow>,
+    /// (tool, target, reason explained) of the standing automatic decisions.
+    pub automatic: Vec<(String, String, String)>,
+}
+
+/// A rated item, for the revision list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatedRow {
+    pub item: ItemId,
+    pub summary: String,
+    pub cr: u8,
+    pub cc: u8,
+}
+
+/// A screener question of a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenerQuestion {
+    pub name: String,
+    pub label: String,
+    /// Empty for free text.
+    pub options: Vec<String>,
+}
+
+/// What an invite link leads to, told before anyone takes part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InviteStatus {
+    /// The link works: the study it joins; `continuing` when the caller already takes part
+    /// (they continue where they were); `review` for a review-only invite (patch review, no
+    /// survey).
+    Open {
+        study: String,
+        continuing: bool,
+        /// The caller took part and finished: nothing to continue.
+        finished: bool,
+        review: bool,
+    },
+    /// Every item of the link's batch has all its ratings: a new participant would rate
+    /// nothing (the join is refused).
+    Full,
+    /// Every place the link offered is taken.
+    UsedUp,
+    /// The study's organisers closed the link.
+    Closed,
+    /// No such link.
+    Unknown,
+}
+
+/// Where a participant stands in a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AnnotateStep {
+    Consent {
+        text: String,
+        screener: Vec<ScreenerQuestion>,
+    },
+    Guideline,
+    Rate(Box<ItemView>),
+    /// The queue has nothing more: the annotator's rated items, a page at a time.
+    Review {
+        /// The rated items on this page, in rating order.
+        rated: Vec<RatedRow>,
+        /// This page, counted from 1.
+        page: u32,
+        /// Pages in all (at least 1).
+        pages: u32,
+        /// The items rated on the pages before this one.
+        before: u64,
+        /// The items rated in all.
+        total: u64,
+    },
+    /// The participant finished. `completion_code` is the study's code when they rated at
+    /// least `min_rated` items (`rated`), else `None`.
+    Finished {
+        completion_code: Option<String>,
+        rated: u64,
+        min_rated: u64,
+        /// The study has a completion code at all.
+        has_code: bool,
+    },
+}
+
+/// The annotation page's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnnotateState {
+    pub study: StudyId,
+    pub study_name: String,
+    pub code: String,
+    /// Continues this participant on another device (`/resume`); invited participants only.
+    pub resume_code: Option<String>,
+    pub done: i64,
+    pub total: i64,
+    /// The guideline as HTML (rendered from the study's markdown on the server).
+    pub guideline_html: String,
+    pub step: AnnotateStep,
+}
+
+/// A vote as the rating form sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VoteForm {
+    pub cr: u8,
+    pub cc: u8,
+    pub comment: String,
+    pub time_secs: Option<f64>,
+    pub started_at: Option<i64>,
+    pub context_opened: bool,
+    pub token: String,
+}
+
+/// A study's settings as the admin edits them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySettingsForm {
+    pub ratings_per_item: i64,
+    pub guideline: String,
+    pub blind_operator: bool,
+    pub blind_bug_id: bool,
+    pub randomise_sides: bool,
+    pub completion_code: String,
+    /// The completion code is shown only to participants who rated at least this many items
+    /// (0: to everyone who finishes).
+    pub min_rated_for_code: i64,
+    /// Shown before the screener; empty for the default text.
+    pub consent_text: String,
+    /// The screener as JSON: `[{"name", "label", "options": [...]}]` (no options: free text);
+    /// `[]` for the default questions (Java experience, role).
+    pub screener_json: String,
+}
+
+/// One annotator's line on the monitor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnnotatorRow {
+    pub id: AnnotatorId,
+    pub code: String,
+    pub account: Option<String>,
+    pub done: i64,
+    pub total: i64,
+    pub last_active_ms: Option<i64>,
+    pub median_time: Option<f64>,
+    pub gold_seen: i64,
+    pub gold_correct: i64,
+    pub finished: bool,
+    /// Made by a votes import (their votes were imported; they were never online).
+    pub imported: bool,
+    /// Items they hold a live lease on now; an admin's drop-out action lets go of them.
+    pub leases: i64,
+}
+
+/// A batch as listed on the study page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRow {
+    pub id: BatchId,
+    pub name: String,
+    pub strategy: String,
+    pub items: i64,
+    pub annotators: i64,
+}
+
+/// An invite link of a study.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InviteRow {
+    pub id: InviteId,
+    /// `/join/TOKEN` (the page makes it a full address).
+    pub path: String,
+    /// The batch it joins; `None` for a review-only invite.
+    pub batch: Option<String>,
+    pub cap: i64,
+    pub used: i64,
+    pub closed: bool,
+    /// Open, but every item of its batch has k ratings: it gives no one work.
+    pub full: bool,
+}
+
+/// The live state of a study for admins and researchers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Monitor {
+    pub k: i64,
+    /// The study's invite links, newest first.
+    pub invites: Vec<InviteRow>,
+    /// `items_with[n]`: how many items have n completed ratings (n = 0..=k).
+    pub items_with: Vec<i64>,
+    pub annotators: Vec<AnnotatorRow>,
+    pub batches: Vec<BatchRow>,
+    /// Fleiss' kappa of the binary judgement over the items with k ratings so far.
+    pub fleiss_kappa: Option<f64>,
+    pub complete_items: i64,
+    pub settings: StudySettingsForm,
+}
+
+/// A study's results as the results page shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsView {
+    /// Headline figures (study size, Fleiss' kappa, full agreement).
+    pub headline: Vec<String>,
+    /// The report's tables (the same `natstudy report` prints).
+    pub tables: Vec<TableView>,
+    /// The figures, in the order a paper shows them.
+    pub figures: Vec<FigureView>,
+    pub votes: i64,
+}
+
+/// A figure of the results: its stable id (the file name of its downloads), title, caption (what
+/// it shows, on which data) and SVG (which declares its print size).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FigureView {
+    pub id: String,
+    pub title: String,
+    pub caption: String,
+    pub svg: String,
+    /// As wide as both columns of a page.
+    pub wide: bool,
+}
+
+/// A transformation the engine proposes for a study, before it becomes an item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GeneratedPreview {
+    /// Stable across regenerations: bug, operator and a digest of the transformed source.
+    pub key: String,
+    pub bug_id: String,
+    pub operator: String,
+    pub level: String,
+    pub summary: String,
+    pub touches_buggy: bool,
+    pub diff: Vec<DiffLine>,
+}
+
+/// A background job of a study (e.g. scoring with a language model) and its progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRow {
+    pub id: JobId,
+    pub kind: String,
+    pub label: String,
+    /// `running`, `done` or `failed`.
+    pub state: String,
+    pub done: i64,
+    pub total: i64,
+    pub message: String,
+    pub started_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+/// A language model file the server holds in its models directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelFile {
+    pub name: String,
+    pub bytes: u64,
+    /// A neural model (a Hugging Face folder or a GGUF file), not an n-gram one: it scores
+    /// methods, it does not rank RenameVariable-2's names.
+    pub neural: bool,
+    /// Uploaded for this study (it counts against the study's quota).
+    pub this_study: bool,
+    /// The viewer may delete it: staff of the study that uploaded it, or an admin.
+    pub deletable: bool,
+}
+
+/// What the study page's scoring panel shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoringView {
+    pub models: Vec<ModelFile>,
+    pub jobs: Vec<JobRow>,
+    /// Bytes of models uploaded for this study, and the most it may hold.
+    pub quota_used: u64,
+    pub quota: u64,
+}
+
+/// A table of the report: a title, column names and rows of cells (already formatted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableView {
+    pub id: String,
+    pub title: String,
+    /// One line: what the table measures.
+    pub note: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Why an operator did or did not apply to the study's bugs (the generator's "Why not?").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperatorWhy {
+    pub operator: String,
+    /// Applications kept.
+    pub kept: usize,
+    /// Refused sites by rule, most frequent first.
+    pub refusals: Vec<RefusalCount>,
+}
+
+/// How often a rule refused a site, and one place it did (`Chart-1 line 4`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefusalCount {
+    pub rule: String,
+    pub count: usize,
+    pub example: String,
+}
+
+/// What the study page's generator runs: operators (`studied`, `all` or names), whether
+/// applications away from the buggy lines count, and an optional model (a file of the models
+/// directory) that ranks RenameVariable-2's names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenerateRequest {
+    pub operators: String,
+    pub all_sites: bool,
+    #[serde(default)]
+    pub model: Option<String>,
+}

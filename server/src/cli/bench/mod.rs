@@ -1,0 +1,560 @@
+//! `natstudy bench`: measured figures, never timed tests. The benchmarks live in this tree,
+//! out of the domain's modules: the load over HTTP (`load`), the engines' and the store's
+//! benchmarks here, the Java compile check (`compile`), what they stand on (`fixture`) and a
+//! process's CPU time (`cpu_time`).
+
+mod compile;
+mod cpu_time;
+mod fixture;
+mod load;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::Subcommand;
+
+use crate::cli::Global;
+use crate::db::now_ms;
+use crate::store::assign::{self, BatchSpec, ItemFilter, Strategy};
+use fixture::{bench_db, bench_study, commit_anchor, percentile};
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// "next item + submit" under many concurrent annotators (dynamic queue), until every item
+    /// has k ratings. Uses a temporary SQLite database unless --database-url is given.
+    Assign {
+        #[arg(long, default_value_t = 200)]
+        annotators: usize,
+        #[arg(long, default_value_t = 400)]
+        items: usize,
+    },
+    /// The survey over real HTTP on loopback: participants join through one invite at once,
+    /// then ask for an item, think, and vote until the time is up; p50/p99 per request,
+    /// votes/s, and the database's durable commit rate in the same run. Uses a temporary
+    /// SQLite database unless --database-url is given.
+    Http {
+        #[arg(long, default_value_t = 200)]
+        participants: usize,
+        #[arg(long, default_value_t = 2177)]
+        items: usize,
+        /// Mean seconds between seeing an item and voting (each pause ±50%)
+        #[arg(long, default_value_t = 10.0)]
+        think: f64,
+        /// Seconds participants keep voting
+        #[arg(long, default_value_t = 60.0)]
+        duration: f64,
+        /// Servers on the same database, participants spread over them (PostgreSQL: the
+        /// scale-out set-up)
+        #[arg(long, default_value_t = 1)]
+        instances: usize,
+        /// Drive these running servers (`http://HOST:PORT`, comma-separated) instead of
+        /// servers in this process: each must serve the database of `--database-url` (started
+        /// with `serve --join-burst 0 --max-connections-per-client 0`, as every simulated
+        /// participant comes from one address)
+        #[arg(long, value_delimiter = ',', conflicts_with = "instances")]
+        servers: Vec<String>,
+        /// PostgreSQL: analyse the database after the set-up, as autovacuum does for a running
+        /// instance, so the run is planned with statistics (without it, a database made for
+        /// the run is never analysed, a state no deployment stays in)
+        #[arg(long)]
+        analyze: bool,
+    },
+    /// The full analysis (engine only) of a synthetic study: items × 5 votes, 5 repair tools,
+    /// 2 language models
+    Report {
+        #[arg(long, default_value_t = 100_000)]
+        items: usize,
+        /// Bootstrap replicates for the agreement intervals
+        #[arg(long, default_value_t = 1000)]
+        bootstrap: usize,
+    },
+    /// Training a language model from a pre-tokenised corpus (one sentence a line): tokens/s,
+    /// time to write the ARPA file, peak memory of the process. Compare with KenLM's
+    /// `lmplz -o ORDER -S MEMORY < FILE > model.arpa` on the same file.
+    Lm {
+        #[arg(long)]
+        tokens: std::path::PathBuf,
+        #[arg(long, default_value_t = 4)]
+        order: usize,
+        #[arg(long, default_value = "1G", value_parser = crate::cli::lm::parse_size)]
+        memory: usize,
+        /// Where the ARPA file goes (default: a temporary file, removed)
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// Also load the written model and score this token file on one core (compare with
+        /// KenLM's `query model.bin < FILE`)
+        #[arg(long)]
+        heldout: Option<std::path::PathBuf>,
+    },
+    /// A neural causal model (a Hugging Face folder or a GGUF file) on a JSON list of methods
+    /// (as shared/reference/nlm/methods.json): load time, tokens/s of forward passes over all
+    /// positions (batches of similar lengths), peak memory. Compare with transformers on the
+    /// same methods and threads (`crates/nlm/bench/transformers_score.py`)
+    #[command(name = "lm-neural")]
+    LmNeural {
+        #[arg(long)]
+        model: std::path::PathBuf,
+        #[arg(long)]
+        methods: std::path::PathBuf,
+        /// Passes over the methods (the first warms the caches)
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// cpu, or cuda (a build with `--features cuda`)
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Methods in one forward pass (1: one at a time, as the published tool)
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        batch: u16,
+        /// Threads on the CPU, each scoring its own batches (default: every core)
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        threads: Option<u16>,
+    },
+    /// Every operator on every method of a directory of .java files (every line counted as
+    /// buggy, every application kept): methods/s, and engine time against parse time alone
+    Transform {
+        #[arg(long)]
+        corpus: std::path::PathBuf,
+        #[arg(long, default_value = "all")]
+        operators: String,
+        /// Also compile every application in its file with javac (the compile server of
+        /// `natstudy verify`), each file's original first: applications, failures and time per
+        /// operator
+        #[arg(long)]
+        compile: bool,
+        /// With --compile: the files belong to this module of the JDK that compiles them
+        /// (`java.base` for the JDK's own `lib/src.zip`: javac --patch-module)
+        #[arg(long)]
+        patch_module: Option<String>,
+        /// With --compile: the `java` of that JDK
+        #[arg(long, default_value = "java")]
+        java: std::path::PathBuf,
+        /// Take files (sorted by path) until they hold this many lines
+        #[arg(long)]
+        max_lines: Option<usize>,
+        /// With --compile: compilers at once (default: the cores)
+        #[arg(long)]
+        workers: Option<usize>,
+    },
+}
+
+pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
+    match cmd {
+        BenchCommand::Assign { annotators, items } => assign_bench(g, annotators, items).await,
+        BenchCommand::Http {
+            participants,
+            items,
+            think,
+            duration,
+            instances,
+            servers,
+            analyze,
+        } => {
+            let secs = |x: f64, what: &str| {
+                Duration::try_from_secs_f64(x)
+                    .map_err(|_| anyhow::anyhow!("--{what} must be a number of seconds ≥ 0"))
+            };
+            let setup = load::Setup {
+                participants,
+                items,
+                think: secs(think, "think")?,
+                duration: secs(duration, "duration")?,
+                instances,
+                servers,
+                analyze,
+            };
+            load::run(g, setup).await
+        }
+        BenchCommand::Report { items, bootstrap } => {
+            tokio::task::spawn_blocking(move || report_bench(items, bootstrap)).await?;
+            Ok(())
+        }
+        BenchCommand::Lm {
+            tokens,
+            order,
+            memory,
+            out,
+            heldout,
+        } => {
+            tokio::task::spawn_blocking(move || {
+                lm_bench(&tokens, order, memory, out, heldout.as_deref())
+            })
+            .await?
+        }
+        BenchCommand::LmNeural {
+            model,
+            methods,
+            rounds,
+            device,
+            batch,
+            threads,
+        } => {
+            let run = crate::service::neural::Run {
+                batch: usize::from(batch),
+                threads: threads.map(usize::from),
+                ..Default::default()
+            };
+            tokio::task::spawn_blocking(move || {
+                lm_neural_bench(&model, &methods, (rounds, &device, run))
+            })
+            .await?
+        }
+        BenchCommand::Transform {
+            corpus,
+            operators,
+            compile: false,
+            max_lines,
+            ..
+        } => {
+            tokio::task::spawn_blocking(move || transform_bench(&corpus, &operators, max_lines))
+                .await?
+        }
+        BenchCommand::Transform {
+            corpus,
+            operators,
+            compile: true,
+            patch_module,
+            java,
+            max_lines,
+            workers,
+        } => {
+            let setup = compile::Setup {
+                operators,
+                patch_module,
+                java,
+                max_lines,
+                workers: workers
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            };
+            tokio::task::spawn_blocking(move || compile::run(&corpus, &setup)).await?
+        }
+    }
+}
+
+async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()> {
+    let (db, _tmp) = bench_db(g).await?;
+    let study = bench_study(&db, items).await?;
+    let pool = assign::ensure_pool(&db, study, annotators).await?;
+    let spec = BatchSpec {
+        name: "bench".into(),
+        strategy: Strategy::DynamicQueue,
+        filter: ItemFilter::default(),
+        annotators: pool.clone(),
+        seed: 1,
+        lease_secs: 1200,
+        avoid_same_bug: true,
+    };
+    assign::create_batch(&db, study, None, &spec).await?;
+    let k = assign::ratings_per_item(&db, study).await? as u64;
+    let bar = indicatif::ProgressBar::new(items as u64 * k);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} votes {per_sec} eta {eta}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let db = Arc::new(db);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for a in pool {
+        let db = db.clone();
+        let bar = bar.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut n = 0u64;
+            // as a participant's page: the first item asked for, each next one claimed with
+            // the vote before it (one job)
+            let mut t0 = Instant::now();
+            let mut next = assign::next_item(&db, study, a, now_ms()).await?;
+            while let Some(h) = next {
+                let vote = crate::domain::Vote::parse(
+                    app::model::VoteForm {
+                        cr: 2,
+                        cc: 2,
+                        comment: String::new(),
+                        time_secs: Some(10.0),
+                        started_at: None,
+                        context_opened: false,
+                        // 32 hex digits, one per vote of the run
+                        token: format!("{:016x}{:016x}", a.get(), n),
+                    },
+                    now_ms(),
+                )
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+                (_, next) = assign::submit_then_next(
+                    &db,
+                    study,
+                    a,
+                    h.item,
+                    &vote,
+                    now_ms(),
+                    assign::Consent::NotAsked,
+                )
+                .await?;
+                lat.push(t0.elapsed());
+                t0 = Instant::now();
+                n += 1;
+                bar.inc(1);
+            }
+            anyhow::Ok(lat)
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await??);
+    }
+    let wall = start.elapsed();
+    bar.finish_and_clear();
+    all.sort();
+    let over = assign::completed_per_item(&db, study)
+        .await?
+        .iter()
+        .filter(|(_, n)| *n as u64 != k)
+        .count();
+    let votes_per_s = all.len() as f64 / wall.as_secs_f64();
+    let g = db.group.stats();
+    println!(
+        "group commit: {} transactions for {} claims and votes ({:.1} a transaction)",
+        g.groups,
+        g.jobs,
+        g.jobs as f64 / g.groups.max(1) as f64
+    );
+    println!(
+        "dialect {:?}: {} annotators, {} items × k={} → {} votes in {:.2} s: {:.0} votes/s; latency of a vote with the next claim median {:.1} ms, p99 {:.1} ms; items not at exactly k: {}",
+        db.dialect,
+        annotators,
+        items,
+        k,
+        all.len(),
+        wall.as_secs_f64(),
+        votes_per_s,
+        percentile(&all, 0.5).as_secs_f64() * 1000.0,
+        percentile(&all, 0.99).as_secs_f64() * 1000.0,
+        over
+    );
+    commit_anchor(&db, votes_per_s).await
+}
+
+fn report_bench(n: usize, bootstrap: usize) {
+    use crate::engine::analysis;
+    let data = analysis::synthetic::study(n, 3);
+    let t0 = Instant::now();
+    let options = analysis::Options {
+        bootstrap,
+        ..Default::default()
+    };
+    let report = analysis::report_with(&data, &options);
+    let analysis_s = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let charts = crate::engine::plots::report_figures(&report, &data)
+        .map(|c| c.len())
+        .unwrap_or(0);
+    let json = serde_json::to_vec(&report).map(|v| v.len()).unwrap_or(0);
+    println!(
+        "report of {n} items × 5 votes ({} votes, 5 tools, 2 models, bootstrap {bootstrap}): analysis {analysis_s:.2} s, {charts} charts + JSON ({} KiB) {:.2} s",
+        data.votes.len(),
+        json / 1024,
+        t1.elapsed().as_secs_f64()
+    );
+}
+
+fn lm_bench(
+    file: &std::path::Path,
+    order: usize,
+    memory: usize,
+    out: Option<std::path::PathBuf>,
+    heldout: Option<&std::path::Path>,
+) -> Result<()> {
+    use anyhow::Context;
+    use std::io::BufRead;
+    let started = Instant::now();
+    let f = std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut n_tokens = 0u64;
+    let mut n_sentences = 0u64;
+    let lines = std::io::BufReader::with_capacity(1 << 20, f)
+        .lines()
+        .map_while(|l| l.ok())
+        .map(|l| {
+            n_sentences += 1;
+            let toks = crate::cli::lm::token_line(&l);
+            n_tokens += toks.len() as u64;
+            toks
+        });
+    let budget = crate::engine::lm::sorted::Budget {
+        memory,
+        temp_dir: None,
+    };
+    let trained = crate::cli::lm::Trained::estimate(lines, order, &budget)?;
+    let estimated = started.elapsed().as_secs_f64();
+    let sizes = trained.sizes();
+    let spilled = trained.spilled_runs();
+    let tmp = tempfile::Builder::new().suffix(".arpa").tempfile()?;
+    let path = out.unwrap_or_else(|| tmp.path().to_owned());
+    let t = Instant::now();
+    trained.write(&path)?;
+    let written = t.elapsed().as_secs_f64();
+    let total = started.elapsed().as_secs_f64();
+    println!(
+        "lm train, order {order}: {n_sentences} sentences, {n_tokens} tokens; n-grams {sizes:?}; \
+         counting + estimation {estimated:.2} s, model file written in {written:.2} s ({} MiB), total {total:.2} s \
+         = {:.0} tokens/s; {spilled} runs spilled; peak memory {} MiB",
+        std::fs::metadata(&path).map(|m| m.len() >> 20).unwrap_or(0),
+        n_tokens as f64 / total.max(1e-9),
+        peak_rss_mib().map_or("?".into(), |m| m.to_string()),
+    );
+    if let Some(heldout) = heldout {
+        score_bench(&path, heldout)?;
+    }
+    Ok(())
+}
+
+/// Loads an ARPA model as `lm score` does and scores a token file on one core.
+fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()> {
+    use crate::engine::lm;
+    let t = Instant::now();
+    let m = lm::binary::load_scorer(model)?; // ARPA or binary, as `lm score` loads it
+    let loaded = t.elapsed().as_secs_f64();
+    let text = std::fs::read_to_string(heldout)?;
+    let lines: Vec<Vec<String>> = text.lines().map(crate::cli::lm::token_line).collect();
+    let t = Instant::now();
+    let (mut tokens, mut total) = (0usize, 0.0f64);
+    for l in &lines {
+        let refs: Vec<&str> = l.iter().map(String::as_str).collect();
+        let s = m.score(&refs);
+        tokens += s.token_log10.len();
+        total += s.total_log10;
+    }
+    let scored = t.elapsed().as_secs_f64();
+    println!(
+        "lm score: model loaded in {loaded:.2} s; {} sentences, {tokens} tokens (</s> included) scored in {scored:.2} s on one core = {:.0} tokens/s; total log10 {total:.1}",
+        lines.len(),
+        tokens as f64 / scored.max(1e-9)
+    );
+    Ok(())
+}
+
+fn lm_neural_bench(
+    model: &std::path::Path,
+    methods: &std::path::Path,
+    (rounds, device, run): (usize, &str, crate::service::neural::Run),
+) -> Result<()> {
+    use anyhow::Context as _;
+    let text = std::fs::read_to_string(methods)
+        .with_context(|| format!("cannot read {}", methods.display()))?;
+    let methods: Vec<String> = serde_json::from_str(&text)
+        .with_context(|| format!("{}: a JSON list of strings", methods.display()))?;
+    let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
+    let t0 = Instant::now();
+    let lm = natstudy_nlm::CausalLm::load_on(model, natstudy_nlm::device(device)?)?;
+    let batching = run.batching(&lm, texts.len());
+    println!(
+        "{} ({}, at most {} tokens) loaded on {device} in {:.3} s; batches of {}, {} at once",
+        model.display(),
+        lm.family().name(),
+        lm.max_len(),
+        t0.elapsed().as_secs_f64(),
+        batching.sequences,
+        batching.workers,
+    );
+    for round in 1..=rounds.max(1) {
+        let start = Instant::now();
+        let mut tokens = 0usize;
+        lm.score_texts(&texts, None, batching, |scored| {
+            tokens += scored
+                .iter()
+                .filter_map(|(_, s)| s.map(|s| s.tokens))
+                .sum::<usize>();
+            true
+        })?;
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "round {round}: {} methods, {tokens} tokens in {secs:.3} s = {:.0} tokens/s",
+            methods.len(),
+            tokens as f64 / secs.max(1e-9)
+        );
+    }
+    println!(
+        "peak memory {} MiB",
+        peak_rss_mib().map_or("?".into(), |m| m.to_string())
+    );
+    Ok(())
+}
+
+/// The process's peak resident memory (Linux: `VmHWM`), in MiB.
+fn peak_rss_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb / 1024)
+}
+
+/// One thread, so the figures are per core.
+fn transform_bench(
+    corpus: &std::path::Path,
+    operators: &str,
+    max_lines: Option<usize>,
+) -> Result<()> {
+    use crate::engine::transform::{self, syntax, MethodSel, Request};
+    let ops = crate::generate::parse_operators(operators)?;
+    let files: Vec<String> = compile::read_corpus(corpus, max_lines)?
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
+    let lines: usize = files.iter().map(|f| f.lines().count()).sum();
+    let spans: Vec<(usize, transform::MethodSpan)> = files
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| transform::methods(f).into_iter().map(move |m| (i, m)))
+        .collect();
+    println!(
+        "{} files, {lines} lines, {} methods and constructors, {} operators",
+        files.len(),
+        spans.len(),
+        ops.len()
+    );
+    // parse alone: one parse of the method's file per method, what any request must pay
+    let t = Instant::now();
+    for (i, _) in &spans {
+        std::hint::black_box(syntax::parse(&files[*i]));
+    }
+    let parse = t.elapsed();
+    let pb = crate::cli::lm::bar(spans.len() as u64, "methods");
+    let (mut produced, mut failed) = (0usize, 0usize);
+    let t = Instant::now();
+    for (i, m) in &spans {
+        let all: Vec<usize> = (1..=m.last_line - m.first_line + 1).collect();
+        let req = Request {
+            source: &files[*i],
+            method_only: false,
+            method: MethodSel::Lines(m.first_line, m.last_line),
+            buggy_lines: &all,
+            operators: &ops,
+            all_sites: true,
+        };
+        match transform::transform(&req, None) {
+            Ok(ts) => produced += ts.len(),
+            Err(_) => failed += 1,
+        }
+        pb.inc(1);
+    }
+    let engine = t.elapsed();
+    pb.finish_and_clear();
+    let secs = engine.as_secs_f64();
+    println!(
+        "engine: {secs:.2} s for {} methods = {:.1} methods/s ({:.0} lines/s), {produced} transformations ({:.0}/s), {failed} methods with syntax errors skipped",
+        spans.len(),
+        spans.len() as f64 / secs.max(1e-9),
+        lines as f64 / secs.max(1e-9),
+        produced as f64 / secs.max(1e-9)
+    );
+    println!(
+        "parse alone: {:.2} s; engine / parse = {:.1}",
+        parse.as_secs_f64(),
+        secs / parse.as_secs_f64().max(1e-9)
+    );
+    Ok(())
+}
