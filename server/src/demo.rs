@@ -92,7 +92,7 @@ pub async fn ensure(db: &Db) -> Result<String> {
                 .map(|c| c.user.id);
             let mut annotators = Vec::new();
             if let Some(u) = user {
-                annotators.push(store::participation::enrol_user(db, study, u).await?);
+                annotators.push(store::invites::enrol_user(db, study, u).await?);
             }
             let spec = store::assign::BatchSpec {
                 name: "demo".into(),
@@ -109,7 +109,7 @@ pub async fn ensure(db: &Db) -> Result<String> {
         }
         Err(e) => return Err(e.into()),
     };
-    let token = store::participation::create_invite(db, study, batch, 1000, None).await?;
+    let token = store::invites::create_invite(db, study, batch, 1000, None).await?;
     Ok(format!("/join/{token}"))
 }
 

@@ -660,7 +660,7 @@ pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
 }
 
 /// A participant found by a join or a resume code, as the server functions take it.
-pub fn entry(e: crate::store::participation::Entry) -> app::backend::Entry {
+pub fn entry(e: crate::store::resume_codes::Entry) -> app::backend::Entry {
     app::backend::Entry {
         annotator: e.annotator,
         study: e.study,

@@ -435,7 +435,7 @@ pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, S
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .id;
-    let token = natstudy::store::participation::create_invite(db, study, batch, cap, None)
+    let token = natstudy::store::invites::create_invite(db, study, batch, cap, None)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok((batch, token))

@@ -984,7 +984,7 @@ async fn actions_stay_inside_their_study(store: Store) {
         .await
         .expect("study");
     let pool_a = assign::ensure_pool(&db, a, 2).await.expect("pool");
-    let err = natstudy::store::participation::create_invite(&db, b, batch_a, 5, None)
+    let err = natstudy::store::invites::create_invite(&db, b, batch_a, 5, None)
         .await
         .expect_err("batch of another study");
     assert!(err.to_string().contains("not found"), "{err}");

@@ -527,13 +527,13 @@ async fn a_burst_of_joins_is_written_whole(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 4).await;
     let batch = queue_batch(&db, study, vec![], 77, 600, false).await;
-    let token = natstudy::store::participation::create_invite(&db, study, batch, 45, None)
+    let token = natstudy::store::invites::create_invite(&db, study, batch, 45, None)
         .await
         .expect("invite");
     let db = Arc::new(db);
     let joins = futures_util::future::join_all((0..50).map(|_| {
         let (db, token) = (db.clone(), token.clone());
-        async move { natstudy::store::participation::join(&db, &token, None, None).await }
+        async move { natstudy::store::invites::join(&db, &token, None, None).await }
     }))
     .await;
     let admitted: Vec<_> = joins.iter().flatten().map(|e| e.annotator).collect();
@@ -719,7 +719,7 @@ async fn votes_wait_for_consent(store: Store) {
         matches!(&required, Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("consent")),
         "{required:?}"
     );
-    natstudy::store::participation::consent(&db, study, pool[0], "{}")
+    natstudy::store::survey::consent(&db, study, pool[0], "{}")
         .await
         .expect("consent");
     for (a, item, consent) in [
@@ -791,7 +791,7 @@ async fn a_vote_claims_the_next_item_with_it(store: Store) {
         "{refused:?}"
     );
     assert_eq!(leased().await, 1, "a refused vote claims nothing");
-    natstudy::store::participation::consent(&db, study, me, "{}")
+    natstudy::store::survey::consent(&db, study, me, "{}")
         .await
         .expect("consent");
     let mut rated = vec![first.item];
@@ -1416,7 +1416,7 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
 /// of `REVIEW_PAGE`, then the rest; a page past the last is the last; the count is of every
 /// vote; and the list is of the annotator's own study only.
 async fn rated_items_come_a_page_at_a_time(store: Store) {
-    use natstudy::store::participation::{my_votes, REVIEW_PAGE};
+    use natstudy::store::survey::{my_votes, REVIEW_PAGE};
     let (db, guard) = fresh_db(store).await.expect("db");
     let per = REVIEW_PAGE as usize;
     // two pages and a half
@@ -1430,7 +1430,7 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
     }
     // the other annotator's vote is not on the list
     rate_next(&db, study, pool[1], "other").await;
-    let items = |page: &natstudy::store::participation::MyVotes| {
+    let items = |page: &natstudy::store::survey::MyVotes| {
         page.rows.iter().map(|r| r.0).collect::<Vec<_>>()
     };
     let first = my_votes(&db, study, pool[0], 0).await.expect("page 1");
@@ -1596,7 +1596,7 @@ async fn items_with_room_again_are_looked_at_again(store: Store) {
         assert_eq!(rate_next(&db, study, b, &format!("l{i}")).await.get(), item);
     }
     assert_eq!(own_from(&db, batch, b).await, Some(order[4].1));
-    let mut settings = natstudy::store::participation::study_settings(&db, study)
+    let mut settings = natstudy::store::survey::study_settings(&db, study)
         .await
         .expect("settings");
     settings.ratings_per_item = 2;
@@ -1747,11 +1747,11 @@ async fn my_votes_come_from_the_annotator_index_postgres() {
         .expect("set");
     let plan: Vec<String> = sqlx::query_scalar(&format!(
         "EXPLAIN {}",
-        natstudy::store::participation::MY_VOTES_SQL
+        natstudy::store::survey::MY_VOTES_SQL
     ))
     .bind(1i64)
     .bind(1i64)
-    .bind(natstudy::store::participation::REVIEW_PAGE)
+    .bind(natstudy::store::survey::REVIEW_PAGE)
     .bind(0i64)
     .fetch_all(&mut *tx)
     .await
@@ -1866,7 +1866,7 @@ async fn the_writer_comes_back_after_its_connection_is_lost_postgres() {
 /// member of one study into another.
 async fn the_survey_reads_agree(store: Store) {
     use natstudy::service::annotate::SurveyCache;
-    use natstudy::store::participation;
+    use natstudy::store::survey;
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 2).await; // 6 items
     let other = natstudy::store::studies::create(&db, None, "other", "")
@@ -1876,17 +1876,17 @@ async fn the_survey_reads_agree(store: Store) {
     let stranger = assign::ensure_pool(&db, other, 1).await.expect("pool")[0];
     queue_batch(&db, study, vec![pool[0]], 1, 600, false).await;
     rate_next(&db, study, pool[0], "s-1").await;
-    participation::consent(&db, study, pool[0], "{}")
+    survey::consent(&db, study, pool[0], "{}")
         .await
         .expect("consent");
-    participation::guideline_seen(&db, study, pool[1])
+    survey::guideline_seen(&db, study, pool[1])
         .await
         .expect("guideline");
     for (a, progress, consented, seen) in [
         (pool[0], (1, 6), true, false),
         (pool[1], (0, 0), false, true),
     ] {
-        let st = participation::standing_issuing_resume_code(&db, study, a)
+        let st = survey::standing_issuing_resume_code(&db, study, a)
             .await
             .expect("standing");
         assert_eq!(st.progress, progress);
@@ -1894,7 +1894,7 @@ async fn the_survey_reads_agree(store: Store) {
             st.progress,
             assign::progress(&db, study, a).await.expect("progress")
         );
-        let settings = participation::study_settings(&db, study)
+        let settings = survey::study_settings(&db, study)
             .await
             .expect("settings");
         assert_eq!(
@@ -1920,15 +1920,15 @@ async fn the_survey_reads_agree(store: Store) {
         );
     }
     // consent and the guideline are the study's: another study's id changes nothing
-    participation::consent(&db, other, pool[1], "{}")
+    survey::consent(&db, other, pool[1], "{}")
         .await
         .expect("no-op");
-    let st = participation::standing_issuing_resume_code(&db, study, pool[1])
+    let st = survey::standing_issuing_resume_code(&db, study, pool[1])
         .await
         .expect("standing");
     assert!(!st.annotator.consented);
     assert!(matches!(
-        participation::standing_issuing_resume_code(&db, other, pool[0]).await,
+        survey::standing_issuing_resume_code(&db, other, pool[0]).await,
         Err(natstudy::store::StoreError::NotFound(_))
     ));
 

@@ -569,7 +569,7 @@ async fn role_matrix(store: Store) {
         .expect("ann")
         .user
         .id;
-    natstudy::store::participation::enrol_user(&app.db, study, ann_id)
+    natstudy::store::invites::enrol_user(&app.db, study, ann_id)
         .await
         .expect("enrol");
     let mine: serde_json::Value = clients[3]
@@ -705,7 +705,7 @@ async fn participants_are_confined_to_their_items(store: Store) {
         .await
         .expect("batch")
         .id;
-    let token = natstudy::store::participation::create_invite(&app.db, study, batch, 2, None)
+    let token = natstudy::store::invites::create_invite(&app.db, study, batch, 2, None)
         .await
         .expect("invite");
     let s = study.to_string();
@@ -1051,7 +1051,7 @@ async fn invite_links_say_whether_they_work() {
     );
     // a review-only invite says so, and its participant reviews (and only in this study)
     let review_token =
-        natstudy::store::participation::create_review_invite(&app.db, study, 1, None)
+        natstudy::store::invites::create_review_invite(&app.db, study, 1, None)
             .await
             .expect("review invite");
     assert_eq!(
@@ -1188,7 +1188,7 @@ async fn joins_check_the_link_and_renew_the_session(store: Store) {
     let again = join(&visitor, &token).await.expect("join again");
     assert!(again.status().is_success(), "{}", again.status());
     // a link used up after it was seen admits no one more
-    let one = natstudy::store::participation::create_invite(&app.db, study, batch, 1, None)
+    let one = natstudy::store::invites::create_invite(&app.db, study, batch, 1, None)
         .await
         .expect("invite");
     let r = join(&app.client(), &one).await.expect("join");

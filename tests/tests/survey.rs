@@ -103,7 +103,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         .await
         .expect("batch")
         .id;
-    let token = natstudy::store::participation::create_invite(&db, study, batch, 5, None)
+    let token = natstudy::store::invites::create_invite(&db, study, batch, 5, None)
         .await
         .expect("invite");
     // a study-specific consent text and screener
@@ -364,7 +364,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
 /// back to that page, and the revision is what counts.
 #[tokio::test]
 async fn rated_items_are_listed_a_page_at_a_time() {
-    use natstudy::store::participation::REVIEW_PAGE;
+    use natstudy::store::survey::REVIEW_PAGE;
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let per = REVIEW_PAGE as usize;
     let n = per + 5;

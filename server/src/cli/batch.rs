@@ -147,12 +147,12 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
             let token = match batch {
                 Some(batch) if !review => {
                     let b = crate::store::assign::batch_id(&db, s, &batch).await?;
-                    if !crate::store::participation::batch_has_room(&db, b).await? {
+                    if !crate::store::invites::batch_has_room(&db, b).await? {
                         eprintln!("warning: every item of batch {batch} already has k ratings: the link will turn participants away until there is room");
                     }
-                    crate::store::participation::create_invite(&db, s, b, cap, None).await?
+                    crate::store::invites::create_invite(&db, s, b, cap, None).await?
                 }
-                _ => crate::store::participation::create_review_invite(&db, s, cap, None).await?,
+                _ => crate::store::invites::create_review_invite(&db, s, cap, None).await?,
             };
             println!("/join/{token}");
         }

@@ -29,7 +29,7 @@ pub async fn require_staff(db: &Db, user: &User, study: StudyId) -> ServiceResul
             "this account may not act on this study".into(),
         ));
     }
-    match store::participation::study_settings(db, study).await {
+    match store::survey::study_settings(db, study).await {
         Ok(_) => Ok(()),
         Err(store::StoreError::NotFound(_)) => Err(ServiceError::NotFound("study".into())),
         Err(e) => Err(e.into()),

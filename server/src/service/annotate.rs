@@ -72,7 +72,7 @@ static GUIDELINES: LazyLock<Memo<String>> = LazyLock::new(|| Memo::new(4 << 20))
 /// method's buggy lines — computed once (off the async threads) and then shared.
 async fn item_diff(
     item: ItemId,
-    it: &store::participation::ItemForDisplay,
+    it: &store::survey::ItemForDisplay,
 ) -> Result<Arc<Vec<DiffLine>>, StoreError> {
     let key = DIFFS.key((
         item,
@@ -123,8 +123,8 @@ fn guideline_memo(markdown: &str) -> Arc<String> {
 /// where a token leads.
 pub struct SurveyCache {
     members: Memo<(AnnotatorId, StudyId)>,
-    items: Memo<(StudyId, store::participation::ItemForDisplay)>,
-    invites: Memo<store::participation::InviteRef>,
+    items: Memo<(StudyId, store::survey::ItemForDisplay)>,
+    invites: Memo<store::invites::InviteRef>,
 }
 
 impl Default for SurveyCache {
@@ -151,7 +151,7 @@ impl std::fmt::Debug for SurveyCache {
 
 impl SurveyCache {
     /// The annotator of `study` that the session's participant or account is (as
-    /// `store::participation::annotator_in`), a known participant without a read.
+    /// `store::invites::annotator_in`), a known participant without a read.
     pub async fn annotator_in(
         &self,
         db: &Db,
@@ -167,27 +167,27 @@ impl SurveyCache {
         {
             return Ok(participant);
         }
-        let found = store::participation::annotator_in(db, study, participant, user).await?;
+        let found = store::invites::annotator_in(db, study, participant, user).await?;
         if let (Some(f), Some(k)) = (fingerprint, key.filter(|_| found == participant)) {
             self.members.get_or(f, 100, || k);
         }
         Ok(found)
     }
 
-    /// Where an invite link leads (as `store::participation::invite_ref`), a known token
+    /// Where an invite link leads (as `store::invites::invite_ref`), a known token
     /// without a read.
     pub async fn invite(
         &self,
         db: &Db,
         token: &str,
-    ) -> Result<Option<Arc<store::participation::InviteRef>>, StoreError> {
+    ) -> Result<Option<Arc<store::invites::InviteRef>>, StoreError> {
         let key = self.invites.key(token);
         self.invites
             .get_or_load(
                 key,
                 |held| held.token == token,
                 |found| 200 + found.token.len(),
-                || store::participation::invite_ref(db, token),
+                || store::invites::invite_ref(db, token),
             )
             .await
     }
@@ -198,7 +198,7 @@ impl SurveyCache {
         db: &Db,
         study: StudyId,
         item: ItemId,
-    ) -> Result<Arc<(StudyId, store::participation::ItemForDisplay)>, StoreError> {
+    ) -> Result<Arc<(StudyId, store::survey::ItemForDisplay)>, StoreError> {
         let key = self.items.key((study, item));
         let held = self
             .items
@@ -224,7 +224,7 @@ impl SurveyCache {
                             + it.transformed_buggy_lines.as_ref().map_or(0, Vec::len))
                 },
                 || async {
-                    store::participation::item_for_display(db, study, item)
+                    store::survey::item_for_display(db, study, item)
                         .await
                         .map(|it| Some((study, it)))
                 },
@@ -278,11 +278,11 @@ async fn state_of(
     page: i64,
     next: Next,
 ) -> Result<AnnotateState, StoreError> {
-    let store::participation::Standing {
+    let store::survey::Standing {
         settings,
         annotator: me,
         progress: (done, total),
-    } = store::participation::standing_issuing_resume_code(db, study, annotator).await?;
+    } = store::survey::standing_issuing_resume_code(db, study, annotator).await?;
     let step = if me.finished {
         finished_step(&settings, done)
     } else if !me.consented {
@@ -304,7 +304,7 @@ async fn state_of(
         // only an item this annotator rated may be revised (its vote fills the form); anything
         // else shows the queue, which never hands out an item the annotator rated
         let mine = match revise {
-            Some(item) => store::participation::my_vote(db, annotator, item)
+            Some(item) => store::survey::my_vote(db, annotator, item)
                 .await?
                 .map(|vote| (item, vote)),
             None => None,
@@ -332,7 +332,7 @@ async fn state_of(
                 let original_left = !settings.randomise_sides
                     || match side {
                         Some(left) => left,
-                        None => store::participation::original_left(db, annotator, item).await?,
+                        None => store::survey::original_left(db, annotator, item).await?,
                     };
                 AnnotateStep::Rate(Box::new(ItemView {
                     item,
@@ -352,7 +352,7 @@ async fn state_of(
                 }))
             }
             None => {
-                let mine = store::participation::my_votes(db, study, annotator, page).await?;
+                let mine = store::survey::my_votes(db, study, annotator, page).await?;
                 let (pages, before) = (mine.pages(), mine.before());
                 AnnotateStep::Review {
                     rated: mine
@@ -380,7 +380,7 @@ async fn state_of(
         resume_code: me
             .resume_code
             .as_deref()
-            .map(store::participation::display_resume_code),
+            .map(store::resume_codes::display_resume_code),
         done,
         total,
         guideline_html: guideline_memo(&settings.guideline).as_ref().clone(),
@@ -390,7 +390,7 @@ async fn state_of(
 
 /// The end of the survey: the completion code only for a participant who rated at least the
 /// study's minimum (a participant of a study that was full when they came rated nothing).
-fn finished_step(settings: &store::participation::StudySettings, rated: i64) -> AnnotateStep {
+fn finished_step(settings: &store::survey::StudySettings, rated: i64) -> AnnotateStep {
     let rated = u64::try_from(rated).unwrap_or(0);
     let min_rated = u64::try_from(settings.min_rated_for_code).unwrap_or(0);
     AnnotateStep::Finished {
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn the_completion_code_is_for_work_done() {
-        let mut s = crate::store::participation::StudySettings {
+        let mut s = crate::store::survey::StudySettings {
             name: "S".into(),
             ratings_per_item: 5,
             consent_text: String::new(),
@@ -423,7 +423,7 @@ mod tests {
             min_rated_for_code: 1,
         };
         let code =
-            |s: &crate::store::participation::StudySettings, rated| match super::finished_step(
+            |s: &crate::store::survey::StudySettings, rated| match super::finished_step(
                 s, rated,
             ) {
                 natstudy_types::AnnotateStep::Finished {

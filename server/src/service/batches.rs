@@ -4,7 +4,7 @@ use super::{ServiceError, ServiceResult};
 use crate::ids::{StudyId, UserId};
 use crate::store::assign::{self, BatchInfo, BatchSpec, ItemFilter, Strategy};
 use crate::store::Db;
-use crate::store::{participation, users};
+use crate::store::{invites, users};
 
 /// The most participants `S1..Sn` one batch may create.
 pub const MAX_POOL: usize = 10_000;
@@ -74,7 +74,7 @@ pub async fn create(
         let account = users::credentials(db, name)
             .await?
             .ok_or_else(|| ServiceError::NotFound(format!("account {name}")))?;
-        annotators.push(participation::enrol_user(db, study, account.user.id).await?);
+        annotators.push(invites::enrol_user(db, study, account.user.id).await?);
     }
     let spec = BatchSpec {
         name: request.name.trim().to_owned(),

@@ -4,7 +4,7 @@
 use super::{ServiceError, ServiceResult};
 use crate::ids::{AnnotatorId, BatchId, InviteId, StudyId, UserId};
 use crate::store::Db;
-use crate::store::{self, participation::Entry};
+use crate::store::{self, resume_codes::Entry};
 use natstudy_types::InviteStatus;
 
 /// The longest invite token looked up (a longer one is no invite).
@@ -22,7 +22,7 @@ pub async fn status(
     if token.len() > MAX_TOKEN {
         return Ok(InviteStatus::Unknown);
     }
-    let Some(store::participation::InviteInfo {
+    let Some(store::invites::InviteInfo {
         study: id,
         study_name: name,
         cap,
@@ -30,18 +30,18 @@ pub async fn status(
         review,
         closed,
         full,
-    }) = store::participation::invite(db, token).await?
+    }) = store::invites::invite(db, token).await?
     else {
         return Ok(InviteStatus::Unknown);
     };
     let continuing = match current {
-        Some(me) => store::participation::annotator_in(db, id, Some(me), None)
+        Some(me) => store::invites::annotator_in(db, id, Some(me), None)
             .await?
             .is_some(),
         None => false,
     };
     let finished = match (continuing, current) {
-        (true, Some(me)) => store::participation::has_finished(db, me).await?,
+        (true, Some(me)) => store::invites::has_finished(db, me).await?,
         _ => false,
     };
     Ok(if closed && !continuing {
@@ -63,21 +63,21 @@ pub async fn status(
 /// Joins through a looked-up invite (or continues as `current`).
 pub async fn join(
     db: &Db,
-    invite: &store::participation::InviteRef,
+    invite: &store::invites::InviteRef,
     pid: Option<&str>,
     current: Option<AnnotatorId>,
 ) -> ServiceResult<Entry> {
-    Ok(store::participation::join_via(db, invite, pid, current).await?)
+    Ok(store::invites::join_via(db, invite, pid, current).await?)
 }
 
 /// A resume code as it is compared (what throttling counts guesses of).
 pub fn normalise_resume_code(code: &str) -> String {
-    store::participation::normalise_resume_code(code)
+    store::resume_codes::normalise_resume_code(code)
 }
 
 /// The participant a resume code belongs to, if any.
 pub async fn resume(db: &Db, code: &str) -> ServiceResult<Option<Entry>> {
-    Ok(store::participation::by_resume_code(db, code).await?)
+    Ok(store::resume_codes::by_resume_code(db, code).await?)
 }
 
 /// A new invite link into a batch: its path (`/join/TOKEN`); at least one place.
@@ -88,7 +88,7 @@ pub async fn create(
     cap: i64,
     actor: Option<UserId>,
 ) -> ServiceResult<String> {
-    let token = store::participation::create_invite(db, study, batch, cap, actor).await?;
+    let token = store::invites::create_invite(db, study, batch, cap, actor).await?;
     Ok(format!("/join/{token}"))
 }
 
@@ -106,7 +106,7 @@ pub async fn create_review(
             REVIEW_CAPS.end()
         )));
     }
-    let token = store::participation::create_review_invite(db, study, cap, actor).await?;
+    let token = store::invites::create_review_invite(db, study, cap, actor).await?;
     Ok(format!("/join/{token}"))
 }
 
@@ -126,5 +126,5 @@ pub async fn reviewer_participant(
     study: StudyId,
     participant: AnnotatorId,
 ) -> ServiceResult<Option<String>> {
-    Ok(store::participation::reviewer_participant(db, study, participant).await?)
+    Ok(store::invites::reviewer_participant(db, study, participant).await?)
 }

@@ -12,7 +12,7 @@ use crate::store::{self, monitor::VoteFact};
 use natstudy_types::{AnnotatorRow, BatchRow, Monitor};
 
 pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
-    let settings = store::participation::study_settings(db, study).await?;
+    let settings = store::survey::study_settings(db, study).await?;
     let k = settings.ratings_per_item;
     let counts = store::assign::completed_per_item(db, study).await?;
     let votes = store::monitor::votes(db, study).await?;

@@ -115,13 +115,13 @@ pub async fn consent(
     annotator: AnnotatorId,
     answers: Vec<(String, String)>,
 ) -> ServiceResult<()> {
-    let settings = crate::store::participation::study_settings(db, study).await?;
+    let settings = crate::store::survey::study_settings(db, study).await?;
     let answers = check_answers(answers, &super::screener::of(&settings.screener_json))?;
     let obj: serde_json::Map<String, serde_json::Value> = answers
         .into_iter()
         .map(|(k, v)| (k, serde_json::Value::String(v)))
         .collect();
-    Ok(crate::store::participation::consent(
+    Ok(crate::store::survey::consent(
         db,
         study,
         annotator,
@@ -136,7 +136,7 @@ pub async fn guideline_seen(
     study: StudyId,
     annotator: AnnotatorId,
 ) -> ServiceResult<()> {
-    Ok(crate::store::participation::guideline_seen(db, study, annotator).await?)
+    Ok(crate::store::survey::guideline_seen(db, study, annotator).await?)
 }
 
 /// The participant ends their work: answers are final.
@@ -145,7 +145,7 @@ pub async fn finish(
     study: StudyId,
     annotator: AnnotatorId,
 ) -> ServiceResult<()> {
-    Ok(crate::store::participation::finish(db, study, annotator).await?)
+    Ok(crate::store::survey::finish(db, study, annotator).await?)
 }
 
 /// The rating page's heartbeat: the participant's leases renewed (up to their maximum hold).
@@ -163,7 +163,7 @@ pub async fn studies_of_user(
     db: &crate::store::Db,
     user: crate::ids::UserId,
 ) -> ServiceResult<Vec<(StudyId, String)>> {
-    Ok(crate::store::participation::studies_of_user(db, user).await?)
+    Ok(crate::store::survey::studies_of_user(db, user).await?)
 }
 
 #[cfg(test)]

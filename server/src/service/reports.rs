@@ -184,7 +184,7 @@ impl ReportCache {
 
 /// The analysis of the study's data: headline, tables and charts.
 async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Computed> {
-    let name = store::participation::study_settings(db, study).await?.name;
+    let name = store::survey::study_settings(db, study).await?.name;
     let data = store::analysis::study_data(db, study).await?;
     let votes = data.votes.len() as i64;
     let study_name = name.clone();

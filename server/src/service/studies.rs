@@ -3,7 +3,7 @@
 use super::{ServiceError, ServiceResult};
 use crate::ids::{StudyId, UserId};
 use crate::store;
-use crate::store::participation::StudySettings;
+use crate::store::survey::StudySettings;
 use crate::store::Db;
 use natstudy_types::{ScreenerQuestion, StudySettingsForm};
 
@@ -75,7 +75,7 @@ pub fn settings_form(s: &StudySettings) -> StudySettingsForm {
 /// A study's settings as the admin edits them.
 pub async fn settings(db: &Db, study: StudyId) -> ServiceResult<StudySettingsForm> {
     Ok(settings_form(
-        &store::participation::study_settings(db, study).await?,
+        &store::survey::study_settings(db, study).await?,
     ))
 }
 

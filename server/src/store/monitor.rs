@@ -5,7 +5,7 @@
 use sqlx::Row;
 
 use super::assign::Strategy;
-use super::participation::StudySettings;
+use super::survey::StudySettings;
 use super::{audit, Db, StoreError, StoreResult};
 use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
 
@@ -227,7 +227,7 @@ pub struct InviteListing {
 pub async fn invites(db: &Db, study: StudyId) -> StoreResult<Vec<InviteListing>> {
     let rows = sqlx::query(concat!(
         "SELECT i.id, i.token, b.name AS batch, i.cap, i.used, i.closed_at, CASE WHEN ",
-        super::participation::invite_full!(),
+        super::invites::invite_full!(),
         " THEN 1 ELSE 0 END AS full FROM invites i \
          LEFT JOIN batches b ON b.id = i.batch_id WHERE i.study_id = $1 ORDER BY i.id DESC",
     ))

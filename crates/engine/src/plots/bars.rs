@@ -152,11 +152,14 @@ pub fn grouped(
                     (0.0, SegmentValue::Exact(j)),
                     (value, SegmentValue::Exact(j + 1)),
                 ];
-                let mut fill = Rectangle::new(corners.clone(), colour.filled());
-                fill.set_margin(top, bottom, 0, 0);
-                let mut edge = Rectangle::new(corners, OUTLINE.stroke_width(1));
-                edge.set_margin(top, bottom, 0, 0);
-                chart.draw_series([fill, edge]).map_err(|e| e.to_string())?;
+                if value != 0.0 {
+                    // a zero has no bar (an empty rectangle is invalid SVG): its value says it
+                    let mut fill = Rectangle::new(corners.clone(), colour.filled());
+                    fill.set_margin(top, bottom, 0, 0);
+                    let mut edge = Rectangle::new(corners, OUTLINE.stroke_width(1));
+                    edge.set_margin(top, bottom, 0, 0);
+                    chart.draw_series([fill, edge]).map_err(|e| e.to_string())?;
+                }
                 // the value at the bar's end (a zero drop has no bar to see)
                 let anchor = if value < 0.0 { HPos::Right } else { HPos::Left };
                 let offset = if value < 0.0 { -3 } else { 3 };

@@ -60,15 +60,17 @@ pub fn text_width(text: &str, size: u32) -> i32 {
     (text.chars().count() as f64 * f64::from(size) / SVG_FONT_RATIO * 0.56).ceil() as i32
 }
 
-/// The width of an axis's area for category labels: the longest label, within half the figure.
+/// The width of an axis's area for category labels: the longest label (a tenth wider than the
+/// average glyph: names like `DividingComposedIf` are mostly capitals), within half the figure,
+/// and a gap before the ticks.
 pub fn label_area(labels: &[String], width: u32) -> u32 {
     labels
         .iter()
-        .map(|l| text_width(l, TICK_FONT.1))
+        .map(|l| text_width(l, TICK_FONT.1) * 11 / 10)
         .max()
         .unwrap_or(0)
         .clamp(20, width as i32 / 2) as u32
-        + 10
+        + 16
 }
 
 /// A legend of filled swatches: one per (name, colour).

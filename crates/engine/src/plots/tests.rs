@@ -402,3 +402,27 @@ fn figures_export_to_pdf_and_png_for_print() {
         assert!(png.len() < 200_000, "{}: {} bytes", f.id, png.len());
     }
 }
+
+/// A zero in grouped bars (a rate that did not drop) has its value written and no bar: an
+/// empty rectangle is invalid SVG, which the PNG and PDF renderers warn about and skip.
+#[test]
+fn a_zero_in_grouped_bars_is_a_number_not_an_empty_rectangle() {
+    let series = vec![
+        ("plausible rate".to_owned(), style::SERIES_COLOURS[0]),
+        ("correct rate".to_owned(), style::SERIES_COLOURS[1]),
+    ];
+    let groups = vec![
+        ("a, all".to_owned(), vec![Some(0.0), Some(7.5)]),
+        ("a, natural".to_owned(), vec![Some(0.0), Some(0.0)]),
+    ];
+    let (svg, _) = bars::grouped(&groups, &series, "drop (%)", 500).expect("chart");
+    let doc = parse(&svg);
+    let widths: Vec<f64> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect"))
+        .filter_map(|n| n.attribute("width")?.parse().ok())
+        .collect();
+    assert!(widths.iter().all(|&w| w > 0.0), "{widths:?}");
+    let zeros = texts(&svg).iter().filter(|t| *t == "0.0").count();
+    assert_eq!(zeros, 3, "{:?}", texts(&svg));
+}

@@ -80,7 +80,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
     };
     let batch = assign::create_batch(&db, study, None, &spec).await?.id;
     let invite =
-        crate::store::participation::create_invite(&db, study, batch, s.participants as i64, None)
+        crate::store::invites::create_invite(&db, study, batch, s.participants as i64, None)
             .await?;
     if s.analyze {
         sqlx::query("ANALYZE")

@@ -211,7 +211,7 @@ pub async fn create_batch(
     )
     .await?;
     tx.commit().await?;
-    let full = !crate::store::participation::batch_has_room(db, batch).await?;
+    let full = !crate::store::invites::batch_has_room(db, batch).await?;
     Ok(BatchInfo {
         id: batch,
         items: items.len(),

@@ -1,0 +1,412 @@
+//! The survey as a participant goes through it: where they stand, consent, the guideline, the
+//! item to rate, their votes so far, finishing.
+
+use rand::RngCore;
+use sqlx::Row;
+
+use super::group_commit::jobs::grouped;
+use super::{audit, Db, StoreError, StoreResult};
+use crate::db::now_ms;
+use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
+use crate::store::group_commit::shared::Shared;
+
+/// What the annotation page needs to know about the annotator.
+#[derive(Debug, Clone)]
+pub struct AnnotatorState {
+    pub code: String,
+    /// The code that continues this participant on another device (invited participants).
+    pub resume_code: Option<String>,
+    pub consented: bool,
+    pub guideline_seen: bool,
+    pub finished: bool,
+}
+
+/// The [`AnnotatorState`] in a row of `annotators`' columns (giving a resume code to a
+/// participant who joined before they existed).
+async fn annotator_state_issuing_resume_code(
+    db: &Db,
+    annotator: AnnotatorId,
+    r: &sqlx::any::AnyRow,
+) -> StoreResult<AnnotatorState> {
+    let account: Option<i64> = r.try_get("user_id")?;
+    let mut resume_code: Option<String> = r.try_get("resume_code")?;
+    if resume_code.is_none() && account.is_none() {
+        // participants who joined before resume codes existed get one on their next visit
+        resume_code = Some(super::resume_codes::give_resume_code(db, annotator).await?);
+    }
+    Ok(AnnotatorState {
+        code: r.try_get("code")?,
+        resume_code,
+        consented: r.try_get::<Option<i64>, _>("consented_at")?.is_some(),
+        guideline_seen: r.try_get::<Option<i64>, _>("guideline_seen_at")?.is_some(),
+        finished: r.try_get::<Option<i64>, _>("finished_at")?.is_some(),
+    })
+}
+
+/// Records the participant's consent and screener answers (once), in the study's group commit:
+/// a burst of participants starting together shares durable commits.
+pub async fn consent(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    screener_json: &str,
+) -> StoreResult<()> {
+    let sql = "UPDATE annotators SET consented_at = $1, screener = $4 \
+               WHERE id = $2 AND study_id = $3 AND consented_at IS NULL";
+    first_step(db, study, annotator, sql, Some(screener_json.to_owned())).await
+}
+
+/// Records that the participant read the guideline (once), in the study's group commit.
+pub async fn guideline_seen(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
+    let sql = "UPDATE annotators SET guideline_seen_at = $1 \
+               WHERE id = $2 AND study_id = $3 AND guideline_seen_at IS NULL";
+    first_step(db, study, annotator, sql, None).await
+}
+
+/// One of a participant's first steps: `sql` binds the time, the annotator, the study and
+/// (when given) `extra`.
+async fn first_step(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    sql: &'static str,
+    extra: Option<String>,
+) -> StoreResult<()> {
+    grouped(db, study, move |conn, _shared| {
+        let extra = extra.clone();
+        Box::pin(async move {
+            let q = sqlx::query(sql).bind(now_ms()).bind(annotator).bind(study);
+            match extra {
+                Some(x) => q.bind(x),
+                None => q,
+            }
+            .execute(&mut *conn)
+            .await?;
+            Ok(())
+        })
+    })
+    .await
+}
+
+pub async fn finish(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    // unrated items go back to the pool
+    super::assign::release_open(&mut tx, annotator).await?;
+    sqlx::query("UPDATE annotators SET finished_at = $1 WHERE id = $2 AND finished_at IS NULL")
+        .bind(now_ms())
+        .bind(annotator)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Study settings the survey needs.
+#[derive(Debug, Clone)]
+pub struct StudySettings {
+    pub name: String,
+    /// k: ratings per item.
+    pub ratings_per_item: i64,
+    pub consent_text: String,
+    pub screener_json: String,
+    pub guideline: String,
+    pub blind_operator: bool,
+    pub blind_bug_id: bool,
+    pub randomise_sides: bool,
+    pub completion_code: Option<String>,
+    /// The completion code is given only to participants who rated at least this many items.
+    pub min_rated_for_code: i64,
+}
+
+/// The `studies` columns of [`StudySettings`], for a query over `studies s`.
+macro_rules! settings_columns {
+    () => {
+        "s.name, s.ratings_per_item, s.guideline, s.consent_text, s.screener, s.blind_operator, \
+         s.blind_bug_id, s.randomise_sides, s.completion_code, s.min_rated_for_code"
+    };
+}
+
+fn settings_of(r: &sqlx::any::AnyRow) -> StoreResult<StudySettings> {
+    Ok(StudySettings {
+        name: r.try_get("name")?,
+        ratings_per_item: r.try_get("ratings_per_item")?,
+        consent_text: r.try_get("consent_text")?,
+        screener_json: r.try_get("screener")?,
+        guideline: r.try_get("guideline")?,
+        blind_operator: r.try_get::<i64, _>("blind_operator")? != 0,
+        blind_bug_id: r.try_get::<i64, _>("blind_bug_id")? != 0,
+        randomise_sides: r.try_get::<i64, _>("randomise_sides")? != 0,
+        completion_code: r.try_get("completion_code")?,
+        min_rated_for_code: r.try_get("min_rated_for_code")?,
+    })
+}
+
+pub async fn study_settings(db: &Db, study: StudyId) -> StoreResult<StudySettings> {
+    let r = sqlx::query(concat!(
+        "SELECT ",
+        settings_columns!(),
+        " FROM studies s WHERE s.id = $1"
+    ))
+    .bind(study)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?;
+    settings_of(&r)
+}
+
+/// Where a participant stands, read at once: the study's settings, the annotator's state and
+/// progress (one statement: the survey asks on every page).
+#[derive(Debug, Clone)]
+pub struct Standing {
+    pub settings: StudySettings,
+    pub annotator: AnnotatorState,
+    /// (rated, total), as [`super::assign::progress`].
+    pub progress: (i64, i64),
+}
+
+/// The participant's [`Standing`] in the study, giving the annotator a resume code first if
+/// they have none (the one write); not found unless the annotator is the study's.
+pub async fn standing_issuing_resume_code(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+) -> StoreResult<Standing> {
+    let q = sqlx::query(concat!(
+        "SELECT ",
+        settings_columns!(),
+        ", a.code, a.user_id, a.resume_code, a.consented_at, a.guideline_seen_at, a.finished_at, ",
+        super::assign::progress_columns!(),
+        " FROM annotators a JOIN studies s ON s.id = a.study_id WHERE a.id = $1 AND a.study_id = $2"
+    ));
+    let r = super::assign::bind_progress(q, study, annotator)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(format!("participant {annotator} of study {study}")))?;
+    Ok(Standing {
+        settings: settings_of(&r)?,
+        annotator: annotator_state_issuing_resume_code(db, annotator, &r).await?,
+        progress: super::assign::progress_of(&r)?,
+    })
+}
+
+/// An item with its bug, for display.
+#[derive(Debug, Clone)]
+pub struct ItemForDisplay {
+    pub id: i64,
+    pub summary: String,
+    pub operator: String,
+    pub source: String,
+    pub bug_key: String,
+    pub bug_source: String,
+    pub file_path: String,
+    pub file_source: Option<String>,
+    pub method: String,
+    pub buggy_lines: Vec<u32>,
+    /// The buggy lines in the transformed method (`None` for items stored before line data).
+    pub transformed_buggy_lines: Option<Vec<u32>>,
+    pub project: String,
+}
+
+pub async fn item_for_display(
+    db: &Db,
+    study: StudyId,
+    item: ItemId,
+) -> StoreResult<ItemForDisplay> {
+    let r = sqlx::query(
+        "SELECT i.id, i.summary, i.operator, i.source, b.bug_key, b.source AS bug_source, b.file_path, b.file_source, b.method, \
+         b.buggy_lines, i.buggy_lines AS item_buggy_lines, p.name AS project FROM items i JOIN bugs b ON b.id = i.bug_id \
+         JOIN projects p ON p.id = b.project_id WHERE i.id = $1 AND i.study_id = $2",
+    )
+    .bind(item)
+    .bind(study)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or_else(|| StoreError::NotFound(format!("item {item}")))?;
+    let lines: String = r.try_get("buggy_lines")?;
+    Ok(ItemForDisplay {
+        id: r.try_get("id")?,
+        summary: r.try_get("summary")?,
+        operator: r.try_get("operator")?,
+        source: r.try_get("source")?,
+        bug_key: r.try_get("bug_key")?,
+        bug_source: r.try_get("bug_source")?,
+        file_path: r.try_get("file_path")?,
+        file_source: r.try_get("file_source")?,
+        method: r.try_get("method")?,
+        buggy_lines: serde_json::from_str(&lines).unwrap_or_default(),
+        transformed_buggy_lines: r
+            .try_get::<Option<String>, _>("item_buggy_lines")?
+            .and_then(|t| serde_json::from_str(&t).ok()),
+        project: r.try_get("project")?,
+    })
+}
+
+/// The annotator's current vote on an item (CR, CC, comment), if any.
+pub async fn my_vote(
+    db: &Db,
+    annotator: AnnotatorId,
+    item: ItemId,
+) -> StoreResult<Option<(u8, u8, String)>> {
+    let r =
+        sqlx::query("SELECT cr, cc, comment FROM votes WHERE annotator_id = $1 AND item_id = $2")
+            .bind(annotator)
+            .bind(item)
+            .fetch_optional(&db.pool)
+            .await?;
+    Ok(r.map(|r| -> Result<_, sqlx::Error> {
+        Ok((
+            r.try_get::<i64, _>(0)? as u8,
+            r.try_get::<i64, _>(1)? as u8,
+            r.try_get(2)?,
+        ))
+    })
+    .transpose()?)
+}
+
+/// How many of an annotator's rated items the review lists at once: the list is paged, so a
+/// participant of a 20,000-item pool study is not sent 10,000 rows in one page.
+pub const REVIEW_PAGE: i64 = 100;
+
+/// A page of the annotator's votes in a study, in rating order: a range of the index
+/// `votes_annotator` (migration 0014), each vote's item then found by its key — not a scan of
+/// every vote, nor of the study's items. The item is a subquery of the vote so that the votes
+/// come first whatever the statistics say: as a join, PostgreSQL before its first `ANALYZE`
+/// guessed a study holds a few items and went through every one of them. An annotator is of one
+/// study: that is checked once (`annotators`), not per vote. `$1` annotator, `$2` study, `$3`
+/// rows at most, `$4` rows skipped (the offset runs along the same range of the index: bounded
+/// by the annotator's own votes).
+pub const MY_VOTES_SQL: &str =
+    "SELECT v.item_id, (SELECT i.summary FROM items i WHERE i.id = v.item_id), v.cr, v.cc \
+     FROM votes v WHERE v.annotator_id = $1 \
+     AND EXISTS (SELECT 1 FROM annotators an WHERE an.id = $1 AND an.study_id = $2) \
+     ORDER BY v.id LIMIT $3 OFFSET $4";
+
+/// How many votes the annotator has in the study: a count of the same range. `$1` annotator,
+/// `$2` study.
+pub const MY_VOTE_COUNT_SQL: &str = "SELECT COUNT(*) FROM votes v WHERE v.annotator_id = $1 \
+     AND EXISTS (SELECT 1 FROM annotators an WHERE an.id = $1 AND an.study_id = $2)";
+
+/// A page of the review: the annotator's rated items on it — (item, summary, CR, CC), in
+/// rating order —, the page shown (counted from 0) and how many items they rated in all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MyVotes {
+    pub rows: Vec<(ItemId, String, u8, u8)>,
+    pub page: i64,
+    pub total: i64,
+}
+
+impl MyVotes {
+    /// Pages in all (at least 1: an empty list is one page).
+    pub fn pages(&self) -> i64 {
+        (self.total - 1).max(0) / REVIEW_PAGE + 1
+    }
+
+    /// The rated items on the pages before this one.
+    pub fn before(&self) -> i64 {
+        self.page * REVIEW_PAGE
+    }
+}
+
+/// Page `page` (from 0) of the annotator's rated items of a study, [`REVIEW_PAGE`] to a page;
+/// a page past the last is the last.
+pub async fn my_votes(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    page: i64,
+) -> StoreResult<MyVotes> {
+    let total: i64 = sqlx::query_scalar(MY_VOTE_COUNT_SQL)
+        .bind(annotator)
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await?;
+    let mut mine = MyVotes {
+        rows: Vec::new(),
+        page: 0,
+        total,
+    };
+    mine.page = page.clamp(0, mine.pages() - 1);
+    let rows = sqlx::query(MY_VOTES_SQL)
+        .bind(annotator)
+        .bind(study)
+        .bind(REVIEW_PAGE)
+        .bind(mine.before())
+        .fetch_all(&db.pool)
+        .await?;
+    mine.rows = rows
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                r.try_get(1)?,
+                r.try_get::<i64, _>(2)? as u8,
+                r.try_get::<i64, _>(3)? as u8,
+            ))
+        })
+        .collect::<Result<_, sqlx::Error>>()?;
+    Ok(mine)
+}
+
+/// Whether the annotator's side assignment shows the original on the left.
+pub async fn original_left(db: &Db, annotator: AnnotatorId, item: ItemId) -> StoreResult<bool> {
+    let r = sqlx::query(
+        "SELECT original_left FROM assignments WHERE annotator_id = $1 AND item_id = $2",
+    )
+    .bind(annotator)
+    .bind(item)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(r.map(|r| r.try_get::<i64, _>(0))
+        .transpose()?
+        .is_none_or(|v| v != 0))
+}
+
+/// The studies in which an account annotates: (id, name).
+pub async fn studies_of_user(db: &Db, user: UserId) -> StoreResult<Vec<(StudyId, String)>> {
+    let rows = sqlx::query("SELECT s.id, s.name FROM studies s JOIN annotators a ON a.study_id = s.id WHERE a.user_id = $1 ORDER BY s.name")
+        .bind(user)
+        .fetch_all(&db.pool)
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<_, sqlx::Error>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SQLite's plan for an annotator's votes: a range of `votes_annotator`, each item by its
+    /// key — no scan of the votes nor of the items.
+    #[tokio::test]
+    async fn my_votes_come_from_the_annotator_index_in_order() {
+        let (db, _dir) = crate::store::temp_sqlite().await;
+        let plan: Vec<String> = sqlx::query(&format!("EXPLAIN QUERY PLAN {MY_VOTES_SQL}"))
+            .bind(1i64)
+            .bind(1i64)
+            .bind(REVIEW_PAGE)
+            .bind(0i64)
+            .fetch_all(&db.pool)
+            .await
+            .expect("plan")
+            .iter()
+            .map(|r| r.try_get::<String, _>("detail").expect("detail"))
+            .collect();
+        let all = plan.join("\n");
+        assert!(
+            plan.iter()
+                .any(|d| d.starts_with("SEARCH v USING INDEX votes_annotator (annotator_id=?)")),
+            "{all}"
+        );
+        assert!(
+            plan.iter()
+                .any(|d| d.starts_with("SEARCH i USING INTEGER PRIMARY KEY (rowid=?)")),
+            "{all}"
+        );
+        assert!(
+            !all.contains("SCAN v") && !all.contains("SCAN i") && !all.contains("TEMP B-TREE"),
+            "{all}"
+        );
+    }
+}
