@@ -1430,9 +1430,8 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
     }
     // the other annotator's vote is not on the list
     rate_next(&db, study, pool[1], "other").await;
-    let items = |page: &natstudy::store::survey::MyVotes| {
-        page.rows.iter().map(|r| r.0).collect::<Vec<_>>()
-    };
+    let items =
+        |page: &natstudy::store::survey::MyVotes| page.rows.iter().map(|r| r.0).collect::<Vec<_>>();
     let first = my_votes(&db, study, pool[0], 0).await.expect("page 1");
     assert_eq!((first.page, first.total), (0, n as i64));
     assert_eq!(items(&first), order[..per]);
@@ -1894,9 +1893,7 @@ async fn the_survey_reads_agree(store: Store) {
             st.progress,
             assign::progress(&db, study, a).await.expect("progress")
         );
-        let settings = survey::study_settings(&db, study)
-            .await
-            .expect("settings");
+        let settings = survey::study_settings(&db, study).await.expect("settings");
         assert_eq!(
             (
                 st.settings.name.as_str(),

@@ -1050,10 +1050,9 @@ async fn invite_links_say_whether_they_work() {
         StatusCode::UNAUTHORIZED
     );
     // a review-only invite says so, and its participant reviews (and only in this study)
-    let review_token =
-        natstudy::store::invites::create_review_invite(&app.db, study, 1, None)
-            .await
-            .expect("review invite");
+    let review_token = natstudy::store::invites::create_review_invite(&app.db, study, 1, None)
+        .await
+        .expect("review invite");
     assert_eq!(
         status(review_token.clone()).await,
         serde_json::json!({"Open": {"study": "Invited", "continuing": false, "finished": false, "review": true}})

@@ -423,9 +423,7 @@ mod tests {
             min_rated_for_code: 1,
         };
         let code =
-            |s: &crate::store::survey::StudySettings, rated| match super::finished_step(
-                s, rated,
-            ) {
+            |s: &crate::store::survey::StudySettings, rated| match super::finished_step(s, rated) {
                 natstudy_types::AnnotateStep::Finished {
                     completion_code, ..
                 } => completion_code,

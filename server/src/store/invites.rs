@@ -5,9 +5,10 @@ use rand::RngCore;
 use sqlx::Row;
 
 use super::group_commit::jobs::grouped;
+use super::resume_codes::Entry;
 use super::{audit, Db, StoreError, StoreResult};
 use crate::db::now_ms;
-use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
+use crate::ids::{AnnotatorId, BatchId, InviteId, StudyId, UserId};
 use crate::store::group_commit::shared::Shared;
 
 /// Creates an invite link token for a batch (cap = how many participants it may create).

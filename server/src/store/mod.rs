@@ -16,10 +16,10 @@ pub mod members;
 pub mod models;
 pub mod monitor;
 pub mod resume_codes;
-pub mod survey;
 pub mod reviews;
 pub mod sessions;
 pub mod studies;
+pub mod survey;
 pub mod users;
 
 #[cfg(test)]

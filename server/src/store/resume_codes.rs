@@ -4,11 +4,8 @@
 use rand::RngCore;
 use sqlx::Row;
 
-use super::group_commit::jobs::grouped;
-use super::{audit, Db, StoreError, StoreResult};
-use crate::db::now_ms;
-use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
-use crate::store::group_commit::shared::Shared;
+use super::{Db, StoreError, StoreResult};
+use crate::ids::{AnnotatorId, StudyId};
 
 /// The alphabet of resume codes: Crockford's base 32 (no I, L, O, U: nothing to misread).
 const RESUME_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";

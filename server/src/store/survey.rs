@@ -1,14 +1,12 @@
 //! The survey as a participant goes through it: where they stand, consent, the guideline, the
 //! item to rate, their votes so far, finishing.
 
-use rand::RngCore;
 use sqlx::Row;
 
 use super::group_commit::jobs::grouped;
-use super::{audit, Db, StoreError, StoreResult};
+use super::{Db, StoreError, StoreResult};
 use crate::db::now_ms;
-use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, StudyId, UserId};
-use crate::store::group_commit::shared::Shared;
+use crate::ids::{AnnotatorId, ItemId, StudyId, UserId};
 
 /// What the annotation page needs to know about the annotator.
 #[derive(Debug, Clone)]

@@ -25,7 +25,7 @@ use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::{time::Duration as CookieDuration, SameSite};
 use tower_sessions::{Expiry, SessionManagerLayer};
 
-use crate::store::Db;
+use crate::service::Db;
 use app::backend::BackendHandle;
 
 /// What the handlers share.

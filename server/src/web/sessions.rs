@@ -9,7 +9,7 @@ use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 
 use crate::service;
-use crate::store::Db;
+use crate::service::Db;
 
 /// Sessions in natstudy's `sessions` table (`store::sessions`: writes in the group commit),
 /// encoded as JSON.
@@ -185,7 +185,7 @@ mod tests {
     /// `old_sessions_move_once_*`).
     #[tokio::test]
     async fn sessions_come_back_until_they_end() {
-        let (db, _dir) = crate::store::temp_sqlite().await;
+        let (db, _dir) = crate::service::temp_sqlite().await;
         let store = DbSessionStore::open(&db).await.expect("store");
 
         let mut live = record(7, Duration::hours(1));
@@ -219,7 +219,7 @@ mod tests {
     /// carry the id either; the session still comes back by its id.
     #[tokio::test]
     async fn the_database_holds_no_session_id() {
-        let (db, _dir) = crate::store::temp_sqlite().await;
+        let (db, _dir) = crate::service::temp_sqlite().await;
         let store = DbSessionStore::open(&db).await.expect("store");
         let mut live = record(7, Duration::hours(1));
         store.create(&mut live).await.expect("create");

@@ -16,8 +16,8 @@ use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, St
 use crate::present;
 use crate::service::jobs::JobRunner;
 use crate::service::throttle::Throttle;
+use crate::service::Db;
 use crate::service::{self, ServiceError};
-use crate::store::Db;
 
 /// The limits the domain applies to web callers.
 #[derive(Debug, Clone)]
