@@ -33,10 +33,10 @@ pub mod throttle;
 pub mod verification;
 
 pub use crate::store::imports::Outcome;
-/// The handle on the data every service takes (the store's: the database and its group commit).
-pub use crate::store::Db;
 #[cfg(test)]
 pub(crate) use crate::store::temp_sqlite;
+/// The handle on the data every service takes (the store's: the database and its group commit).
+pub use crate::store::Db;
 pub use error::{ServiceError, ServiceResult};
 pub use generation::{add_proposals, propose, Proposal};
 pub use imports::*;
