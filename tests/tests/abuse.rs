@@ -1649,3 +1649,50 @@ async fn a_long_method_reaches_the_page_shortened() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// Drawing figures (PDF, 300-dpi PNG) and the paper's zip is CPU work: it takes an export slot
+/// (`--max-exports`) like the exports, so staff repeating the download cannot take the
+/// server's cores; a table or an SVG (text) needs none.
+#[tokio::test]
+async fn figures_and_the_paper_zip_take_an_export_slot() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.exports = natstudy::web::download::ExportLimits::new(1, Duration::from_secs(30));
+    })
+    .await
+    .expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let (study, _) = big_study(&db).await;
+    let staff = app.signed_in("ada", PW).await.expect("sign in");
+    // the one slot held by an export whose client does not read it
+    let held = staff
+        .get(app.url(&format!("/studies/{study}/export/dataset.jsonl")))
+        .send()
+        .await
+        .expect("export");
+    assert_eq!(held.status(), StatusCode::OK);
+    for path in [
+        "paper.zip",
+        "charts/time_by_level.pdf",
+        "charts/time_by_level.png",
+    ] {
+        let r = staff
+            .get(app.url(&format!("/studies/{study}/{path}")))
+            .send()
+            .await
+            .expect("download");
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        assert!(r.headers().get("retry-after").is_some(), "{path}");
+    }
+    for path in ["tables/naturalness.csv", "charts/time_by_level.svg"] {
+        let r = staff
+            .get(app.url(&format!("/studies/{study}/{path}")))
+            .send()
+            .await
+            .expect("download");
+        assert_ne!(r.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
+    }
+    drop(held);
+    drop(app);
+    guard.drop_now(db).await;
+}

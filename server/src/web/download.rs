@@ -108,12 +108,7 @@ pub async fn export(
         return (StatusCode::NOT_FOUND, "no such study").into_response();
     }
     let Ok(slot) = state.exports.slots.clone().try_acquire_owned() else {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "10")],
-            "other exports are running: try again in a few seconds",
-        )
-            .into_response();
+        return busy();
     };
     let (tx, rx) = tokio::sync::mpsc::channel(IN_FLIGHT);
     let db = state.db.clone();
@@ -187,6 +182,16 @@ async fn result_download(
     if let Err(refused) = super::access::staff_of(state, session, study).await {
         return refused;
     }
+    // drawing a PDF or a 300-dpi PNG is CPU work: it takes an export slot like the exports
+    let drawn = matches!(kind, ResultFile::Figure) && !file.ends_with(".svg");
+    let _slot = if drawn {
+        match state.exports.slots.clone().try_acquire_owned() {
+            Ok(slot) => Some(slot),
+            Err(_) => return busy(),
+        }
+    } else {
+        None
+    };
     let (found, missing) = match kind {
         ResultFile::Figure => (
             crate::service::reports::chart(&state.reports, &state.db, study, file).await,
@@ -211,6 +216,10 @@ pub async fn paper_zip(
     if let Err(refused) = super::access::staff_of(&state, &session, study).await {
         return refused;
     }
+    // every figure drawn in three forms: CPU work, bounded by the export slots
+    let Ok(_slot) = state.exports.slots.clone().try_acquire_owned() else {
+        return busy();
+    };
     let zipped = crate::service::reports::paper_zip(&state.reports, &state.db, study).await;
     result_file(
         study,
@@ -218,6 +227,16 @@ pub async fn paper_zip(
         zipped.map(|b| Some((b, "application/zip"))),
         "",
     )
+}
+
+/// The answer when every export slot (`--max-exports`) is taken.
+fn busy() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "10")],
+        "other exports are running: try again in a few seconds",
+    )
+        .into_response()
 }
 
 /// A file of the results as an attachment named after the study, or why there is none.

@@ -2,6 +2,9 @@
 //! uploads, batches, invites, generation, scoring, members) and its results.
 
 use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use crate::model::StudyId;
 
 pub mod generate;
 pub mod list;
@@ -19,5 +22,17 @@ pub struct StudyChanged(RwSignal<u32>);
 impl StudyChanged {
     pub fn bump(self) {
         self.0.update(|n| *n += 1);
+    }
+}
+
+/// The study of the route (`/studies/:id…`): its id, or 0 (no study) when it does not parse.
+fn route_study_id() -> impl Fn() -> StudyId + Copy + 'static {
+    let params = use_params_map();
+    move || {
+        params.with(|p| {
+            p.get("id")
+                .and_then(|s| s.parse::<StudyId>().ok())
+                .unwrap_or(StudyId(0))
+        })
     }
 }

@@ -1,10 +1,8 @@
 //! `/studies/:id`: one study's overview, with its working parts below ([`super::work`]).
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
 
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::StudyId;
 use crate::study_api::get_study;
 use crate::text::noun;
 
@@ -12,14 +10,7 @@ use super::StudyChanged;
 
 #[component]
 pub fn StudyPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || {
-        params.with(|p| {
-            p.get("id")
-                .and_then(|s| s.parse::<StudyId>().ok())
-                .unwrap_or(StudyId(0))
-        })
-    };
+    let id = super::route_study_id();
     let changed = StudyChanged(RwSignal::new(0));
     provide_context(changed);
     let detail = Resource::new(move || (id(), changed.0.get()), |(s, _)| get_study(s));

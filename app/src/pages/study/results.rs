@@ -1,22 +1,13 @@
 //! `/studies/:id/results`: the analysis of the votes so far.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_params_map;
 
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::StudyId;
 
 /// `/studies/:id/results`: the analysis of the votes so far, refreshed as votes arrive.
 #[component]
 pub fn ResultsPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = move || {
-        params.with(|p| {
-            p.get("id")
-                .and_then(|s| s.parse::<StudyId>().ok())
-                .unwrap_or(StudyId(0))
-        })
-    };
+    let id = super::route_study_id();
     let (tick, set_tick) = signal(0u32);
     #[cfg(feature = "hydrate")]
     {
