@@ -1,14 +1,11 @@
 //! Server functions of the participant's survey. The annotator is always taken from the
 //! session (an invited participant) or the signed-in account, never from the request.
 
-// A rating form has many fields; server functions take them as arguments.
-#![allow(clippy::too_many_arguments)]
-
 use leptos::prelude::*;
 
-use crate::model::{AnnotateState, ItemId, StudyId};
 #[cfg(feature = "ssr")]
-use crate::model::{AnnotatorId, VoteForm};
+use crate::model::AnnotatorId;
+use crate::model::{AnnotateState, ItemId, StudyId, VoteForm};
 
 #[cfg(feature = "ssr")]
 use crate::auth::PARTICIPANT_KEY;
@@ -150,34 +147,9 @@ pub async fn start_rating(study: StudyId) -> Result<(), ServerFnError> {
 pub async fn submit_vote(
     study: StudyId,
     item: ItemId,
-    cr: Option<u8>,
-    cc: Option<u8>,
-    comment: Option<String>,
-    time_secs: Option<String>,
-    started_at: Option<String>,
-    context_opened: Option<String>,
-    token: String,
+    #[server(flatten)] vote: VoteForm,
 ) -> Result<Option<AnnotateState>, ServerFnError> {
     let a = me(study).await?;
-    let (Some(cr), Some(cc)) = (cr, cc) else {
-        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
-            resp.set_status(axum::http::StatusCode::UNPROCESSABLE_ENTITY);
-        }
-        return Err(ServerFnError::new("please answer both questions"));
-    };
-    let vote = VoteForm {
-        cr,
-        cc,
-        comment: comment.unwrap_or_default(),
-        time_secs: time_secs
-            .and_then(|t| t.parse::<f64>().ok())
-            .filter(|t| t.is_finite() && *t >= 0.0),
-        started_at: started_at
-            .and_then(|t| t.parse::<f64>().ok())
-            .map(|t| t as i64),
-        context_opened: context_opened.is_some_and(|v| v == "true"),
-        token,
-    };
     crate::auth::backend()?
         .submit_vote(study, a, item, vote)
         .await

@@ -533,13 +533,11 @@ pub fn test_vote(token: &str, cr: u8, cc: u8, time_secs: Option<f64>) -> natstud
         h.finish()
     };
     let form = app::model::VoteForm {
-        cr,
-        cc,
-        comment: String::new(),
+        cr: Some(cr),
+        cc: Some(cc),
         time_secs,
-        started_at: None,
-        context_opened: false,
         token: format!("{:016x}{:016x}", half(1), half(2)),
+        ..Default::default()
     };
     natstudy::domain::Vote::parse(form, natstudy::db::now_ms()).expect("a valid test vote")
 }

@@ -5,9 +5,12 @@
 //! need not depend on the UI crate (an architecture test holds it).
 
 pub mod cookie;
+mod vote_form;
 pub mod words;
 
 use serde::{Deserialize, Serialize};
+
+pub use vote_form::VoteForm;
 
 pub use natstudy_vocab::ids::{
     AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId,
@@ -248,18 +251,6 @@ pub struct AnnotateState {
     /// The guideline as HTML (rendered from the study's markdown on the server).
     pub guideline_html: String,
     pub step: AnnotateStep,
-}
-
-/// A vote as the rating form sends it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VoteForm {
-    pub cr: u8,
-    pub cc: u8,
-    pub comment: String,
-    pub time_secs: Option<f64>,
-    pub started_at: Option<i64>,
-    pub context_opened: bool,
-    pub token: String,
 }
 
 /// A study's settings as the admin edits them.

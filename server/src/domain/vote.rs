@@ -1,13 +1,15 @@
 //! A vote: the two answers, the comment, the time on item, when the item was shown, whether the
 //! context was opened, and the submit token that makes a resent submit one vote. Every check of
-//! a vote lives in [`Vote::parse`]; the store takes only a parsed `Vote`.
+//! a vote lives in [`Vote::parse`]; the store takes only a parsed `Vote`, and writes the columns
+//! [`COLUMNS`] lists.
 //!
-//! Adding a column to the votes table: a field here (and its rule in `parse`), the form's field
-//! (`app::model::VoteForm` and the `annotate/vote` server function), the store's `VoteRow`
-//! binding and the migrations, and the export (see ARCHITECTURE.md's recipe).
+//! Adding a column to the votes table (ARCHITECTURE.md's recipe): the migrations (SQLite and
+//! PostgreSQL), the form's field (`natstudy_types::VoteForm`), the field here with its rule in
+//! `parse` and its entry in [`COLUMNS`], and the input on the rating page. The store's inserts,
+//! the revision's upsert and the long export read [`COLUMNS`].
 
 /// A vote as the rating form sends it (the wire type this module parses).
-pub use app::model::VoteForm;
+pub use natstudy_types::VoteForm;
 
 /// The longest comment kept with a vote, in characters.
 pub const MAX_COMMENT: usize = 4000;
@@ -19,6 +21,8 @@ pub const MAX_TIME_SECS: f64 = crate::formats::survey::MAX_TIME_SECS;
 /// Why a vote is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidVote {
+    #[error("please answer both questions")]
+    Unanswered,
     #[error("{question}: answer on the 1–4 scale, not {value}")]
     Answer { question: &'static str, value: u8 },
     #[error("token: must be the {TOKEN_LEN} hex digits the page was given")]
@@ -39,6 +43,52 @@ pub struct Vote {
     token: String,
 }
 
+/// A value of one of a vote's columns, as the store binds it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    Int(i64),
+    OptInt(Option<i64>),
+    OptReal(Option<f64>),
+    Text(&'a str),
+}
+
+/// One column of `votes` (and of each row of `vote_revisions`) that a vote fills.
+pub struct Column {
+    /// The column's name in both tables (and its header in the long export).
+    pub name: &'static str,
+    pub value: for<'a> fn(&'a Vote) -> Value<'a>,
+}
+
+/// The columns a vote fills, in the order the store binds them: the one list that the
+/// store's inserts, the revision's upsert and the long export read (the store adds the
+/// row's own: item, annotator, revision, submission time, side, submit token).
+pub const COLUMNS: &[Column] = &[
+    Column {
+        name: "cr",
+        value: |v| Value::Int(v.cr.into()),
+    },
+    Column {
+        name: "cc",
+        value: |v| Value::Int(v.cc.into()),
+    },
+    Column {
+        name: "time_secs",
+        value: |v| Value::OptReal(v.time_secs),
+    },
+    Column {
+        name: "started_at",
+        value: |v| Value::OptInt(v.started_at),
+    },
+    Column {
+        name: "context_opened",
+        value: |v| Value::Int(v.context_opened.into()),
+    },
+    Column {
+        name: "comment",
+        value: |v| Value::Text(&v.comment),
+    },
+];
+
 /// A time on item the browser sent, if it is a measurement: finite, from zero to a day; anything
 /// else is stored as unmeasured.
 fn measured(t: Option<f64>) -> Option<f64> {
@@ -52,17 +102,25 @@ fn plausible_start(started_at_ms: i64, now_ms: i64) -> bool {
     started_at_ms <= now_ms.saturating_add(60_000) && started_at_ms >= now_ms.saturating_sub(DAY_MS)
 }
 
+/// An answer on the 1–4 scale.
+fn answer(question: &'static str, value: u8) -> Result<u8, InvalidVote> {
+    match value {
+        1..=4 => Ok(value),
+        _ => Err(InvalidVote::Answer { question, value }),
+    }
+}
+
 impl Vote {
-    /// Every rule of a vote, at `now_ms`: both answers on the 1–4 scale; the submit token the
-    /// page was given (32 lowercase hex digits); a comment of at most [`MAX_COMMENT`]
-    /// characters. A time on item outside 0 s–24 h and a start time that cannot be when the
-    /// item was shown are kept as unknown, not refused (the answer itself is good).
+    /// Every rule of a vote, at `now_ms`: both questions answered, on the 1–4 scale; the
+    /// submit token the page was given (32 lowercase hex digits); a comment of at most
+    /// [`MAX_COMMENT`] characters. A time on item outside 0 s–24 h and a start time that cannot
+    /// be when the item was shown are kept as unknown, not refused (the answer itself is good).
     pub fn parse(form: VoteForm, now_ms: i64) -> Result<Vote, InvalidVote> {
-        for (question, value) in [("readability", form.cr), ("conventions", form.cc)] {
-            if !(1..=4).contains(&value) {
-                return Err(InvalidVote::Answer { question, value });
-            }
-        }
+        let (Some(cr), Some(cc)) = (form.cr, form.cc) else {
+            return Err(InvalidVote::Unanswered);
+        };
+        let cr = answer("readability", cr)?;
+        let cc = answer("conventions", cc)?;
         let token_ok = form.token.len() == TOKEN_LEN
             && form
                 .token
@@ -75,8 +133,8 @@ impl Vote {
             return Err(InvalidVote::Comment);
         }
         Ok(Vote {
-            cr: form.cr,
-            cc: form.cc,
+            cr,
+            cc,
             comment: form.comment,
             time_secs: measured(form.time_secs),
             started_at: form.started_at.filter(|t| plausible_start(*t, now_ms)),
@@ -120,8 +178,8 @@ mod tests {
 
     fn form() -> VoteForm {
         VoteForm {
-            cr: 2,
-            cc: 3,
+            cr: Some(2),
+            cc: Some(3),
             comment: "fine".into(),
             time_secs: Some(12.5),
             started_at: Some(NOW - 12_500),
@@ -144,12 +202,41 @@ mod tests {
     #[test]
     fn answers_are_on_the_four_point_scale() {
         for (cr, cc, question, value) in [(0, 2, "readability", 0), (2, 5, "conventions", 5)] {
-            let f = VoteForm { cr, cc, ..form() };
+            let f = VoteForm {
+                cr: Some(cr),
+                cc: Some(cc),
+                ..form()
+            };
             assert_eq!(
                 Vote::parse(f, NOW),
                 Err(InvalidVote::Answer { question, value })
             );
         }
+    }
+
+    #[test]
+    fn both_questions_are_answered() {
+        for (cr, cc) in [(None, Some(2)), (Some(2), None), (None, None)] {
+            let f = VoteForm { cr, cc, ..form() };
+            assert_eq!(Vote::parse(f, NOW), Err(InvalidVote::Unanswered));
+        }
+    }
+
+    #[test]
+    fn every_column_is_the_votes_own_value() {
+        let v = Vote::parse(form(), NOW).expect("good");
+        let values: Vec<_> = COLUMNS.iter().map(|c| (c.name, (c.value)(&v))).collect();
+        assert_eq!(
+            values,
+            [
+                ("cr", Value::Int(2)),
+                ("cc", Value::Int(3)),
+                ("time_secs", Value::OptReal(Some(12.5))),
+                ("started_at", Value::OptInt(Some(NOW - 12_500))),
+                ("context_opened", Value::Int(1)),
+                ("comment", Value::Text("fine")),
+            ]
+        );
     }
 
     #[test]

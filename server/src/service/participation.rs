@@ -175,13 +175,10 @@ mod tests {
     #[test]
     fn fresh_tokens_make_valid_votes() {
         let form = VoteForm {
-            cr: 1,
-            cc: 1,
-            comment: String::new(),
-            time_secs: None,
-            started_at: None,
-            context_opened: false,
+            cr: Some(1),
+            cc: Some(1),
             token: fresh_token(),
+            ..VoteForm::default()
         };
         assert!(crate::domain::Vote::parse(form, 0).is_ok());
     }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use sqlx::Row;
 
 use super::{Db, StoreResult};
+use crate::domain::vote::COLUMNS;
 use crate::engine::analysis::{judges_unnatural, relative_change, Category, Tally};
 use crate::formats::survey::SurveyWriter;
 use crate::ids::StudyId;
@@ -267,6 +268,17 @@ pub async fn dataset(
     Ok(n)
 }
 
+/// The vote's columns ([`COLUMNS`]) that [`votes_table`] writes in its own way; every other
+/// one it writes as stored, after `comment`.
+const FORMATTED: [&str; 6] = [
+    "cr",
+    "cc",
+    "time_secs",
+    "started_at",
+    "context_opened",
+    "comment",
+];
+
 /// The long vote table: one row per vote revision that counts, with its context.
 pub async fn votes_table(
     db: &Db,
@@ -289,22 +301,32 @@ pub async fn votes_table(
         "context_opened",
         "revision",
         "comment",
-        "source",
-        "time_source",
     ];
+    // a vote's further columns, as stored, after those this table writes in its own way
+    let extra: Vec<&str> = COLUMNS
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| !FORMATTED.contains(name))
+        .collect();
+    header.extend(&extra);
+    header.extend(["source", "time_source"]);
     if with_pid {
         header.push("external_pid");
     }
     out.write_all(&csv_line(&header)?)?;
-    let mut rows = sqlx::query(
+    let extra_sql: String = extra
+        .iter()
+        .enumerate()
+        .map(|(i, name)| format!(", CAST(v.{name} AS TEXT) AS extra_{i}"))
+        .collect();
+    let sql = format!(
         "SELECT i.item_key, i.level, i.operator, a.code, a.external_pid, a.imported, v.cr, v.cc, v.time_secs, v.started_at, v.submitted_at, \
-         v.original_left, v.context_opened, v.revision, v.comment, c.created_at AS handed_at FROM votes v JOIN items i ON i.id = v.item_id \
+         v.original_left, v.context_opened, v.revision, v.comment, c.created_at AS handed_at{extra_sql} FROM votes v JOIN items i ON i.id = v.item_id \
          JOIN annotators a ON a.id = v.annotator_id \
          LEFT JOIN assignments c ON c.item_id = v.item_id AND c.annotator_id = v.annotator_id \
-         WHERE i.study_id = $1 ORDER BY i.id, a.id",
-    )
-    .bind(study)
-    .fetch(&db.pool);
+         WHERE i.study_id = $1 ORDER BY i.id, a.id"
+    );
+    let mut rows = sqlx::query(&sql).bind(study).fetch(&db.pool);
     let mut n = 0;
     while let Some(r) = rows.try_next().await? {
         out.pace().await?;
@@ -339,6 +361,14 @@ pub async fn votes_table(
             known((r.try_get::<i64, _>("context_opened")? != 0).to_string()),
             r.try_get::<i64, _>("revision")?.to_string(),
             r.try_get("comment")?,
+        ];
+        for i in 0..extra.len() {
+            rec.push(
+                r.try_get::<Option<String>, _>(format!("extra_{i}").as_str())?
+                    .unwrap_or_default(),
+            );
+        }
+        rec.extend([
             if imported { "imported" } else { "survey" }.to_owned(),
             // measured by the participant's page, or not at all (never made up)
             match (measured, server, imported) {
@@ -348,7 +378,7 @@ pub async fn votes_table(
                 (None, None, _) => "none",
             }
             .to_owned(),
-        ];
+        ]);
         if with_pid {
             rec.push(
                 r.try_get::<Option<String>, _>("external_pid")?
@@ -516,7 +546,14 @@ pub async fn items(
 
 #[cfg(test)]
 mod tests {
-    use super::neutralise;
+    use super::{neutralise, COLUMNS, FORMATTED};
+
+    #[test]
+    fn the_columns_written_in_their_own_way_are_the_votes() {
+        for name in FORMATTED {
+            assert!(COLUMNS.iter().any(|c| c.name == name), "{name}");
+        }
+    }
 
     #[test]
     fn formulas_are_neutralised_and_numbers_kept() {

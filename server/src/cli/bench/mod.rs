@@ -267,14 +267,12 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
             while let Some(h) = next {
                 let vote = crate::domain::Vote::parse(
                     app::model::VoteForm {
-                        cr: 2,
-                        cc: 2,
-                        comment: String::new(),
+                        cr: Some(2),
+                        cc: Some(2),
                         time_secs: Some(10.0),
-                        started_at: None,
-                        context_opened: false,
                         // 32 hex digits, one per vote of the run
                         token: format!("{:016x}{:016x}", a.get(), n),
+                        ..Default::default()
                     },
                     now_ms(),
                 )

@@ -4,11 +4,13 @@ use sqlx::Row;
 
 use super::*;
 use crate::db::Dialect;
+use crate::domain::vote::{Value, COLUMNS};
 pub use crate::domain::Vote;
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::store::group_commit::jobs::grouped;
 use crate::store::group_commit::shared::Shared;
 use crate::store::{Db, StoreError, StoreResult};
+use std::sync::LazyLock;
 
 /// How often one annotator may revise one vote.
 pub const MAX_REVISIONS: i64 = 20;
@@ -40,52 +42,6 @@ macro_rules! vote_read {
     };
 }
 
-/// A revision of a vote: `$1`…`$11` as [`VoteRow::bind`], `$12` the submit token.
-macro_rules! insert_revision {
-    () => {
-        concat!(
-            revision_into!(),
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-        )
-    };
-}
-
-/// The vote that counts (the latest revision): `$1`…`$11` as [`VoteRow::bind`].
-macro_rules! upsert_vote {
-    () => {
-        concat!(
-            vote_into!(),
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ",
-            vote_replaces!()
-        )
-    };
-}
-
-/// The head of a revision's `INSERT` (its columns, in [`VoteRow::bind`]'s order, then the
-/// submit token).
-macro_rules! revision_into {
-    () => {
-        "INSERT INTO vote_revisions (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
-         original_left, context_opened, comment, submit_token)"
-    };
-}
-
-/// The head of a vote's `INSERT` (its columns, in [`VoteRow::bind`]'s order).
-macro_rules! vote_into {
-    () => {
-        "INSERT INTO votes (item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at, \
-         original_left, context_opened, comment)"
-    };
-}
-
-/// The first revision marks the assignment done: `$8` now, `$13` the status done, `$14` the
-/// assignment (after [`VoteRow::bind`]'s eleven and the submit token).
-macro_rules! made_done {
-    () => {
-        "UPDATE assignments SET status = $13, lease_expires_at = $8 WHERE id = $14"
-    };
-}
-
 /// The queue's index after a vote on item `$1` that may fill it at k (`$k`): `rated_full` says
 /// whether it has the study's k ratings, in every batch that holds it.
 macro_rules! refresh_full {
@@ -99,13 +55,120 @@ macro_rules! refresh_full {
     };
 }
 
-/// A new revision replaces the vote that counts.
-macro_rules! vote_replaces {
-    () => {
-        "ON CONFLICT (item_id, annotator_id) DO UPDATE SET revision = excluded.revision, cr = excluded.cr, \
-         cc = excluded.cc, time_secs = excluded.time_secs, started_at = excluded.started_at, \
-         submitted_at = excluded.submitted_at, context_opened = excluded.context_opened, comment = excluded.comment"
-    };
+/// The SQL of a vote's writes, built once from the vote's columns ([`COLUMNS`]): the row's own
+/// columns come first with fixed numbers, the vote's after them.
+struct Statements {
+    /// PostgreSQL's common vote in one statement ([`fast_pg`]).
+    fast_pg: String,
+    /// SQLite's common vote in one round trip ([`fast_sqlite`]).
+    fast_sqlite: String,
+    /// PostgreSQL's first revision (made done) and later revision, as [`RowBinds`] binds them.
+    pg_first: String,
+    pg_revise: String,
+    /// SQLite's first revision filling the item, first revision, later revision.
+    sqlite_first_fills: String,
+    sqlite_first: String,
+    sqlite_revise: String,
+}
+
+static SQL: LazyLock<Statements> = LazyLock::new(Statements::new);
+
+/// Where the vote's columns start in the common vote's binds: after [`vote_read!`]'s seven,
+/// the consent asked (`$8`) and the status done (`$9`).
+const FAST_VOTE_FROM: usize = 10;
+
+/// `$first, $first+1, …`, one a vote column.
+fn vote_params(first: usize) -> String {
+    (first..first + COLUMNS.len())
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The head of a revision's `INSERT`: the row's columns (as [`RowBinds`] binds them), the
+/// submit token, then the vote's.
+fn revision_into() -> String {
+    let cols: Vec<_> = COLUMNS.iter().map(|c| c.name).collect();
+    format!(
+        "INSERT INTO vote_revisions (item_id, annotator_id, revision, submitted_at, original_left, submit_token, {})",
+        cols.join(", ")
+    )
+}
+
+/// The head of a vote's `INSERT`: the row's columns, then the vote's.
+fn vote_into() -> String {
+    let cols: Vec<_> = COLUMNS.iter().map(|c| c.name).collect();
+    format!(
+        "INSERT INTO votes (item_id, annotator_id, revision, submitted_at, original_left, {})",
+        cols.join(", ")
+    )
+}
+
+/// A new revision replaces the vote that counts (its side stays the first revision's).
+fn vote_replaces() -> String {
+    let mut set = vec![
+        "revision = excluded.revision".to_owned(),
+        "submitted_at = excluded.submitted_at".to_owned(),
+    ];
+    set.extend(
+        COLUMNS
+            .iter()
+            .map(|c| format!("{0} = excluded.{0}", c.name)),
+    );
+    format!(
+        "ON CONFLICT (item_id, annotator_id) DO UPDATE SET {}",
+        set.join(", ")
+    )
+}
+
+/// A revision of a vote: [`RowBinds`]' `$1`…`$6`, the vote's columns from `$vote_from`.
+fn insert_revision(vote_from: usize) -> String {
+    format!(
+        "{} VALUES ($1, $2, $3, $4, $5, $6, {})",
+        revision_into(),
+        vote_params(vote_from)
+    )
+}
+
+/// The vote that counts (the latest revision): `$1`…`$5`, the vote's columns from `$vote_from`.
+fn upsert_vote(vote_from: usize) -> String {
+    format!(
+        "{} VALUES ($1, $2, $3, $4, $5, {}) {}",
+        vote_into(),
+        vote_params(vote_from),
+        vote_replaces()
+    )
+}
+
+/// The first revision marks the assignment done: `$4` now, `$7` the status done, `$8` the
+/// assignment.
+const MADE_DONE: &str = "UPDATE assignments SET status = $7, lease_expires_at = $4 WHERE id = $8";
+
+impl Statements {
+    fn new() -> Statements {
+        // PostgreSQL: only the parameters a statement names are bound
+        let pg_first = format!(
+            "WITH r AS ({}), v AS ({}), a AS ({MADE_DONE}) SELECT 1",
+            insert_revision(9),
+            upsert_vote(9)
+        );
+        let pg_revise = format!(
+            "WITH r AS ({}), v AS ({}) SELECT 1",
+            insert_revision(7),
+            upsert_vote(7)
+        );
+        // SQLite: every statement is bound the same ($9 k), the vote's columns from $10
+        let (rev, vote) = (insert_revision(10), upsert_vote(10));
+        Statements {
+            fast_pg: fast_pg(),
+            fast_sqlite: fast_sqlite(),
+            pg_first,
+            pg_revise,
+            sqlite_first_fills: format!("{rev}; {vote}; {MADE_DONE}; {}", refresh_full!("$9")),
+            sqlite_first: format!("{rev}; {vote}; {MADE_DONE}"),
+            sqlite_revise: format!("{rev}; {vote}"),
+        }
+    }
 }
 
 /// Whether a vote needs the annotator's consent first: a participant's does; staff tools and
@@ -212,7 +275,7 @@ async fn submit_in(
 ) -> StoreResult<StoreResult<Submitted>> {
     // one round trip: the assignment, a submit seen before, k, the item's ratings and others'
     // open claims, with the common first vote written in the same round trip
-    // (`FAST_VOTE_PG_SQL`, `FAST_VOTE_SQLITE_SQL`). On PostgreSQL a vote on an expired lease,
+    // (`fast_pg`, `fast_sqlite`). On PostgreSQL a vote on an expired lease,
     // which takes room only if there is some, first takes the item's lock and reads again (see
     // the module `assign`).
     let pg = shared.dialect() == Dialect::Postgres;
@@ -312,15 +375,13 @@ async fn submit_in(
             1
         }
     };
-    let comment = vote.comment().to_owned();
-    let row = VoteRow {
+    let row = RowBinds {
         item,
         annotator,
         revision,
-        vote,
         now,
         original_left,
-        comment: &comment,
+        token: vote.token(),
     };
     // every revision is kept; the vote that counts is the latest; the first revision marks
     // the assignment done. One round trip: on PostgreSQL one statement, on SQLite its
@@ -331,30 +392,14 @@ async fn submit_in(
     // the item
     let fills = first && rated + 1 >= k;
     if shared.dialect() == Dialect::Postgres {
-        let sql = if first {
-            concat!(
-                "WITH r AS (",
-                insert_revision!(),
-                "), v AS (",
-                upsert_vote!(),
-                "), a AS (",
-                made_done!(),
-                ") SELECT 1"
-            )
-        } else {
-            concat!(
-                "WITH r AS (",
-                insert_revision!(),
-                "), v AS (",
-                upsert_vote!(),
-                ") SELECT 1"
-            )
+        let q = match first {
+            true => row
+                .bind(sqlx::query(&SQL.pg_first))
+                .bind(AssignmentStatus::Done)
+                .bind(assignment),
+            false => row.bind(sqlx::query(&SQL.pg_revise)),
         };
-        let mut q = row.bind(sqlx::query(sql)).bind(vote.token());
-        if first {
-            q = q.bind(AssignmentStatus::Done).bind(assignment);
-        }
-        q.execute(&mut *conn).await?;
+        bind_vote(q, vote).execute(&mut *conn).await?;
         if fills {
             sqlx::query(refresh_full!("$2"))
                 .bind(item)
@@ -364,25 +409,16 @@ async fn submit_in(
         }
     } else {
         let sql = match (first, fills) {
-            (true, true) => concat!(
-                insert_revision!(),
-                "; ",
-                upsert_vote!(),
-                "; ",
-                made_done!(),
-                "; ",
-                refresh_full!("$15")
-            ),
-            (true, false) => concat!(insert_revision!(), "; ", upsert_vote!(), "; ", made_done!()),
-            (false, _) => concat!(insert_revision!(), "; ", upsert_vote!()),
+            (true, true) => &SQL.sqlite_first_fills,
+            (true, false) => &SQL.sqlite_first,
+            (false, _) => &SQL.sqlite_revise,
         };
-        row.bind(sqlx::query(sql))
-            .bind(vote.token())
+        let q = row
+            .bind(sqlx::query(sql))
             .bind(AssignmentStatus::Done)
             .bind(assignment)
-            .bind(k)
-            .execute(&mut *conn)
-            .await?;
+            .bind(k);
+        bind_vote(q, vote).execute(&mut *conn).await?;
     }
     match first {
         true => shared.made_done(annotator.into(), now),
@@ -412,72 +448,72 @@ fn bind_read<'q>(
 
 /// The common first vote's conditions over the read `c` ([`vote_read!`]), as the table `ok`
 /// (the assignment, its side, whether the vote fills the item) — one row when the vote may be
-/// written at once: not seen before, consent given if asked (`$14` = 1), the item not rated by
+/// written at once: not seen before, consent given if asked (`$8` = 1), the item not rated by
 /// the annotator nor full, the claim planned (`$6`) or a lease (`$7`) still live at `$5`.
 macro_rules! fast_ok {
     () => {
         "ok AS (SELECT c.id, c.original_left, c.rated + 1 >= c.k AS fills FROM c \
          WHERE c.seen IS NULL AND c.mine IS NULL AND c.k IS NOT NULL AND c.rated < c.k \
-         AND ($14 = 0 OR c.consented_at IS NOT NULL) \
+         AND ($8 = 0 OR c.consented_at IS NOT NULL) \
          AND (c.status = $6 OR (c.status = $7 AND c.lease_expires_at > $5)))"
     };
 }
 
 /// PostgreSQL's common vote in one statement (one round trip on the writer's connection,
 /// where every claim and vote waits its turn): reads what [`vote_read!`] reads and, when that
-/// allows a first revision at once — not seen before, consent given if asked (`$14` = 1), the
+/// allows a first revision at once — not seen before, consent given if asked (`$8` = 1), the
 /// item not rated by the annotator nor full, the claim planned or a lease still live — writes
 /// it: the revision, the vote, the assignment done and, when this vote fills the item, the
 /// queue's index (`rated_full`; the statement's snapshot counts the group's earlier votes,
 /// not this one). Returns the read with `saved` = 1 when it wrote, else 0 and nothing written:
 /// the caller then decides from the read as on SQLite (a duplicate, a refusal, a revision, a
-/// lease that expired). `$8`…`$13` are the answers, `$15` the status done.
-const FAST_VOTE_PG_SQL: &str = concat!(
-    "WITH c AS (",
-    vote_read!(),
-    "), ",
-    fast_ok!(),
-    ", r AS (",
-    revision_into!(),
-    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13, $4 FROM ok), v AS (",
-    vote_into!(),
-    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13 FROM ok ",
-    vote_replaces!(),
-    "), \
-     d AS (UPDATE assignments SET status = $15, lease_expires_at = $5 WHERE id IN (SELECT id FROM ok)), \
-     f AS (UPDATE batch_items SET rated_full = 1 WHERE item_id = $1 AND EXISTS (SELECT 1 FROM ok WHERE ok.fills)) \
-     SELECT c.*, (SELECT COUNT(*) FROM ok) AS saved FROM c"
-);
+/// lease that expired). `$9` is the status done, the vote's columns from `$10`.
+fn fast_pg() -> String {
+    let vote = vote_params(FAST_VOTE_FROM);
+    format!(
+        "WITH c AS ({read}), {ok}, r AS ({rev} SELECT $1, $2, 1, $5, ok.original_left, $4, {vote} FROM ok), \
+         v AS ({into} SELECT $1, $2, 1, $5, ok.original_left, {vote} FROM ok {replaces}), \
+         d AS (UPDATE assignments SET status = $9, lease_expires_at = $5 WHERE id IN (SELECT id FROM ok)), \
+         f AS (UPDATE batch_items SET rated_full = 1 WHERE item_id = $1 AND EXISTS (SELECT 1 FROM ok WHERE ok.fills)) \
+         SELECT c.*, (SELECT COUNT(*) FROM ok) AS saved FROM c",
+        read = vote_read!(),
+        ok = fast_ok!(),
+        rev = revision_into(),
+        into = vote_into(),
+        replaces = vote_replaces(),
+    )
+}
 
-/// SQLite's common vote in one round trip to the writer (as [`FAST_VOTE_PG_SQL`] on
-/// PostgreSQL; SQLite has no writing `WITH`, so statements, run one after the other): the
-/// revision, written only under [`fast_ok!`] over the read ([`vote_read!`]), returning a row of
-/// kind 0 when it was; then the vote, the assignment done and the queue's index, each only if
-/// the statement before it changed a row (`changes()`); last a row of kind 1 with k. The read
-/// itself comes back only when the vote was not written ([`read_for_vote`] asks for it then:
-/// a duplicate, a refusal, a revision, an expired lease — the uncommon cases pay a second
-/// round trip, the common one reads once). Binds as [`FAST_VOTE_PG_SQL`].
-const FAST_VOTE_SQLITE_SQL: &str = concat!(
-    "WITH c AS (",
-    vote_read!(),
-    "), ",
-    fast_ok!(),
-    " ",
-    revision_into!(),
-    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, ok.original_left, $12, $13, $4 FROM ok RETURNING 0 AS kind; ",
-    vote_into!(),
-    " SELECT $1, $2, 1, $8, $9, $10, $11, $5, r.original_left, $12, $13 FROM vote_revisions r \
-     WHERE changes() = 1 AND r.annotator_id = $2 AND r.submit_token = $4; \
-     UPDATE assignments SET status = $15, lease_expires_at = $5 \
-     WHERE item_id = $1 AND annotator_id = $2 AND changes() = 1; ",
-    refresh_full!("(SELECT ratings_per_item FROM studies WHERE id = $3)"),
-    " AND changes() = 1; SELECT 1 AS kind, (SELECT ratings_per_item FROM studies WHERE id = $3) AS k"
-);
+/// SQLite's common vote in one round trip to the writer (as [`fast_pg`] on PostgreSQL; SQLite
+/// has no writing `WITH`, so statements, run one after the other): the revision, written only
+/// under [`fast_ok!`] over the read ([`vote_read!`]), returning a row of kind 0 when it was;
+/// then the vote, the assignment done and the queue's index, each only if the statement before
+/// it changed a row (`changes()`); last a row of kind 1 with k. The read itself comes back
+/// only when the vote was not written ([`read_for_vote`] asks for it then: a duplicate, a
+/// refusal, a revision, an expired lease — the uncommon cases pay a second round trip, the
+/// common one reads once). Binds as [`fast_pg`].
+fn fast_sqlite() -> String {
+    let vote = vote_params(FAST_VOTE_FROM);
+    format!(
+        "WITH c AS ({read}), {ok} {rev} SELECT $1, $2, 1, $5, ok.original_left, $4, {vote} FROM ok RETURNING 0 AS kind; \
+         {into} SELECT $1, $2, 1, $5, r.original_left, {vote} FROM vote_revisions r \
+         WHERE changes() = 1 AND r.annotator_id = $2 AND r.submit_token = $4; \
+         UPDATE assignments SET status = $9, lease_expires_at = $5 \
+         WHERE item_id = $1 AND annotator_id = $2 AND changes() = 1; \
+         {full} AND changes() = 1; SELECT 1 AS kind, {k} AS k",
+        read = vote_read!(),
+        ok = fast_ok!(),
+        rev = revision_into(),
+        into = vote_into(),
+        full = refresh_full!("(SELECT ratings_per_item FROM studies WHERE id = $3)"),
+        k = "(SELECT ratings_per_item FROM studies WHERE id = $3)",
+    )
+}
 
 /// What a vote checks, in one round trip (see [`submit_in`]): `Err` with the read — nothing
 /// when the item is not the annotator's in this study — for the caller to decide on. With
 /// `write_first` (the consent asked, and the database) the common first vote is written in
-/// the same round trip ([`FAST_VOTE_PG_SQL`], [`FAST_VOTE_SQLITE_SQL`]), and `Ok(k)` says it
+/// the same round trip ([`fast_pg`], [`fast_sqlite`]), and `Ok(k)` says it
 /// was.
 async fn read_for_vote(
     conn: &mut sqlx::AnyConnection,
@@ -492,20 +528,14 @@ async fn read_for_vote(
     let Some((consent, dialect)) = write_first else {
         return Ok(Err(read().fetch_optional(&mut *conn).await?));
     };
-    let comment = vote.comment().to_owned();
     let sql = match dialect {
-        Dialect::Postgres => FAST_VOTE_PG_SQL,
-        Dialect::Sqlite => FAST_VOTE_SQLITE_SQL,
+        Dialect::Postgres => SQL.fast_pg.as_str(),
+        Dialect::Sqlite => SQL.fast_sqlite.as_str(),
     };
     let q = bind_read(sqlx::query(sql), study, annotator, item, vote, now)
-        .bind(i64::from(vote.cr()))
-        .bind(i64::from(vote.cc()))
-        .bind(vote.time_secs())
-        .bind(vote.started_at())
-        .bind(i64::from(vote.context_opened()))
-        .bind(comment)
         .bind(i64::from(consent == Consent::Required))
         .bind(AssignmentStatus::Done);
+    let q = bind_vote(q, vote);
     if dialect == Dialect::Postgres {
         return match q.fetch_optional(&mut *conn).await? {
             Some(r) if r.try_get::<i64, _>("saved")? > 0 => Ok(Ok(r.try_get("k")?)),
@@ -556,36 +586,41 @@ async fn seen_before(
     .transpose()?)
 }
 
-/// The columns a vote and each of its revisions share, bound in one order.
-struct VoteRow<'a> {
+/// A vote row's own columns, bound in one order: `item_id, annotator_id, revision,
+/// submitted_at, original_left` and the submit token as `$1`…`$6` (the vote's columns follow,
+/// [`bind_vote`]).
+struct RowBinds<'a> {
     item: ItemId,
     annotator: AnnotatorId,
     revision: i64,
-    vote: &'a Vote,
     now: i64,
     original_left: i64,
-    comment: &'a str,
+    token: &'a str,
 }
 
-impl<'a> VoteRow<'a> {
-    /// Binds `item_id, annotator_id, revision, cr, cc, time_secs, started_at, submitted_at,
-    /// original_left, context_opened, comment` as `$1`…`$11`.
-    fn bind(
-        &self,
-        q: sqlx::query::Query<'a, sqlx::Any, sqlx::any::AnyArguments<'a>>,
-    ) -> sqlx::query::Query<'a, sqlx::Any, sqlx::any::AnyArguments<'a>> {
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>;
+
+impl RowBinds<'_> {
+    fn bind<'q>(&self, q: AnyQuery<'q>) -> AnyQuery<'q> {
         q.bind(self.item)
             .bind(self.annotator)
             .bind(self.revision)
-            .bind(i64::from(self.vote.cr()))
-            .bind(i64::from(self.vote.cc()))
-            .bind(self.vote.time_secs())
-            .bind(self.vote.started_at())
             .bind(self.now)
             .bind(self.original_left)
-            .bind(i64::from(self.vote.context_opened()))
-            .bind(self.comment.to_owned())
+            .bind(self.token.to_owned())
     }
+}
+
+/// Binds the vote's columns ([`COLUMNS`], in their order) after what `q` holds.
+fn bind_vote<'q>(q: AnyQuery<'q>, vote: &Vote) -> AnyQuery<'q> {
+    COLUMNS
+        .iter()
+        .fold(q, |q, column| match (column.value)(vote) {
+            Value::Int(v) => q.bind(v),
+            Value::OptInt(v) => q.bind(v),
+            Value::OptReal(v) => q.bind(v),
+            Value::Text(v) => q.bind(v.to_owned()),
+        })
 }
 
 #[cfg(test)]
@@ -595,7 +630,7 @@ mod tests {
     const TOK: &str = "0123456789abcdef0123456789abcdef";
 
     /// SQLite's common vote is written in the round trip that reads it
-    /// ([`FAST_VOTE_SQLITE_SQL`]): the revision, the vote, the assignment done and — as the
+    /// ([`fast_sqlite`]): the revision, the vote, the assignment done and — as the
     /// vote fills its item at k = 1 — the queue's index. The same submit again writes nothing
     /// and returns the read (seen before), as does a vote on an item never handed out.
     #[tokio::test]
@@ -638,13 +673,13 @@ mod tests {
             .expect("an item");
         let vote = Vote::parse(
             crate::domain::vote::VoteForm {
-                cr: 3,
-                cc: 1,
+                cr: Some(3),
+                cc: Some(1),
                 comment: "c".into(),
                 time_secs: Some(2.0),
-                started_at: None,
                 context_opened: true,
                 token: TOK.into(),
+                ..Default::default()
             },
             now,
         )
