@@ -312,18 +312,37 @@ impl CausalLm {
             .build()
             .map_err(|e| NlmError::Model(format!("cannot start {workers} threads: {e}")))?;
         let stop = std::sync::atomic::AtomicBool::new(false);
+        // the costliest batch first (a long method's attention grows with its square): each
+        // worker takes the next when it is free, so a long method does not run alone at the
+        // end while the others wait, and the threads left over help its products
+        let mut order: Vec<usize> = (0..batches.len()).collect();
+        order.sort_by_key(|&b| {
+            let longest = batches[b].iter().map(|&i| lengths[i]).max().unwrap_or(0);
+            std::cmp::Reverse(
+                batches[b]
+                    .len()
+                    .saturating_mul(longest)
+                    .saturating_mul(longest + 512),
+            )
+        });
+        let next = std::sync::atomic::AtomicUsize::new(0);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::scope(|s| {
-            let (stop, run, batches) = (&stop, &run, &batches);
+            let (stop, run, batches, order, next) = (&stop, &run, &batches, &order, &next);
             s.spawn(move || {
                 use rayon::prelude::*;
                 pool.install(|| {
-                    batches.par_iter().for_each_with(tx, |tx, batch| {
-                        if !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    (0..workers)
+                        .into_par_iter()
+                        .for_each_with(tx, |tx, _| loop {
+                            let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&b) = order.get(n) else { break };
+                            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                                break;
+                            }
                             // the receiver is gone only once it stopped listening
-                            let _ = tx.send(run(batch));
-                        }
-                    })
+                            let _ = tx.send(run(&batches[b]));
+                        })
                 })
             });
             for result in rx {

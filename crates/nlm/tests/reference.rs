@@ -18,11 +18,15 @@ fn reference() -> PathBuf {
     .join("nlm")
 }
 
+/// The 20 reference methods.
+fn methods(dir: &std::path::Path) -> Vec<String> {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).expect("methods"))
+        .expect("json")
+}
+
 fn check(folder: &str, key: &str) {
     let dir = reference();
-    let methods: Vec<String> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).expect("methods"))
-            .expect("json");
+    let methods = methods(&dir);
     let expected: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("expected_ce.json")).expect("expected"),
     )
@@ -60,9 +64,7 @@ fn check(folder: &str, key: &str) {
 #[test]
 fn batches_score_as_each_method_alone() {
     let dir = reference();
-    let methods: Vec<String> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).expect("methods"))
-            .expect("json");
+    let methods = methods(&dir);
     for folder in ["llama", "gptneo", "bloom"] {
         let lm = CausalLm::load(&dir.join("models").join(folder)).expect("model");
         let ids: Vec<Vec<u32>> = methods
@@ -98,6 +100,42 @@ fn batches_score_as_each_method_alone() {
             }
         }
         assert_eq!(seen, methods.len());
+    }
+}
+
+/// Batches run by several workers (the costliest first, each worker taking the next when it is
+/// free) give every method once, with the score it has alone.
+#[test]
+fn workers_score_every_method_once_as_alone() {
+    let dir = reference();
+    let methods = methods(&dir);
+    let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
+    let lm = CausalLm::load(&dir.join("models").join("llama")).expect("model");
+    let mut got = vec![None; texts.len()];
+    let batching = natstudy_nlm::Batching {
+        sequences: 3,
+        workers: 3,
+        ..Default::default()
+    };
+    lm.score_texts(&texts, None, batching, |scored| {
+        for (i, s) in scored {
+            assert!(got[*i].is_none(), "method {i} twice");
+            got[*i] = Some(s.expect("scored").ce_nats);
+        }
+        true
+    })
+    .expect("scored");
+    for (i, text) in texts.iter().enumerate() {
+        let alone = lm
+            .cross_entropy_of_ids(&lm.input_ids(text, None).expect("ids"))
+            .expect("alone")
+            .expect("scored")
+            .ce_nats;
+        let g = got[i].expect("every method");
+        assert!(
+            (g - alone).abs() / alone < 1e-6,
+            "method {i}: {g} vs {alone}"
+        );
     }
 }
 
@@ -205,9 +243,7 @@ fn a_sharded_checkpoint_scores_as_the_single_file() {
         index.to_string(),
     )
     .expect("index");
-    let methods: Vec<String> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("methods.json")).expect("methods"))
-            .expect("json");
+    let methods = methods(&dir);
     let one = CausalLm::load(&single).expect("single");
     let two = CausalLm::load(sharded.path()).expect("sharded");
     for m in methods.iter().take(5) {

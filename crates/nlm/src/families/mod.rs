@@ -9,6 +9,7 @@ mod bigcode;
 mod bloom;
 mod gpt_neo;
 mod llama;
+mod softmax;
 
 use candle_core::quantized::QTensor;
 use candle_core::{Device, Module, Tensor};
@@ -237,8 +238,9 @@ fn attention(
     };
     // the keys transposed once for every block
     let kt = k.transpose(2, 3)?.contiguous()?;
+    let v = v.contiguous()?;
     if t <= QUERY_BLOCK {
-        return attention_block(&q, &kt, v, &bias.block(0, t, t, q.device())?);
+        return attention_block(&q, &kt, &v, 0, bias);
     }
     let block = |from: usize| -> candle_core::Result<Tensor> {
         let rows = QUERY_BLOCK.min(t - from);
@@ -248,7 +250,8 @@ fn attention(
             &q.narrow(2, from, rows)?.contiguous()?,
             &kt.narrow(3, 0, keys)?,
             &v.narrow(2, 0, keys)?,
-            &bias.block(from, rows, keys, q.device())?,
+            from,
+            bias,
         )
     };
     let starts: Vec<usize> = (0..t).step_by(QUERY_BLOCK).collect();
@@ -269,22 +272,49 @@ fn attention(
     Tensor::cat(&blocks, 2)
 }
 
-/// One block: queries `[B, heads, R, d]` (scaled), keys transposed `[B, kv_heads, d, K]` and
-/// values `[B, kv_heads, K, d]`, the bias `[R, K]` or `[heads, R, K]`.
+/// One block: queries `[B, heads, R, d]` (scaled) at positions `from..from + R`, keys
+/// transposed `[B, kv_heads, d, K]` and values `[B, kv_heads, K, d]` (views of the whole
+/// sequence's, narrowed to the keys the block sees: the products read them in place). On the CPU the softmax
+/// runs in place with the mask (`softmax::masked_softmax`); elsewhere the bias is a tensor
+/// (`[R, K]`, or `[heads, R, K]` for ALiBi) added to the scores.
 fn attention_block(
     q: &Tensor,
     kt: &Tensor,
     v: &Tensor,
-    bias: &Tensor,
+    from: usize,
+    bias: Bias,
 ) -> candle_core::Result<Tensor> {
     let (b, nh, rows, d) = q.dims4()?;
     let (nkv, keys) = (kt.dim(1)?, kt.dim(3)?);
     let rep = nh / nkv;
     let q = q.reshape((b, nkv, rep * rows, d))?;
-    let scores = q.matmul(&kt.contiguous()?)?;
-    let scores = scores.reshape((b, nh, rows, keys))?.broadcast_add(bias)?;
+    if q.device().is_cpu() {
+        // a key/value head's group at a time: its scores (`rep · R × K`) stay in the cache
+        // while the softmax passes over them
+        let mut outs = Vec::with_capacity(b * nkv);
+        for i in 0..b {
+            for g in 0..nkv {
+                let p = q
+                    .get(i)?
+                    .get(g)?
+                    .matmul(&kt.get(i)?.get(g)?)?
+                    .apply_op1_no_bwd(&softmax::MaskedSoftmax {
+                        heads: nh,
+                        head0: g * rep,
+                        rows,
+                        from,
+                        bias,
+                    })?;
+                outs.push(p.matmul(&v.get(i)?.get(g)?)?);
+            }
+        }
+        return Tensor::stack(&outs, 0)?.reshape((b, nh, rows, d));
+    }
+    let scores = q.matmul(kt)?;
+    let bias = bias.block(from, rows, keys, q.device())?;
+    let scores = scores.reshape((b, nh, rows, keys))?.broadcast_add(&bias)?;
     let p = candle_nn::ops::softmax_last_dim(&scores)?.reshape((b, nkv, rep * rows, keys))?;
-    p.matmul(&v.contiguous()?)?.reshape((b, nh, rows, d))
+    p.matmul(v)?.reshape((b, nh, rows, d))
 }
 
 /// The MLP's GELU: the exact one (`gelu`) or the tanh approximation (`gelu_new`,
@@ -356,14 +386,21 @@ mod tests {
             Bias::Alibi { slopes: &slopes },
         ] {
             let blocked = attention(&q, &k, &v, Some(0.3), bias).expect("blocked");
-            let kt = k.transpose(2, 3).and_then(|k| k.contiguous()).expect("kt");
-            let whole = attention_block(
-                &(&q * 0.3).expect("scaled"),
-                &kt,
-                &v,
-                &bias.block(0, t, t, &dev).expect("bias"),
-            )
-            .expect("whole");
+            // the whole as one product (each key/value head repeated for its group), the bias
+            // a tensor added to the scores, candle's softmax
+            let idx = Tensor::new(&[0u32, 0, 1, 1], &dev).expect("idx");
+            let (kr, vr) = (
+                k.index_select(&idx, 1).expect("k"),
+                v.index_select(&idx, 1).expect("v"),
+            );
+            let kt = kr.transpose(2, 3).and_then(|k| k.contiguous()).expect("kt");
+            let scores = (&q * 0.3)
+                .and_then(|q| q.matmul(&kt))
+                .and_then(|s| s.broadcast_add(&bias.block(0, t, t, &dev)?))
+                .expect("scores");
+            let whole = candle_nn::ops::softmax_last_dim(&scores)
+                .and_then(|p| p.matmul(&vr))
+                .expect("whole");
             assert!(max_diff(&blocked, &whole) < 1e-5, "{bias:?}");
         }
     }
