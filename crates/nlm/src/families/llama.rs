@@ -158,18 +158,21 @@ impl Llama {
             let h = l.norm1.forward(&x)?;
             let (q, k, v) = match &l.qkv {
                 Qkv::Fused(p) => {
-                    let a = p.forward(&h)?;
-                    (
-                        a.narrow(2, 0, nh * hd)?,
-                        a.narrow(2, nh * hd, nkv * hd)?,
-                        a.narrow(2, (nh + nkv) * hd, nkv * hd)?,
-                    )
+                    // the fused output as `[B, T, heads, d]` (no copy), each part moved to
+                    // `[B, heads, T, d]` in one copy
+                    let (b, t, _) = h.dims3()?;
+                    let a = p.forward(&h)?.reshape((b, t, nh + 2 * nkv, hd))?;
+                    let part =
+                        |from: usize, n: usize| a.narrow(2, from, n)?.transpose(1, 2)?.contiguous();
+                    (part(0, nh)?, part(nh, nkv)?, part(nh + nkv, nkv)?)
                 }
-                Qkv::Separate { q, k, v } => (q.forward(&h)?, k.forward(&h)?, v.forward(&h)?),
+                Qkv::Separate { q, k, v } => (
+                    heads(&q.forward(&h)?, nh, hd)?,
+                    heads(&k.forward(&h)?, nkv, hd)?,
+                    heads(&v.forward(&h)?, nkv, hd)?,
+                ),
             };
-            let q = rope(&heads(&q, nh, hd)?)?;
-            let k = rope(&heads(&k, nkv, hd)?)?;
-            let v = heads(&v, nkv, hd)?;
+            let (q, k) = (rope(&q)?, rope(&k)?);
             let out = merge(&attention(
                 &q,
                 &k,
