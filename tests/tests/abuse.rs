@@ -1671,25 +1671,22 @@ async fn figures_and_the_paper_zip_take_an_export_slot() {
         .await
         .expect("export");
     assert_eq!(held.status(), StatusCode::OK);
+    let download = |path: &str| {
+        staff
+            .get(app.url(&format!("/studies/{study}/{path}")))
+            .send()
+    };
     for path in [
         "paper.zip",
         "charts/time_by_level.pdf",
         "charts/time_by_level.png",
     ] {
-        let r = staff
-            .get(app.url(&format!("/studies/{study}/{path}")))
-            .send()
-            .await
-            .expect("download");
+        let r = download(path).await.expect("download");
         assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
         assert!(r.headers().get("retry-after").is_some(), "{path}");
     }
     for path in ["tables/naturalness.csv", "charts/time_by_level.svg"] {
-        let r = staff
-            .get(app.url(&format!("/studies/{study}/{path}")))
-            .send()
-            .await
-            .expect("download");
+        let r = download(path).await.expect("download");
         assert_ne!(r.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
     }
     drop(held);

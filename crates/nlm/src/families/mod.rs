@@ -274,9 +274,10 @@ fn attention(
 
 /// One block: queries `[B, heads, R, d]` (scaled) at positions `from..from + R`, keys
 /// transposed `[B, kv_heads, d, K]` and values `[B, kv_heads, K, d]` (views of the whole
-/// sequence's, narrowed to the keys the block sees: the products read them in place). On the CPU the softmax
-/// runs in place with the mask (`softmax::masked_softmax`); elsewhere the bias is a tensor
-/// (`[R, K]`, or `[heads, R, K]` for ALiBi) added to the scores.
+/// sequence's, narrowed to the keys the block sees). On the CPU the products read the views in
+/// place and the softmax applies the mask itself (`softmax::MaskedSoftmax`), a key/value group
+/// at a time; elsewhere the bias is a tensor (`[R, K]`, or `[heads, R, K]` for ALiBi) added to
+/// the scores.
 fn attention_block(
     q: &Tensor,
     kt: &Tensor,
@@ -310,11 +311,12 @@ fn attention_block(
         }
         return Tensor::stack(&outs, 0)?.reshape((b, nh, rows, d));
     }
-    let scores = q.matmul(kt)?;
+    // elsewhere (a GPU) the products take contiguous operands, as before the CPU's own path
+    let scores = q.matmul(&kt.contiguous()?)?;
     let bias = bias.block(from, rows, keys, q.device())?;
     let scores = scores.reshape((b, nh, rows, keys))?.broadcast_add(&bias)?;
     let p = candle_nn::ops::softmax_last_dim(&scores)?.reshape((b, nkv, rep * rows, keys))?;
-    p.matmul(v)?.reshape((b, nh, rows, d))
+    p.matmul(&v.contiguous()?)?.reshape((b, nh, rows, d))
 }
 
 /// The MLP's GELU: the exact one (`gelu`) or the tanh approximation (`gelu_new`,

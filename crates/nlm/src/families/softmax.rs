@@ -1,5 +1,5 @@
-//! The attention's softmax on the CPU, in place over a block's scores, with what a query may not
-//! see left out: a masked key's probability is 0 and its exponential is never computed, no bias
+//! The attention's softmax on the CPU, one pass over a block's scores, with what a query may
+//! not see left out: a masked key's probability is 0 and its exponential is never computed, no bias
 //! tensor is built or added, and the work runs on the CPU's widest vector unit (`pulp` picks it
 //! at run time; every step is plain arithmetic the compiler vectorizes). On a long method this
 //! is most of the attention's time besides its two products.
