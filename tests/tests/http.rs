@@ -1209,23 +1209,41 @@ async fn joins_check_the_link_and_renew_the_session(store: Store) {
 
 on_both_stores!(joins_check_the_link_and_renew_the_session => joins_check_the_link_and_renew_the_session_sqlite, joins_check_the_link_and_renew_the_session_postgres);
 
-/// A participant continues on another device with the resume code the survey shows: the same
-/// participant, code and count; a wrong code is refused, and guessing is throttled.
-#[tokio::test]
-async fn a_resume_code_continues_the_participant_elsewhere() {
+/// A study of the reference items with an open queue, and a participant who joined it by
+/// invite and was handed an item: the study, the participant's client, the item and its submit
+/// token.
+async fn participant_at_an_item(
+    app: &TestApp,
+    name: &str,
+) -> (
+    natstudy::ids::StudyId,
+    reqwest::Client,
+    natstudy::ids::ItemId,
+    String,
+) {
     use natstudy_tests::participants;
-    let (app, guard) = app_with_users(Store::Sqlite).await;
-    let study = natstudy_tests::reference_study(&app.db, "Resumed", false)
+    let study = natstudy_tests::reference_study(&app.db, name, false)
         .await
         .expect("study");
     let (_, token) = natstudy_tests::open_queue(&app.db, study, 5)
         .await
         .expect("queue");
     let base = app.url("");
-    let phone = participants::participant(&base, study, &token).await;
-    let (item, submit) = participants::rate_step(&base, &phone, study)
+    let c = participants::participant(&base, study, &token).await;
+    let (item, submit) = participants::rate_step(&base, &c, study)
         .await
         .expect("an item");
+    (study, c, item, submit)
+}
+
+/// A participant continues on another device with the resume code the survey shows: the same
+/// participant, code and count; a wrong code is refused, and guessing is throttled.
+#[tokio::test]
+async fn a_resume_code_continues_the_participant_elsewhere() {
+    use natstudy_tests::participants;
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let (study, phone, item, submit) = participant_at_an_item(&app, "Resumed").await;
+    let base = app.url("");
     let r = participants::vote(&base, &phone, study, item, &submit, "").await;
     assert!(r.status().is_success(), "{}", r.status());
     let before = participants::state(&base, &phone, study)
@@ -1608,4 +1626,50 @@ async fn a_participant_without_a_session_is_told_how_to_continue() {
         .expect("page");
     assert!(r.status().is_redirection());
     guard.drop_now(app.db.clone()).await;
+}
+
+/// A vote posted as a plain form with fields that cannot be read: a question's answer that is
+/// not a number on the scale is unanswered (422, nothing stored); a time or start that is not a
+/// number is kept as unknown, the vote itself stands.
+#[tokio::test]
+async fn malformed_vote_fields_are_refused_or_unknown_never_a_crash() {
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let (study, c, item, submit) = participant_at_an_item(&app, "Malformed").await;
+    let (s, i) = (study.to_string(), item.to_string());
+    let post = |extra: Vec<(&'static str, String)>| {
+        let mut form = vec![
+            ("study", s.clone()),
+            ("item", i.clone()),
+            ("token", submit.clone()),
+        ];
+        form.extend(extra);
+        c.post(app.url("/api/annotate/vote")).form(&form).send()
+    };
+    for bad in ["abc", "300", "-1", "", "2.5"] {
+        let r = post(vec![("cr", bad.into()), ("cc", "2".into())])
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY, "cr={bad:?}");
+    }
+    let stored = || {
+        sqlx::query_as::<_, (i64, Option<f64>, Option<i64>)>(
+            "SELECT COUNT(*), MAX(time_secs), MAX(started_at) FROM votes",
+        )
+        .fetch_one(&app.db.pool)
+    };
+    assert_eq!(stored().await.expect("votes").0, 0, "nothing stored");
+    let r = post(vec![
+        ("cr", "3".into()),
+        ("cc", "2".into()),
+        ("time_secs", "1e999".into()),
+        ("started_at", "yesterday".into()),
+        ("context_opened", "maybe".into()),
+    ])
+    .await
+    .expect("answered");
+    assert!(r.status().is_success(), "{}", r.status());
+    assert_eq!(stored().await.expect("votes"), (1, None, None));
+    let db = app.db.clone();
+    drop(app);
+    guard.drop_now(db).await;
 }
