@@ -5,7 +5,8 @@
 use candle_core::{Device, Module, Tensor};
 use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 
-use super::{attention, gelu, heads, merge, Bias, Dense, Proj};
+use super::attend::attend;
+use super::{gelu, Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
@@ -62,7 +63,7 @@ impl BigCode {
 
     pub fn hidden(&self, ids: &Tensor) -> candle_core::Result<Tensor> {
         let (b, t) = ids.dims2()?;
-        let (nh, hd, h) = (self.c.heads, self.c.head_dim, self.c.hidden);
+        let (nh, hd) = (self.c.heads, self.c.head_dim);
         let multi_query = self.c.kv_heads == 1;
         let scale = self.c.scale_attention.then(|| 1.0 / (hd as f64).sqrt());
         let pos = Tensor::arange(0u32, t as u32, &self.device)?;
@@ -72,26 +73,22 @@ impl BigCode {
             .broadcast_add(&self.wpe.forward(&pos)?)?;
         for l in &self.layers {
             let a = l.c_attn.forward(&l.ln1.forward(&x)?)?;
+            // queries, keys and values as views `[B, T, heads, d]` of the projection's output
             let (q, k, v) = if multi_query {
                 // [query (all heads) | key | value] along the features
+                let a = a.reshape((b, t, nh + 2, hd))?;
                 (
-                    heads(&a.narrow(2, 0, h)?, nh, hd)?,
-                    heads(&a.narrow(2, h, hd)?, 1, hd)?,
-                    heads(&a.narrow(2, h + hd, hd)?, 1, hd)?,
+                    a.narrow(2, 0, nh)?,
+                    a.narrow(2, nh, 1)?,
+                    a.narrow(2, nh + 1, 1)?,
                 )
             } else {
                 // per head, its query, key and value side by side
-                let a = a.reshape((b, t, nh, 3 * hd))?.transpose(1, 2)?;
-                let part = |i: usize| a.narrow(3, i * hd, hd)?.contiguous();
+                let a = a.reshape((b, t, nh, 3 * hd))?;
+                let part = |i: usize| a.narrow(3, i * hd, hd);
                 (part(0)?, part(1)?, part(2)?)
             };
-            let out = merge(&attention(
-                &q,
-                &k,
-                &v,
-                scale,
-                Bias::Causal { window: None },
-            )?)?;
+            let out = attend(&q, &k, &v, scale, Bias::Causal { window: None }, None)?;
             x = (x + l.c_proj.forward(&out)?)?;
             let hs = l.ln2.forward(&x)?;
             let act = l.fc.forward(&hs)?;

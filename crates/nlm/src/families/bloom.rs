@@ -4,7 +4,8 @@
 use candle_core::{Module, Tensor};
 use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 
-use super::{attention, merge, Bias, Dense, Proj};
+use super::attend::attend;
+use super::{Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
@@ -83,20 +84,16 @@ impl Bloom {
             let h = l.ln1.forward(&x)?;
             // fused: per head, its query, key and value side by side
             let qkv = l.qkv.forward(&h)?.reshape((b, t, nh, 3, hd))?;
-            let part = |i: usize| -> candle_core::Result<Tensor> {
-                qkv.narrow(3, i, 1)?
-                    .squeeze(3)?
-                    .transpose(1, 2)?
-                    .contiguous()
-            };
+            let part = |i: usize| qkv.narrow(3, i, 1)?.squeeze(3);
             let (q, k, v) = (part(0)?, part(1)?, part(2)?);
-            let out = merge(&attention(
+            let out = attend(
                 &q,
                 &k,
                 &v,
                 Some(scale),
                 Bias::Alibi { slopes: &slopes },
-            )?)?;
+                None,
+            )?;
             x = (x + l.dense.forward(&out)?)?;
             let h = l.ln2.forward(&x)?;
             x = (x + l.down.forward(&l.up.forward(&h)?.gelu()?)?)?;

@@ -4,7 +4,8 @@
 use candle_core::{Device, Module, Tensor};
 use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 
-use super::{attention, gelu, heads, merge, Bias, Dense, Proj};
+use super::attend::attend;
+use super::{gelu, Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
@@ -77,15 +78,19 @@ impl GptNeo {
         for l in &self.layers {
             let h = l.ln1.forward(&x)?;
             let qkv = l.qkv.forward(&h)?;
-            let hidden = self.c.hidden;
-            let q = heads(&qkv.narrow(2, 0, hidden)?, nh, hd)?;
-            let k = heads(&qkv.narrow(2, hidden, hidden)?, nh, hd)?;
-            let v = heads(&qkv.narrow(2, 2 * hidden, hidden)?, nh, hd)?;
+            // [queries | keys | values], each `[B, T, heads, d]` as a view
+            let (b, t, _) = qkv.dims3()?;
+            let qkv = qkv.reshape((b, t, 3 * nh, hd))?;
+            let (q, k, v) = (
+                qkv.narrow(2, 0, nh)?,
+                qkv.narrow(2, nh, nh)?,
+                qkv.narrow(2, 2 * nh, nh)?,
+            );
             // GPT-Neo does not scale the scores
             let bias = Bias::Causal {
                 window: l.local.then_some(self.c.window),
             };
-            let out = merge(&attention(&q, &k, &v, None, bias)?)?;
+            let out = attend(&q, &k, &v, None, bias, None)?;
             x = (x + l.out.forward(&out)?)?;
             let h = l.ln2.forward(&x)?;
             let act = l.fc.forward(&h)?;

@@ -5,7 +5,8 @@
 use candle_core::{Device, Module, Tensor};
 use candle_nn::{Embedding, RmsNorm, VarBuilder};
 
-use super::{attention, heads, merge, Bias, Dense, Proj};
+use super::attend::{attend, Rotary};
+use super::{Bias, Dense, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
@@ -105,7 +106,6 @@ pub struct Llama {
     norm: RmsNorm,
     pub(super) head: Proj,
     rope: Rope,
-    device: Device,
 }
 
 impl Llama {
@@ -117,13 +117,12 @@ impl Llama {
             norm: w.norm,
             head: w.head,
             rope: w.rope,
-            device: w.device,
         })
     }
 
     /// cos and sin `[T, head_dim / 2]` of the rotary embedding, in f32 as transformers computes
     /// them (the inverse frequencies divided by a linear scaling factor).
-    fn rotary(&self, t: usize) -> candle_core::Result<(Tensor, Tensor)> {
+    fn rotary(&self, t: usize) -> (Vec<f32>, Vec<f32>) {
         let d = self.c.head_dim;
         let base = self.c.rope_theta as f32;
         let inv: Vec<f32> = (0..d / 2)
@@ -138,59 +137,54 @@ impl Llama {
                 sin.push(a.sin());
             }
         }
-        Ok((
-            Tensor::from_vec(cos, (t, d / 2), &self.device)?,
-            Tensor::from_vec(sin, (t, d / 2), &self.device)?,
-        ))
+        (cos, sin)
     }
 
     pub fn hidden(&self, ids: &Tensor) -> candle_core::Result<Tensor> {
         let t = ids.dim(1)?;
         let (nh, nkv, hd) = (self.c.heads, self.c.kv_heads, self.c.head_dim);
-        let (cos, sin) = self.rotary(t)?;
-        let rope = |x: &Tensor| match self.rope {
-            Rope::Half => candle_nn::rotary_emb::rope(x, &cos, &sin),
-            Rope::Interleaved => candle_nn::rotary_emb::rope_i(x, &cos, &sin),
+        let (cos, sin) = self.rotary(t);
+        let rope = Rotary {
+            cos: &cos,
+            sin: &sin,
+            interleaved: self.rope == Rope::Interleaved,
         };
         let scale = 1.0 / (hd as f64).sqrt();
         let mut x = self.embed.forward(ids)?;
         for l in &self.layers {
             let h = l.norm1.forward(&x)?;
+            let (b, t, _) = h.dims3()?;
+            // queries, keys and values as views `[B, T, heads, d]` of the projections' output
             let (q, k, v) = match &l.qkv {
                 Qkv::Fused(p) => {
-                    // the fused output as `[B, T, heads, d]` (no copy), each part moved to
-                    // `[B, heads, T, d]` in one copy
-                    let (b, t, _) = h.dims3()?;
                     let a = p.forward(&h)?.reshape((b, t, nh + 2 * nkv, hd))?;
-                    let part =
-                        |from: usize, n: usize| a.narrow(2, from, n)?.transpose(1, 2)?.contiguous();
-                    (part(0, nh)?, part(nh, nkv)?, part(nh + nkv, nkv)?)
+                    (
+                        a.narrow(2, 0, nh)?,
+                        a.narrow(2, nh, nkv)?,
+                        a.narrow(2, nh + nkv, nkv)?,
+                    )
                 }
                 Qkv::Separate { q, k, v } => (
-                    heads(&q.forward(&h)?, nh, hd)?,
-                    heads(&k.forward(&h)?, nkv, hd)?,
-                    heads(&v.forward(&h)?, nkv, hd)?,
+                    q.forward(&h)?.reshape((b, t, nh, hd))?,
+                    k.forward(&h)?.reshape((b, t, nkv, hd))?,
+                    v.forward(&h)?.reshape((b, t, nkv, hd))?,
                 ),
             };
-            let (q, k) = (rope(&q)?, rope(&k)?);
-            let out = merge(&attention(
+            let out = attend(
                 &q,
                 &k,
                 &v,
                 Some(scale),
                 Bias::Causal { window: None },
-            )?)?;
+                Some(rope),
+            )?;
             x = (x + l.o.forward(&out)?)?;
             let h = l.norm2.forward(&x)?;
-            let (gate, up) = match &l.gate_up {
-                GateUp::Fused(p) => {
-                    let a = p.forward(&h)?;
-                    let n = self.c.intermediate;
-                    (a.narrow(2, 0, n)?, a.narrow(2, n, n)?)
-                }
-                GateUp::Separate { gate, up } => (gate.forward(&h)?, up.forward(&h)?),
+            let act = match &l.gate_up {
+                GateUp::Fused(p) => super::swiglu::swiglu(&p.forward(&h)?)?,
+                GateUp::Separate { gate, up } => (gate.forward(&h)?.silu()? * up.forward(&h)?)?,
             };
-            x = (x + l.down.forward(&(gate.silu()? * up)?)?)?;
+            x = (x + l.down.forward(&act)?)?;
         }
         self.norm.forward(&x)
     }

@@ -5,11 +5,15 @@
 //! Sequences of a batch are padded on the right. Attention is causal, so a padded position is
 //! never seen from a real one: a sequence's logits are the same alone or in a batch.
 
+mod attend;
 mod bigcode;
 mod bloom;
 mod gpt_neo;
 mod llama;
+mod loss;
+mod product;
 mod softmax;
+mod swiglu;
 
 use candle_core::quantized::QTensor;
 use candle_core::{Device, Module, Tensor};
@@ -19,6 +23,7 @@ use crate::config::{Config, Family};
 use crate::NlmResult;
 
 pub use llama::{GateUp, Llama, LlamaLayer, LlamaWeights, Qkv, Rope};
+pub use loss::token_losses;
 
 pub enum Model {
     Llama(Llama),
@@ -100,21 +105,11 @@ impl Dense {
 
 impl Module for Dense {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let dims = x.dims().to_vec();
-        let (rows, k) = match dims.split_last() {
-            Some((k, lead)) => (lead.iter().product::<usize>(), *k),
-            None => return Err(candle_core::Error::Msg("a projection of a scalar".into())),
-        };
-        let y = x.contiguous()?.reshape((rows, k))?.matmul(&self.wt)?;
-        let y = match &self.bias {
-            Some(b) => y.broadcast_add(b)?,
-            None => y,
-        };
-        let mut out = dims;
-        if let Some(last) = out.last_mut() {
-            *last = self.wt.dim(1)?;
+        let y = product::project(x, &self.wt, product::Weight::InOut)?;
+        match &self.bias {
+            Some(b) => y.broadcast_add(b),
+            None => Ok(y),
         }
-        y.reshape(out)
     }
 }
 
@@ -136,17 +131,9 @@ impl Module for Proj {
             Proj::Dense(l) => l.forward(x),
             Proj::Packed(q) => {
                 let w = q.dequantize(x.device())?;
-                let dims = x.dims().to_vec();
-                let k = dims.last().copied().unwrap_or(0);
-                let rows = x.elem_count() / k.max(1);
-                let y = x.contiguous()?.reshape((rows, k))?.matmul(&w.t()?)?;
-                let mut out = dims;
-                if let Some(last) = out.last_mut() {
-                    *last = w.dim(0)?;
-                }
-                y.reshape(out)
+                product::project(x, &w, product::Weight::OutIn)
             }
-            Proj::Tied(l) => l.forward(x),
+            Proj::Tied(l) => product::project(x, l.weight(), product::Weight::OutIn),
         }
     }
 }
@@ -208,12 +195,6 @@ impl Bias<'_> {
 /// length, not with its square.
 const QUERY_BLOCK: usize = 128;
 
-/// `[B, heads, T, d]` from `[B, T, heads * d]`.
-fn heads(x: &Tensor, n: usize, d: usize) -> candle_core::Result<Tensor> {
-    let (b, t, _) = x.dims3()?;
-    x.reshape((b, t, n, d))?.transpose(1, 2)?.contiguous()
-}
-
 /// `[B, T, heads * d]` from `[B, heads, T, d]`.
 fn merge(x: &Tensor) -> candle_core::Result<Tensor> {
     let (b, n, t, d) = x.dims4()?;
@@ -254,30 +235,16 @@ fn attention(
             bias,
         )
     };
-    let starts: Vec<usize> = (0..t).step_by(QUERY_BLOCK).collect();
-    // on the CPU the blocks of a long method run on the threads that are free (on a GPU they
-    // queue on its stream)
-    let blocks = if q.device().is_cpu() {
-        use rayon::prelude::*;
-        starts
-            .into_par_iter()
-            .map(block)
-            .collect::<candle_core::Result<Vec<_>>>()?
-    } else {
-        starts
-            .into_iter()
-            .map(block)
-            .collect::<candle_core::Result<Vec<_>>>()?
-    };
+    let blocks = (0..t)
+        .step_by(QUERY_BLOCK)
+        .map(block)
+        .collect::<candle_core::Result<Vec<_>>>()?;
     Tensor::cat(&blocks, 2)
 }
 
 /// One block: queries `[B, heads, R, d]` (scaled) at positions `from..from + R`, keys
-/// transposed `[B, kv_heads, d, K]` and values `[B, kv_heads, K, d]` (views of the whole
-/// sequence's, narrowed to the keys the block sees). On the CPU the products read the views in
-/// place and the softmax applies the mask itself (`softmax::MaskedSoftmax`), a key/value group
-/// at a time; elsewhere the bias is a tensor (`[R, K]`, or `[heads, R, K]` for ALiBi) added to
-/// the scores.
+/// transposed `[B, kv_heads, d, K]` and values `[B, kv_heads, K, d]` (narrowed to the keys the
+/// block sees); the bias a tensor (`[R, K]`, or `[heads, R, K]` for ALiBi) added to the scores.
 fn attention_block(
     q: &Tensor,
     kt: &Tensor,
@@ -289,29 +256,6 @@ fn attention_block(
     let (nkv, keys) = (kt.dim(1)?, kt.dim(3)?);
     let rep = nh / nkv;
     let q = q.reshape((b, nkv, rep * rows, d))?;
-    if q.device().is_cpu() {
-        // a key/value head's group at a time: its scores (`rep · R × K`) stay in the cache
-        // while the softmax passes over them
-        let mut outs = Vec::with_capacity(b * nkv);
-        for i in 0..b {
-            for g in 0..nkv {
-                let p = q
-                    .get(i)?
-                    .get(g)?
-                    .matmul(&kt.get(i)?.get(g)?)?
-                    .apply_op1_no_bwd(&softmax::MaskedSoftmax {
-                        heads: nh,
-                        head0: g * rep,
-                        rows,
-                        from,
-                        bias,
-                    })?;
-                outs.push(p.matmul(&v.get(i)?.get(g)?)?);
-            }
-        }
-        return Tensor::stack(&outs, 0)?.reshape((b, nh, rows, d));
-    }
-    // elsewhere (a GPU) the products take contiguous operands, as before the CPU's own path
     let scores = q.matmul(&kt.contiguous()?)?;
     let bias = bias.block(from, rows, keys, q.device())?;
     let scores = scores.reshape((b, nh, rows, keys))?.broadcast_add(&bias)?;

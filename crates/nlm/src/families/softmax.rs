@@ -75,11 +75,65 @@ fn softmax_row(v: &mut [f32]) {
     }
 }
 
-/// Softmax over each row of a block's scores — `[.., rows, keys]`, the scores of queries
+/// `ln Σ e^x` of a row (not empty), under the CPU's widest vector unit.
+pub fn log_sum_exp(row: &[f32]) -> f32 {
+    struct Lse<'a>(&'a [f32]);
+    impl pulp::WithSimd for Lse<'_> {
+        type Output = f32;
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _simd: S) -> f32 {
+            let v = self.0;
+            let max = max_of(v);
+            if !max.is_finite() {
+                return max;
+            }
+            let mut lanes = [0f32; LANES];
+            let mut chunks = v.chunks_exact(LANES);
+            for c in &mut chunks {
+                for (s, x) in lanes.iter_mut().zip(c) {
+                    *s += exp_nonpositive(*x - max);
+                }
+            }
+            let tail: f32 = chunks
+                .remainder()
+                .iter()
+                .map(|x| exp_nonpositive(*x - max))
+                .sum();
+            max + (tail + lanes.iter().sum::<f32>()).ln()
+        }
+    }
+    pulp::Arch::new().dispatch(Lse(row))
+}
+
+/// `silu(gate) · up` of each pair of rows (the SwiGLU MLP's activation): `out[i] =
+/// gate[i] / (1 + e^−gate[i]) · up[i]`, under the CPU's widest vector unit.
+pub fn swiglu(gate: &[f32], up: &[f32], out: &mut [f32]) {
+    struct Swiglu<'a>(&'a [f32], &'a [f32], &'a mut [f32]);
+    impl pulp::WithSimd for Swiglu<'_> {
+        type Output = ();
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _simd: S) {
+            let Swiglu(gate, up, out) = self;
+            for ((o, g), u) in out.iter_mut().zip(gate).zip(up) {
+                // e^−|g| ≤ 1: no overflow on either side
+                let e = exp_nonpositive(-g.abs());
+                let sigmoid = if *g >= 0.0 {
+                    1.0 / (1.0 + e)
+                } else {
+                    e / (1.0 + e)
+                };
+                *o = g * sigmoid * u;
+            }
+        }
+    }
+    pulp::Arch::new().dispatch(Swiglu(gate, up, out));
+}
+
+/// Softmax, in place, over each row of a block's scores — `[.., rows, keys]`, the scores of queries
 /// `from..from + rows` over keys `0..keys`, head after head (of `heads`) from `head0` — as
 /// `bias` says: keys a query may not see get 0, ALiBi's `slope[h] · key` is added to those it
-/// sees. A candle operation on the CPU: it reads the scores once and writes the probabilities
-/// once (each row's passes run in the cache).
+/// sees. In place on the scores the product just made: no second buffer, each row's passes run
+/// in the cache.
 pub struct MaskedSoftmax<'a> {
     pub heads: usize,
     pub head0: usize,
@@ -88,46 +142,23 @@ pub struct MaskedSoftmax<'a> {
     pub bias: Bias<'a>,
 }
 
-impl candle_core::CustomOp1 for MaskedSoftmax<'_> {
-    fn name(&self) -> &'static str {
-        "masked-softmax"
-    }
-
-    fn cpu_fwd(
-        &self,
-        storage: &candle_core::CpuStorage,
-        layout: &candle_core::Layout,
-    ) -> candle_core::Result<(candle_core::CpuStorage, candle_core::Shape)> {
-        let candle_core::CpuStorage::F32(all) = storage else {
-            return Err(candle_core::Error::Msg(
-                "masked softmax of f32 scores only".into(),
-            ));
-        };
-        let (Some((start, end)), Some(&keys)) = (layout.contiguous_offsets(), layout.dims().last())
-        else {
-            return Err(candle_core::Error::Msg(
-                "masked softmax of contiguous scores only".into(),
-            ));
-        };
-        let src = all.get(start..end).unwrap_or_default();
-        let mut dst = vec![0f32; src.len()];
+impl MaskedSoftmax<'_> {
+    /// The softmax, in place, over `scores` (rows of `keys`).
+    pub fn run(&self, scores: &mut [f32], keys: usize) {
         if keys > 0 {
             pulp::Arch::new().dispatch(Softmax {
-                src,
-                dst: &mut dst,
+                scores,
                 keys,
                 op: self,
             });
         }
-        Ok((candle_core::CpuStorage::F32(dst), layout.shape().clone()))
     }
 }
 
 /// [`MaskedSoftmax`]'s work, run by `pulp` under the CPU's vector features (everything it
 /// calls is inlined into that context).
 struct Softmax<'a, 'b> {
-    src: &'a [f32],
-    dst: &'a mut [f32],
+    scores: &'a mut [f32],
     keys: usize,
     op: &'a MaskedSoftmax<'b>,
 }
@@ -137,26 +168,23 @@ impl pulp::WithSimd for Softmax<'_, '_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        let Softmax { src, dst, keys, op } = self;
+        let Softmax { scores, keys, op } = self;
         let window = match op.bias {
             Bias::Causal { window } => window,
             Bias::Alibi { .. } => None,
         };
         let rows = op.rows.max(1);
-        for (n, (from, to)) in src
-            .chunks_exact(keys)
-            .zip(dst.chunks_exact_mut(keys))
-            .enumerate()
-        {
+        for (n, row) in scores.chunks_exact_mut(keys).enumerate() {
             let i = op.from + n % rows;
             let lo = window.map_or(0, |w| (i + 1).saturating_sub(w)).min(keys);
             let hi = (i + 1).min(keys).max(lo);
+            // what the query may not see gets 0
+            row[..lo].fill(0.0);
+            row[hi..].fill(0.0);
             if lo == hi {
                 continue;
             }
-            // the rest of the row stays 0
-            let seen = &mut to[lo..hi];
-            seen.copy_from_slice(&from[lo..hi]);
+            let seen = &mut row[lo..hi];
             if let Bias::Alibi { slopes } = op.bias {
                 let s = slopes
                     .get((op.head0 + n / rows) % op.heads.max(1))
@@ -202,11 +230,8 @@ mod tests {
             from: 2,
             bias: Bias::Causal { window: Some(2) },
         };
-        let s: Vec<f32> =
-            candle_core::Tensor::from_vec(orig.clone(), (rows, keys), &candle_core::Device::Cpu)
-                .and_then(|t| t.apply_op1_no_bwd(&op))
-                .and_then(|t| t.flatten_all()?.to_vec1())
-                .expect("softmax");
+        let mut s = orig.clone();
+        op.run(&mut s, keys);
         for r in 0..rows {
             let i = 2 + r;
             let row = &s[r * keys..(r + 1) * keys];
