@@ -188,6 +188,26 @@ impl TestApp {
         participants::client()
     }
 
+    /// Posts a model file to the study page's upload form (`POST /studies/{id}/models`, field
+    /// `model`) as `client`.
+    pub async fn upload_model(
+        &self,
+        client: &reqwest::Client,
+        study: StudyId,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> reqwest::Result<reqwest::Response> {
+        let form = reqwest::multipart::Form::new().part(
+            "model",
+            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+        );
+        client
+            .post(self.url(&format!("/studies/{study}/models")))
+            .multipart(form)
+            .send()
+            .await
+    }
+
     /// A client signed in as `name`.
     pub async fn signed_in(&self, name: &str, password: &str) -> Result<reqwest::Client> {
         let c = self.client();

@@ -50,15 +50,7 @@ async fn a_model_bomb_leaves_the_server_answering() {
     app.add_user("ada", PW, Role::Admin).await.expect("admin");
     let (study, _, _) = reference_study(&db, false).await;
     let c = app.signed_in("ada", PW).await.expect("sign in");
-    let upload = |name: &str, bytes: Vec<u8>| {
-        let form = reqwest::multipart::Form::new().part(
-            "model",
-            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
-        );
-        c.post(app.url(&format!("/studies/{study}/models")))
-            .multipart(form)
-            .send()
-    };
+    let upload = |name: &str, bytes: Vec<u8>| app.upload_model(&c, study, name, bytes);
     let bomb = b"\\data\\\nngram 1=1000000000000\n".to_vec();
     let r = upload("bomb.arpa", bomb.clone()).await.expect("upload");
     assert!(r.status().is_redirection(), "stored: {}", r.status());

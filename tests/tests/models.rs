@@ -34,13 +34,7 @@ async fn quota_and_owners(store: Store) {
     let sam_c = app.signed_in("sam", PW).await.expect("sam");
     let ada_c = app.signed_in("ada", PW).await.expect("ada");
     let upload = |c: &reqwest::Client, study, name: &str, bytes: Vec<u8>| {
-        let form = reqwest::multipart::Form::new().part(
-            "model",
-            reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
-        );
-        c.post(app.url(&format!("/studies/{study}/models")))
-            .multipart(form)
-            .send()
+        app.upload_model(c, study, name, bytes)
     };
     let scoring = |c: &reqwest::Client, study| {
         c.post(app.url("/api/studies/scoring"))

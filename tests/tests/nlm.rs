@@ -150,8 +150,8 @@ async fn scored(store: Store) {
 
 on_both_stores!(scored => a_study_is_scored_by_a_neural_model_sqlite, a_study_is_scored_by_a_neural_model_postgres);
 
-/// The study page's scoring job runs a neural model folder or a GGUF file placed in the models
-/// directory, as it runs an n-gram file: listed with its size as neural, scored in the
+/// The study page's scoring job runs a neural model folder placed in the models directory or
+/// a GGUF file uploaded through the page, as it runs an n-gram file: listed with its size as neural, scored in the
 /// background with progress.
 #[tokio::test]
 async fn the_scoring_job_runs_a_model_folder() {
@@ -173,11 +173,21 @@ async fn the_scoring_job_runs_a_model_folder() {
         )
         .expect("copy");
     }
-    std::fs::copy(gguf("llama-q4_0.gguf"), app.models_dir.join("tiny-q4.gguf")).expect("copy");
     let c = app
         .signed_in("ada", "a-long-password")
         .await
         .expect("sign in");
+    // the GGUF file through the page's upload form
+    let upload = |name: &str, bytes: Vec<u8>| app.upload_model(&c, study, name, bytes);
+    let q4 = std::fs::read(gguf("llama-q4_0.gguf")).expect("gguf");
+    let r = upload("tiny-q4.gguf", q4).await.expect("upload");
+    assert!(r.status().is_redirection(), "{}", r.status());
+    // a file named .gguf that is not one is refused, and nothing is kept
+    let r = upload("fake.gguf", b"\\data\\\n".to_vec())
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), reqwest::StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(!app.models_dir.join("fake.gguf").exists());
     let view: serde_json::Value = c
         .post(app.url("/api/studies/scoring"))
         .form(&[("study", study.to_string())])

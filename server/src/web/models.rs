@@ -14,8 +14,8 @@ use crate::ids::StudyId;
 use super::AppState;
 use crate::service::models::valid_name;
 
-/// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary model in
-/// the models directory, streaming it to disk, and returns to the study page. Staff of the
+/// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary n-gram
+/// model or a GGUF neural model in the models directory, streaming it to disk, and returns to the study page. Staff of the
 /// study only (checked here on the decoded id, before a byte is read; the page guard checks
 /// again), same-origin only (the CSRF guard), at most the upload limit.
 /// The file goes to a temporary name of its own (removed if the upload breaks off) and never
@@ -132,10 +132,10 @@ async fn receive(
             }
             f.write_all(&chunk).await.map_err(io_error)?;
         }
-        if !looks_like_a_model(&head) {
+        if !looks_like_a_model(&name, &head) {
             return Err((
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "not a model: an ARPA file starts with \\data\\, a binary model with NSLM1".into(),
+                "not a model: an ARPA file starts with \\data\\, a binary model with NSLM1, a GGUF file with GGUF".into(),
             ));
         }
         f.sync_all().await.map_err(io_error)?;
@@ -167,8 +167,12 @@ fn unique() -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// An ARPA file (`\data\` after optional blank space) or a binary model (its magic).
-fn looks_like_a_model(head: &[u8]) -> bool {
+/// A GGUF file named `.gguf` (its magic), or an n-gram model: an ARPA file (`\data\` after
+/// optional blank space) or a binary model (its magic).
+fn looks_like_a_model(name: &str, head: &[u8]) -> bool {
+    if name.ends_with(".gguf") {
+        return head.starts_with(b"GGUF");
+    }
     let text = String::from_utf8_lossy(head);
     head.starts_with(b"NSLM1\0") || text.trim_start().starts_with("\\data\\")
 }
@@ -177,9 +181,14 @@ fn looks_like_a_model(head: &[u8]) -> bool {
 mod tests {
     #[test]
     fn only_model_files_are_kept() {
-        assert!(super::looks_like_a_model(b"\n\\data\\\nngram 1=2\n"));
-        assert!(super::looks_like_a_model(b"NSLM1\0\x01\0\0\0"));
-        assert!(!super::looks_like_a_model(b"<html>"));
-        assert!(!super::looks_like_a_model(b""));
+        use super::looks_like_a_model as model;
+        assert!(model("m.arpa", b"\n\\data\\\nngram 1=2\n"));
+        assert!(model("m.bin", b"NSLM1\0\x01\0\0\0"));
+        assert!(model("m.gguf", b"GGUF\x03\0\0\0"));
+        // a GGUF file by its name only, and a model under another kind's name, are not
+        assert!(!model("m.gguf", b"\\data\\\n"));
+        assert!(!model("m.arpa", b"GGUF\x03\0\0\0"));
+        assert!(!model("m.arpa", b"<html>"));
+        assert!(!model("m.bin", b""));
     }
 }

@@ -49,7 +49,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
     view! {
         <section class="card" id="scoring">
             <h2>"Cross-entropy from a language model"</h2>
-            <p class="muted">"Scores every bug and transformation with an n-gram model (trained with "<code>"natstudy lm train"</code>"); the RNC analysis then uses the scores under the model's name."</p>
+            <p class="muted">"Scores every bug and transformation with an n-gram model (trained with "<code>"natstudy lm train"</code>") or a neural one (a GGUF file, or a Hugging Face folder placed in the server's models directory); the RNC analysis then uses the scores under the model's name."</p>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     match view_data.await {
@@ -62,7 +62,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
             {move || retry.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || delete.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
-                <input type="file" name="model" id="model-file" accept=".arpa,.bin" required aria-label="Model file (ARPA or binary)" />
+                <input type="file" name="model" id="model-file" accept=".arpa,.bin,.gguf" required aria-label="Model file (ARPA, binary or GGUF)" />
                 <button type="submit" id="model-upload">"Upload a model"</button>
             </form>
             <h3>"Verification"</h3>
