@@ -189,14 +189,14 @@ impl TestApp {
     }
 
     /// Posts a model file to the study page's upload form (`POST /studies/{id}/models`, field
-    /// `model`) as `client`.
-    pub async fn upload_model(
+    /// `model`) as `client`. The request is made at once; the future borrows nothing.
+    pub fn upload_model(
         &self,
         client: &reqwest::Client,
         study: StudyId,
         name: &str,
         bytes: Vec<u8>,
-    ) -> reqwest::Result<reqwest::Response> {
+    ) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> + use<> {
         let form = reqwest::multipart::Form::new().part(
             "model",
             reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
@@ -205,7 +205,6 @@ impl TestApp {
             .post(self.url(&format!("/studies/{study}/models")))
             .multipart(form)
             .send()
-            .await
     }
 
     /// A client signed in as `name`.
