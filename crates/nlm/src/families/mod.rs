@@ -1,6 +1,7 @@
 //! The forward passes, over every position of a batch of sequences, after transformers' modeling
 //! code for each family: hidden states `[B, T, hidden]` after the final norm, then the logits of
-//! one sequence at a time (`[T, vocab]`), so that a batch never holds `B × T × vocab` floats.
+//! a few hundred positions of one sequence at a time, so that a batch never holds
+//! `B × T × vocab` floats.
 //!
 //! Sequences of a batch are padded on the right. Attention is causal, so a padded position is
 //! never seen from a real one: a sequence's logits are the same alone or in a batch.
