@@ -27,18 +27,8 @@ impl CustomOp1 for TokenLosses<'_> {
     }
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(all) = s else {
-            return Err(candle_core::Error::Msg(
-                "token losses: f32 logits only".into(),
-            ));
-        };
+        let logits = super::product::contiguous(s, l, "token losses' logits")?;
         let (n, vocab) = l.shape().dims2()?;
-        let logits = l
-            .contiguous_offsets()
-            .and_then(|(a, b)| all.get(a..b))
-            .ok_or_else(|| {
-                candle_core::Error::Msg("token losses: contiguous logits only".into())
-            })?;
         if self.next.len() != n {
             return Err(candle_core::Error::Msg(format!(
                 "token losses: {n} rows of logits for {} tokens",

@@ -56,7 +56,12 @@ struct Product {
     held: Weight,
 }
 
-fn contiguous<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
+/// The f32 values of a contiguous layout of a storage (what the CPU operations here read).
+pub(super) fn contiguous<'a>(
+    s: &'a CpuStorage,
+    l: &Layout,
+    what: &str,
+) -> candle_core::Result<&'a [f32]> {
     let CpuStorage::F32(all) = s else {
         return Err(candle_core::Error::Msg(format!("{what}: f32 only")));
     };

@@ -28,13 +28,7 @@ impl CustomOp1 for Swiglu {
     }
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(all) = s else {
-            return Err(candle_core::Error::Msg("swiglu: f32 only".into()));
-        };
-        let x = l
-            .contiguous_offsets()
-            .and_then(|(a, b)| all.get(a..b))
-            .ok_or_else(|| candle_core::Error::Msg("swiglu: contiguous only".into()))?;
+        let x = super::product::contiguous(s, l, "swiglu")?;
         let mut dims = l.dims().to_vec();
         let Some(last) = dims.last_mut() else {
             return Err(candle_core::Error::Msg("swiglu of a scalar".into()));
