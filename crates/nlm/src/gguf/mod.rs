@@ -53,7 +53,27 @@ pub struct Gguf {
     pub tokenizer: tokenizers::Tokenizer,
 }
 
+/// Reads a GGUF file. The file may be hostile (uploaded through the study page): candle's
+/// reader bounds what a header declares (string lengths, array and tensor counts against the
+/// file's size), but a few crafted values make it panic (an alignment of 0 divides by zero;
+/// tensor dimensions whose product overflows); such a panic is this file's error, not the
+/// caller's.
 pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(path, device, packing)))
+        .unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(NlmError::Model(format!(
+                "{}: a malformed GGUF file (its reader failed: {why})",
+                path.display()
+            )))
+        })
+}
+
+fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
     let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
     let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
     let content = Content::read(&mut file).map_err(|e| at(e.to_string()))?;
