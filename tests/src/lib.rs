@@ -207,6 +207,29 @@ impl TestApp {
             .send()
     }
 
+    /// Uploads a model folder as the study page's folder picker does: each file in field
+    /// `files` under its path (`folder/file`), after the name in field `folder` (empty: the
+    /// server takes the picked folder's).
+    pub fn upload_folder(
+        &self,
+        client: &reqwest::Client,
+        study: StudyId,
+        name: &str,
+        files: Vec<(String, Vec<u8>)>,
+    ) -> impl std::future::Future<Output = reqwest::Result<reqwest::Response>> + use<> {
+        let mut form = reqwest::multipart::Form::new().text("folder", name.to_owned());
+        for (path, bytes) in files {
+            form = form.part(
+                "files",
+                reqwest::multipart::Part::bytes(bytes).file_name(path),
+            );
+        }
+        client
+            .post(self.url(&format!("/studies/{study}/models")))
+            .multipart(form)
+            .send()
+    }
+
     /// A client signed in as `name`.
     pub async fn signed_in(&self, name: &str, password: &str) -> Result<reqwest::Client> {
         let c = self.client();

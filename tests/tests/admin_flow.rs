@@ -500,6 +500,31 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     .await
     .expect("count");
     assert_eq!(n, 357, "60 bugs + 297 transformations");
+    // a Hugging Face folder through the folder picker: stored under the folder's name, listed
+    // as a neural model
+    b.client
+        .find(Locator::Css("#folder-files"))
+        .await
+        .expect("folder input")
+        .send_keys(
+            &natstudy_tests::reference_dir()
+                .join("nlm/models/llama")
+                .canonicalize()
+                .expect("the reference folder")
+                .display()
+                .to_string(),
+        )
+        .await
+        .expect("choose a folder");
+    b.click("#folder-upload").await.expect("upload the folder");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated after the upload");
+    b.wait_contains("#score-model", "llama (neural").await;
+    assert!(
+        app.models_dir.join("llama/model.safetensors").is_file(),
+        "the folder's weights stored under its name"
+    );
     // verification as a background job: every item compiled in its file, stored per item
     b.click("#verify-start").await.expect("verify");
     b.wait_contains("#jobs", "verify: compile every item").await;
@@ -524,9 +549,29 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     .await
     .expect("count");
     assert_eq!(checked, 297, "every item compiled (javac on this machine)");
-    // the study's staff delete the model it uploaded from the page; its scores stay
+    // the study's staff delete the models it uploaded from the page (the folder first, by
+    // name); its scores stay
     b.wait_contains("#model-quota", "This study's models:")
         .await;
+    b.click("#models button[aria-label='Delete llama']")
+        .await
+        .expect("delete the folder");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while app.models_dir.join("llama").exists() {
+        assert!(std::time::Instant::now() < deadline, "the folder stays");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while b.text_of("#models").await.contains("llama") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the page still lists the folder"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     b.click("#models .model-delete").await.expect("delete");
     b.wait_contains("#scoring", "No model on the server yet")
         .await;

@@ -109,3 +109,198 @@ async fn quota_and_owners(store: Store) {
 }
 
 natstudy_tests::on_both_stores!(quota_and_owners => models_keep_to_their_study_quota_and_owners_sqlite, models_keep_to_their_study_quota_and_owners_postgres);
+
+/// The reference llama's folder as a browser's folder picker sends it (`root/file`), with the
+/// files a downloaded folder also holds that a model does not need.
+fn llama_folder(root: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = natstudy_tests::reference_dir().join("nlm/models/llama");
+    let mut files: Vec<(String, Vec<u8>)> = [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
+    .iter()
+    .map(|f| {
+        (
+            format!("{root}/{f}"),
+            std::fs::read(dir.join(f)).expect("reference file"),
+        )
+    })
+    .collect();
+    files.push((format!("{root}/README.md"), b"# a model card".to_vec()));
+    files.push((format!("{root}/.git/config"), b"[core]".to_vec()));
+    files.push((
+        format!("{root}/onnx/model.safetensors"),
+        b"elsewhere".to_vec(),
+    ));
+    files
+}
+
+/// Nothing of an upload is left in the models directory but the models themselves (no hidden
+/// part files or folders).
+fn no_leftovers(dir: &std::path::Path) {
+    let hidden: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(hidden.is_empty(), "left behind: {hidden:?}");
+}
+
+/// A Hugging Face model folder uploads through the study page (#41): its model files are kept
+/// (a README, `.git` or a subfolder are not), it is checked as a model before it gets its name
+/// (a missing tokenizer, a cut weight file, an unknown family: refused, nothing kept), it
+/// counts against the study's quota, never replaces a model, and only the study's staff
+/// upload it and delete it.
+async fn folders(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| c.model_quota_bytes = 2 << 20)
+        .await
+        .expect("server");
+    let rita = app
+        .add_user("rita", PW, Role::Researcher)
+        .await
+        .expect("rita");
+    let sam = app
+        .add_user("sam", PW, Role::Researcher)
+        .await
+        .expect("sam");
+    let a = natstudy::store::studies::create_owned(&db, None, Some(rita), "A", "")
+        .await
+        .expect("A");
+    natstudy::store::studies::create_owned(&db, None, Some(sam), "B", "")
+        .await
+        .expect("B");
+    let rita_c = app.signed_in("rita", PW).await.expect("rita");
+    let sam_c = app.signed_in("sam", PW).await.expect("sam");
+    let upload = |c: &reqwest::Client, name: &str, files| app.upload_folder(c, a, name, files);
+    let refused = |files: Vec<(String, Vec<u8>)>, status: StatusCode, says: &'static str| {
+        let r = upload(&rita_c, "", files);
+        async move {
+            let r = r.await.expect("upload");
+            assert_eq!(r.status(), status, "{says}");
+            let text = r.text().await.expect("text");
+            assert!(text.contains(says), "{says}: {text}");
+        }
+    };
+    let without = |gone: &str| -> Vec<(String, Vec<u8>)> {
+        llama_folder("tiny")
+            .into_iter()
+            .filter(|(p, _)| !p.ends_with(gone))
+            .collect()
+    };
+    let with = |file: &str, bytes: &[u8]| -> Vec<(String, Vec<u8>)> {
+        let mut files = without(file);
+        files.push((format!("tiny/{file}"), bytes.to_vec()));
+        files
+    };
+
+    // not a model natstudy runs: refused with the reason, nothing kept
+    refused(
+        without("/tokenizer.json"),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "tokenizer.json",
+    )
+    .await;
+    let weights =
+        std::fs::read(natstudy_tests::reference_dir().join("nlm/models/llama/model.safetensors"))
+            .expect("weights");
+    refused(
+        with("model.safetensors", &weights[..weights.len() / 2]),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "tiny/model.safetensors",
+    )
+    .await;
+    refused(
+        with("config.json", br#"{"model_type": "bert"}"#),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "config.json",
+    )
+    .await;
+    refused(
+        vec![("README.md".into(), b"# only a card".to_vec())],
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "name the model folder",
+    )
+    .await;
+    refused(
+        llama_folder("x.gguf"),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "model folder name",
+    )
+    .await;
+    assert!(!app.models_dir.join("tiny").exists());
+    no_leftovers(&app.models_dir);
+    // another study's staff may not upload into this study
+    let r = app
+        .upload_folder(&sam_c, a, "", llama_folder("tiny"))
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(!app.models_dir.join("tiny").exists());
+
+    // the folder: its model files, named after the picked folder
+    let r = upload(&rita_c, "", llama_folder("tiny"))
+        .await
+        .expect("upload");
+    assert!(r.status().is_redirection(), "{}", r.status());
+    let tiny = app.models_dir.join("tiny");
+    let mut kept: Vec<String> = std::fs::read_dir(&tiny)
+        .expect("the folder")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(
+        kept,
+        [
+            "config.json",
+            "model.safetensors",
+            "tokenizer.json",
+            "tokenizer_config.json"
+        ]
+    );
+    let stored: u64 = llama_folder("tiny")
+        .iter()
+        .take(4)
+        .map(|(_, b)| b.len() as u64)
+        .sum();
+    let v: serde_json::Value = rita_c
+        .post(app.url("/api/studies/scoring"))
+        .form(&[("study", format!("{a}"))])
+        .send()
+        .await
+        .expect("view")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(v["models"][0]["name"], "tiny");
+    assert_eq!(v["models"][0]["neural"], true);
+    assert_eq!(v["models"][0]["this_study"], true);
+    assert_eq!(v["quota_used"], stored);
+    // the same name again: refused, the model stays
+    refused(llama_folder("tiny"), StatusCode::CONFLICT, "exists already").await;
+    // a second copy under another name: past the quota, nothing kept
+    let r = upload(&rita_c, "tiny-2", llama_folder("tiny"))
+        .await
+        .expect("upload");
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(!app.models_dir.join("tiny-2").exists());
+    no_leftovers(&app.models_dir);
+    // the study's staff delete it: the folder and the quota it used go
+    let r = rita_c
+        .post(app.url("/api/studies/model-delete"))
+        .form(&[("study", format!("{a}")), ("name", "tiny".to_owned())])
+        .send()
+        .await
+        .expect("delete");
+    assert!(r.status().is_success(), "{}", r.status());
+    assert!(!tiny.exists());
+    guard.drop_now(db).await;
+}
+
+natstudy_tests::on_both_stores!(folders => model_folders_upload_whole_or_not_at_all_sqlite, model_folders_upload_whole_or_not_at_all_postgres);

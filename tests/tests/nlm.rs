@@ -150,8 +150,8 @@ async fn scored(store: Store) {
 
 on_both_stores!(scored => a_study_is_scored_by_a_neural_model_sqlite, a_study_is_scored_by_a_neural_model_postgres);
 
-/// The study page's scoring job runs a neural model folder placed in the models directory or
-/// a GGUF file uploaded through the page, as it runs an n-gram file: listed with its size as neural, scored in the
+/// The study page's scoring job runs a Hugging Face folder and a GGUF file, both uploaded
+/// through the page, as it runs an n-gram file: listed with their size as neural, scored in the
 /// background with progress.
 #[tokio::test]
 async fn the_scoring_job_runs_a_model_folder() {
@@ -164,19 +164,23 @@ async fn the_scoring_job_runs_a_model_folder() {
     let study = natstudy_tests::reference_study(&db, "S", false)
         .await
         .expect("study");
-    let folder = app.models_dir.join("tiny-llama");
-    std::fs::create_dir_all(&folder).expect("folder");
-    for f in ["config.json", "model.safetensors", "tokenizer.json"] {
-        std::fs::copy(
-            reference_dir().join("nlm/models/llama").join(f),
-            folder.join(f),
-        )
-        .expect("copy");
-    }
     let c = app
         .signed_in("ada", "a-long-password")
         .await
         .expect("sign in");
+    // the Hugging Face folder through the page's folder upload, as a folder picker sends it
+    let files: Vec<(String, Vec<u8>)> = ["config.json", "model.safetensors", "tokenizer.json"]
+        .iter()
+        .map(|f| {
+            let bytes = std::fs::read(reference_dir().join("nlm/models/llama").join(f));
+            (format!("llama/{f}"), bytes.expect("reference file"))
+        })
+        .collect();
+    let r = app
+        .upload_folder(&c, study, "tiny-llama", files)
+        .await
+        .expect("upload");
+    assert!(r.status().is_redirection(), "{}", r.status());
     // the GGUF file through the page's upload form
     let upload = |name: &str, bytes: Vec<u8>| app.upload_model(&c, study, name, bytes);
     let q4 = std::fs::read(gguf("llama-q4_0.gguf")).expect("gguf");

@@ -187,6 +187,19 @@ impl CausalLm {
         })
     }
 
+    /// Checks a Hugging Face model folder without loading its weights (what an upload is
+    /// judged by): `config.json` names a family natstudy runs, `tokenizer.json` loads, and the
+    /// weight files (`model.safetensors`, or every shard the index names) are safetensors files
+    /// whose headers describe their bytes, of float tensors. The family and the number of
+    /// tensors.
+    pub fn check_folder(dir: &Path) -> NlmResult<(Family, usize)> {
+        let config = config::Config::read(dir)?;
+        tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
+            NlmError::Tokenizer(format!("{}: {e}", dir.join("tokenizer.json").display()))
+        })?;
+        Ok((config.family, load::check(dir)?))
+    }
+
     pub fn family(&self) -> Family {
         self.family
     }

@@ -120,13 +120,25 @@ fn files(dir: &Path) -> NlmResult<Vec<PathBuf>> {
     Ok(names.into_iter().map(|n| dir.join(n)).collect())
 }
 
-/// Reads every tensor of one safetensors file into `into`, as f32 on `device`.
-fn read_file(
-    path: &Path,
-    device: &Device,
-    into: &mut HashMap<String, Tensor>,
-) -> Result<(), String> {
-    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+/// Checks a folder's weight files without reading their tensors: the files its index names
+/// are there, each a safetensors file whose header describes exactly its bytes, every tensor a
+/// float. The number of tensors.
+pub fn check(dir: &Path) -> NlmResult<usize> {
+    let mut n = 0;
+    for f in files(dir)? {
+        let at = |e: String| NlmError::Model(format!("{}: {e}", f.display()));
+        let mut file = std::fs::File::open(&f).map_err(|e| at(e.to_string()))?;
+        let (meta, _) = header(&mut file).map_err(at)?;
+        for (name, info) in meta.tensors() {
+            float(&name, info.dtype).map_err(at)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// A safetensors file's header, checked against the file's size, and where its data starts.
+fn header(file: &mut std::fs::File) -> Result<(Metadata, u64), String> {
     let size = file.metadata().map_err(|e| e.to_string())?.len();
     let mut n = [0u8; 8];
     file.read_exact(&mut n)
@@ -147,18 +159,34 @@ fn read_file(
             size - start
         ));
     }
+    Ok((meta, start))
+}
+
+/// A tensor's type as candle's, if it is a float.
+fn float(name: &str, dtype: Dtype) -> Result<DType, String> {
+    Ok(match dtype {
+        Dtype::F32 => DType::F32,
+        Dtype::F16 => DType::F16,
+        Dtype::BF16 => DType::BF16,
+        Dtype::F64 => DType::F64,
+        other => return Err(format!("tensor `{name}`: type {other:?} is not a float")),
+    })
+}
+
+/// Reads every tensor of one safetensors file into `into`, as f32 on `device`.
+fn read_file(
+    path: &Path,
+    device: &Device,
+    into: &mut HashMap<String, Tensor>,
+) -> Result<(), String> {
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let (meta, start) = header(&mut file)?;
     let mut by_offset: Vec<(String, &safetensors::tensor::TensorInfo)> =
         meta.tensors().into_iter().collect();
     by_offset.sort_by_key(|(_, info)| info.data_offsets.0);
     let mut bytes = Vec::new();
     for (name, info) in by_offset {
-        let dtype = match info.dtype {
-            Dtype::F32 => DType::F32,
-            Dtype::F16 => DType::F16,
-            Dtype::BF16 => DType::BF16,
-            Dtype::F64 => DType::F64,
-            other => return Err(format!("tensor `{name}`: type {other:?} is not a float")),
-        };
+        let dtype = float(&name, info.dtype)?;
         let (from, to) = info.data_offsets;
         bytes.clear();
         bytes.resize(to - from, 0);

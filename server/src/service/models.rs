@@ -194,6 +194,16 @@ pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Scorer>
         .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", path.display())))
 }
 
+/// Checks an uploaded Hugging Face folder as a model natstudy runs (configuration, tokenizer,
+/// weight headers; no weights read), off the async threads.
+pub async fn check_folder(dir: &Path) -> ServiceResult<()> {
+    let d = dir.to_owned();
+    tokio::task::spawn_blocking(move || natstudy_nlm::CausalLm::check_folder(&d))
+        .await?
+        .map(|_| ())
+        .map_err(|e| ServiceError::Invalid(e.to_string()))
+}
+
 /// A model's file name: letters, digits, `-`, `_`, `.`; ending in `.arpa` or `.bin` (n-gram)
 /// or `.gguf` (neural).
 pub fn valid_name(name: &str) -> bool {

@@ -12,7 +12,7 @@ use tower_sessions::Session;
 use crate::ids::StudyId;
 
 use super::AppState;
-use crate::service::models::valid_name;
+use crate::service::models::{valid_folder_name, valid_name};
 
 /// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary n-gram
 /// model or a GGUF neural model in the models directory, streaming it to disk, and returns to the study page. Staff of the
@@ -72,92 +72,285 @@ fn io_error(e: std::io::Error) -> (StatusCode, String) {
     )
 }
 
-/// Receives the model into the folder: its name and size. Past `room` bytes (what the study's
-/// quota leaves) the upload is refused and nothing is kept.
+/// Receives the model into the folder: its name and size. Either one file in field `model`
+/// (an n-gram model or a GGUF file), or a Hugging Face model folder: its files in field
+/// `files` (a browser's folder picker names each `folder/file`), after an optional name in
+/// field `folder`. Past `room` bytes (what the study's quota leaves) the upload is refused and
+/// nothing is kept.
 async fn receive(
     dir: &Path,
     form: &mut Multipart,
     room: u64,
 ) -> Result<(String, u64), (StatusCode, String)> {
-    let multipart = |e: axum::extract::multipart::MultipartError| (e.status(), e.body_text());
+    let mut name_given = String::new();
+    let mut folder: Option<FolderUpload> = None;
     while let Some(mut field) = form.next_field().await.map_err(multipart)? {
-        if field.name() != Some("model") {
-            continue;
+        match field.name() {
+            Some("model") if folder.is_none() => return receive_file(dir, field, room).await,
+            Some("folder") => {
+                while let Some(chunk) = field.chunk().await.map_err(multipart)? {
+                    name_given.push_str(&String::from_utf8_lossy(&chunk));
+                    if name_given.len() > 200 {
+                        return Err(unprocessable("the folder name is too long"));
+                    }
+                }
+            }
+            Some("files") => {
+                let upload = match &mut folder {
+                    Some(f) => f,
+                    None => folder.insert(
+                        FolderUpload::start(dir, name_given.trim(), field.file_name()).await?,
+                    ),
+                };
+                upload.take(field, room).await?;
+            }
+            _ => {}
         }
-        let name = field
-            .file_name()
-            .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).to_owned())
+    }
+    match folder {
+        Some(f) => f.finish(dir).await,
+        None => Err(unprocessable("no file in field `model` or `files`")),
+    }
+}
+
+fn multipart(e: axum::extract::multipart::MultipartError) -> (StatusCode, String) {
+    (e.status(), e.body_text())
+}
+
+fn unprocessable(msg: impl Into<String>) -> (StatusCode, String) {
+    (StatusCode::UNPROCESSABLE_ENTITY, msg.into())
+}
+
+fn over_quota(room: u64) -> (StatusCode, String) {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the study's model quota leaves {} MiB: delete a model of this study, or ask the admin for a larger --model-quota-mb",
+            room >> 20
+        ),
+    )
+}
+
+fn taken(name: &str) -> (StatusCode, String) {
+    (
+        StatusCode::CONFLICT,
+        format!("a model named {name} exists already: choose another name"),
+    )
+}
+
+/// One model file (field `model`).
+async fn receive_file(
+    dir: &Path,
+    mut field: axum::extract::multipart::Field<'_>,
+    room: u64,
+) -> Result<(String, u64), (StatusCode, String)> {
+    let name = field
+        .file_name()
+        .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).to_owned())
+        .unwrap_or_default();
+    if !valid_name(&name) {
+        return Err(unprocessable(format!(
+            "model file name {name:?}: use letters, digits, - _ . and end in .arpa, .bin or .gguf"
+        )));
+    }
+    let target = dir.join(&name);
+    if target.exists() {
+        return Err(taken(&name));
+    }
+    tokio::fs::create_dir_all(dir).await.map_err(io_error)?;
+    let part = PartFile {
+        path: dir.join(format!(".{name}.{}.part", unique())),
+        kept: false,
+    };
+    let mut f = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&part.path)
+        .await
+        .map_err(io_error)?;
+    let mut head = Vec::new();
+    let mut bytes = 0u64;
+    while let Some(chunk) = field.chunk().await.map_err(multipart)? {
+        if head.len() < 64 {
+            head.extend_from_slice(&chunk[..chunk.len().min(64)]);
+        }
+        bytes += chunk.len() as u64;
+        if bytes > room {
+            return Err(over_quota(room));
+        }
+        f.write_all(&chunk).await.map_err(io_error)?;
+    }
+    if !looks_like_a_model(&name, &head) {
+        return Err(unprocessable(
+            "not a model: an ARPA file starts with \\data\\, a binary model with NSLM1, a GGUF file with GGUF",
+        ));
+    }
+    f.sync_all().await.map_err(io_error)?;
+    drop(f);
+    // a hard link never replaces: if another upload took the name meanwhile, it stays
+    match tokio::fs::hard_link(&part.path, &target).await {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(taken(&name)),
+        Err(e) => return Err(io_error(e)),
+    }
+    drop(part);
+    Ok((name, bytes))
+}
+
+/// The most files a model folder upload stores (a sharded checkpoint has a few dozen).
+const MAX_FOLDER_FILES: usize = 256;
+
+/// A Hugging Face model folder being received into a hidden folder of its own (removed, with
+/// what it holds, when dropped unless it was kept), moved to its name once checked.
+struct FolderUpload {
+    name: String,
+    part: PathBuf,
+    kept: bool,
+    files: std::collections::BTreeSet<String>,
+    bytes: u64,
+}
+
+impl Drop for FolderUpload {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_dir_all(&self.part);
+        }
+    }
+}
+
+impl FolderUpload {
+    /// The folder's name: the one given, else the folder the browser's picker names in the
+    /// first file's path (`folder/config.json`).
+    async fn start(
+        dir: &Path,
+        given: &str,
+        first_file: Option<&str>,
+    ) -> Result<FolderUpload, (StatusCode, String)> {
+        let picked = first_file
+            .map(|f| f.replace('\\', "/"))
+            .and_then(|f| f.split_once('/').map(|(root, _)| root.to_owned()))
             .unwrap_or_default();
-        if !valid_name(&name) {
-            return Err((
-                StatusCode::UNPROCESSABLE_ENTITY,
-                format!(
-                    "model file name {name:?}: use letters, digits, - _ . and end in .arpa, .bin or .gguf"
-                ),
+        let name = if given.is_empty() {
+            picked
+        } else {
+            given.to_owned()
+        };
+        if name.is_empty() {
+            return Err(unprocessable(
+                "name the model folder (field `folder`), or choose a folder rather than files",
             ));
         }
-        let target = dir.join(&name);
-        if target.exists() {
-            return Err((
-                StatusCode::CONFLICT,
-                format!("a model named {name} exists already: choose another name"),
-            ));
+        if !valid_folder_name(&name) || valid_name(&name) {
+            return Err(unprocessable(format!(
+                "model folder name {name:?}: use letters, digits, - _ . (not starting with a dot, not ending in .arpa, .bin or .gguf)"
+            )));
+        }
+        if dir.join(&name).exists() {
+            return Err(taken(&name));
         }
         tokio::fs::create_dir_all(dir).await.map_err(io_error)?;
-        let part = PartFile {
-            path: dir.join(format!(".{name}.{}.part", unique())),
+        let part = dir.join(format!(".{name}.{}.part", unique()));
+        tokio::fs::create_dir(&part).await.map_err(io_error)?;
+        Ok(FolderUpload {
+            name,
+            part,
             kept: false,
+            files: Default::default(),
+            bytes: 0,
+        })
+    }
+
+    /// Stores one file of the folder, if it is one a model needs (see [`model_file`]); others
+    /// (a README, `.gitattributes`, PyTorch `.bin` weights, anything in a subfolder) are
+    /// skipped unread.
+    async fn take(
+        &mut self,
+        mut field: axum::extract::multipart::Field<'_>,
+        room: u64,
+    ) -> Result<(), (StatusCode, String)> {
+        let Some(base) = field.file_name().and_then(model_file) else {
+            return Ok(());
         };
+        if !self.files.insert(base.clone()) {
+            return Err(unprocessable(format!("{base} twice in one folder")));
+        }
+        if self.files.len() > MAX_FOLDER_FILES {
+            return Err(unprocessable(format!(
+                "more than {MAX_FOLDER_FILES} model files in one folder"
+            )));
+        }
+        let path = self.part.join(&base);
         let mut f = tokio::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&part.path)
+            .open(&path)
             .await
             .map_err(io_error)?;
-        let mut head = Vec::new();
-        let mut bytes = 0u64;
         while let Some(chunk) = field.chunk().await.map_err(multipart)? {
-            if head.len() < 64 {
-                head.extend_from_slice(&chunk[..chunk.len().min(64)]);
-            }
-            bytes += chunk.len() as u64;
-            if bytes > room {
-                return Err((
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!(
-                        "the study's model quota leaves {} MiB: delete a model of this study, or ask the admin for a larger --model-quota-mb",
-                        room >> 20
-                    ),
-                ));
+            self.bytes += chunk.len() as u64;
+            if self.bytes > room {
+                return Err(over_quota(room));
             }
             f.write_all(&chunk).await.map_err(io_error)?;
         }
-        if !looks_like_a_model(&name, &head) {
-            return Err((
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "not a model: an ARPA file starts with \\data\\, a binary model with NSLM1, a GGUF file with GGUF".into(),
+        f.sync_all().await.map_err(io_error)?;
+        Ok(())
+    }
+
+    /// Checks the folder as a model (configuration, tokenizer, weight headers) and moves it to
+    /// its name, never over another model.
+    async fn finish(mut self, dir: &Path) -> Result<(String, u64), (StatusCode, String)> {
+        if self.files.is_empty() {
+            return Err(unprocessable(
+                "no model files in the upload: a Hugging Face folder holds config.json, tokenizer.json and *.safetensors",
             ));
         }
-        f.sync_all().await.map_err(io_error)?;
-        drop(f);
-        // a hard link never replaces: if another upload took the name meanwhile, it stays
-        match tokio::fs::hard_link(&part.path, &target).await {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err((
-                    StatusCode::CONFLICT,
-                    format!("a model named {name} exists already: choose another name"),
-                ))
-            }
-            Err(e) => return Err(io_error(e)),
+        if let Err(e) = crate::service::models::check_folder(&self.part).await {
+            // the message names the hidden folder; the user knows it by its name
+            let hidden = self.part.display().to_string();
+            return Err(unprocessable(format!(
+                "not a model folder natstudy runs: {}",
+                e.to_string().replace(&hidden, &self.name)
+            )));
         }
-        drop(part);
-        return Ok((name, bytes));
+        let target = dir.join(&self.name);
+        if target.exists() {
+            return Err(taken(&self.name));
+        }
+        // a folder is never renamed over a model's: a non-empty one makes this fail
+        tokio::fs::rename(&self.part, &target)
+            .await
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists
+                | std::io::ErrorKind::DirectoryNotEmpty
+                | std::io::ErrorKind::NotADirectory => taken(&self.name),
+                _ => io_error(e),
+            })?;
+        self.kept = true;
+        Ok((std::mem::take(&mut self.name), self.bytes))
     }
-    Err((
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "no file in field `model`".into(),
-    ))
+}
+
+/// The name a model folder's file is stored under, if a model needs it: `config.json`,
+/// `tokenizer.json`, the weights (`*.safetensors` and their index) and the small configuration
+/// files beside them; at the folder's top (`folder/file` or `file`), never below.
+fn model_file(path: &str) -> Option<String> {
+    let path = path.replace('\\', "/");
+    let parts: Vec<&str> = path.split('/').collect();
+    let base = match parts.as_slice() {
+        [base] | [_, base] => *base,
+        _ => return None,
+    };
+    let wanted = matches!(
+        base,
+        "config.json"
+            | "tokenizer.json"
+            | "model.safetensors.index.json"
+            | "generation_config.json"
+            | "tokenizer_config.json"
+            | "special_tokens_map.json"
+    ) || (base.ends_with(".safetensors") && valid_folder_name(base));
+    wanted.then(|| base.to_owned())
 }
 
 fn unique() -> String {
@@ -190,5 +383,35 @@ mod tests {
         assert!(!model("m.arpa", b"GGUF\x03\0\0\0"));
         assert!(!model("m.arpa", b"<html>"));
         assert!(!model("m.bin", b""));
+    }
+
+    /// A folder's files are kept by their name at the folder's top, and only those a model
+    /// needs.
+    #[test]
+    fn a_folder_keeps_its_model_files() {
+        use super::model_file as keep;
+        for (path, want) in [
+            ("codellama/config.json", Some("config.json")),
+            ("config.json", Some("config.json")),
+            ("m\\tokenizer.json", Some("tokenizer.json")),
+            (
+                "m/model-00001-of-00002.safetensors",
+                Some("model-00001-of-00002.safetensors"),
+            ),
+            (
+                "m/model.safetensors.index.json",
+                Some("model.safetensors.index.json"),
+            ),
+            ("m/README.md", None),
+            ("m/pytorch_model.bin", None),
+            ("m/.git/config", None),
+            ("m/onnx/model.safetensors", None),
+            ("m/../model.safetensors", None),
+            ("m/.hidden.safetensors", None),
+            ("m/a b.safetensors", None),
+            ("", None),
+        ] {
+            assert_eq!(keep(path).as_deref(), want, "{path}");
+        }
     }
 }

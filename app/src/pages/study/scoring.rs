@@ -49,7 +49,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
     view! {
         <section class="card" id="scoring">
             <h2>"Cross-entropy from a language model"</h2>
-            <p class="muted">"Scores every bug and transformation with an n-gram model (trained with "<code>"natstudy lm train"</code>") or a neural one (a GGUF file, or a Hugging Face folder placed in the server's models directory); the RNC analysis then uses the scores under the model's name."</p>
+            <p class="muted">"Scores every bug and transformation with an n-gram model (trained with "<code>"natstudy lm train"</code>") or a neural one (a GGUF file, or a Hugging Face folder: its config.json, tokenizer.json and *.safetensors; other files of the folder are skipped); the RNC analysis then uses the scores under the model's name."</p>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     match view_data.await {
@@ -64,6 +64,11 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
             <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
                 <input type="file" name="model" id="model-file" accept=".arpa,.bin,.gguf" required aria-label="Model file (ARPA, binary or GGUF)" />
                 <button type="submit" id="model-upload">"Upload a model"</button>
+            </form>
+            <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="folder-upload-form">
+                <input type="text" name="folder" id="folder-name" placeholder="folder name (optional)" maxlength="100" aria-label="Model folder name (the chosen folder's own name if left empty)" />
+                <input type="file" name="files" id="folder-files" webkitdirectory="" multiple required aria-label="Hugging Face model folder (config.json, tokenizer.json, *.safetensors)" />
+                <button type="submit" id="folder-upload">"Upload a model folder"</button>
             </form>
             <h3>"Verification"</h3>
             <p class="muted">"Puts every transformed method back into its file and compiles it with javac (its original first: an item whose original does not compile is reported as not checked). Results go to the items export and the benchmark export, and batches can take only verified items. For a project's classpath or a test command, use "<code>"natstudy verify"</code>"."</p>
