@@ -41,7 +41,13 @@ pub async fn upload(
                 crate::service::models::uploaded(&state.db, study, Some(actor.id), &name, bytes)
                     .await
             {
-                let _ = std::fs::remove_file(state.models_dir.join(&name));
+                // not recorded: not kept (a file, or a folder)
+                let path = state.models_dir.join(&name);
+                let _ = if path.is_dir() {
+                    tokio::fs::remove_dir_all(&path).await
+                } else {
+                    tokio::fs::remove_file(&path).await
+                };
                 return io_error(std::io::Error::other(e.to_string())).into_response();
             }
             Redirect::to(&format!("/studies/{study}?model={name}#scoring")).into_response()
