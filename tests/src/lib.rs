@@ -230,6 +230,21 @@ impl TestApp {
             .send()
     }
 
+    /// The study page's scoring panel as `client` sees it (models, quota, jobs).
+    pub async fn scoring_view(
+        &self,
+        client: &reqwest::Client,
+        study: StudyId,
+    ) -> Result<serde_json::Value> {
+        Ok(client
+            .post(self.url("/api/studies/scoring"))
+            .form(&[("study", study.to_string())])
+            .send()
+            .await?
+            .json()
+            .await?)
+    }
+
     /// A client signed in as `name`.
     pub async fn signed_in(&self, name: &str, password: &str) -> Result<reqwest::Client> {
         let c = self.client();

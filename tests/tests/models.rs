@@ -3,6 +3,7 @@
 //! deleted by the staff of the study that uploaded it or by an admin — never by another
 //! study's staff; a model placed in the folder by hand only by an admin.
 
+use natstudy::ids::StudyId;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
 use reqwest::StatusCode;
 
@@ -10,12 +11,11 @@ const PW: &str = "a-long-password";
 const ARPA: &str =
     "\\data\\\nngram 1=3\n\n\\1-grams:\n-1.0\t<s>\t0\n-0.5\t</s>\t0\n-0.5\tx\t0\n\n\\end\\\n";
 
-async fn quota_and_owners(store: Store) {
-    let (db, guard) = fresh_db(store).await.expect("db");
-    let app = TestApp::start_with(db.clone(), |c| c.model_quota_bytes = 4 << 10)
-        .await
-        .expect("server");
-    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+/// Researchers rita and sam, each the owner of a study (A, B), and their signed-in clients.
+async fn two_studies(
+    app: &TestApp,
+    db: &natstudy::store::Db,
+) -> (StudyId, StudyId, reqwest::Client, reqwest::Client) {
     let rita = app
         .add_user("rita", PW, Role::Researcher)
         .await
@@ -24,22 +24,27 @@ async fn quota_and_owners(store: Store) {
         .add_user("sam", PW, Role::Researcher)
         .await
         .expect("sam");
-    let a = natstudy::store::studies::create_owned(&db, None, Some(rita), "A", "")
+    let a = natstudy::store::studies::create_owned(db, None, Some(rita), "A", "")
         .await
         .expect("A");
-    let b = natstudy::store::studies::create_owned(&db, None, Some(sam), "B", "")
+    let b = natstudy::store::studies::create_owned(db, None, Some(sam), "B", "")
         .await
         .expect("B");
     let rita_c = app.signed_in("rita", PW).await.expect("rita");
     let sam_c = app.signed_in("sam", PW).await.expect("sam");
+    (a, b, rita_c, sam_c)
+}
+
+async fn quota_and_owners(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| c.model_quota_bytes = 4 << 10)
+        .await
+        .expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let (a, b, rita_c, sam_c) = two_studies(&app, &db).await;
     let ada_c = app.signed_in("ada", PW).await.expect("ada");
     let upload = |c: &reqwest::Client, study, name: &str, bytes: Vec<u8>| {
         app.upload_model(c, study, name, bytes)
-    };
-    let scoring = |c: &reqwest::Client, study| {
-        c.post(app.url("/api/studies/scoring"))
-            .form(&[("study", format!("{study}"))])
-            .send()
     };
     let delete = |c: &reqwest::Client, study, name: &str| {
         c.post(app.url("/api/studies/model-delete"))
@@ -59,24 +64,14 @@ async fn quota_and_owners(store: Store) {
     assert!(r.text().await.expect("text").contains("quota"));
     assert!(!app.models_dir.join("big.arpa").exists());
 
-    let v: serde_json::Value = scoring(&rita_c, a)
-        .await
-        .expect("view")
-        .json()
-        .await
-        .expect("json");
+    let v = app.scoring_view(&rita_c, a).await.expect("view");
     assert_eq!(v["quota_used"], ARPA.len());
     assert_eq!(v["quota"], 4 << 10);
     assert_eq!(v["models"][0]["name"], "a.arpa");
     assert_eq!(v["models"][0]["this_study"], true);
     assert_eq!(v["models"][0]["deletable"], true);
     // another study's staff sees it, may score with it, may not delete it
-    let v: serde_json::Value = scoring(&sam_c, b)
-        .await
-        .expect("view")
-        .json()
-        .await
-        .expect("json");
+    let v = app.scoring_view(&sam_c, b).await.expect("view");
     assert_eq!(v["models"][0]["deletable"], false);
     assert_eq!(v["quota_used"], 0);
     let r = delete(&sam_c, b, "a.arpa").await.expect("delete");
@@ -88,12 +83,7 @@ async fn quota_and_owners(store: Store) {
     let r = delete(&rita_c, a, "a.arpa").await.expect("delete");
     assert!(r.status().is_success(), "{}", r.status());
     assert!(!app.models_dir.join("a.arpa").exists());
-    let v: serde_json::Value = scoring(&rita_c, a)
-        .await
-        .expect("view")
-        .json()
-        .await
-        .expect("json");
+    let v = app.scoring_view(&rita_c, a).await.expect("view");
     assert_eq!(v["quota_used"], 0);
     assert_eq!(v["models"].as_array().map(Vec::len), Some(0));
     // a model put in the folder by hand: only an admin deletes it
@@ -161,22 +151,7 @@ async fn folders(store: Store) {
     let app = TestApp::start_with(db.clone(), |c| c.model_quota_bytes = 2 << 20)
         .await
         .expect("server");
-    let rita = app
-        .add_user("rita", PW, Role::Researcher)
-        .await
-        .expect("rita");
-    let sam = app
-        .add_user("sam", PW, Role::Researcher)
-        .await
-        .expect("sam");
-    let a = natstudy::store::studies::create_owned(&db, None, Some(rita), "A", "")
-        .await
-        .expect("A");
-    natstudy::store::studies::create_owned(&db, None, Some(sam), "B", "")
-        .await
-        .expect("B");
-    let rita_c = app.signed_in("rita", PW).await.expect("rita");
-    let sam_c = app.signed_in("sam", PW).await.expect("sam");
+    let (a, _, rita_c, sam_c) = two_studies(&app, &db).await;
     let upload = |c: &reqwest::Client, name: &str, files| app.upload_folder(c, a, name, files);
     let refused = |files: Vec<(String, Vec<u8>)>, status: StatusCode, says: &'static str| {
         let r = upload(&rita_c, "", files);
@@ -269,15 +244,7 @@ async fn folders(store: Store) {
         .take(4)
         .map(|(_, b)| b.len() as u64)
         .sum();
-    let v: serde_json::Value = rita_c
-        .post(app.url("/api/studies/scoring"))
-        .form(&[("study", format!("{a}"))])
-        .send()
-        .await
-        .expect("view")
-        .json()
-        .await
-        .expect("json");
+    let v = app.scoring_view(&rita_c, a).await.expect("view");
     assert_eq!(v["models"][0]["name"], "tiny");
     assert_eq!(v["models"][0]["neural"], true);
     assert_eq!(v["models"][0]["this_study"], true);

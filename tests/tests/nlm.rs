@@ -192,15 +192,7 @@ async fn the_scoring_job_runs_a_model_folder() {
         .expect("upload");
     assert_eq!(r.status(), reqwest::StatusCode::UNPROCESSABLE_ENTITY);
     assert!(!app.models_dir.join("fake.gguf").exists());
-    let view: serde_json::Value = c
-        .post(app.url("/api/studies/scoring"))
-        .form(&[("study", study.to_string())])
-        .send()
-        .await
-        .expect("view")
-        .json()
-        .await
-        .expect("json");
+    let view = app.scoring_view(&c, study).await.expect("view");
     assert_eq!(view["models"][0]["name"], "tiny-llama");
     assert!(view["models"][0]["bytes"]
         .as_u64()

@@ -14,12 +14,14 @@ use crate::ids::StudyId;
 use super::AppState;
 use crate::service::models::{valid_folder_name, valid_name};
 
-/// `POST /studies/{id}/models` (multipart, field `model`): stores an ARPA or binary n-gram
-/// model or a GGUF neural model in the models directory, streaming it to disk, and returns to the study page. Staff of the
-/// study only (checked here on the decoded id, before a byte is read; the page guard checks
-/// again), same-origin only (the CSRF guard), at most the upload limit.
-/// The file goes to a temporary name of its own (removed if the upload breaks off) and never
-/// replaces a model of the same name: other studies may use it.
+/// `POST /studies/{id}/models` (multipart: field `model`, or fields `folder` and `files`):
+/// stores an ARPA or binary n-gram model, a GGUF file or a Hugging Face model folder in the
+/// models directory, streaming it to disk, and returns to the study page. Staff of the study
+/// only (checked here on the decoded id, before a byte is read; the page guard checks again),
+/// same-origin only (the CSRF guard), at most the upload limit and the study's quota.
+/// The upload goes to a temporary name of its own (removed if the upload breaks off or the
+/// model fails its check) and never replaces a model of the same name: other studies may use
+/// it.
 #[tracing::instrument(skip(state, session, form))]
 pub async fn upload(
     State(state): State<AppState>,
