@@ -5,8 +5,9 @@
 //!
 //! On the CPU this is one candle operation: a block of queries of one head at a time, its
 //! scores (`rows × keys`, at most a few MB, kept in the cache) made by faer's product, the
-//! masked softmax applied in place, and the product with the values written into the
-//! output's columns of that head. Blocks run on the threads that are free. Elsewhere (a GPU)
+//! masked softmax applied in place but for its division, and the product with the values
+//! written into the output's columns of that head, then divided there (`d` values a row, not
+//! `keys`). Blocks run on the threads that are free. Elsewhere (a GPU)
 //! the views are laid out head-major and `super::attention` runs on tensors.
 
 use candle_core::{CpuStorage, CustomOp3, Layout, Shape, Tensor};
@@ -257,6 +258,8 @@ impl CustomOp3 for Attend<'_> {
                         let n = from + rows;
                         // a key/value group's queries in one product: `[rep · rows, d]`
                         let mut scores = vec![0f32; rep * rows * n];
+                        // each score row's 1 / Σ, applied to its output row
+                        let mut inv = vec![0f32; rep * rows];
                         let in_place = rep == 1 && self.rope.is_none();
                         let mut qbuf = vec![0f32; if in_place { 0 } else { rep * rows * d }];
                         for g in 0..nkv {
@@ -288,19 +291,21 @@ impl CustomOp3 for Attend<'_> {
                                 from,
                                 bias: self.bias,
                             }
-                            .run(&mut scores, n);
+                            .run(&mut scores, n, &mut inv);
                             let len = (rows - 1) * width + d;
-                            for (r, p) in scores.chunks_exact(rows * n).enumerate() {
+                            for (r, (p, inv)) in scores
+                                .chunks_exact(rows * n)
+                                .zip(inv.chunks(rows))
+                                .enumerate()
+                            {
                                 let h = g * rep + r;
+                                let head = &mut dst[h * d..h * d + len];
                                 faer::linalg::matmul::matmul(
                                     // row-major with a row stride, made as the transpose of
                                     // column-major: faer 0.24.4's
                                     // `from_row_major_slice_with_stride_mut` swaps the strides
                                     faer::MatMut::from_column_major_slice_with_stride_mut(
-                                        &mut dst[h * d..h * d + len],
-                                        d,
-                                        rows,
-                                        width,
+                                        head, d, rows, width,
                                     )
                                     .transpose_mut(),
                                     faer::Accum::Replace,
@@ -309,6 +314,9 @@ impl CustomOp3 for Attend<'_> {
                                     1.0f32,
                                     faer::Par::Seq,
                                 );
+                                for (o, s) in head.chunks_mut(width).zip(inv) {
+                                    o[..d].iter_mut().for_each(|x| *x *= s);
+                                }
                             }
                         }
                     });

@@ -3,18 +3,18 @@
 //! transformers' `GPTBigCodeForCausalLM`.
 
 use candle_core::{Device, Module, Tensor};
-use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
+use candle_nn::{embedding, Embedding, VarBuilder};
 
 use super::attend::attend;
-use super::{gelu, Bias, Dense, Proj};
+use super::{gelu, Bias, Dense, Norm, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
 struct Layer {
-    ln1: LayerNorm,
+    ln1: Norm,
     c_attn: Dense,
     c_proj: Dense,
-    ln2: LayerNorm,
+    ln2: Norm,
     fc: Dense,
     proj: Dense,
 }
@@ -24,7 +24,7 @@ pub struct BigCode {
     wte: Embedding,
     wpe: Embedding,
     layers: Vec<Layer>,
-    ln_f: LayerNorm,
+    ln_f: Norm,
     pub(super) head: Proj,
     device: Device,
 }
@@ -40,15 +40,15 @@ impl BigCode {
         for i in 0..c.layers {
             let l = m.pp(format!("h.{i}"));
             layers.push(Layer {
-                ln1: layer_norm(h, c.eps, l.pp("ln_1"))?,
+                ln1: Norm::layer(h, c.eps, l.pp("ln_1"))?,
                 c_attn: Dense::load(&l.pp("attn").pp("c_attn"), (h, h + 2 * kv_dim), true)?,
                 c_proj: Dense::load(&l.pp("attn").pp("c_proj"), (h, h), true)?,
-                ln2: layer_norm(h, c.eps, l.pp("ln_2"))?,
+                ln2: Norm::layer(h, c.eps, l.pp("ln_2"))?,
                 fc: Dense::load(&l.pp("mlp").pp("c_fc"), (h, c.intermediate), true)?,
                 proj: Dense::load(&l.pp("mlp").pp("c_proj"), (c.intermediate, h), true)?,
             });
         }
-        let ln_f = layer_norm(h, c.eps, m.pp("ln_f"))?;
+        let ln_f = Norm::layer(h, c.eps, m.pp("ln_f"))?;
         let head = super::lm_head(c, &vb, wte.embeddings(), "lm_head")?;
         Ok(BigCode {
             c: c.clone(),
@@ -71,8 +71,12 @@ impl BigCode {
             .wte
             .forward(ids)?
             .broadcast_add(&self.wpe.forward(&pos)?)?;
+        // the MLP's output, added to the residual stream by the next norm
+        let mut delta = None;
         for l in &self.layers {
-            let a = l.c_attn.forward(&l.ln1.forward(&x)?)?;
+            let (sum, h) = l.ln1.residual(&x, delta.as_ref())?;
+            x = sum;
+            let a = l.c_attn.forward(&h)?;
             // queries, keys and values as views `[B, T, heads, d]` of the projection's output
             let (q, k, v) = if multi_query {
                 // [query (all heads) | key | value] along the features
@@ -89,12 +93,12 @@ impl BigCode {
                 (part(0)?, part(1)?, part(2)?)
             };
             let out = attend(&q, &k, &v, scale, Bias::Causal { window: None }, None)?;
-            x = (x + l.c_proj.forward(&out)?)?;
-            let hs = l.ln2.forward(&x)?;
+            let (sum, hs) = l.ln2.residual(&x, Some(&l.c_proj.forward(&out)?))?;
+            x = sum;
             let act = l.fc.forward(&hs)?;
             let act = gelu(&act, self.c.gelu_erf)?;
-            x = (x + l.proj.forward(&act)?)?;
+            delta = Some(l.proj.forward(&act)?);
         }
-        self.ln_f.forward(&x)
+        Ok(self.ln_f.residual(&x, delta.as_ref())?.1)
     }
 }

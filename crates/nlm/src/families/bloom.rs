@@ -2,18 +2,18 @@
 //! transformers' `BloomForCausalLM`.
 
 use candle_core::{Module, Tensor};
-use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
+use candle_nn::{embedding, Embedding, VarBuilder};
 
 use super::attend::attend;
-use super::{Bias, Dense, Proj};
+use super::{Bias, Dense, Norm, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
 struct BloomLayer {
-    ln1: LayerNorm,
+    ln1: Norm,
     qkv: Dense,
     dense: Dense,
-    ln2: LayerNorm,
+    ln2: Norm,
     up: Dense,
     down: Dense,
 }
@@ -21,9 +21,9 @@ struct BloomLayer {
 pub struct Bloom {
     c: Config,
     embed: Embedding,
-    embed_ln: LayerNorm,
+    embed_ln: Norm,
     layers: Vec<BloomLayer>,
-    ln_f: LayerNorm,
+    ln_f: Norm,
     pub(super) head: Proj,
 }
 
@@ -45,24 +45,24 @@ impl Bloom {
         let m = vb.pp("transformer");
         let h = c.hidden;
         let embed = embedding(c.vocab, h, m.pp("word_embeddings"))?;
-        let embed_ln = layer_norm(h, c.eps, m.pp("word_embeddings_layernorm"))?;
+        let embed_ln = Norm::layer(h, c.eps, m.pp("word_embeddings_layernorm"))?;
         let mut layers = Vec::with_capacity(c.layers);
         for i in 0..c.layers {
             let l = m.pp(format!("h.{i}"));
             layers.push(BloomLayer {
-                ln1: layer_norm(h, c.eps, l.pp("input_layernorm"))?,
+                ln1: Norm::layer(h, c.eps, l.pp("input_layernorm"))?,
                 qkv: Dense::load(
                     &l.pp("self_attention").pp("query_key_value"),
                     (h, 3 * h),
                     true,
                 )?,
                 dense: Dense::load(&l.pp("self_attention").pp("dense"), (h, h), true)?,
-                ln2: layer_norm(h, c.eps, l.pp("post_attention_layernorm"))?,
+                ln2: Norm::layer(h, c.eps, l.pp("post_attention_layernorm"))?,
                 up: Dense::load(&l.pp("mlp").pp("dense_h_to_4h"), (h, 4 * h), true)?,
                 down: Dense::load(&l.pp("mlp").pp("dense_4h_to_h"), (4 * h, h), true)?,
             });
         }
-        let ln_f = layer_norm(h, c.eps, m.pp("ln_f"))?;
+        let ln_f = Norm::layer(h, c.eps, m.pp("ln_f"))?;
         let head = super::lm_head(c, &vb, embed.embeddings(), "lm_head")?;
         Ok(Bloom {
             c: c.clone(),
@@ -80,8 +80,11 @@ impl Bloom {
         let slopes = alibi_slopes(nh);
         let scale = 1.0 / (hd as f64).sqrt();
         let mut x = self.embed_ln.forward(&self.embed.forward(ids)?)?;
+        // the MLP's output, added to the residual stream by the next norm
+        let mut delta = None;
         for l in &self.layers {
-            let h = l.ln1.forward(&x)?;
+            let (sum, h) = l.ln1.residual(&x, delta.as_ref())?;
+            x = sum;
             // fused: per head, its query, key and value side by side
             let qkv = l.qkv.forward(&h)?.reshape((b, t, nh, 3, hd))?;
             let part = |i: usize| qkv.narrow(3, i, 1)?.squeeze(3);
@@ -94,11 +97,11 @@ impl Bloom {
                 Bias::Alibi { slopes: &slopes },
                 None,
             )?;
-            x = (x + l.dense.forward(&out)?)?;
-            let h = l.ln2.forward(&x)?;
-            x = (x + l.down.forward(&l.up.forward(&h)?.gelu()?)?)?;
+            let (sum, h) = l.ln2.residual(&x, Some(&l.dense.forward(&out)?))?;
+            x = sum;
+            delta = Some(l.down.forward(&l.up.forward(&h)?.gelu()?)?);
         }
-        self.ln_f.forward(&x)
+        Ok(self.ln_f.residual(&x, delta.as_ref())?.1)
     }
 }
 

@@ -2,19 +2,19 @@
 //! scores, a GELU MLP — after transformers' `GPTNeoForCausalLM`.
 
 use candle_core::{Device, Module, Tensor};
-use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
+use candle_nn::{embedding, Embedding, VarBuilder};
 
 use super::attend::attend;
-use super::{gelu, Bias, Dense, Proj};
+use super::{gelu, Bias, Dense, Norm, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
 struct NeoLayer {
-    ln1: LayerNorm,
+    ln1: Norm,
     /// query, key and value in one product
     qkv: Dense,
     out: Dense,
-    ln2: LayerNorm,
+    ln2: Norm,
     fc: Dense,
     proj: Dense,
     local: bool,
@@ -25,7 +25,7 @@ pub struct GptNeo {
     wte: Embedding,
     wpe: Embedding,
     layers: Vec<NeoLayer>,
-    ln_f: LayerNorm,
+    ln_f: Norm,
     pub(super) head: Proj,
     device: Device,
 }
@@ -41,20 +41,20 @@ impl GptNeo {
             let l = m.pp(format!("h.{i}"));
             let a = l.pp("attn").pp("attention");
             layers.push(NeoLayer {
-                ln1: layer_norm(h, c.eps, l.pp("ln_1"))?,
+                ln1: Norm::layer(h, c.eps, l.pp("ln_1"))?,
                 qkv: Dense::fused(&[
                     &a.pp("q_proj").get((h, h), "weight")?,
                     &a.pp("k_proj").get((h, h), "weight")?,
                     &a.pp("v_proj").get((h, h), "weight")?,
                 ])?,
                 out: Dense::load(&a.pp("out_proj"), (h, h), true)?,
-                ln2: layer_norm(h, c.eps, l.pp("ln_2"))?,
+                ln2: Norm::layer(h, c.eps, l.pp("ln_2"))?,
                 fc: Dense::load(&l.pp("mlp").pp("c_fc"), (h, c.intermediate), true)?,
                 proj: Dense::load(&l.pp("mlp").pp("c_proj"), (c.intermediate, h), true)?,
                 local: c.local.get(i).copied().unwrap_or(false),
             });
         }
-        let ln_f = layer_norm(h, c.eps, m.pp("ln_f"))?;
+        let ln_f = Norm::layer(h, c.eps, m.pp("ln_f"))?;
         let head = super::lm_head(c, &vb, wte.embeddings(), "lm_head")?;
         Ok(GptNeo {
             c: c.clone(),
@@ -75,8 +75,11 @@ impl GptNeo {
             .wte
             .forward(ids)?
             .broadcast_add(&self.wpe.forward(&pos)?)?;
+        // the MLP's output, added to the residual stream by the next norm
+        let mut delta = None;
         for l in &self.layers {
-            let h = l.ln1.forward(&x)?;
+            let (sum, h) = l.ln1.residual(&x, delta.as_ref())?;
+            x = sum;
             let qkv = l.qkv.forward(&h)?;
             // [queries | keys | values], each `[B, T, heads, d]` as a view
             let (b, t, _) = qkv.dims3()?;
@@ -91,12 +94,12 @@ impl GptNeo {
                 window: l.local.then_some(self.c.window),
             };
             let out = attend(&q, &k, &v, None, bias, None)?;
-            x = (x + l.out.forward(&out)?)?;
-            let h = l.ln2.forward(&x)?;
+            let (sum, h) = l.ln2.residual(&x, Some(&l.out.forward(&out)?))?;
+            x = sum;
             let act = l.fc.forward(&h)?;
             let act = gelu(&act, self.c.gelu_erf)?;
-            x = (x + l.proj.forward(&act)?)?;
+            delta = Some(l.proj.forward(&act)?);
         }
-        self.ln_f.forward(&x)
+        Ok(self.ln_f.residual(&x, delta.as_ref())?.1)
     }
 }

@@ -3,10 +3,11 @@
 //! GGUF file (quantized, its query and key rows permuted for interleaved rotary pairs).
 
 use candle_core::{Device, Module, Tensor};
-use candle_nn::{Embedding, RmsNorm, VarBuilder};
+use candle_nn::{Embedding, VarBuilder};
 
 use super::attend::{attend, Rotary};
-use super::{Bias, Dense, Proj};
+use super::swiglu::GatedUp;
+use super::{Bias, Dense, Norm, Proj};
 use crate::config::Config;
 use crate::NlmResult;
 
@@ -26,17 +27,18 @@ pub enum Qkv {
     Separate { q: Proj, k: Proj, v: Proj },
 }
 
-/// The MLP's gate and up projections: one product (dense, fused) or two (packed).
+/// The MLP's gate and up projections: one product with the activation (dense) or two
+/// (packed).
 pub enum GateUp {
-    Fused(Proj),
+    Fused(GatedUp),
     Separate { gate: Proj, up: Proj },
 }
 
 pub struct LlamaLayer {
-    pub norm1: RmsNorm,
+    pub norm1: Norm,
     pub qkv: Qkv,
     pub o: Proj,
-    pub norm2: RmsNorm,
+    pub norm2: Norm,
     pub gate_up: GateUp,
     pub down: Proj,
 }
@@ -45,7 +47,7 @@ pub struct LlamaLayer {
 pub struct LlamaWeights {
     pub embed: Embedding,
     pub layers: Vec<LlamaLayer>,
-    pub norm: RmsNorm,
+    pub norm: Norm,
     pub head: Proj,
     pub rope: Rope,
     pub device: Device,
@@ -74,11 +76,11 @@ impl LlamaWeights {
                 weight(mlp.pp("up_proj"), c.intermediate, h)?,
             );
             layers.push(LlamaLayer {
-                norm1: candle_nn::rms_norm(h, c.eps, l.pp("input_layernorm"))?,
+                norm1: Norm::rms(h, c.eps, l.pp("input_layernorm"))?,
                 qkv: Qkv::Fused(Proj::Dense(Dense::fused(&[&q, &k, &v])?)),
                 o: Proj::Dense(Dense::load(&a.pp("o_proj"), (c.heads * hd, h), false)?),
-                norm2: candle_nn::rms_norm(h, c.eps, l.pp("post_attention_layernorm"))?,
-                gate_up: GateUp::Fused(Proj::Dense(Dense::fused(&[&gate, &up])?)),
+                norm2: Norm::rms(h, c.eps, l.pp("post_attention_layernorm"))?,
+                gate_up: GateUp::Fused(GatedUp::new(&gate, &up)?),
                 down: Proj::Dense(Dense::load(
                     &mlp.pp("down_proj"),
                     (c.intermediate, h),
@@ -86,7 +88,7 @@ impl LlamaWeights {
                 )?),
             });
         }
-        let norm = candle_nn::rms_norm(h, c.eps, m.pp("norm"))?;
+        let norm = Norm::rms(h, c.eps, m.pp("norm"))?;
         let head = super::lm_head(c, &vb, embed.embeddings(), "lm_head")?;
         Ok(LlamaWeights {
             embed,
@@ -103,7 +105,7 @@ pub struct Llama {
     c: Config,
     embed: Embedding,
     layers: Vec<LlamaLayer>,
-    norm: RmsNorm,
+    norm: Norm,
     pub(super) head: Proj,
     rope: Rope,
 }
@@ -151,8 +153,11 @@ impl Llama {
         };
         let scale = 1.0 / (hd as f64).sqrt();
         let mut x = self.embed.forward(ids)?;
+        // the MLP's output, added to the residual stream by the next norm
+        let mut delta = None;
         for l in &self.layers {
-            let h = l.norm1.forward(&x)?;
+            let (sum, h) = l.norm1.residual(&x, delta.as_ref())?;
+            x = sum;
             let (b, t, _) = h.dims3()?;
             // queries, keys and values as views `[B, T, heads, d]` of the projections' output
             let (q, k, v) = match &l.qkv {
@@ -178,14 +183,14 @@ impl Llama {
                 Bias::Causal { window: None },
                 Some(rope),
             )?;
-            x = (x + l.o.forward(&out)?)?;
-            let h = l.norm2.forward(&x)?;
+            let (sum, h) = l.norm2.residual(&x, Some(&l.o.forward(&out)?))?;
+            x = sum;
             let act = match &l.gate_up {
-                GateUp::Fused(p) => super::swiglu::swiglu(&p.forward(&h)?)?,
+                GateUp::Fused(m) => m.forward(&h)?,
                 GateUp::Separate { gate, up } => (gate.forward(&h)?.silu()? * up.forward(&h)?)?,
             };
-            x = (x + l.down.forward(&act)?)?;
+            delta = Some(l.down.forward(&act)?);
         }
-        self.norm.forward(&x)
+        Ok(self.norm.residual(&x, delta.as_ref())?.1)
     }
 }

@@ -12,6 +12,7 @@ mod bloom;
 mod gpt_neo;
 mod llama;
 mod loss;
+mod norm;
 mod product;
 mod softmax;
 mod swiglu;
@@ -25,6 +26,8 @@ use crate::NlmResult;
 
 pub use llama::{GateUp, Llama, LlamaLayer, LlamaWeights, Qkv, Rope};
 pub use loss::token_losses;
+pub use norm::Norm;
+pub use swiglu::GatedUp;
 
 pub enum Model {
     Llama(Llama),

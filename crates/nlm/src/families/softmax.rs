@@ -52,9 +52,9 @@ fn max_of(v: &[f32]) -> f32 {
     lanes.iter().fold(tail, |m, x| m.max(*x))
 }
 
-/// `v` ← e^(v − max v) / Σ e^(v − max v).
+/// `v` ← e^(v − max v); returns Σ e^(v − max v) (at least 1: the maximum's own term).
 #[inline(always)]
-fn softmax_row(v: &mut [f32]) {
+fn exp_row(v: &mut [f32]) -> f32 {
     let max = max_of(v);
     let mut lanes = [0f32; LANES];
     let mut chunks = v.chunks_exact_mut(LANES);
@@ -69,10 +69,7 @@ fn softmax_row(v: &mut [f32]) {
         *x = exp_nonpositive(*x - max);
         sum += *x;
     }
-    let inv = 1.0 / (sum + lanes.iter().sum::<f32>());
-    for x in v.iter_mut() {
-        *x *= inv;
-    }
+    sum + lanes.iter().sum::<f32>()
 }
 
 /// `ln Σ e^x` of a row (not empty), under the CPU's widest vector unit.
@@ -133,7 +130,9 @@ pub fn swiglu(gate: &[f32], up: &[f32], out: &mut [f32]) {
 /// `from..from + rows` over keys `0..keys`, head after head (of `heads`) from `head0` — as
 /// `bias` says: keys a query may not see get 0, ALiBi's `slope[h] · key` is added to those it
 /// sees. In place on the scores the product just made: no second buffer, each row's passes run
-/// in the cache.
+/// in the cache. The rows are left unnormalized (`e^(x − max)`), each row's `1 / Σ` given
+/// beside them: the attention scales its output's `d` values by it, not the row's `keys`
+/// probabilities.
 pub struct MaskedSoftmax<'a> {
     pub heads: usize,
     pub head0: usize,
@@ -143,12 +142,14 @@ pub struct MaskedSoftmax<'a> {
 }
 
 impl MaskedSoftmax<'_> {
-    /// The softmax, in place, over `scores` (rows of `keys`).
-    pub fn run(&self, scores: &mut [f32], keys: usize) {
+    /// The softmax, in place, over `scores` (rows of `keys`) but for its division: `inv[r]`
+    /// gets row `r`'s `1 / Σ` (0 for a row that sees no key).
+    pub fn run(&self, scores: &mut [f32], keys: usize, inv: &mut [f32]) {
         if keys > 0 {
             pulp::Arch::new().dispatch(Softmax {
                 scores,
                 keys,
+                inv,
                 op: self,
             });
         }
@@ -160,6 +161,7 @@ impl MaskedSoftmax<'_> {
 struct Softmax<'a, 'b> {
     scores: &'a mut [f32],
     keys: usize,
+    inv: &'a mut [f32],
     op: &'a MaskedSoftmax<'b>,
 }
 
@@ -168,13 +170,19 @@ impl pulp::WithSimd for Softmax<'_, '_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        let Softmax { scores, keys, op } = self;
+        let Softmax {
+            scores,
+            keys,
+            inv,
+            op,
+        } = self;
         let window = match op.bias {
             Bias::Causal { window } => window,
             Bias::Alibi { .. } => None,
         };
         let rows = op.rows.max(1);
-        for (n, row) in scores.chunks_exact_mut(keys).enumerate() {
+        for ((n, row), inv) in scores.chunks_exact_mut(keys).enumerate().zip(inv) {
+            *inv = 0.0;
             let i = op.from + n % rows;
             let lo = window.map_or(0, |w| (i + 1).saturating_sub(w)).min(keys);
             let hi = (i + 1).min(keys).max(lo);
@@ -194,7 +202,7 @@ impl pulp::WithSimd for Softmax<'_, '_> {
                     *x += s * (lo + j) as f32;
                 }
             }
-            softmax_row(seen);
+            *inv = 1.0 / exp_row(seen);
         }
     }
 }
@@ -231,13 +239,14 @@ mod tests {
             bias: Bias::Causal { window: Some(2) },
         };
         let mut s = orig.clone();
-        op.run(&mut s, keys);
-        for r in 0..rows {
+        let mut inv = [f32::NAN; 3];
+        op.run(&mut s, keys, &mut inv);
+        for (r, inv) in inv.iter().enumerate() {
             let i = 2 + r;
             let row = &s[r * keys..(r + 1) * keys];
             let seen: Vec<usize> = (0..keys).filter(|&j| j <= i && i - j < 2).collect();
             let denom: f32 = seen.iter().map(|&j| orig[r * keys + j].exp()).sum();
-            for (j, p) in row.iter().enumerate() {
+            for (j, p) in row.iter().map(|e| e * inv).enumerate() {
                 let want = if seen.contains(&j) {
                     orig[r * keys + j].exp() / denom
                 } else {

@@ -12,10 +12,10 @@ use std::path::Path;
 use candle_core::quantized::gguf_file::{Content, Value};
 use candle_core::quantized::QTensor;
 use candle_core::{DType, Device};
-use candle_nn::{Embedding, RmsNorm};
+use candle_nn::Embedding;
 
 use crate::config::{Config, Family};
-use crate::families::{Dense, GateUp, LlamaWeights, Proj, Qkv, Rope};
+use crate::families::{Dense, GateUp, GatedUp, LlamaWeights, Norm, Proj, Qkv, Rope};
 use crate::{NlmError, NlmResult};
 
 /// How a GGUF file's projections are held.
@@ -122,11 +122,11 @@ fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
             .collect::<candle_core::Result<Vec<_>>>()?;
         Ok(Proj::Dense(Dense::fused(&ws.iter().collect::<Vec<_>>())?))
     };
-    let norm = |t: QTensor| -> NlmResult<RmsNorm> {
-        Ok(RmsNorm::new(
+    let norm = |t: QTensor| -> NlmResult<Norm> {
+        Ok(Norm::rms_of(
             t.dequantize(device)?.to_dtype(DType::F32)?,
             c.eps,
-        ))
+        )?)
     };
     let embed_q = shaped(
         tensor("token_embd.weight")?,
@@ -166,7 +166,10 @@ fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
             ),
             Packing::F32 => (
                 Qkv::Fused(fused(vec![q, k, v])?),
-                GateUp::Fused(fused(vec![gate, up])?),
+                GateUp::Fused(GatedUp::new(
+                    &gate.dequantize(device)?,
+                    &up.dequantize(device)?,
+                )?),
             ),
         };
         layers.push(crate::families::LlamaLayer {
