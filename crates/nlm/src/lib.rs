@@ -476,7 +476,8 @@ pub fn plan(lengths: &[usize], batching: Batching, heads: usize) -> Vec<Vec<usiz
         // sorted: the newcomer is the longest of the batch it joins
         let t = lengths[i].max(1);
         let n = current.len() + 1;
-        let padded = n.saturating_mul(t) - (real + t).min(n.saturating_mul(t));
+        // sorted: every sequence of the batch pads up to `t`
+        let padded = n.saturating_mul(t).saturating_sub(real + t);
         let fits = n <= batching.sequences.max(1)
             && padded.saturating_mul(batching.real_per_pad) <= real + t
             && n.saturating_mul(t) <= batching.positions

@@ -9,6 +9,8 @@ use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Module, Shape, Tenso
 use candle_nn::VarBuilder;
 use rayon::prelude::*;
 
+use super::product::{contiguous, on_cpu_f32};
+
 /// Rows per task (a row is the model's width).
 const ROWS: usize = 16;
 
@@ -44,8 +46,7 @@ impl Norm {
     }
 
     fn new(weight: Tensor, bias: Option<Tensor>, eps: f64, rms: bool) -> candle_core::Result<Norm> {
-        let on_cpu = weight.device().is_cpu() && weight.dtype() == candle_core::DType::F32;
-        let host = if on_cpu {
+        let host = if on_cpu_f32(&weight) {
             Some((
                 weight.to_vec1()?,
                 bias.as_ref().map(|b| b.to_vec1()).transpose()?,
@@ -68,9 +69,8 @@ impl Norm {
         x: &Tensor,
         delta: Option<&Tensor>,
     ) -> candle_core::Result<(Tensor, Tensor)> {
-        let on_cpu = x.device().is_cpu() && x.dtype() == candle_core::DType::F32;
         match (&self.host, delta) {
-            (Some((w, b)), Some(d)) if on_cpu && d.dtype() == x.dtype() => {
+            (Some((w, b)), Some(d)) if on_cpu_f32(x) && on_cpu_f32(d) => {
                 let both = x.contiguous()?.apply_op2_no_bwd(
                     &d.contiguous()?,
                     &AddThen(Pass {
@@ -96,9 +96,8 @@ impl Norm {
 
 impl Module for Norm {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let on_cpu = x.device().is_cpu() && x.dtype() == candle_core::DType::F32;
         match &self.host {
-            Some((w, b)) if on_cpu => x.contiguous()?.apply_op1_no_bwd(&Alone(Pass {
+            Some((w, b)) if on_cpu_f32(x) => x.contiguous()?.apply_op1_no_bwd(&Alone(Pass {
                 weight: w,
                 bias: b.as_deref(),
                 eps: self.eps as f32,
@@ -142,36 +141,29 @@ fn sum_of(x: &[f32], f: impl Fn(f32) -> f32) -> f32 {
 }
 
 impl Pass<'_> {
-    /// Rows of `x` (each the weight's width) normalized into `out`, `sum` first getting
-    /// `x + Δ` when `delta` is given (and then normalized instead of `x`).
-    fn rows(&self, x: &[f32], delta: Option<&[f32]>, sum: Option<&mut [f32]>, out: &mut [f32]) {
+    /// Rows of `x` (each the weight's width) normalized into `out`; with `add` = `(Δ, sum)`,
+    /// `sum` first gets `x + Δ`, which is normalized instead of `x`.
+    fn rows(&self, x: &[f32], add: Option<(&[f32], &mut [f32])>, out: &mut [f32]) {
         struct Rows<'a, 'b> {
             pass: &'a Pass<'b>,
             x: &'a [f32],
-            delta: Option<&'a [f32]>,
-            sum: Option<&'a mut [f32]>,
+            add: Option<(&'a [f32], &'a mut [f32])>,
             out: &'a mut [f32],
         }
         impl pulp::WithSimd for Rows<'_, '_> {
             type Output = ();
             #[inline(always)]
             fn with_simd<S: pulp::Simd>(self, _simd: S) {
-                let Rows {
-                    pass,
-                    x,
-                    delta,
-                    sum,
-                    out,
-                } = self;
+                let Rows { pass, x, add, out } = self;
                 let n = pass.weight.len();
-                let x = match (delta, sum) {
-                    (Some(d), Some(sum)) => {
+                let x = match add {
+                    Some((d, sum)) => {
                         for ((s, a), b) in sum.iter_mut().zip(x).zip(d) {
                             *s = a + b;
                         }
                         &*sum
                     }
-                    _ => x,
+                    None => x,
                 };
                 for (x, out) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
                     pass.row(x, out);
@@ -181,8 +173,7 @@ impl Pass<'_> {
         pulp::Arch::new().dispatch(Rows {
             pass: self,
             x,
-            delta,
-            sum,
+            add,
             out,
         });
     }
@@ -239,11 +230,11 @@ impl CustomOp1 for Alone<'_> {
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let n = self.0.width(l)?;
-        let x = super::product::contiguous(s, l, "a normalization's input")?;
+        let x = contiguous(s, l, "a normalization's input")?;
         let mut out = vec![0f32; x.len()];
         out.par_chunks_mut(ROWS * n)
             .zip(x.par_chunks(ROWS * n))
-            .for_each(|(o, x)| self.0.rows(x, None, None, o));
+            .for_each(|(o, x)| self.0.rows(x, None, o));
         Ok((CpuStorage::F32(out), l.shape().clone()))
     }
 }
@@ -271,14 +262,14 @@ impl CustomOp2 for AddThen<'_> {
                 l1.dims()
             )));
         }
-        let x = super::product::contiguous(s1, l1, "a normalization's input")?;
-        let d = super::product::contiguous(s2, l2, "a residual")?;
+        let x = contiguous(s1, l1, "a normalization's input")?;
+        let d = contiguous(s2, l2, "a residual")?;
         let mut both = vec![0f32; 2 * x.len()];
         let (sum, out) = both.split_at_mut(x.len());
         sum.par_chunks_mut(ROWS * n)
             .zip(out.par_chunks_mut(ROWS * n))
             .zip(x.par_chunks(ROWS * n).zip(d.par_chunks(ROWS * n)))
-            .for_each(|((s, o), (x, d))| self.0.rows(x, Some(d), Some(s), o));
+            .for_each(|((s, o), (x, d))| self.0.rows(x, Some((d, s)), o));
         let mut dims = vec![2];
         dims.extend_from_slice(l1.dims());
         Ok((CpuStorage::F32(both), Shape::from(dims)))

@@ -38,10 +38,7 @@ pub fn project(x: &Tensor, w: &Tensor, held: Weight) -> candle_core::Result<Tens
         Weight::OutIn => w.dim(0)?,
     };
     let x2 = x.contiguous()?.reshape((rows, k))?;
-    let y = if x.device().is_cpu()
-        && x.dtype() == candle_core::DType::F32
-        && w.dtype() == candle_core::DType::F32
-    {
+    let y = if on_cpu_f32(x) && on_cpu_f32(w) {
         x2.apply_op2_no_bwd(w, &Product { held })?
     } else {
         match held {
@@ -59,6 +56,11 @@ pub fn project(x: &Tensor, w: &Tensor, held: Weight) -> candle_core::Result<Tens
 /// [`project`]'s product on the CPU: `[m, k] · W`.
 struct Product {
     held: Weight,
+}
+
+/// Whether `t` is f32 on the CPU: what the operations of this module's siblings run on.
+pub(super) fn on_cpu_f32(t: &Tensor) -> bool {
+    t.device().is_cpu() && t.dtype() == candle_core::DType::F32
 }
 
 /// The f32 values of a contiguous layout of a storage (what the CPU operations here read).
@@ -97,8 +99,8 @@ pub(super) fn tiles(
         while share.ncols() > 0 {
             let at = COLS.min(share.ncols());
             let (tile, right) = share.split_at_col_mut(at);
-            col += tile.ncols();
-            tiles.push((row, col - tile.ncols(), tile));
+            tiles.push((row, col, tile));
+            col += at;
             share = right;
         }
         row += height;

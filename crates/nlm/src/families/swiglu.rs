@@ -36,7 +36,7 @@ impl GatedUp {
                 up.dims()
             )));
         }
-        let interleaved = on_cpu(gate);
+        let interleaved = product::on_cpu_f32(gate);
         let rows = if interleaved {
             let mut parts = Vec::with_capacity(2 * n.div_ceil(COLS));
             for from in (0..n).step_by(COLS) {
@@ -64,7 +64,7 @@ impl GatedUp {
         let k = *last;
         *last = self.n;
         let rows = x.elem_count() / k.max(1);
-        if self.interleaved && on_cpu(x) {
+        if self.interleaved && product::on_cpu_f32(x) {
             let x2 = x.contiguous()?.reshape((rows, k))?;
             return x2
                 .apply_op2_no_bwd(&self.wt, &Fused { n: self.n })?
@@ -74,10 +74,6 @@ impl GatedUp {
         let last = both.rank() - 1;
         both.narrow(last, 0, self.n)?.silu()? * both.narrow(last, self.n, self.n)?
     }
-}
-
-fn on_cpu(t: &Tensor) -> bool {
-    t.device().is_cpu() && t.dtype() == candle_core::DType::F32
 }
 
 /// [`GatedUp::forward`] on the CPU: `[m, k]` by the interleaved `[k, 2n]`.
