@@ -25,6 +25,7 @@ use candle_core::{Device, Tensor};
 const LOGIT_ROWS: usize = 256;
 
 pub use config::Family;
+pub use families::with_candle_ops;
 pub use masked::{Fill, MaskedLm};
 
 /// Why a model cannot be loaded or run.

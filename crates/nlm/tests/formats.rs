@@ -99,6 +99,19 @@ fn a_gguf_file_packed_scores_as_transformers() {
     check(&gguf("llama-q4_0", Packing::Packed), "llama-q4_0", 1e-5);
 }
 
+/// The code a GPU runs (candle's tensor operations in place of the CPU's own), run on the CPU:
+/// gpt_bigcode both ways, and a GGUF file packed (dequantized before each product, as a GPU
+/// holds it) and dequantized at load, score as transformers.
+#[test]
+fn candles_operations_score_bigcode_and_gguf_as_transformers() {
+    natstudy_nlm::with_candle_ops(|| {
+        check(&folder("bigcode"), "bigcode", 1e-5);
+        check(&folder("bigcode_mha"), "bigcode_mha", 1e-5);
+        check(&gguf("llama-q4_0", Packing::Packed), "llama-q4_0", 1e-5);
+        check(&gguf("llama-q4_0", Packing::F32), "llama-q4_0", 1e-5);
+    });
+}
+
 /// A byte-level BPE in a GGUF file (`tokenizer.ggml.model = gpt2`, with merges: SmolLM2's and
 /// StarCoder's kind) gives transformers' ids.
 #[test]

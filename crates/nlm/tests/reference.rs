@@ -154,10 +154,27 @@ fn bloom_scores_as_transformers() {
     check("bloom", "bloom");
 }
 
+/// The code a GPU runs — candle's tensor operations in place of the CPU's own (head-major
+/// attention, the gate then up MLP, candle's norms, log-softmax and gather) — run on the CPU:
+/// every family scores as transformers, and the masked model fills as it does.
+#[test]
+fn candles_operations_score_as_transformers() {
+    natstudy_nlm::with_candle_ops(|| {
+        check("llama", "llama");
+        check("gptneo", "gptneo");
+        check("bloom", "bloom");
+        roberta_fills();
+    });
+}
+
 /// CodeBERT's architecture, fill-mask: at each masked method's `<mask>`, the log-probabilities
 /// over the whole vocabulary as transformers gives them, and the same top 5 in the same order.
 #[test]
 fn roberta_fills_masks_as_transformers() {
+    roberta_fills();
+}
+
+fn roberta_fills() {
     let dir = reference();
     let masked: Vec<String> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("masked.json")).expect("masked"))

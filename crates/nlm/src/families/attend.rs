@@ -67,10 +67,7 @@ pub fn attend(
     bias: Bias,
     rope: Option<Rotary>,
 ) -> candle_core::Result<Tensor> {
-    let f32s = [q, k, v]
-        .iter()
-        .all(|t| t.dtype() == candle_core::DType::F32);
-    if q.device().is_cpu() && f32s {
+    if [q, k, v].iter().all(|t| super::product::on_cpu_f32(t)) {
         return q.apply_op3_no_bwd(
             k,
             v,

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 /// `[n]`, f32.
 pub fn token_losses(logits: &Tensor, next: &[u32]) -> candle_core::Result<Tensor> {
     let logits = logits.to_dtype(candle_core::DType::F32)?;
-    if logits.device().is_cpu() {
+    if super::product::on_cpu_f32(&logits) {
         return logits.apply_op1_no_bwd(&TokenLosses { next });
     }
     let lp = candle_nn::ops::log_softmax(&logits, D::Minus1)?;

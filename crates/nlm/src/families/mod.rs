@@ -27,6 +27,7 @@ use crate::NlmResult;
 pub use llama::{GateUp, Llama, LlamaLayer, LlamaWeights, Qkv, Rope};
 pub use loss::token_losses;
 pub use norm::Norm;
+pub use product::with_candle_ops;
 pub use swiglu::GatedUp;
 
 pub enum Model {

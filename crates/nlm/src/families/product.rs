@@ -58,9 +58,32 @@ struct Product {
     held: Weight,
 }
 
-/// Whether `t` is f32 on the CPU: what the operations of this module's siblings run on.
+thread_local! {
+    /// Set while [`with_candle_ops`] runs on this thread.
+    static CANDLE_OPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with candle's tensor operations in place of this crate's CPU ones, on this thread
+/// (where a model is loaded and where its forward pass is called from): the code a GPU runs —
+/// the head-major attention, the gate then up MLP, candle's norms and log-softmax — run on
+/// the CPU, so that it is checked where there is no GPU.
+pub fn with_candle_ops<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CANDLE_OPS.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(CANDLE_OPS.with(|c| c.replace(true)));
+    f()
+}
+
+/// Whether `t` is f32 on the CPU: what the operations of this module's siblings run on
+/// (unless [`with_candle_ops`] says otherwise).
 pub(super) fn on_cpu_f32(t: &Tensor) -> bool {
-    t.device().is_cpu() && t.dtype() == candle_core::DType::F32
+    t.device().is_cpu()
+        && t.dtype() == candle_core::DType::F32
+        && !CANDLE_OPS.with(std::cell::Cell::get)
 }
 
 /// The f32 values of a contiguous layout of a storage (what the CPU operations here read).
