@@ -237,6 +237,25 @@ impl Browser {
         }
     }
 
+    /// Waits until the study page's latest background job (`#jobs .job-state`) reads `done`;
+    /// panics as soon as it reads "failed", or with what it reads after `within`. A job is CPU
+    /// work whose time depends on the machine's load (the tests run side by side): its bound
+    /// is the caller's, not the 30 s of a page's reaction.
+    pub async fn wait_for_job(&self, done: &str, within: Duration) {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let state = self.text_of("#jobs .job-state").await;
+            if state.contains(done) {
+                return;
+            }
+            assert!(
+                !state.starts_with("failed") && std::time::Instant::now() < deadline,
+                "the job never read {done:?}; it reads {state:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
     /// Waits (30 s at most) until the element `css` matches contains `needle`; panics with
     /// what it reads otherwise.
     pub async fn wait_contains(&self, css: &str, needle: &str) {
