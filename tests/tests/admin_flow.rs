@@ -16,6 +16,29 @@ fn reference() -> PathBuf {
 }
 
 /// The first invite link's full address, as its field holds it once the page is interactive.
+/// A fresh SQLite store, the server on it, Rita (a researcher) and a study of hers named
+/// `title`, with nothing in it.
+async fn ritas_study(
+    title: &str,
+) -> (
+    natstudy::store::Db,
+    natstudy_tests::DbGuard,
+    TestApp,
+    StudyId,
+) {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let rita = app
+        .add_user("rita", "a-long-password", Role::Researcher)
+        .await
+        .expect("researcher");
+    // a researcher works on the studies she owns
+    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), title, "")
+        .await
+        .expect("study");
+    (db, guard, app, study)
+}
+
 async fn invite_url(b: &Browser) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
@@ -295,16 +318,7 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
 /// them all and adds them as items; previewing again proposes nothing new.
 #[tokio::test]
 async fn researcher_generates_transformations_and_adds_them_as_items() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let app = TestApp::start(db.clone()).await.expect("server");
-    let rita = app
-        .add_user("rita", "a-long-password", Role::Researcher)
-        .await
-        .expect("researcher");
-    // a researcher works on the studies she owns
-    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), "Generated", "")
-        .await
-        .expect("study");
+    let (db, guard, app, study) = ritas_study("Generated").await;
     let bugs = std::fs::read_to_string(reference().join("bugs.jsonl")).expect("bugs");
     // the bugs, with one hand-made item
     let first_bug = bugs.lines().next().expect("a bug");
@@ -408,16 +422,7 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
 /// deletes the model from the page.
 #[tokio::test]
 async fn researcher_scores_a_study_with_an_uploaded_model() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let app = TestApp::start(db.clone()).await.expect("server");
-    let rita = app
-        .add_user("rita", "a-long-password", Role::Researcher)
-        .await
-        .expect("researcher");
-    // a researcher works on the studies she owns
-    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), "Scored", "")
-        .await
-        .expect("study");
+    let (db, guard, app, study) = ritas_study("Scored").await;
     let r = reference();
     natstudy::service::import_items(
         &db,
@@ -637,5 +642,35 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
     }
     b.close().await;
     drop(app);
+    guard.drop_now(db).await;
+}
+
+/// The study page's live panels are read again a while after each answer, not on a fixed
+/// interval: over a link slower than the scoring panel's second (every request 1.5 s late), a
+/// model put in the models folder still shows there. (With a 1 s interval a read was always
+/// queued behind the one in flight, the panel never done loading, and it stayed on its first
+/// answer — a job that had ended read "running" for good.)
+#[tokio::test]
+async fn live_panels_keep_up_over_a_link_slower_than_their_refresh() {
+    let (db, guard, app, study) = ritas_study("Slow").await;
+    let mut b = Browser::start().await.expect("browser");
+    b.open_as(&app.base, &format!("/studies/{study}"), RITA)
+        .await
+        .expect("study page");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.wait_contains("#scoring", "No model on the server yet")
+        .await;
+    b.throttle(1500, 100_000).await.expect("slow link");
+    // let the panel's reads fall behind the link before the model arrives
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    std::fs::copy(
+        natstudy_tests::reference_dir().join("lm/model.arpa"),
+        app.models_dir.join("slow-link.arpa"),
+    )
+    .expect("model in the folder");
+    b.wait_contains("#score-model", "slow-link.arpa").await;
+    b.close().await;
     guard.drop_now(db).await;
 }

@@ -2,27 +2,22 @@
 
 use leptos::prelude::*;
 
+use crate::components::refresh::Refresh;
 use crate::components::status::{ErrorBox, Loading};
 
 /// `/studies/:id/results`: the analysis of the votes so far, refreshed as votes arrive.
 #[component]
 pub fn ResultsPage() -> impl IntoView {
     let id = super::route_study_id();
-    let (tick, set_tick) = signal(0u32);
-    #[cfg(feature = "hydrate")]
-    {
-        if let Ok(h) = set_interval_with_handle(
-            move || set_tick.update(|t| *t += 1),
-            std::time::Duration::from_secs(15),
-        ) {
-            on_cleanup(move || h.clear());
-        }
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = set_tick;
+    // read again 15 s after each answer (a large study's analysis may take longer than that)
+    let refresh = Refresh::after(std::time::Duration::from_secs(15));
     let results = Resource::new(
-        move || (id(), tick.get()),
-        |(s, _)| crate::study_api::get_results(s),
+        move || (id(), refresh.tick()),
+        move |(s, _)| async move {
+            let r = crate::study_api::get_results(s).await;
+            refresh.answered();
+            r
+        },
     );
     view! {
         <leptos_meta::Title text="Results" />

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::refresh::Refresh;
 use crate::components::status::ErrorBox;
 use crate::model::StudyId;
 use crate::model::{JobRow, ScoringView};
@@ -22,29 +23,23 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
     let retry = ServerAction::<RetryJob>::new();
     let verify = ServerAction::<StartVerify>::new();
     let delete = ServerAction::<DeleteModel>::new();
-    let (tick, set_tick) = signal(0u32);
-    #[cfg(feature = "hydrate")]
-    {
-        if let Ok(h) = set_interval_with_handle(
-            move || set_tick.update(|t| *t += 1),
-            std::time::Duration::from_secs(1),
-        ) {
-            on_cleanup(move || h.clear());
-        }
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = set_tick;
+    // jobs' progress: read again a second after each answer
+    let refresh = Refresh::after(std::time::Duration::from_secs(1));
     let view_data = Resource::new(
         move || {
             (
-                tick.get(),
+                refresh.tick(),
                 start.version().get(),
                 retry.version().get(),
                 verify.version().get(),
                 delete.version().get(),
             )
         },
-        move |_| get_scoring(study),
+        move |_| async move {
+            let v = get_scoring(study).await;
+            refresh.answered();
+            v
+        },
     );
     view! {
         <section class="card" id="scoring">

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::refresh::Refresh;
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::StudyId;
 use crate::model::{Monitor, StudySettingsForm};
@@ -58,23 +59,12 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
     let close = ServerAction::<CloseInvite>::new();
     let release = ServerAction::<ReleaseAnnotator>::new();
     let moved = ServerAction::<MoveAnnotator>::new();
-    let (tick, set_tick) = signal(0u32);
-    // live: re-read every few seconds in the browser
-    #[cfg(feature = "hydrate")]
-    {
-        if let Ok(h) = set_interval_with_handle(
-            move || set_tick.update(|t| *t += 1),
-            std::time::Duration::from_secs(3),
-        ) {
-            on_cleanup(move || h.clear());
-        }
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = set_tick;
+    // live: read again three seconds after each answer
+    let refresh = Refresh::after(std::time::Duration::from_secs(3));
     let monitor = Resource::new(
         move || {
             (
-                tick.get(),
+                refresh.tick(),
                 settings.version().get(),
                 upload.version().get(),
                 batch.version().get(),
@@ -84,7 +74,11 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                 close.version().get(),
             )
         },
-        move |_| get_monitor(study),
+        move |_| async move {
+            let m = get_monitor(study).await;
+            refresh.answered();
+            m
+        },
     );
     view! {
         <Transition fallback=Loading>
