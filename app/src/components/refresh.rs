@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
-/// The tick of a live view: a resource's source reads [`Refresh::tick`], its fetcher calls
-/// [`Refresh::answered`] when the server has answered.
+/// The tick of a live view: a resource's source reads [`Refresh::tick`], its fetcher is
+/// wrapped in [`Refresh::read`].
 #[derive(Clone, Copy)]
 pub struct Refresh {
     tick: ReadSignal<u32>,
@@ -41,8 +41,15 @@ impl Refresh {
         self.tick.get()
     }
 
+    /// A read (a resource's fetcher), the next one asked `period` after it answers.
+    pub async fn read<T>(self, read: impl std::future::Future<Output = T>) -> T {
+        let answer = read.await;
+        self.answered();
+        answer
+    }
+
     /// A read answered: the next is asked `period` from now (a timer armed before is cleared).
-    pub fn answered(&self) {
+    fn answered(&self) {
         #[cfg(feature = "hydrate")]
         {
             let set = self.set;

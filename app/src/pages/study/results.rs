@@ -13,11 +13,7 @@ pub fn ResultsPage() -> impl IntoView {
     let refresh = Refresh::after(std::time::Duration::from_secs(15));
     let results = Resource::new(
         move || (id(), refresh.tick()),
-        move |(s, _)| async move {
-            let r = crate::study_api::get_results(s).await;
-            refresh.answered();
-            r
-        },
+        move |(s, _)| refresh.read(crate::study_api::get_results(s)),
     );
     view! {
         <leptos_meta::Title text="Results" />

@@ -35,11 +35,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
                 delete.version().get(),
             )
         },
-        move |_| async move {
-            let v = get_scoring(study).await;
-            refresh.answered();
-            v
-        },
+        move |_| refresh.read(get_scoring(study)),
     );
     view! {
         <section class="card" id="scoring">

@@ -74,11 +74,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                 close.version().get(),
             )
         },
-        move |_| async move {
-            let m = get_monitor(study).await;
-            refresh.answered();
-            m
-        },
+        move |_| refresh.read(get_monitor(study)),
     );
     view! {
         <Transition fallback=Loading>
