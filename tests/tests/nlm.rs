@@ -220,6 +220,24 @@ async fn scoring_job(
     model: &str,
 ) {
     use natstudy::store::JobState;
+    let j = job_end(c, app, db, study, model).await;
+    assert_eq!(j.state, JobState::Done, "{model}: {}", j.message);
+    assert!(
+        j.message.contains("scored 357 methods"),
+        "{model}: {}",
+        j.message
+    );
+}
+
+/// Starts the study page's scoring job with `model` and waits until it ends (within 120 s).
+async fn job_end(
+    c: &reqwest::Client,
+    app: &natstudy_tests::TestApp,
+    db: &natstudy::store::Db,
+    study: natstudy::ids::StudyId,
+    model: &str,
+) -> natstudy::store::jobs::JobRecord {
+    use natstudy::store::JobState;
     let job: natstudy::ids::JobId = c
         .post(app.url("/api/studies/score"))
         .form(&[("study", study.to_string()), ("model", model.into())])
@@ -242,12 +260,7 @@ async fn scoring_job(
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     };
-    assert_eq!(j.state, JobState::Done, "{model}: {}", j.message);
-    assert!(
-        j.message.contains("scored 357 methods"),
-        "{model}: {}",
-        j.message
-    );
+    j
 }
 
 /// RenameVariable-2 with a masked model (`transform --names-model`): the variable masked at
@@ -310,4 +323,76 @@ async fn a_masked_model_names_the_renamed_variable() {
         .find(|s| s.starts_with("renames `total`"))
         .expect("total renamed");
     assert_eq!(summary, format!("renames `total` to `{first}`"));
+}
+
+/// A model folder of the llama family whose one tensor holds 2⁴⁰ bfloat16 weights (4 TiB in
+/// f32), in a sparse file: its header and no data on disk.
+fn model_too_big_for_memory(dir: &std::path::Path) {
+    let reference = reference_dir().join("nlm/models/llama");
+    std::fs::create_dir_all(dir).expect("dir");
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(reference.join(f), dir.join(f)).expect("copy");
+    }
+    let data: u64 = 2 << 40;
+    let header = format!(
+        r#"{{"model.embed_tokens.weight":{{"dtype":"BF16","shape":[1048576,1048576],"data_offsets":[0,{data}]}}}}"#
+    );
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    let file = dir.join("model.safetensors");
+    std::fs::write(&file, &bytes).expect("header");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_len(bytes.len() as u64 + data))
+        .expect("sparse data");
+}
+
+/// A model whose weights cannot fit in the memory free is refused before a tensor is read —
+/// loading it would have the operating system end the process — saying what it would take and
+/// what the machine has: by `lm score`, and by the study page's scoring job, whose server goes
+/// on serving.
+#[tokio::test]
+async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
+    use natstudy::store::JobState;
+    use natstudy_tests::{Role, TestApp};
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "S", false)
+        .await
+        .expect("study");
+    let dir = tempfile::tempdir().expect("dir");
+    let huge = dir.path().join("huge");
+    model_too_big_for_memory(&huge);
+    let m = huge.display().to_string();
+    let e = cli(&db.url, &["lm", "score", "--model", &m, "--study", "S"])
+        .await
+        .err()
+        .map(|e| format!("{e:#}"))
+        .unwrap_or_default();
+    assert!(
+        e.contains("4398.0 GB of memory on the CPU") && e.contains("GB free"),
+        "{e}"
+    );
+
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    model_too_big_for_memory(&app.models_dir.join("huge"));
+    let c = app
+        .signed_in("ada", "a-long-password")
+        .await
+        .expect("sign in");
+    let j = job_end(&c, &app, &db, study, "huge").await;
+    assert_eq!(j.state, JobState::Failed, "{}", j.message);
+    assert!(
+        j.message
+            .starts_with("cannot load huge: its weights take 4398.0 GB"),
+        "{}",
+        j.message
+    );
+    // the server goes on: the page still lists the models, the folder among them
+    let view = app.scoring_view(&c, study).await.expect("view");
+    assert_eq!(view["models"][0]["name"], "huge", "{view}");
+    guard.drop_now(db).await;
 }

@@ -18,12 +18,13 @@ pub mod masked;
 
 use std::path::Path;
 
-use candle_core::{Device, Tensor};
+use candle_core::Tensor;
 
 /// Positions whose logits are made at once when scoring (256 × a vocabulary of 32,000 is
 /// 33 MB).
 const LOGIT_ROWS: usize = 256;
 
+pub use candle_core::Device;
 pub use config::Family;
 pub use families::with_candle_ops;
 pub use masked::{Fill, MaskedLm};
@@ -141,6 +142,20 @@ pub fn device(name: &str) -> NlmResult<Device> {
         "cuda" => Device::new_cuda(0)
             .map_err(|e| NlmError::Model(format!("no usable GPU: {e}"))),
         other => Err(NlmError::Model(format!("device `{other}`: cpu or cuda"))),
+    }
+}
+
+/// The bytes a model's weights take in memory once loaded on the CPU, read from its files'
+/// headers without loading a tensor: a folder's tensors as f32 (the type every product runs
+/// in, whatever the file stores: a bfloat16 checkpoint doubles), a GGUF file's projections
+/// packed plus its embeddings and norms in f32 and one projection dequantized. The forward
+/// pass needs more (its batches are bounded by [`Batching`]): this is the floor, what tells a
+/// 7B model in f32 (28 GB) from a machine of 16 GB before anything is read.
+pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
+    if gguf::is_gguf(path) {
+        gguf::weight_bytes(path)
+    } else {
+        load::f32_bytes(path)
     }
 }
 

@@ -125,16 +125,40 @@ fn files(dir: &Path) -> NlmResult<Vec<PathBuf>> {
 /// float. The number of tensors.
 pub fn check(dir: &Path) -> NlmResult<usize> {
     let mut n = 0;
+    each_tensor(dir, |_| n += 1)?;
+    Ok(n)
+}
+
+/// The bytes a folder's weights take once loaded: every tensor as f32, the type the model
+/// computes in, whatever the file stores (a bfloat16 checkpoint doubles), read from the files'
+/// headers (each checked as [`check`] does) without reading a tensor.
+pub fn f32_bytes(dir: &Path) -> NlmResult<u64> {
+    let mut total = 0u64;
+    each_tensor(dir, |info| {
+        let (from, to) = info.data_offsets;
+        let bits = (to.saturating_sub(from) as u64).saturating_mul(8);
+        let elements = bits / info.dtype.bitsize().max(1) as u64;
+        total = total.saturating_add(elements.saturating_mul(4));
+    })?;
+    Ok(total)
+}
+
+/// Every tensor the headers of a folder's weight files describe, each file's header checked
+/// against its size and every tensor a float; an error names the file.
+fn each_tensor(
+    dir: &Path,
+    mut tensor: impl FnMut(&safetensors::tensor::TensorInfo),
+) -> NlmResult<()> {
     for f in files(dir)? {
         let at = |e: String| NlmError::Model(format!("{}: {e}", f.display()));
         let mut file = std::fs::File::open(&f).map_err(|e| at(e.to_string()))?;
         let (meta, _) = header(&mut file).map_err(at)?;
         for (name, info) in meta.tensors() {
             float(&name, info.dtype).map_err(at)?;
-            n += 1;
+            tensor(info);
         }
     }
-    Ok(n)
+    Ok(())
 }
 
 /// A safetensors file's header, checked against the file's size, and where its data starts.

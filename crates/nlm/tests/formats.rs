@@ -231,5 +231,11 @@ fn crafted_gguf_headers_are_refused_clearly() {
                 .unwrap_or_default();
             assert!(e.contains(file), "{file}: {e}");
         }
+        // what the weights would take, read from the same header, likewise
+        let e = natstudy_nlm::weight_bytes(&p)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains(file), "{file}: {e}");
     }
 }

@@ -100,13 +100,71 @@ pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm
 }
 
 /// Loads a model (a folder or a GGUF file) off the async threads, on a device (`cpu` or
-/// `cuda`).
+/// `cuda`). On the CPU a model whose weights do not fit in the memory free is refused before
+/// a tensor is read ([`check_memory`]); loads run one at a time, so that each is judged
+/// against the memory the one before it left.
 pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natstudy_nlm::CausalLm> {
     let d = dir.to_owned();
     let device = natstudy_nlm::device(device).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    tokio::task::spawn_blocking(move || natstudy_nlm::CausalLm::load_on(&d, device))
-        .await?
-        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", dir.display())))
+    let _one_at_a_time = LOADING.lock().await;
+    tokio::task::spawn_blocking(move || {
+        check_memory(&d, &device)?;
+        natstudy_nlm::CausalLm::load_on(&d, device)
+            .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", d.display())))
+    })
+    .await?
+}
+
+/// Held while a neural model loads (see [`load_on`]).
+static LOADING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Refuses, before anything is read, a model whose weights on the CPU
+/// ([`natstudy_nlm::weight_bytes`]: f32, or a GGUF file's packed size) exceed the memory this
+/// machine — or the control group it runs in, a container's limit — has free: loading it would
+/// have the operating system end the process, the web server with it. On a GPU the weights
+/// are the GPU's memory, which candle's allocation errors report.
+pub fn check_memory(path: &std::path::Path, device: &natstudy_nlm::Device) -> ServiceResult<()> {
+    if !device.is_cpu() {
+        return Ok(());
+    }
+    let weights = natstudy_nlm::weight_bytes(path)
+        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", path.display())))?;
+    match memory_free() {
+        Some(free) => fits(path, weights, free),
+        None => Ok(()),
+    }
+}
+
+/// Whether weights of `weights` bytes fit in `free` bytes; the refusal says what would help.
+pub fn fits(path: &std::path::Path, weights: u64, free: u64) -> ServiceResult<()> {
+    if weights <= free {
+        return Ok(());
+    }
+    let gb = |b: u64| b as f64 / 1e9;
+    Err(ServiceError::Invalid(format!(
+        "cannot load {}: its weights take {:.1} GB of memory on the CPU (as f32), and this \
+         machine has {:.1} GB free — take a smaller model, or a GGUF file of it (a Q4_0 7B \
+         model takes about 4 GB)",
+        path.display(),
+        gb(weights),
+        gb(free)
+    )))
+}
+
+/// The memory free for a model: what the machine has available (memory the kernel can give
+/// without swapping out what runs, plus free swap), bounded by the free memory of the control
+/// group the process runs in, where it has a limit. `None` where the system does not say.
+pub fn memory_free() -> Option<u64> {
+    let mut s = sysinfo::System::new();
+    s.refresh_memory();
+    let machine = s.available_memory().checked_add(s.free_swap())?;
+    if machine == 0 {
+        return None;
+    }
+    Some(match s.cgroup_limits() {
+        Some(group) => machine.min(group.free_memory.saturating_add(group.free_swap)),
+        None => machine,
+    })
 }
 
 /// Scores every bug and transformation of the study and stores the cross-entropies under
@@ -208,8 +266,12 @@ impl crate::engine::transform::NameScorer for NameModel {
 /// Loads a masked model folder off the async threads.
 pub async fn load_masked(dir: &std::path::Path) -> ServiceResult<NameModel> {
     let d = dir.to_owned();
-    tokio::task::spawn_blocking(move || natstudy_nlm::MaskedLm::load(&d))
-        .await?
-        .map(NameModel)
-        .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", dir.display())))
+    let _one_at_a_time = LOADING.lock().await;
+    tokio::task::spawn_blocking(move || {
+        check_memory(&d, &natstudy_nlm::Device::Cpu)?;
+        natstudy_nlm::MaskedLm::load(&d)
+            .map(NameModel)
+            .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", d.display())))
+    })
+    .await?
 }

@@ -59,18 +59,57 @@ pub struct Gguf {
 /// tensor dimensions whose product overflows); such a panic is this file's error, not the
 /// caller's.
 pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read(path, device, packing)))
-        .unwrap_or_else(|panic| {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            Err(NlmError::Model(format!(
-                "{}: a malformed GGUF file (its reader failed: {why})",
-                path.display()
-            )))
-        })
+    guarded(path, || read(path, device, packing))
+}
+
+/// The bytes a GGUF file's weights take once loaded with [`Packing::Packed`], read from its
+/// header alone: the projections packed as they lie, the token embeddings and the norms as
+/// f32, and one projection dequantized for its product (the largest).
+pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
+    guarded(path, || {
+        let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
+        let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
+        let content = Content::read(&mut file).map_err(|e| at(e.to_string()))?;
+        let tied = !content.tensor_infos.contains_key("output.weight");
+        let (mut total, mut largest) = (0u64, 0u64);
+        for (name, info) in &content.tensor_infos {
+            let dims = info.shape.dims();
+            let elements = dims
+                .iter()
+                .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+                .ok_or_else(|| at(format!("tensor `{name}`: dimensions {dims:?} overflow")))?;
+            let (block, size) = (info.ggml_dtype.block_size(), info.ggml_dtype.type_size());
+            let packed = elements / block.max(1) as u64 * size as u64;
+            let f32 = elements.saturating_mul(4);
+            total = total.saturating_add(match (dims.len(), name.as_str()) {
+                (1, _) => f32,
+                // dequantized for the lookup; kept packed too where the head is tied to it
+                (_, "token_embd.weight") if tied => f32.saturating_add(packed),
+                (_, "token_embd.weight") => f32,
+                _ => packed,
+            });
+            if dims.len() == 2 && (name != "token_embd.weight" || tied) {
+                largest = largest.max(f32);
+            }
+        }
+        Ok(total.saturating_add(largest))
+    })
+}
+
+/// Runs a reader of a GGUF file that may be hostile: candle's reader bounds what a header
+/// declares, but a few crafted values make it panic, and such a panic is this file's error.
+fn guarded<T>(path: &Path, f: impl FnOnce() -> NlmResult<T>) -> NlmResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(NlmError::Model(format!(
+            "{}: a malformed GGUF file (its reader failed: {why})",
+            path.display()
+        )))
+    })
 }
 
 fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {

@@ -441,7 +441,9 @@ fn lm_neural_bench(
         .with_context(|| format!("{}: a JSON list of strings", methods.display()))?;
     let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
     let t0 = Instant::now();
-    let lm = natstudy_nlm::CausalLm::load_on(model, natstudy_nlm::device(device)?)?;
+    let on = natstudy_nlm::device(device)?;
+    crate::service::neural::check_memory(model, &on)?;
+    let lm = natstudy_nlm::CausalLm::load_on(model, on)?;
     let batching = run.batching(&lm, texts.len());
     println!(
         "{} ({}, at most {} tokens) loaded on {device} in {:.3} s; batches of {}, {} at once",
