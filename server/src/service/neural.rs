@@ -152,19 +152,53 @@ pub fn fits(path: &std::path::Path, weights: u64, free: u64) -> ServiceResult<()
 }
 
 /// The memory free for a model: what the machine has available (memory the kernel can give
-/// without swapping out what runs, plus free swap), bounded by the free memory of the control
-/// group the process runs in, where it has a limit. `None` where the system does not say.
+/// without swapping out what runs, page cache included, plus free swap), bounded by the
+/// control group's room where it has a limit ([`Memory::free`]). `None` where the system does
+/// not say.
 pub fn memory_free() -> Option<u64> {
     let mut s = sysinfo::System::new();
     s.refresh_memory();
-    let machine = s.available_memory().checked_add(s.free_swap())?;
-    if machine == 0 {
-        return None;
+    Memory {
+        available: s.available_memory(),
+        free_swap: s.free_swap(),
+        total: s.total_memory(),
+        group: s
+            .cgroup_limits()
+            .map(|g| (g.total_memory, g.rss, g.free_swap)),
     }
-    Some(match s.cgroup_limits() {
-        Some(group) => machine.min(group.free_memory.saturating_add(group.free_swap)),
-        None => machine,
-    })
+    .free()
+}
+
+/// What the system says of its memory, in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Memory {
+    /// The machine's available memory (free, and cache the kernel can reclaim).
+    pub available: u64,
+    pub free_swap: u64,
+    /// The machine's memory.
+    pub total: u64,
+    /// The control group's limit (the machine's memory where it has none), resident memory
+    /// and free swap.
+    pub group: Option<(u64, u64, u64)>,
+}
+
+impl Memory {
+    /// The machine's available memory and free swap; where the process runs in a control
+    /// group whose limit is below the machine's memory (a container), at most that limit less
+    /// the group's resident memory, plus its free swap (the group's cache, counted in its
+    /// usage, is the kernel's to reclaim).
+    pub fn free(self) -> Option<u64> {
+        let machine = self.available.checked_add(self.free_swap)?;
+        if machine == 0 {
+            return None;
+        }
+        Some(match self.group {
+            Some((limit, resident, swap)) if limit < self.total => {
+                machine.min(limit.saturating_sub(resident).saturating_add(swap))
+            }
+            _ => machine,
+        })
+    }
 }
 
 /// Scores every bug and transformation of the study and stores the cross-entropies under
@@ -274,4 +308,66 @@ pub async fn load_masked(dir: &std::path::Path) -> ServiceResult<NameModel> {
             .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", d.display())))
     })
     .await?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Memory;
+
+    const GB: u64 = 1_000_000_000;
+
+    #[test]
+    fn memory_free_is_the_machines_unless_a_group_limits_it() {
+        let machine = Memory {
+            available: 20 * GB,
+            free_swap: 2 * GB,
+            total: 32 * GB,
+            group: None,
+        };
+        assert_eq!(machine.free(), Some(22 * GB));
+        // a group without a limit (reported as the machine's memory) whose usage counts
+        // the page cache: the machine's figure stands
+        let unlimited = Memory {
+            group: Some((32 * GB, 3 * GB, 0)),
+            ..machine
+        };
+        assert_eq!(unlimited.free(), Some(22 * GB));
+        // a container of 8 GB holding 3 GB resident: 5 GB, plus its swap
+        let container = Memory {
+            group: Some((8 * GB, 3 * GB, GB)),
+            ..machine
+        };
+        assert_eq!(container.free(), Some(6 * GB));
+        // a group's room never exceeds what the machine has
+        let busy = Memory {
+            available: 4 * GB,
+            free_swap: 0,
+            group: Some((16 * GB, GB, 0)),
+            ..machine
+        };
+        assert_eq!(busy.free(), Some(4 * GB));
+        // a system that says nothing
+        let silent = Memory {
+            available: 0,
+            free_swap: 0,
+            total: 0,
+            group: None,
+        };
+        assert_eq!(silent.free(), None);
+    }
+
+    #[test]
+    fn a_model_too_big_is_refused_with_its_size_and_the_memory_free() {
+        let path = std::path::Path::new("models/codellama-7b");
+        assert!(super::fits(path, 27 * GB, 27 * GB).is_ok());
+        let e = super::fits(path, 26_953_670_656, 15_600_000_000)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("cannot load models/codellama-7b: its weights take 27.0 GB")
+                && e.contains("has 15.6 GB free"),
+            "{e}"
+        );
+    }
 }
