@@ -141,10 +141,20 @@ pub fn fits(path: &std::path::Path, weights: u64, free: u64) -> ServiceResult<()
         return Ok(());
     }
     let gb = |b: u64| b as f64 / 1e9;
+    let (held, instead) = if natstudy_nlm::gguf::is_gguf(path) {
+        (
+            "packed as the file holds them",
+            "a more quantized file (Q4_0)",
+        )
+    } else {
+        (
+            "in f32, the type they are computed in",
+            "a GGUF file of it (a Q4_0 7B model takes about 4 GB)",
+        )
+    };
     Err(ServiceError::Invalid(format!(
-        "cannot load {}: its weights take {:.1} GB of memory on the CPU (as f32), and this \
-         machine has {:.1} GB free — take a smaller model, or a GGUF file of it (a Q4_0 7B \
-         model takes about 4 GB)",
+        "cannot load {}: its weights take {:.1} GB of memory on the CPU ({held}), and this \
+         machine has {:.1} GB free — take a smaller model, or {instead}",
         path.display(),
         gb(weights),
         gb(free)
@@ -366,7 +376,19 @@ mod tests {
             .unwrap_or_default();
         assert!(
             e.contains("cannot load models/codellama-7b: its weights take 27.0 GB")
-                && e.contains("has 15.6 GB free"),
+                && e.contains("(in f32, the type they are computed in)")
+                && e.contains("has 15.6 GB free")
+                && e.contains("or a GGUF file of it"),
+            "{e}"
+        );
+        let gguf = std::path::Path::new("models/codellama-7b.Q8_0.gguf");
+        let e = super::fits(gguf, 7_200_000_000, 5_000_000_000)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("take 7.2 GB of memory on the CPU (packed as the file holds them)")
+                && e.contains("or a more quantized file (Q4_0)"),
             "{e}"
         );
     }
