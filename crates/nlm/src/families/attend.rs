@@ -325,13 +325,8 @@ impl CustomOp3 for Attend<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::normal;
     use candle_core::Device;
-
-    fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
-        (a - b)
-            .and_then(|d| d.abs()?.max_all()?.to_scalar())
-            .expect("diff")
-    }
 
     /// The CPU's attention from views is the tensor attention of head-major copies: causal,
     /// windowed and ALiBi, grouped heads, both rotary layouts, several blocks and a batch,
@@ -340,7 +335,7 @@ mod tests {
     fn views_attend_as_tensors_do() {
         let dev = Device::Cpu;
         let (b, t, nh, nkv, d) = (2, 2 * QUERY_ROWS + 21, 4, 2, 8);
-        let fused = Tensor::randn(0f32, 1.0, (b, t, nh + 2 * nkv, d), &dev).expect("fused");
+        let fused = normal(0f32, 1.0, (b, t, nh + 2 * nkv, d), 1).expect("fused");
         let q = fused.narrow(2, 0, nh).expect("q");
         let k = fused.narrow(2, nh, nkv).expect("k");
         let v = fused.narrow(2, nh + nkv, nkv).expect("v");
@@ -383,7 +378,12 @@ mod tests {
                 )
                 .expect("merge");
                 assert_eq!(got.dims(), &[b, t, nh * d]);
-                assert!(max_diff(&got, &want) < 1e-5, "{bias:?} {rope:?}");
+                let diff = crate::families::tests::max_rel_diff(&got, &want);
+                let layout = rope.map(|r| r.interleaved);
+                assert!(
+                    diff < 1e-5,
+                    "{bias:?}, rotary interleaved {layout:?}: {diff:e}"
+                );
             }
         }
     }

@@ -279,7 +279,7 @@ impl CustomOp2 for AddThen<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use candle_core::Device;
+    use crate::families::normal;
 
     fn max_rel(a: &Tensor, b: &Tensor) -> f32 {
         let (a, b): (Vec<f32>, Vec<f32>) = (
@@ -297,13 +297,11 @@ mod tests {
     /// multiple of the lanes, more rows than a task's, a batch dimension, values far from 0.
     #[test]
     fn norms_are_candles() {
-        let dev = Device::Cpu;
         let width = 67;
-        let x =
-            (Tensor::randn(0f32, 3.0, (2, ROWS + 5, width), &dev).expect("x") + 5.0).expect("x");
-        let d = Tensor::randn(0f32, 1.0, (2, ROWS + 5, width), &dev).expect("d");
-        let w = Tensor::randn(1f32, 0.5, width, &dev).expect("w");
-        let b = Tensor::randn(0f32, 0.5, width, &dev).expect("b");
+        let x = (normal(0f32, 3.0, (2, ROWS + 5, width), 13).expect("x") + 5.0).expect("x");
+        let d = normal(0f32, 1.0, (2, ROWS + 5, width), 14).expect("d");
+        let w = normal(1f32, 0.5, width, 15).expect("w");
+        let b = normal(0f32, 0.5, width, 16).expect("b");
         let rms = Norm::rms_of(w.clone(), 1e-6).expect("rms");
         let layer = Norm::new(w.clone(), Some(b.clone()), 1e-5, false).expect("layer");
         let sum = (&x + &d).expect("sum");

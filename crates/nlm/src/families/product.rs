@@ -188,6 +188,7 @@ impl CustomOp2 for Product {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::normal;
     use candle_core::Device;
 
     /// faer's product is candle's, for both ways of holding the weight, for a product split
@@ -203,8 +204,8 @@ mod tests {
             (5, 8, 2 * COLS + 7),
             (2 * MIN_ROWS + 3, 8, COLS + 1),
         ] {
-            let x = Tensor::randn(0f32, 1.0, (2, rows, k), &dev).expect("x");
-            let w = Tensor::randn(0f32, 1.0, (n, k), &dev).expect("w");
+            let x = normal(0f32, 1.0, (2, rows, k), 5).expect("x");
+            let w = normal(0f32, 1.0, (n, k), 6).expect("w");
             let want = x.broadcast_matmul(&w.t().expect("t")).expect("candle");
             let wt = w.t().and_then(|t| t.contiguous()).expect("wt");
             for got in [

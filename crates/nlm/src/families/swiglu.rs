@@ -144,6 +144,7 @@ impl CustomOp2 for Fused {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::normal;
     use candle_core::Device;
 
     /// The fused MLP is candle's `silu(x·Gᵀ) * (x·Uᵀ)`: widths that are and are not a
@@ -153,9 +154,9 @@ mod tests {
     fn fused_is_silu_times_up() {
         let dev = Device::Cpu;
         for (rows, k, n) in [(3, 5, 7), (37, 16, COLS + 45), (ROWS + 9, 24, 2 * COLS)] {
-            let x = (Tensor::randn(0f32, 1.0, (2, rows, k), &dev).expect("x") * 3.0).expect("x");
-            let g = Tensor::randn(0f32, 1.0, (n, k), &dev).expect("gate");
-            let u = Tensor::randn(0f32, 1.0, (n, k), &dev).expect("up");
+            let x = (normal(0f32, 1.0, (2, rows, k), 2).expect("x") * 3.0).expect("x");
+            let g = normal(0f32, 1.0, (n, k), 3).expect("gate");
+            let u = normal(0f32, 1.0, (n, k), 4).expect("up");
             let got = GatedUp::new(&g, &u)
                 .and_then(|m| m.forward(&x))
                 .expect("fused");
