@@ -530,6 +530,9 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .await
         .expect("hydrated after the upload");
     b.wait_contains("#score-model", "llama (neural").await;
+    // what its weights take in memory: 336,192 of them in f32
+    b.wait_contains("#models", "needs 1.3 MiB of memory to score")
+        .await;
     assert!(
         app.models_dir.join("llama/model.safetensors").is_file(),
         "the folder's weights stored under its name"

@@ -201,6 +201,13 @@ async fn the_scoring_job_runs_a_model_folder() {
     for m in 0..2 {
         assert_eq!(view["models"][m]["neural"], true, "{}", view["models"][m]);
     }
+    // what each needs in memory, as the engine reads it from the files' headers, and what
+    // the server has free
+    let llama = natstudy_nlm::weight_bytes(&reference_dir().join("nlm/models/llama"));
+    let q4 = natstudy_nlm::weight_bytes(&gguf("llama-q4_0.gguf"));
+    assert_eq!(view["models"][0]["memory"], llama.expect("folder"));
+    assert_eq!(view["models"][1]["memory"], q4.expect("gguf"));
+    assert!(view["memory_free"].as_u64().is_some_and(|f| f > 1 << 20));
     for (model, name) in [("tiny-llama", "tiny-llama"), ("tiny-q4.gguf", "tiny-q4")] {
         scoring_job(&c, &app, &db, study, model).await;
         let rows = natstudy::service::scoring::ce_of_model(&db, study, name)
@@ -394,5 +401,7 @@ async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
     // the server goes on: the page still lists the models, the folder among them
     let view = app.scoring_view(&c, study).await.expect("view");
     assert_eq!(view["models"][0]["name"], "huge", "{view}");
+    assert_eq!(view["models"][0]["memory"], 1u64 << 42, "{view}");
+    assert!(view["memory_free"].as_u64().is_some_and(|f| f < 1 << 42));
     guard.drop_now(db).await;
 }

@@ -396,6 +396,10 @@ pub struct ModelFile {
     pub this_study: bool,
     /// The viewer may delete it: staff of the study that uploaded it, or an admin.
     pub deletable: bool,
+    /// A neural model's weights in memory on the CPU, in bytes, as read from its headers
+    /// (f32 for a folder, packed for a GGUF file); `None` for an n-gram model or unreadable
+    /// headers.
+    pub memory: Option<u64>,
 }
 
 /// What the study page's scoring panel shows.
@@ -406,6 +410,8 @@ pub struct ScoringView {
     /// Bytes of models uploaded for this study, and the most it may hold.
     pub quota_used: u64,
     pub quota: u64,
+    /// The memory the server has free for a model, in bytes, where the system says.
+    pub memory_free: Option<u64>,
 }
 
 /// A table of the report: a title, column names and rows of cells (already formatted).

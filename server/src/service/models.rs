@@ -113,7 +113,8 @@ pub async fn view(
     quota: u64,
 ) -> ServiceResult<natstudy_types::ScoringView> {
     let d = dir.to_owned();
-    let mut models = tokio::task::spawn_blocking(move || list(&d)).await?;
+    let (mut models, memory_free) =
+        tokio::task::spawn_blocking(move || (list(&d), super::neural::memory_free())).await?;
     let mine = store::models::names_of(db, study).await?;
     for m in &mut models {
         m.this_study = mine.contains(&m.name);
@@ -124,6 +125,7 @@ pub async fn view(
         quota,
         models,
         jobs: super::jobs::list(db, study).await?,
+        memory_free,
     })
 }
 
@@ -277,12 +279,18 @@ pub fn list(dir: &Path) -> Vec<ModelFile> {
                     } else {
                         meta.len()
                     };
+                    let neural = kind == ModelKind::Neural;
+                    // its headers only: a few kilobytes a file
+                    let memory = neural
+                        .then(|| natstudy_nlm::weight_bytes(&e.path()).ok())
+                        .flatten();
                     Some(ModelFile {
                         name,
                         bytes,
-                        neural: kind == ModelKind::Neural,
+                        neural,
                         this_study: false,
                         deletable: false,
+                        memory,
                     })
                 })
                 .collect()

@@ -10,7 +10,9 @@ use crate::model::{JobRow, ScoringView};
 use crate::study_api::{get_scoring, DeleteModel, RetryJob, StartScoring, StartVerify};
 
 fn size(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+    } else if bytes >= 1 << 20 {
         format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
     } else {
         format!("{:.1} KiB", bytes as f64 / 1024.0)
@@ -85,6 +87,7 @@ fn ScoringPanel(
         jobs,
         quota_used,
         quota,
+        memory_free,
     } = v;
     let none = models.is_empty();
     let listed = models.clone();
@@ -110,6 +113,10 @@ fn ScoringPanel(
                     view! {
                         <li>
                             <code>{m.name.clone()}</code>" " {format!("{} · {whose}", size(m.bytes))}
+                            {m.memory.map(|need| format!(" · needs {} of memory to score", size(need)))}
+                            {m.memory.zip(memory_free).filter(|(need, free)| need > free).map(|(_, free)| view! {
+                                <span class="error model-too-big">{format!(" — more than the server's {} free: scoring it would be refused", size(free))}</span>
+                            })}
                             {m.deletable.then(|| view! {
                                 <ActionForm action=delete attr:class="inline">
                                     <input type="hidden" name="study" value=study.get() />
