@@ -104,19 +104,29 @@ pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm
 /// a tensor is read ([`check_memory`]); loads run one at a time, so that each is judged
 /// against the memory the one before it left.
 pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natstudy_nlm::CausalLm> {
-    let d = dir.to_owned();
     let device = natstudy_nlm::device(device).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    let _one_at_a_time = LOADING.lock().await;
-    tokio::task::spawn_blocking(move || {
-        check_memory(&d, &device)?;
-        natstudy_nlm::CausalLm::load_on(&d, device)
-            .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", d.display())))
-    })
-    .await?
+    checked_load(dir, device, natstudy_nlm::CausalLm::load_on).await
 }
 
 /// Held while a neural model loads (see [`load_on`]).
 static LOADING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Loads a neural model with `load` off the async threads, one load at a time, after
+/// [`check_memory`]; a loader's error names the path.
+async fn checked_load<T: Send + 'static>(
+    dir: &std::path::Path,
+    device: natstudy_nlm::Device,
+    load: fn(&std::path::Path, natstudy_nlm::Device) -> natstudy_nlm::NlmResult<T>,
+) -> ServiceResult<T> {
+    let d = dir.to_owned();
+    let _one_at_a_time = LOADING.lock().await;
+    tokio::task::spawn_blocking(move || {
+        check_memory(&d, &device)?;
+        load(&d, device)
+            .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", d.display())))
+    })
+    .await?
+}
 
 /// Refuses, before anything is read, a model whose weights on the CPU
 /// ([`natstudy_nlm::weight_bytes`]: f32, or a GGUF file's packed size) exceed the memory this
@@ -309,15 +319,11 @@ impl crate::engine::transform::NameScorer for NameModel {
 
 /// Loads a masked model folder off the async threads.
 pub async fn load_masked(dir: &std::path::Path) -> ServiceResult<NameModel> {
-    let d = dir.to_owned();
-    let _one_at_a_time = LOADING.lock().await;
-    tokio::task::spawn_blocking(move || {
-        check_memory(&d, &natstudy_nlm::Device::Cpu)?;
-        natstudy_nlm::MaskedLm::load(&d)
-            .map(NameModel)
-            .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", d.display())))
+    checked_load(dir, natstudy_nlm::Device::Cpu, |d, _| {
+        natstudy_nlm::MaskedLm::load(d)
     })
-    .await?
+    .await
+    .map(NameModel)
 }
 
 #[cfg(test)]
