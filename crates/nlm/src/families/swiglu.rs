@@ -120,14 +120,19 @@ impl CustomOp2 for Fused {
                 for from in (0..r).step_by(ROWS) {
                     let p = ROWS.min(r - from);
                     let both = &mut both[..p * 2 * c];
-                    faer::linalg::matmul::matmul(
-                        faer::MatMut::from_row_major_slice_mut(both, p, 2 * c),
-                        faer::Accum::Replace,
-                        x.submatrix(row + from, 0, p, k),
-                        wg,
-                        1.0f32,
-                        faer::Par::Seq,
-                    );
+                    let mut dst = faer::MatMut::from_row_major_slice_mut(both, p, 2 * c);
+                    // the gates, then the ups: two products `c` wide, not one `2c` wide (faer
+                    // takes a slower path for a product 1,024 columns wide on fewer rows)
+                    for half in [0, c] {
+                        faer::linalg::matmul::matmul(
+                            dst.as_mut().submatrix_mut(0, half, p, c),
+                            faer::Accum::Replace,
+                            x.submatrix(row + from, 0, p, k),
+                            wg.submatrix(0, half, k, c),
+                            1.0f32,
+                            faer::Par::Seq,
+                        );
+                    }
                     for (i, gu) in both.chunks_exact(2 * c).enumerate() {
                         let (gate, up) = gu.split_at(c);
                         if let Some(out) = d.as_mut().row_mut(from + i).try_as_row_major_mut() {
