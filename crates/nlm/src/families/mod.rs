@@ -73,23 +73,22 @@ impl Model {
 /// CPU's matrix product runs faster on that layout than on a transposed view, and projections
 /// that read the same input fuse into one product (`Dense::fused`).
 pub struct Dense {
+    /// `[in, out]`, tiled on the CPU (`held` says which).
     wt: Tensor,
+    held: product::Weight,
     bias: Option<Tensor>,
 }
 
 impl Dense {
     /// From a weight `[out, in]` as checkpoints store it.
     pub fn new(weight: &Tensor, bias: Option<Tensor>) -> candle_core::Result<Dense> {
-        Ok(Dense {
-            wt: weight.t()?.contiguous()?,
-            bias,
-        })
+        let (wt, held) = product::hold(weight)?;
+        Ok(Dense { wt, held, bias })
     }
 
     /// One projection doing the work of several on the same input: their outputs side by side.
     pub fn fused(weights: &[&Tensor]) -> candle_core::Result<Dense> {
-        let wt = Tensor::cat(weights, 0)?.t()?.contiguous()?;
-        Ok(Dense { wt, bias: None })
+        Dense::new(&Tensor::cat(weights, 0)?, None)
     }
 
     /// Reads `prefix.weight` (`[out, in]`) and, with `bias`, `prefix.bias`.
@@ -110,7 +109,7 @@ impl Dense {
 
 impl Module for Dense {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let y = product::project(x, &self.wt, product::Weight::InOut)?;
+        let y = product::project(x, &self.wt, self.held)?;
         match &self.bias {
             Some(b) => y.broadcast_add(b),
             None => Ok(y),

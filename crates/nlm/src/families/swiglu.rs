@@ -1,7 +1,8 @@
 //! llama's MLP up to its down projection, `silu(x·G) · (x·U)`, in one operation on the CPU:
-//! the gate and up projections' weights are held side by side a column tile at a time
-//! (`[gate 0..512, up 0..512, gate 512..1024, …]`), so that one product tile makes a tile's
-//! gates and ups together into a small buffer, and the activation is written from there. The
+//! the gate and up projections' weights are held side by side a column tile at a time, each
+//! tile a contiguous block (`[gate 0..192, up 0..192, gate 192..384, …]`, see
+//! [`product::tile`]), so that one product tile makes a tile's gates and ups together into a
+//! small buffer, and the activation is written from there. The
 //! `2n`-wide product is never written out (a 3,606-token method's is 81 MB a layer, fresh
 //! pages each time, then read again). Elsewhere (a GPU) the weights are held gate then up and
 //! candle's ops run.
@@ -9,9 +10,9 @@
 use candle_core::{CpuStorage, CustomOp2, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
-use super::product::{self, COLS};
+use super::product;
 
-/// Rows of a tile whose gates and ups are made at once: `ROWS × 2 × COLS` floats (4 MB a
+/// Rows of a tile whose gates and ups are made at once: `ROWS × 2 × COLS` floats (1.5 MB a
 /// thread at most). Tall products run faster; 512 rows (the buffer in a core's 2 MB L2)
 /// measured slower on the long reference method, and whole shares no faster.
 const ROWS: usize = 1024;
@@ -37,22 +38,15 @@ impl GatedUp {
             )));
         }
         let interleaved = product::on_cpu_f32(gate);
-        let rows = if interleaved {
-            let mut parts = Vec::with_capacity(2 * n.div_ceil(COLS));
-            for from in (0..n).step_by(COLS) {
-                let w = COLS.min(n - from);
-                parts.push(gate.narrow(0, from, w)?);
-                parts.push(up.narrow(0, from, w)?);
-            }
-            Tensor::cat(&parts, 0)?
+        let wt = if interleaved {
+            let k = gate.dim(1)?;
+            let g = gate.flatten_all()?.to_vec1::<f32>()?;
+            let u = up.flatten_all()?.to_vec1::<f32>()?;
+            Tensor::from_vec(product::tile(&[&g, &u], k, n)?, (k, 2 * n), gate.device())?
         } else {
-            Tensor::cat(&[gate, up], 0)?
+            Tensor::cat(&[gate, up], 0)?.t()?.contiguous()?
         };
-        Ok(GatedUp {
-            wt: rows.t()?.contiguous()?,
-            n,
-            interleaved,
-        })
+        Ok(GatedUp { wt, n, interleaved })
     }
 
     /// `silu(x·Gᵀ) · (x·Uᵀ)` of `x` `[.., in]`: `[.., n]`.
@@ -64,7 +58,13 @@ impl GatedUp {
         let k = *last;
         *last = self.n;
         let rows = x.elem_count() / k.max(1);
-        if self.interleaved && product::on_cpu_f32(x) {
+        if self.interleaved {
+            // the tiles are this crate's product's alone, whatever `with_candle_ops` says now
+            if !product::cpu_f32(x) {
+                return Err(candle_core::Error::Msg(
+                    "an interleaved MLP is for f32 on the CPU".into(),
+                ));
+            }
             let x2 = x.contiguous()?.reshape((rows, k))?;
             return x2
                 .apply_op2_no_bwd(&self.wt, &Fused { n: self.n })?
@@ -106,7 +106,6 @@ impl CustomOp2 for Fused {
         let mut dst = vec![0f32; m * n];
         if m > 0 && n > 0 && k > 0 {
             let x = faer::MatRef::from_row_major_slice(x, m, k);
-            let w = faer::MatRef::from_row_major_slice(w, k, 2 * n);
             product::tiles(
                 faer::MatMut::from_row_major_slice_mut(&mut dst, m, n),
                 product::share(m),
@@ -114,21 +113,23 @@ impl CustomOp2 for Fused {
             .into_par_iter()
             .for_each(|(row, col, mut d)| {
                 let (r, c) = (d.nrows(), d.ncols());
-                // this tile's gates then ups: columns 2·col.. of the interleaved weight
-                let wg = w.submatrix(0, 2 * col, k, 2 * c);
+                // this tile's gates then ups: two contiguous `[k, c]` blocks at `2·k·col`
+                let at = 2 * k * col;
+                let halves = [
+                    faer::MatRef::from_row_major_slice(&w[at..at + k * c], k, c),
+                    faer::MatRef::from_row_major_slice(&w[at + k * c..at + 2 * k * c], k, c),
+                ];
                 let mut both = vec![0f32; ROWS.min(r) * 2 * c];
                 for from in (0..r).step_by(ROWS) {
                     let p = ROWS.min(r - from);
                     let both = &mut both[..p * 2 * c];
                     let mut dst = faer::MatMut::from_row_major_slice_mut(both, p, 2 * c);
-                    // the gates, then the ups: two products `c` wide, not one `2c` wide (faer
-                    // takes a slower path for a product 1,024 columns wide on fewer rows)
-                    for half in [0, c] {
+                    for (half, wh) in halves.iter().enumerate() {
                         faer::linalg::matmul::matmul(
-                            dst.as_mut().submatrix_mut(0, half, p, c),
+                            dst.as_mut().submatrix_mut(0, half * c, p, c),
                             faer::Accum::Replace,
                             x.submatrix(row + from, 0, p, k),
-                            wg.submatrix(0, half, k, c),
+                            *wh,
                             1.0f32,
                             faer::Par::Seq,
                         );
@@ -150,6 +151,7 @@ impl CustomOp2 for Fused {
 mod tests {
     use super::*;
     use crate::families::normal;
+    use crate::families::product::COLS;
     use candle_core::Device;
 
     /// The fused MLP is candle's `silu(x·Gᵀ) * (x·Uᵀ)`: widths that are and are not a
