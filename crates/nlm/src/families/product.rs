@@ -66,11 +66,27 @@ pub(super) fn hold(weight: &Tensor) -> candle_core::Result<(Tensor, Weight)> {
         return Ok((weight.t()?.contiguous()?, Weight::InOut));
     }
     let (n, k) = weight.dims2()?;
-    let tiled = tile(&[&weight.flatten_all()?.to_vec1::<f32>()?], k, n)?;
+    let tiled = read(weight, |w| tile(&[w], k, n))?;
     Ok((
         Tensor::from_vec(tiled, (k, n), weight.device())?,
         Weight::Tiled,
     ))
+}
+
+/// `f` of the f32 values of `t`, on the CPU, read where they lie (a copy only where `t` is not
+/// contiguous): a weight is tiled without a second copy of it at load.
+pub(super) fn read<R>(
+    t: &Tensor,
+    f: impl FnOnce(&[f32]) -> candle_core::Result<R>,
+) -> candle_core::Result<R> {
+    let t = t.contiguous()?;
+    let (storage, layout) = t.storage_and_layout();
+    match &*storage {
+        candle_core::Storage::Cpu(s) => f(contiguous(s, layout, "a weight")?),
+        _ => Err(candle_core::Error::Msg(
+            "a weight to tile off the CPU".into(),
+        )),
+    }
 }
 
 /// `x · W` (or `x · Wᵀ`) of `x` `[.., in]`: `[.., out]`. f32 on the CPU goes through faer;

@@ -40,9 +40,10 @@ impl GatedUp {
         let interleaved = product::on_cpu_f32(gate);
         let wt = if interleaved {
             let k = gate.dim(1)?;
-            let g = gate.flatten_all()?.to_vec1::<f32>()?;
-            let u = up.flatten_all()?.to_vec1::<f32>()?;
-            Tensor::from_vec(product::tile(&[&g, &u], k, n)?, (k, 2 * n), gate.device())?
+            let tiles = product::read(gate, |g| {
+                product::read(up, |u| product::tile(&[g, u], k, n))
+            })?;
+            Tensor::from_vec(tiles, (k, 2 * n), gate.device())?
         } else {
             Tensor::cat(&[gate, up], 0)?.t()?.contiguous()?
         };
