@@ -3,23 +3,37 @@
 //! layout), the rotary embedding applied as a block's queries are read, the output written
 //! as `[B, T, heads · d]` for the output projection (no merge).
 //!
-//! On the CPU this is one candle operation: a block of queries of one head at a time, its
-//! scores (`rows × keys`, at most a few MB, kept in the cache) made by faer's product, the
-//! masked softmax applied in place but for its division, and the product with the values
-//! written into the output's columns of that head, then divided there (`d` values a row, not
-//! `keys`). Blocks run on the threads that are free. Elsewhere (a GPU)
-//! the views are laid out head-major and `super::attention` runs on tensors.
+//! On the CPU this is one candle operation: a block of queries of one key/value group at a
+//! time, over the keys a span at a time (flash attention's online softmax): the span's scores
+//! (`rows × span`, at most 512 KB, kept in the cache) made by faer's product, the masked
+//! softmax applied in place but for its division, the output of the earlier spans rescaled
+//! and the product with the span's values added into the output's columns of each head,
+//! divided there at the end (`d` values a row, not `keys`). Blocks run on the threads that
+//! are free. Elsewhere (a GPU) the views are laid out head-major and `super::attention` runs
+//! on tensors.
 
 use candle_core::{CpuStorage, CustomOp3, Layout, Shape, Tensor};
 use rayon::prelude::*;
 
-use super::softmax::MaskedSoftmax;
+use super::softmax::{MaskedSoftmax, Running};
 use super::Bias;
 
 /// Queries per block: a key/value group's scores are `heads / kv_heads × QUERY_ROWS × keys`
 /// floats (2 MB for two heads over 2,048 keys), and the products are tall enough for faer's
 /// kernels (measured on a 3,606-token method: 64 rows 1.3× slower than 128).
 const QUERY_ROWS: usize = 128;
+
+/// Bytes of a key/value group's scores over one span of keys: a long method's keys are taken
+/// a span at a time, the softmax online (flash attention's), so that the scores stay in a
+/// core's L2 cache (1–2 MB) between the product that writes them, the softmax and the product
+/// that reads them. Two heads of 128 queries: spans of 512 keys, and a method shorter than
+/// that in one span, as without spans.
+const SPAN_BYTES: usize = 512 * 1024;
+
+/// The keys of a span for `rows` score rows: at least 64, a multiple of 16 (a vector of f32).
+fn span_keys(rows: usize) -> usize {
+    (SPAN_BYTES / 4 / rows.max(1)).max(64) / 16 * 16
+}
 
 /// The rotary embedding of positions `0..T`: cos and sin `[T, d / 2]`.
 #[derive(Debug, Clone, Copy)]
@@ -234,14 +248,18 @@ impl CustomOp3 for Attend<'_> {
             });
             buf
         });
-        let keys = |bi: usize, g: usize, n: usize| -> faer::MatRef<'_, f32> {
+        let keys = |bi: usize, g: usize, key0: usize, n: usize| -> faer::MatRef<'_, f32> {
             match &rotated {
                 Some(buf) => {
-                    let at = (bi * nkv + g) * t * d;
+                    let at = (bi * nkv + g) * t * d + key0 * d;
                     faer::MatRef::from_row_major_slice(&buf[at..at + n * d], n, d)
                 }
-                None => k.head(bi, g, 0, n),
+                None => k.head(bi, g, key0, n),
             }
+        };
+        let window = match self.bias {
+            Bias::Causal { window } => window,
+            Bias::Alibi { .. } => None,
         };
         out.par_chunks_mut(t * width)
             .enumerate()
@@ -251,14 +269,19 @@ impl CustomOp3 for Attend<'_> {
                     .for_each(|(blk, dst)| {
                         let from = blk * QUERY_ROWS;
                         let rows = dst.len() / width;
-                        // causal: the keys after the block's last query are never seen
-                        let n = from + rows;
+                        // causal: the keys after the block's last query are never seen, nor,
+                        // in a window, those before its first query's window
+                        let end = from + rows;
+                        let start = window.map_or(0, |w| (from + 1).saturating_sub(w));
+                        // spans of about equal length, none longer than `span_keys`
+                        let spans = (end - start).div_ceil(span_keys(rep * rows));
+                        let span = (end - start).div_ceil(spans).next_multiple_of(16);
                         // a key/value group's queries in one product: `[rep · rows, d]`
-                        let mut scores = vec![0f32; rep * rows * n];
-                        // each score row's 1 / Σ, applied to its output row
-                        let mut inv = vec![0f32; rep * rows];
+                        let mut scores = vec![0f32; rep * rows * span.min(end - start)];
+                        let mut state = Running::new(rep * rows);
                         let in_place = rep == 1 && self.rope.is_none();
                         let mut qbuf = vec![0f32; if in_place { 0 } else { rep * rows * d }];
+                        let len = (rows - 1) * width + d;
                         for g in 0..nkv {
                             let qg = if in_place {
                                 q.head(bi, g, from, rows)
@@ -273,45 +296,67 @@ impl CustomOp3 for Attend<'_> {
                                 }
                                 faer::MatRef::from_row_major_slice(&qbuf, rep * rows, d)
                             };
-                            faer::linalg::matmul::matmul(
-                                faer::MatMut::from_row_major_slice_mut(&mut scores, rep * rows, n),
-                                faer::Accum::Replace,
-                                qg,
-                                keys(bi, g, n).transpose(),
-                                self.scale,
-                                faer::Par::Seq,
-                            );
-                            MaskedSoftmax {
-                                heads: nh,
-                                head0: g * rep,
-                                rows,
-                                from,
-                                bias: self.bias,
-                            }
-                            .run(&mut scores, n, &mut inv);
-                            let len = (rows - 1) * width + d;
-                            for (r, (p, inv)) in scores
-                                .chunks_exact(rows * n)
-                                .zip(inv.chunks(rows))
-                                .enumerate()
-                            {
-                                let h = g * rep + r;
-                                let head = &mut dst[h * d..h * d + len];
+                            state.reset();
+                            for key0 in (start..end).step_by(span) {
+                                let n = span.min(end - key0);
+                                let scores = &mut scores[..rep * rows * n];
                                 faer::linalg::matmul::matmul(
-                                    // row-major with a row stride, made as the transpose of
-                                    // column-major: faer 0.24.4's
-                                    // `from_row_major_slice_with_stride_mut` swaps the strides
-                                    faer::MatMut::from_column_major_slice_with_stride_mut(
-                                        head, d, rows, width,
-                                    )
-                                    .transpose_mut(),
+                                    faer::MatMut::from_row_major_slice_mut(scores, rep * rows, n),
                                     faer::Accum::Replace,
-                                    faer::MatRef::from_row_major_slice(p, rows, n),
-                                    v.head(bi, g, 0, n),
-                                    1.0f32,
+                                    qg,
+                                    keys(bi, g, key0, n).transpose(),
+                                    self.scale,
                                     faer::Par::Seq,
                                 );
-                                for (o, s) in head.chunks_mut(width).zip(inv) {
+                                MaskedSoftmax {
+                                    heads: nh,
+                                    head0: g * rep,
+                                    rows,
+                                    from,
+                                    bias: self.bias,
+                                }
+                                .run(scores, key0, n, &mut state);
+                                for (r, (p, rescale)) in scores
+                                    .chunks_exact(rows * n)
+                                    .zip(state.rescale.chunks(rows))
+                                    .enumerate()
+                                {
+                                    let h = g * rep + r;
+                                    let head = &mut dst[h * d..h * d + len];
+                                    let first = key0 == start;
+                                    if !first {
+                                        for (o, s) in head.chunks_mut(width).zip(rescale) {
+                                            if *s != 1.0 {
+                                                o[..d].iter_mut().for_each(|x| *x *= s);
+                                            }
+                                        }
+                                    }
+                                    faer::linalg::matmul::matmul(
+                                        // row-major with a row stride, made as the transpose
+                                        // of column-major: faer 0.24.4's
+                                        // `from_row_major_slice_with_stride_mut` swaps the
+                                        // strides
+                                        faer::MatMut::from_column_major_slice_with_stride_mut(
+                                            head, d, rows, width,
+                                        )
+                                        .transpose_mut(),
+                                        if first {
+                                            faer::Accum::Replace
+                                        } else {
+                                            faer::Accum::Add
+                                        },
+                                        faer::MatRef::from_row_major_slice(p, rows, n),
+                                        v.head(bi, g, key0, n),
+                                        1.0f32,
+                                        faer::Par::Seq,
+                                    );
+                                }
+                            }
+                            for r in 0..rep {
+                                let h = g * rep + r;
+                                let head = &mut dst[h * d..h * d + len];
+                                for (i, o) in head.chunks_mut(width).enumerate() {
+                                    let s = state.inverse(r * rows + i);
                                     o[..d].iter_mut().for_each(|x| *x *= s);
                                 }
                             }
@@ -329,12 +374,14 @@ mod tests {
     use candle_core::Device;
 
     /// The CPU's attention from views is the tensor attention of head-major copies: causal,
-    /// windowed and ALiBi, grouped heads, both rotary layouts, several blocks and a batch,
-    /// the queries, keys and values narrowed out of one fused projection.
+    /// windowed and ALiBi, grouped heads, both rotary layouts, several blocks, the last ones'
+    /// keys in spans, and a batch, the queries, keys and values narrowed out of one fused
+    /// projection.
     #[test]
     fn views_attend_as_tensors_do() {
         let dev = Device::Cpu;
-        let (b, t, nh, nkv, d) = (2, 2 * QUERY_ROWS + 21, 4, 2, 8);
+        let (b, t, nh, nkv, d) = (2, 4 * QUERY_ROWS + 21, 4, 2, 8);
+        assert!(t > span_keys(nh / nkv * QUERY_ROWS), "one span only");
         let fused = normal(0f32, 1.0, (b, t, nh + 2 * nkv, d), 1).expect("fused");
         let q = fused.narrow(2, 0, nh).expect("q");
         let k = fused.narrow(2, nh, nkv).expect("k");

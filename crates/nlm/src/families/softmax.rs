@@ -52,10 +52,9 @@ fn max_of(v: &[f32]) -> f32 {
     lanes.iter().fold(tail, |m, x| m.max(*x))
 }
 
-/// `v` ← e^(v − max v); returns Σ e^(v − max v) (at least 1: the maximum's own term).
+/// `v` ← e^(v − max), where `max` ≥ every value of `v`; returns Σ e^(v − max).
 #[inline(always)]
-fn exp_row(v: &mut [f32]) -> f32 {
-    let max = max_of(v);
+fn exp_row(v: &mut [f32], max: f32) -> f32 {
     let mut lanes = [0f32; LANES];
     let mut chunks = v.chunks_exact_mut(LANES);
     for c in &mut chunks {
@@ -127,11 +126,16 @@ pub fn swiglu(gate: &[f32], up: &[f32], out: &mut [f32]) {
 }
 
 /// Softmax, in place, over each row of a block's scores — `[.., rows, keys]`, the scores of queries
-/// `from..from + rows` over keys `0..keys`, head after head (of `heads`) from `head0` — as
+/// `from..from + rows` over a span of keys, head after head (of `heads`) from `head0` — as
 /// `bias` says: keys a query may not see get 0, ALiBi's `slope[h] · key` is added to those it
 /// sees. In place on the scores the product just made: no second buffer, each row's passes run
-/// in the cache. The rows are left unnormalized (`e^(x − max)`), each row's `1 / Σ` given
-/// beside them: the attention scales its output's `d` values by it, not the row's `keys`
+/// in the cache.
+///
+/// A long method's keys come in spans (flash attention's online softmax): each row keeps
+/// the largest score and the sum of exponentials of the spans so far ([`Running`]); a span's
+/// scores become `e^(x − max)` under the maximum so far, and the output made from the earlier
+/// spans is rescaled by `e^(old max − new max)`. The rows are left unnormalized: the attention
+/// divides its output's `d` values of a row by the row's sum at the end, not the row's `keys`
 /// probabilities.
 pub struct MaskedSoftmax<'a> {
     pub heads: usize,
@@ -141,15 +145,52 @@ pub struct MaskedSoftmax<'a> {
     pub bias: Bias<'a>,
 }
 
+/// Each score row's running maximum and sum of exponentials over the spans of keys so far, and
+/// the factor by which the last span asks the row's output so far to be multiplied.
+pub struct Running {
+    pub max: Vec<f32>,
+    pub sum: Vec<f32>,
+    pub rescale: Vec<f32>,
+}
+
+impl Running {
+    /// `rows` rows that have seen nothing yet.
+    pub fn new(rows: usize) -> Running {
+        Running {
+            max: vec![f32::NEG_INFINITY; rows],
+            sum: vec![0.0; rows],
+            rescale: vec![1.0; rows],
+        }
+    }
+
+    /// Back to having seen nothing.
+    pub fn reset(&mut self) {
+        self.max.fill(f32::NEG_INFINITY);
+        self.sum.fill(0.0);
+        self.rescale.fill(1.0);
+    }
+
+    /// Row `r`'s `1 / Σ` over every span (0 for a row that saw no key).
+    pub fn inverse(&self, r: usize) -> f32 {
+        match self.sum[r] {
+            s if s > 0.0 => 1.0 / s,
+            _ => 0.0,
+        }
+    }
+}
+
 impl MaskedSoftmax<'_> {
-    /// The softmax, in place, over `scores` (rows of `keys`) but for its division: `inv[r]`
-    /// gets row `r`'s `1 / Σ` (0 for a row that sees no key).
-    pub fn run(&self, scores: &mut [f32], keys: usize, inv: &mut [f32]) {
+    /// The span of keys `key0..key0 + keys` of each row, `scores` in rows of `keys`, in
+    /// place: `e^(x − max)` under the row's maximum over every span so far, masked keys 0;
+    /// `state` updated, its `rescale[r]` the factor for row `r`'s output of the earlier
+    /// spans (1 where this span shows the row nothing, 0 where it is the row's first).
+    pub fn run(&self, scores: &mut [f32], key0: usize, keys: usize, state: &mut Running) {
         if keys > 0 {
             pulp::Arch::new().dispatch(Softmax {
                 scores,
+                key0,
                 keys,
-                inv,
+                state,
                 op: self,
             });
         }
@@ -160,8 +201,9 @@ impl MaskedSoftmax<'_> {
 /// calls is inlined into that context).
 struct Softmax<'a, 'b> {
     scores: &'a mut [f32],
+    key0: usize,
     keys: usize,
-    inv: &'a mut [f32],
+    state: &'a mut Running,
     op: &'a MaskedSoftmax<'b>,
 }
 
@@ -172,8 +214,9 @@ impl pulp::WithSimd for Softmax<'_, '_> {
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         let Softmax {
             scores,
+            key0,
             keys,
-            inv,
+            state,
             op,
         } = self;
         let window = match op.bias {
@@ -181,11 +224,21 @@ impl pulp::WithSimd for Softmax<'_, '_> {
             Bias::Alibi { .. } => None,
         };
         let rows = op.rows.max(1);
-        for ((n, row), inv) in scores.chunks_exact_mut(keys).enumerate().zip(inv) {
-            *inv = 0.0;
+        let end = key0 + keys;
+        let rows_state = state
+            .max
+            .iter_mut()
+            .zip(state.sum.iter_mut())
+            .zip(state.rescale.iter_mut());
+        for ((n, row), ((max, sum), rescale)) in
+            scores.chunks_exact_mut(keys).enumerate().zip(rows_state)
+        {
+            *rescale = 1.0;
             let i = op.from + n % rows;
-            let lo = window.map_or(0, |w| (i + 1).saturating_sub(w)).min(keys);
-            let hi = (i + 1).min(keys).max(lo);
+            // the keys the query sees, within this span
+            let first = window.map_or(0, |w| (i + 1).saturating_sub(w));
+            let lo = first.clamp(key0, end) - key0;
+            let hi = (i + 1).clamp(key0, end).max(key0 + lo) - key0;
             // what the query may not see gets 0
             row[..lo].fill(0.0);
             row[hi..].fill(0.0);
@@ -199,10 +252,17 @@ impl pulp::WithSimd for Softmax<'_, '_> {
                     .copied()
                     .unwrap_or(0.0);
                 for (j, x) in seen.iter_mut().enumerate() {
-                    *x += s * (lo + j) as f32;
+                    *x += s * (key0 + lo + j) as f32;
                 }
             }
-            *inv = 1.0 / exp_row(seen);
+            let new_max = max_of(seen).max(*max);
+            *rescale = if *max == f32::NEG_INFINITY {
+                0.0
+            } else {
+                exp_nonpositive(*max - new_max)
+            };
+            *sum = *sum * *rescale + exp_row(seen, new_max);
+            *max = new_max;
         }
     }
 }
@@ -239,20 +299,75 @@ mod tests {
             bias: Bias::Causal { window: Some(2) },
         };
         let mut s = orig.clone();
-        let mut inv = [f32::NAN; 3];
-        op.run(&mut s, keys, &mut inv);
-        for (r, inv) in inv.iter().enumerate() {
+        let mut state = Running::new(rows);
+        op.run(&mut s, 0, keys, &mut state);
+        for r in 0..rows {
             let i = 2 + r;
             let row = &s[r * keys..(r + 1) * keys];
             let seen: Vec<usize> = (0..keys).filter(|&j| j <= i && i - j < 2).collect();
             let denom: f32 = seen.iter().map(|&j| orig[r * keys + j].exp()).sum();
-            for (j, p) in row.iter().map(|e| e * inv).enumerate() {
+            for (j, p) in row.iter().map(|e| e * state.inverse(r)).enumerate() {
                 let want = if seen.contains(&j) {
                     orig[r * keys + j].exp() / denom
                 } else {
                     0.0
                 };
                 assert!((p - want).abs() < 1e-6, "row {r} key {j}: {p} vs {want}");
+            }
+        }
+    }
+
+    /// The keys in spans, each span's probabilities rescaled by the later spans' factors,
+    /// are the softmax over all keys at once: ALiBi's bias, a window, and rows that see
+    /// nothing of a span (or of the first).
+    #[test]
+    fn spans_of_keys_make_the_softmax_of_all_keys() {
+        let (heads, rows, from, keys) = (2, 4, 9, 13);
+        let orig: Vec<f32> = (0..heads * rows * keys)
+            .map(|i| ((i * 37) % 11) as f32 * 0.7 - 3.0)
+            .collect();
+        let slopes = [0.5f32, -0.25];
+        for bias in [
+            Bias::Causal { window: Some(5) },
+            Bias::Causal { window: None },
+            Bias::Alibi { slopes: &slopes },
+        ] {
+            let op = MaskedSoftmax {
+                heads,
+                head0: 0,
+                rows,
+                from,
+                bias,
+            };
+            let mut whole = orig.clone();
+            let mut all = Running::new(heads * rows);
+            op.run(&mut whole, 0, keys, &mut all);
+            // spans of 4, 4, 5 keys; each row's probabilities kept, rescaled as spans come
+            let mut spans = Running::new(heads * rows);
+            let mut got = vec![0f32; orig.len()];
+            for (key0, len) in [(0, 4), (4, 4), (8, 5)] {
+                let mut s: Vec<f32> = orig
+                    .chunks(keys)
+                    .flat_map(|row| row[key0..key0 + len].to_vec())
+                    .collect();
+                op.run(&mut s, key0, len, &mut spans);
+                for (r, row) in got.chunks_mut(keys).enumerate() {
+                    row[..key0].iter_mut().for_each(|x| *x *= spans.rescale[r]);
+                    row[key0..key0 + len].copy_from_slice(&s[r * len..(r + 1) * len]);
+                }
+            }
+            for r in 0..heads * rows {
+                for j in 0..keys {
+                    let (p, want) = (
+                        got[r * keys + j] * spans.inverse(r),
+                        whole[r * keys + j] * all.inverse(r),
+                    );
+                    assert!(
+                        (p - want).abs() < 1e-6,
+                        "{bias:?} row {r} key {j}: {p} vs {want}"
+                    );
+                }
+                assert!((spans.inverse(r) > 0.0) == (all.inverse(r) > 0.0));
             }
         }
     }
