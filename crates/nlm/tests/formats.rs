@@ -239,3 +239,28 @@ fn crafted_gguf_headers_are_refused_clearly() {
         assert!(e.contains(file), "{file}: {e}");
     }
 }
+
+/// A header that is one true array of 33 Mi bytes — each of which candle's reader would hold
+/// as a 32-byte value, 1 GiB — is refused at the 32 MiB natstudy reads of a header, by the
+/// loader and by the memory check alike.
+#[test]
+fn a_header_past_its_bound_is_refused() {
+    let dir = tempfile::tempdir().expect("dir");
+    let n = 33usize << 20;
+    let mut array = 9u32.to_le_bytes().to_vec(); // an array
+    array.extend_from_slice(&0u32.to_le_bytes()); // of u8
+    array.extend_from_slice(&(n as u64).to_le_bytes());
+    array.resize(array.len() + n, 1);
+    let p = dir.path().join("big-array.gguf");
+    std::fs::write(&p, gguf_header(&[gguf_entry("x", &array)])).expect("write");
+    let e = CausalLm::load_gguf(&p, candle_core::Device::Cpu, Packing::Packed)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("big-array.gguf") && e.contains("32 MiB"), "{e}");
+    let e = natstudy_nlm::weight_bytes(&p)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("big-array.gguf") && e.contains("32 MiB"), "{e}");
+}

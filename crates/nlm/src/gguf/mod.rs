@@ -4,12 +4,13 @@
 //! product, the token embeddings and norms as f32: the scores are the dequantized model's, as
 //! transformers computes them. candle's reader checks every length and offset against the file.
 
+mod header;
 mod tokenizer;
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::quantized::gguf_file::{Content, Value};
+use candle_core::quantized::gguf_file::Value;
 use candle_core::quantized::QTensor;
 use candle_core::{DType, Device};
 use candle_nn::Embedding;
@@ -55,7 +56,8 @@ pub struct Gguf {
 
 /// Reads a GGUF file. The file may be hostile (uploaded through the study page): candle's
 /// reader bounds what a header declares (string lengths, array and tensor counts against the
-/// file's size), but a few crafted values make it panic (an alignment of 0 divides by zero;
+/// file's size; this crate lets it see at most 32 MiB of header, `header.rs`), but a few
+/// crafted values make it panic (an alignment of 0 divides by zero;
 /// tensor dimensions whose product overflows); such a panic is this file's error, not the
 /// caller's.
 pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
@@ -68,8 +70,7 @@ pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
 pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
     guarded(path, || {
         let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
-        let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
-        let content = Content::read(&mut file).map_err(|e| at(e.to_string()))?;
+        let (_, content) = header::open(path)?;
         let tied = !content.tensor_infos.contains_key("output.weight");
         let (mut total, mut largest) = (0u64, 0u64);
         for (name, info) in &content.tensor_infos {
@@ -114,8 +115,7 @@ fn guarded<T>(path: &Path, f: impl FnOnce() -> NlmResult<T>) -> NlmResult<T> {
 
 fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
     let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
-    let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
-    let content = Content::read(&mut file).map_err(|e| at(e.to_string()))?;
+    let (mut file, content) = header::open(path)?;
     let md = &content.metadata;
     let arch = md
         .get("general.architecture")
