@@ -4,7 +4,7 @@
 //! its name, modification time and size, so a replaced file is loaded afresh. The per-study
 //! quota and the deletion of uploaded models live here too.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,6 +27,7 @@ pub struct ModelCache {
     capacity: usize,
     entries: Mutex<VecDeque<(Key, Cell)>>,
     loads: AtomicU64,
+    sizes: WeightSizes,
 }
 
 impl ModelCache {
@@ -37,7 +38,13 @@ impl ModelCache {
             capacity: capacity.max(1),
             entries: Mutex::new(VecDeque::new()),
             loads: AtomicU64::new(0),
+            sizes: WeightSizes::default(),
         }
+    }
+
+    /// What each neural model's weights take, as read from its headers (see [`WeightSizes`]).
+    pub fn sizes(&self) -> &WeightSizes {
+        &self.sizes
     }
 
     /// The models directory.
@@ -107,14 +114,19 @@ impl ModelCache {
 /// may delete), the study's quota, and its jobs.
 pub async fn view(
     db: &Db,
-    dir: &Path,
+    models: &Arc<ModelCache>,
     study: StudyId,
     admin: bool,
     quota: u64,
 ) -> ServiceResult<natstudy_types::ScoringView> {
-    let d = dir.to_owned();
-    let (mut models, memory_free) =
-        tokio::task::spawn_blocking(move || (list(&d), super::neural::memory_free())).await?;
+    let cache = models.clone();
+    let (mut models, memory_free) = tokio::task::spawn_blocking(move || {
+        (
+            list(cache.dir(), cache.sizes()),
+            super::neural::memory_free(),
+        )
+    })
+    .await?;
     let mine = store::models::names_of(db, study).await?;
     for m in &mut models {
         m.this_study = mine.contains(&m.name);
@@ -265,8 +277,72 @@ fn folder_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// What the neural models' weights take in memory, read from their headers
+/// ([`natstudy_nlm::weight_bytes`]) once for each version of a model: a model is known by its
+/// name and the name, size and modification time of each of its files. A folder's header can be
+/// tens of megabytes (the `safetensors` crate reads up to 100 MB), too much to read again each
+/// time the scoring panel is shown.
+#[derive(Debug, Default)]
+pub struct WeightSizes {
+    known: Mutex<HashMap<String, (Stamp, Option<u64>)>>,
+    reads: AtomicU64,
+}
+
+/// The name, size and modification time of each file of a model, by name.
+type Stamp = Vec<(std::ffi::OsString, u64, SystemTime)>;
+
+/// The stamp of a model file or folder; `None` where it cannot be read.
+fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    let of = |m: &std::fs::Metadata| (m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH));
+    if !meta.is_dir() {
+        let (len, at) = of(&meta);
+        return Some(vec![(std::ffi::OsString::new(), len, at)]);
+    }
+    let mut files: Stamp = std::fs::read_dir(path)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let m = e.metadata().ok().filter(|m| m.is_file())?;
+            let (len, at) = of(&m);
+            Some((e.file_name(), len, at))
+        })
+        .collect();
+    files.sort();
+    Some(files)
+}
+
+impl WeightSizes {
+    /// The bytes the weights of the neural model `name` in `dir` take once loaded (`None`
+    /// where its headers do not say), read again only when one of its files changed.
+    pub fn of(&self, dir: &Path, name: &str) -> Option<u64> {
+        let path = dir.join(name);
+        let now = stamp(&path)?;
+        let known = |map: &HashMap<String, (Stamp, Option<u64>)>| {
+            map.get(name)
+                .filter(|(was, _)| *was == now)
+                .map(|(_, bytes)| *bytes)
+        };
+        if let Some(bytes) = known(&self.known.lock().unwrap_or_else(|p| p.into_inner())) {
+            return bytes;
+        }
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        let bytes = natstudy_nlm::weight_bytes(&path).ok();
+        let mut map = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        // models deleted since are forgotten
+        map.retain(|n, _| dir.join(n).exists());
+        map.insert(name.to_owned(), (now, bytes));
+        bytes
+    }
+
+    /// How many times a model's headers were read.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+}
+
 /// The models in the directory, by name: n-gram files, neural model folders and GGUF files.
-pub fn list(dir: &Path) -> Vec<ModelFile> {
+pub fn list(dir: &Path, sizes: &WeightSizes) -> Vec<ModelFile> {
     let mut out: Vec<ModelFile> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
@@ -280,10 +356,8 @@ pub fn list(dir: &Path) -> Vec<ModelFile> {
                         meta.len()
                     };
                     let neural = kind == ModelKind::Neural;
-                    // its headers only: a few kilobytes a file
-                    let memory = neural
-                        .then(|| natstudy_nlm::weight_bytes(&e.path()).ok())
-                        .flatten();
+                    // its headers only, once for each version of the model
+                    let memory = neural.then(|| sizes.of(dir, &name)).flatten();
                     Some(ModelFile {
                         name,
                         bytes,
@@ -306,6 +380,34 @@ mod tests {
 
     const ARPA: &str =
         "\\data\\\nngram 1=3\n\n\\1-grams:\n-1.0\t<s>\t0\n-0.5\t</s>\t0\n-0.5\tx\t0\n\n\\end\\\n";
+
+    /// A neural model's headers are read once for the panel and again when one of its files
+    /// changes; an n-gram model's never.
+    #[test]
+    fn weight_sizes_are_read_once_a_version() {
+        let dir = tempfile::tempdir().expect("dir");
+        let model = dir.path().join("bigcode");
+        std::fs::create_dir(&model).expect("mkdir");
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/nlm/tests/data/bigcode");
+        for f in ["config.json", "model.safetensors", "tokenizer.json"] {
+            std::fs::copy(data.join(f), model.join(f)).expect("copy");
+        }
+        let sizes = WeightSizes::default();
+        let first = list(dir.path(), &sizes);
+        assert_eq!(first.len(), 1);
+        let bytes = first[0].memory.expect("the weights' size");
+        assert!(bytes > 0);
+        assert_eq!(list(dir.path(), &sizes)[0].memory, Some(bytes));
+        assert_eq!(sizes.reads(), 1, "read once");
+        std::fs::write(model.join("README.md"), "a new file").expect("write");
+        assert_eq!(list(dir.path(), &sizes)[0].memory, Some(bytes));
+        assert_eq!(sizes.reads(), 2, "a changed folder is read again");
+        std::fs::remove_dir_all(&model).expect("rm");
+        assert!(list(dir.path(), &sizes).is_empty());
+        std::fs::write(dir.path().join("m.arpa"), ARPA).expect("write");
+        assert_eq!(list(dir.path(), &sizes)[0].memory, None, "an n-gram model");
+        assert_eq!(sizes.reads(), 2, "an n-gram model's headers are not read");
+    }
 
     /// Two callers at once load a model once; a changed file is loaded again; a broken one is
     /// an error that a later call retries.

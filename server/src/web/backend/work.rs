@@ -115,7 +115,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
     async fn scoring(&self, actor: &User, study: StudyId) -> Result<ScoringView, BackendError> {
         service::models::view(
             &self.db,
-            &self.models_dir,
+            &self.models,
             study,
             actor.role == Role::Admin,
             self.model_quota,
