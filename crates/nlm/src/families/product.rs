@@ -230,10 +230,6 @@ impl CustomOp2 for Product {
         };
         let mut dst = vec![0f32; m * n];
         if m > 0 && n > 0 && k > 0 {
-            let weight = match self.held {
-                Weight::InOut | Weight::Tiled => faer::MatRef::from_row_major_slice(w, k, n),
-                Weight::OutIn => faer::MatRef::from_row_major_slice(w, n, k).transpose(),
-            };
             let x = faer::MatRef::from_row_major_slice(x, m, k);
             tiles(
                 faer::MatMut::from_row_major_slice_mut(&mut dst, m, n),
@@ -242,11 +238,18 @@ impl CustomOp2 for Product {
             .into_par_iter()
             .for_each(|(row, col, d)| {
                 let (r, c) = (d.nrows(), d.ncols());
+                // the tile's columns of the weight `[k, n]`
                 let w = match self.held {
+                    // a tile's weight is one contiguous `[k, c]` block at `k · col`
                     Weight::Tiled => {
                         faer::MatRef::from_row_major_slice(&w[k * col..k * (col + c)], k, c)
                     }
-                    Weight::InOut | Weight::OutIn => weight.submatrix(0, col, k, c),
+                    Weight::InOut => {
+                        faer::MatRef::from_row_major_slice(w, k, n).submatrix(0, col, k, c)
+                    }
+                    Weight::OutIn => faer::MatRef::from_row_major_slice(w, n, k)
+                        .transpose()
+                        .submatrix(0, col, k, c),
                 };
                 faer::linalg::matmul::matmul(
                     d,

@@ -112,7 +112,9 @@ impl CustomOp2 for Fused {
                 product::share(m),
             )
             .into_par_iter()
-            .for_each(|(row, col, mut d)| {
+            // the gates and ups of a tile: one buffer for each of rayon's shares of the
+            // tiles, written by the product before it is read (not zeroed for each tile)
+            .for_each_init(Vec::new, |both: &mut Vec<f32>, (row, col, mut d)| {
                 let (r, c) = (d.nrows(), d.ncols());
                 // this tile's gates then ups: two contiguous `[k, c]` blocks at `2·k·col`
                 let at = 2 * k * col;
@@ -120,7 +122,10 @@ impl CustomOp2 for Fused {
                     faer::MatRef::from_row_major_slice(&w[at..at + k * c], k, c),
                     faer::MatRef::from_row_major_slice(&w[at + k * c..at + 2 * k * c], k, c),
                 ];
-                let mut both = vec![0f32; ROWS.min(r) * 2 * c];
+                let need = ROWS.min(r) * 2 * c;
+                if both.len() < need {
+                    both.resize(need, 0.0);
+                }
                 for from in (0..r).step_by(ROWS) {
                     let p = ROWS.min(r - from);
                     let both = &mut both[..p * 2 * c];
