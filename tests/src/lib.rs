@@ -323,6 +323,29 @@ pub fn reference_dir() -> std::path::PathBuf {
     }
 }
 
+/// A model folder of the llama family whose one tensor holds 2⁴⁰ bfloat16 weights (4 TiB in
+/// f32), in a sparse file: its header and no data on disk.
+pub fn model_too_big_for_memory(dir: &std::path::Path) {
+    let reference = reference_dir().join("nlm/models/llama");
+    std::fs::create_dir_all(dir).expect("dir");
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(reference.join(f), dir.join(f)).expect("copy");
+    }
+    let data: u64 = 2 << 40;
+    let header = format!(
+        r#"{{"model.embed_tokens.weight":{{"dtype":"BF16","shape":[1048576,1048576],"data_offsets":[0,{data}]}}}}"#
+    );
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    let file = dir.join("model.safetensors");
+    std::fs::write(&file, &bytes).expect("header");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_len(bytes.len() as u64 + data))
+        .expect("sparse data");
+}
+
 /// Run the `natstudy` command line against a database.
 pub async fn cli(url: &str, args: &[&str]) -> anyhow::Result<()> {
     let mut all = vec!["natstudy", "--database-url", url];

@@ -533,6 +533,26 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     // what its weights take in memory: 336,192 of them in f32
     b.wait_contains("#models", "needs 1.3 MiB of memory to score")
         .await;
+    // a model put in the models folder whose weights (4 TiB in f32) exceed what the server
+    // has free is listed with the warning that scoring it would be refused
+    natstudy_tests::model_too_big_for_memory(&app.models_dir.join("zz-huge"));
+    b.goto_hydrated(&app.url(&format!("/studies/{study}")))
+        .await
+        .expect("the page again");
+    b.wait_contains("#models .model-too-big", "more than the server's")
+        .await;
+    assert!(
+        b.text_of("#models")
+            .await
+            .contains("needs 4.0 TiB of memory to score"),
+        "{}",
+        b.text_of("#models").await
+    );
+    std::fs::remove_dir_all(app.models_dir.join("zz-huge")).expect("remove");
+    b.goto_hydrated(&app.url(&format!("/studies/{study}")))
+        .await
+        .expect("the page again");
+    assert!(!b.text_of("#models").await.contains("zz-huge"));
     assert!(
         app.models_dir.join("llama/model.safetensors").is_file(),
         "the folder's weights stored under its name"

@@ -332,29 +332,6 @@ async fn a_masked_model_names_the_renamed_variable() {
     assert_eq!(summary, format!("renames `total` to `{first}`"));
 }
 
-/// A model folder of the llama family whose one tensor holds 2⁴⁰ bfloat16 weights (4 TiB in
-/// f32), in a sparse file: its header and no data on disk.
-fn model_too_big_for_memory(dir: &std::path::Path) {
-    let reference = reference_dir().join("nlm/models/llama");
-    std::fs::create_dir_all(dir).expect("dir");
-    for f in ["config.json", "tokenizer.json"] {
-        std::fs::copy(reference.join(f), dir.join(f)).expect("copy");
-    }
-    let data: u64 = 2 << 40;
-    let header = format!(
-        r#"{{"model.embed_tokens.weight":{{"dtype":"BF16","shape":[1048576,1048576],"data_offsets":[0,{data}]}}}}"#
-    );
-    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
-    bytes.extend_from_slice(header.as_bytes());
-    let file = dir.join("model.safetensors");
-    std::fs::write(&file, &bytes).expect("header");
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&file)
-        .and_then(|f| f.set_len(bytes.len() as u64 + data))
-        .expect("sparse data");
-}
-
 /// A model whose weights cannot fit in the memory free is refused before a tensor is read —
 /// loading it would have the operating system end the process — saying what it would take and
 /// what the machine has: by `lm score`, and by the study page's scoring job, whose server goes
@@ -369,7 +346,7 @@ async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
         .expect("study");
     let dir = tempfile::tempdir().expect("dir");
     let huge = dir.path().join("huge");
-    model_too_big_for_memory(&huge);
+    natstudy_tests::model_too_big_for_memory(&huge);
     let m = huge.display().to_string();
     let e = cli(&db.url, &["lm", "score", "--model", &m, "--study", "S"])
         .await
@@ -385,7 +362,7 @@ async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
     app.add_user("ada", "a-long-password", Role::Admin)
         .await
         .expect("admin");
-    model_too_big_for_memory(&app.models_dir.join("huge"));
+    natstudy_tests::model_too_big_for_memory(&app.models_dir.join("huge"));
     let c = app
         .signed_in("ada", "a-long-password")
         .await

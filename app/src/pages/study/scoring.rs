@@ -10,7 +10,9 @@ use crate::model::{JobRow, ScoringView};
 use crate::study_api::{get_scoring, DeleteModel, RetryJob, StartScoring, StartVerify};
 
 fn size(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
+    if bytes >= 1 << 40 {
+        format!("{:.1} TiB", bytes as f64 / (1u64 << 40) as f64)
+    } else if bytes >= 1 << 30 {
         format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
     } else if bytes >= 1 << 20 {
         format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
