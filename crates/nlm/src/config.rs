@@ -60,10 +60,7 @@ fn num(v: &Value, keys: &[&str]) -> Option<f64> {
 impl Config {
     pub fn read(dir: &Path) -> NlmResult<Config> {
         let path = dir.join("config.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| NlmError::Model(format!("{}: {e}", path.display())))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| NlmError::Model(format!("{}: {e}", path.display())))?;
+        let v = crate::folder::json(&path)?;
         Self::parse(&v).map_err(|e| NlmError::Model(format!("{}: {e}", path.display())))
     }
 

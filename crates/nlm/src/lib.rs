@@ -12,6 +12,7 @@
 
 mod config;
 mod families;
+mod folder;
 pub mod gguf;
 mod load;
 pub mod masked;
@@ -212,10 +213,7 @@ impl CausalLm {
     /// Loads a Hugging Face model folder on a device.
     pub fn load_folder(dir: &Path, device: Device) -> NlmResult<CausalLm> {
         let config = config::Config::read(dir)?;
-        let tokenizer =
-            tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
-                NlmError::Tokenizer(format!("{}: {e}", dir.join("tokenizer.json").display()))
-            })?;
+        let tokenizer = folder::tokenizer(dir)?;
         let vb = load::weights(dir, &device)?;
         let model = families::Model::new(&config, vb)?;
         Ok(CausalLm {
@@ -235,9 +233,7 @@ impl CausalLm {
     /// tensors.
     pub fn check_folder(dir: &Path) -> NlmResult<(Family, usize)> {
         let config = config::Config::read(dir)?;
-        tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
-            NlmError::Tokenizer(format!("{}: {e}", dir.join("tokenizer.json").display()))
-        })?;
+        folder::tokenizer(dir)?;
         Ok((config.family, load::check(dir)?))
     }
 

@@ -90,14 +90,13 @@ fn files(dir: &Path) -> NlmResult<Vec<PathBuf>> {
         return Ok(vec![single]);
     }
     let index = dir.join("model.safetensors.index.json");
-    let text = std::fs::read_to_string(&index).map_err(|e| {
-        NlmError::Model(format!(
-            "{}: {e} (no model.safetensors either)",
+    if !index.is_file() {
+        return Err(NlmError::Model(format!(
+            "{}: not found (no model.safetensors either)",
             index.display()
-        ))
-    })?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| NlmError::Model(format!("{}: {e}", index.display())))?;
+        )));
+    }
+    let v = crate::folder::json(&index)?;
     let names: BTreeSet<String> = v
         .get("weight_map")
         .and_then(|m| m.as_object())

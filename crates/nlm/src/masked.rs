@@ -65,10 +65,7 @@ impl Fill {
 impl MaskedLm {
     pub fn load(dir: &Path) -> NlmResult<MaskedLm> {
         let path = dir.join("config.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| NlmError::Model(format!("{}: {e}", path.display())))?;
-        let c: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| NlmError::Model(format!("{}: {e}", path.display())))?;
+        let c = crate::folder::json(&path)?;
         if c.get("model_type").and_then(|v| v.as_str()) != Some("roberta") {
             return Err(NlmError::Model(format!(
                 "{}: fill-mask runs roberta models",
@@ -101,10 +98,7 @@ impl MaskedLm {
                 path.display()
             )));
         }
-        let tokenizer =
-            tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
-                NlmError::Tokenizer(format!("{}: {e}", dir.join("tokenizer.json").display()))
-            })?;
+        let tokenizer = crate::folder::tokenizer(dir)?;
         let mask_id = tokenizer
             .token_to_id("<mask>")
             .ok_or_else(|| NlmError::Tokenizer("no <mask> token".into()))?;
