@@ -4,6 +4,7 @@
 //! "running" forever, and a failed job can be run again from its stored parameters.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -107,6 +108,71 @@ impl JobRunner {
     }
 }
 
+/// How often a running job's counters are written into its row.
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(300);
+
+/// What a job has done, of how much: set by its work (on any thread), written into its row
+/// by [`with_progress`].
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub done: Arc<AtomicU64>,
+    pub total: Arc<AtomicU64>,
+}
+
+impl Counters {
+    fn read(&self) -> (u64, u64) {
+        (
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Runs `work` for the job `job`, writing its counters into the job's row every
+/// [`PROGRESS_EVERY`] meanwhile, from a task of its own: progress is news, not work. The work
+/// is never held up by a progress write — one that waits for the database waits beside it.
+/// (Written from the work's own task, a write waited with the work suspended: on SQLite, whose
+/// one write connection the work's transaction held, that wait was the pool's 30 s timeout
+/// at every tick until the transaction ended — a scoring job stalled for minutes.) Once the
+/// work ends, the ticking stops and a write under way is waited for, so that no tick lands
+/// after the caller's last word on the row.
+pub async fn with_progress<T>(
+    db: &Db,
+    job: JobId,
+    counters: &Counters,
+    work: impl Future<Output = T>,
+) -> T {
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let ticker = tokio::spawn({
+        let (db, counters) = (db.clone(), counters.clone());
+        async move {
+            let mut tick = tokio::time::interval_at(
+                tokio::time::Instant::now() + PROGRESS_EVERY,
+                PROGRESS_EVERY,
+            );
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = &mut stopped => break,
+                    _ = tick.tick() => {
+                        let (done, total) = counters.read();
+                        if let Err(e) = store::jobs::progress(&db, job, done, total).await {
+                            tracing::warn!(error = %e, %job, "job progress");
+                        }
+                    }
+                }
+            }
+        }
+    });
+    let out = work.await;
+    let _ = stop.send(());
+    if let Err(e) = ticker.await {
+        tracing::warn!(error = %e, %job, "job progress");
+    }
+    out
+}
+
 /// What a failed job runs again.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Retry {
@@ -190,5 +256,46 @@ mod tests {
             runner.slot(Duration::from_millis(50)).await.is_some(),
             "free again"
         );
+    }
+
+    /// A job's work that holds SQLite's one write connection in a transaction across several
+    /// ticks (as a scoring's scores are stored) ends when its transaction does: the progress
+    /// writes wait beside it, then land. Written from the work's own task, each tick's write
+    /// waited for the connection with the work suspended — 30 s, the pool's timeout.
+    #[tokio::test]
+    async fn progress_writes_never_hold_up_the_work() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
+            .await
+            .expect("db");
+        let study = store::studies::create(&db, None, "S", "")
+            .await
+            .expect("study");
+        let job = store::jobs::create(&db, study, None, JobKind::Score, "score", "{}")
+            .await
+            .expect("job");
+        let counters = Counters::default();
+        counters.total.store(10, Ordering::Relaxed);
+        let work = async {
+            let mut tx = db.begin_write(study).await?;
+            counters.done.store(4, Ordering::Relaxed);
+            tokio::time::sleep(PROGRESS_EVERY * 4).await;
+            sqlx::query("UPDATE studies SET description = $1 WHERE id = $2")
+                .bind("scored")
+                .bind(study)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await
+        };
+        let ended = tokio::time::timeout(
+            Duration::from_secs(10),
+            with_progress(&db, job, &counters, work),
+        )
+        .await;
+        ended
+            .expect("the work ends with its transaction")
+            .expect("work");
+        let row = store::jobs::list(&db, study).await.expect("jobs");
+        assert_eq!((row[0].done, row[0].total), (4, 10), "{:?}", row[0]);
     }
 }

@@ -3,7 +3,7 @@
 //! storing the cross-entropies, and the background job that does it for the study page.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::models::{model_kind, ModelKind};
@@ -128,9 +128,8 @@ async fn score_neural(
 ) -> anyhow::Result<(usize, u64)> {
     let name = super::neural::default_name(path);
     let lm = Arc::new(super::neural::load(path).await?);
-    let done = Arc::new(AtomicU64::new(0));
-    let total = Arc::new(AtomicU64::new(0));
-    let (counter, size) = (done.clone(), total.clone());
+    let counters = super::jobs::Counters::default();
+    let (counter, size) = (counters.done.clone(), counters.total.clone());
     let unit = if log10 {
         super::neural::Unit::Log10
     } else {
@@ -151,7 +150,7 @@ async fn score_neural(
             counter.fetch_add(1, Ordering::Relaxed);
         }),
     );
-    let scored = with_progress(db, job, (&done, &total), work).await?;
+    let scored = with_progress(db, job, &counters, work).await?;
     Ok((scored.methods, scored.tokens))
 }
 
@@ -168,9 +167,8 @@ async fn score(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "ngram".into());
     let model = models.get(file).await?;
-    let done = Arc::new(AtomicU64::new(0));
-    let total = Arc::new(AtomicU64::new(0));
-    let (counter, size) = (done.clone(), total.clone());
+    let counters = super::jobs::Counters::default();
+    let (counter, size) = (counters.done.clone(), counters.total.clone());
     let work = score_study(
         db,
         study,
@@ -184,7 +182,7 @@ async fn score(
             counter.fetch_add(1, Ordering::Relaxed);
         }),
     );
-    let scored = with_progress(db, job, (&done, &total), work).await?;
+    let scored = with_progress(db, job, &counters, work).await?;
     Ok((scored.methods, scored.tokens))
 }
 
@@ -205,27 +203,15 @@ impl Methods for super::neural::NeuralScored {
     }
 }
 
-/// Runs a scoring, writing its counters (methods done of how many) into the job's row every
-/// 300 ms and n of n at the end. Progress is news, not work: a write that waits too long (the
-/// scores' own transaction holds SQLite's lock) is skipped, never fails the job.
+/// Runs a scoring with its counters written into the job's row as it goes
+/// ([`super::jobs::with_progress`]), and n of n at the end.
 async fn with_progress<T: Methods>(
     db: &Db,
     job: JobId,
-    (done, total): (&AtomicU64, &AtomicU64),
+    counters: &super::jobs::Counters,
     work: impl std::future::Future<Output = ServiceResult<T>>,
 ) -> anyhow::Result<T> {
-    tokio::pin!(work);
-    let scored = loop {
-        tokio::select! {
-            res = &mut work => break res?,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
-                let (d, t) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
-                if let Err(e) = crate::store::jobs::progress(db, job, d, t).await {
-                    tracing::warn!(error = %e, %job, "job progress");
-                }
-            }
-        }
-    };
+    let scored = super::jobs::with_progress(db, job, counters, work).await?;
     let n = scored.methods() as u64;
     if let Err(e) = crate::store::jobs::progress(db, job, n, n).await {
         tracing::warn!(error = %e, %job, "job progress");

@@ -110,11 +110,10 @@ pub async fn run(
 
 /// The study page's verification job: runs [`run`], records progress and the summary.
 pub async fn run_job(db: Db, job: crate::ids::JobId, study: StudyId, options: Options) {
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::Ordering;
     let started = std::time::Instant::now();
-    let done = Arc::new(AtomicU64::new(0));
-    let total = Arc::new(AtomicU64::new(0));
-    let (d, t) = (done.clone(), total.clone());
+    let counters = super::jobs::Counters::default();
+    let (d, t) = (counters.done.clone(), counters.total.clone());
     let work = run(
         &db,
         study,
@@ -125,21 +124,10 @@ pub async fn run_job(db: Db, job: crate::ids::JobId, study: StudyId, options: Op
             d.store(n, Ordering::Relaxed);
         }),
     );
-    tokio::pin!(work);
-    let result = loop {
-        tokio::select! {
-            res = &mut work => break res,
-            _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {
-                let (n, of) = (done.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
-                if let Err(e) = store::jobs::progress(&db, job, n, of).await {
-                    tracing::warn!(error = %e, %job, "job progress");
-                }
-            }
-        }
-    };
+    let result = super::jobs::with_progress(&db, job, &counters, work).await;
     let (state, message) = match result {
         Ok((summary, _)) => {
-            let n = total.load(Ordering::Relaxed);
+            let n = counters.total.load(Ordering::Relaxed);
             if let Err(e) = store::jobs::progress(&db, job, n, n).await {
                 tracing::warn!(error = %e, %job, "job progress");
             }
