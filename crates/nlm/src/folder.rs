@@ -25,11 +25,20 @@ pub fn text(path: &Path, limit: u64) -> NlmResult<String> {
         .map_err(|e| at(e.to_string()))?;
     if text.len() as u64 > limit {
         return Err(at(format!(
-            "larger than the {} KiB natstudy reads of such a file",
-            limit >> 10
+            "larger than the {} natstudy reads of such a file",
+            size(limit)
         )));
     }
     Ok(text)
+}
+
+/// A bound as a reader would write it: in MiB or KiB where it is a whole number of them.
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
 }
 
 /// `path` parsed as JSON, at most [`JSON_LIMIT`] bytes.
@@ -59,11 +68,14 @@ mod tests {
         assert_eq!(text(&p, 2048).expect("within").len(), 2048);
         let e = text(&p, 2047).expect_err("past").to_string();
         assert!(
-            e.contains("config.json") && e.contains("1 KiB natstudy reads"),
+            e.contains("config.json") && e.contains("the 2047 bytes natstudy reads"),
             "{e}"
         );
         let big = format!("{{\"a\": \"{}\"}}", "x".repeat(JSON_LIMIT as usize));
         std::fs::write(&p, big).expect("write");
-        assert!(json(&p).is_err());
+        let e = json(&p).expect_err("past").to_string();
+        assert!(e.contains("larger than the 1 MiB natstudy reads"), "{e}");
+        assert_eq!(size(TOKENIZER_LIMIT), "128 MiB");
+        assert_eq!(size(3 << 10), "3 KiB");
     }
 }

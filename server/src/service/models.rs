@@ -266,17 +266,6 @@ pub fn model_kind(dir: &Path, name: &str) -> Option<ModelKind> {
     }
 }
 
-/// The bytes of a model folder's files (not below it).
-fn folder_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| e.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
 /// What the neural models' weights take in memory, read from their headers
 /// ([`natstudy_nlm::weight_bytes`]) once for each version of a model: a model is known by its
 /// name and the name, size and modification time of each of its files. A folder's header can be
@@ -314,10 +303,10 @@ fn stamp(path: &Path) -> Option<Stamp> {
 
 impl WeightSizes {
     /// The bytes the weights of the neural model `name` in `dir` take once loaded (`None`
-    /// where its headers do not say), read again only when one of its files changed.
-    pub fn of(&self, dir: &Path, name: &str) -> Option<u64> {
+    /// where its headers do not say), read again only when one of its files changed: `now`
+    /// is its stamp as read just now.
+    fn of(&self, dir: &Path, name: &str, now: Stamp) -> Option<u64> {
         let path = dir.join(name);
-        let now = stamp(&path)?;
         let known = |map: &HashMap<String, (Stamp, Option<u64>)>| {
             map.get(name)
                 .filter(|(was, _)| *was == now)
@@ -349,15 +338,12 @@ pub fn list(dir: &Path, sizes: &WeightSizes) -> Vec<ModelFile> {
                 .filter_map(|e| {
                     let name = e.file_name().to_string_lossy().into_owned();
                     let kind = model_kind(dir, &name)?;
-                    let meta = e.metadata().ok()?;
-                    let bytes = if meta.is_dir() {
-                        folder_bytes(&e.path())
-                    } else {
-                        meta.len()
-                    };
+                    // a folder's files (not below it), read once for its size and its stamp
+                    let stamp = stamp(&e.path())?;
+                    let bytes = stamp.iter().map(|(_, len, _)| len).sum();
                     let neural = kind == ModelKind::Neural;
                     // its headers only, once for each version of the model
-                    let memory = neural.then(|| sizes.of(dir, &name)).flatten();
+                    let memory = neural.then(|| sizes.of(dir, &name, stamp)).flatten();
                     Some(ModelFile {
                         name,
                         bytes,
@@ -395,6 +381,11 @@ mod tests {
         let sizes = WeightSizes::default();
         let first = list(dir.path(), &sizes);
         assert_eq!(first.len(), 1);
+        let files: u64 = ["config.json", "model.safetensors", "tokenizer.json"]
+            .iter()
+            .map(|f| std::fs::metadata(model.join(f)).expect("file").len())
+            .sum();
+        assert_eq!(first[0].bytes, files, "a folder's size is its files'");
         let bytes = first[0].memory.expect("the weights' size");
         assert!(bytes > 0);
         assert_eq!(list(dir.path(), &sizes)[0].memory, Some(bytes));
