@@ -48,11 +48,9 @@ pub fn json(path: &Path) -> NlmResult<serde_json::Value> {
 }
 
 /// The folder's `tokenizer.json`, at most [`TOKENIZER_LIMIT`] bytes.
-pub fn tokenizer(dir: &Path) -> NlmResult<tokenizers::Tokenizer> {
+pub fn tokenizer(dir: &Path) -> NlmResult<crate::tokenizer::Tokenizer> {
     let path = dir.join("tokenizer.json");
-    let text = text(&path, TOKENIZER_LIMIT)?;
-    text.parse::<tokenizers::Tokenizer>()
-        .map_err(|e| NlmError::Tokenizer(format!("{}: {e}", path.display())))
+    crate::tokenizer::Tokenizer::parse(&text(&path, TOKENIZER_LIMIT)?, &path.display().to_string())
 }
 
 #[cfg(test)]

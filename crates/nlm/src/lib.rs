@@ -16,6 +16,7 @@ mod folder;
 pub mod gguf;
 mod load;
 pub mod masked;
+pub mod tokenizer;
 
 use std::path::Path;
 
@@ -164,7 +165,7 @@ pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
 pub struct CausalLm {
     family: Family,
     model: families::Model,
-    tokenizer: tokenizers::Tokenizer,
+    tokenizer: tokenizer::Tokenizer,
     /// The longest input: the config's positions (BLOOM states none: 512).
     max_len: usize,
     /// Query heads, for the batch planner's bound on attention scores.
@@ -253,11 +254,7 @@ impl CausalLm {
 
     /// The token ids of a text, without special tokens.
     pub fn tokenize(&self, text: &str) -> NlmResult<Vec<u32>> {
-        let enc = self
-            .tokenizer
-            .encode(text, false)
-            .map_err(|e| NlmError::Tokenizer(e.to_string()))?;
-        Ok(enc.get_ids().to_vec())
+        self.tokenizer.encode(text, false)
     }
 
     /// The token ids a text is scored on: tokenized, truncated to `max_len` tokens (at most the

@@ -34,7 +34,7 @@ pub struct MaskedLm {
     padding_idx: u32,
     max_len: usize,
     mask_id: u32,
-    tokenizer: tokenizers::Tokenizer,
+    tokenizer: crate::tokenizer::Tokenizer,
     device: Device,
 }
 
@@ -158,11 +158,7 @@ impl MaskedLm {
 
     /// The token ids of a text with `<s>` and `</s>`.
     pub fn encode(&self, text: &str) -> NlmResult<Vec<u32>> {
-        let enc = self
-            .tokenizer
-            .encode(text, true)
-            .map_err(|e| NlmError::Tokenizer(e.to_string()))?;
-        Ok(enc.get_ids().to_vec())
+        self.tokenizer.encode(text, true)
     }
 
     /// The id of a token, if the vocabulary has it.
@@ -177,7 +173,7 @@ impl MaskedLm {
 
     /// The text a token stands for (`Ġcount` → " count", `Ċ` → a line break).
     pub fn decode(&self, id: u32) -> Option<String> {
-        self.tokenizer.decode(&[id], false).ok()
+        self.tokenizer.decode(&[id])
     }
 
     /// The answers at every `<mask>` of a text, in order.

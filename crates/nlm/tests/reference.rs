@@ -25,6 +25,11 @@ fn methods(dir: &std::path::Path) -> Vec<String> {
 }
 
 fn check(folder: &str, key: &str) {
+    check_in(&reference().join("models").join(folder), key);
+}
+
+/// The model in `model` scores the reference methods as transformers scored model `key`.
+fn check_in(model: &std::path::Path, key: &str) {
     let dir = reference();
     let methods = methods(&dir);
     let expected: serde_json::Value = serde_json::from_str(
@@ -32,7 +37,7 @@ fn check(folder: &str, key: &str) {
     )
     .expect("json");
     let want = &expected[key];
-    let lm = CausalLm::load(&dir.join("models").join(folder)).expect("model");
+    let lm = CausalLm::load(model).expect("model");
     assert_eq!(
         lm.max_len() as u64,
         want["max_len"].as_u64().expect("max_len")
@@ -175,6 +180,11 @@ fn roberta_fills_masks_as_transformers() {
 }
 
 fn roberta_fills() {
+    roberta_fills_in(&reference().join("models/roberta"));
+}
+
+/// The masked model in `model` fills the reference's masks as transformers filled roberta's.
+fn roberta_fills_in(model: &std::path::Path) {
     let dir = reference();
     let masked: Vec<String> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("masked.json")).expect("masked"))
@@ -183,7 +193,7 @@ fn roberta_fills() {
         &std::fs::read_to_string(dir.join("expected_fill.json")).expect("expected"),
     )
     .expect("json");
-    let lm = natstudy_nlm::MaskedLm::load(&dir.join("models/roberta")).expect("model");
+    let lm = natstudy_nlm::MaskedLm::load(model).expect("model");
     let mut worst = 0f64;
     for want in &expected {
         let i = want["masked"].as_u64().expect("index") as usize;
@@ -217,6 +227,36 @@ fn roberta_fills() {
         );
     }
     eprintln!("roberta: worst absolute difference {worst:e}");
+}
+
+/// A `tokenizer.json` that sets truncation and padding (files saved for fine-tuning do) scores
+/// and fills as the file without them: transformers' `tokenize` and its fill-mask pipeline
+/// apply neither. (The crate's `encode` would cut every method to 8 tokens and pad it to 600.)
+#[test]
+fn a_tokenizers_own_truncation_and_padding_are_ignored() {
+    let tmp = tempfile::tempdir().expect("dir");
+    for folder in ["llama", "roberta"] {
+        let from = reference().join("models").join(folder);
+        let to = tmp.path().join(folder);
+        std::fs::create_dir(&to).expect("dir");
+        for f in ["config.json", "model.safetensors"] {
+            std::fs::copy(from.join(f), to.join(f)).expect("copy");
+        }
+        let mut t: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(from.join("tokenizer.json")).expect("read"),
+        )
+        .expect("json");
+        t["truncation"] = serde_json::json!({
+            "direction": "Right", "max_length": 8, "strategy": "LongestFirst", "stride": 0
+        });
+        t["padding"] = serde_json::json!({
+            "strategy": {"Fixed": 600}, "direction": "Right", "pad_to_multiple_of": null,
+            "pad_id": 0, "pad_type_id": 0, "pad_token": "<unk>"
+        });
+        std::fs::write(to.join("tokenizer.json"), t.to_string()).expect("write");
+    }
+    check_in(&tmp.path().join("llama"), "llama");
+    roberta_fills_in(&tmp.path().join("roberta"));
 }
 
 /// A checkpoint sharded as transformers shards big models (`model.safetensors.index.json` and

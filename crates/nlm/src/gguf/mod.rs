@@ -51,7 +51,7 @@ pub(crate) fn number(v: &Value) -> Option<f64> {
 pub struct Gguf {
     pub config: Config,
     pub weights: LlamaWeights,
-    pub tokenizer: tokenizers::Tokenizer,
+    pub tokenizer: crate::tokenizer::Tokenizer,
 }
 
 /// Reads a GGUF file. The file may be hostile (uploaded through the study page): candle's
@@ -130,7 +130,7 @@ fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
     }
     let spec = tokenizer::Spec::read(md).map_err(|e| at(e.to_string()))?;
     let config = config_of(md, spec.tokens.len()).map_err(at)?;
-    let tokenizer = spec.build().map_err(|e| at(e.to_string()))?;
+    let tokenizer = crate::tokenizer::Tokenizer::new(&path.display().to_string(), || spec.build())?;
     let mut tensor = |name: &str| -> NlmResult<QTensor> {
         content
             .tensor(&mut file, name, device)
