@@ -612,8 +612,9 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
 }
 
 /// The admin's study page (monitor, batches, invites, participants, the generator, uploads,
-/// members) fits a phone's width and a laptop's: nothing makes the page scroll sideways (wide
-/// tables scroll inside their own box). NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
+/// the models with a long name and the warning that one is too big to score, members) fits a
+/// phone's width and a laptop's: nothing makes the page scroll sideways (wide tables scroll
+/// inside their own box). NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
 #[tokio::test]
 async fn the_study_page_fits_a_phone_and_a_laptop() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
@@ -627,6 +628,10 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
     app.add_user("ada", "a-long-password", Role::Admin)
         .await
         .expect("admin");
+    natstudy_tests::model_too_big_for_memory(
+        &app.models_dir
+            .join("starcoder2_15b_instruct_v0_1_converted_by_hand_for_natstudy_scoring"),
+    );
     let b = Browser::start().await.expect("browser");
     b.open_as(
         &app.base,
@@ -642,6 +647,8 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
             .expect("reload");
         b.wait_contains("#monitor", "ratings").await;
         b.wait_contains("#invites", "open").await;
+        b.wait_contains("#models .model-too-big", "more than the server's")
+            .await;
         if let Ok(dir) = std::env::var("NATSTUDY_SCREENSHOTS") {
             let png = b.client.screenshot().await.expect("screenshot");
             std::fs::write(
