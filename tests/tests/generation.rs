@@ -1,6 +1,7 @@
 //! Generating items and running background jobs, on SQLite and PostgreSQL: the study's bugs
 //! come back as records, proposals continue the study's numbering and are added once, and a
-//! scoring job records its progress and result where every instance can read it.
+//! scoring job records its progress and result where every instance can read it, its progress
+//! writes never holding up its work.
 
 use natstudy_tests::{fresh_db, read_jsonl, Store};
 
@@ -132,6 +133,83 @@ async fn proposals_and_jobs_sqlite() {
 #[tokio::test]
 async fn proposals_and_jobs_postgres() {
     proposals_and_jobs(Store::Postgres).await;
+}
+
+/// A job's work that holds a write transaction across several progress ticks — SQLite's one
+/// write connection, and on PostgreSQL the lock on the job's own row — ends when its
+/// transaction does: the progress writes wait beside it, then land. (Written from the work's
+/// own task, each tick's write waited with the work suspended: on SQLite the pool's 30 s
+/// timeout at every tick, a scoring job stalled for minutes; on PostgreSQL, behind the work's
+/// own row lock, for ever.) A finished job then reads n of n; a failed one keeps its count.
+async fn progress_beside_the_work(store: Store) {
+    use natstudy::service::jobs::{
+        with_progress, with_progress_to_the_end, Counters, JobKind, PROGRESS_EVERY,
+    };
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "S", "")
+        .await
+        .expect("study");
+    let jobs = natstudy::store::jobs::list;
+    let job = natstudy::store::jobs::create(&db, study, None, JobKind::Score, "score", "{}")
+        .await
+        .expect("job");
+    let counters = Counters::default();
+    counters.total.store(10, Ordering::Relaxed);
+    let work = async {
+        let mut tx = db.begin_write(study).await?;
+        sqlx::query("UPDATE jobs SET label = $1 WHERE id = $2")
+            .bind("scoring")
+            .bind(job)
+            .execute(&mut *tx)
+            .await?;
+        counters.done.store(4, Ordering::Relaxed);
+        tokio::time::sleep(PROGRESS_EVERY * 4).await;
+        tx.commit().await
+    };
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        with_progress(&db, job, &counters, work),
+    )
+    .await
+    .expect("the work ends with its transaction")
+    .expect("work");
+    let row = &jobs(&db, study).await.expect("jobs")[0];
+    assert_eq!(
+        (row.label.as_str(), row.done, row.total),
+        ("scoring", 4, 10)
+    );
+    // the work's last step after the last tick: a success reads all done
+    let work = async {
+        counters.done.store(9, Ordering::Relaxed);
+        Ok::<_, ()>(10)
+    };
+    let n = with_progress_to_the_end(&db, job, &counters, work, |n| *n).await;
+    assert_eq!(n, Ok(10));
+    let row = &jobs(&db, study).await.expect("jobs")[0];
+    assert_eq!((row.done, row.total), (10, 10));
+    // a failure does not
+    counters.done.store(3, Ordering::Relaxed);
+    let work = async {
+        tokio::time::sleep(PROGRESS_EVERY * 2).await;
+        Err::<u64, _>("failed")
+    };
+    let n = with_progress_to_the_end(&db, job, &counters, work, |n| *n).await;
+    assert_eq!(n, Err("failed"));
+    let row = &jobs(&db, study).await.expect("jobs")[0];
+    assert_eq!((row.done, row.total), (3, 10));
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn progress_beside_the_work_sqlite() {
+    progress_beside_the_work(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn progress_beside_the_work_postgres() {
+    progress_beside_the_work(Store::Postgres).await;
 }
 
 /// The study's transformations as `export --what items` writes them.

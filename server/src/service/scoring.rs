@@ -150,7 +150,9 @@ async fn score_neural(
             counter.fetch_add(1, Ordering::Relaxed);
         }),
     );
-    let scored = with_progress(db, job, &counters, work).await?;
+    let scored =
+        super::jobs::with_progress_to_the_end(db, job, &counters, work, |s| s.methods as u64)
+            .await?;
     Ok((scored.methods, scored.tokens))
 }
 
@@ -182,41 +184,10 @@ async fn score(
             counter.fetch_add(1, Ordering::Relaxed);
         }),
     );
-    let scored = with_progress(db, job, &counters, work).await?;
+    let scored =
+        super::jobs::with_progress_to_the_end(db, job, &counters, work, |s| s.methods as u64)
+            .await?;
     Ok((scored.methods, scored.tokens))
-}
-
-/// How many methods a scoring did.
-trait Methods {
-    fn methods(&self) -> usize;
-}
-
-impl Methods for Scored {
-    fn methods(&self) -> usize {
-        self.methods
-    }
-}
-
-impl Methods for super::neural::NeuralScored {
-    fn methods(&self) -> usize {
-        self.methods
-    }
-}
-
-/// Runs a scoring with its counters written into the job's row as it goes
-/// ([`super::jobs::with_progress`]), and n of n at the end.
-async fn with_progress<T: Methods>(
-    db: &Db,
-    job: JobId,
-    counters: &super::jobs::Counters,
-    work: impl std::future::Future<Output = ServiceResult<T>>,
-) -> anyhow::Result<T> {
-    let scored = super::jobs::with_progress(db, job, counters, work).await?;
-    let n = scored.methods() as u64;
-    if let Err(e) = crate::store::jobs::progress(db, job, n, n).await {
-        tracing::warn!(error = %e, %job, "job progress");
-    }
-    Ok(scored)
 }
 
 #[cfg(test)]

@@ -124,22 +124,17 @@ pub async fn run_job(db: Db, job: crate::ids::JobId, study: StudyId, options: Op
             d.store(n, Ordering::Relaxed);
         }),
     );
-    let result = super::jobs::with_progress(&db, job, &counters, work).await;
+    let total = |_: &_| counters.total.load(Ordering::Relaxed);
+    let result = super::jobs::with_progress_to_the_end(&db, job, &counters, work, total).await;
     let (state, message) = match result {
-        Ok((summary, _)) => {
-            let n = counters.total.load(Ordering::Relaxed);
-            if let Err(e) = store::jobs::progress(&db, job, n, n).await {
-                tracing::warn!(error = %e, %job, "job progress");
-            }
-            (
-                store::JobState::Done,
-                format!(
-                    "{} in {:.1} s",
-                    summary.line(),
-                    started.elapsed().as_secs_f64()
-                ),
-            )
-        }
+        Ok((summary, _)) => (
+            store::JobState::Done,
+            format!(
+                "{} in {:.1} s",
+                summary.line(),
+                started.elapsed().as_secs_f64()
+            ),
+        ),
         Err(e) => (store::JobState::Failed, e.to_string()),
     };
     if let Err(e) = store::jobs::finish(&db, job, state, &message).await {
