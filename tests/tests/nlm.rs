@@ -382,3 +382,43 @@ async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
     assert!(view["memory_free"].as_u64().is_some_and(|f| f < 1 << 42));
     guard.drop_now(db).await;
 }
+
+/// A model folder whose `tokenizer.json` makes the tokenizers library panic (a continuing-
+/// subword prefix that cuts the byte-level `Ġ` inside its character): `natstudy lm score`
+/// fails with one error naming the file and what failed — no "thread … panicked" line from
+/// the panic it caught, no exit 101.
+#[test]
+fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
+    use std::process::Command;
+    let tmp = tempfile::tempdir().expect("dir");
+    let (data, model) = (tmp.path().join("data"), tmp.path().join("cut"));
+    let reference = reference_dir().join("nlm/models/gptneo");
+    std::fs::create_dir_all(&model).expect("dir");
+    for f in ["config.json", "model.safetensors"] {
+        std::fs::copy(reference.join(f), model.join(f)).expect("copy");
+    }
+    let mut t: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reference.join("tokenizer.json")).expect("read"),
+    )
+    .expect("json");
+    t["model"]["continuing_subword_prefix"] = "(".into();
+    std::fs::write(model.join("tokenizer.json"), t.to_string()).expect("write");
+    let natstudy = |args: &[&str]| {
+        Command::new(natstudy_tests::natstudy_bin().expect("binary"))
+            .arg("--data-dir")
+            .arg(&data)
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    assert!(natstudy(&["study", "create", "S"]).status.success());
+    let m = model.display().to_string();
+    let out = natstudy(&["lm", "score", "--model", &m, "--study", "S"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cut/tokenizer.json: the tokenizers library failed reading it"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

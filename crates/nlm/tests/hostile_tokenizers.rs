@@ -184,3 +184,34 @@ fn no_mutation_of_a_tokenizer_file_panics() {
     eprintln!("{variants} variants: {read} read and encoded, {panicked} caught panicking");
     assert!(read > 0 && panicked > 0, "the sweep reaches both outcomes");
 }
+
+/// A pre-tokenizer whose regex backtracks exponentially on a long word (`(\w|\w)*=`: 2^n ways
+/// to fail on n word characters): Oniguruma stops a match after ten million steps, the crate
+/// panics on that error, and scoring is an error naming the file — not a search for ever.
+#[test]
+fn a_regex_that_backtracks_for_ever_is_an_error() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let folder = tmp.path().join("regex");
+    folder_with("gptneo", &folder, |t| {
+        t["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": "(\\w|\\w)*="}, "behavior": "Isolated",
+             "invert": false},
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+             "use_regex": true}
+        ]})
+    });
+    let lm = CausalLm::load(&folder).expect("reads");
+    // short words end their match in a few steps
+    assert!(lm.cross_entropy(METHOD, None).expect("scores").is_some());
+    let long = "int aVariableNamedAtLengthAsSomeJavaCodeDoesItsLetters = 0;";
+    let e = lm
+        .cross_entropy(long, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        e.contains("regex/tokenizer.json: the tokenizers library failed encoding a text")
+            && e.contains("retry-limit-in-match over"),
+        "{e}"
+    );
+}
