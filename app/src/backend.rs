@@ -278,7 +278,9 @@ pub trait StudyBackend: Send + Sync + 'static {
 /// A study's background work: generating transformations, language models and scoring, verification, jobs.
 #[async_trait::async_trait]
 pub trait StudyWorkBackend: Send + Sync + 'static {
-    /// Runs a failed job again (as a new job); returns its id.
+    /// Asks a queued or running job of the study to stop (it stores nothing).
+    async fn stop_job(&self, actor: &User, study: StudyId, job: JobId) -> Result<(), BackendError>;
+    /// Runs a failed or stopped job again (as a new job); returns its id.
     async fn retry_job(
         &self,
         actor: &User,

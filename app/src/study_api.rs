@@ -284,7 +284,18 @@ pub async fn remove_member(study: StudyId, username: String) -> Result<(), Serve
         .map_err(internal)
 }
 
-/// Runs a failed background job again (admins and the study's researchers).
+/// Stops a queued or running background job of the study; it stores nothing (admins and the
+/// study's researchers).
+#[server(endpoint = "studies/jobs/stop")]
+pub async fn stop_job(study: StudyId, job: JobId) -> Result<(), ServerFnError> {
+    let actor = require_study(study, Role::STAFF).await?;
+    backend()?
+        .stop_job(&actor, study, job)
+        .await
+        .map_err(internal)
+}
+
+/// Runs a failed or stopped background job again (admins and the study's researchers).
 #[server(endpoint = "studies/jobs/retry")]
 pub async fn retry_job(study: StudyId, job: JobId) -> Result<JobId, ServerFnError> {
     let actor = require_study(study, Role::STAFF).await?;

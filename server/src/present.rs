@@ -656,6 +656,7 @@ pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
         message: j.message,
         started_at_ms: j.started_at_ms,
         updated_at_ms: j.updated_at_ms,
+        stopping: j.stop_requested && j.state == crate::store::JobState::Running,
     }
 }
 

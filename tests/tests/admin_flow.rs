@@ -557,9 +557,27 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         app.models_dir.join("llama/model.safetensors").is_file(),
         "the folder's weights stored under its name"
     );
-    // verification as a background job: every item compiled in its file, stored per item
+    // verification as a background job, stopped from the page as it runs (javac on 297
+    // files takes tens of seconds; the workers stop before their next bug), then run again:
+    // every item compiled in its file, stored per item
     b.click("#verify-start").await.expect("verify");
     b.wait_contains("#jobs", "verify: compile every item").await;
+    b.click("#jobs button.job-stop")
+        .await
+        .expect("stop the verification");
+    b.wait_for_job("nothing stored", std::time::Duration::from_secs(60))
+        .await;
+    let stored: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM item_checks c JOIN items i ON i.id = c.item_id WHERE i.study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    assert_eq!(stored, 0, "a stopped verification stores nothing");
+    b.click("#jobs tr.job.stopped button.job-retry")
+        .await
+        .expect("run it again");
     // (javac on 297 files: allow more than the usual 30 s on a loaded machine)
     b.wait_for_job(
         "done: 297 items checked",

@@ -212,6 +212,169 @@ async fn progress_beside_the_work_postgres() {
     progress_beside_the_work(Store::Postgres).await;
 }
 
+/// Stopping a job. A queued job stops at once and its work never runs, even once a slot
+/// frees; a running one is flagged, its runner reads the flag with its next progress write and
+/// the job ends `stopped`. Over HTTP only the study's staff may stop it, an ended job is a
+/// conflict, and a stopped job runs again.
+async fn stopping_jobs(store: Store) {
+    use natstudy::service::jobs::{
+        stop, with_progress, Counters, JobKind, JobLimits, JobRunner, PROGRESS_EVERY,
+    };
+    use natstudy::store::JobState;
+    use natstudy_tests::{Role, TestApp};
+    use reqwest::StatusCode;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+    const PW: &str = "a-long-password";
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let rita = app
+        .add_user("rita", PW, Role::Researcher)
+        .await
+        .expect("rita");
+    app.add_user("sam", PW, Role::Researcher)
+        .await
+        .expect("sam");
+    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), "A", "")
+        .await
+        .expect("study");
+    let row = |job| {
+        let db = db.clone();
+        async move {
+            natstudy::store::jobs::list(&db, study)
+                .await
+                .expect("jobs")
+                .into_iter()
+                .find(|j| j.id == job)
+                .expect("job")
+        }
+    };
+    let params = r#"{"model":"ref.arpa","log10":false}"#;
+    let new_job =
+        || natstudy::store::jobs::create(&db, study, None, JobKind::Score, "score", params);
+
+    // queued behind a held slot: stopped at once, its work never runs
+    let runner = JobRunner::new(
+        db.clone(),
+        JobLimits {
+            concurrent: 1,
+            ..Default::default()
+        },
+    );
+    let held = runner.slot(Duration::from_secs(1)).await.expect("slot");
+    let queued = new_job().await.expect("job");
+    let ran = Arc::new(AtomicBool::new(false));
+    runner.spawn(queued, {
+        let ran = ran.clone();
+        async move { ran.store(true, Ordering::SeqCst) }
+    });
+    assert_eq!(
+        stop(&db, study, queued).await.expect("stop"),
+        JobState::Stopped
+    );
+    let j = row(queued).await;
+    assert_eq!(j.state, JobState::Stopped);
+    assert!(j.message.contains("before it started"), "{}", j.message);
+    drop(held);
+    tokio::time::sleep(PROGRESS_EVERY * 2).await;
+    assert!(
+        !ran.load(Ordering::SeqCst),
+        "a stopped job's work never runs"
+    );
+    assert_eq!(row(queued).await.state, JobState::Stopped);
+
+    // running: the stop asked over HTTP reaches the work through its progress writes
+    let running = new_job().await.expect("job");
+    assert!(natstudy::store::jobs::start(&db, running)
+        .await
+        .expect("start"));
+    let counters = Counters::default();
+    counters.total.store(1_000, Ordering::Relaxed);
+    let work = async {
+        while !counters.stopping() {
+            counters.done.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Err::<(), _>("stopped")
+    };
+    let post = |c: &reqwest::Client, job: natstudy::ids::JobId, what: &str| {
+        c.post(app.url(&format!("/api/studies/jobs/{what}")))
+            .form(&[("study", study.to_string()), ("job", job.to_string())])
+            .send()
+    };
+    let sam = app.signed_in("sam", PW).await.expect("sam");
+    let rita_c = app.signed_in("rita", PW).await.expect("rita");
+    let asks = async {
+        tokio::time::sleep(PROGRESS_EVERY * 2).await;
+        // another study's researcher may not; the study's own may
+        let r = post(&sam, running, "stop").await.expect("post");
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        assert!(!row(running).await.stop_requested);
+        let r = post(&rita_c, running, "stop").await.expect("post");
+        assert_eq!(r.status(), StatusCode::OK);
+        assert!(row(running).await.stop_requested);
+    };
+    let (ended, ()) = tokio::time::timeout(
+        Duration::from_secs(20),
+        futures_util::future::join(with_progress(&db, running, &counters, work), asks),
+    )
+    .await
+    .expect("the work sees the stop");
+    assert_eq!(ended, Err("stopped"));
+    let (state, message) = counters.ended_by("never".into());
+    assert_eq!(state, JobState::Stopped);
+    assert!(message.contains("nothing stored"), "{message}");
+    natstudy::store::jobs::finish(&db, running, state, &message)
+        .await
+        .expect("finish");
+    // an ended job does not stop again; another study's job is not found
+    let r = post(&rita_c, running, "stop").await.expect("post");
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    let other = natstudy::store::studies::create(&db, None, "B", "")
+        .await
+        .expect("B");
+    assert!(matches!(
+        stop(&db, other, queued).await,
+        Err(natstudy::service::ServiceError::NotFound(_))
+    ));
+    // and a stopped job runs again, to its end
+    std::fs::copy(
+        natstudy_tests::reference_dir()
+            .join("lm")
+            .join("model.arpa"),
+        app.models_dir.join("ref.arpa"),
+    )
+    .expect("model");
+    let again: natstudy::ids::JobId = post(&rita_c, running, "retry")
+        .await
+        .expect("retry")
+        .json()
+        .await
+        .expect("job id");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while row(again).await.state != JobState::Done {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?}",
+            row(again).await.message
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn stopping_jobs_sqlite() {
+    stopping_jobs(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn stopping_jobs_postgres() {
+    stopping_jobs(Store::Postgres).await;
+}
+
 /// The study's transformations as `export --what items` writes them.
 async fn exported_items(url: &str, study: &str, dir: &std::path::Path) -> Vec<serde_json::Value> {
     let out = dir.join(study);

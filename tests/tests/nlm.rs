@@ -145,6 +145,45 @@ async fn scored(store: Store) {
             report["rnc"]
         );
     }
+    // a scoring told to stop (as a stopped job's is) ends after the batch under way, an
+    // error, and stores nothing under its name
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = asked.clone();
+    let stopped = natstudy::service::neural::score_study(
+        &db,
+        study,
+        None,
+        std::sync::Arc::new(lm),
+        "llama-stopped",
+        natstudy::service::neural::Run {
+            batch: 1,
+            threads: Some(1),
+            ..Default::default()
+        },
+        |_| {},
+        std::sync::Arc::new(move |_| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            false
+        }),
+    )
+    .await;
+    assert!(
+        stopped
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.to_string().contains("nothing stored")),
+        "{:?}",
+        stopped.map(|s| s.methods)
+    );
+    assert_eq!(
+        asked.load(std::sync::atomic::Ordering::Relaxed),
+        1,
+        "one batch of one"
+    );
+    let none = natstudy::service::scoring::ce_of_model(&db, study, "llama-stopped")
+        .await
+        .expect("rows");
+    assert!(none.is_empty());
     guard.drop_now(db).await;
 }
 

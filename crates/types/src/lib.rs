@@ -375,13 +375,15 @@ pub struct JobRow {
     pub id: JobId,
     pub kind: String,
     pub label: String,
-    /// `running`, `done` or `failed`.
+    /// `queued`, `running`, `done`, `failed` or `stopped`.
     pub state: String,
     pub done: i64,
     pub total: i64,
     pub message: String,
     pub started_at_ms: i64,
     pub updated_at_ms: i64,
+    /// Someone asked the running job to stop; it has not yet.
+    pub stopping: bool,
 }
 
 /// A language model file the server holds in its models directory.

@@ -507,6 +507,7 @@ async fn score_neural(
                 all as f64 / t0.elapsed().as_secs_f64().max(1e-9)
             ));
             bar_inc.inc(1);
+            true
         }),
     )
     .await?;

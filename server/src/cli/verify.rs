@@ -72,7 +72,10 @@ pub async fn run(g: &Global, a: VerifyArgs) -> Result<()> {
         options,
         a.unchecked,
         |total| bar.set_length(total),
-        Arc::new(move |done, _| b.set_position(done)),
+        Arc::new(move |done, _| {
+            b.set_position(done);
+            true
+        }),
     )
     .await?;
     bar.finish_and_clear();

@@ -4,7 +4,7 @@
 //! "running" forever, and a failed job can be run again from its stored parameters.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,7 +55,8 @@ impl JobRunner {
     }
 
     /// Runs `work` for the (queued) job `job` in the background once a slot is free, beating
-    /// its heartbeat all the while; `work` records the job's end itself.
+    /// its heartbeat all the while; `work` records the job's end itself. A job stopped while
+    /// it waited for its slot is not run.
     pub fn spawn<F>(&self, job: JobId, work: F)
     where
         F: Future<Output = ()> + Send + 'static,
@@ -74,10 +75,14 @@ impl JobRunner {
                 }
             });
             let permit = slots.acquire_owned().await;
-            if let Err(e) = store::jobs::heartbeat(&db, job, Some(store::JobState::Running)).await {
+            // a job stopped while it waited (or failed by the reaper) does not run
+            let run = store::jobs::start(&db, job).await.unwrap_or_else(|e| {
                 tracing::warn!(error = %e, %job, "job start");
+                true
+            });
+            if run {
+                work.await;
             }
-            work.await;
             drop(permit);
             heart.abort();
         });
@@ -112,11 +117,12 @@ impl JobRunner {
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(300);
 
 /// What a job has done, of how much: set by its work (on any thread), written into its row
-/// by [`with_progress`].
+/// by [`with_progress`]; and whether someone asked it to stop, read back with each write.
 #[derive(Debug, Clone, Default)]
 pub struct Counters {
     pub done: Arc<AtomicU64>,
     pub total: Arc<AtomicU64>,
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Counters {
@@ -126,10 +132,31 @@ impl Counters {
             self.total.load(Ordering::Relaxed),
         )
     }
+
+    /// Whether the job was asked to stop (as of the last progress write).
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// How a job that ended with an error ends: `stopped` (storing nothing) when it was asked
+    /// to, else `failed` with `why`.
+    pub fn ended_by(&self, why: String) -> (store::JobState, String) {
+        if self.stopping() {
+            let (done, total) = self.read();
+            (
+                store::JobState::Stopped,
+                format!("stopped on request at {done} of {total}: nothing stored"),
+            )
+        } else {
+            (store::JobState::Failed, why)
+        }
+    }
 }
 
 /// Runs `work` for the job `job`, writing its counters into the job's row every
-/// [`PROGRESS_EVERY`] meanwhile, from a task of its own: progress is news, not work. The work
+/// [`PROGRESS_EVERY`] meanwhile, from a task of its own: progress is news, not work. Each
+/// write reads back whether someone asked the job to stop ([`Counters::stopping`]), so a
+/// stop asked of any instance reaches the one running the job. The work
 /// is never held up by a progress write — one that waits for the database waits beside it.
 /// (Written from the work's own task, a write waited with the work suspended: on SQLite, whose
 /// one write connection the work's transaction held, that wait was the pool's 30 s timeout
@@ -157,8 +184,13 @@ pub async fn with_progress<T>(
                     _ = &mut stopped => break,
                     _ = tick.tick() => {
                         let (done, total) = counters.read();
-                        if let Err(e) = store::jobs::progress(&db, job, done, total).await {
-                            tracing::warn!(error = %e, %job, "job progress");
+                        match store::jobs::progress(&db, job, done, total).await {
+                            Ok(stop) => {
+                                if stop {
+                                    counters.stop.store(true, Ordering::Relaxed);
+                                }
+                            }
+                            Err(e) => tracing::warn!(error = %e, %job, "job progress"),
                         }
                     }
                 }
@@ -189,6 +221,26 @@ pub async fn with_progress_to_the_end<T, E>(
         tracing::warn!(error = %e, %job, "job progress");
     }
     Ok(out)
+}
+
+/// Asks a queued or running job of the study to stop: a queued one stops at once, a running
+/// one at its next progress write and the next point its work can stop (a neural scoring
+/// between batches, a verification between bugs), storing nothing. An n-gram scoring, done in
+/// seconds, runs to its end. Returns the job's state after the request.
+pub async fn stop(
+    db: &Db,
+    study: crate::ids::StudyId,
+    job: JobId,
+) -> super::ServiceResult<store::JobState> {
+    match store::jobs::request_stop(db, study, job).await? {
+        Some(state) => Ok(state),
+        None => match store::jobs::get(db, study, job).await? {
+            None => Err(super::ServiceError::NotFound(format!("job {job}"))),
+            Some(_) => Err(super::ServiceError::Conflict(
+                "the job has already ended".into(),
+            )),
+        },
+    }
 }
 
 /// What a failed job runs again.
@@ -225,14 +277,14 @@ pub async fn create(
     Ok(store::jobs::create(db, study, actor, kind, label, params).await?)
 }
 
-/// What a job runs again: only a failed scoring or verification job may be retried.
+/// What a job runs again: only a failed or stopped scoring or verification job may be retried.
 pub async fn retry(db: &Db, study: crate::ids::StudyId, job: JobId) -> super::ServiceResult<Retry> {
     let (kind, state, params) = store::jobs::get(db, study, job)
         .await?
         .ok_or_else(|| super::ServiceError::NotFound(format!("job {job}")))?;
-    if state != store::JobState::Failed {
+    if !matches!(state, store::JobState::Failed | store::JobState::Stopped) {
         return Err(super::ServiceError::Conflict(
-            "only a failed scoring or verification job can be run again".into(),
+            "only a failed or stopped scoring or verification job can be run again".into(),
         ));
     }
     if kind == store::JobKind::Verify {

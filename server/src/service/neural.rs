@@ -223,7 +223,8 @@ impl Memory {
 
 /// Scores every bug and transformation of the study and stores the cross-entropies under
 /// `name`, replacing earlier ones. `start` is told how many methods there are; `progress`
-/// gets the tokens of each method scored.
+/// gets the tokens of each method scored and says whether to go on: once it says no, the
+/// scoring stops after the batch under way and stores nothing.
 pub async fn score_study(
     db: &Db,
     study: StudyId,
@@ -232,7 +233,7 @@ pub async fn score_study(
     name: &str,
     run: Run,
     start: impl FnOnce(u64),
-    progress: Arc<dyn Fn(u64) + Send + Sync>,
+    progress: Arc<dyn Fn(u64) -> bool + Send + Sync>,
 ) -> ServiceResult<NeuralScored> {
     formats::results::check_name(name)
         .map_err(|why| ServiceError::Invalid(format!("model name: {why}")))?;
@@ -244,17 +245,23 @@ pub async fn score_study(
         let mut scores = vec![None; texts.len()];
         let mut tokens = 0u64;
         let batching = run.batching(&model, texts.len());
+        let mut go_on = true;
         model
             .score_texts(&texts, run.max_len, batching, |batch| {
                 for (i, s) in batch {
                     let n = s.map_or(0, |s| s.tokens as u64);
                     tokens += n;
                     scores[*i] = *s;
-                    progress(n);
+                    go_on &= progress(n);
                 }
-                true
+                go_on
             })
             .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        if !go_on {
+            return Err(ServiceError::Conflict(
+                "stopped before the end: nothing stored".into(),
+            ));
+        }
         // a method of fewer than two tokens has no score
         let rows = targets
             .iter()

@@ -94,9 +94,22 @@ pub async fn run_scoring(
 ) {
     let started = std::time::Instant::now();
     let path = models.dir().join(&model);
+    let counters = super::jobs::Counters::default();
     let result = match model_kind(models.dir(), &model) {
-        Some(ModelKind::Neural) => score_neural(&db, job, study, actor, &path, log10).await,
-        _ => score(&db, job, study, actor, (&models, &model), log10).await,
+        Some(ModelKind::Neural) => {
+            score_neural(&db, (job, &counters), study, actor, &path, log10).await
+        }
+        _ => {
+            score(
+                &db,
+                (job, &counters),
+                study,
+                actor,
+                (&models, &model),
+                log10,
+            )
+            .await
+        }
     };
     let (state, message) = match result {
         Ok((methods, tokens)) => (
@@ -108,7 +121,7 @@ pub async fn run_scoring(
         ),
         Err(e) => {
             tracing::warn!(error = %format!("{e:#}"), %job, "scoring failed");
-            (store::JobState::Failed, public_reason(&e, &path))
+            counters.ended_by(public_reason(&e, &path))
         }
     };
     if let Err(e) = crate::store::jobs::finish(&db, job, state, &message).await {
@@ -120,7 +133,7 @@ pub async fn run_scoring(
 /// in the job's row.
 async fn score_neural(
     db: &Db,
-    job: JobId,
+    (job, counters): (JobId, &super::jobs::Counters),
     study: StudyId,
     actor: Option<UserId>,
     path: &Path,
@@ -128,8 +141,8 @@ async fn score_neural(
 ) -> anyhow::Result<(usize, u64)> {
     let name = super::neural::default_name(path);
     let lm = Arc::new(super::neural::load(path).await?);
-    let counters = super::jobs::Counters::default();
     let (counter, size) = (counters.done.clone(), counters.total.clone());
+    let stop = counters.clone();
     let unit = if log10 {
         super::neural::Unit::Log10
     } else {
@@ -148,17 +161,18 @@ async fn score_neural(
         move |n| size.store(n, Ordering::Relaxed),
         Arc::new(move |_tokens| {
             counter.fetch_add(1, Ordering::Relaxed);
+            !stop.stopping()
         }),
     );
     let scored =
-        super::jobs::with_progress_to_the_end(db, job, &counters, work, |s| s.methods as u64)
+        super::jobs::with_progress_to_the_end(db, job, counters, work, |s| s.methods as u64)
             .await?;
     Ok((scored.methods, scored.tokens))
 }
 
 async fn score(
     db: &Db,
-    job: JobId,
+    (job, counters): (JobId, &super::jobs::Counters),
     study: StudyId,
     actor: Option<UserId>,
     (models, file): (&super::models::ModelCache, &str),
@@ -169,7 +183,6 @@ async fn score(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "ngram".into());
     let model = models.get(file).await?;
-    let counters = super::jobs::Counters::default();
     let (counter, size) = (counters.done.clone(), counters.total.clone());
     let work = score_study(
         db,
@@ -185,7 +198,7 @@ async fn score(
         }),
     );
     let scored =
-        super::jobs::with_progress_to_the_end(db, job, &counters, work, |s| s.methods as u64)
+        super::jobs::with_progress_to_the_end(db, job, counters, work, |s| s.methods as u64)
             .await?;
     Ok((scored.methods, scored.tokens))
 }

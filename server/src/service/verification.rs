@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::ServiceResult;
+use super::{ServiceError, ServiceResult};
 use crate::engine::verify::{self, Check, Options};
 use crate::ids::StudyId;
 use crate::store;
@@ -62,19 +62,20 @@ impl Summary {
 
 /// Verifies the study's items (only those never checked when `unchecked_only`), stores each
 /// item's check, and returns the summary and the checks by item key. `start(total)` is told
-/// the amount of work; `progress(done, total)` follows it from the workers.
+/// the amount of work; `progress(done, total)` follows it from the workers and says whether
+/// to go on: once it says no, the workers stop before their next bug and nothing is stored.
 pub async fn run(
     db: &Db,
     study: StudyId,
     options: Options,
     unchecked_only: bool,
     start: impl FnOnce(u64),
-    progress: Arc<dyn Fn(u64, u64) + Send + Sync>,
+    progress: Arc<dyn Fn(u64, u64) -> bool + Send + Sync>,
 ) -> ServiceResult<(Summary, Vec<(String, Check)>)> {
     let (bugs, items) = store::checks::inputs(db, study, unchecked_only).await?;
     let phases = u64::from(options.compiler.is_some()) + u64::from(options.tests.is_some());
     start(items.len() as u64 * phases.max(1));
-    let (items, checks) = tokio::task::spawn_blocking(move || {
+    let (items, checks, finished) = tokio::task::spawn_blocking(move || {
         let b: Vec<verify::Bug<'_>> = bugs
             .iter()
             .map(|b| verify::Bug {
@@ -93,10 +94,22 @@ pub async fn run(
                 source: &i.source,
             })
             .collect();
-        let checks = verify::verify(&b, &i, &options, &*progress);
-        (items, checks)
+        let go_on = std::sync::atomic::AtomicBool::new(true);
+        let checks = verify::verify(&b, &i, &options, &|done, total| {
+            let more = progress(done, total);
+            if !more {
+                go_on.store(false, std::sync::atomic::Ordering::Relaxed);
+            }
+            more
+        });
+        (items, checks, go_on.into_inner())
     })
     .await?;
+    if !finished {
+        return Err(ServiceError::Conflict(
+            "stopped before the end: nothing stored".into(),
+        ));
+    }
     let rows: Vec<_> = items
         .iter()
         .zip(&checks)
@@ -114,6 +127,7 @@ pub async fn run_job(db: Db, job: crate::ids::JobId, study: StudyId, options: Op
     let started = std::time::Instant::now();
     let counters = super::jobs::Counters::default();
     let (d, t) = (counters.done.clone(), counters.total.clone());
+    let stop = counters.clone();
     let work = run(
         &db,
         study,
@@ -122,6 +136,7 @@ pub async fn run_job(db: Db, job: crate::ids::JobId, study: StudyId, options: Op
         |n| t.store(n, Ordering::Relaxed),
         Arc::new(move |n, _| {
             d.store(n, Ordering::Relaxed);
+            !stop.stopping()
         }),
     );
     let total = |_: &_| counters.total.load(Ordering::Relaxed);
@@ -135,7 +150,7 @@ pub async fn run_job(db: Db, job: crate::ids::JobId, study: StudyId, options: Op
                 started.elapsed().as_secs_f64()
             ),
         ),
-        Err(e) => (store::JobState::Failed, e.to_string()),
+        Err(e) => counters.ended_by(e.to_string()),
     };
     if let Err(e) = store::jobs::finish(&db, job, state, &message).await {
         tracing::error!(error = %e, %job, "cannot record the end of a job");

@@ -89,6 +89,8 @@ text_enum! {
         Running = "running",
         Done = "done",
         Failed = "failed",
+        /// Stopped on request: it stored nothing.
+        Stopped = "stopped",
     }
 }
 

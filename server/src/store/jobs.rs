@@ -34,11 +34,12 @@ pub async fn create(
     Ok(id)
 }
 
-pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult<()> {
-    // progress means the job runs (and beats)
-    sqlx::query(
+pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult<bool> {
+    // progress means the job runs (and beats); the answer says whether it was asked to stop
+    let stop: Option<i64> = sqlx::query_scalar(
         "UPDATE jobs SET done = $2, total = $3, updated_at = $4, \
-         state = CASE WHEN state = $5 THEN $6 ELSE state END WHERE id = $1",
+         state = CASE WHEN state = $5 THEN $6 ELSE state END WHERE id = $1 \
+         RETURNING stop_requested",
     )
     .bind(job)
     .bind(done as i64)
@@ -46,9 +47,49 @@ pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult
     .bind(now_ms())
     .bind(JobState::Queued)
     .bind(JobState::Running)
-    .execute(&mut *db.write().await?)
+    .fetch_optional(&mut *db.write().await?)
     .await?;
-    Ok(())
+    Ok(stop.is_some_and(|s| s != 0))
+}
+
+/// The runner's move of a queued job to `running` once it has a slot: false when the job is
+/// no longer queued (stopped while it waited, or failed by the reaper) — its work must not run.
+pub async fn start(db: &Db, job: JobId) -> StoreResult<bool> {
+    Ok(
+        sqlx::query("UPDATE jobs SET state = $2, updated_at = $3 WHERE id = $1 AND state = $4")
+            .bind(job)
+            .bind(JobState::Running)
+            .bind(now_ms())
+            .bind(JobState::Queued)
+            .execute(&mut *db.write().await?)
+            .await?
+            .rows_affected()
+            == 1,
+    )
+}
+
+/// Asks a queued or running job of the study to stop: a queued one is `stopped` at once, a
+/// running one is flagged for its runner (which reads the flag with its progress writes).
+/// Returns the job's state after the request; `None` when the study has no such job, or it
+/// has ended.
+pub async fn request_stop(db: &Db, study: StudyId, job: JobId) -> StoreResult<Option<JobState>> {
+    // every expression of SET reads the row as it was
+    Ok(sqlx::query_scalar(
+        "UPDATE jobs SET stop_requested = 1, \
+         state = CASE WHEN state = $3 THEN $5 ELSE state END, \
+         message = CASE WHEN state = $3 THEN $6 ELSE message END, \
+         updated_at = CASE WHEN state = $3 THEN $7 ELSE updated_at END \
+         WHERE id = $1 AND study_id = $2 AND state IN ($3, $4) RETURNING state",
+    )
+    .bind(job)
+    .bind(study)
+    .bind(JobState::Queued)
+    .bind(JobState::Running)
+    .bind(JobState::Stopped)
+    .bind("stopped before it started: nothing stored")
+    .bind(now_ms())
+    .fetch_optional(&mut *db.write().await?)
+    .await?)
 }
 
 /// The runner's heartbeat (and the move from `queued` to `running` with `state`).
@@ -127,12 +168,15 @@ pub struct JobRecord {
     pub message: String,
     pub started_at_ms: i64,
     pub updated_at_ms: i64,
+    /// Someone asked the job to stop.
+    pub stop_requested: bool,
 }
 
 /// The study's jobs, newest first.
 pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<JobRecord>> {
     let rows = sqlx::query(
-        "SELECT id, kind, label, state, done, total, message, started_at, updated_at FROM jobs \
+        "SELECT id, kind, label, state, done, total, message, started_at, updated_at, \
+         stop_requested FROM jobs \
          WHERE study_id = $1 ORDER BY id DESC LIMIT 20",
     )
     .bind(study)
@@ -150,6 +194,7 @@ pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<JobRecord>> {
                 message: r.try_get("message")?,
                 started_at_ms: r.try_get("started_at")?,
                 updated_at_ms: r.try_get("updated_at")?,
+                stop_requested: r.try_get::<i64, _>("stop_requested")? != 0,
             })
         })
         .collect()

@@ -7,7 +7,7 @@ use crate::components::refresh::Refresh;
 use crate::components::status::ErrorBox;
 use crate::model::StudyId;
 use crate::model::{JobRow, ScoringView};
-use crate::study_api::{get_scoring, DeleteModel, RetryJob, StartScoring, StartVerify};
+use crate::study_api::{get_scoring, DeleteModel, RetryJob, StartScoring, StartVerify, StopJob};
 
 fn size(bytes: u64) -> String {
     if bytes >= 1 << 40 {
@@ -25,6 +25,7 @@ fn size(bytes: u64) -> String {
 pub fn Scoring(study: StudyId) -> impl IntoView {
     let start = ServerAction::<StartScoring>::new();
     let retry = ServerAction::<RetryJob>::new();
+    let stop = ServerAction::<StopJob>::new();
     let verify = ServerAction::<StartVerify>::new();
     let delete = ServerAction::<DeleteModel>::new();
     // jobs' progress: read again a second after each answer
@@ -35,6 +36,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
                 refresh.tick(),
                 start.version().get(),
                 retry.version().get(),
+                stop.version().get(),
                 verify.version().get(),
                 delete.version().get(),
             )
@@ -49,12 +51,13 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
                 {move || Suspend::new(async move {
                     match view_data.await {
                         Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
-                        Ok(v) => view! { <ScoringPanel study v start retry delete /> }.into_any(),
+                        Ok(v) => view! { <ScoringPanel study v start jobs=(retry, stop) delete /> }.into_any(),
                     }
                 })}
             </Transition>
             {move || start.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || retry.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            {move || stop.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || delete.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
                 <input type="file" name="model" id="model-file" accept=".arpa,.bin,.gguf" required aria-label="Model file (ARPA, binary or GGUF)" />
@@ -81,9 +84,11 @@ fn ScoringPanel(
     study: StudyId,
     v: ScoringView,
     start: ServerAction<StartScoring>,
-    retry: ServerAction<RetryJob>,
+    /// Run a job again, stop one.
+    jobs: (ServerAction<RetryJob>, ServerAction<StopJob>),
     delete: ServerAction<DeleteModel>,
 ) -> impl IntoView {
+    let actions = jobs;
     let ScoringView {
         models,
         jobs,
@@ -138,37 +143,55 @@ fn ScoringPanel(
             view! {
                 <table class="jobs" id="jobs">
                     <thead><tr><th>"job"</th><th>"progress"</th><th>"state"</th><th></th></tr></thead>
-                    <tbody>{jobs.into_iter().map(|j| job_row(study, j, retry)).collect_view()}</tbody>
+                    <tbody>{jobs.into_iter().map(|j| job_row(study, j, actions)).collect_view()}</tbody>
                 </table>
             }.into_any()
         }}
     }
 }
 
-fn job_row(study: StudyId, j: JobRow, retry: ServerAction<RetryJob>) -> impl IntoView {
+fn job_row(
+    study: StudyId,
+    j: JobRow,
+    (retry, stop): (ServerAction<RetryJob>, ServerAction<StopJob>),
+) -> impl IntoView {
     let pct = if j.total > 0 {
         j.done * 100 / j.total
     } else {
         0
     };
-    let state = if j.message.is_empty() {
-        j.state.clone()
+    let shown = if j.stopping {
+        format!("{} (stopping…)", j.state)
     } else {
-        format!("{}: {}", j.state, j.message)
+        j.state.clone()
     };
-    let failed = j.state == "failed";
+    let state = if j.message.is_empty() {
+        shown
+    } else {
+        format!("{shown}: {}", j.message)
+    };
+    let again = matches!(j.state.as_str(), "failed" | "stopped");
+    let stoppable = matches!(j.state.as_str(), "queued" | "running") && !j.stopping;
     let id = j.id;
+    let label = j.label.clone();
     view! {
         <tr class=format!("job {}", j.state)>
             <td>{j.label}</td>
             <td><progress max=j.total.max(1) value=j.done></progress>" " {format!("{}/{} ({pct}%)", j.done, j.total)}</td>
             <td class="job-state">{state}</td>
             <td>
-                {failed.then(|| view! {
+                {again.then(|| view! {
                     <ActionForm action=retry attr:class="inline">
                         <input type="hidden" name="study" value=study.get() />
                         <input type="hidden" name="job" value=id.get() />
                         <button type="submit" class="job-retry">"Run again"</button>
+                    </ActionForm>
+                })}
+                {stoppable.then(|| view! {
+                    <ActionForm action=stop attr:class="inline">
+                        <input type="hidden" name="study" value=study.get() />
+                        <input type="hidden" name="job" value=id.get() />
+                        <button type="submit" class="job-stop secondary" aria-label=format!("Stop: {label}")>"Stop"</button>
                     </ActionForm>
                 })}
             </td>

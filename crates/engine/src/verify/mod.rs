@@ -7,7 +7,7 @@
 mod command;
 mod compiler;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub use command::{TestCommand, TestOutcome, TestRun};
 pub use compiler::{Compiled, Compiler, CompilerConfig, CompilerError};
@@ -129,7 +129,7 @@ fn compile_part(
     by_bug: &[Vec<usize>],
     mine: &[usize],
     config: &CompilerConfig,
-    done: &(dyn Fn(u64) + Sync),
+    (done, halt): (&(dyn Fn(u64) + Sync), &AtomicBool),
 ) -> Vec<(usize, Check)> {
     let mut out = Vec::new();
     let mut compiler = match Compiler::start(config.clone()) {
@@ -150,6 +150,9 @@ fn compile_part(
         return out;
     };
     for &b in mine {
+        if halt.load(Ordering::Relaxed) {
+            break;
+        }
         let bug = &bugs[b];
         let (name, text, in_file) = unit(bug, bug.method);
         let original = compiler.compile(&name, &text, &[]);
@@ -193,7 +196,7 @@ fn run_tests(
     by_bug: &[Vec<usize>],
     tests: &TestCommand,
     checks: &mut [Check],
-    done: &(dyn Fn(u64) + Sync),
+    (done, halt): (&(dyn Fn(u64) + Sync), &AtomicBool),
 ) {
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
@@ -221,6 +224,9 @@ fn run_tests(
             .map_err(|e| format!("the command could not be started: {e}"))
     };
     for (b, members) in by_bug.iter().enumerate() {
+        if halt.load(Ordering::Relaxed) {
+            break;
+        }
         if members.is_empty() {
             continue;
         }
@@ -252,12 +258,14 @@ fn run_tests(
     }
 }
 
-/// Verifies every item; `progress(done, total)` is called as items finish (from any thread).
+/// Verifies every item; `progress(done, total)` is called as items finish (from any thread)
+/// and says whether to go on: once it says no, each worker stops before its next bug, and the
+/// items not reached keep an empty check.
 pub fn verify(
     bugs: &[Bug<'_>],
     items: &[Item<'_>],
     options: &Options,
-    progress: &(dyn Fn(u64, u64) + Sync),
+    progress: &(dyn Fn(u64, u64) -> bool + Sync),
 ) -> Vec<Check> {
     let mut by_bug: Vec<Vec<usize>> = vec![Vec::new(); bugs.len()];
     for (i, it) in items.iter().enumerate() {
@@ -268,9 +276,12 @@ pub fn verify(
     let phases = u64::from(options.compiler.is_some()) + u64::from(options.tests.is_some());
     let total = items.len() as u64 * phases.max(1);
     let counter = AtomicU64::new(0);
+    let halt = AtomicBool::new(false);
     let done = |n: u64| {
         let d = counter.fetch_add(n, Ordering::Relaxed) + n;
-        progress(d, total);
+        if !progress(d, total) {
+            halt.store(true, Ordering::Relaxed);
+        }
     };
     let mut checks = vec![Check::default(); items.len()];
     for (i, it) in items.iter().enumerate() {
@@ -296,9 +307,10 @@ pub fn verify(
                     .iter()
                     .filter(|p| !p.is_empty())
                     .map(|mine| {
-                        let by_bug = &by_bug;
-                        let done = &done;
-                        s.spawn(move || compile_part(bugs, items, by_bug, mine, config, done))
+                        let (by_bug, done, halt) = (&by_bug, &done, &halt);
+                        s.spawn(move || {
+                            compile_part(bugs, items, by_bug, mine, config, (done, halt))
+                        })
                     })
                     .collect();
                 handles
@@ -317,7 +329,9 @@ pub fn verify(
         }
     }
     if let Some(tests) = &options.tests {
-        run_tests(bugs, items, &by_bug, tests, &mut checks, &done);
+        if !halt.load(Ordering::Relaxed) {
+            run_tests(bugs, items, &by_bug, tests, &mut checks, (&done, &halt));
+        }
     }
     checks
 }

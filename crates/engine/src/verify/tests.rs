@@ -87,6 +87,7 @@ fn items_compile_in_their_files_and_an_uncompilable_original_is_not_held_against
     let seen = std::sync::Mutex::new(Vec::new());
     let checks = verify(&bugs, &items, &options, &|d, t| {
         seen.lock().expect("lock").push((d, t));
+        true
     });
     assert_eq!(checks[0].compiles, Some(true), "{:?}", checks[0]);
     assert_eq!(checks[0].tests_same, Some(true), "{:?}", checks[0]);
@@ -150,7 +151,7 @@ fn a_missing_jdk_and_a_slow_test_are_reported_not_fatal() {
         workers: 1,
     };
     let started = std::time::Instant::now();
-    let checks = verify(&bugs, &items, &options, &|_, _| {});
+    let checks = verify(&bugs, &items, &options, &|_, _| true);
     assert!(
         started.elapsed() < Duration::from_secs(4),
         "the group was killed"
@@ -210,7 +211,48 @@ fn a_test_command_gets_the_file_in_the_bug_encoding() {
         }),
         workers: 1,
     };
-    let checks = verify(&bugs, &items, &options, &|_, _| {});
+    let checks = verify(&bugs, &items, &options, &|_, _| true);
     assert_eq!(checks[0].compiles, Some(true), "{:?}", checks[0]);
     assert_eq!(checks[0].tests_same, Some(true), "{:?}", checks[0]);
+}
+
+/// Once the progress callback says no, no worker starts another bug: the items not reached
+/// keep an empty check.
+#[test]
+fn verifying_stops_before_the_next_bug_when_told_to() {
+    let bugs = bugs();
+    let items = [
+        Item {
+            key: "first",
+            bug: 0,
+            source: METHOD,
+        },
+        Item {
+            key: "second",
+            bug: 1,
+            source: "    int f(Missing m) {\n        return 2;\n    }",
+        },
+    ];
+    let options = Options {
+        compiler: None,
+        tests: Some(TestCommand {
+            command: "echo pass".into(),
+            timeout: Duration::from_secs(30),
+        }),
+        workers: 1,
+    };
+    let calls = AtomicU64::new(0);
+    let checks = verify(&bugs, &items, &options, &|_, _| {
+        calls.fetch_add(1, Ordering::Relaxed);
+        false
+    });
+    assert_eq!(calls.into_inner(), 1, "one item done, then no more");
+    assert_eq!(checks[0].tests_same, Some(true), "{:?}", checks[0]);
+    assert_eq!(checks[1].tests_same, None, "{:?}", checks[1]);
+    // told to go on, the same run reaches both
+    let checks = verify(&bugs, &items, &options, &|_, _| true);
+    assert!(
+        checks.iter().all(|c| c.tests_same == Some(true)),
+        "{checks:?}"
+    );
 }

@@ -6,6 +6,13 @@ use crate::service::jobs::JobKind;
 
 #[async_trait::async_trait]
 impl app::backend::StudyWorkBackend for DomainBackend {
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn stop_job(&self, actor: &User, study: StudyId, job: JobId) -> Result<(), BackendError> {
+        service::jobs::stop(&self.db, study, job)
+            .await
+            .map(|_| ())
+            .map_err(map)
+    }
     #[tracing::instrument(skip(self))]
     async fn retry_job(
         &self,
