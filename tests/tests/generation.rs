@@ -361,6 +361,43 @@ async fn stopping_jobs(store: Store) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // an n-gram scoring told to stop stores nothing either
+    let r = natstudy_tests::reference_study(&db, "R", false)
+        .await
+        .expect("study");
+    let model = natstudy::service::load_model(&app.models_dir.join("ref.arpa"))
+        .await
+        .expect("model");
+    let asked = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = asked.clone();
+    let stopped = natstudy::service::scoring::score_study(
+        &db,
+        r,
+        None,
+        Arc::new(model),
+        "ngram-stopped",
+        Default::default(),
+        false,
+        |_| {},
+        Arc::new(move || {
+            counted.fetch_add(1, Ordering::Relaxed);
+            false
+        }),
+    )
+    .await;
+    assert!(
+        stopped
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.to_string().contains("nothing stored")),
+        "{:?}",
+        stopped.map(|s| s.methods)
+    );
+    assert!(asked.load(Ordering::Relaxed) > 0);
+    let none = natstudy::service::scoring::ce_of_model(&db, r, "ngram-stopped")
+        .await
+        .expect("rows");
+    assert!(none.is_empty());
     drop(app);
     guard.drop_now(db).await;
 }

@@ -404,7 +404,10 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                 opts,
                 log10,
                 move |n| bar_len.set_length(n),
-                std::sync::Arc::new(move || bar_inc.inc(1)),
+                std::sync::Arc::new(move || {
+                    bar_inc.inc(1);
+                    true
+                }),
             )
             .await?;
             pb.finish_and_clear();

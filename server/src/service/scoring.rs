@@ -21,7 +21,8 @@ pub struct Scored {
 
 /// Scores every bug and transformation of a study with a model (on all cores) and stores the
 /// cross-entropies as that model's CE scores, replacing earlier ones. `start` is told how many
-/// methods there are; `progress` is called once per method scored.
+/// methods there are; `progress` is called once per method scored and says whether to go on:
+/// once it says no, nothing is stored (the scoring itself, seconds, runs to its end).
 pub async fn score_study(
     db: &Db,
     study: StudyId,
@@ -31,16 +32,28 @@ pub async fn score_study(
     opts: crate::engine::lm::tokenize::TokenizeOptions,
     log10: bool,
     start: impl FnOnce(u64),
-    progress: std::sync::Arc<dyn Fn() + Send + Sync>,
+    progress: std::sync::Arc<dyn Fn() -> bool + Send + Sync>,
 ) -> ServiceResult<Scored> {
     formats::results::check_name(name)
         .map_err(|why| ServiceError::Invalid(format!("model name: {why}")))?;
     let targets = store::analysis::sources(db, study).await?;
     start(targets.len() as u64);
-    let (scores, tokens) = tokio::task::spawn_blocking(move || {
-        crate::engine::lm::score::score_many(&model, &targets, opts, log10, &*progress)
+    let (scores, tokens, finished) = tokio::task::spawn_blocking(move || {
+        let go_on = std::sync::atomic::AtomicBool::new(true);
+        let (scores, tokens) =
+            crate::engine::lm::score::score_many(&model, &targets, opts, log10, &|| {
+                if !progress() {
+                    go_on.store(false, Ordering::Relaxed);
+                }
+            });
+        (scores, tokens, go_on.into_inner())
     })
     .await?;
+    if !finished {
+        return Err(ServiceError::Conflict(
+            "stopped before the end: nothing stored".into(),
+        ));
+    }
     let rows: Vec<formats::results::CeRecord> = scores
         .into_iter()
         .map(|(target, ce)| formats::results::CeRecord {
@@ -184,6 +197,7 @@ async fn score(
         .unwrap_or_else(|| "ngram".into());
     let model = models.get(file).await?;
     let (counter, size) = (counters.done.clone(), counters.total.clone());
+    let stop = counters.clone();
     let work = score_study(
         db,
         study,
@@ -195,6 +209,7 @@ async fn score(
         move |n| size.store(n, Ordering::Relaxed),
         Arc::new(move || {
             counter.fetch_add(1, Ordering::Relaxed);
+            !stop.stopping()
         }),
     );
     let scored =
