@@ -68,7 +68,7 @@ impl JobRunner {
                 async move {
                     loop {
                         tokio::time::sleep(beat).await;
-                        if let Err(e) = store::jobs::heartbeat(&db, job, None).await {
+                        if let Err(e) = store::jobs::heartbeat(&db, job).await {
                             tracing::warn!(error = %e, %job, "job heartbeat");
                         }
                     }

@@ -92,18 +92,16 @@ pub async fn request_stop(db: &Db, study: StudyId, job: JobId) -> StoreResult<Op
     .await?)
 }
 
-/// The runner's heartbeat (and the move from `queued` to `running` with `state`).
-pub async fn heartbeat(db: &Db, job: JobId, state: Option<JobState>) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE jobs SET updated_at = $2, state = COALESCE($3, state) WHERE id = $1 AND state IN ($4, $5)",
-    )
-    .bind(job)
-    .bind(now_ms())
-    .bind(state.map(JobState::as_str))
-    .bind(JobState::Queued)
-    .bind(JobState::Running)
-    .execute(&mut *db.write().await?)
-    .await?;
+/// The runner's heartbeat, while the job is queued or running (the move to `running` is
+/// [`start`]'s).
+pub async fn heartbeat(db: &Db, job: JobId) -> StoreResult<()> {
+    sqlx::query("UPDATE jobs SET updated_at = $2 WHERE id = $1 AND state IN ($3, $4)")
+        .bind(job)
+        .bind(now_ms())
+        .bind(JobState::Queued)
+        .bind(JobState::Running)
+        .execute(&mut *db.write().await?)
+        .await?;
     Ok(())
 }
 
