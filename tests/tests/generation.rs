@@ -398,6 +398,42 @@ async fn stopping_jobs(store: Store) {
         .await
         .expect("rows");
     assert!(none.is_empty());
+    // a job asked to stop while its model loaded scores nothing once loaded
+    let loading = natstudy::store::jobs::create(&db, r, None, JobKind::Score, "score", params)
+        .await
+        .expect("job");
+    assert!(natstudy::store::jobs::start(&db, loading)
+        .await
+        .expect("start"));
+    assert_eq!(
+        stop(&db, r, loading).await.expect("stop"),
+        JobState::Running
+    );
+    let models = Arc::new(natstudy::service::models::ModelCache::new(
+        app.models_dir.clone(),
+        1,
+    ));
+    natstudy::service::scoring::run_scoring(
+        db.clone(),
+        loading,
+        r,
+        None,
+        (models, "ref.arpa".into()),
+        false,
+    )
+    .await;
+    let j = natstudy::store::jobs::list(&db, r)
+        .await
+        .expect("jobs")
+        .into_iter()
+        .find(|j| j.id == loading)
+        .expect("job");
+    assert_eq!(j.state, JobState::Stopped, "{}", j.message);
+    assert!(j.message.contains("at 0 of 0"), "{}", j.message);
+    let none = natstudy::service::scoring::ce_of_model(&db, r, "ref")
+        .await
+        .expect("rows");
+    assert!(none.is_empty());
     drop(app);
     guard.drop_now(db).await;
 }

@@ -205,6 +205,17 @@ pub async fn with_progress<T>(
     out
 }
 
+/// Reads now whether the job was asked to stop (into `counters`), for work about to begin
+/// after a long step no progress write ran through (loading a model).
+pub async fn stop_asked(db: &Db, job: JobId, counters: &Counters) -> bool {
+    match store::jobs::stop_requested(db, job).await {
+        Ok(true) => counters.stop.store(true, Ordering::Relaxed),
+        Ok(false) => {}
+        Err(e) => tracing::warn!(error = %e, %job, "job stop flag"),
+    }
+    counters.stopping()
+}
+
 /// [`with_progress`] for work that ends in a result: once it succeeds, the job's row says
 /// `size(&out)` of `size(&out)` — the last tick may have read the counters before the work's
 /// last step, and a finished job reads as all done.

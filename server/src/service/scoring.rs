@@ -154,6 +154,10 @@ async fn score_neural(
 ) -> anyhow::Result<(usize, u64)> {
     let name = super::neural::default_name(path);
     let lm = Arc::new(super::neural::load(path).await?);
+    // a stop asked while the weights loaded (minutes for a large model) scores nothing
+    if super::jobs::stop_asked(db, job, counters).await {
+        anyhow::bail!("stopped before scoring");
+    }
     let (counter, size) = (counters.done.clone(), counters.total.clone());
     let stop = counters.clone();
     let unit = if log10 {
@@ -196,6 +200,9 @@ async fn score(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "ngram".into());
     let model = models.get(file).await?;
+    if super::jobs::stop_asked(db, job, counters).await {
+        anyhow::bail!("stopped before scoring");
+    }
     let (counter, size) = (counters.done.clone(), counters.total.clone());
     let stop = counters.clone();
     let work = score_study(

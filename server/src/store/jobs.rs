@@ -52,6 +52,15 @@ pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult
     Ok(stop.is_some_and(|s| s != 0))
 }
 
+/// Whether someone asked the job to stop.
+pub async fn stop_requested(db: &Db, job: JobId) -> StoreResult<bool> {
+    let flag: Option<i64> = sqlx::query_scalar("SELECT stop_requested FROM jobs WHERE id = $1")
+        .bind(job)
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(flag.is_some_and(|f| f != 0))
+}
+
 /// The runner's move of a queued job to `running` once it has a slot: false when the job is
 /// no longer queued (stopped while it waited, or failed by the reaper) — its work must not run.
 pub async fn start(db: &Db, job: JobId) -> StoreResult<bool> {
