@@ -621,3 +621,24 @@ pub fn test_vote(token: &str, cr: u8, cc: u8, time_secs: Option<f64>) -> natstud
     };
     natstudy::domain::Vote::parse(form, natstudy::db::now_ms()).expect("a valid test vote")
 }
+
+/// A scoring told to stop: its result is the stopped error, and nothing is stored under its
+/// model's name.
+pub async fn assert_stopped_storing_nothing<T: std::fmt::Debug>(
+    db: &Db,
+    study: StudyId,
+    model: &str,
+    result: &natstudy::service::ServiceResult<T>,
+) {
+    assert!(
+        result
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.to_string().contains("nothing stored")),
+        "{result:?}"
+    );
+    let rows = natstudy::service::scoring::ce_of_model(db, study, model)
+        .await
+        .expect("rows");
+    assert!(rows.is_empty(), "{model}: {} rows stored", rows.len());
+}

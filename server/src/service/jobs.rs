@@ -205,6 +205,11 @@ pub async fn with_progress<T>(
     out
 }
 
+/// The error of work that stopped on request before its end, having stored nothing.
+pub fn stopped() -> super::ServiceError {
+    super::ServiceError::Conflict("stopped before the end: nothing stored".into())
+}
+
 /// Reads now whether the job was asked to stop (into `counters`), for work about to begin
 /// after a long step no progress write ran through (loading a model).
 pub async fn stop_asked(db: &Db, job: JobId, counters: &Counters) -> bool {

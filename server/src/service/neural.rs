@@ -258,9 +258,7 @@ pub async fn score_study(
             })
             .map_err(|e| ServiceError::Invalid(e.to_string()))?;
         if !go_on {
-            return Err(ServiceError::Conflict(
-                "stopped before the end: nothing stored".into(),
-            ));
+            return Err(super::jobs::stopped());
         }
         // a method of fewer than two tokens has no score
         let rows = targets

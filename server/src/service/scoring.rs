@@ -50,9 +50,7 @@ pub async fn score_study(
     })
     .await?;
     if !finished {
-        return Err(ServiceError::Conflict(
-            "stopped before the end: nothing stored".into(),
-        ));
+        return Err(super::jobs::stopped());
     }
     let rows: Vec<formats::results::CeRecord> = scores
         .into_iter()

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{ServiceError, ServiceResult};
+use super::ServiceResult;
 use crate::engine::verify::{self, Check, Options};
 use crate::ids::StudyId;
 use crate::store;
@@ -106,9 +106,7 @@ pub async fn run(
     })
     .await?;
     if !finished {
-        return Err(ServiceError::Conflict(
-            "stopped before the end: nothing stored".into(),
-        ));
+        return Err(super::jobs::stopped());
     }
     let rows: Vec<_> = items
         .iter()
