@@ -4,7 +4,8 @@
 //! answers slower than the interval (a loaded machine, a slow link), the resource always has a
 //! read queued behind the one in flight: it is never done loading, so a `Transition` never
 //! shows a new value and the page stays on what it first showed (a finished job reading
-//! "running"). Here one timer at a time asks for the next read, armed when a read answers.
+//! "running"). Here one timer at a time asks for the next read, armed when a read answers and
+//! cleared when one starts.
 
 use std::time::Duration;
 
@@ -41,8 +42,15 @@ impl Refresh {
         self.tick.get()
     }
 
-    /// A read (a resource's fetcher), the next one asked `period` after it answers.
+    /// A read (a resource's fetcher), the next one asked `period` after it answers. A timer
+    /// armed before is cleared as the read starts: a resource runs its reads one after the
+    /// other, and a tick while one is under way would queue the next behind it. (A read that
+    /// starts for another reason — an action done, its version in the resource's source —
+    /// would otherwise leave the timer of the answer before it to fire mid-read; from then on
+    /// each read is queued behind the last, the resource is never done loading, and the
+    /// `Transition` shows nothing new again.)
     pub async fn read<T>(self, read: impl std::future::Future<Output = T>) -> T {
+        self.arm(None);
         let answer = read.await;
         self.answered();
         answer

@@ -174,6 +174,18 @@ fn job_row(
     let stoppable = matches!(j.state.as_str(), "queued" | "running") && !j.stopping;
     let id = j.id;
     let label = j.label.clone();
+    // a click is answered at once, before the server is (a slow link takes seconds): the
+    // button says what it is doing and takes no second click meanwhile — a second "Run again"
+    // would start a second job
+    let stopping = move || {
+        stop.input()
+            .with(|i| i.as_ref().is_some_and(|i| i.job == id))
+    };
+    let starting = move || {
+        retry
+            .input()
+            .with(|i| i.as_ref().is_some_and(|i| i.job == id))
+    };
     view! {
         <tr class=format!("job {}", j.state)>
             <td>{j.label}</td>
@@ -184,14 +196,18 @@ fn job_row(
                     <ActionForm action=retry attr:class="inline">
                         <input type="hidden" name="study" value=study.get() />
                         <input type="hidden" name="job" value=id.get() />
-                        <button type="submit" class="job-retry">"Run again"</button>
+                        <button type="submit" class="job-retry" disabled=starting aria-busy=move || starting().to_string()>
+                            {move || if starting() { "Starting…" } else { "Run again" }}
+                        </button>
                     </ActionForm>
                 })}
                 {stoppable.then(|| view! {
                     <ActionForm action=stop attr:class="inline">
                         <input type="hidden" name="study" value=study.get() />
                         <input type="hidden" name="job" value=id.get() />
-                        <button type="submit" class="job-stop secondary" aria-label=format!("Stop: {label}")>"Stop"</button>
+                        <button type="submit" class="job-stop secondary" aria-label=format!("Stop: {label}") disabled=stopping aria-busy=move || stopping().to_string()>
+                            {move || if stopping() { "Stopping…" } else { "Stop" }}
+                        </button>
                     </ActionForm>
                 })}
             </td>
