@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use fantoccini::Locator;
 use natstudy::ids::StudyId;
+use natstudy::service::jobs::JobKind;
+use natstudy::store::JobState;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
 
@@ -630,7 +632,8 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
 }
 
 /// The admin's study page (monitor, batches, invites, participants, the generator, uploads,
-/// the models with a long name and the warning that one is too big to score, members) fits a
+/// the models with a long name and the warning that one is too big to score, background jobs
+/// with their buttons — the running one stopped from the keyboard on the phone —, members) fits a
 /// phone's width and a laptop's: nothing makes the page scroll sideways (wide tables scroll
 /// inside their own box). NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
 #[tokio::test]
@@ -650,6 +653,15 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         &app.models_dir
             .join("starcoder2_15b_instruct_v0_1_converted_by_hand_for_natstudy_scoring"),
     );
+    // background jobs with their buttons: one running, one failed
+    scoring_job(&db, study, "ref.arpa", None).await;
+    scoring_job(
+        &db,
+        study,
+        "ref.arpa",
+        Some((JobState::Failed, "model ref.arpa: not found")),
+    )
+    .await;
     let b = Browser::start().await.expect("browser");
     b.open_as(
         &app.base,
@@ -667,6 +679,18 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         b.wait_contains("#invites", "open").await;
         b.wait_contains("#models .model-too-big", "more than the server's")
             .await;
+        b.wait_contains("#jobs", "Run again").await;
+        if w < 500 {
+            // on the phone, from the keyboard: the running job's Stop, focused, and Enter
+            b.client
+                .find(Locator::Css("#jobs button.job-stop"))
+                .await
+                .expect("Stop")
+                .send_keys("\u{E007}")
+                .await
+                .expect("Enter");
+            b.wait_contains("#jobs", "running (stopping…)").await;
+        }
         if let Ok(dir) = std::env::var("NATSTUDY_SCREENSHOTS") {
             let png = b.client.screenshot().await.expect("screenshot");
             std::fs::write(
@@ -697,7 +721,10 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
 /// interval: over a link slower than the scoring panel's second (every request 1.5 s late), a
 /// model put in the models folder still shows there. (With a 1 s interval a read was always
 /// queued behind the one in flight, the panel never done loading, and it stayed on its first
-/// answer — a job that had ended read "running" for good.)
+/// answer — a job that had ended read "running" for good.) A job's Stop and Run again say so
+/// at once, and the panel shows the server's answer after them: a read started by the action
+/// (not by the timer) left the timer of the answer before it to fire mid-read, and from then
+/// on the panel was frozen again.
 #[tokio::test]
 async fn live_panels_keep_up_over_a_link_slower_than_their_refresh() {
     let (db, guard, app, study) = ritas_study("Slow").await;
@@ -719,6 +746,99 @@ async fn live_panels_keep_up_over_a_link_slower_than_their_refresh() {
     )
     .expect("model in the folder");
     b.wait_contains("#score-model", "slow-link.arpa").await;
+    // a job's Stop and Run again answer the click at once, long before the link does: the
+    // button says what it is doing and takes no second click (a second Run again would start
+    // a second job)
+    let running = scoring_job(&db, study, "slow-link.arpa", None).await;
+    b.wait_contains("#jobs", "score with slow-link.arpa").await;
+    b.click("#jobs button.job-stop").await.expect("stop");
+    answered_at_once(&b, "#jobs button.job-stop", "Stopping…", "(stopping…)").await;
+    b.wait_contains("#jobs .job-state", "running (stopping…)")
+        .await;
+    assert!(
+        natstudy::store::jobs::list(&db, study)
+            .await
+            .expect("jobs")
+            .iter()
+            .any(|j| j.id == running && j.stop_requested),
+        "the stop reached the server"
+    );
+    natstudy::store::jobs::finish(
+        &db,
+        running,
+        JobState::Stopped,
+        "stopped on request: nothing stored",
+    )
+    .await
+    .expect("stopped");
+    b.wait_contains("#jobs .job-state", "nothing stored").await;
+    b.click("#jobs button.job-retry").await.expect("run again");
+    answered_at_once(&b, "#jobs button.job-retry", "Starting…", "done").await;
+    b.wait_for_job("done", std::time::Duration::from_secs(60))
+        .await;
+    assert_eq!(
+        natstudy::store::jobs::list(&db, study)
+            .await
+            .expect("jobs")
+            .len(),
+        2,
+        "one click, one more job"
+    );
     b.close().await;
     guard.drop_now(db).await;
+}
+
+/// A scoring job of the study with `model`, as the runner leaves it: running, or ended as
+/// `end` says. Nothing runs it.
+async fn scoring_job(
+    db: &natstudy::store::Db,
+    study: StudyId,
+    model: &str,
+    end: Option<(JobState, &str)>,
+) -> natstudy::ids::JobId {
+    let params = serde_json::json!({ "model": model, "log10": false }).to_string();
+    let label = format!("score with {model}");
+    let job = natstudy::store::jobs::create(db, study, None, JobKind::Score, &label, &params)
+        .await
+        .expect("job");
+    assert!(natstudy::store::jobs::start(db, job).await.expect("start"));
+    if let Some((state, message)) = end {
+        natstudy::store::jobs::finish(db, job, state, message)
+            .await
+            .expect("end");
+    }
+    job
+}
+
+/// Right after a click on `button`: it reads `busy` and is disabled while the page's jobs do
+/// not yet read `answer` (the server's answer, seconds away over the slow link).
+async fn answered_at_once(b: &Browser, button: &str, busy: &str, answer: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let seen = b
+            .client
+            .execute(
+                "const e = document.querySelector(arguments[0]); \
+                 const s = document.querySelector('#jobs .job-state'); \
+                 return [e ? e.textContent.trim() : '', !!(e && e.disabled), s ? s.textContent : ''];",
+                vec![button.into()],
+            )
+            .await
+            .expect("js");
+        let text = seen[0].as_str().unwrap_or_default();
+        let state = seen[2].as_str().unwrap_or_default();
+        if text == busy {
+            assert_eq!(seen[1], true, "{button} reads {busy:?} but takes clicks");
+            assert!(
+                !state.contains(answer),
+                "the server answered before the button did: {state:?}"
+            );
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{button} never read {busy:?}; it reads {text:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
