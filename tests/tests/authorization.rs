@@ -3,10 +3,13 @@
 //! participant, anonymous) × every spelling of the study's id (plain, percent-encoded, `+1`,
 //! `01`, overlong, negative). Authorisation is decided on the decoded, typed id: a spelling the
 //! router decodes to the study is that study, and nobody outside it reads or writes anything
-//! of it, whatever the path looked like. On SQLite and PostgreSQL.
+//! of it, whatever the path looked like. The writes beside the reads: a model upload, stopping a
+//! job and running one again. On SQLite and PostgreSQL.
 
 use natstudy::ids::StudyId;
+use natstudy::service::jobs::JobKind;
 use natstudy::store::members::MemberRole;
+use natstudy::store::JobState;
 use natstudy_tests::{fresh_db, on_both_stores, participants, Role, Store, TestApp};
 use reqwest::StatusCode;
 
@@ -105,6 +108,37 @@ async fn matrix(store: Store) {
         (Who::Participant, participant),
         (Who::Anonymous, app.client()),
     ];
+
+    // the study's background jobs: a tiny model to run them again with
+    std::fs::write(
+        app.models_dir.join("jobs.arpa"),
+        "\\data\\\nngram 1=2\n\n\\1-grams:\n-1\t<s>\n-1\t</s>\n\n\\end\\\n",
+    )
+    .expect("model");
+    let job_params = r#"{"model":"jobs.arpa","log10":false}"#;
+    let new_job =
+        || natstudy::store::jobs::create(&app.db, study, None, JobKind::Score, "score", job_params);
+    let job_state = |job| {
+        let db = app.db.clone();
+        async move {
+            natstudy::store::jobs::get(&db, study, job)
+                .await
+                .expect("jobs")
+                .expect("job")
+                .1
+        }
+    };
+    // (the jobs list shows the latest 20)
+    let jobs_count = || {
+        let db = app.db.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM jobs WHERE study_id = $1")
+                .bind(study)
+                .fetch_one(&db.pool)
+                .await
+                .expect("jobs")
+        }
+    };
 
     let mut failures = Vec::new();
     for (id, is_study) in spellings(study) {
@@ -231,6 +265,56 @@ async fn matrix(store: Store) {
                         "{who:?} POST {f} {body}: {status} (allowed: {allowed})"
                     ));
                 }
+            }
+            // the study's jobs: stopping a queued one and running a stopped one again write
+            // something only for the study's staff; the job's own id is decoded and typed too
+            let queued = new_job().await.expect("job");
+            // (the form as written, like the other server functions': the spelling is the
+            // field's encoded value)
+            let form = |job: String| format!("study={id}&job={job}");
+            let r = c
+                .post(app.url("/api/studies/jobs/stop"))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(form(format!("0{queued}")))
+                .send()
+                .await
+                .expect("stop");
+            let status = r.status();
+            let state = job_state(queued).await;
+            if allowed && !(status.is_success() && state == JobState::Stopped) {
+                failures.push(format!(
+                    "{who:?} stop job {queued} of {id}: {status}, {state:?}; expected stopped"
+                ));
+            }
+            if refused && (status.is_success() || state != JobState::Queued) {
+                failures.push(format!(
+                    "{who:?} stop job {queued} of {id}: {status}, {state:?}; expected a refusal"
+                ));
+            }
+            if state == JobState::Queued {
+                natstudy::service::jobs::stop(&app.db, study, queued)
+                    .await
+                    .expect("stopped by the test");
+            }
+            let before = jobs_count().await;
+            let r = c
+                .post(app.url("/api/studies/jobs/retry"))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(form(queued.to_string()))
+                .send()
+                .await
+                .expect("retry");
+            let status = r.status();
+            let added = jobs_count().await - before;
+            if allowed && !(status.is_success() && added == 1) {
+                failures.push(format!(
+                    "{who:?} retry job {queued} of {id}: {status}, {added} jobs added; expected 1"
+                ));
+            }
+            if refused && (status.is_success() || added != 0) {
+                failures.push(format!(
+                    "{who:?} retry job {queued} of {id}: {status}, {added} jobs added; expected a refusal"
+                ));
             }
         }
     }
