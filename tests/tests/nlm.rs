@@ -418,7 +418,6 @@ async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
 /// the panic it caught, no exit 101.
 #[test]
 fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
-    use std::process::Command;
     let tmp = tempfile::tempdir().expect("dir");
     let (data, model) = (tmp.path().join("data"), tmp.path().join("cut"));
     let reference = reference_dir().join("nlm/models/gptneo");
@@ -432,14 +431,7 @@ fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
     .expect("json");
     t["model"]["continuing_subword_prefix"] = "(".into();
     std::fs::write(model.join("tokenizer.json"), t.to_string()).expect("write");
-    let natstudy = |args: &[&str]| {
-        Command::new(natstudy_tests::natstudy_bin().expect("binary"))
-            .arg("--data-dir")
-            .arg(&data)
-            .args(args)
-            .output()
-            .expect("run")
-    };
+    let natstudy = |args: &[&str]| natstudy_in(&data, args);
     assert!(natstudy(&["study", "create", "S"]).status.success());
     let m = model.display().to_string();
     let out = natstudy(&["lm", "score", "--model", &m, "--study", "S"]);
@@ -450,4 +442,60 @@ fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// GGUF files crafted so that candle's reader panics on them (an alignment of 0 divides by
+/// zero; the reference file with its embedding's dimensions patched to 2³² × 2³², a product
+/// that overflows): `natstudy lm score` fails with one error naming the file — no "thread …
+/// panicked" line from the panic it caught, no exit 101.
+#[test]
+fn a_gguf_file_the_reader_panics_on_is_one_clear_error() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let data = tmp.path().join("data");
+    // a version 3 header with one metadata entry, general.alignment: u32 0, and no tensors
+    let mut alignment = b"GGUF".to_vec();
+    alignment.extend_from_slice(&3u32.to_le_bytes());
+    alignment.extend_from_slice(&0u64.to_le_bytes());
+    alignment.extend_from_slice(&1u64.to_le_bytes());
+    let key = b"general.alignment";
+    alignment.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    alignment.extend_from_slice(key);
+    alignment.extend_from_slice(&4u32.to_le_bytes());
+    alignment.extend_from_slice(&0u32.to_le_bytes());
+    let mut dims = std::fs::read(gguf("llama-q8_0.gguf")).expect("read");
+    let name = b"token_embd.weight";
+    let mut needle = (name.len() as u64).to_le_bytes().to_vec();
+    needle.extend_from_slice(name);
+    let at = dims
+        .windows(needle.len())
+        .position(|w| w == needle.as_slice())
+        .expect("the embedding's tensor info")
+        + needle.len();
+    assert_eq!(dims[at..at + 4], 2u32.to_le_bytes(), "two dimensions");
+    for d in 0..2 {
+        let from = at + 4 + 8 * d;
+        dims[from..from + 8].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    }
+    let natstudy = |args: &[&str]| natstudy_in(&data, args);
+    assert!(natstudy(&["study", "create", "S"]).status.success());
+    for (file, bytes) in [("alignment.gguf", alignment), ("dims.gguf", dims)] {
+        let p = tmp.path().join(file);
+        std::fs::write(&p, bytes).expect("write");
+        let m = p.display().to_string();
+        let out = natstudy(&["lm", "score", "--model", &m, "--study", "S"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+        assert!(stderr.contains(file), "{file}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{file}: {stderr}");
+    }
+}
+
+/// `natstudy --data-dir DATA ARGS…`, run to its end.
+fn natstudy_in(data: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(natstudy_tests::natstudy_bin().expect("binary"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("run")
 }

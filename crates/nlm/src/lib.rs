@@ -14,6 +14,7 @@ mod config;
 mod families;
 mod folder;
 pub mod gguf;
+mod guard;
 mod load;
 pub mod masked;
 pub mod tokenizer;

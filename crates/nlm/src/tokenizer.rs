@@ -3,18 +3,11 @@
 //! a `continuing_subword_prefix` that cuts a byte-level token inside a character and a
 //! `Precompiled` normalizer of garbage bytes panic while the file is parsed; a template that
 //! names a special token it does not list panics when a text is encoded. Every call into the
-//! crate here runs under `catch_unwind`: a panic is an error naming the file, not a dead job
-//! or command — and not a "thread … panicked" line on stderr before that error: the process's
-//! panic hook, wrapped once, keeps quiet about a panic the guard catches and reports every
-//! other panic as it did.
+//! crate here runs under [`crate::guard`]: a panic is an error naming the file, printed once.
 //!
 //! The file's own truncation and padding are dropped: transformers' `tokenize` and its
 //! fill-mask pipeline apply neither, where the crate's `encode` would cut a method to the
 //! file's length and pad it with tokens that would then be scored.
-
-use std::cell::Cell;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Once;
 
 use crate::{NlmError, NlmResult};
 
@@ -94,39 +87,9 @@ impl Tokenizer {
 
 /// `f`, a panic in it an error naming `source`, what was being done and the panic's message.
 fn guard<T>(source: &str, doing: &str, f: impl FnOnce() -> T) -> NlmResult<T> {
-    quiet_when_guarded();
-    let outer = GUARDED.replace(true);
-    let out = catch_unwind(AssertUnwindSafe(f));
-    GUARDED.set(outer);
-    out.map_err(|p| {
-        let why = p
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| p.downcast_ref::<&str>().copied())
-            .unwrap_or("no message");
+    crate::guard::guard(f, |why| {
         NlmError::Tokenizer(format!(
             "{source}: the tokenizers library failed {doing}: {why}"
         ))
     })
-}
-
-thread_local! {
-    /// Whether this thread runs a guarded call (a panic here becomes the guard's error).
-    static GUARDED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Wraps the process's panic hook, once, in one that says nothing of a panic in a guarded
-/// call (its message is in the error the guard returns) and hands every other panic to the
-/// hook that was there. A hook set later replaces this one; guarded panics are then reported
-/// twice, as before, and nothing else changes.
-fn quiet_when_guarded() {
-    static WRAPPED: Once = Once::new();
-    WRAPPED.call_once(|| {
-        let report = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !GUARDED.get() {
-                report(info)
-            }
-        }));
-    });
 }

@@ -313,12 +313,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn quiet_on_broken_pipe() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let message = payload
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| payload.downcast_ref::<&str>().copied())
-            .unwrap_or("");
+        let message = info.payload_as_str().unwrap_or("");
         if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
             std::process::exit(0);
         }

@@ -100,17 +100,12 @@ pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
 /// Runs a reader of a GGUF file that may be hostile: candle's reader bounds what a header
 /// declares, but a few crafted values make it panic, and such a panic is this file's error.
 fn guarded<T>(path: &Path, f: impl FnOnce() -> NlmResult<T>) -> NlmResult<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(NlmError::Model(format!(
+    crate::guard::guard(f, |why| {
+        NlmError::Model(format!(
             "{}: a malformed GGUF file (its reader failed: {why})",
             path.display()
-        )))
-    })
+        ))
+    })?
 }
 
 fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
