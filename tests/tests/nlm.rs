@@ -431,10 +431,11 @@ fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
     .expect("json");
     t["model"]["continuing_subword_prefix"] = "(".into();
     std::fs::write(model.join("tokenizer.json"), t.to_string()).expect("write");
-    let natstudy = |args: &[&str]| natstudy_in(&data, args);
-    assert!(natstudy(&["study", "create", "S"]).status.success());
+    assert!(natstudy_in(&data, &["study", "create", "S"])
+        .status
+        .success());
     let m = model.display().to_string();
-    let out = natstudy(&["lm", "score", "--model", &m, "--study", "S"]);
+    let out = natstudy_in(&data, &["lm", "score", "--model", &m, "--study", "S"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -476,13 +477,14 @@ fn a_gguf_file_the_reader_panics_on_is_one_clear_error() {
         let from = at + 4 + 8 * d;
         dims[from..from + 8].copy_from_slice(&(1u64 << 32).to_le_bytes());
     }
-    let natstudy = |args: &[&str]| natstudy_in(&data, args);
-    assert!(natstudy(&["study", "create", "S"]).status.success());
+    assert!(natstudy_in(&data, &["study", "create", "S"])
+        .status
+        .success());
     for (file, bytes) in [("alignment.gguf", alignment), ("dims.gguf", dims)] {
         let p = tmp.path().join(file);
         std::fs::write(&p, bytes).expect("write");
         let m = p.display().to_string();
-        let out = natstudy(&["lm", "score", "--model", &m, "--study", "S"]);
+        let out = natstudy_in(&data, &["lm", "score", "--model", &m, "--study", "S"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
         assert!(stderr.contains(file), "{file}: {stderr}");
