@@ -300,7 +300,14 @@ async fn matrix(store: Store) {
             let r = c
                 .post(app.url("/api/studies/jobs/retry"))
                 .header("content-type", "application/x-www-form-urlencoded")
-                .body(form(queued.to_string()))
+                // the job's id percent-encoded, every digit
+                .body(form(
+                    queued
+                        .to_string()
+                        .bytes()
+                        .map(|b| format!("%{b:02X}"))
+                        .collect(),
+                ))
                 .send()
                 .await
                 .expect("retry");

@@ -237,6 +237,20 @@ async fn the_scoring_job_runs_a_model_folder() {
     assert_eq!(view["models"][0]["memory"], llama.expect("folder"));
     assert_eq!(view["models"][1]["memory"], q4.expect("gguf"));
     assert!(view["memory_free"].as_u64().is_some_and(|f| f > 1 << 20));
+    // a job asked to stop while its model loads ends stopped and stores nothing; the load
+    // itself, told to stop, ends before its next tensor
+    for model in ["tiny-llama", "tiny-q4.gguf"] {
+        stopped_while_loading(&app, &db, study, model).await;
+        let told = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let e = natstudy::service::neural::load_until(&app.models_dir.join(model), told)
+            .await
+            .err();
+        assert!(
+            e.as_ref()
+                .is_some_and(|e| e.to_string().contains("nothing stored")),
+            "{model}: {e:?}"
+        );
+    }
     for (model, name) in [("tiny-llama", "tiny-llama"), ("tiny-q4.gguf", "tiny-q4")] {
         scoring_job(&c, &app, &db, study, model).await;
         let rows = natstudy::service::scoring::ce_of_model(&db, study, name)
@@ -245,6 +259,49 @@ async fn the_scoring_job_runs_a_model_folder() {
         assert_eq!(rows.len(), 357, "{model}");
     }
     guard.drop_now(db).await;
+}
+
+/// Runs a scoring job with `model` that was asked to stop as it started: it ends stopped
+/// before scoring anything, and nothing is stored under the model's name.
+async fn stopped_while_loading(
+    app: &natstudy_tests::TestApp,
+    db: &natstudy::store::Db,
+    study: natstudy::ids::StudyId,
+    model: &str,
+) {
+    use natstudy::service::jobs::JobKind;
+    use natstudy::store::JobState;
+    let params = serde_json::json!({ "model": model, "log10": false }).to_string();
+    let job = natstudy::store::jobs::create(db, study, None, JobKind::Score, "score", &params)
+        .await
+        .expect("job");
+    assert!(natstudy::store::jobs::start(db, job).await.expect("start"));
+    let state = natstudy::service::jobs::stop(db, study, job).await;
+    assert_eq!(state.expect("stop"), JobState::Running);
+    let models = std::sync::Arc::new(natstudy::service::models::ModelCache::new(
+        app.models_dir.clone(),
+        1,
+    ));
+    natstudy::service::scoring::run_scoring(
+        db.clone(),
+        job,
+        study,
+        None,
+        (models, model.into()),
+        false,
+    )
+    .await;
+    let jobs = natstudy::store::jobs::list(db, study).await.expect("jobs");
+    let j = jobs.into_iter().find(|j| j.id == job).expect("job");
+    assert_eq!(j.state, JobState::Stopped, "{model}: {}", j.message);
+    assert!(
+        j.message.contains("nothing stored"),
+        "{model}: {}",
+        j.message
+    );
+    let name = natstudy::service::neural::default_name(&app.models_dir.join(model));
+    let rows = natstudy::service::scoring::ce_of_model(db, study, &name).await;
+    assert!(rows.expect("rows").is_empty(), "{model}");
 }
 
 /// Starts the study page's scoring job with `model` and waits until it is done.

@@ -85,15 +85,16 @@ pub(super) fn score_sentence(
 }
 
 /// Cross-entropy of every (target, source), in order — bits per token, or −log10 per token
-/// with `log10` — scored on all cores (rayon); `progress` is called once per method. Also the number of
-/// tokens scored (`</s>` included).
+/// with `log10` — scored on all cores (rayon); `progress` is called once per method scored and
+/// says whether to go on: once it says no, each thread stops after the method it is on, and
+/// the result is `None`. Also the number of tokens scored (`</s>` included).
 pub fn score_many(
     model: &super::Scorer,
     targets: &[(String, String)],
     opts: super::tokenize::TokenizeOptions,
     log10: bool,
-    progress: &(dyn Fn() + Sync),
-) -> (Vec<(String, f64)>, u64) {
+    progress: &(dyn Fn() -> bool + Sync),
+) -> Option<(Vec<(String, f64)>, u64)> {
     use rayon::prelude::*;
     let results: Vec<((String, f64), u64)> = targets
         .par_iter()
@@ -106,10 +107,9 @@ pub fn score_many(
             } else {
                 score.bits_per_token()
             };
-            progress();
-            ((target.clone(), h), score.token_log10.len() as u64)
+            progress().then(|| ((target.clone(), h), score.token_log10.len() as u64))
         })
-        .collect();
+        .collect::<Option<_>>()?;
     let total = results.iter().map(|r| r.1).sum();
-    (results.into_iter().map(|r| r.0).collect(), total)
+    Some((results.into_iter().map(|r| r.0).collect(), total))
 }

@@ -41,7 +41,17 @@ pub enum NlmError {
     Tokenizer(String),
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
+    /// A load's [`Stop`] said to stop before the weights were all read.
+    #[error("stopped while the weights loaded")]
+    Stopped,
 }
+
+/// Asked before each tensor a load reads (a large model's load takes minutes): `true` ends the
+/// load with [`NlmError::Stopped`], reading nothing further.
+pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+
+/// A [`Stop`] that never stops.
+const NEVER: Stop<'static> = &|| false;
 
 #[cfg(test)]
 mod tests {
@@ -192,16 +202,31 @@ impl CausalLm {
     /// Loads a model — a Hugging Face folder or a GGUF file (its projections packed) — on a
     /// device.
     pub fn load_on(path: &Path, device: Device) -> NlmResult<CausalLm> {
+        Self::load_until(path, device, NEVER)
+    }
+
+    /// [`CausalLm::load_on`], asking `stop` before each tensor it reads: once it says yes,
+    /// the load ends with [`NlmError::Stopped`] (a job stopped while its model loads).
+    pub fn load_until(path: &Path, device: Device, stop: Stop) -> NlmResult<CausalLm> {
         if gguf::is_gguf(path) {
-            Self::load_gguf(path, device, gguf::Packing::Packed)
+            Self::gguf(path, device, gguf::Packing::Packed, stop)
         } else {
-            Self::load_folder(path, device)
+            Self::folder(path, device, stop)
         }
     }
 
     /// Loads a GGUF file (the llama family) on a device, its projections held as `packing` says.
     pub fn load_gguf(path: &Path, device: Device, packing: gguf::Packing) -> NlmResult<CausalLm> {
-        let g = gguf::load(path, &device, packing)?;
+        Self::gguf(path, device, packing, NEVER)
+    }
+
+    fn gguf(
+        path: &Path,
+        device: Device,
+        packing: gguf::Packing,
+        stop: Stop,
+    ) -> NlmResult<CausalLm> {
+        let g = gguf::load(path, &device, packing, stop)?;
         Ok(CausalLm {
             family: g.config.family,
             max_len: g.config.max_len,
@@ -214,9 +239,13 @@ impl CausalLm {
 
     /// Loads a Hugging Face model folder on a device.
     pub fn load_folder(dir: &Path, device: Device) -> NlmResult<CausalLm> {
+        Self::folder(dir, device, NEVER)
+    }
+
+    fn folder(dir: &Path, device: Device, stop: Stop) -> NlmResult<CausalLm> {
         let config = config::Config::read(dir)?;
         let tokenizer = folder::tokenizer(dir)?;
-        let vb = load::weights(dir, &device)?;
+        let vb = load::weights(dir, &device, stop)?;
         let model = families::Model::new(&config, vb)?;
         Ok(CausalLm {
             family: config.family,

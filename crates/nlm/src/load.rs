@@ -22,11 +22,11 @@ use crate::{NlmError, NlmResult};
 /// The most a safetensors header may take (the format's own limit).
 const MAX_HEADER: u64 = 100_000_000;
 
-pub fn weights(dir: &Path, device: &Device) -> NlmResult<VarBuilder<'static>> {
+/// The folder's weights, `stop` asked before each tensor is read ([`crate::Stop`]).
+pub fn weights(dir: &Path, device: &Device, stop: crate::Stop) -> NlmResult<VarBuilder<'static>> {
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
     for f in files(dir)? {
-        read_file(&f, device, &mut tensors)
-            .map_err(|e| NlmError::Model(format!("{}: {e}", f.display())))?;
+        read_file(&f, device, &mut tensors, stop)?;
     }
     Ok(VarBuilder::from_backend(
         Box::new(TakeOnce(Mutex::new(tensors))),
@@ -196,29 +196,35 @@ fn float(name: &str, dtype: Dtype) -> Result<DType, String> {
     })
 }
 
-/// Reads every tensor of one safetensors file into `into`, as f32 on `device`.
+/// Reads every tensor of one safetensors file into `into`, as f32 on `device`, unless `stop`
+/// says to stop before one.
 fn read_file(
     path: &Path,
     device: &Device,
     into: &mut HashMap<String, Tensor>,
-) -> Result<(), String> {
-    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let (meta, start) = header(&mut file)?;
+    stop: crate::Stop,
+) -> NlmResult<()> {
+    let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
+    let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
+    let (meta, start) = header(&mut file).map_err(at)?;
     let mut by_offset: Vec<(String, &safetensors::tensor::TensorInfo)> =
         meta.tensors().into_iter().collect();
     by_offset.sort_by_key(|(_, info)| info.data_offsets.0);
     let mut bytes = Vec::new();
     for (name, info) in by_offset {
-        let dtype = float(&name, info.dtype)?;
+        if stop() {
+            return Err(NlmError::Stopped);
+        }
+        let dtype = float(&name, info.dtype).map_err(at)?;
         let (from, to) = info.data_offsets;
         bytes.clear();
         bytes.resize(to - from, 0);
         file.seek(SeekFrom::Start(start + from as u64))
-            .map_err(|e| e.to_string())?;
-        file.read_exact(&mut bytes).map_err(|e| e.to_string())?;
+            .map_err(|e| at(e.to_string()))?;
+        file.read_exact(&mut bytes).map_err(|e| at(e.to_string()))?;
         let t = Tensor::from_raw_buffer(&bytes, dtype, &info.shape, device)
             .and_then(|t| t.to_dtype(DType::F32))
-            .map_err(|e| format!("tensor `{name}`: {e}"))?;
+            .map_err(|e| at(format!("tensor `{name}`: {e}")))?;
         into.insert(name, t);
     }
     Ok(())
@@ -253,7 +259,7 @@ mod tests {
             &data,
         ));
         let mut got = HashMap::new();
-        read_file(f.path(), &Device::Cpu, &mut got).expect("read");
+        read_file(f.path(), &Device::Cpu, &mut got, &|| false).expect("read");
         let a: Vec<f32> = got["a"].to_vec1().expect("a");
         assert_eq!(a, vec![1.5, -2.0, 3.25]);
         let b: Vec<f32> = got["b"].to_vec1().expect("b");
@@ -284,8 +290,9 @@ mod tests {
         ];
         for (bytes, want) in cases {
             let f = write(&bytes);
-            let e = read_file(f.path(), &Device::Cpu, &mut HashMap::new())
+            let e = read_file(f.path(), &Device::Cpu, &mut HashMap::new(), &|| false)
                 .err()
+                .map(|e| e.to_string())
                 .unwrap_or_default();
             assert!(e.contains(want), "{want}: {e}");
         }

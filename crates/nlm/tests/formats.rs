@@ -261,3 +261,38 @@ fn a_header_past_its_bound_is_refused() {
         .unwrap_or_default();
     assert!(e.contains("big-array.gguf") && e.contains("32 MiB"), "{e}");
 }
+
+/// A load told to stop (a scoring job stopped while a large model loads, minutes) ends with
+/// `Stopped` once told, reading no further tensor; told nothing, it asks once a tensor. A
+/// folder and a GGUF file.
+#[test]
+fn a_load_stops_when_told_and_reads_no_further() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let folder = data().join("bigcode");
+    let file = data().join("gguf").join("llama-q8_0.gguf");
+    for path in [&folder, &file] {
+        let asked = AtomicUsize::new(0);
+        let all = CausalLm::load_until(path, candle_core::Device::Cpu, &|| {
+            asked.fetch_add(1, Ordering::Relaxed);
+            false
+        });
+        assert!(all.is_ok(), "{}", path.display());
+        let tensors = asked.load(Ordering::Relaxed);
+        assert!(tensors > 3, "{}: asked {tensors} times", path.display());
+        if path == &folder {
+            let (_, in_files) = CausalLm::check_folder(path).expect("folder");
+            assert_eq!(tensors, in_files, "once a tensor");
+        }
+        let asked = AtomicUsize::new(0);
+        let stopped = CausalLm::load_until(path, candle_core::Device::Cpu, &|| {
+            asked.fetch_add(1, Ordering::Relaxed) + 1 >= 3
+        });
+        assert!(
+            matches!(stopped, Err(natstudy_nlm::NlmError::Stopped)),
+            "{}: {:?}",
+            path.display(),
+            stopped.err()
+        );
+        assert_eq!(asked.load(Ordering::Relaxed), 3, "{}", path.display());
+    }
+}

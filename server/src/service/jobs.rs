@@ -241,8 +241,8 @@ pub async fn with_progress_to_the_end<T, E>(
 
 /// Asks a queued or running job of the study to stop: a queued one stops at once, a running
 /// one at its next progress write and the next point its work can stop (a neural scoring
-/// between batches, a verification between bugs, an n-gram scoring — seconds — at its end),
-/// storing nothing. Returns the job's state after the request.
+/// between batches or between the tensors it loads, a verification between bugs, an n-gram
+/// scoring between methods), storing nothing. Returns the job's state after the request.
 pub async fn stop(
     db: &Db,
     study: crate::ids::StudyId,

@@ -108,6 +108,21 @@ pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natst
     checked_load(dir, device, natstudy_nlm::CausalLm::load_on).await
 }
 
+/// [`load`] for a job that may be stopped meanwhile: `stop` is read before each tensor (and
+/// once the loads before this one are done); once set, the load ends with
+/// [`super::jobs::stopped`], having read nothing further.
+pub async fn load_until(
+    dir: &std::path::Path,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> ServiceResult<natstudy_nlm::CausalLm> {
+    checked_load(dir, natstudy_nlm::Device::Cpu, move |d, device| {
+        natstudy_nlm::CausalLm::load_until(d, device, &|| {
+            stop.load(std::sync::atomic::Ordering::Relaxed)
+        })
+    })
+    .await
+}
+
 /// Held while a neural model loads (see [`load_on`]).
 static LOADING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -116,14 +131,18 @@ static LOADING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 async fn checked_load<T: Send + 'static>(
     dir: &std::path::Path,
     device: natstudy_nlm::Device,
-    load: fn(&std::path::Path, natstudy_nlm::Device) -> natstudy_nlm::NlmResult<T>,
+    load: impl FnOnce(&std::path::Path, natstudy_nlm::Device) -> natstudy_nlm::NlmResult<T>
+        + Send
+        + 'static,
 ) -> ServiceResult<T> {
     let d = dir.to_owned();
     let _one_at_a_time = LOADING.lock().await;
     tokio::task::spawn_blocking(move || {
         check_memory(&d, &device)?;
-        load(&d, device)
-            .map_err(|e| ServiceError::Invalid(format!("cannot load {}: {e}", d.display())))
+        load(&d, device).map_err(|e| match e {
+            natstudy_nlm::NlmError::Stopped => super::jobs::stopped(),
+            e => ServiceError::Invalid(format!("cannot load {}: {e}", d.display())),
+        })
     })
     .await?
 }

@@ -22,7 +22,7 @@ pub struct Scored {
 /// Scores every bug and transformation of a study with a model (on all cores) and stores the
 /// cross-entropies as that model's CE scores, replacing earlier ones. `start` is told how many
 /// methods there are; `progress` is called once per method scored and says whether to go on:
-/// once it says no, nothing is stored (the scoring itself, seconds, runs to its end).
+/// once it says no, the scoring stops after the methods under way and nothing is stored.
 pub async fn score_study(
     db: &Db,
     study: StudyId,
@@ -38,20 +38,13 @@ pub async fn score_study(
         .map_err(|why| ServiceError::Invalid(format!("model name: {why}")))?;
     let targets = store::analysis::sources(db, study).await?;
     start(targets.len() as u64);
-    let (scores, tokens, finished) = tokio::task::spawn_blocking(move || {
-        let go_on = std::sync::atomic::AtomicBool::new(true);
-        let (scores, tokens) =
-            crate::engine::lm::score::score_many(&model, &targets, opts, log10, &|| {
-                if !progress() {
-                    go_on.store(false, Ordering::Relaxed);
-                }
-            });
-        (scores, tokens, go_on.into_inner())
+    let scored = tokio::task::spawn_blocking(move || {
+        crate::engine::lm::score::score_many(&model, &targets, opts, log10, &*progress)
     })
     .await?;
-    if !finished {
+    let Some((scores, tokens)) = scored else {
         return Err(super::jobs::stopped());
-    }
+    };
     let rows: Vec<formats::results::CeRecord> = scores
         .into_iter()
         .map(|(target, ce)| formats::results::CeRecord {
@@ -151,8 +144,11 @@ async fn score_neural(
     log10: bool,
 ) -> anyhow::Result<(usize, u64)> {
     let name = super::neural::default_name(path);
-    let lm = Arc::new(super::neural::load(path).await?);
-    // a stop asked while the weights loaded (minutes for a large model) scores nothing
+    // a large model loads for minutes: the job's row is read meanwhile, and a stop asked
+    // ends the load before its next tensor
+    let load = super::neural::load_until(path, counters.stop.clone());
+    let lm = Arc::new(super::jobs::with_progress(db, job, counters, load).await?);
+    // a stop asked after the last read of the row scores nothing
     if super::jobs::stop_asked(db, job, counters).await {
         anyhow::bail!("stopped before scoring");
     }

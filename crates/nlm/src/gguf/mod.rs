@@ -60,8 +60,9 @@ pub struct Gguf {
 /// crafted values make it panic (an alignment of 0 divides by zero;
 /// tensor dimensions whose product overflows); such a panic is this file's error, not the
 /// caller's.
-pub fn load(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
-    guarded(path, || read(path, device, packing))
+/// `stop` is asked before each tensor is read ([`crate::Stop`]).
+pub fn load(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> NlmResult<Gguf> {
+    guarded(path, || read(path, device, packing, stop))
 }
 
 /// The bytes a GGUF file's weights take once loaded with [`Packing::Packed`], read from its
@@ -108,7 +109,7 @@ fn guarded<T>(path: &Path, f: impl FnOnce() -> NlmResult<T>) -> NlmResult<T> {
     })?
 }
 
-fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
+fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> NlmResult<Gguf> {
     let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
     let (mut file, content) = header::open(path)?;
     let md = &content.metadata;
@@ -127,6 +128,9 @@ fn read(path: &Path, device: &Device, packing: Packing) -> NlmResult<Gguf> {
     let config = config_of(md, spec.tokens.len()).map_err(at)?;
     let tokenizer = crate::tokenizer::Tokenizer::new(&path.display().to_string(), || spec.build())?;
     let mut tensor = |name: &str| -> NlmResult<QTensor> {
+        if stop() {
+            return Err(NlmError::Stopped);
+        }
         content
             .tensor(&mut file, name, device)
             .map_err(|e| at(format!("tensor `{name}`: {e}")))
