@@ -37,15 +37,19 @@ impl Who {
 /// study itself.
 fn spellings(study: StudyId) -> Vec<(String, bool)> {
     let plain = study.to_string();
-    let percent: String = plain.bytes().map(|b| format!("%{b:02X}")).collect();
     vec![
         (plain.clone(), true),
-        (percent, true),
+        (percent_encoded(&plain), true),
         (format!("%2B{plain}"), true),
         (format!("0{plain}"), true),
         (format!("{}{plain}", "9".repeat(30)), false),
         (format!("-{plain}"), false),
     ]
+}
+
+/// `s` with every byte percent-encoded.
+fn percent_encoded(s: &str) -> String {
+    s.bytes().map(|b| format!("%{b:02X}")).collect()
 }
 
 /// Something of the study only its staff may see: a comment in its votes.
@@ -301,13 +305,7 @@ async fn matrix(store: Store) {
                 .post(app.url("/api/studies/jobs/retry"))
                 .header("content-type", "application/x-www-form-urlencoded")
                 // the job's id percent-encoded, every digit
-                .body(form(
-                    queued
-                        .to_string()
-                        .bytes()
-                        .map(|b| format!("%{b:02X}"))
-                        .collect(),
-                ))
+                .body(form(percent_encoded(&queued.to_string())))
                 .send()
                 .await
                 .expect("retry");

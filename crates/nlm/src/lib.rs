@@ -51,7 +51,7 @@ pub enum NlmError {
 pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
 
 /// A [`Stop`] that never stops.
-const NEVER: Stop<'static> = &|| false;
+pub(crate) const NEVER: Stop<'static> = &|| false;
 
 #[cfg(test)]
 mod tests {

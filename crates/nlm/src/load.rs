@@ -259,7 +259,7 @@ mod tests {
             &data,
         ));
         let mut got = HashMap::new();
-        read_file(f.path(), &Device::Cpu, &mut got, &|| false).expect("read");
+        read_file(f.path(), &Device::Cpu, &mut got, crate::NEVER).expect("read");
         let a: Vec<f32> = got["a"].to_vec1().expect("a");
         assert_eq!(a, vec![1.5, -2.0, 3.25]);
         let b: Vec<f32> = got["b"].to_vec1().expect("b");
@@ -290,7 +290,7 @@ mod tests {
         ];
         for (bytes, want) in cases {
             let f = write(&bytes);
-            let e = read_file(f.path(), &Device::Cpu, &mut HashMap::new(), &|| false)
+            let e = read_file(f.path(), &Device::Cpu, &mut HashMap::new(), crate::NEVER)
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();

@@ -103,7 +103,7 @@ impl MaskedLm {
             .token_to_id("<mask>")
             .ok_or_else(|| NlmError::Tokenizer("no <mask> token".into()))?;
         let device = Device::Cpu;
-        let vb: VarBuilder<'static> = crate::load::weights(dir, &device, &|| false)?;
+        let vb: VarBuilder<'static> = crate::load::weights(dir, &device, crate::NEVER)?;
         let r = vb.pp("roberta");
         let e = r.pp("embeddings");
         let words = embedding(vocab, hidden, e.pp("word_embeddings"))?;
