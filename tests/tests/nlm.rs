@@ -251,6 +251,7 @@ async fn the_scoring_job_runs_a_model_folder() {
             "{model}: {e:?}"
         );
     }
+    stopped_while_another_loads(&app, &db, study, "tiny-llama").await;
     for (model, name) in [("tiny-llama", "tiny-llama"), ("tiny-q4.gguf", "tiny-q4")] {
         scoring_job(&c, &app, &db, study, model).await;
         let rows = natstudy::service::scoring::ce_of_model(&db, study, name)
@@ -269,28 +270,100 @@ async fn stopped_while_loading(
     study: natstudy::ids::StudyId,
     model: &str,
 ) {
+    let (job, run) = started_scoring(app, db, study, model).await;
+    let state = natstudy::service::jobs::stop(db, study, job).await;
+    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
+    run.await;
+    ended_stopped(app, db, study, job, model).await;
+}
+
+/// Runs a scoring job with `model` while another load holds the one-load-at-a-time turn
+/// (and holds it until this test lets go), asks it to stop once it waits, and expects it to
+/// end stopped, storing nothing, while the other load still runs: a job is not held up by a
+/// load it will never make.
+async fn stopped_while_another_loads(
+    app: &natstudy_tests::TestApp,
+    db: &natstudy::store::Db,
+    study: natstudy::ids::StudyId,
+    model: &str,
+) {
+    let (entered, holding) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let path = app.models_dir.join(model);
+    let other = tokio::spawn(async move {
+        natstudy::service::neural::checked_load(
+            &path,
+            natstudy_nlm::Device::Cpu,
+            &never,
+            move |_, _| {
+                entered.send(()).expect("entered");
+                released.recv().expect("released");
+                Ok(())
+            },
+        )
+        .await
+    });
+    tokio::task::spawn_blocking(move || holding.recv().expect("the other load runs"))
+        .await
+        .expect("wait");
+    let (job, run) = started_scoring(app, db, study, model).await;
+    let run = tokio::spawn(run);
+    // the job is waiting for its turn (its progress ticks read the row meanwhile)
+    tokio::time::sleep(natstudy::service::jobs::PROGRESS_EVERY * 2).await;
+    assert!(!run.is_finished(), "the job waits for the other load");
+    let state = natstudy::service::jobs::stop(db, study, job).await;
+    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
+    tokio::time::timeout(std::time::Duration::from_secs(30), run)
+        .await
+        .expect("the stopped job ends while the other load still runs")
+        .expect("job");
+    assert!(!other.is_finished(), "the other load still runs");
+    ended_stopped(app, db, study, job, model).await;
+    release.send(()).expect("release");
+    other.await.expect("other").expect("the other load");
+}
+
+/// A scoring job with `model`, started (as its runner starts it), and its work, not yet run.
+async fn started_scoring(
+    app: &natstudy_tests::TestApp,
+    db: &natstudy::store::Db,
+    study: natstudy::ids::StudyId,
+    model: &str,
+) -> (
+    natstudy::ids::JobId,
+    impl std::future::Future<Output = ()> + Send + 'static,
+) {
     use natstudy::service::jobs::JobKind;
-    use natstudy::store::JobState;
     let params = serde_json::json!({ "model": model, "log10": false }).to_string();
     let job = natstudy::store::jobs::create(db, study, None, JobKind::Score, "score", &params)
         .await
         .expect("job");
     assert!(natstudy::store::jobs::start(db, job).await.expect("start"));
-    let state = natstudy::service::jobs::stop(db, study, job).await;
-    assert_eq!(state.expect("stop"), JobState::Running);
     let models = std::sync::Arc::new(natstudy::service::models::ModelCache::new(
         app.models_dir.clone(),
         1,
     ));
-    natstudy::service::scoring::run_scoring(
+    let run = natstudy::service::scoring::run_scoring(
         db.clone(),
         job,
         study,
         None,
         (models, model.into()),
         false,
-    )
-    .await;
+    );
+    (job, run)
+}
+
+/// Expects the job to have ended stopped with nothing stored under the model's name.
+async fn ended_stopped(
+    app: &natstudy_tests::TestApp,
+    db: &natstudy::store::Db,
+    study: natstudy::ids::StudyId,
+    job: natstudy::ids::JobId,
+    model: &str,
+) {
+    use natstudy::store::JobState;
     let jobs = natstudy::store::jobs::list(db, study).await.expect("jobs");
     let j = jobs.into_iter().find(|j| j.id == job).expect("job");
     assert_eq!(j.state, JobState::Stopped, "{model}: {}", j.message);

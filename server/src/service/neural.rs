@@ -3,6 +3,7 @@
 //! published tool scores them, in batches of similar lengths, stored as the model's
 //! cross-entropies like the n-gram model's.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::{ServiceError, ServiceResult};
@@ -105,20 +106,19 @@ pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm
 /// against the memory the one before it left.
 pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natstudy_nlm::CausalLm> {
     let device = natstudy_nlm::device(device).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    checked_load(dir, device, natstudy_nlm::CausalLm::load_on).await
+    checked_load(dir, device, &NEVER, natstudy_nlm::CausalLm::load_on).await
 }
 
-/// [`load`] for a job that may be stopped meanwhile: `stop` is read before each tensor (and
-/// once the loads before this one are done); once set, the load ends with
+/// [`load`] for a job that may be stopped meanwhile: `stop` is read while the loads before
+/// this one run (every [`STOP_POLL`]) and before each tensor; once set, the load ends with
 /// [`super::jobs::stopped`], having read nothing further.
 pub async fn load_until(
     dir: &std::path::Path,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: Arc<AtomicBool>,
 ) -> ServiceResult<natstudy_nlm::CausalLm> {
-    checked_load(dir, natstudy_nlm::Device::Cpu, move |d, device| {
-        natstudy_nlm::CausalLm::load_until(d, device, &|| {
-            stop.load(std::sync::atomic::Ordering::Relaxed)
-        })
+    let flag = stop.clone();
+    checked_load(dir, natstudy_nlm::Device::Cpu, &flag, move |d, device| {
+        natstudy_nlm::CausalLm::load_until(d, device, &|| stop.load(Ordering::Relaxed))
     })
     .await
 }
@@ -126,17 +126,27 @@ pub async fn load_until(
 /// Held while a neural model loads (see [`load_on`]).
 static LOADING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// A stop flag nobody sets, for loads that cannot be stopped.
+static NEVER: AtomicBool = AtomicBool::new(false);
+
+/// How often a load waiting for the loads before it reads its stop flag.
+pub const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Loads a neural model with `load` off the async threads, one load at a time, after
-/// [`check_memory`]; a loader's error names the path.
-async fn checked_load<T: Send + 'static>(
+/// [`check_memory`]; a loader's error names the path. While the loads before this one run,
+/// `stop` is read every [`STOP_POLL`]: once set, this load ends with
+/// [`super::jobs::stopped`] without waiting for them (a job stopped while another job's
+/// model loads for minutes).
+pub async fn checked_load<T: Send + 'static>(
     dir: &std::path::Path,
     device: natstudy_nlm::Device,
+    stop: &AtomicBool,
     load: impl FnOnce(&std::path::Path, natstudy_nlm::Device) -> natstudy_nlm::NlmResult<T>
         + Send
         + 'static,
 ) -> ServiceResult<T> {
     let d = dir.to_owned();
-    let _one_at_a_time = LOADING.lock().await;
+    let _one_at_a_time = loading_turn(stop).await.ok_or_else(super::jobs::stopped)?;
     tokio::task::spawn_blocking(move || {
         check_memory(&d, &device)?;
         load(&d, device).map_err(|e| match e {
@@ -145,6 +155,21 @@ async fn checked_load<T: Send + 'static>(
         })
     })
     .await?
+}
+
+/// Waits for the loads before this one to end, keeping its place in the queue, and holds
+/// [`LOADING`]; `None` once `stop` is set meanwhile.
+async fn loading_turn(stop: &AtomicBool) -> Option<tokio::sync::MutexGuard<'static, ()>> {
+    let turn = LOADING.lock();
+    tokio::pin!(turn);
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Ok(held) = tokio::time::timeout(STOP_POLL, &mut turn).await {
+            return Some(held);
+        }
+    }
 }
 
 /// Refuses, before anything is read, a model whose weights on the CPU
@@ -343,7 +368,7 @@ impl crate::engine::transform::NameScorer for NameModel {
 
 /// Loads a masked model folder off the async threads.
 pub async fn load_masked(dir: &std::path::Path) -> ServiceResult<NameModel> {
-    checked_load(dir, natstudy_nlm::Device::Cpu, |d, _| {
+    checked_load(dir, natstudy_nlm::Device::Cpu, &NEVER, |d, _| {
         natstudy_nlm::MaskedLm::load(d)
     })
     .await
