@@ -633,9 +633,10 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
 
 /// The admin's study page (monitor, batches, invites, participants, the generator, uploads,
 /// the models with a long name and the warning that one is too big to score, background jobs
-/// with their buttons — the running one stopped from the keyboard on the phone —, members) fits a
-/// phone's width and a laptop's: nothing makes the page scroll sideways (wide tables scroll
-/// inside their own box). NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
+/// with their buttons — the running one stopped from the keyboard on the phone, the failed one
+/// run again from the keyboard on the laptop —, members) fits a phone's width and a laptop's:
+/// nothing makes the page scroll sideways (wide tables scroll inside their own box).
+/// NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
 #[tokio::test]
 async fn the_study_page_fits_a_phone_and_a_laptop() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
@@ -653,7 +654,12 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         &app.models_dir
             .join("starcoder2_15b_instruct_v0_1_converted_by_hand_for_natstudy_scoring"),
     );
-    // background jobs with their buttons: one running, one failed
+    // background jobs with their buttons: one running, one failed (whose model is back)
+    std::fs::copy(
+        natstudy_tests::reference_dir().join("lm/model.arpa"),
+        app.models_dir.join("ref.arpa"),
+    )
+    .expect("model in the folder");
     scoring_job(&db, study, "ref.arpa", None).await;
     scoring_job(
         &db,
@@ -690,6 +696,28 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
                 .await
                 .expect("Enter");
             b.wait_contains("#jobs", "running (stopping…)").await;
+        } else {
+            // on the laptop, from the keyboard: the failed job's Run again, focused, and Space
+            b.client
+                .find(Locator::Css("#jobs button.job-retry"))
+                .await
+                .expect("Run again")
+                .send_keys(" ")
+                .await
+                .expect("Space");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while natstudy::store::jobs::list(&db, study)
+                .await
+                .expect("jobs")
+                .len()
+                < 3
+            {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "Run again from the keyboard started no job"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
         }
         if let Ok(dir) = std::env::var("NATSTUDY_SCREENSHOTS") {
             let png = b.client.screenshot().await.expect("screenshot");
