@@ -13,6 +13,9 @@ fn gguf(name: &str) -> std::path::PathBuf {
     .join(name)
 }
 
+#[path = "../../crates/nlm/tests/support/crafted.rs"]
+mod crafted;
+
 use natstudy_nlm::CausalLm;
 use natstudy_tests::{cli, fresh_db, on_both_stores, reference_dir, Store};
 
@@ -583,30 +586,8 @@ fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
 fn a_gguf_file_the_reader_panics_on_is_one_clear_error() {
     let tmp = tempfile::tempdir().expect("dir");
     let data = tmp.path().join("data");
-    // a version 3 header with one metadata entry, general.alignment: u32 0, and no tensors
-    let mut alignment = b"GGUF".to_vec();
-    alignment.extend_from_slice(&3u32.to_le_bytes());
-    alignment.extend_from_slice(&0u64.to_le_bytes());
-    alignment.extend_from_slice(&1u64.to_le_bytes());
-    let key = b"general.alignment";
-    alignment.extend_from_slice(&(key.len() as u64).to_le_bytes());
-    alignment.extend_from_slice(key);
-    alignment.extend_from_slice(&4u32.to_le_bytes());
-    alignment.extend_from_slice(&0u32.to_le_bytes());
-    let mut dims = std::fs::read(gguf("llama-q8_0.gguf")).expect("read");
-    let name = b"token_embd.weight";
-    let mut needle = (name.len() as u64).to_le_bytes().to_vec();
-    needle.extend_from_slice(name);
-    let at = dims
-        .windows(needle.len())
-        .position(|w| w == needle.as_slice())
-        .expect("the embedding's tensor info")
-        + needle.len();
-    assert_eq!(dims[at..at + 4], 2u32.to_le_bytes(), "two dimensions");
-    for d in 0..2 {
-        let from = at + 4 + 8 * d;
-        dims[from..from + 8].copy_from_slice(&(1u64 << 32).to_le_bytes());
-    }
+    let alignment = crafted::zero_alignment();
+    let dims = crafted::huge_embedding(std::fs::read(gguf("llama-q8_0.gguf")).expect("read"));
     assert!(natstudy_in(&data, &["study", "create", "S"])
         .status
         .success());

@@ -10,6 +10,8 @@ use natstudy_nlm::gguf::Packing;
 use natstudy_nlm::CausalLm;
 
 mod common;
+#[path = "support/crafted.rs"]
+mod crafted;
 
 fn data() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
@@ -149,27 +151,6 @@ fn broken_gguf_files_are_refused_clearly() {
     }
 }
 
-/// A GGUF header of version 3 with these metadata entries (already encoded: key, type, value)
-/// and no tensors.
-fn gguf_header(entries: &[Vec<u8>]) -> Vec<u8> {
-    let mut v = b"GGUF".to_vec();
-    v.extend_from_slice(&3u32.to_le_bytes());
-    v.extend_from_slice(&0u64.to_le_bytes());
-    v.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-    for e in entries {
-        v.extend_from_slice(e);
-    }
-    v
-}
-
-/// A metadata entry: its key, then the type and value bytes.
-fn gguf_entry(key: &str, typed_value: &[u8]) -> Vec<u8> {
-    let mut v = (key.len() as u64).to_le_bytes().to_vec();
-    v.extend_from_slice(key.as_bytes());
-    v.extend_from_slice(typed_value);
-    v
-}
-
 /// Headers crafted to make a reader allocate or divide by what they declare: an array of 2⁴⁰
 /// elements, a string of 2⁶⁰ bytes, an alignment of 0, and the reference file with its
 /// embedding's dimensions set to 2³² × 2³² (a product that overflows). Each is an error naming
@@ -190,33 +171,18 @@ fn crafted_gguf_headers_are_refused_clearly() {
         t.extend_from_slice(b"abc");
         t
     };
-    let alignment = {
-        let mut t = 4u32.to_le_bytes().to_vec(); // u32
-        t.extend_from_slice(&0u32.to_le_bytes());
-        t
-    };
-    // the reference file with its embedding's dimensions patched
-    let mut huge = std::fs::read(data().join("gguf/llama-q8_0.gguf")).expect("read");
-    let name = b"token_embd.weight";
-    let mut needle = (name.len() as u64).to_le_bytes().to_vec();
-    needle.extend_from_slice(name);
-    let at = huge
-        .windows(needle.len())
-        .position(|w| w == needle.as_slice())
-        .expect("the embedding's tensor info")
-        + needle.len();
-    assert_eq!(huge[at..at + 4], 2u32.to_le_bytes(), "two dimensions");
-    for d in 0..2 {
-        let from = at + 4 + 8 * d;
-        huge[from..from + 8].copy_from_slice(&(1u64 << 32).to_le_bytes());
-    }
+    let huge =
+        crafted::huge_embedding(std::fs::read(data().join("gguf/llama-q8_0.gguf")).expect("read"));
     for (file, bytes) in [
-        ("array.gguf", gguf_header(&[gguf_entry("x", &array)])),
-        ("string.gguf", gguf_header(&[gguf_entry("x", &string)])),
         (
-            "alignment.gguf",
-            gguf_header(&[gguf_entry("general.alignment", &alignment)]),
+            "array.gguf",
+            crafted::header(&[crafted::entry("x", &array)]),
         ),
+        (
+            "string.gguf",
+            crafted::header(&[crafted::entry("x", &string)]),
+        ),
+        ("alignment.gguf", crafted::zero_alignment()),
         ("dims.gguf", huge),
     ] {
         let p = dir.path().join(file);
@@ -249,7 +215,7 @@ fn a_header_past_its_bound_is_refused() {
     array.extend_from_slice(&(n as u64).to_le_bytes());
     array.resize(array.len() + n, 1);
     let p = dir.path().join("big-array.gguf");
-    std::fs::write(&p, gguf_header(&[gguf_entry("x", &array)])).expect("write");
+    std::fs::write(&p, crafted::header(&[crafted::entry("x", &array)])).expect("write");
     let e = CausalLm::load_gguf(&p, candle_core::Device::Cpu, Packing::Packed)
         .err()
         .map(|e| e.to_string())
