@@ -657,6 +657,11 @@ pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
         started_at_ms: j.started_at_ms,
         updated_at_ms: j.updated_at_ms,
         stopping: j.stop_requested && j.state == crate::store::JobState::Running,
+        tokens: j.tokens,
+        counting_ms: j.counting_ms,
+        eta_ms: j
+            .eta_ms
+            .filter(|_| j.state == crate::store::JobState::Running),
     }
 }
 

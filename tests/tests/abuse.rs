@@ -1011,7 +1011,7 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     )
     .await
     .expect("job");
-    natstudy::store::jobs::progress(&db, job, 3, 357)
+    natstudy::store::jobs::progress(&db, job, natstudy::store::jobs::Progress::of(3, 357))
         .await
         .expect("progress");
     sqlx::query("UPDATE jobs SET updated_at = $1 WHERE id = $2")

@@ -633,10 +633,10 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
 
 /// The admin's study page (monitor, batches, invites, participants, the generator, uploads,
 /// the models with a long name and the warning that one is too big to score, background jobs
-/// with their buttons — the running one stopped from the keyboard on the phone, the failed one
-/// run again from the keyboard on the laptop —, members) fits a phone's width and a laptop's:
-/// nothing makes the page scroll sideways (wide tables scroll inside their own box).
-/// NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
+/// with their pace and their buttons — the running one stopped from the keyboard on the
+/// phone, the failed one run again from the keyboard on the laptop —, members) fits a phone's
+/// width and a laptop's: nothing makes the page scroll sideways (wide tables scroll inside
+/// their own box). NATSTUDY_SCREENSHOTS=DIR keeps what each showed.
 #[tokio::test]
 async fn the_study_page_fits_a_phone_and_a_laptop() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
@@ -660,7 +660,18 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         app.models_dir.join("ref.arpa"),
     )
     .expect("model in the folder");
-    scoring_job(&db, study, "ref.arpa", None).await;
+    let running = scoring_job(&db, study, "ref.arpa", None).await;
+    // its pace as its runner writes it: 5,000 tokens in 20 s, 250 s left
+    let pace = natstudy::store::jobs::Progress {
+        done: 10,
+        total: 357,
+        tokens: 5_000,
+        counting_ms: 20_000,
+        eta_ms: Some(250_000),
+    };
+    natstudy::store::jobs::progress(&db, running, pace)
+        .await
+        .expect("progress");
     scoring_job(
         &db,
         study,
@@ -686,6 +697,8 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         b.wait_contains("#models .model-too-big", "more than the server's")
             .await;
         b.wait_contains("#jobs", "Run again").await;
+        b.wait_contains("#jobs .job-pace", "250 tokens/s · about 5 min left")
+            .await;
         if w < 500 {
             // on the phone, from the keyboard: the running job's Stop, focused, and Enter
             b.client

@@ -101,13 +101,24 @@ async fn proposals_and_jobs(store: Store) {
     )
     .await
     .expect("job");
-    natstudy::store::jobs::progress(&db, job, 10, 40)
+    let pace = natstudy::store::jobs::Progress {
+        done: 10,
+        total: 40,
+        tokens: 5_000,
+        counting_ms: 20_000,
+        eta_ms: Some(60_000),
+    };
+    natstudy::store::jobs::progress(&db, job, pace)
         .await
         .expect("progress");
     let jobs = natstudy::store::jobs::list(&db, study).await.expect("list");
     assert_eq!(
         (jobs[0].state.as_str(), jobs[0].done, jobs[0].total),
         ("running", 10, 40)
+    );
+    assert_eq!(
+        (jobs[0].tokens, jobs[0].counting_ms, jobs[0].eta_ms),
+        (5_000, 20_000, Some(60_000))
     );
     natstudy::store::jobs::finish(
         &db,
@@ -122,6 +133,8 @@ async fn proposals_and_jobs(store: Store) {
         (jobs[0].state.as_str(), jobs[0].message.as_str()),
         ("done", "scored 40 methods")
     );
+    // an ended job expects nothing more; its pace stays
+    assert_eq!((jobs[0].tokens, jobs[0].eta_ms), (5_000, None));
     guard.drop_now(db).await;
 }
 

@@ -163,8 +163,8 @@ async fn scored(store: Store) {
             threads: Some(1),
             ..Default::default()
         },
-        |_| {},
-        std::sync::Arc::new(move |_| {
+        |_, _| {},
+        std::sync::Arc::new(move |_, _| {
             counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             false
         }),
@@ -396,6 +396,18 @@ async fn scoring_job(
         "{model}: {}",
         j.message
     );
+    // its pace, as the row keeps it: the tokens scored, counted while scoring, and no time
+    // left once done
+    let tokens: i64 = j
+        .message
+        .split(" tokens)")
+        .next()
+        .and_then(|m| m.rsplit('(').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the tokens in the message");
+    assert_eq!(j.tokens, tokens, "{model}: {}", j.message);
+    assert!(j.counting_ms > 0, "{model}");
+    assert_eq!(j.eta_ms, None, "{model}");
 }
 
 /// Starts the study page's scoring job with `model` and waits until it ends (within 120 s).

@@ -384,6 +384,12 @@ pub struct JobRow {
     pub updated_at_ms: i64,
     /// Someone asked the running job to stop; it has not yet.
     pub stopping: bool,
+    /// Tokens scored so far (0 where the job does not count tokens).
+    pub tokens: i64,
+    /// Milliseconds the job has been counting (a model's load left out).
+    pub counting_ms: i64,
+    /// What a running job expects still to take, once it can tell.
+    pub eta_ms: Option<i64>,
 }
 
 /// A language model file the server holds in its models directory.

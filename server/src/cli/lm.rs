@@ -502,8 +502,8 @@ async fn score_neural(
             batch,
             threads,
         },
-        move |n| bar_len.set_length(n),
-        std::sync::Arc::new(move |tokens| {
+        move |n, _| bar_len.set_length(n),
+        std::sync::Arc::new(move |tokens, _| {
             let all = seen.fetch_add(tokens, std::sync::atomic::Ordering::Relaxed) + tokens;
             bar_inc.set_message(format!(
                 "{:.0} tokens/s",

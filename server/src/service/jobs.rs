@@ -5,12 +5,13 @@
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::db::now_ms;
 use crate::ids::JobId;
 use crate::store;
+use crate::store::jobs::Progress;
 use crate::store::Db;
 
 /// What a job does.
@@ -117,20 +118,51 @@ impl JobRunner {
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(300);
 
 /// What a job has done, of how much: set by its work (on any thread), written into its row
-/// by [`with_progress`]; and whether someone asked it to stop, read back with each write.
+/// by [`with_progress`] with the pace it implies ([`pace`]); and whether someone asked it to
+/// stop, read back with each write.
 #[derive(Debug, Clone, Default)]
 pub struct Counters {
     pub done: Arc<AtomicU64>,
     pub total: Arc<AtomicU64>,
     pub stop: Arc<AtomicBool>,
+    /// Tokens scored so far.
+    pub tokens: Arc<AtomicU64>,
+    /// The work done and to do in a unit each step's cost follows (the bytes of the methods
+    /// scored: a long method takes longer); 0 of 0 where the steps cost alike.
+    pub work_done: Arc<AtomicU64>,
+    pub work_total: Arc<AtomicU64>,
+    /// When the work began ([`Counters::begin`]).
+    began: Arc<OnceLock<Instant>>,
 }
 
 impl Counters {
-    fn read(&self) -> (u64, u64) {
-        (
-            self.done.load(Ordering::Relaxed),
-            self.total.load(Ordering::Relaxed),
-        )
+    /// The work begins (a model's load is over): `total` steps of `work` units in all (0
+    /// where the steps cost alike). The pace is counted from now.
+    pub fn begin(&self, total: u64, work: u64) {
+        self.total.store(total, Ordering::Relaxed);
+        self.work_total.store(work, Ordering::Relaxed);
+        let _ = self.began.set(Instant::now());
+    }
+
+    /// One step done, of `tokens` tokens and `work` units.
+    pub fn step(&self, tokens: u64, work: u64) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.tokens.fetch_add(tokens, Ordering::Relaxed);
+        self.work_done.fetch_add(work, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> Progress {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (done, total) = (n(&self.done), n(&self.total));
+        match self.began.get() {
+            Some(began) => pace(
+                began.elapsed(),
+                (done, total),
+                n(&self.tokens),
+                (n(&self.work_done), n(&self.work_total)),
+            ),
+            None => Progress::of(done, total),
+        }
     }
 
     /// Whether the job was asked to stop (as of the last progress write).
@@ -142,7 +174,7 @@ impl Counters {
     /// to, else `failed` with `why`.
     pub fn ended_by(&self, why: String) -> (store::JobState, String) {
         if self.stopping() {
-            let (done, total) = self.read();
+            let Progress { done, total, .. } = self.read();
             (
                 store::JobState::Stopped,
                 format!("stopped on request at {done} of {total}: nothing stored"),
@@ -183,8 +215,7 @@ pub async fn with_progress<T>(
                     biased;
                     _ = &mut stopped => break,
                     _ = tick.tick() => {
-                        let (done, total) = counters.read();
-                        match store::jobs::progress(&db, job, done, total).await {
+                        match store::jobs::progress(&db, job, counters.read()).await {
                             Ok(stop) => {
                                 if stop {
                                     counters.stop.store(true, Ordering::Relaxed);
@@ -203,6 +234,31 @@ pub async fn with_progress<T>(
         tracing::warn!(error = %e, %job, "job progress");
     }
     out
+}
+
+/// The progress of work begun `elapsed` ago that has done `done` of `total` steps, `tokens`
+/// tokens, and `work` (done, in all) of the units its cost follows (`(0, 0)`: the steps cost
+/// alike): what is left is expected to go at the pace so far. No estimate before the first
+/// step, nor once all is done.
+pub fn pace(
+    elapsed: Duration,
+    (done, total): (u64, u64),
+    tokens: u64,
+    work: (u64, u64),
+) -> Progress {
+    let (so_far, all) = if work.1 > 0 { work } else { (done, total) };
+    let ms = elapsed.as_millis();
+    let eta_ms = (so_far > 0 && all > so_far).then(|| {
+        let left = ms * u128::from(all - so_far) / u128::from(so_far);
+        u64::try_from(left).unwrap_or(u64::MAX)
+    });
+    Progress {
+        done,
+        total,
+        tokens,
+        counting_ms: u64::try_from(ms).unwrap_or(u64::MAX),
+        eta_ms,
+    }
 }
 
 /// The error of work that stopped on request before its end, having stored nothing.
@@ -233,7 +289,13 @@ pub async fn with_progress_to_the_end<T, E>(
 ) -> Result<T, E> {
     let out = with_progress(db, job, counters, work).await?;
     let n = size(&out);
-    if let Err(e) = store::jobs::progress(db, job, n, n).await {
+    let end = Progress {
+        done: n,
+        total: n,
+        eta_ms: None,
+        ..counters.read()
+    };
+    if let Err(e) = store::jobs::progress(db, job, end).await {
         tracing::warn!(error = %e, %job, "job progress");
     }
     Ok(out)
@@ -316,6 +378,30 @@ pub async fn retry(db: &Db, study: crate::ids::StudyId, job: JobId) -> super::Se
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The time left follows the units the cost follows where the work has them (bytes: the
+    /// long methods scored first do not make the rest look as slow), else the steps; none
+    /// before the first step or once all is done.
+    #[test]
+    fn the_time_left_is_the_pace_so_far() {
+        let s = Duration::from_secs;
+        // 10 of 40 methods in 30 s, but 3/4 of the bytes: 10 s left, not 90
+        let p = pace(s(30), (10, 40), 6_000, (750, 1_000));
+        assert_eq!(
+            p,
+            Progress {
+                done: 10,
+                total: 40,
+                tokens: 6_000,
+                counting_ms: 30_000,
+                eta_ms: Some(10_000),
+            }
+        );
+        assert_eq!(pace(s(30), (10, 40), 0, (0, 0)).eta_ms, Some(90_000));
+        assert_eq!(pace(s(30), (0, 40), 0, (0, 1_000)).eta_ms, None);
+        assert_eq!(pace(s(30), (40, 40), 0, (1_000, 1_000)).eta_ms, None);
+        assert_eq!(pace(s(30), (0, 0), 0, (0, 0)).eta_ms, None);
+    }
 
     /// A generator preview takes a slot of the same pool as the stored jobs: with one slot
     /// held, it waits, and is told to come back once its wait is over.

@@ -266,9 +266,9 @@ impl Memory {
 }
 
 /// Scores every bug and transformation of the study and stores the cross-entropies under
-/// `name`, replacing earlier ones. `start` is told how many methods there are; `progress`
-/// gets the tokens of each method scored and says whether to go on: once it says no, the
-/// scoring stops after the batch under way and stores nothing.
+/// `name`, replacing earlier ones. `start` is told how many methods there are and their
+/// bytes in all; `progress` gets the tokens and bytes of each method scored and says whether
+/// to go on: once it says no, the scoring stops after the batch under way and stores nothing.
 pub async fn score_study(
     db: &Db,
     study: StudyId,
@@ -276,13 +276,14 @@ pub async fn score_study(
     model: Arc<natstudy_nlm::CausalLm>,
     name: &str,
     run: Run,
-    start: impl FnOnce(u64),
-    progress: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    start: impl FnOnce(u64, u64),
+    progress: Arc<dyn Fn(u64, u64) -> bool + Send + Sync>,
 ) -> ServiceResult<NeuralScored> {
     formats::results::check_name(name)
         .map_err(|why| ServiceError::Invalid(format!("model name: {why}")))?;
     let targets = store::analysis::sources(db, study).await?;
-    start(targets.len() as u64);
+    let bytes = targets.iter().map(|(_, text)| text.len() as u64).sum();
+    start(targets.len() as u64, bytes);
     let owned = name.to_owned();
     let (rows, tokens) = tokio::task::spawn_blocking(move || -> ServiceResult<_> {
         let texts: Vec<&str> = targets.iter().map(|(_, text)| text.as_str()).collect();
@@ -296,7 +297,7 @@ pub async fn score_study(
                     let n = s.map_or(0, |s| s.tokens as u64);
                     tokens += n;
                     scores[*i] = *s;
-                    go_on &= progress(n);
+                    go_on &= progress(n, texts[*i].len() as u64);
                 }
                 go_on
             })

@@ -3,7 +3,6 @@
 //! storing the cross-entropies, and the background job that does it for the study page.
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::models::{model_kind, ModelKind};
@@ -152,8 +151,7 @@ async fn score_neural(
     if super::jobs::stop_asked(db, job, counters).await {
         anyhow::bail!("stopped before scoring");
     }
-    let (counter, size) = (counters.done.clone(), counters.total.clone());
-    let stop = counters.clone();
+    let (begin, step) = (counters.clone(), counters.clone());
     let unit = if log10 {
         super::neural::Unit::Log10
     } else {
@@ -169,10 +167,10 @@ async fn score_neural(
             unit,
             ..Default::default()
         },
-        move |n| size.store(n, Ordering::Relaxed),
-        Arc::new(move |_tokens| {
-            counter.fetch_add(1, Ordering::Relaxed);
-            !stop.stopping()
+        move |methods, bytes| begin.begin(methods, bytes),
+        Arc::new(move |tokens, bytes| {
+            step.step(tokens, bytes);
+            !step.stopping()
         }),
     );
     let scored =
@@ -197,8 +195,7 @@ async fn score(
     if super::jobs::stop_asked(db, job, counters).await {
         anyhow::bail!("stopped before scoring");
     }
-    let (counter, size) = (counters.done.clone(), counters.total.clone());
-    let stop = counters.clone();
+    let (begin, step) = (counters.clone(), counters.clone());
     let work = score_study(
         db,
         study,
@@ -207,10 +204,10 @@ async fn score(
         &name,
         Default::default(),
         log10,
-        move |n| size.store(n, Ordering::Relaxed),
+        move |n| begin.begin(n, 0),
         Arc::new(move || {
-            counter.fetch_add(1, Ordering::Relaxed);
-            !stop.stopping()
+            step.step(0, 0);
+            !step.stopping()
         }),
     );
     let scored =

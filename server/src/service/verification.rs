@@ -124,17 +124,16 @@ pub async fn run_job(db: Db, job: crate::ids::JobId, study: StudyId, options: Op
     use std::sync::atomic::Ordering;
     let started = std::time::Instant::now();
     let counters = super::jobs::Counters::default();
-    let (d, t) = (counters.done.clone(), counters.total.clone());
-    let stop = counters.clone();
+    let (begin, step) = (counters.clone(), counters.clone());
     let work = run(
         &db,
         study,
         options,
         false,
-        |n| t.store(n, Ordering::Relaxed),
+        move |n| begin.begin(n, 0),
         Arc::new(move |n, _| {
-            d.store(n, Ordering::Relaxed);
-            !stop.stopping()
+            step.done.store(n, Ordering::Relaxed);
+            !step.stopping()
         }),
     );
     let total = |_: &_| counters.total.load(Ordering::Relaxed);

@@ -34,19 +34,49 @@ pub async fn create(
     Ok(id)
 }
 
-pub async fn progress(db: &Db, job: JobId, done: u64, total: u64) -> StoreResult<bool> {
-    // progress means the job runs (and beats); the answer says whether it was asked to stop
+/// What a running job has done and how fast, as written into its row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    /// Tokens scored so far (0 where the work does not count tokens).
+    pub tokens: u64,
+    /// Milliseconds the job has been counting (since its work began, a model's load left out).
+    pub counting_ms: u64,
+    /// What the job expects still to take; `None` until it can tell.
+    pub eta_ms: Option<u64>,
+}
+
+impl Progress {
+    /// `done` of `total`, with no pace.
+    pub fn of(done: u64, total: u64) -> Progress {
+        Progress {
+            done,
+            total,
+            ..Default::default()
+        }
+    }
+}
+
+/// Writes the job's progress; a queued job reads as running from then on. The answer says
+/// whether someone asked it to stop.
+pub async fn progress(db: &Db, job: JobId, p: Progress) -> StoreResult<bool> {
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     let stop: Option<i64> = sqlx::query_scalar(
         "UPDATE jobs SET done = $2, total = $3, updated_at = $4, \
-         state = CASE WHEN state = $5 THEN $6 ELSE state END WHERE id = $1 \
+         state = CASE WHEN state = $5 THEN $6 ELSE state END, \
+         tokens = $7, counting_ms = $8, eta_ms = $9 WHERE id = $1 \
          RETURNING stop_requested",
     )
     .bind(job)
-    .bind(done as i64)
-    .bind(total as i64)
+    .bind(int(p.done))
+    .bind(int(p.total))
     .bind(now_ms())
     .bind(JobState::Queued)
     .bind(JobState::Running)
+    .bind(int(p.tokens))
+    .bind(int(p.counting_ms))
+    .bind(p.eta_ms.map(int))
     .fetch_optional(&mut *db.write().await?)
     .await?;
     Ok(stop.is_some_and(|s| s != 0))
@@ -118,7 +148,7 @@ pub async fn heartbeat(db: &Db, job: JobId) -> StoreResult<()> {
 /// running it died. Returns how many.
 pub async fn fail_stale(db: &Db, now: i64, stale_ms: i64) -> StoreResult<u64> {
     Ok(sqlx::query(
-        "UPDATE jobs SET state = $4, message = $2, updated_at = $1 \
+        "UPDATE jobs SET state = $4, message = $2, updated_at = $1, eta_ms = NULL \
          WHERE state IN ($5, $6) AND updated_at < $3",
     )
     .bind(now)
@@ -153,13 +183,16 @@ pub async fn get(
 
 /// Ends a job: `done` or `failed`, with a message for people.
 pub async fn finish(db: &Db, job: JobId, state: JobState, message: &str) -> StoreResult<()> {
-    sqlx::query("UPDATE jobs SET state = $2, message = $3, updated_at = $4 WHERE id = $1")
-        .bind(job)
-        .bind(state)
-        .bind(message)
-        .bind(now_ms())
-        .execute(&mut *db.write().await?)
-        .await?;
+    // an ended job expects nothing more
+    sqlx::query(
+        "UPDATE jobs SET state = $2, message = $3, updated_at = $4, eta_ms = NULL WHERE id = $1",
+    )
+    .bind(job)
+    .bind(state)
+    .bind(message)
+    .bind(now_ms())
+    .execute(&mut *db.write().await?)
+    .await?;
     Ok(())
 }
 
@@ -177,13 +210,16 @@ pub struct JobRecord {
     pub updated_at_ms: i64,
     /// Someone asked the job to stop.
     pub stop_requested: bool,
+    pub tokens: i64,
+    pub counting_ms: i64,
+    pub eta_ms: Option<i64>,
 }
 
 /// The study's jobs, newest first.
 pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<JobRecord>> {
     let rows = sqlx::query(
         "SELECT id, kind, label, state, done, total, message, started_at, updated_at, \
-         stop_requested FROM jobs \
+         stop_requested, tokens, counting_ms, eta_ms FROM jobs \
          WHERE study_id = $1 ORDER BY id DESC LIMIT 20",
     )
     .bind(study)
@@ -202,6 +238,9 @@ pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<JobRecord>> {
                 started_at_ms: r.try_get("started_at")?,
                 updated_at_ms: r.try_get("updated_at")?,
                 stop_requested: r.try_get::<i64, _>("stop_requested")? != 0,
+                tokens: r.try_get("tokens")?,
+                counting_ms: r.try_get("counting_ms")?,
+                eta_ms: r.try_get("eta_ms")?,
             })
         })
         .collect()

@@ -170,6 +170,7 @@ fn job_row(
     } else {
         format!("{shown}: {}", j.message)
     };
+    let pace = pace(j.tokens, j.counting_ms, j.eta_ms);
     let again = matches!(j.state.as_str(), "failed" | "stopped");
     let stoppable = matches!(j.state.as_str(), "queued" | "running") && !j.stopping;
     let id = j.id;
@@ -189,7 +190,8 @@ fn job_row(
     view! {
         <tr class=format!("job {}", j.state)>
             <td>{j.label}</td>
-            <td><progress max=j.total.max(1) value=j.done></progress>" " {format!("{}/{} ({pct}%)", j.done, j.total)}</td>
+            <td><progress max=j.total.max(1) value=j.done></progress>" " {format!("{}/{} ({pct}%)", j.done, j.total)}
+                {pace.map(|p| view! { <span class="job-pace">{p}</span> })}</td>
             <td class="job-state">{state}</td>
             <td>
                 {again.then(|| view! {
@@ -212,5 +214,68 @@ fn job_row(
                 })}
             </td>
         </tr>
+    }
+}
+
+/// A job's pace as its row reads it: " · 250 tokens/s · about 4 min left", as much of it as the
+/// job can tell (tokens once it has counted for a second; the time left while it runs).
+fn pace(tokens: i64, counting_ms: i64, eta_ms: Option<i64>) -> Option<String> {
+    let rate = (tokens > 0 && counting_ms >= 1000)
+        .then(|| format!(" · {} tokens/s", tokens.saturating_mul(1000) / counting_ms));
+    let left = eta_ms.map(|ms| format!(" · about {} left", duration(ms)));
+    match (rate, left) {
+        (None, None) => None,
+        (rate, left) => Some(format!(
+            "{}{}",
+            rate.unwrap_or_default(),
+            left.unwrap_or_default()
+        )),
+    }
+}
+
+/// A duration of `ms`, rounded up, in seconds, minutes, or hours and minutes.
+fn duration(ms: i64) -> String {
+    let secs = u64::try_from(ms).unwrap_or(0).div_ceil(1000).max(1);
+    if secs < 60 {
+        return format!("{secs} s");
+    }
+    let mins = secs.div_ceil(60);
+    if mins < 60 {
+        format!("{mins} min")
+    } else {
+        format!("{} h {} min", mins / 60, mins % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{duration, pace};
+
+    #[test]
+    fn a_jobs_pace_says_what_it_can() {
+        assert_eq!(pace(0, 0, None), None);
+        // tokens counted for less than a second make no rate yet
+        assert_eq!(pace(40, 500, None), None);
+        assert_eq!(
+            pace(5_000, 20_000, Some(250_000)).as_deref(),
+            Some(" · 250 tokens/s · about 5 min left")
+        );
+        // an n-gram or verification job counts no tokens: the time left only
+        assert_eq!(
+            pace(0, 3_000, Some(1_500)).as_deref(),
+            Some(" · about 2 s left")
+        );
+        assert_eq!(pace(1_000, 2_000, None).as_deref(), Some(" · 500 tokens/s"));
+    }
+
+    #[test]
+    fn durations_round_up_to_their_unit() {
+        assert_eq!(duration(0), "1 s");
+        assert_eq!(duration(59_000), "59 s");
+        assert_eq!(duration(59_001), "1 min");
+        assert_eq!(duration(60_001), "2 min");
+        assert_eq!(duration(3_600_000), "1 h 0 min");
+        assert_eq!(duration(8_100_000), "2 h 15 min");
+        assert_eq!(duration(-5), "1 s");
     }
 }
