@@ -480,15 +480,16 @@ async fn score_neural(
         loading.elapsed().as_secs_f64()
     );
     let started = std::time::Instant::now();
+    // the bar counts the methods' bytes, the cost each follows (the longest go first: a
+    // count of methods would put the end too far away)
     let pb = bar(0, "methods");
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} methods, {msg} eta {eta}")
-    {
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {msg} eta {eta}") {
         pb.set_style(style);
     }
     let (bar_len, bar_inc) = (pb.clone(), pb.clone());
-    let tokens_seen = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let seen = tokens_seen.clone();
+    // methods in all, methods scored, tokens scored
+    let counts: std::sync::Arc<[std::sync::atomic::AtomicU64; 3]> = std::sync::Arc::default();
+    let seen = counts.clone();
     let t0 = started;
     let scored = crate::service::neural::score_study(
         db,
@@ -502,14 +503,20 @@ async fn score_neural(
             batch,
             threads,
         },
-        move |n, _| bar_len.set_length(n),
-        std::sync::Arc::new(move |tokens, _| {
-            let all = seen.fetch_add(tokens, std::sync::atomic::Ordering::Relaxed) + tokens;
+        move |n, bytes| {
+            counts[0].store(n, std::sync::atomic::Ordering::Relaxed);
+            bar_len.set_length(bytes);
+        },
+        std::sync::Arc::new(move |tokens, bytes| {
+            use std::sync::atomic::Ordering::Relaxed;
+            let done = seen[1].fetch_add(1, Relaxed) + 1;
+            let all = seen[2].fetch_add(tokens, Relaxed) + tokens;
             bar_inc.set_message(format!(
-                "{:.0} tokens/s",
+                "{done}/{} methods, {:.0} tokens/s",
+                seen[0].load(Relaxed),
                 all as f64 / t0.elapsed().as_secs_f64().max(1e-9)
             ));
-            bar_inc.inc(1);
+            bar_inc.inc(bytes);
             true
         }),
     )
