@@ -487,9 +487,9 @@ async fn score_neural(
         pb.set_style(style);
     }
     let (bar_len, bar_inc) = (pb.clone(), pb.clone());
-    // methods in all, methods scored, tokens scored
-    let counts: std::sync::Arc<[std::sync::atomic::AtomicU64; 3]> = std::sync::Arc::default();
-    let seen = counts.clone();
+    // counted as a scoring job counts them
+    let counters = crate::service::jobs::Counters::default();
+    let seen = counters.clone();
     let t0 = started;
     let scored = crate::service::neural::score_study(
         db,
@@ -504,17 +504,17 @@ async fn score_neural(
             threads,
         },
         move |n, bytes| {
-            counts[0].store(n, std::sync::atomic::Ordering::Relaxed);
+            counters.begin(n, bytes);
             bar_len.set_length(bytes);
         },
         std::sync::Arc::new(move |tokens, bytes| {
             use std::sync::atomic::Ordering::Relaxed;
-            let done = seen[1].fetch_add(1, Relaxed) + 1;
-            let all = seen[2].fetch_add(tokens, Relaxed) + tokens;
+            seen.step(tokens, bytes);
             bar_inc.set_message(format!(
-                "{done}/{} methods, {:.0} tokens/s",
-                seen[0].load(Relaxed),
-                all as f64 / t0.elapsed().as_secs_f64().max(1e-9)
+                "{}/{} methods, {:.0} tokens/s",
+                seen.done.load(Relaxed),
+                seen.total.load(Relaxed),
+                seen.tokens.load(Relaxed) as f64 / t0.elapsed().as_secs_f64().max(1e-9)
             ));
             bar_inc.inc(bytes);
             true
