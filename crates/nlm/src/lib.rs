@@ -11,6 +11,7 @@
 //! transformers' modeling code. Plain data in and out; no web, database or runtime.
 
 mod config;
+mod cost;
 mod families;
 mod folder;
 pub mod gguf;
@@ -29,6 +30,7 @@ const LOGIT_ROWS: usize = 256;
 
 pub use candle_core::Device;
 pub use config::Family;
+pub use cost::Cost;
 pub use families::with_candle_ops;
 pub use masked::{Fill, MaskedLm};
 
@@ -181,6 +183,8 @@ pub struct CausalLm {
     max_len: usize,
     /// Query heads, for the batch planner's bound on attention scores.
     heads: usize,
+    /// What a forward pass costs.
+    cost: Cost,
     device: Device,
 }
 
@@ -191,6 +195,29 @@ pub struct Scored {
     pub ce_nats: f64,
     /// The tokens scored (after truncation); the first is not predicted.
     pub tokens: usize,
+}
+
+/// Texts tokenized and grouped into batches, ready to score ([`CausalLm::prepare`]).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    ids: Vec<Vec<u32>>,
+    batches: Vec<Vec<usize>>,
+    work: Vec<u64>,
+    workers: usize,
+}
+
+impl Prepared {
+    /// Each text's share of the work, in multiply-adds ([`Cost`]): its batch's cost split
+    /// evenly, padding included; a text longer than the model's context costs what its
+    /// truncation does. What the time left of a scoring follows.
+    pub fn work(&self) -> &[u64] {
+        &self.work
+    }
+
+    /// The tokens each text is scored on (after truncation).
+    pub fn tokens(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ids.iter().map(Vec::len)
+    }
 }
 
 impl CausalLm {
@@ -231,6 +258,7 @@ impl CausalLm {
             family: g.config.family,
             max_len: g.config.max_len,
             heads: g.config.heads,
+            cost: Cost::of(&g.config),
             model: families::Model::Llama(families::Llama::new(&g.config, g.weights)?),
             tokenizer: g.tokenizer,
             device,
@@ -251,6 +279,7 @@ impl CausalLm {
             family: config.family,
             max_len: config.max_len,
             heads: config.heads,
+            cost: Cost::of(&config),
             model,
             tokenizer,
             device,
@@ -275,6 +304,11 @@ impl CausalLm {
     /// Whether the model runs on the CPU (its batches then run side by side, a thread each).
     pub fn on_cpu(&self) -> bool {
         self.device.is_cpu()
+    }
+
+    /// What a forward pass of this model costs.
+    pub fn cost(&self) -> Cost {
+        self.cost
     }
 
     /// The longest input the model takes, in tokens.
@@ -354,37 +388,78 @@ impl CausalLm {
     }
 
     /// Scores texts in batches (shortest first, as `plan` groups them), each truncated to
-    /// `max_len` tokens (at most the model's). `done` gets each batch's scores by the texts'
-    /// indices as the batch ends, and stops the work by answering `false`.
-    ///
-    /// On the CPU, `batching.workers` batches run at once, one per thread: the matrix products
-    /// of one method are too small to keep many cores busy, the methods of a study are many.
-    /// (Elementwise work then runs best with `CANDLE_NUM_THREADS=1`, which `natstudy` sets.)
+    /// `max_len` tokens (at most the model's): [`CausalLm::prepare`], then
+    /// [`CausalLm::score_prepared`].
     pub fn score_texts(
         &self,
         texts: &[&str],
         max_len: Option<usize>,
         batching: Batching,
-        mut done: impl FnMut(&[(usize, Option<Scored>)]) -> bool,
+        done: impl FnMut(&[(usize, Option<Scored>)]) -> bool,
     ) -> NlmResult<()> {
+        let prepared = self.prepare(texts, max_len, batching)?;
+        self.score_prepared(&prepared, done)
+    }
+
+    /// Tokenizes texts, each truncated to `max_len` tokens (at most the model's), and groups
+    /// them into batches: the work [`CausalLm::score_prepared`] does, and what it will cost.
+    pub fn prepare(
+        &self,
+        texts: &[&str],
+        max_len: Option<usize>,
+        batching: Batching,
+    ) -> NlmResult<Prepared> {
         let ids: Vec<Vec<u32>> = texts
             .iter()
             .map(|t| self.input_ids(t, max_len))
             .collect::<NlmResult<_>>()?;
         let lengths: Vec<usize> = ids.iter().map(Vec::len).collect();
         let batches = self.plan(&lengths, batching);
+        let mut work = vec![0; ids.len()];
+        for batch in &batches {
+            let longest = batch.iter().map(|&i| lengths[i]).max().unwrap_or(0);
+            let each = self.cost.batch(1, longest);
+            for &i in batch {
+                work[i] = each;
+            }
+        }
+        Ok(Prepared {
+            ids,
+            batches,
+            work,
+            workers: batching.workers,
+        })
+    }
+
+    /// Scores prepared texts. `done` gets each batch's scores by the texts' indices as the
+    /// batch ends, and stops the work by answering `false`.
+    ///
+    /// On the CPU, `batching.workers` batches run at once, one per thread: the matrix products
+    /// of one method are too small to keep many cores busy, the methods of a study are many.
+    /// (Elementwise work then runs best with `CANDLE_NUM_THREADS=1`, which `natstudy` sets.)
+    pub fn score_prepared(
+        &self,
+        prepared: &Prepared,
+        mut done: impl FnMut(&[(usize, Option<Scored>)]) -> bool,
+    ) -> NlmResult<()> {
+        let Prepared {
+            ids,
+            batches,
+            work,
+            workers,
+        } = prepared;
         let run = |batch: &[usize]| -> NlmResult<Vec<(usize, Option<Scored>)>> {
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
             let scores = self.score_batch(&seqs)?;
             Ok(batch.iter().copied().zip(scores).collect())
         };
         let workers = if self.device.is_cpu() {
-            batching.workers.clamp(1, batches.len().max(1))
+            (*workers).clamp(1, batches.len().max(1))
         } else {
             1
         };
         if workers == 1 {
-            for batch in &batches {
+            for batch in batches {
                 if !done(&run(batch)?) {
                     break;
                 }
@@ -397,17 +472,16 @@ impl CausalLm {
             .build()
             .map_err(|e| NlmError::Model(format!("cannot start {workers} threads: {e}")))?;
         let stop = std::sync::atomic::AtomicBool::new(false);
-        // the costliest batch first (a long method's attention grows with its square): each
+        // the costliest batch first (`Prepared::work`: padding and attention included): each
         // worker takes the next when it is free, so a long method does not run alone at the
         // end while the others wait, and the threads left over help its products
         let mut order: Vec<usize> = (0..batches.len()).collect();
         order.sort_by_key(|&b| {
-            let longest = batches[b].iter().map(|&i| lengths[i]).max().unwrap_or(0);
             std::cmp::Reverse(
                 batches[b]
-                    .len()
-                    .saturating_mul(longest)
-                    .saturating_mul(longest + 512),
+                    .iter()
+                    .map(|&i| work[i])
+                    .fold(0u64, u64::saturating_add),
             )
         });
         let next = std::sync::atomic::AtomicUsize::new(0);

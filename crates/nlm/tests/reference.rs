@@ -134,6 +134,65 @@ fn workers_score_every_method_once_as_alone() {
     }
 }
 
+/// A prepared scoring's work is what its batches cost, each method its batch's share: a
+/// method longer than the model's context costs what its truncation does (its bytes would say
+/// more), and a longer batch costs more than a short one of as many methods.
+#[test]
+fn a_methods_work_is_its_share_of_its_batch() {
+    let dir = reference();
+    let methods = methods(&dir);
+    let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
+    let lm = CausalLm::load(&dir.join("models").join("llama")).expect("model");
+    let batching = natstudy_nlm::Batching {
+        sequences: 3,
+        ..Default::default()
+    };
+    let prepared = lm.prepare(&texts, None, batching).expect("prepared");
+    let (work, tokens): (&[u64], Vec<usize>) = (prepared.work(), prepared.tokens().collect());
+    assert_eq!((work.len(), tokens.len()), (texts.len(), texts.len()));
+    // the reference holds one method longer than the context: truncated, it costs a full
+    // context alone or with others of its batch
+    let long = (0..texts.len())
+        .find(|&i| lm.tokenize(texts[i]).expect("tokens").len() > lm.max_len())
+        .expect("a method longer than the context");
+    assert_eq!(tokens[long], lm.max_len());
+    assert_eq!(work[long], lm.cost().batch(1, lm.max_len()));
+    // each batch's methods share its cost, padding included
+    let lengths: Vec<usize> = texts
+        .iter()
+        .map(|t| lm.input_ids(t, None).expect("ids").len())
+        .collect();
+    assert_eq!(lengths, tokens);
+    let batches = lm.plan(&lengths, batching);
+    let mut total = 0u64;
+    for b in &batches {
+        let longest = b.iter().map(|&i| lengths[i]).max().expect("a batch");
+        for &i in b {
+            assert_eq!(work[i], lm.cost().batch(1, longest), "method {i}");
+        }
+        total += lm.cost().batch(b.len(), longest);
+    }
+    assert_eq!(work.iter().sum::<u64>(), total);
+    let (short, longer) = (lm.cost().batch(3, 50), lm.cost().batch(3, 100));
+    assert!(
+        longer > 2 * short,
+        "attention grows faster than the positions"
+    );
+    // a prepared scoring scores as the texts do
+    let mut got = vec![None; texts.len()];
+    lm.score_prepared(&prepared, |scored| {
+        for (i, s) in scored {
+            got[*i] = *s;
+        }
+        true
+    })
+    .expect("scored");
+    for (i, g) in got.iter().enumerate() {
+        let alone = lm.cross_entropy(texts[i], None).expect("alone");
+        assert_eq!(g.map(|g| g.tokens), alone.map(|a| a.tokens), "method {i}");
+    }
+}
+
 #[test]
 fn llama_scores_as_transformers() {
     check("llama", "llama");

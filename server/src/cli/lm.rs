@@ -480,8 +480,8 @@ async fn score_neural(
         loading.elapsed().as_secs_f64()
     );
     let started = std::time::Instant::now();
-    // the bar counts the methods' bytes, the cost each follows (the longest go first: a
-    // count of methods would put the end too far away)
+    // the bar counts the methods' work (multiply-adds, padding and attention included: the
+    // costliest go first, so a count of methods would put the end too far away)
     let pb = bar(0, "methods");
     if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {msg} eta {eta}") {
         pb.set_style(style);
@@ -503,20 +503,20 @@ async fn score_neural(
             batch,
             threads,
         },
-        move |n, bytes| {
-            counters.begin(n, bytes);
-            bar_len.set_length(bytes);
+        move |n, work| {
+            counters.begin(n, work);
+            bar_len.set_length(work);
         },
-        std::sync::Arc::new(move |tokens, bytes| {
+        std::sync::Arc::new(move |tokens, work| {
             use std::sync::atomic::Ordering::Relaxed;
-            seen.step(tokens, bytes);
+            seen.step(tokens, work);
             bar_inc.set_message(format!(
                 "{}/{} methods, {:.0} tokens/s",
                 seen.done.load(Relaxed),
                 seen.total.load(Relaxed),
                 seen.tokens.load(Relaxed) as f64 / t0.elapsed().as_secs_f64().max(1e-9)
             ));
-            bar_inc.inc(bytes);
+            bar_inc.inc(work);
             true
         }),
     )

@@ -127,8 +127,9 @@ pub struct Counters {
     pub stop: Arc<AtomicBool>,
     /// Tokens scored so far.
     pub tokens: Arc<AtomicU64>,
-    /// The work done and to do in a unit each step's cost follows (the bytes of the methods
-    /// scored: a long method takes longer); 0 of 0 where the steps cost alike.
+    /// The work done and to do in a unit each step's cost follows (a neural scoring: each
+    /// method's multiply-adds, as its tokens after truncation and its batch's padding make
+    /// them); 0 of 0 where the steps cost alike.
     pub work_done: Arc<AtomicU64>,
     pub work_total: Arc<AtomicU64>,
     /// When the work began ([`Counters::begin`]).
@@ -379,13 +380,13 @@ pub async fn retry(db: &Db, study: crate::ids::StudyId, job: JobId) -> super::Se
 mod tests {
     use super::*;
 
-    /// The time left follows the units the cost follows where the work has them (bytes: the
-    /// long methods scored first do not make the rest look as slow), else the steps; none
-    /// before the first step or once all is done.
+    /// The time left follows the units the cost follows where the work has them
+    /// (multiply-adds: the long methods scored first do not make the rest look as slow), else
+    /// the steps; none before the first step or once all is done.
     #[test]
     fn the_time_left_is_the_pace_so_far() {
         let s = Duration::from_secs;
-        // 10 of 40 methods in 30 s, but 3/4 of the bytes: 10 s left, not 90
+        // 10 of 40 methods in 30 s, but 3/4 of the work: 10 s left, not 90
         let p = pace(s(30), (10, 40), 6_000, (750, 1_000));
         assert_eq!(
             p,

@@ -266,9 +266,11 @@ impl Memory {
 }
 
 /// Scores every bug and transformation of the study and stores the cross-entropies under
-/// `name`, replacing earlier ones. `start` is told how many methods there are and their
-/// bytes in all; `progress` gets the tokens and bytes of each method scored and says whether
-/// to go on: once it says no, the scoring stops after the batch under way and stores nothing.
+/// `name`, replacing earlier ones. `start` is told, once the methods are tokenized, how many
+/// there are and their work in all (multiply-adds: [`natstudy_nlm::Prepared::work`], what
+/// the time a method takes follows); `progress` gets the tokens and work of each method
+/// scored and says whether to go on: once it says no, the scoring stops after the batch
+/// under way and stores nothing.
 pub async fn score_study(
     db: &Db,
     study: StudyId,
@@ -276,32 +278,39 @@ pub async fn score_study(
     model: Arc<natstudy_nlm::CausalLm>,
     name: &str,
     run: Run,
-    start: impl FnOnce(u64, u64),
+    start: impl FnOnce(u64, u64) + Send + 'static,
     progress: Arc<dyn Fn(u64, u64) -> bool + Send + Sync>,
 ) -> ServiceResult<NeuralScored> {
     formats::results::check_name(name)
         .map_err(|why| ServiceError::Invalid(format!("model name: {why}")))?;
     let targets = store::analysis::sources(db, study).await?;
-    let bytes = targets.iter().map(|(_, text)| text.len() as u64).sum();
-    start(targets.len() as u64, bytes);
     let owned = name.to_owned();
     let (rows, tokens) = tokio::task::spawn_blocking(move || -> ServiceResult<_> {
         let texts: Vec<&str> = targets.iter().map(|(_, text)| text.as_str()).collect();
         let mut scores = vec![None; texts.len()];
         let mut tokens = 0u64;
         let batching = run.batching(&model, texts.len());
+        let invalid = |e: natstudy_nlm::NlmError| ServiceError::Invalid(e.to_string());
+        let prepared = model
+            .prepare(&texts, run.max_len, batching)
+            .map_err(invalid)?;
+        let work = prepared.work();
+        start(
+            texts.len() as u64,
+            work.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+        );
         let mut go_on = true;
         model
-            .score_texts(&texts, run.max_len, batching, |batch| {
+            .score_prepared(&prepared, |batch| {
                 for (i, s) in batch {
                     let n = s.map_or(0, |s| s.tokens as u64);
                     tokens += n;
                     scores[*i] = *s;
-                    go_on &= progress(n, texts[*i].len() as u64);
+                    go_on &= progress(n, work[*i]);
                 }
                 go_on
             })
-            .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+            .map_err(invalid)?;
         if !go_on {
             return Err(super::jobs::stopped());
         }

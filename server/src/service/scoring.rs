@@ -167,9 +167,9 @@ async fn score_neural(
             unit,
             ..Default::default()
         },
-        move |methods, bytes| begin.begin(methods, bytes),
-        Arc::new(move |tokens, bytes| {
-            step.step(tokens, bytes);
+        move |methods, work| begin.begin(methods, work),
+        Arc::new(move |tokens, work| {
+            step.step(tokens, work);
             !step.stopping()
         }),
     );
