@@ -155,11 +155,6 @@ fn job_row(
     j: JobRow,
     (retry, stop): (ServerAction<RetryJob>, ServerAction<StopJob>),
 ) -> impl IntoView {
-    let pct = if j.total > 0 {
-        j.done * 100 / j.total
-    } else {
-        0
-    };
     let shown = if j.stopping {
         format!("{} (stopping…)", j.state)
     } else {
@@ -190,7 +185,7 @@ fn job_row(
     view! {
         <tr class=format!("job {}", j.state)>
             <td>{j.label}</td>
-            <td><progress max=j.total.max(1) value=j.done></progress>" " {format!("{}/{} ({pct}%)", j.done, j.total)}
+            <td><progress max=j.total.max(1) value=j.done></progress>" " {counted(&j.kind, &j.state, j.done, j.total)}
                 {pace.map(|p| view! { <span class="job-pace">{p}</span> })}</td>
             <td class="job-state">{state}</td>
             <td>
@@ -233,6 +228,16 @@ fn pace(tokens: i64, counting_ms: i64, eta_ms: Option<i64>) -> Option<String> {
     }
 }
 
+/// A job's steps done of all. A running scoring job that has no steps yet is loading its
+/// model (a 7B model takes minutes; "0/0" looked stuck).
+fn counted(kind: &str, state: &str, done: i64, total: i64) -> String {
+    if total == 0 && kind == "score" && state == "running" {
+        return "loading the model…".into();
+    }
+    let pct = if total > 0 { done * 100 / total } else { 0 };
+    format!("{done}/{total} ({pct}%)")
+}
+
 /// A duration of `ms`, rounded up, in seconds, minutes, or hours and minutes.
 fn duration(ms: i64) -> String {
     let secs = u64::try_from(ms).unwrap_or(0).div_ceil(1000).max(1);
@@ -249,7 +254,17 @@ fn duration(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{duration, pace};
+    use super::{counted, duration, pace};
+
+    #[test]
+    fn a_scoring_job_without_steps_is_loading_its_model() {
+        assert_eq!(counted("score", "running", 0, 0), "loading the model…");
+        assert_eq!(counted("score", "running", 12, 357), "12/357 (3%)");
+        // a queued job has not begun loading; a verification counts its bugs from the start
+        assert_eq!(counted("score", "queued", 0, 0), "0/0 (0%)");
+        assert_eq!(counted("verify", "running", 0, 0), "0/0 (0%)");
+        assert_eq!(counted("score", "stopped", 0, 0), "0/0 (0%)");
+    }
 
     #[test]
     fn a_jobs_pace_says_what_it_can() {
