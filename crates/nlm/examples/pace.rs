@@ -3,7 +3,7 @@
 //! the methods, compares the time that was left with what the pace so far foretold by each
 //! unit of progress — methods, bytes, and the work `Prepared::work` counts (multiply-adds).
 //!
-//!     cargo run --release -p natstudy-nlm --example pace -- --model DIR --methods methods.json
+//!     cargo run --release -p natstudy-nlm --example pace -- --model DIR|FILE.gguf --methods methods.json
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -13,6 +13,7 @@ use natstudy_nlm::{Batching, CausalLm};
 
 #[derive(Parser)]
 struct Args {
+    /// A Hugging Face model folder or a GGUF file
     #[arg(long)]
     model: PathBuf,
     #[arg(long)]

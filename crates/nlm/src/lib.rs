@@ -186,6 +186,15 @@ pub struct CausalLm {
     /// What a forward pass costs.
     cost: Cost,
     device: Device,
+    /// This load among the process's loads: what a [`Prepared`] is checked against.
+    id: u64,
+}
+
+/// The loads of this process so far, numbering each [`CausalLm`].
+static LOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_load() -> u64 {
+    LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// One method scored.
@@ -200,6 +209,8 @@ pub struct Scored {
 /// Texts tokenized and grouped into batches, ready to score ([`CausalLm::prepare`]).
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    /// The model that prepared them ([`CausalLm`]'s `id`): its vocabulary, context and cost.
+    model: u64,
     ids: Vec<Vec<u32>>,
     batches: Vec<Vec<usize>>,
     work: Vec<u64>,
@@ -221,7 +232,7 @@ impl Prepared {
 }
 
 impl CausalLm {
-    /// Loads a model folder on the CPU.
+    /// Loads a model — a Hugging Face folder or a GGUF file — on the CPU.
     pub fn load(dir: &Path) -> NlmResult<CausalLm> {
         Self::load_on(dir, Device::Cpu)
     }
@@ -262,6 +273,7 @@ impl CausalLm {
             model: families::Model::Llama(families::Llama::new(&g.config, g.weights)?),
             tokenizer: g.tokenizer,
             device,
+            id: next_load(),
         })
     }
 
@@ -283,6 +295,7 @@ impl CausalLm {
             model,
             tokenizer,
             device,
+            id: next_load(),
         })
     }
 
@@ -424,6 +437,7 @@ impl CausalLm {
             }
         }
         Ok(Prepared {
+            model: self.id,
             ids,
             batches,
             work,
@@ -431,8 +445,9 @@ impl CausalLm {
         })
     }
 
-    /// Scores prepared texts. `done` gets each batch's scores by the texts' indices as the
-    /// batch ends, and stops the work by answering `false`.
+    /// Scores texts this model prepared (another model's are refused: their token ids, batches
+    /// and work were planned for its vocabulary, context and cost). `done` gets each batch's
+    /// scores by the texts' indices as the batch ends, and stops the work by answering `false`.
     ///
     /// On the CPU, `batching.workers` batches run at once, one per thread: the matrix products
     /// of one method are too small to keep many cores busy, the methods of a study are many.
@@ -443,11 +458,18 @@ impl CausalLm {
         mut done: impl FnMut(&[(usize, Option<Scored>)]) -> bool,
     ) -> NlmResult<()> {
         let Prepared {
+            model,
             ids,
             batches,
             work,
             workers,
         } = prepared;
+        if *model != self.id {
+            return Err(NlmError::Model(
+                "these texts were prepared by another model: prepare them with the one that scores them"
+                    .into(),
+            ));
+        }
         let run = |batch: &[usize]| -> NlmResult<Vec<(usize, Option<Scored>)>> {
             let seqs: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
             let scores = self.score_batch(&seqs)?;

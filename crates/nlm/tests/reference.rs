@@ -191,6 +191,20 @@ fn a_methods_work_is_its_share_of_its_batch() {
         let alone = lm.cross_entropy(texts[i], None).expect("alone");
         assert_eq!(g.map(|g| g.tokens), alone.map(|a| a.tokens), "method {i}");
     }
+    // another model — even the same files loaded again — does not score them: its
+    // vocabulary, context and cost are not what they were planned for
+    let other = CausalLm::load(&dir.join("models").join("gptneo")).expect("other model");
+    let again = CausalLm::load(&dir.join("models").join("llama")).expect("loaded again");
+    for lm in [&other, &again] {
+        let mut called = false;
+        let e = lm.score_prepared(&prepared, |_| {
+            called = true;
+            true
+        });
+        let e = e.expect_err("refused").to_string();
+        assert!(e.contains("prepared by another model"), "{e}");
+        assert!(!called, "nothing scored");
+    }
 }
 
 #[test]
