@@ -662,6 +662,8 @@ pub fn job_row(j: crate::store::jobs::JobRecord) -> app::model::JobRow {
         eta_ms: j
             .eta_ms
             .filter(|_| j.state == crate::store::JobState::Running),
+        load_read: j.load_read,
+        load_of: j.load_of,
     }
 }
 

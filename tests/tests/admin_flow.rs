@@ -660,8 +660,17 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         app.models_dir.join("ref.arpa"),
     )
     .expect("model in the folder");
-    // a neural model's job still loading its model (no steps yet: minutes for a 7B model)
-    scoring_job(&db, study, "codellama-7b", None).await;
+    // a neural model's job still loading its model (no steps yet: minutes for a 7B model),
+    // 5 GB of its 13.5 GB read
+    let loading = scoring_job(&db, study, "codellama-7b", None).await;
+    let read = natstudy::store::jobs::Progress {
+        load_read: 4_987_654_321,
+        load_of: 13_476_839_424,
+        ..Default::default()
+    };
+    natstudy::store::jobs::progress(&db, loading, read)
+        .await
+        .expect("progress");
     let running = scoring_job(&db, study, "ref.arpa", None).await;
     // its pace as its runner writes it: 5,000 tokens in 20 s, 250 s left
     let pace = natstudy::store::jobs::Progress {
@@ -670,6 +679,7 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         tokens: 5_000,
         counting_ms: 20_000,
         eta_ms: Some(250_000),
+        ..Default::default()
     };
     natstudy::store::jobs::progress(&db, running, pace)
         .await
@@ -701,7 +711,8 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         b.wait_contains("#jobs", "Run again").await;
         b.wait_contains("#jobs .job-pace", "250 tokens/s · about 5 min left")
             .await;
-        b.wait_contains("#jobs", "loading the model…").await;
+        b.wait_contains("#jobs", "loading the model… 37% (5.0 GB of 13.5 GB)")
+            .await;
         if w < 500 {
             // on the phone, from the keyboard: the running job's Stop, focused, and Enter
             b.client

@@ -101,12 +101,29 @@ async fn proposals_and_jobs(store: Store) {
     )
     .await
     .expect("job");
+    // its model loading: 5 GB of 13.5 GB read, no step yet
+    let load = natstudy::store::jobs::Progress {
+        load_read: 4_987_654_321,
+        load_of: 13_476_839_424,
+        ..Default::default()
+    };
+    natstudy::store::jobs::progress(&db, job, load)
+        .await
+        .expect("progress");
+    let jobs = natstudy::store::jobs::list(&db, study).await.expect("list");
+    assert_eq!((jobs[0].state.as_str(), jobs[0].total), ("running", 0));
+    assert_eq!(
+        (jobs[0].load_read, jobs[0].load_of),
+        (4_987_654_321, 13_476_839_424)
+    );
     let pace = natstudy::store::jobs::Progress {
         done: 10,
         total: 40,
         tokens: 5_000,
         counting_ms: 20_000,
         eta_ms: Some(60_000),
+        load_read: 13_476_839_424,
+        load_of: 13_476_839_424,
     };
     natstudy::store::jobs::progress(&db, job, pace)
         .await

@@ -244,8 +244,9 @@ async fn the_scoring_job_runs_a_model_folder() {
     // itself, told to stop, ends before its next tensor
     for model in ["tiny-llama", "tiny-q4.gguf"] {
         stopped_while_loading(&app, &db, study, model).await;
-        let told = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let e = natstudy::service::neural::load_until(&app.models_dir.join(model), told)
+        let told = natstudy::service::jobs::Counters::default();
+        told.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let e = natstudy::service::neural::load_until(&app.models_dir.join(model), &told)
             .await
             .err();
         assert!(
@@ -408,6 +409,15 @@ async fn scoring_job(
     assert_eq!(j.tokens, tokens, "{model}: {}", j.message);
     assert!(j.counting_ms > 0, "{model}");
     assert_eq!(j.eta_ms, None, "{model}");
+    // its model's load, as the row keeps it: every byte of its tensors read
+    assert!(j.load_of > 100_000, "{model}: {}", j.load_of);
+    assert_eq!(j.load_read, j.load_of, "{model}");
+    if !model.ends_with(".gguf") {
+        let bytes = std::fs::read(app.models_dir.join(model).join("model.safetensors"));
+        let bytes = bytes.expect("weights");
+        let header = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+        assert_eq!(j.load_of as u64, bytes.len() as u64 - 8 - header, "{model}");
+    }
 }
 
 /// Starts the study page's scoring job with `model` and waits until it ends (within 120 s).

@@ -48,12 +48,20 @@ pub enum NlmError {
     Stopped,
 }
 
-/// Asked before each tensor a load reads (a large model's load takes minutes): `true` ends the
-/// load with [`NlmError::Stopped`], reading nothing further.
-pub type Stop<'a> = &'a (dyn Fn() -> bool + Sync);
+/// How far a load has read: bytes of the weights' tensors read, of all the files hold (a
+/// GGUF file's as packed there, a folder's as stored).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Loaded {
+    pub read: u64,
+    pub of: u64,
+}
+
+/// Asked before each tensor a load reads (a large model's load takes minutes), told how far
+/// the load has read: `true` ends the load with [`NlmError::Stopped`], reading nothing further.
+pub type Stop<'a> = &'a (dyn Fn(Loaded) -> bool + Sync);
 
 /// A [`Stop`] that never stops.
-pub(crate) const NEVER: Stop<'static> = &|| false;
+pub(crate) const NEVER: Stop<'static> = &|_| false;
 
 #[cfg(test)]
 mod tests {
@@ -243,8 +251,9 @@ impl CausalLm {
         Self::load_until(path, device, NEVER)
     }
 
-    /// [`CausalLm::load_on`], asking `stop` before each tensor it reads: once it says yes,
-    /// the load ends with [`NlmError::Stopped`] (a job stopped while its model loads).
+    /// [`CausalLm::load_on`], asking `stop` before each tensor it reads, with the bytes read so
+    /// far ([`Loaded`]: a job's row shows them): once it says yes, the load ends with
+    /// [`NlmError::Stopped`] (a job stopped while its model loads).
     pub fn load_until(path: &Path, device: Device, stop: Stop) -> NlmResult<CausalLm> {
         if gguf::is_gguf(path) {
             Self::gguf(path, device, gguf::Packing::Packed, stop)

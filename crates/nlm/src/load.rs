@@ -24,9 +24,18 @@ const MAX_HEADER: u64 = 100_000_000;
 
 /// The folder's weights, `stop` asked before each tensor is read ([`crate::Stop`]).
 pub fn weights(dir: &Path, device: &Device, stop: crate::Stop) -> NlmResult<VarBuilder<'static>> {
+    let files = files(dir)?;
+    // the bytes of every file's tensors, from their headers, for the load's progress
+    let mut loaded = crate::Loaded::default();
+    for f in &files {
+        let at = |e: String| NlmError::Model(format!("{}: {e}", f.display()));
+        let mut file = std::fs::File::open(f).map_err(|e| at(e.to_string()))?;
+        let (meta, _) = header(&mut file).map_err(at)?;
+        loaded.of = loaded.of.saturating_add(meta.data_len() as u64);
+    }
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
-    for f in files(dir)? {
-        read_file(&f, device, &mut tensors, stop)?;
+    for f in &files {
+        read_file(f, device, &mut tensors, (stop, &mut loaded))?;
     }
     Ok(VarBuilder::from_backend(
         Box::new(TakeOnce(Mutex::new(tensors))),
@@ -197,12 +206,12 @@ fn float(name: &str, dtype: Dtype) -> Result<DType, String> {
 }
 
 /// Reads every tensor of one safetensors file into `into`, as f32 on `device`, unless `stop`
-/// says to stop before one.
+/// says to stop before one; `loaded` counts the bytes read.
 fn read_file(
     path: &Path,
     device: &Device,
     into: &mut HashMap<String, Tensor>,
-    stop: crate::Stop,
+    (stop, loaded): (crate::Stop, &mut crate::Loaded),
 ) -> NlmResult<()> {
     let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
     let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
@@ -212,11 +221,12 @@ fn read_file(
     by_offset.sort_by_key(|(_, info)| info.data_offsets.0);
     let mut bytes = Vec::new();
     for (name, info) in by_offset {
-        if stop() {
+        if stop(*loaded) {
             return Err(NlmError::Stopped);
         }
         let dtype = float(&name, info.dtype).map_err(at)?;
         let (from, to) = info.data_offsets;
+        loaded.read = loaded.read.saturating_add((to - from) as u64);
         bytes.clear();
         bytes.resize(to - from, 0);
         file.seek(SeekFrom::Start(start + from as u64))
@@ -259,7 +269,13 @@ mod tests {
             &data,
         ));
         let mut got = HashMap::new();
-        read_file(f.path(), &Device::Cpu, &mut got, crate::NEVER).expect("read");
+        read_file(
+            f.path(),
+            &Device::Cpu,
+            &mut got,
+            (crate::NEVER, &mut Default::default()),
+        )
+        .expect("read");
         let a: Vec<f32> = got["a"].to_vec1().expect("a");
         assert_eq!(a, vec![1.5, -2.0, 3.25]);
         let b: Vec<f32> = got["b"].to_vec1().expect("b");
@@ -290,10 +306,15 @@ mod tests {
         ];
         for (bytes, want) in cases {
             let f = write(&bytes);
-            let e = read_file(f.path(), &Device::Cpu, &mut HashMap::new(), crate::NEVER)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
+            let e = read_file(
+                f.path(),
+                &Device::Cpu,
+                &mut HashMap::new(),
+                (crate::NEVER, &mut Default::default()),
+            )
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
             assert!(e.contains(want), "{want}: {e}");
         }
     }

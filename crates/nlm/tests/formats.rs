@@ -229,28 +229,45 @@ fn a_header_past_its_bound_is_refused() {
 }
 
 /// A load told to stop (a scoring job stopped while a large model loads, minutes) ends with
-/// `Stopped` once told, reading no further tensor; told nothing, it asks once a tensor. A
-/// folder and a GGUF file.
+/// `Stopped` once told, reading no further tensor; told nothing, it asks once a tensor, saying
+/// how many bytes of the tensors it has read of all the files hold. A folder and a GGUF file.
 #[test]
 fn a_load_stops_when_told_and_reads_no_further() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let folder = data().join("bigcode");
     let file = data().join("gguf").join("llama-q8_0.gguf");
     for path in [&folder, &file] {
-        let asked = AtomicUsize::new(0);
-        let all = CausalLm::load_until(path, candle_core::Device::Cpu, &|| {
-            asked.fetch_add(1, Ordering::Relaxed);
+        let asked = std::sync::Mutex::new(Vec::new());
+        let all = CausalLm::load_until(path, candle_core::Device::Cpu, &|l| {
+            asked.lock().expect("lock").push(l);
             false
         });
         assert!(all.is_ok(), "{}", path.display());
-        let tensors = asked.load(Ordering::Relaxed);
+        let asked = asked.into_inner().expect("lock");
+        let tensors = asked.len();
         assert!(tensors > 3, "{}: asked {tensors} times", path.display());
+        // from nothing read, each tensor more, never all before the last tensor is read
+        let of = asked[0].of;
+        assert_eq!(asked[0].read, 0, "{}", path.display());
+        for w in asked.windows(2) {
+            assert!(w[0].read < w[1].read, "{}: {w:?}", path.display());
+        }
+        assert!(asked.iter().all(|l| l.of == of && l.read < of), "{asked:?}");
         if path == &folder {
             let (_, in_files) = CausalLm::check_folder(path).expect("folder");
             assert_eq!(tensors, in_files, "once a tensor");
+            // all: the file's bytes after its header
+            let bytes = std::fs::read(path.join("model.safetensors")).expect("weights");
+            let header = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+            assert_eq!(of, bytes.len() as u64 - 8 - header);
+        } else {
+            // all: the tensors as packed in the file, less than the file (its header and
+            // vocabulary), more than half of it
+            let bytes = std::fs::metadata(path).expect("file").len();
+            assert!(of < bytes && of > bytes / 2, "{of} of a file of {bytes}");
         }
         let asked = AtomicUsize::new(0);
-        let stopped = CausalLm::load_until(path, candle_core::Device::Cpu, &|| {
+        let stopped = CausalLm::load_until(path, candle_core::Device::Cpu, &|_| {
             asked.fetch_add(1, Ordering::Relaxed) + 1 >= 3
         });
         assert!(

@@ -390,6 +390,10 @@ pub struct JobRow {
     pub counting_ms: i64,
     /// What a running job expects still to take, once it can tell.
     pub eta_ms: Option<i64>,
+    /// Bytes of its model's tensors read, of all, while a scoring job's model loads (0 of 0
+    /// before the load reads, and for jobs that load nothing).
+    pub load_read: i64,
+    pub load_of: i64,
 }
 
 /// A language model file the server holds in its models directory.

@@ -132,6 +132,9 @@ pub struct Counters {
     /// them); 0 of 0 where the steps cost alike.
     pub work_done: Arc<AtomicU64>,
     pub work_total: Arc<AtomicU64>,
+    /// A model's load before the work: bytes of its tensors read, of all (0 of 0: no load).
+    pub load_read: Arc<AtomicU64>,
+    pub load_of: Arc<AtomicU64>,
     /// When the work began ([`Counters::begin`]).
     began: Arc<OnceLock<Instant>>,
 }
@@ -145,6 +148,12 @@ impl Counters {
         let _ = self.began.set(Instant::now());
     }
 
+    /// The job's model has read `read` bytes of its tensors' `of` (before the work begins).
+    pub fn loading(&self, read: u64, of: u64) {
+        self.load_read.store(read, Ordering::Relaxed);
+        self.load_of.store(of, Ordering::Relaxed);
+    }
+
     /// One step done, of `tokens` tokens and `work` units.
     pub fn step(&self, tokens: u64, work: u64) {
         self.done.fetch_add(1, Ordering::Relaxed);
@@ -155,7 +164,7 @@ impl Counters {
     fn read(&self) -> Progress {
         let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let (done, total) = (n(&self.done), n(&self.total));
-        match self.began.get() {
+        let p = match self.began.get() {
             Some(began) => pace(
                 began.elapsed(),
                 (done, total),
@@ -163,6 +172,11 @@ impl Counters {
                 (n(&self.work_done), n(&self.work_total)),
             ),
             None => Progress::of(done, total),
+        };
+        Progress {
+            load_read: n(&self.load_read),
+            load_of: n(&self.load_of),
+            ..p
         }
     }
 
@@ -259,6 +273,7 @@ pub fn pace(
         tokens,
         counting_ms: u64::try_from(ms).unwrap_or(u64::MAX),
         eta_ms,
+        ..Default::default()
     }
 }
 
@@ -396,6 +411,7 @@ mod tests {
                 tokens: 6_000,
                 counting_ms: 30_000,
                 eta_ms: Some(10_000),
+                ..Default::default()
             }
         );
         assert_eq!(pace(s(30), (10, 40), 0, (0, 0)).eta_ms, Some(90_000));

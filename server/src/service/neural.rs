@@ -109,18 +109,31 @@ pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natst
     checked_load(dir, device, &NEVER, natstudy_nlm::CausalLm::load_on).await
 }
 
-/// [`load`] for a job that may be stopped meanwhile: `stop` is read while the loads before
-/// this one run (every [`STOP_POLL`]) and before each tensor; once set, the load ends with
-/// [`super::jobs::stopped`], having read nothing further.
+/// [`load`] for a job that may be stopped meanwhile: its `counters`' stop flag is read while
+/// the loads before this one run (every [`STOP_POLL`]) and before each tensor, when the bytes
+/// read so far go into the counters ([`super::jobs::Counters::loading`]); once the flag is set,
+/// the load ends with [`super::jobs::stopped`], having read nothing further.
 pub async fn load_until(
     dir: &std::path::Path,
-    stop: Arc<AtomicBool>,
+    counters: &super::jobs::Counters,
 ) -> ServiceResult<natstudy_nlm::CausalLm> {
-    let flag = stop.clone();
-    checked_load(dir, natstudy_nlm::Device::Cpu, &flag, move |d, device| {
-        natstudy_nlm::CausalLm::load_until(d, device, &|| stop.load(Ordering::Relaxed))
-    })
-    .await
+    let c = counters.clone();
+    let lm = checked_load(
+        dir,
+        natstudy_nlm::Device::Cpu,
+        &counters.stop,
+        move |d, device| {
+            natstudy_nlm::CausalLm::load_until(d, device, &|l| {
+                c.loading(l.read, l.of);
+                c.stopping()
+            })
+        },
+    )
+    .await?;
+    // asked before each tensor, the last said all but the last one
+    let of = counters.load_of.load(Ordering::Relaxed);
+    counters.loading(of, of);
+    Ok(lm)
 }
 
 /// Held while a neural model loads (see [`load_on`]).

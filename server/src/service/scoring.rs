@@ -145,7 +145,7 @@ async fn score_neural(
     let name = super::neural::default_name(path);
     // a large model loads for minutes: the job's row is read meanwhile, and a stop asked
     // ends the load before its next tensor
-    let load = super::neural::load_until(path, counters.stop.clone());
+    let load = super::neural::load_until(path, counters);
     let lm = Arc::new(super::jobs::with_progress(db, job, counters, load).await?);
     // a stop asked after the last read of the row scores nothing
     if super::jobs::stop_asked(db, job, counters).await {

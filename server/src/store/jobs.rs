@@ -45,6 +45,9 @@ pub struct Progress {
     pub counting_ms: u64,
     /// What the job expects still to take; `None` until it can tell.
     pub eta_ms: Option<u64>,
+    /// Bytes of its model's tensors read, of all, while the model loads (0 of 0: no load).
+    pub load_read: u64,
+    pub load_of: u64,
 }
 
 impl Progress {
@@ -65,8 +68,8 @@ pub async fn progress(db: &Db, job: JobId, p: Progress) -> StoreResult<bool> {
     let stop: Option<i64> = sqlx::query_scalar(
         "UPDATE jobs SET done = $2, total = $3, updated_at = $4, \
          state = CASE WHEN state = $5 THEN $6 ELSE state END, \
-         tokens = $7, counting_ms = $8, eta_ms = $9 WHERE id = $1 \
-         RETURNING stop_requested",
+         tokens = $7, counting_ms = $8, eta_ms = $9, load_read = $10, load_of = $11 \
+         WHERE id = $1 RETURNING stop_requested",
     )
     .bind(job)
     .bind(int(p.done))
@@ -77,6 +80,8 @@ pub async fn progress(db: &Db, job: JobId, p: Progress) -> StoreResult<bool> {
     .bind(int(p.tokens))
     .bind(int(p.counting_ms))
     .bind(p.eta_ms.map(int))
+    .bind(int(p.load_read))
+    .bind(int(p.load_of))
     .fetch_optional(&mut *db.write().await?)
     .await?;
     Ok(stop.is_some_and(|s| s != 0))
@@ -213,13 +218,16 @@ pub struct JobRecord {
     pub tokens: i64,
     pub counting_ms: i64,
     pub eta_ms: Option<i64>,
+    /// Bytes of its model's tensors read, of all, while the model loads.
+    pub load_read: i64,
+    pub load_of: i64,
 }
 
 /// The study's jobs, newest first.
 pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<JobRecord>> {
     let rows = sqlx::query(
         "SELECT id, kind, label, state, done, total, message, started_at, updated_at, \
-         stop_requested, tokens, counting_ms, eta_ms FROM jobs \
+         stop_requested, tokens, counting_ms, eta_ms, load_read, load_of FROM jobs \
          WHERE study_id = $1 ORDER BY id DESC LIMIT 20",
     )
     .bind(study)
@@ -241,6 +249,8 @@ pub async fn list(db: &Db, study: StudyId) -> StoreResult<Vec<JobRecord>> {
                 tokens: r.try_get("tokens")?,
                 counting_ms: r.try_get("counting_ms")?,
                 eta_ms: r.try_get("eta_ms")?,
+                load_read: r.try_get("load_read")?,
+                load_of: r.try_get("load_of")?,
             })
         })
         .collect()

@@ -166,6 +166,13 @@ fn job_row(
         format!("{shown}: {}", j.message)
     };
     let pace = pace(j.tokens, j.counting_ms, j.eta_ms);
+    let bar = loading_bar(&j);
+    let count = counted(
+        &j.kind,
+        &j.state,
+        (j.done, j.total),
+        (j.load_read, j.load_of),
+    );
     let again = matches!(j.state.as_str(), "failed" | "stopped");
     let stoppable = matches!(j.state.as_str(), "queued" | "running") && !j.stopping;
     let id = j.id;
@@ -185,7 +192,7 @@ fn job_row(
     view! {
         <tr class=format!("job {}", j.state)>
             <td>{j.label}</td>
-            <td><progress max=j.total.max(1) value=j.done></progress>" " {counted(&j.kind, &j.state, j.done, j.total)}
+            <td>{bar}" " {count}
                 {pace.map(|p| view! { <span class="job-pace">{p}</span> })}</td>
             <td class="job-state">{state}</td>
             <td>
@@ -228,14 +235,48 @@ fn pace(tokens: i64, counting_ms: i64, eta_ms: Option<i64>) -> Option<String> {
     }
 }
 
+/// Whether a job is a scoring job loading its model: running, no steps yet.
+fn loading(kind: &str, state: &str, total: i64) -> bool {
+    total == 0 && kind == "score" && state == "running"
+}
+
+/// A job's bar: its model's bytes read while it loads, else its steps.
+fn loading_bar(j: &JobRow) -> impl IntoView {
+    let (value, max) = if loading(&j.kind, &j.state, j.total) && j.load_of > 0 {
+        (j.load_read, j.load_of)
+    } else {
+        (j.done, j.total)
+    };
+    view! { <progress max=max.max(1) value=value></progress> }
+}
+
 /// A job's steps done of all. A running scoring job that has no steps yet is loading its
-/// model (a 7B model takes minutes; "0/0" looked stuck).
-fn counted(kind: &str, state: &str, done: i64, total: i64) -> String {
-    if total == 0 && kind == "score" && state == "running" {
-        return "loading the model…".into();
+/// model (a 7B model takes minutes; "0/0" looked stuck): how much of it, once the load reads.
+fn counted(kind: &str, state: &str, (done, total): (i64, i64), (read, of): (i64, i64)) -> String {
+    if loading(kind, state, total) {
+        if of <= 0 {
+            return "loading the model…".into();
+        }
+        let read = read.clamp(0, of);
+        return format!(
+            "loading the model… {}% ({} of {})",
+            read * 100 / of,
+            bytes(read, of),
+            bytes(of, of)
+        );
     }
     let pct = if total > 0 { done * 100 / total } else { 0 };
     format!("{done}/{total} ({pct}%)")
+}
+
+/// `n` bytes in the unit `of` reads best in: GB or MB, one decimal.
+fn bytes(n: i64, of: i64) -> String {
+    let n = n as f64;
+    if of >= 1_000_000_000 {
+        format!("{:.1} GB", n / 1e9)
+    } else {
+        format!("{:.1} MB", n / 1e6)
+    }
 }
 
 /// A duration of `ms`, rounded up, in seconds, minutes, or hours and minutes.
@@ -258,12 +299,30 @@ mod tests {
 
     #[test]
     fn a_scoring_job_without_steps_is_loading_its_model() {
-        assert_eq!(counted("score", "running", 0, 0), "loading the model…");
-        assert_eq!(counted("score", "running", 12, 357), "12/357 (3%)");
+        let none = (0, 0);
+        assert_eq!(
+            counted("score", "running", none, none),
+            "loading the model…"
+        );
+        // how much of it, once the load reads: a 7B model's bytes, a tiny one's
+        assert_eq!(
+            counted("score", "running", none, (4_987_654_321, 13_476_839_424)),
+            "loading the model… 37% (5.0 GB of 13.5 GB)"
+        );
+        assert_eq!(
+            counted("score", "running", none, (260_000, 1_346_912)),
+            "loading the model… 19% (0.3 MB of 1.3 MB)"
+        );
+        // loaded: the steps, whatever the load read
+        let loaded = (1_346_912, 1_346_912);
+        assert_eq!(
+            counted("score", "running", (12, 357), loaded),
+            "12/357 (3%)"
+        );
         // a queued job has not begun loading; a verification counts its bugs from the start
-        assert_eq!(counted("score", "queued", 0, 0), "0/0 (0%)");
-        assert_eq!(counted("verify", "running", 0, 0), "0/0 (0%)");
-        assert_eq!(counted("score", "stopped", 0, 0), "0/0 (0%)");
+        assert_eq!(counted("score", "queued", none, none), "0/0 (0%)");
+        assert_eq!(counted("verify", "running", none, none), "0/0 (0%)");
+        assert_eq!(counted("score", "stopped", none, loaded), "0/0 (0%)");
     }
 
     #[test]

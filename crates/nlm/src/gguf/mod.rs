@@ -127,10 +127,25 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
     let spec = tokenizer::Spec::read(md).map_err(|e| at(e.to_string()))?;
     let config = config_of(md, spec.tokens.len()).map_err(at)?;
     let tokenizer = crate::tokenizer::Tokenizer::new(&path.display().to_string(), || spec.build())?;
+    // the bytes of the file's tensors as packed there, for the load's progress
+    let size = |info: &candle_core::quantized::gguf_file::TensorInfo| -> u64 {
+        let t = info.ggml_dtype;
+        (info.shape.elem_count() / t.block_size().max(1) * t.type_size()) as u64
+    };
+    let mut loaded = crate::Loaded {
+        read: 0,
+        of: content
+            .tensor_infos
+            .values()
+            .map(size)
+            .fold(0, u64::saturating_add),
+    };
     let mut tensor = |name: &str| -> NlmResult<QTensor> {
-        if stop() {
+        if stop(loaded) {
             return Err(NlmError::Stopped);
         }
+        let read = content.tensor_infos.get(name).map_or(0, size);
+        loaded.read = loaded.read.saturating_add(read);
         content
             .tensor(&mut file, name, device)
             .map_err(|e| at(format!("tensor `{name}`: {e}")))
