@@ -260,7 +260,7 @@ fn counted(kind: &str, state: &str, (done, total): (i64, i64), (read, of): (i64,
         let read = read.clamp(0, of);
         return format!(
             "loading the model… {}% ({} of {})",
-            read * 100 / of,
+            i128::from(read) * 100 / i128::from(of),
             bytes(read, of),
             bytes(of, of)
         );
@@ -323,6 +323,15 @@ mod tests {
         assert_eq!(counted("score", "queued", none, none), "0/0 (0%)");
         assert_eq!(counted("verify", "running", none, none), "0/0 (0%)");
         assert_eq!(counted("score", "stopped", none, loaded), "0/0 (0%)");
+        // whatever a row holds, no overflow
+        assert_eq!(
+            counted("score", "running", none, (i64::MAX, i64::MAX)),
+            "loading the model… 100% (9223372036.9 GB of 9223372036.9 GB)"
+        );
+        assert_eq!(
+            counted("score", "running", none, (-5, 1_000_000)),
+            "loading the model… 0% (0.0 MB of 1.0 MB)"
+        );
     }
 
     #[test]

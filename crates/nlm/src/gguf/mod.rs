@@ -128,9 +128,11 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
     let config = config_of(md, spec.tokens.len()).map_err(at)?;
     let tokenizer = crate::tokenizer::Tokenizer::new(&path.display().to_string(), || spec.build())?;
     // the bytes of the file's tensors as packed there, for the load's progress
+    // (saturating: a crafted header's dimensions may overflow; its tensors then fail to read)
     let size = |info: &candle_core::quantized::gguf_file::TensorInfo| -> u64 {
         let t = info.ggml_dtype;
-        (info.shape.elem_count() / t.block_size().max(1) * t.type_size()) as u64
+        let elements = (info.shape.dims().iter()).fold(1u64, |n, &d| n.saturating_mul(d as u64));
+        (elements / t.block_size().max(1) as u64).saturating_mul(t.type_size() as u64)
     };
     let mut loaded = crate::Loaded {
         read: 0,
