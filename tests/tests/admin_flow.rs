@@ -661,7 +661,7 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
     )
     .expect("model in the folder");
     // a neural model's job still loading its model (no steps yet: minutes for a 7B model),
-    // 5 GB of its 13.5 GB read
+    // 4.6 GiB of its 12.6 GiB read
     let loading = scoring_job(&db, study, "codellama-7b", None).await;
     let read = natstudy::store::jobs::Progress {
         load_read: 4_987_654_321,
@@ -711,7 +711,7 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         b.wait_contains("#jobs", "Run again").await;
         b.wait_contains("#jobs .job-pace", "250 tokens/s · about 5 min left")
             .await;
-        b.wait_contains("#jobs", "loading the model… 37% (5.0 GB of 13.5 GB)")
+        b.wait_contains("#jobs", "loading the model… 37% (4.6 GiB of 12.6 GiB)")
             .await;
         if w < 500 {
             // on the phone, from the keyboard: the running job's Stop, focused, and Enter

@@ -9,16 +9,24 @@ use crate::model::StudyId;
 use crate::model::{JobRow, ScoringView};
 use crate::study_api::{get_scoring, DeleteModel, RetryJob, StartScoring, StartVerify, StopJob};
 
+/// A size in the binary unit it reads best in, one decimal.
 fn size(bytes: u64) -> String {
-    if bytes >= 1 << 40 {
-        format!("{:.1} TiB", bytes as f64 / (1u64 << 40) as f64)
-    } else if bytes >= 1 << 30 {
-        format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
-    } else if bytes >= 1 << 20 {
-        format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+    size_in(bytes, bytes)
+}
+
+/// `n` bytes in the unit `whole` reads best in (KiB to TiB, one decimal), so that a part and
+/// its whole read alike: "4.6 GiB of 12.6 GiB", never "4645.1 MiB of 12.6 GiB".
+fn size_in(n: u64, whole: u64) -> String {
+    let (unit, name) = if whole >= 1 << 40 {
+        (1u64 << 40, "TiB")
+    } else if whole >= 1 << 30 {
+        (1 << 30, "GiB")
+    } else if whole >= 1 << 20 {
+        (1 << 20, "MiB")
     } else {
-        format!("{:.1} KiB", bytes as f64 / 1024.0)
-    }
+        (1 << 10, "KiB")
+    };
+    format!("{:.1} {name}", n as f64 / unit as f64)
 }
 
 #[component]
@@ -258,25 +266,16 @@ fn counted(kind: &str, state: &str, (done, total): (i64, i64), (read, of): (i64,
             return "loading the model…".into();
         }
         let read = read.clamp(0, of);
+        let (part, whole) = (read.unsigned_abs(), of.unsigned_abs());
         return format!(
             "loading the model… {}% ({} of {})",
-            i128::from(read) * 100 / i128::from(of),
-            bytes(read, of),
-            bytes(of, of)
+            u128::from(part) * 100 / u128::from(whole),
+            size_in(part, whole),
+            size(whole)
         );
     }
     let pct = if total > 0 { done * 100 / total } else { 0 };
     format!("{done}/{total} ({pct}%)")
-}
-
-/// `n` bytes in the unit `of` reads best in: GB or MB, one decimal.
-fn bytes(n: i64, of: i64) -> String {
-    let n = n as f64;
-    if of >= 1_000_000_000 {
-        format!("{:.1} GB", n / 1e9)
-    } else {
-        format!("{:.1} MB", n / 1e6)
-    }
 }
 
 /// A duration of `ms`, rounded up, in seconds, minutes, or hours and minutes.
@@ -307,11 +306,11 @@ mod tests {
         // how much of it, once the load reads: a 7B model's bytes, a tiny one's
         assert_eq!(
             counted("score", "running", none, (4_987_654_321, 13_476_839_424)),
-            "loading the model… 37% (5.0 GB of 13.5 GB)"
+            "loading the model… 37% (4.6 GiB of 12.6 GiB)"
         );
         assert_eq!(
             counted("score", "running", none, (260_000, 1_346_912)),
-            "loading the model… 19% (0.3 MB of 1.3 MB)"
+            "loading the model… 19% (0.2 MiB of 1.3 MiB)"
         );
         // loaded: the steps, whatever the load read
         let loaded = (1_346_912, 1_346_912);
@@ -326,11 +325,11 @@ mod tests {
         // whatever a row holds, no overflow
         assert_eq!(
             counted("score", "running", none, (i64::MAX, i64::MAX)),
-            "loading the model… 100% (9223372036.9 GB of 9223372036.9 GB)"
+            "loading the model… 100% (8388608.0 TiB of 8388608.0 TiB)"
         );
         assert_eq!(
             counted("score", "running", none, (-5, 1_000_000)),
-            "loading the model… 0% (0.0 MB of 1.0 MB)"
+            "loading the model… 0% (0.0 KiB of 976.6 KiB)"
         );
     }
 
