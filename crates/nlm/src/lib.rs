@@ -43,7 +43,7 @@ pub enum NlmError {
     Tokenizer(String),
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
-    /// A load's [`Stop`] said to stop before the weights were all read.
+    /// A load's [`Stop`] said to stop before the model was made of its weights.
     #[error("stopped while the weights loaded")]
     Stopped,
 }
@@ -56,8 +56,9 @@ pub struct Loaded {
     pub of: u64,
 }
 
-/// Asked before each tensor a load reads (a large model's load takes minutes), told how far
-/// the load has read: `true` ends the load with [`NlmError::Stopped`], reading nothing further.
+/// Asked before each tensor a load reads (a large model's load takes minutes), and once more
+/// when all are read (`read == of`), told how far the load has read: `true` ends the load with
+/// [`NlmError::Stopped`], reading nothing further.
 pub type Stop<'a> = &'a (dyn Fn(Loaded) -> bool + Sync);
 
 /// A [`Stop`] that never stops.
@@ -251,8 +252,9 @@ impl CausalLm {
         Self::load_until(path, device, NEVER)
     }
 
-    /// [`CausalLm::load_on`], asking `stop` before each tensor it reads, with the bytes read so
-    /// far ([`Loaded`]: a job's row shows them): once it says yes, the load ends with
+    /// [`CausalLm::load_on`], asking `stop` before each tensor it reads and once all are read,
+    /// with the bytes read so far ([`Loaded`]: a job's row shows them): once it says yes, the
+    /// load ends with
     /// [`NlmError::Stopped`] (a job stopped while its model loads).
     pub fn load_until(path: &Path, device: Device, stop: Stop) -> NlmResult<CausalLm> {
         if gguf::is_gguf(path) {

@@ -24,18 +24,21 @@ const MAX_HEADER: u64 = 100_000_000;
 
 /// The folder's weights, `stop` asked before each tensor is read ([`crate::Stop`]).
 pub fn weights(dir: &Path, device: &Device, stop: crate::Stop) -> NlmResult<VarBuilder<'static>> {
-    let files = files(dir)?;
-    // the bytes of every file's tensors, from their headers, for the load's progress
+    // every file's header first: the bytes of all their tensors are the load's whole
+    let mut opened = Vec::new();
     let mut loaded = crate::Loaded::default();
-    for f in &files {
-        let at = |e: String| NlmError::Model(format!("{}: {e}", f.display()));
-        let mut file = std::fs::File::open(f).map_err(|e| at(e.to_string()))?;
-        let (meta, _) = header(&mut file).map_err(at)?;
-        loaded.of = loaded.of.saturating_add(meta.data_len() as u64);
+    for path in files(dir)? {
+        let file = Opened::open(path)?;
+        loaded.of = loaded.of.saturating_add(file.meta.data_len() as u64);
+        opened.push(file);
     }
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
-    for f in &files {
-        read_file(f, device, &mut tensors, (stop, &mut loaded))?;
+    for file in opened {
+        file.read(device, &mut tensors, (stop, &mut loaded))?;
+    }
+    // the last tensor read: the whole load, and a last chance to stop before the model is built
+    if stop(loaded) {
+        return Err(NlmError::Stopped);
     }
     Ok(VarBuilder::from_backend(
         Box::new(TakeOnce(Mutex::new(tensors))),
@@ -205,44 +208,78 @@ fn float(name: &str, dtype: Dtype) -> Result<DType, String> {
     })
 }
 
-/// Reads every tensor of one safetensors file into `into`, as f32 on `device`, unless `stop`
-/// says to stop before one; `loaded` counts the bytes read.
-fn read_file(
-    path: &Path,
-    device: &Device,
-    into: &mut HashMap<String, Tensor>,
-    (stop, loaded): (crate::Stop, &mut crate::Loaded),
-) -> NlmResult<()> {
-    let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
-    let mut file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
-    let (meta, start) = header(&mut file).map_err(at)?;
-    let mut by_offset: Vec<(String, &safetensors::tensor::TensorInfo)> =
-        meta.tensors().into_iter().collect();
-    by_offset.sort_by_key(|(_, info)| info.data_offsets.0);
-    let mut bytes = Vec::new();
-    for (name, info) in by_offset {
-        if stop(*loaded) {
-            return Err(NlmError::Stopped);
-        }
-        let dtype = float(&name, info.dtype).map_err(at)?;
-        let (from, to) = info.data_offsets;
-        loaded.read = loaded.read.saturating_add((to - from) as u64);
-        bytes.clear();
-        bytes.resize(to - from, 0);
-        file.seek(SeekFrom::Start(start + from as u64))
-            .map_err(|e| at(e.to_string()))?;
-        file.read_exact(&mut bytes).map_err(|e| at(e.to_string()))?;
-        let t = Tensor::from_raw_buffer(&bytes, dtype, &info.shape, device)
-            .and_then(|t| t.to_dtype(DType::F32))
-            .map_err(|e| at(format!("tensor `{name}`: {e}")))?;
-        into.insert(name, t);
+/// A weight file open, its header read and checked.
+struct Opened {
+    path: PathBuf,
+    file: std::fs::File,
+    meta: Metadata,
+    /// Where its tensors' bytes start.
+    start: u64,
+}
+
+impl Opened {
+    fn open(path: PathBuf) -> NlmResult<Opened> {
+        let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
+        let mut file = std::fs::File::open(&path).map_err(|e| at(e.to_string()))?;
+        let (meta, start) = header(&mut file).map_err(at)?;
+        Ok(Opened {
+            path,
+            file,
+            meta,
+            start,
+        })
     }
-    Ok(())
+
+    /// Reads every tensor of the file into `into`, as f32 on `device`, unless `stop` says to
+    /// stop before one; `loaded` counts the bytes read.
+    fn read(
+        mut self,
+        device: &Device,
+        into: &mut HashMap<String, Tensor>,
+        (stop, loaded): (crate::Stop, &mut crate::Loaded),
+    ) -> NlmResult<()> {
+        let path = &self.path;
+        let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
+        let mut by_offset: Vec<(String, &safetensors::tensor::TensorInfo)> =
+            self.meta.tensors().into_iter().collect();
+        by_offset.sort_by_key(|(_, info)| info.data_offsets.0);
+        let mut bytes = Vec::new();
+        for (name, info) in by_offset {
+            if stop(*loaded) {
+                return Err(NlmError::Stopped);
+            }
+            let dtype = float(&name, info.dtype).map_err(at)?;
+            let (from, to) = info.data_offsets;
+            bytes.clear();
+            bytes.resize(to - from, 0);
+            (self.file)
+                .seek(SeekFrom::Start(self.start + from as u64))
+                .map_err(|e| at(e.to_string()))?;
+            self.file
+                .read_exact(&mut bytes)
+                .map_err(|e| at(e.to_string()))?;
+            let t = Tensor::from_raw_buffer(&bytes, dtype, &info.shape, device)
+                .and_then(|t| t.to_dtype(DType::F32))
+                .map_err(|e| at(format!("tensor `{name}`: {e}")))?;
+            into.insert(name, t);
+            loaded.read = loaded.read.saturating_add((to - from) as u64);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_file(
+        path: &Path,
+        device: &Device,
+        into: &mut HashMap<String, Tensor>,
+        stop: (crate::Stop, &mut crate::Loaded),
+    ) -> NlmResult<()> {
+        Opened::open(path.to_path_buf())?.read(device, into, stop)
+    }
 
     fn write(bytes: &[u8]) -> tempfile::NamedTempFile {
         let mut f = tempfile::NamedTempFile::new().expect("temp");

@@ -246,16 +246,31 @@ fn a_load_stops_when_told_and_reads_no_further() {
         let asked = asked.into_inner().expect("lock");
         let tensors = asked.len();
         assert!(tensors > 3, "{}: asked {tensors} times", path.display());
-        // from nothing read, each tensor more, never all before the last tensor is read
+        // from nothing read, each tensor more, never all before the last tensor is read;
+        // then all, once
         let of = asked[0].of;
         assert_eq!(asked[0].read, 0, "{}", path.display());
         for w in asked.windows(2) {
             assert!(w[0].read < w[1].read, "{}: {w:?}", path.display());
         }
-        assert!(asked.iter().all(|l| l.of == of && l.read < of), "{asked:?}");
+        let (last, before) = asked.split_last().expect("asked");
+        assert_eq!(
+            *last,
+            natstudy_nlm::Loaded { read: of, of },
+            "{}",
+            path.display()
+        );
+        assert!(
+            before.iter().all(|l| l.of == of && l.read < of),
+            "{asked:?}"
+        );
         if path == &folder {
             let (_, in_files) = CausalLm::check_folder(path).expect("folder");
-            assert_eq!(tensors, in_files, "once a tensor");
+            assert_eq!(
+                tensors,
+                in_files + 1,
+                "once a tensor, and once all are read"
+            );
             // all: the file's bytes after its header
             let bytes = std::fs::read(path.join("model.safetensors")).expect("weights");
             let header = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
@@ -277,5 +292,13 @@ fn a_load_stops_when_told_and_reads_no_further() {
             stopped.err()
         );
         assert_eq!(asked.load(Ordering::Relaxed), 3, "{}", path.display());
+        // told once all is read: stopped still, before the model is made of it
+        let late = CausalLm::load_until(path, candle_core::Device::Cpu, &|l| l.read == l.of);
+        assert!(
+            matches!(late, Err(natstudy_nlm::NlmError::Stopped)),
+            "{}: {:?}",
+            path.display(),
+            late.err()
+        );
     }
 }

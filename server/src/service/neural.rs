@@ -130,9 +130,6 @@ pub async fn load_until(
         },
     )
     .await?;
-    // asked before each tensor, the last said all but the last one
-    let of = counters.load_of.load(Ordering::Relaxed);
-    counters.loading(of, of);
     Ok(lm)
 }
 

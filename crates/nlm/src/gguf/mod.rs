@@ -10,7 +10,7 @@ mod tokenizer;
 use std::collections::HashMap;
 use std::path::Path;
 
-use candle_core::quantized::gguf_file::Value;
+use candle_core::quantized::gguf_file::{TensorInfo, Value};
 use candle_core::quantized::QTensor;
 use candle_core::{DType, Device};
 use candle_nn::Embedding;
@@ -76,12 +76,8 @@ pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
         let (mut total, mut largest) = (0u64, 0u64);
         for (name, info) in &content.tensor_infos {
             let dims = info.shape.dims();
-            let elements = dims
-                .iter()
-                .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+            let (elements, packed) = extent(info)
                 .ok_or_else(|| at(format!("tensor `{name}`: dimensions {dims:?} overflow")))?;
-            let (block, size) = (info.ggml_dtype.block_size(), info.ggml_dtype.type_size());
-            let packed = elements / block.max(1) as u64 * size as u64;
             let f32 = elements.saturating_mul(4);
             total = total.saturating_add(match (dims.len(), name.as_str()) {
                 (1, _) => f32,
@@ -96,6 +92,18 @@ pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
         }
         Ok(total.saturating_add(largest))
     })
+}
+
+/// A tensor's elements and its bytes as packed in the file, from its header; `None` where its
+/// dimensions' product overflows (a crafted header).
+fn extent(info: &TensorInfo) -> Option<(u64, u64)> {
+    let dims = info.shape.dims();
+    let elements = dims
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))?;
+    let t = info.ggml_dtype;
+    let blocks = elements / t.block_size().max(1) as u64;
+    Some((elements, blocks.saturating_mul(t.type_size() as u64)))
 }
 
 /// Runs a reader of a GGUF file that may be hostile: candle's reader bounds what a header
@@ -128,12 +136,8 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
     let config = config_of(md, spec.tokens.len()).map_err(at)?;
     let tokenizer = crate::tokenizer::Tokenizer::new(&path.display().to_string(), || spec.build())?;
     // the bytes of the file's tensors as packed there, for the load's progress
-    // (saturating: a crafted header's dimensions may overflow; its tensors then fail to read)
-    let size = |info: &candle_core::quantized::gguf_file::TensorInfo| -> u64 {
-        let t = info.ggml_dtype;
-        let elements = (info.shape.dims().iter()).fold(1u64, |n, &d| n.saturating_mul(d as u64));
-        (elements / t.block_size().max(1) as u64).saturating_mul(t.type_size() as u64)
-    };
+    // (a crafted header's dimensions may overflow: all then, and its tensors fail to read)
+    let size = |info: &TensorInfo| extent(info).map_or(u64::MAX, |(_, packed)| packed);
     let mut loaded = crate::Loaded {
         read: 0,
         of: content
@@ -248,6 +252,13 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
         // tied to the embeddings
         proj(embed_q)?
     };
+    // all read (a tensor the model has no use for is not read): a last chance to stop
+    if stop(crate::Loaded {
+        read: loaded.of,
+        of: loaded.of,
+    }) {
+        return Err(NlmError::Stopped);
+    }
     Ok(Gguf {
         config,
         weights: LlamaWeights {
