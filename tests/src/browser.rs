@@ -308,6 +308,19 @@ impl Browser {
         self.wait_for_text("#submit", "Submit (Enter)").await
     }
 
+    /// How far the current page scrolls sideways, in CSS pixels: 0 or less where it fits its
+    /// window.
+    pub async fn sideways(&self) -> Result<f64> {
+        let v = self
+            .client
+            .execute(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+                vec![],
+            )
+            .await?;
+        v.as_f64().context("scrollWidth is a number")
+    }
+
     /// Loads `url` (a full page load) and waits for hydration.
     pub async fn goto_hydrated(&self, url: &str) -> Result<()> {
         self.client.goto(url).await?;

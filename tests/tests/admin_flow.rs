@@ -754,18 +754,86 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
             )
             .expect("write");
         }
-        let overflow = b
+        let overflow = b.sideways().await.expect("js");
+        assert!(
+            overflow <= 0.0,
+            "at {w} px the page scrolls sideways by {overflow}"
+        );
+    }
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// The list of studies and the accounts page fit a phone's width: the studies' table scrolls
+/// inside its own box, each account is a block of its own there (its role, its state and a new
+/// password each on a line, every button on screen), and a table with its headings on a laptop.
+#[tokio::test]
+async fn the_studies_and_the_accounts_fit_a_phone() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    natstudy_tests::reference_study(&db, "Naturalness of Defects4J transformations, 2026", true)
+        .await
+        .expect("study");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    for name in ["a-researcher-with-a-long-name", "annotator-7"] {
+        app.add_user(name, "a-long-password", Role::Annotator)
+            .await
+            .expect("user");
+    }
+    let b = Browser::start_sized(390, 844).await.expect("browser");
+    b.open_as(
+        &app.base,
+        "/studies",
+        ("ada", "a-long-password", "ada (admin)"),
+    )
+    .await
+    .expect("studies");
+    for (w, h) in [(390u32, 844u32), (1366, 900)] {
+        b.client.set_window_size(w, h).await.expect("size");
+        b.goto_hydrated(&app.url("/studies"))
+            .await
+            .expect("studies");
+        b.wait_contains("#studies", "Naturalness of Defects4J")
+            .await;
+        let overflow = b.sideways().await.expect("js");
+        assert!(
+            overflow <= 0.0,
+            "/studies at {w} px scrolls sideways by {overflow}"
+        );
+        b.goto_hydrated(&app.url("/admin/users"))
+            .await
+            .expect("users");
+        b.wait_contains("#users", "a-researcher-with-a-long-name")
+            .await;
+        let overflow = b.sideways().await.expect("js");
+        assert!(
+            overflow <= 0.0,
+            "/admin/users at {w} px scrolls sideways by {overflow}"
+        );
+        // every control of every account on screen; the headings only where rows are rows
+        let off = b
             .client
             .execute(
-                "return document.documentElement.scrollWidth - document.documentElement.clientWidth",
+                "return [...document.querySelectorAll('#users button, #users input:not([type=hidden]), #users select')] \
+                   .filter(e => e.getBoundingClientRect().right > window.innerWidth) \
+                   .map(e => e.outerHTML.slice(0, 80))",
                 vec![],
             )
             .await
             .expect("js");
-        assert!(
-            overflow.as_f64().is_some_and(|o| o <= 0.0),
-            "at {w} px the page scrolls sideways by {overflow}"
-        );
+        assert_eq!(off, serde_json::json!([]), "at {w} px, past the right edge");
+        let headings = b
+            .client
+            .find(Locator::Css("#users thead"))
+            .await
+            .expect("thead")
+            .is_displayed()
+            .await
+            .expect("displayed");
+        assert_eq!(headings, w > 700, "headings at {w} px");
     }
     b.close().await;
     drop(app);

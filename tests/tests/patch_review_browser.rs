@@ -25,6 +25,9 @@ async fn review(b: &Browser, verdicts: &[(&str, &str)]) {
             "the tool's name is hidden: {page}"
         );
         assert!(b.client.find(Locator::Css("#patch-diff")).await.is_ok());
+        // the diffs wrap in their box: the page never scrolls sideways, on a phone too
+        let overflow = b.sideways().await.expect("js");
+        assert!(overflow <= 0.0, "{target}: scrolls sideways by {overflow}");
         b.press(key).await.expect("keys");
     }
     b.wait_contains("#review-done", "Nothing left to review")
@@ -107,8 +110,8 @@ async fn two_reviewers_review_by_keyboard_and_an_admin_decides() {
     let link = b.text_of("#review-invite-link").await;
 
     // two reviewers, keyboard only: they agree on naming_1 (correct) and naming_3 (not
-    // equivalent) and disagree on naming_2
-    let rb = Browser::start().await.expect("browser");
+    // equivalent) and disagree on naming_2; the first on a phone
+    let rb = Browser::start_sized(390, 844).await.expect("browser");
     rb.open_as(&base, &format!("/studies/{id}/review"), RUTH)
         .await
         .expect("review page");
@@ -160,6 +163,10 @@ async fn two_reviewers_review_by_keyboard_and_an_admin_decides() {
         .await;
     b.wait_contains("#disagreements", "ruth: correct").await;
     b.wait_contains("#disagreements", "@invite: wrong").await;
+    // the decisions page fits a phone too
+    b.client.set_window_size(390, 844).await.expect("size");
+    let overflow = b.sideways().await.expect("js");
+    assert!(overflow <= 0.0, "decisions: scrolls sideways by {overflow}");
     b.click("#disagreements .rule-correct")
         .await
         .expect("decide");

@@ -75,7 +75,9 @@ pub fn UsersPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match users.await {
                     Ok(rows) => view! {
-                        <table class="grid" id="users">
+                        // on a phone each account is a block of its own: its name, then each
+                        // form on a line (every control on screen, the page never sideways)
+                        <table class="grid stack" id="users">
                             <thead><tr><th>"User"</th><th>"Role"</th><th>"State"</th><th>"New password"</th></tr></thead>
                             <tbody>
                                 {rows

@@ -35,7 +35,9 @@ pub fn StudiesPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match studies.await {
                     Ok(rows) if rows.is_empty() => view! { <p class="muted">"No studies yet."</p> }.into_any(),
+                    // a phone scrolls the table, not the page
                     Ok(rows) => view! {
+                        <div class="table-scroll" tabindex="0" role="region" aria-label="Studies">
                         <table class="grid" id="studies">
                             <thead>
                                 <tr>
@@ -59,6 +61,7 @@ pub fn StudiesPage() -> impl IntoView {
                                     .collect_view()}
                             </tbody>
                         </table>
+                        </div>
                     }
                         .into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
