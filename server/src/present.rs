@@ -221,7 +221,7 @@ fn tables_of(r: &Report) -> Vec<TableView> {
             "Time on item (s), below the 99th percentile {:.2}",
             t.p99_cutoff
         );
-        out.push(table("time", &title, &["", "n", "mean", "std"], rows));
+        out.push(table("time", &title, &["group", "n", "mean", "std"], rows));
         let rows = t
             .tests
             .iter()

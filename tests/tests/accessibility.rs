@@ -9,10 +9,24 @@ use natstudy_tests::{fresh_db, Role, Store, TestApp};
 
 const PW: &str = "a-long-password";
 
-/// Runs axe on the current page; pushes what it finds, named by `page`, into `found`.
+/// Runs axe on the current page; pushes what it finds, named by `page`, into `found`. A
+/// column's heading without a name (a column of buttons) is found too.
 async fn check(b: &Browser, page: &str, found: &mut Vec<String>) {
     for v in b.axe_serious().await.expect("axe ran") {
         found.push(format!("{page}: {v}"));
+    }
+    let unnamed = b
+        .client
+        .execute(
+            "return [...document.querySelectorAll('th')] \
+               .filter(th => th.textContent.trim() === '') \
+               .map(th => th.closest('table').id + ': column ' + (th.cellIndex + 1))",
+            vec![],
+        )
+        .await
+        .expect("js");
+    for th in unnamed.as_array().into_iter().flatten() {
+        found.push(format!("{page}: a heading without a name ({th})"));
     }
 }
 

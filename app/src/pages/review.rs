@@ -227,7 +227,7 @@ pub fn ReviewDecidePage() -> impl IntoView {
                             <h2>"Decided automatically"</h2>
                             <p class="table-note">"No-op, SYE and TCE decisions; send one back and reviewers judge it."</p>
                             <table class="grid">
-                                <thead><tr><th>"tool"</th><th>"target"</th><th>"why"</th><th></th></tr></thead>
+                                <thead><tr><th>"Tool"</th><th>"Target"</th><th>"Why"</th><th><span class="visually-hidden">"Decision"</span></th></tr></thead>
                                 <tbody>
                                     {o.automatic.into_iter().map(|(tool, target, why)| view! {
                                         <tr><td>{tool.clone()}</td><td>{target.clone()}</td><td>{why}</td><td>{ruling_form(tool, target, "send-back", "Send back")}</td></tr>

@@ -110,7 +110,7 @@ pub(super) fn Review(
             </p>
             {nav()}
             <table class="grid" id="rated">
-                <thead><tr><th>"Transformation"</th><th class="num">"Readability"</th><th class="num">"Conventions"</th><th></th></tr></thead>
+                <thead><tr><th>"Transformation"</th><th class="num">"Readability"</th><th class="num">"Conventions"</th><th><span class="visually-hidden">"Revise"</span></th></tr></thead>
                 <tbody>
                     {rated
                         .into_iter()

@@ -179,7 +179,7 @@ fn Proposal(
 fn WhyTable(rows: Vec<crate::model::OperatorWhy>) -> impl IntoView {
     view! {
         <table class="grid why" id="why">
-                <thead><tr><th>"operator"</th><th>"kept"</th><th>"refused sites: how often, why, e.g. where"</th></tr></thead>
+                <thead><tr><th>"Operator"</th><th>"Kept"</th><th>"Refused sites: how often, why, e.g. where"</th></tr></thead>
                 <tbody>
                     {rows.into_iter().map(|r| view! {
                         <tr>

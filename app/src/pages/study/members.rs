@@ -27,7 +27,7 @@ pub fn Members(study: StudyId) -> impl IntoView {
                         Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                         Ok(list) => view! {
                             <table class="grid" id="member-list">
-                                <thead><tr><th>"account"</th><th>"standing"</th><th></th></tr></thead>
+                                <thead><tr><th>"Account"</th><th>"Standing"</th><th><span class="visually-hidden">"Remove"</span></th></tr></thead>
                                 <tbody>
                                     {list.into_iter().map(|(name, role)| view! {
                                         <tr>

@@ -15,8 +15,11 @@ fn size(bytes: u64) -> String {
 }
 
 /// `n` bytes in the unit `whole` reads best in (KiB to TiB, one decimal), so that a part and
-/// its whole read alike: "4.6 GiB of 12.6 GiB", never "4645.1 MiB of 12.6 GiB".
+/// its whole read alike: "4.6 GiB of 12.6 GiB", never "4645.1 MiB of 12.6 GiB"; none is "0".
 fn size_in(n: u64, whole: u64) -> String {
+    if n == 0 {
+        return "0".into();
+    }
     let (unit, name) = if whole >= 1 << 40 {
         (1u64 << 40, "TiB")
     } else if whole >= 1 << 30 {
@@ -150,7 +153,7 @@ fn ScoringPanel(
         } else {
             view! {
                 <table class="jobs" id="jobs">
-                    <thead><tr><th>"job"</th><th>"progress"</th><th>"state"</th><th></th></tr></thead>
+                    <thead><tr><th>"Job"</th><th>"Progress"</th><th>"State"</th><th><span class="visually-hidden">"Actions"</span></th></tr></thead>
                     <tbody>{jobs.into_iter().map(|j| job_row(study, j, actions)).collect_view()}</tbody>
                 </table>
             }.into_any()
@@ -294,7 +297,16 @@ fn duration(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{counted, duration, pace};
+    use super::{counted, duration, pace, size};
+
+    #[test]
+    fn sizes_read_in_their_unit() {
+        assert_eq!(size(0), "0");
+        assert_eq!(size(512), "0.5 KiB");
+        assert_eq!(size(3 << 20), "3.0 MiB");
+        assert_eq!(size(1 << 30), "1.0 GiB");
+        assert_eq!(size(5 << 40), "5.0 TiB");
+    }
 
     #[test]
     fn a_scoring_job_without_steps_is_loading_its_model() {
@@ -329,7 +341,7 @@ mod tests {
         );
         assert_eq!(
             counted("score", "running", none, (-5, 1_000_000)),
-            "loading the model… 0% (0.0 KiB of 976.6 KiB)"
+            "loading the model… 0% (0 of 976.6 KiB)"
         );
     }
 
