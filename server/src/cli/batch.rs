@@ -12,6 +12,7 @@ pub enum BatchCommand {
     Create(CreateArgs),
     /// Release an annotator's unrated items back to the pool (drop-out)
     Release {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
         /// participant code, e.g. S3
@@ -19,26 +20,34 @@ pub enum BatchCommand {
     },
     /// Move an annotator's unrated items to another annotator
     Move {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The participant code whose unrated items move, e.g. S3
         from: String,
+        /// The participant code they move to, e.g. S7
         to: String,
     },
 }
 
 #[derive(Args, Debug)]
 pub struct CreateArgs {
+    /// The study, by its name (`natstudy study list` lists them)
     #[arg(long)]
     pub study: String,
+    /// The batch's name (an invite link names it with --batch)
     #[arg(long)]
     pub name: String,
     /// fixed (groups of k, as in the published study) or dynamic (leased queue)
     #[arg(long, default_value = "fixed")]
     pub strategy: String,
+    /// Only items of this level: naming, expression or statement
     #[arg(long)]
     pub level: Option<String>,
+    /// Only items of this operator, e.g. RenameVariable-1
     #[arg(long)]
     pub operator: Option<String>,
+    /// Only items of this project's bugs, e.g. Lang
     #[arg(long)]
     pub project: Option<String>,
     /// Explicit item ids, comma-separated
@@ -56,6 +65,7 @@ pub struct CreateArgs {
     /// Accounts to enrol as annotators, comma-separated usernames
     #[arg(long, value_delimiter = ',')]
     pub users: Vec<String>,
+    /// The random seed of the sample and the assignment (the same seed, the same batch)
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Lease length of the dynamic queue, minutes
@@ -121,8 +131,10 @@ pub enum InviteCommand {
     /// Create an invite link into a batch, or with --review a review-only link whose
     /// participants review the study's patches; prints its path (/join/TOKEN)
     Create {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The batch the link's participants rate, by its name
         #[arg(long, required_unless_present = "review", conflicts_with = "review")]
         batch: Option<String>,
         /// A review-only invite (patch review, no survey)
@@ -163,6 +175,7 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
 /// `natstudy gold`: marks gold/attention items with their expected judgement.
 #[derive(Args, Debug)]
 pub struct GoldArgs {
+    /// The study, by its name (`natstudy study list` lists them)
     #[arg(long)]
     pub study: String,
     /// The item (transformation id)

@@ -13,6 +13,7 @@ use crate::store::export;
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
+    /// The study, by its name (`natstudy study list` lists them)
     #[arg(long)]
     pub study: String,
     /// dataset, votes, matrix, survey, items, top-natural, reviews (one row per patch: its

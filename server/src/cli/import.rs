@@ -16,8 +16,10 @@ pub enum ImportCommand {
     /// after it) and the fixed method. A fix in several methods or outside any method is
     /// skipped with its reason
     Bugs {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The CSV of pairs (bug_id,project,buggy,fixed)
         pairs: PathBuf,
         /// Also write the derived bugs.jsonl here
         #[arg(long)]
@@ -31,34 +33,45 @@ pub enum ImportCommand {
     },
     /// Bugs and their transformations (bugs.jsonl, transformations.jsonl)
     Items {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The bugs: one JSON object a line (bug_id, project, file, method, source, buggy lines)
         bugs: PathBuf,
+        /// Their transformations: one JSON object a line (id, bug_id, operator, level, source)
         transformations: PathBuf,
     },
     /// Votes in the published replication layout (survey.json)
     Votes {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The published replication's survey.json
         survey: PathBuf,
     },
     /// Program-repair results (npr_results.csv: tool,target,status)
     Npr {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The CSV file: tool,target,status (wrong, plausible, correct or 0, 1, 2)[,patch]
         file: PathBuf,
     },
     /// Cross-entropy scores (ce_scores.csv: model,target,cross_entropy)
     Ce {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The CSV file: model,target,cross_entropy
         file: PathBuf,
     },
     /// Reviewers' verdicts on patches (reviews.csv: tool,target,reviewer,verdict[,note];
     /// verdict correct, wrong or unsure; tasks from `natstudy review create`)
     Reviews {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The CSV file: tool,target,reviewer,verdict[,note]
         file: PathBuf,
     },
 }

@@ -20,6 +20,7 @@ pub enum LmCommand {
         /// A pre-tokenised corpus: one sentence per line, tokens separated by spaces
         #[arg(long)]
         tokens: Option<PathBuf>,
+        /// The n-gram order (lmplz's -o)
         #[arg(long, default_value_t = 4)]
         order: usize,
         /// The model: ARPA, or the binary form when the name ends in .bin
@@ -42,8 +43,10 @@ pub enum LmCommand {
     /// Write a directory's methods as a token file: one method a line (deduplicated), tokens
     /// separated by spaces — what `train --tokens` and KenLM's lmplz read
     Tokenize {
+        /// A directory of .java files: every method becomes a line (deduplicated)
         #[arg(long)]
         corpus: PathBuf,
+        /// The token file written
         #[arg(long)]
         out: PathBuf,
         /// Replace string literals longer than this by <STR>
@@ -56,8 +59,10 @@ pub enum LmCommand {
     /// — llama, gpt_neo, bloom, gpt_bigcode — or a GGUF file of the llama family); the kind is
     /// told by the path
     Score {
+        /// An n-gram model (ARPA, or binary `.bin`), a Hugging Face model folder or a GGUF file
         #[arg(long)]
         model: PathBuf,
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
         /// The model's name in the study (default: the file or folder name)
@@ -86,6 +91,8 @@ pub enum LmCommand {
         /// core). Memory grows with them: a batch's activations each
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: Option<u16>,
+        /// N-gram models: replace string literals longer than this by <STR>, as the model's
+        /// training did
         #[arg(long)]
         max_string_len: Option<usize>,
     },

@@ -197,14 +197,24 @@ pub enum UserCommand {
         /// admin, researcher or annotator
         #[arg(long, value_parser = parse_role)]
         role: Role,
+        /// The account's name, with which it signs in
         name: String,
     },
     /// Set an account's password (prompt or standard input); its sessions end
-    Passwd { name: String },
+    Passwd {
+        /// The account's name
+        name: String,
+    },
     /// Disable an account: it can no longer sign in and its sessions end
-    Disable { name: String },
+    Disable {
+        /// The account's name
+        name: String,
+    },
     /// Enable a disabled account again
-    Enable { name: String },
+    Enable {
+        /// The account's name
+        name: String,
+    },
     /// List accounts
     List,
 }
@@ -213,7 +223,9 @@ pub enum UserCommand {
 pub enum StudyCommand {
     /// Create a study
     Create {
+        /// The study's name, unique (other commands name the study with it)
         name: String,
+        /// A line on what the study is, shown on its page
         #[arg(long, default_value = "")]
         description: String,
         /// The account that owns the study (researchers see only their studies)
@@ -231,8 +243,10 @@ pub enum StudyCommand {
 pub enum MemberCommand {
     /// Add an account to a study (or change its standing there)
     Add {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The account's name
         user: String,
         /// owner or member
         #[arg(long, default_value = "member")]
@@ -240,12 +254,15 @@ pub enum MemberCommand {
     },
     /// Remove an account from a study
     Remove {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The account's name
         user: String,
     },
     /// List a study's members
     List {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
     },
@@ -547,4 +564,36 @@ async fn member(db: &Db, cmd: MemberCommand) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every command says what it does, and every option and argument what it takes: `--help`
+    /// is the CLI's manual.
+    #[test]
+    fn every_command_and_argument_says_what_it_is() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if a.is_hide_set() || id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path}: {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                let path = format!("{path} {}", sub.get_name());
+                if sub.get_about().is_none() && sub.get_long_about().is_none() {
+                    missing.push(format!("{path}: what it does"));
+                }
+                walk(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "natstudy", &mut missing);
+        assert!(missing.is_empty(), "no help: {missing:#?}");
+    }
 }

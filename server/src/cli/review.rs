@@ -15,6 +15,7 @@ pub enum ReviewCommand {
     /// Build the review tasks from the study's plausible patches (npr_results.csv's `patch`),
     /// deciding no-op, SYE and (with --classpath or --tce) TCE patches automatically
     Create {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
         /// Only these tools (comma-separated)
@@ -35,20 +36,26 @@ pub enum ReviewCommand {
     },
     /// List the tasks (with --open: only disagreements an admin must decide)
     List {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// Only the disagreements an admin must decide
         #[arg(long)]
         open: bool,
     },
     /// Rule on a task: correct, wrong, clear (withdraw a ruling) or send-back (an automatic
     /// decision goes to reviewers)
     Decide {
+        /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
+        /// The repair tool whose patch it is, as npr_results.csv names it
         #[arg(long)]
         tool: String,
+        /// The bug or transformation the patch repairs, e.g. Lang-7 or naming_3
         #[arg(long)]
         target: String,
+        /// correct, wrong, clear or send-back
         ruling: String,
     },
 }

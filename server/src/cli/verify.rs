@@ -14,6 +14,7 @@ use crate::engine::verify::{CompilerConfig, Options, TestCommand};
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
+    /// The study, by its name (`natstudy study list` lists them)
     #[arg(long)]
     pub study: String,
     /// The project's classes and dependencies (javac -classpath)

@@ -24,8 +24,10 @@ pub enum BenchCommand {
     /// "next item + submit" under many concurrent annotators (dynamic queue), until every item
     /// has k ratings. Uses a temporary SQLite database unless --database-url is given.
     Assign {
+        /// Annotators asking for items at once
         #[arg(long, default_value_t = 200)]
         annotators: usize,
+        /// Items in the study, each asked for until it has k ratings
         #[arg(long, default_value_t = 400)]
         items: usize,
     },
@@ -34,8 +36,10 @@ pub enum BenchCommand {
     /// votes/s, and the database's durable commit rate in the same run. Uses a temporary
     /// SQLite database unless --database-url is given.
     Http {
+        /// Participants voting at once
         #[arg(long, default_value_t = 200)]
         participants: usize,
+        /// Items in the study (the published study's 2,177 by default)
         #[arg(long, default_value_t = 2177)]
         items: usize,
         /// Mean seconds between seeing an item and voting (each pause ±50%)
@@ -63,6 +67,7 @@ pub enum BenchCommand {
     /// The full analysis (engine only) of a synthetic study: items × 5 votes, 5 repair tools,
     /// 2 language models
     Report {
+        /// Items in the synthetic study
         #[arg(long, default_value_t = 100_000)]
         items: usize,
         /// Bootstrap replicates for the agreement intervals
@@ -73,10 +78,13 @@ pub enum BenchCommand {
     /// time to write the ARPA file, peak memory of the process. Compare with KenLM's
     /// `lmplz -o ORDER -S MEMORY < FILE > model.arpa` on the same file.
     Lm {
+        /// The token file: one sentence a line, tokens separated by spaces
         #[arg(long)]
         tokens: std::path::PathBuf,
+        /// The n-gram order (lmplz's -o)
         #[arg(long, default_value_t = 4)]
         order: usize,
+        /// Memory for the raw n-gram counts (lmplz's -S)
         #[arg(long, default_value = "1G", value_parser = crate::cli::lm::parse_size)]
         memory: usize,
         /// Where the ARPA file goes (default: a temporary file, removed)
@@ -93,8 +101,10 @@ pub enum BenchCommand {
     /// same methods and threads (`crates/nlm/bench/transformers_score.py`)
     #[command(name = "lm-neural")]
     LmNeural {
+        /// A Hugging Face model folder or a GGUF file
         #[arg(long)]
         model: std::path::PathBuf,
+        /// A JSON list of methods' source texts
         #[arg(long)]
         methods: std::path::PathBuf,
         /// Passes over the methods (the first warms the caches)
@@ -113,8 +123,10 @@ pub enum BenchCommand {
     /// Every operator on every method of a directory of .java files (every line counted as
     /// buggy, every application kept): methods/s, and engine time against parse time alone
     Transform {
+        /// A directory of .java files
         #[arg(long)]
         corpus: std::path::PathBuf,
+        /// Operators, comma-separated: names, `studied` (the published 18) or `all`
         #[arg(long, default_value = "all")]
         operators: String,
         /// Also compile every application in its file with javac (the compile server of
