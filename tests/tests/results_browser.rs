@@ -1,6 +1,7 @@
 //! The results page as a researcher reads it (#42), in headless Chromium: on a phone (390 px)
 //! nothing is wider than the page (tables scroll inside their cards, figures scale to the
-//! width), and on a laptop (1366 px) every figure's text — tick labels, axis titles and the
+//! width, a two-column figure keeps its size and scrolls in its card: every label at least
+//! 10 px high), and on a laptop (1366 px) every figure's text — tick labels, axis titles and the
 //! legend — lies inside its image; each figure offers its SVG, PDF and PNG, each table its CSV
 //! and LaTeX, and the page one zip of everything.
 
@@ -10,26 +11,30 @@ use natstudy_tests::{fresh_db, Role, Store, TestApp};
 const PW: &str = "a-long-password";
 
 /// What the page measures: `[scrollWidth, innerWidth, figures, texts outside their figure,
-/// figures wider than the page, download links]` and the first texts outside.
+/// figures wider than the page (a figure's box: a wide one scrolls in it), download links]`,
+/// the first texts outside, and the lowest text of a figure on screen (px) with its figure.
 const MEASURE: &str = r#"
 const outside = [];
 let wide = 0;
+let lowest = [1e9, ''];
 const figures = document.querySelectorAll('figure.chart');
 for (const f of figures) {
   const svg = f.querySelector('svg');
   if (!svg) { outside.push(f.id + ': no image'); continue; }
   const box = svg.getBoundingClientRect();
-  if (box.right > window.innerWidth + 1 || box.left < -1) wide++;
+  const shown = f.querySelector('.chart-image').getBoundingClientRect();
+  if (shown.right > window.innerWidth + 1 || shown.left < -1) wide++;
   for (const t of svg.querySelectorAll('text')) {
     if (!t.textContent.trim()) continue;
     const r = t.getBoundingClientRect();
+    if (r.height < lowest[0]) lowest = [r.height, f.id + ': ' + t.textContent.trim()];
     if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) {
       outside.push(f.id + ': ' + t.textContent.trim());
     }
   }
 }
 const links = document.querySelectorAll('figure.chart a[href$=".pdf"], a[href$=".tex"], a[href$="paper.zip"]').length;
-return [document.documentElement.scrollWidth, window.innerWidth, figures.length, outside.length, wide, links, outside.slice(0, 5).join('; ')];
+return [document.documentElement.scrollWidth, window.innerWidth, figures.length, outside.length, wide, links, outside.slice(0, 5).join('; '), lowest[0], lowest[1]];
 "#;
 
 async fn measure(width: u32, height: u32) -> serde_json::Value {
@@ -70,6 +75,13 @@ async fn the_results_fit_a_phone_and_every_figure_holds_its_legend() {
         assert!(n(2) >= 8, "{device}: {} figures", n(2));
         assert_eq!(n(3), 0, "{device}: text outside its figure: {}", m[6]);
         assert_eq!(n(4), 0, "{device}: figures wider than the page");
+        // every label legible: a wide figure is not shrunk to a phone's width
+        let lowest = m[7].as_f64().unwrap_or(0.0);
+        assert!(
+            lowest >= 10.0,
+            "{device}: a label {lowest:.1} px high ({})",
+            m[8]
+        );
         // a PDF per figure, the LaTeX of each table, the zip
         assert!(n(5) >= n(2) + 5, "{device}: {} download links", n(5));
     }

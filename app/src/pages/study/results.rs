@@ -41,7 +41,9 @@ pub fn ResultsPage() -> impl IntoView {
                                     let (svg_href, pdf_href, png_href) = (href("svg"), href("pdf"), href("png"));
                                     view! {
                                         <figure class=if f.wide { "chart wide" } else { "chart" } id=format!("{}-svg", f.id)>
-                                            <div class="chart-image" role="img" aria-label=f.title.clone() inner_html=f.svg></div>
+                                            // a wide figure keeps its size on a phone and scrolls in its
+                                            // card: by keyboard too
+                                            <div class="chart-image" role="img" aria-label=f.title.clone() tabindex=f.wide.then_some("0") inner_html=f.svg></div>
                                             <figcaption>
                                                 <b>{f.title}". "</b>{f.caption}" "
                                                 <span class="downloads">
