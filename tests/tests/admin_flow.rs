@@ -152,6 +152,11 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .expect("count");
     assert_eq!(items, 297);
 
+    // nothing to rate yet: the monitor says what comes first
+    b.wait_contains("#no-annotators", "No annotators yet").await;
+    b.wait_contains("#no-batches", "No batches yet").await;
+    b.wait_contains("#no-invites", "build a batch first").await;
+
     // a dynamic batch over every item, and an invite link into it
     let bf = b
         .client
@@ -173,6 +178,11 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .expect("click");
     b.wait_contains("#batch-result", "297 items").await;
     b.wait_contains("#batches", "wave-1").await;
+    b.wait_contains("#no-invites", "make one for a batch above").await;
+    assert!(
+        b.client.find(Locator::Css("#no-batches")).await.is_err(),
+        "a batch, and still 'no batches'"
+    );
     b.client
         .find(Locator::Css("#batches button"))
         .await

@@ -143,6 +143,8 @@ fn MonitorView(
     close: ServerAction<CloseInvite>,
 ) -> impl IntoView {
     let invites = m.invites.clone();
+    let (no_annotators, no_batches) = (m.annotators.is_empty(), m.batches.is_empty());
+    let columns = |n: usize| if admin { n + 1 } else { n };
     let max = m.items_with.iter().copied().max().unwrap_or(1).max(1);
     let total_votes: i64 = m
         .items_with
@@ -187,6 +189,9 @@ fn MonitorView(
                     </tr>
                 </thead>
                 <tbody>
+                    {no_annotators.then(|| view! {
+                        <tr><td colspan=columns(7) class="muted" id="no-annotators">"No annotators yet: participants join through an invite link, annotators come with a batch or with imported votes."</td></tr>
+                    })}
                     {m.annotators
                         .into_iter()
                         .map(|a| {
@@ -237,6 +242,9 @@ fn MonitorView(
             <table class="grid" id="batches">
                 <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Annotators"</th>{admin.then(|| view! { <th>"Invite"</th> })}</tr></thead>
                 <tbody>
+                    {no_batches.then(|| view! {
+                        <tr><td colspan=columns(4) class="muted" id="no-batches">"No batches yet: build one under Build a batch."</td></tr>
+                    })}
                     {m.batches
                         .into_iter()
                         .map(|b| view! {
@@ -258,7 +266,7 @@ fn MonitorView(
                 </tbody>
             </table>
             {move || invite.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
-            <InviteList study invites admin close />
+            <InviteList study invites admin close batches=!no_batches />
         </section>
     }
 }
@@ -407,6 +415,8 @@ fn InviteList(
     invites: Vec<crate::model::InviteRow>,
     admin: bool,
     close: ServerAction<CloseInvite>,
+    /// Whether the study has a batch an invite link could join.
+    batches: bool,
 ) -> impl IntoView {
     // the page's own address, known in the browser (the server renders the path)
     let origin = RwSignal::new(String::new());
@@ -416,7 +426,12 @@ fn InviteList(
         }
     });
     if invites.is_empty() {
-        return view! { <p class="muted" id="no-invites">"No invite links yet: make one for a batch above."</p> }.into_any();
+        let how = if batches {
+            "No invite links yet: make one for a batch above."
+        } else {
+            "No invite links yet: build a batch first, then make its link here."
+        };
+        return view! { <p class="muted" id="no-invites">{how}</p> }.into_any();
     }
     view! {
         <h3>"Invite links"</h3>
