@@ -178,7 +178,8 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .expect("click");
     b.wait_contains("#batch-result", "297 items").await;
     b.wait_contains("#batches", "wave-1").await;
-    b.wait_contains("#no-invites", "make one for a batch above").await;
+    b.wait_contains("#no-invites", "make one for a batch above")
+        .await;
     assert!(
         b.client.find(Locator::Css("#no-batches")).await.is_err(),
         "a batch, and still 'no batches'"
@@ -484,6 +485,27 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .expect("choose");
     b.click("#model-upload").await.expect("upload");
     b.wait_contains("#score-model", "ref-4gram.arpa").await;
+    // the same file again: refused, and the refusal shows beside the form, the page stays
+    // (without the page's script the browser left the page for the server's text)
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated after the upload");
+    b.client
+        .find(Locator::Css("#model-file"))
+        .await
+        .expect("file input")
+        .send_keys(&model.display().to_string())
+        .await
+        .expect("choose");
+    b.click("#model-upload").await.expect("upload again");
+    b.wait_contains(
+        "#model-upload-error",
+        "a model named ref-4gram.arpa exists already",
+    )
+    .await;
+    let url = b.client.current_url().await.expect("url");
+    assert_eq!(url.path(), format!("/studies/{study}"), "the page stays");
+    assert!(b.client.find(Locator::Css("#model-sending")).await.is_err());
     // the generator can rank RenameVariable-2's names with the uploaded model
     b.wait_contains("#generate-model", "names ranked by ref-4gram.arpa")
         .await;

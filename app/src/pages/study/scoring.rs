@@ -39,6 +39,7 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
     let stop = ServerAction::<StopJob>::new();
     let verify = ServerAction::<StartVerify>::new();
     let delete = ServerAction::<DeleteModel>::new();
+    let upload = Upload::new();
     // jobs' progress: read again a second after each answer
     let refresh = Refresh::after(std::time::Duration::from_secs(1));
     let view_data = Resource::new(
@@ -70,15 +71,21 @@ pub fn Scoring(study: StudyId) -> impl IntoView {
             {move || retry.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || stop.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || delete.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
-            <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form">
+            // without the page's script a form posts as any form and the browser shows the
+            // answer; with it, the upload's progress and a refusal show here
+            <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="model-upload-form" on:submit=upload.submit()>
                 <input type="file" name="model" id="model-file" accept=".arpa,.bin,.gguf" required aria-label="Model file (ARPA, binary or GGUF)" />
                 <button type="submit" id="model-upload">"Upload a model"</button>
             </form>
-            <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="folder-upload-form">
+            <form method="post" enctype="multipart/form-data" action=format!("/studies/{study}/models") class="row" id="folder-upload-form" on:submit=upload.submit()>
                 <input type="text" name="folder" id="folder-name" placeholder="folder name (optional)" maxlength="100" aria-label="Model folder name (the chosen folder's own name if left empty)" />
                 <input type="file" name="files" id="folder-files" webkitdirectory="" multiple required aria-label="Hugging Face model folder (config.json, tokenizer.json, *.safetensors)" />
                 <button type="submit" id="folder-upload">"Upload a model folder"</button>
             </form>
+            {move || upload.sending.get().map(|(sent, of)| view! {
+                <p id="model-sending"><progress max=of.max(1) value=sent></progress>" " {sending(sent, of)}</p>
+            })}
+            {move || upload.refused.get().map(|why| view! { <pre class="error" id="model-upload-error">{why}</pre> })}
             <h3>"Verification"</h3>
             <p class="muted">"Puts every transformed method back into its file and compiles it with javac (its original first: an item whose original does not compile is reported as not checked). Results go to the items export and the benchmark export, and batches can take only verified items. For a project's classpath or a test command, use "<code>"natstudy verify"</code>"."</p>
             <ActionForm action=verify attr:id="verify-form" attr:class="row">
@@ -246,6 +253,115 @@ fn pace(tokens: i64, counting_ms: i64, eta_ms: Option<i64>) -> Option<String> {
     }
 }
 
+/// A model's upload from the page: sent with the page's script (XMLHttpRequest, which tells
+/// the bytes sent), its progress shown, a refusal shown beside the form (the server answers it
+/// as text: without the script the browser left the page for it), and once stored, the study
+/// page the server sends it to.
+#[derive(Clone, Copy)]
+struct Upload {
+    /// Bytes sent of all, while an upload runs.
+    sending: RwSignal<Option<(u64, u64)>>,
+    /// The server's answer to an upload it refused.
+    refused: RwSignal<Option<String>>,
+}
+
+impl Upload {
+    fn new() -> Upload {
+        Upload {
+            sending: RwSignal::new(None),
+            refused: RwSignal::new(None),
+        }
+    }
+
+    /// The forms' submit handler. Where the browser cannot send the form itself (no script
+    /// yet, no `XMLHttpRequest`), the form posts as any form does.
+    fn submit(self) -> impl Fn(leptos::ev::SubmitEvent) + Copy {
+        move |ev| {
+            #[cfg(feature = "hydrate")]
+            self.send(ev);
+            #[cfg(not(feature = "hydrate"))]
+            let _ = (ev, self);
+        }
+    }
+
+    #[cfg(feature = "hydrate")]
+    fn send(self, ev: leptos::ev::SubmitEvent) {
+        use leptos::wasm_bindgen::closure::Closure;
+        use leptos::wasm_bindgen::JsCast;
+        use leptos::web_sys::{FormData, HtmlFormElement, ProgressEvent, XmlHttpRequest};
+        if self.sending.get_untracked().is_some() {
+            // one upload at a time
+            ev.prevent_default();
+            return;
+        }
+        let Some(form) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<HtmlFormElement>().ok())
+        else {
+            return;
+        };
+        let (Ok(data), Ok(xhr)) = (FormData::new_with_form(&form), XmlHttpRequest::new()) else {
+            return;
+        };
+        if xhr.open("POST", &form.action()).is_err() {
+            return;
+        }
+        ev.prevent_default();
+        self.refused.set(None);
+        self.sending.set(Some((0, 0)));
+        let progress = Closure::<dyn FnMut(ProgressEvent)>::new(move |e: ProgressEvent| {
+            self.sending
+                .set(Some((e.loaded() as u64, e.total() as u64)));
+        });
+        if let Ok(up) = xhr.upload() {
+            up.set_onprogress(Some(progress.as_ref().unchecked_ref()));
+        }
+        let answered = xhr.clone();
+        let done = Closure::<dyn FnMut()>::new(move || {
+            self.sending.set(None);
+            let status = answered.status().unwrap_or(0);
+            if (200..300).contains(&status) {
+                // stored: the study page the server sent the upload to, the model chosen
+                let to = answered.response_url();
+                let _ = window().location().assign(&format!("{to}#scoring"));
+            } else if status == 0 {
+                self.refused.set(Some(
+                    "the upload broke off: the connection to the server was lost".into(),
+                ));
+            } else {
+                let why = answered.response_text().ok().flatten().unwrap_or_default();
+                self.refused.set(Some(if why.trim().is_empty() {
+                    format!("the server refused the upload (HTTP {status})")
+                } else {
+                    why
+                }));
+            }
+        });
+        xhr.set_onloadend(Some(done.as_ref().unchecked_ref()));
+        if xhr.send_with_opt_form_data(Some(&data)).is_err() {
+            self.sending.set(None);
+            return;
+        }
+        // the request holds its handlers until it ends
+        progress.forget();
+        done.forget();
+    }
+}
+
+/// An upload's progress: "uploading… 37% (1.4 GiB of 3.8 GiB)".
+fn sending(sent: u64, of: u64) -> String {
+    if of == 0 {
+        return "uploading…".into();
+    }
+    let sent = sent.min(of);
+    format!(
+        "uploading… {}% ({} of {})",
+        u128::from(sent) * 100 / u128::from(of),
+        size_in(sent, of),
+        size(of)
+    )
+}
+
 /// Whether a job is a scoring job loading its model: running, no steps yet.
 fn loading(kind: &str, state: &str, total: i64) -> bool {
     total == 0 && kind == "score" && state == "running"
@@ -297,7 +413,17 @@ fn duration(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{counted, duration, pace, size};
+    use super::{counted, duration, pace, sending, size};
+
+    #[test]
+    fn an_uploads_progress_in_its_units() {
+        assert_eq!(sending(0, 0), "uploading…");
+        assert_eq!(
+            sending(1_500_000_000, 4_080_218_931),
+            "uploading… 36% (1.4 GiB of 3.8 GiB)"
+        );
+        assert_eq!(sending(9, 4), "uploading… 100% (0.0 KiB of 0.0 KiB)");
+    }
 
     #[test]
     fn sizes_read_in_their_unit() {
