@@ -24,17 +24,19 @@ const MAX_HEADER: u64 = 100_000_000;
 
 /// The folder's weights, `stop` asked before each tensor is read ([`crate::Stop`]).
 pub fn weights(dir: &Path, device: &Device, stop: crate::Stop) -> NlmResult<VarBuilder<'static>> {
-    // every file's header first: the bytes of all their tensors are the load's whole
-    let mut opened = Vec::new();
+    let files = files(dir)?;
+    // every file's header first: the bytes of all their tensors are the load's whole. One file
+    // open and one header held at a time (each is read again to load its tensors): a folder of
+    // many shards, each header up to 100 MB, holds neither all their headers nor all their
+    // files open at once
     let mut loaded = crate::Loaded::default();
-    for path in files(dir)? {
-        let file = Opened::open(path)?;
+    for path in &files {
+        let file = Opened::open(path.clone())?;
         loaded.of = loaded.of.saturating_add(file.meta.data_len() as u64);
-        opened.push(file);
     }
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
-    for file in opened {
-        file.read(device, &mut tensors, (stop, &mut loaded))?;
+    for path in files {
+        Opened::open(path)?.read(device, &mut tensors, (stop, &mut loaded))?;
     }
     // the last tensor read: the whole load, and a last chance to stop before the model is built
     if stop(loaded) {
