@@ -797,8 +797,7 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
     guard.drop_now(db).await;
 }
 
-/// The start page lists the studies with a way to their results. The list of studies and the
-/// accounts page fit a phone's width: the studies' table scrolls
+/// The list of studies and the accounts page fit a phone's width: the studies' table scrolls
 /// inside its own box, each account is a block of its own there (its role, its state and a new
 /// password each on a line, every button on screen), and a table with its headings on a laptop.
 #[tokio::test]
@@ -826,16 +825,6 @@ async fn the_studies_and_the_accounts_fit_a_phone() {
     .expect("studies");
     for (w, h) in [(390u32, 844u32), (1366, 900)] {
         b.client.set_window_size(w, h).await.expect("size");
-        // the start page lists the studies, each with its results
-        b.goto_hydrated(&app.url("/")).await.expect("home");
-        b.wait_contains("#home-studies", "Naturalness of Defects4J")
-            .await;
-        b.click("#home-studies a[href$='/results']")
-            .await
-            .expect("results");
-        b.wait_for_text("h1", "Results")
-            .await
-            .expect("results page");
         b.goto_hydrated(&app.url("/studies"))
             .await
             .expect("studies");

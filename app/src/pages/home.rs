@@ -30,27 +30,6 @@ fn MyStudies() -> impl IntoView {
     }
 }
 
-/// The studies the staff account works on, with their counts: where its work is.
-#[component]
-fn StaffStudies() -> impl IntoView {
-    let studies = Resource::new(|| (), |_| crate::study_api::list_studies());
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match studies.await {
-                    Ok(rows) if rows.is_empty() => view! { <p class="muted" id="home-no-studies">"No studies yet."</p> }.into_any(),
-                    Ok(rows) => view! {
-                        <h2>"Your studies"</h2>
-                        <crate::pages::study::list::StudyTable rows id="home-studies" />
-                    }
-                    .into_any(),
-                    Err(e) => view! { <crate::components::status::ErrorBox message=e.to_string() /> }.into_any(),
-                }
-            })}
-        </Suspense>
-    }
-}
-
 #[component]
 pub fn HomePage() -> impl IntoView {
     let user = expect_context::<CurrentUser>();
@@ -66,14 +45,12 @@ pub fn HomePage() -> impl IntoView {
                                     <li><a href="/studies">"Studies: create, import, monitor"</a></li>
                                     <li><a href="/admin/users">"Users and roles"</a></li>
                                 </ul>
-                                <StaffStudies />
                             }
                                 .into_any(),
                             Role::Researcher => view! {
                                 <ul class="tasks">
                                     <li><a href="/studies">"Studies and their results"</a></li>
                                 </ul>
-                                <StaffStudies />
                             }
                                 .into_any(),
                             Role::Annotator => view! { <MyStudies /> }.into_any(),
