@@ -8,12 +8,12 @@ use server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use crate::model::StudySettingsForm;
 use crate::model::{
-    AnnotatorId, BatchId, GeneratedPreview, InviteId, JobId, Monitor, ResultsView, ScoringView,
-    StudyDetail, StudyId, StudySummary,
+    AnnotatorId, BatchId, GeneratedPreview, HomeStudies, InviteId, JobId, Monitor, ResultsView,
+    ScoringView, StudyDetail, StudyId, StudySummary,
 };
 
 #[cfg(feature = "ssr")]
-use crate::auth::{backend, internal, require, require_study};
+use crate::auth::{backend, current_user, internal, require, require_study};
 #[cfg(feature = "ssr")]
 use crate::model::Role;
 
@@ -327,6 +327,22 @@ pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
 pub async fn my_studies() -> Result<Vec<(StudyId, String)>, ServerFnError> {
     let user = require(Role::ANYONE).await?;
     backend()?.my_studies(&user).await.map_err(internal)
+}
+
+/// What the start page lists for whoever asks: a staff account's studies, an annotator's
+/// studies, nothing for a visitor. One call, so the page makes its one resource up front
+/// (a resource made inside a `Suspend` does not hydrate reliably).
+#[server(endpoint = "studies/start")]
+pub async fn start_studies() -> Result<HomeStudies, ServerFnError> {
+    let Some(user) = current_user().await? else {
+        return Ok(HomeStudies::Visitor);
+    };
+    let backend = backend()?;
+    Ok(if user.role.is_staff() {
+        HomeStudies::Staff(backend.list_studies(&user).await.map_err(internal)?)
+    } else {
+        HomeStudies::Annotator(backend.my_studies(&user).await.map_err(internal)?)
+    })
 }
 
 /// Creates a study (admins only).

@@ -797,8 +797,10 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
     guard.drop_now(db).await;
 }
 
-/// The list of studies and the accounts page fit a phone's width: the studies' table scrolls
-/// inside its own box, each account is a block of its own there (its role, its state and a new
+/// The start page lists a staff account's studies with a way to their results, and an
+/// annotator's studies with a way to their items; it hydrates on a full load for both. The
+/// list of studies and the accounts page fit a phone's width: the studies' table scrolls inside
+/// its own box, each account is a block of its own there (its role, its state and a new
 /// password each on a line, every button on screen), and a table with its headings on a laptop.
 #[tokio::test]
 async fn the_studies_and_the_accounts_fit_a_phone() {
@@ -825,6 +827,16 @@ async fn the_studies_and_the_accounts_fit_a_phone() {
     .expect("studies");
     for (w, h) in [(390u32, 844u32), (1366, 900)] {
         b.client.set_window_size(w, h).await.expect("size");
+        // the start page lists the studies, each with its results
+        b.goto_hydrated(&app.url("/")).await.expect("home");
+        b.wait_contains("#home-studies", "Naturalness of Defects4J")
+            .await;
+        b.click("#home-studies a[href$='/results']")
+            .await
+            .expect("results");
+        b.wait_for_text("h1", "Results")
+            .await
+            .expect("results page");
         b.goto_hydrated(&app.url("/studies"))
             .await
             .expect("studies");
@@ -867,6 +879,37 @@ async fn the_studies_and_the_accounts_fit_a_phone() {
             .expect("displayed");
         assert_eq!(headings, w > 700, "headings at {w} px");
     }
+    // an annotator's start page lists the studies it has items in, each a link to them
+    let study = natstudy::store::studies::list(&db).await.expect("studies")[0].id;
+    let ann = natstudy::store::users::credentials(&db, "annotator-7")
+        .await
+        .expect("db")
+        .expect("annotator-7")
+        .user
+        .id;
+    natstudy::store::invites::enrol_user(&db, study, ann)
+        .await
+        .expect("enrol");
+    b.client.delete_all_cookies().await.expect("sign out");
+    b.open_as(
+        &app.base,
+        "/",
+        ("annotator-7", "a-long-password", "annotator-7 (annotator)"),
+    )
+    .await
+    .expect("home");
+    b.wait_contains("#my-studies", "Naturalness of Defects4J")
+        .await;
+    b.goto_hydrated(&app.url("/")).await.expect("home, served");
+    b.wait_contains("#my-studies", "Naturalness of Defects4J")
+        .await;
+    assert_eq!(b.text_of("#home-studies").await, "", "no staff list");
+    b.click(&format!("#my-studies a[href='/annotate/{study}']"))
+        .await
+        .expect("the study's items");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("items page");
     b.close().await;
     drop(app);
     guard.drop_now(db).await;

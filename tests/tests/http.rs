@@ -582,6 +582,28 @@ async fn role_matrix(store: Store) {
         .await
         .expect("json");
     assert_eq!(mine, serde_json::json!([[study, "S"]]));
+    // the start page's list: each account sees its own studies, a visitor none
+    let start = |c: &reqwest::Client| {
+        let req = c.post(app.url("/api/studies/start"));
+        async move {
+            let r = req.send().await.expect("start");
+            assert_eq!(r.status(), StatusCode::OK);
+            r.json::<app::model::HomeStudies>().await.expect("json")
+        }
+    };
+    let names = |s: app::model::HomeStudies| match s {
+        app::model::HomeStudies::Staff(rows) => rows.into_iter().map(|r| r.name).collect(),
+        other => panic!("a staff account's list, got {other:?}"),
+    };
+    assert_eq!(start(&clients[0].1).await, app::model::HomeStudies::Visitor);
+    assert_eq!(
+        start(&clients[3].1).await,
+        app::model::HomeStudies::Annotator(vec![(study, "S".into())])
+    );
+    let ada: Vec<String> = names(start(&clients[1].1).await);
+    assert!(ada.contains(&"S".to_string()) && ada.contains(&"Rob's".to_string()));
+    assert_eq!(names(start(&rob).await), vec!["Rob's".to_string()]);
+    assert!(names(start(&clients[2].1).await).contains(&"S".to_string()));
     let audit = natstudy::store::audit::for_study(&app.db, study, 50)
         .await
         .expect("audit");

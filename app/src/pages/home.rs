@@ -1,38 +1,48 @@
-//! The start page: what the signed-in user can do next.
+//! The start page: what the signed-in user can do next, and the studies they work on.
 
 use leptos::prelude::*;
 
 use crate::components::layout::CurrentUser;
-use crate::model::Role;
+use crate::components::status::ErrorBox;
+use crate::model::{HomeStudies, Role, StudyId};
+use crate::pages::study::list::StudyTable;
 
 /// Links to the studies the account annotates in.
 #[component]
-fn MyStudies() -> impl IntoView {
-    let mine = Resource::new(|| (), |_| crate::study_api::my_studies());
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                match mine.await {
-                    Ok(list) if list.is_empty() => view! { <p>"No study has assigned you items yet."</p> }.into_any(),
-                    Ok(list) => view! {
-                        <ul class="tasks" id="my-studies">
-                            {list
-                                .into_iter()
-                                .map(|(id, name)| view! { <li><a href=format!("/annotate/{id}")>{name}</a></li> })
-                                .collect_view()}
-                        </ul>
-                    }
-                    .into_any(),
-                    Err(e) => view! { <crate::components::status::ErrorBox message=e.to_string() /> }.into_any(),
-                }
-            })}
-        </Suspense>
+fn MyStudies(list: Vec<(StudyId, String)>) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p id="my-studies-none">"No study has assigned you items yet."</p> }
+            .into_any();
     }
+    view! {
+        <ul class="tasks" id="my-studies">
+            {list
+                .into_iter()
+                .map(|(id, name)| view! { <li><a href=format!("/annotate/{id}")>{name}</a></li> })
+                .collect_view()}
+        </ul>
+    }
+    .into_any()
+}
+
+/// The studies a staff account works on, with their counts and a way to their results.
+#[component]
+fn StaffStudies(rows: Vec<crate::model::StudySummary>) -> impl IntoView {
+    if rows.is_empty() {
+        return view! { <p class="muted" id="home-no-studies">"No studies yet."</p> }.into_any();
+    }
+    view! {
+        <h2>"Your studies"</h2>
+        <StudyTable rows id="home-studies" />
+    }
+    .into_any()
 }
 
 #[component]
 pub fn HomePage() -> impl IntoView {
     let user = expect_context::<CurrentUser>();
+    // made here, outside any Suspend: a resource made inside one does not hydrate reliably
+    let studies = Resource::new(|| (), |_| crate::study_api::start_studies());
     view! {
         <leptos_meta::Title text="Home" />
         <Suspense fallback=|| ()>
@@ -53,7 +63,7 @@ pub fn HomePage() -> impl IntoView {
                                 </ul>
                             }
                                 .into_any(),
-                            Role::Annotator => view! { <MyStudies /> }.into_any(),
+                            Role::Annotator => ().into_any(),
                         };
                         view! {
                             <h1 id="welcome">"Welcome, " {u.username.clone()}</h1>
@@ -69,7 +79,17 @@ pub fn HomePage() -> impl IntoView {
                         </p>
                     }
                         .into_any(),
-                    Err(e) => view! { <crate::components::status::ErrorBox message=e.to_string() /> }.into_any(),
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+                }
+            })}
+        </Suspense>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match studies.await {
+                    Ok(HomeStudies::Visitor) => ().into_any(),
+                    Ok(HomeStudies::Staff(rows)) => view! { <StaffStudies rows /> }.into_any(),
+                    Ok(HomeStudies::Annotator(list)) => view! { <MyStudies list /> }.into_any(),
+                    Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
         </Suspense>

@@ -48,6 +48,15 @@ pub struct StudySummary {
     pub annotators: i64,
 }
 
+/// The studies the start page lists for the signed-in account: a staff account's studies with
+/// their counts, the studies an annotator has items in, or none for a visitor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum HomeStudies {
+    Visitor,
+    Staff(Vec<StudySummary>),
+    Annotator(Vec<(StudyId, String)>),
+}
+
 /// Items by naturalness level, for the study overview.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelCount {

@@ -35,38 +35,46 @@ pub fn StudiesPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match studies.await {
                     Ok(rows) if rows.is_empty() => view! { <p class="muted">"No studies yet."</p> }.into_any(),
-                    // a phone scrolls the table, not the page
-                    Ok(rows) => view! {
-                        <div class="table-scroll" tabindex="0" role="region" aria-label="Studies">
-                        <table class="grid" id="studies">
-                            <thead>
-                                <tr>
-                                    <th>"Study"</th><th class="num">"Bugs"</th><th class="num">"Items"</th>
-                                    <th class="num">"Votes"</th><th class="num">"Annotators"</th><th class="num">"k"</th>
-                                </tr>
-                            </thead>
-                            <tbody>
-                                {rows
-                                    .into_iter()
-                                    .map(|s| view! {
-                                        <tr>
-                                            <td><a href=format!("/studies/{}", s.id)>{s.name}</a></td>
-                                            <td class="num">{s.bugs}</td>
-                                            <td class="num">{s.items}</td>
-                                            <td class="num">{s.votes}</td>
-                                            <td class="num">{s.annotators}</td>
-                                            <td class="num">{s.ratings_per_item}</td>
-                                        </tr>
-                                    })
-                                    .collect_view()}
-                            </tbody>
-                        </table>
-                        </div>
-                    }
+                    Ok(rows) => view! { <StudyTable rows id="studies" /> }
                         .into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
         </Suspense>
+    }
+}
+
+/// The studies with their headline counts, each linked to its page and its results; on a
+/// phone the table scrolls, not the page.
+#[component]
+pub fn StudyTable(rows: Vec<crate::model::StudySummary>, id: &'static str) -> impl IntoView {
+    view! {
+        <div class="table-scroll" tabindex="0" role="region" aria-label="Studies">
+            <table class="grid" id=id>
+                <thead>
+                    <tr>
+                        <th>"Study"</th><th class="num">"Bugs"</th><th class="num">"Items"</th>
+                        <th class="num">"Votes"</th><th class="num">"Annotators"</th><th class="num">"k"</th>
+                        <th><span class="visually-hidden">"Results"</span></th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {rows
+                        .into_iter()
+                        .map(|s| view! {
+                            <tr>
+                                <td><a href=format!("/studies/{}", s.id)>{s.name}</a></td>
+                                <td class="num">{s.bugs}</td>
+                                <td class="num">{s.items}</td>
+                                <td class="num">{s.votes}</td>
+                                <td class="num">{s.annotators}</td>
+                                <td class="num">{s.ratings_per_item}</td>
+                                <td><a href=format!("/studies/{}/results", s.id)>"Results"</a></td>
+                            </tr>
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
     }
 }
