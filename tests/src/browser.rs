@@ -131,20 +131,38 @@ impl Browser {
     /// request `latency_ms` later, `kbit_per_s` down and up, and the cache off (every page load
     /// fetches its wasm again, as a first visit does). The waits for text wait longer.
     pub async fn throttle(&mut self, latency_ms: u32, kbit_per_s: u32) -> Result<()> {
-        let bytes_per_s = f64::from(kbit_per_s) * 1000.0 / 8.0;
+        self.network(latency_ms, Some(kbit_per_s), kbit_per_s, true)
+            .await
+    }
+
+    /// A slow uplink only: what the browser sends goes at `kbit_per_s`, pages and answers
+    /// come at full speed (an upload from home over a link far slower up than down).
+    pub async fn throttle_upload(&mut self, kbit_per_s: u32) -> Result<()> {
+        self.network(0, None, kbit_per_s, false).await
+    }
+
+    /// Chromium's network conditions: `down` unlimited when `None`.
+    async fn network(
+        &mut self,
+        latency_ms: u32,
+        down: Option<u32>,
+        up: u32,
+        cache_off: bool,
+    ) -> Result<()> {
+        let bytes_per_s = |kbit: u32| f64::from(kbit) * 1000.0 / 8.0;
         for (cmd, params) in [
             ("Network.enable", serde_json::json!({})),
             (
                 "Network.setCacheDisabled",
-                serde_json::json!({ "cacheDisabled": true }),
+                serde_json::json!({ "cacheDisabled": cache_off }),
             ),
             (
                 "Network.emulateNetworkConditions",
                 serde_json::json!({
                     "offline": false,
                     "latency": latency_ms,
-                    "downloadThroughput": bytes_per_s,
-                    "uploadThroughput": bytes_per_s,
+                    "downloadThroughput": down.map_or(-1.0, bytes_per_s),
+                    "uploadThroughput": bytes_per_s(up),
                 }),
             ),
         ] {
@@ -154,6 +172,20 @@ impl Browser {
                 .with_context(|| format!("DevTools {cmd}"))?;
         }
         self.patience = Duration::from_secs(180);
+        Ok(())
+    }
+
+    /// Chooses the file at `path` in the file input `css` (Chromium takes a canonical path
+    /// only; several paths, one per line, for a `multiple` input).
+    pub async fn choose_file(&self, css: &str, path: &std::path::Path) -> Result<()> {
+        let path = path
+            .canonicalize()
+            .with_context(|| format!("{}", path.display()))?;
+        self.client
+            .find(fantoccini::Locator::Css(css))
+            .await?
+            .send_keys(&path.display().to_string())
+            .await?;
         Ok(())
     }
 

@@ -430,6 +430,78 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
     guard.drop_now(db).await;
 }
 
+/// An upload over a slow uplink shows how far it is while it runs: a bar and "uploading… 37%
+/// (1.5 MiB of 4.0 MiB)", rising, in the file's unit; at its end the row goes and the model
+/// is listed.
+#[tokio::test]
+async fn a_slow_upload_shows_its_progress() {
+    let (db, guard, app, study) = ritas_study("Slow upload").await;
+    let model = natstudy_tests::reference_dir().join("lm/model.arpa");
+    let bytes = std::fs::metadata(&model).expect("model").len();
+    let mut b = Browser::start().await.expect("browser");
+    b.open_as(&app.base, &format!("/studies/{study}"), RITA)
+        .await
+        .expect("study page");
+    b.wait_contains("#scoring", "No model on the server yet")
+        .await;
+    // about eight seconds for the reference model's 4 MB
+    b.throttle_upload(4_000).await.expect("throttle");
+    b.choose_file("#model-file", &model).await.expect("choose");
+    b.click("#model-upload").await.expect("upload");
+    let whole = format!("of {:.1} MiB)", bytes as f64 / f64::from(1 << 20));
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let row = b.text_of("#model-sending").await;
+        if let Some(pct) = row
+            .strip_prefix("uploading… ")
+            .and_then(|r| r.split_once('%'))
+        {
+            assert!(row.ends_with(&whole), "{row:?} ends with {whole:?}");
+            let pct: u32 = pct.0.parse().expect("a percentage");
+            let bar = b
+                .client
+                .find(Locator::Css("#model-sending progress"))
+                .await
+                .expect("bar");
+            let mut at = Vec::new();
+            for a in ["value", "max"] {
+                let v = bar.attr(a).await.expect("attr").unwrap_or_default();
+                at.push(v.parse::<u64>().unwrap_or(0));
+            }
+            // the bar reads the same progress as the words: the request's body, the file
+            // and the form's few other fields
+            assert!(
+                at[0] <= at[1] && (bytes..bytes + 4096).contains(&at[1]),
+                "bar {at:?} for a file of {bytes} bytes"
+            );
+            seen.push(pct);
+        }
+        if b.text_of("#score-model").await.contains("model.arpa") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the upload did not end: {seen:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+    let between: Vec<u32> = seen
+        .iter()
+        .copied()
+        .filter(|p| (1..100).contains(p))
+        .collect();
+    assert!(
+        between.len() >= 3,
+        "the row showed the upload part-way a few times: {seen:?}"
+    );
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "rising: {seen:?}");
+    assert!(b.client.find(Locator::Css("#model-sending")).await.is_err());
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// A researcher uploads an n-gram model on the study page, starts scoring as a background job,
 /// watches its progress reach the end, and the study has a CE score for every method; then
 /// deletes the model from the page.
@@ -476,13 +548,7 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
         .expect("hydrated on a full load");
     b.wait_contains("#scoring", "No model on the server yet")
         .await;
-    b.client
-        .find(Locator::Css("#model-file"))
-        .await
-        .expect("file input")
-        .send_keys(&model.display().to_string())
-        .await
-        .expect("choose");
+    b.choose_file("#model-file", &model).await.expect("choose");
     b.click("#model-upload").await.expect("upload");
     b.wait_contains("#score-model", "ref-4gram.arpa").await;
     // the same file again: refused, and the refusal shows beside the form, the page stays
@@ -490,13 +556,7 @@ async fn researcher_scores_a_study_with_an_uploaded_model() {
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated after the upload");
-    b.client
-        .find(Locator::Css("#model-file"))
-        .await
-        .expect("file input")
-        .send_keys(&model.display().to_string())
-        .await
-        .expect("choose");
+    b.choose_file("#model-file", &model).await.expect("choose");
     b.click("#model-upload").await.expect("upload again");
     b.wait_contains(
         "#model-upload-error",

@@ -6,7 +6,6 @@
 use std::io::Write;
 use std::path::Path;
 
-use fantoccini::Locator;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{cli, fresh_db, reference_dir, Role, Store, TestApp};
 
@@ -54,13 +53,7 @@ async fn upload(b: &Browser, zip: &Path) {
         )
         .await
         .expect("kind");
-    b.client
-        .find(Locator::Css("#upload-files"))
-        .await
-        .expect("file input")
-        .send_keys(&zip.display().to_string())
-        .await
-        .expect("choose");
+    b.choose_file("#upload-files", zip).await.expect("choose");
     b.click("#upload-submit").await.expect("import");
 }
 

@@ -14,8 +14,9 @@ fn size(bytes: u64) -> String {
     size_in(bytes, bytes)
 }
 
-/// `n` bytes in the unit `whole` reads best in (KiB to TiB, one decimal), so that a part and
-/// its whole read alike: "4.6 GiB of 12.6 GiB", never "4645.1 MiB of 12.6 GiB"; none is "0".
+/// `n` bytes in the unit `whole` reads best in (KiB to TiB, one decimal; bytes under a KiB),
+/// so that a part and its whole read alike: "4.6 GiB of 12.6 GiB", never "4645.1 MiB of
+/// 12.6 GiB"; none is "0".
 fn size_in(n: u64, whole: u64) -> String {
     if n == 0 {
         return "0".into();
@@ -26,8 +27,10 @@ fn size_in(n: u64, whole: u64) -> String {
         (1 << 30, "GiB")
     } else if whole >= 1 << 20 {
         (1 << 20, "MiB")
-    } else {
+    } else if whole >= 1 << 10 {
         (1 << 10, "KiB")
+    } else {
+        return format!("{n} B");
     };
     format!("{:.1} {name}", n as f64 / unit as f64)
 }
@@ -313,11 +316,26 @@ impl Upload {
             self.sending
                 .set(Some((e.loaded() as u64, e.total() as u64)));
         });
-        if let Ok(up) = xhr.upload() {
+        // set before `send`: a request reports its upload only to handlers there by then
+        let upload = xhr.upload().ok();
+        if let Some(up) = &upload {
             up.set_onprogress(Some(progress.as_ref().unchecked_ref()));
         }
+        if xhr.send_with_opt_form_data(Some(&data)).is_err() {
+            if let Some(up) = &upload {
+                up.set_onprogress(None);
+            }
+            self.sending.set(None);
+            return;
+        }
         let answered = xhr.clone();
-        let done = Closure::<dyn FnMut()>::new(move || {
+        // called once, at the end, and freed then, with the progress handler: an upload
+        // keeps nothing once it is over
+        let done = Closure::once_into_js(move || {
+            if let Some(up) = &upload {
+                up.set_onprogress(None);
+            }
+            drop(progress);
             self.sending.set(None);
             let status = answered.status().unwrap_or(0);
             if (200..300).contains(&status) {
@@ -337,14 +355,7 @@ impl Upload {
                 }));
             }
         });
-        xhr.set_onloadend(Some(done.as_ref().unchecked_ref()));
-        if xhr.send_with_opt_form_data(Some(&data)).is_err() {
-            self.sending.set(None);
-            return;
-        }
-        // the request holds its handlers until it ends
-        progress.forget();
-        done.forget();
+        xhr.set_onloadend(Some(done.unchecked_ref()));
     }
 }
 
@@ -413,7 +424,7 @@ fn duration(ms: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{counted, duration, pace, sending, size};
+    use super::{counted, duration, pace, sending, size, size_in};
 
     #[test]
     fn an_uploads_progress_in_its_units() {
@@ -422,13 +433,17 @@ mod tests {
             sending(1_500_000_000, 4_080_218_931),
             "uploading… 36% (1.4 GiB of 3.8 GiB)"
         );
-        assert_eq!(sending(9, 4), "uploading… 100% (0.0 KiB of 0.0 KiB)");
+        assert_eq!(sending(9, 4), "uploading… 100% (4 B of 4 B)");
     }
 
     #[test]
     fn sizes_read_in_their_unit() {
         assert_eq!(size(0), "0");
-        assert_eq!(size(512), "0.5 KiB");
+        assert_eq!(size(1), "1 B");
+        assert_eq!(size(1023), "1023 B");
+        assert_eq!(size(1024), "1.0 KiB");
+        assert_eq!(size(1536), "1.5 KiB");
+        assert_eq!(size_in(512, 4096), "0.5 KiB");
         assert_eq!(size(3 << 20), "3.0 MiB");
         assert_eq!(size(1 << 30), "1.0 GiB");
         assert_eq!(size(5 << 40), "5.0 TiB");
