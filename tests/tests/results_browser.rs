@@ -1,10 +1,11 @@
 //! The results page as a researcher reads it (#42), in headless Chromium: on a phone (390 px)
 //! nothing is wider than the page (tables scroll inside their cards, figures scale to the
-//! width, a two-column figure keeps its size and scrolls in its card: every label at least
-//! 10 px high), and on a laptop (1366 px) every figure's text — tick labels, axis titles and the
-//! legend — lies inside its image; each figure offers its SVG, PDF and PNG, each table its CSV
-//! and LaTeX, and the page one zip of everything.
+//! width, a two-column figure keeps its size and scrolls in its card, by the arrow keys too:
+//! every label at least 10 px high), and on a laptop (1366 px) every figure's text — tick
+//! labels, axis titles and the legend — lies inside its image; each figure offers its SVG, PDF
+//! and PNG, each table its CSV and LaTeX, and the page one zip of everything.
 
+use fantoccini::Locator;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
 
@@ -37,7 +38,7 @@ const links = document.querySelectorAll('figure.chart a[href$=".pdf"], a[href$="
 return [document.documentElement.scrollWidth, window.innerWidth, figures.length, outside.length, wide, links, outside.slice(0, 5).join('; '), lowest[0], lowest[1]];
 "#;
 
-async fn measure(width: u32, height: u32) -> serde_json::Value {
+async fn measure(width: u32, height: u32) -> (serde_json::Value, f64) {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let study = natstudy_tests::reference_study_with_results(&db, "Paper")
         .await
@@ -55,16 +56,53 @@ async fn measure(width: u32, height: u32) -> serde_json::Value {
     b.wait_contains("#results-tables", "Robustness of repair tools")
         .await;
     let measured = b.client.execute(MEASURE, vec![]).await.expect("measure");
+    let keyed = arrow_right_scrolls(&b).await;
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
-    measured
+    (measured, keyed)
+}
+
+/// How far the right arrow key scrolls the first wide figure's box, focused as a keyboard
+/// user reaches it (px; waits out the smooth scroll).
+async fn arrow_right_scrolls(b: &Browser) -> f64 {
+    let chart = b
+        .client
+        .find(Locator::Css("figure.chart.wide .chart-image"))
+        .await
+        .expect("a wide figure");
+    assert_eq!(
+        chart.attr("tabindex").await.expect("attr").as_deref(),
+        Some("0"),
+        "a wide figure's box takes the focus"
+    );
+    for _ in 0..4 {
+        chart.send_keys("\u{e014}").await.expect("arrow right");
+    }
+    let mut left = 0.0;
+    for _ in 0..20 {
+        left = b
+            .client
+            .execute(
+                "return document.querySelector('figure.chart.wide .chart-image').scrollLeft",
+                vec![],
+            )
+            .await
+            .expect("js")
+            .as_f64()
+            .unwrap_or(0.0);
+        if left > 0.0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    left
 }
 
 #[tokio::test]
 async fn the_results_fit_a_phone_and_every_figure_holds_its_legend() {
     for (width, height, device) in [(390, 844, "phone"), (1366, 900, "laptop")] {
-        let m = measure(width, height).await;
+        let (m, keyed) = measure(width, height).await;
         let n = |i: usize| m[i].as_u64().unwrap_or(u64::MAX);
         assert!(
             n(0) <= n(1),
@@ -82,6 +120,12 @@ async fn the_results_fit_a_phone_and_every_figure_holds_its_legend() {
             "{device}: a label {lowest:.1} px high ({})",
             m[8]
         );
+        // a figure too wide for a phone scrolls by keyboard too; on a laptop it fits
+        if width < 700 {
+            assert!(keyed > 0.0, "{device}: the arrow key scrolled {keyed} px");
+        } else {
+            assert_eq!(keyed, 0.0, "{device}: a figure that fits does not scroll");
+        }
         // a PDF per figure, the LaTeX of each table, the zip
         assert!(n(5) >= n(2) + 5, "{device}: {} download links", n(5));
     }
