@@ -891,6 +891,21 @@ async fn the_studies_and_the_accounts_fit_a_phone() {
         b.goto_hydrated(&app.url("/")).await.expect("home");
         b.wait_contains("#home-studies", "Naturalness of Defects4J")
             .await;
+        // beside the study's name: on screen before the table scrolls, on a phone too
+        let shown = b
+            .client
+            .execute(
+                "const r = document.querySelector(\"#home-studies a[href$='/results']\") \
+                   .getBoundingClientRect(); return r.right <= window.innerWidth && r.left >= 0",
+                vec![],
+            )
+            .await
+            .expect("js");
+        assert_eq!(
+            shown,
+            serde_json::json!(true),
+            "results link on screen at {w} px"
+        );
         b.click("#home-studies a[href$='/results']")
             .await
             .expect("results");

@@ -15,6 +15,8 @@ fn MyStudies(list: Vec<(StudyId, String)>) -> impl IntoView {
             .into_any();
     }
     view! {
+        <h2>"Your studies"</h2>
+        <p class="muted">"Choose a study to rate its items."</p>
         <ul class="tasks" id="my-studies">
             {list
                 .into_iter()

@@ -44,8 +44,9 @@ pub fn StudiesPage() -> impl IntoView {
     }
 }
 
-/// The studies with their headline counts, each linked to its page and its results; on a
-/// phone the table scrolls, not the page.
+/// The studies with their headline counts, each linked to its page and its results (beside
+/// its name, so that a phone shows both before the table scrolls); on a phone the table
+/// scrolls, not the page.
 #[component]
 pub fn StudyTable(rows: Vec<crate::model::StudySummary>, id: &'static str) -> impl IntoView {
     view! {
@@ -53,9 +54,9 @@ pub fn StudyTable(rows: Vec<crate::model::StudySummary>, id: &'static str) -> im
             <table class="grid" id=id>
                 <thead>
                     <tr>
-                        <th>"Study"</th><th class="num">"Bugs"</th><th class="num">"Items"</th>
+                        <th>"Study"</th><th><span class="visually-hidden">"Results"</span></th>
+                        <th class="num">"Bugs"</th><th class="num">"Items"</th>
                         <th class="num">"Votes"</th><th class="num">"Annotators"</th><th class="num">"k"</th>
-                        <th><span class="visually-hidden">"Results"</span></th>
                     </tr>
                 </thead>
                 <tbody>
@@ -64,12 +65,12 @@ pub fn StudyTable(rows: Vec<crate::model::StudySummary>, id: &'static str) -> im
                         .map(|s| view! {
                             <tr>
                                 <td><a href=format!("/studies/{}", s.id)>{s.name}</a></td>
+                                <td><a href=format!("/studies/{}/results", s.id)>"Results"</a></td>
                                 <td class="num">{s.bugs}</td>
                                 <td class="num">{s.items}</td>
                                 <td class="num">{s.votes}</td>
                                 <td class="num">{s.annotators}</td>
                                 <td class="num">{s.ratings_per_item}</td>
-                                <td><a href=format!("/studies/{}/results", s.id)>"Results"</a></td>
                             </tr>
                         })
                         .collect_view()}
