@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use crate::model::{
     AnnotateState, AnnotatorId, BatchId, GenerateRequest, GeneratedPreview, InviteId, ItemId,
-    JobId, Monitor, ResultsView, ReviewItem, ReviewOverview, ReviewTaskId, Role, ScoringView,
-    StudyDetail, StudyId, StudySettingsForm, StudySummary, User, UserId, UserRow, VoteForm,
+    JobId, Monitor, MyStudy, ResultsView, ReviewItem, ReviewOverview, ReviewTaskId, Role,
+    ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User, UserId, UserRow,
+    VoteForm,
 };
 
 /// A participant as a join or a resume code finds them: who, in which study, and whether they
@@ -109,7 +110,7 @@ pub trait AccountsBackend: Send + Sync + 'static {
         disabled: bool,
     ) -> Result<(), BackendError>;
     /// The studies in which this account is an annotator: (id, name).
-    async fn my_studies(&self, user: &User) -> Result<Vec<(StudyId, String)>, BackendError>;
+    async fn my_studies(&self, user: &User) -> Result<Vec<MyStudy>, BackendError>;
 }
 
 /// The participant's survey: invites, joining and resuming, consent, rating, leases.

@@ -8,8 +8,8 @@ use server_fn::codec::Json;
 #[cfg(feature = "ssr")]
 use crate::model::StudySettingsForm;
 use crate::model::{
-    AnnotatorId, BatchId, GeneratedPreview, HomeStudies, InviteId, JobId, Monitor, ResultsView,
-    ScoringView, StudyDetail, StudyId, StudySummary,
+    AnnotatorId, BatchId, GeneratedPreview, HomeStudies, InviteId, JobId, Monitor, MyStudy,
+    ResultsView, ScoringView, StudyDetail, StudyId, StudySummary,
 };
 
 #[cfg(feature = "ssr")]
@@ -324,7 +324,7 @@ pub async fn list_studies() -> Result<Vec<StudySummary>, ServerFnError> {
 
 /// The studies the signed-in account annotates in (any role).
 #[server(endpoint = "studies/mine")]
-pub async fn my_studies() -> Result<Vec<(StudyId, String)>, ServerFnError> {
+pub async fn my_studies() -> Result<Vec<MyStudy>, ServerFnError> {
     let user = require(Role::ANYONE).await?;
     backend()?.my_studies(&user).await.map_err(internal)
 }

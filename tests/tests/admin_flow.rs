@@ -978,6 +978,8 @@ async fn the_studies_and_the_accounts_fit_a_phone() {
     b.goto_hydrated(&app.url("/")).await.expect("home, served");
     b.wait_contains("#my-studies", "Naturalness of Defects4J")
         .await;
+    // enrolled, in no batch yet: how far it is says so (counts: http.rs role_matrix)
+    b.wait_contains("#my-studies", "no items for you yet").await;
     assert_eq!(b.text_of("#home-studies").await, "", "no staff list");
     b.click(&format!("#my-studies a[href='/annotate/{study}']"))
         .await

@@ -569,7 +569,7 @@ async fn role_matrix(store: Store) {
         .expect("ann")
         .user
         .id;
-    natstudy::store::invites::enrol_user(&app.db, study, ann_id)
+    let ann_annotator = natstudy::store::invites::enrol_user(&app.db, study, ann_id)
         .await
         .expect("enrol");
     let mine: serde_json::Value = clients[3]
@@ -581,7 +581,10 @@ async fn role_matrix(store: Store) {
         .json()
         .await
         .expect("json");
-    assert_eq!(mine, serde_json::json!([[study, "S"]]));
+    assert_eq!(
+        mine,
+        serde_json::json!([{"id": study, "name": "S", "rated": 0, "total": 0, "finished": false}])
+    );
     // the start page's list: each account sees its own studies, a visitor none
     let start = |c: &reqwest::Client| {
         let req = c.post(app.url("/api/studies/start"));
@@ -596,10 +599,30 @@ async fn role_matrix(store: Store) {
         other => panic!("a staff account's list, got {other:?}"),
     };
     assert_eq!(start(&clients[0].1).await, app::model::HomeStudies::Visitor);
-    assert_eq!(
-        start(&clients[3].1).await,
-        app::model::HomeStudies::Annotator(vec![(study, "S".into())])
-    );
+    let s_for_ann = |rated, total, finished| {
+        app::model::HomeStudies::Annotator(vec![app::model::MyStudy {
+            id: study,
+            name: "S".into(),
+            rated,
+            total,
+            finished,
+        }])
+    };
+    assert_eq!(start(&clients[3].1).await, s_for_ann(0, 0, false));
+    // given the study's item in a batch of its own, then finished: as the rating page counts
+    let spec = natstudy::store::assign::BatchSpec {
+        name: "ann's".into(),
+        annotators: vec![ann_annotator],
+        ..spec.clone()
+    };
+    natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+        .await
+        .expect("batch");
+    assert_eq!(start(&clients[3].1).await, s_for_ann(0, 1, false));
+    natstudy::store::survey::finish(&app.db, study, ann_annotator)
+        .await
+        .expect("finish");
+    assert_eq!(start(&clients[3].1).await, s_for_ann(0, 1, true));
     let ada: Vec<String> = names(start(&clients[1].1).await);
     assert!(ada.contains(&"S".to_string()) && ada.contains(&"Rob's".to_string()));
     assert_eq!(names(start(&rob).await), vec!["Rob's".to_string()]);
@@ -617,8 +640,8 @@ async fn role_matrix(store: Store) {
     ] {
         assert_eq!(
             audit.iter().filter(|a| a.action == action).count(),
-            // batches: the set-up's, the matrix's and the oversized sample's
-            if action == "batch.create" { 3 } else { 1 },
+            // batches: the set-up's, the matrix's, the oversized sample's and the annotator's
+            if action == "batch.create" { 4 } else { 1 },
             "{action} logged once"
         );
     }

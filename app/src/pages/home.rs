@@ -4,12 +4,12 @@ use leptos::prelude::*;
 
 use crate::components::layout::CurrentUser;
 use crate::components::status::ErrorBox;
-use crate::model::{HomeStudies, Role, StudyId};
+use crate::model::{HomeStudies, MyStudy, Role};
 use crate::pages::study::list::StudyTable;
 
-/// Links to the studies the account annotates in.
+/// Links to the studies the account annotates in, each with how far the account is there.
 #[component]
-fn MyStudies(list: Vec<(StudyId, String)>) -> impl IntoView {
+fn MyStudies(list: Vec<MyStudy>) -> impl IntoView {
     if list.is_empty() {
         return view! { <p id="my-studies-none">"No study has assigned you items yet."</p> }
             .into_any();
@@ -20,11 +20,28 @@ fn MyStudies(list: Vec<(StudyId, String)>) -> impl IntoView {
         <ul class="tasks" id="my-studies">
             {list
                 .into_iter()
-                .map(|(id, name)| view! { <li><a href=format!("/annotate/{id}")>{name}</a></li> })
+                .map(|s| view! {
+                    <li>
+                        <a href=format!("/annotate/{}", s.id)>{s.name}</a>
+                        " "
+                        <span class="muted">{standing(s.rated, s.total, s.finished)}</span>
+                    </li>
+                })
                 .collect_view()}
         </ul>
     }
     .into_any()
+}
+
+/// How far an annotator is in a study: "7 of 15 rated", "finished: 15 rated".
+fn standing(rated: i64, total: i64, finished: bool) -> String {
+    if finished {
+        format!("finished: {rated} rated")
+    } else if total == 0 {
+        "no items for you yet".into()
+    } else {
+        format!("{rated} of {total} rated")
+    }
 }
 
 /// The studies a staff account works on, with their counts and a way to their results.
@@ -95,5 +112,19 @@ pub fn HomePage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::standing;
+
+    #[test]
+    fn an_annotators_standing_in_a_study() {
+        assert_eq!(standing(0, 15, false), "0 of 15 rated");
+        assert_eq!(standing(7, 15, false), "7 of 15 rated");
+        assert_eq!(standing(0, 0, false), "no items for you yet");
+        assert_eq!(standing(15, 15, true), "finished: 15 rated");
+        assert_eq!(standing(0, 0, true), "finished: 0 rated");
     }
 }

@@ -54,7 +54,19 @@ pub struct StudySummary {
 pub enum HomeStudies {
     Visitor,
     Staff(Vec<StudySummary>),
-    Annotator(Vec<(StudyId, String)>),
+    Annotator(Vec<MyStudy>),
+}
+
+/// A study the signed-in account annotates in, with how far it is there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MyStudy {
+    pub id: StudyId,
+    pub name: String,
+    /// Items rated, of `total` planned (as the rating page counts them).
+    pub rated: i64,
+    pub total: i64,
+    /// The account has ended its part in the study.
+    pub finished: bool,
 }
 
 /// Items by naturalness level, for the study overview.

@@ -158,12 +158,24 @@ pub async fn renew_leases(
     Ok(())
 }
 
-/// The studies an account takes part in as an annotator.
+/// The studies an account takes part in as an annotator, each with how far it is there (as
+/// the rating page counts: one query per study, and an account annotates in few).
 pub async fn studies_of_user(
     db: &crate::store::Db,
     user: crate::ids::UserId,
-) -> ServiceResult<Vec<(StudyId, String)>> {
-    Ok(crate::store::survey::studies_of_user(db, user).await?)
+) -> ServiceResult<Vec<natstudy_types::MyStudy>> {
+    let mut out = Vec::new();
+    for s in crate::store::survey::studies_of_user(db, user).await? {
+        let (rated, total) = crate::store::assign::progress(db, s.study, s.annotator).await?;
+        out.push(natstudy_types::MyStudy {
+            id: s.study,
+            name: s.name,
+            rated,
+            total,
+            finished: s.finished,
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

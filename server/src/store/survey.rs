@@ -359,15 +359,35 @@ pub async fn original_left(db: &Db, annotator: AnnotatorId, item: ItemId) -> Sto
         .is_none_or(|v| v != 0))
 }
 
-/// The studies in which an account annotates: (id, name).
-pub async fn studies_of_user(db: &Db, user: UserId) -> StoreResult<Vec<(StudyId, String)>> {
-    let rows = sqlx::query("SELECT s.id, s.name FROM studies s JOIN annotators a ON a.study_id = s.id WHERE a.user_id = $1 ORDER BY s.name")
-        .bind(user)
-        .fetch_all(&db.pool)
-        .await?;
+/// A study in which an account annotates, as [`studies_of_user`] lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyOfUser {
+    pub study: StudyId,
+    pub name: String,
+    /// The account's annotator in the study.
+    pub annotator: AnnotatorId,
+    pub finished: bool,
+}
+
+/// The studies in which an account annotates, by name.
+pub async fn studies_of_user(db: &Db, user: UserId) -> StoreResult<Vec<StudyOfUser>> {
+    let rows = sqlx::query(
+        "SELECT s.id, s.name, a.id, a.finished_at FROM studies s JOIN annotators a ON a.study_id = s.id \
+         WHERE a.user_id = $1 ORDER BY s.name, s.id",
+    )
+    .bind(user)
+    .fetch_all(&db.pool)
+    .await?;
     Ok(rows
         .iter()
-        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .map(|r| {
+            Ok(StudyOfUser {
+                study: r.try_get(0)?,
+                name: r.try_get(1)?,
+                annotator: r.try_get(2)?,
+                finished: r.try_get::<Option<i64>, _>(3)?.is_some(),
+            })
+        })
         .collect::<Result<_, sqlx::Error>>()?)
 }
 

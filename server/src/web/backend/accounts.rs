@@ -84,7 +84,7 @@ impl app::backend::AccountsBackend for DomainBackend {
             .await
             .map_err(map)
     }
-    async fn my_studies(&self, user: &User) -> Result<Vec<(StudyId, String)>, BackendError> {
+    async fn my_studies(&self, user: &User) -> Result<Vec<MyStudy>, BackendError> {
         service::participation::studies_of_user(&self.db, user.id)
             .await
             .map_err(map)
