@@ -23,8 +23,7 @@ fn MyStudies(list: Vec<MyStudy>) -> impl IntoView {
                 .map(|s| view! {
                     <li>
                         <a href=format!("/annotate/{}", s.id)>{s.name}</a>
-                        " "
-                        <span class="muted">{standing(s.rated, s.total, s.finished)}</span>
+                        <div class="muted">{standing(s.rated, s.total, s.finished)}</div>
                     </li>
                 })
                 .collect_view()}
