@@ -123,9 +123,11 @@ async fn results_page(width: u32, height: u32) -> Vec<String> {
     assert_eq!(b.client.title().await.expect("title"), "Results · natstudy");
     let mut found = Vec::new();
     check(&b, "results", &mut found).await;
-    // the staff's pages: the study page (settings, uploads, batches, invites), the list of
-    // studies (with New study) and the accounts (with Add an account)
+    // the staff's pages: the start page (their studies), the study page (settings, uploads,
+    // batches, invites), the list of studies (with New study) and the accounts (with Add an
+    // account)
     for (page, path, title) in [
+        ("home", "/".to_owned(), "Home · natstudy"),
         ("study", format!("/studies/{study}"), "Study · natstudy"),
         ("studies", "/studies".to_owned(), "Studies · natstudy"),
         ("users", "/admin/users".to_owned(), "Users · natstudy"),

@@ -980,6 +980,11 @@ async fn the_studies_and_the_accounts_fit_a_phone() {
         .await;
     // enrolled, in no batch yet: how far it is says so (counts: http.rs role_matrix)
     b.wait_contains("#my-studies", "no items for you yet").await;
+    let serious = b.axe_serious().await.expect("axe");
+    assert!(
+        serious.is_empty(),
+        "the annotator's start page: {serious:?}"
+    );
     assert_eq!(b.text_of("#home-studies").await, "", "no staff list");
     b.click(&format!("#my-studies a[href='/annotate/{study}']"))
         .await
