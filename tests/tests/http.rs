@@ -1646,7 +1646,8 @@ async fn a_review_page_number_from_outside_is_bounded() {
 }
 
 /// A participant whose session ended gets a page that explains the resume code and the invite
-/// link (and offers sign-in to annotators with an account), not the staff's sign-in page.
+/// link (and offers sign-in to annotators with an account), not the staff's sign-in page; the
+/// start page offers the resume code too.
 #[tokio::test]
 async fn a_participant_without_a_session_is_told_how_to_continue() {
     let (app, guard) = app_with_users(Store::Sqlite).await;
@@ -1662,6 +1663,20 @@ async fn a_participant_without_a_session_is_told_how_to_continue() {
     assert!(page.contains("href=\"/resume\""), "{page}");
     assert!(page.contains("invite link"), "{page}");
     assert!(page.contains("/login?next=/annotate/1"), "{page}");
+    // so does the start page, where one who lost the link may come
+    let home = app
+        .client()
+        .get(app.url("/"))
+        .send()
+        .await
+        .expect("home")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        home.contains("<a href=\"/resume\" id=\"home-resume\">"),
+        "{home}"
+    );
     // staff pages still send anonymous visitors to sign in
     let r = app
         .client()

@@ -95,6 +95,11 @@ pub fn HomePage() -> impl IntoView {
                             "Human studies of the naturalness of code transformations. "
                             <a href="/login">"Sign in"</a> " to continue."
                         </p>
+                        // a participant who came by an invite link and has lost it
+                        <p>
+                            "Taking part with a resume code? "
+                            <a href="/resume" id="home-resume">"Continue where you left off"</a> "."
+                        </p>
                     }
                         .into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
