@@ -50,7 +50,8 @@ fn StaffStudies(rows: Vec<crate::model::StudySummary>) -> impl IntoView {
         return view! { <p class="muted" id="home-no-studies">"No studies yet."</p> }.into_any();
     }
     view! {
-        <h2>"Your studies"</h2>
+        // an admin's are all the studies; a researcher's those they own or are a member of
+        <h2>"Studies"</h2>
         <StudyTable rows id="home-studies" />
     }
     .into_any()
