@@ -452,23 +452,27 @@ async fn a_slow_upload_shows_its_progress() {
     let mut seen = Vec::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let row = b.text_of("#model-sending").await;
+        // the row's words and its bar in one read: the row goes when the upload ends
+        let read = b
+            .client
+            .execute(
+                "const p = document.querySelector('#model-sending'); \
+                 const bar = p && p.querySelector('progress'); \
+                 return p ? [p.textContent, bar ? bar.getAttribute('value') : '', \
+                   bar ? bar.getAttribute('max') : ''] : null",
+                vec![],
+            )
+            .await
+            .expect("js");
+        let cell = |i: usize| read[i].as_str().unwrap_or_default().to_owned();
+        let row = cell(0).trim().to_owned();
         if let Some(pct) = row
             .strip_prefix("uploading… ")
             .and_then(|r| r.split_once('%'))
         {
             assert!(row.ends_with(&whole), "{row:?} ends with {whole:?}");
             let pct: u32 = pct.0.parse().expect("a percentage");
-            let bar = b
-                .client
-                .find(Locator::Css("#model-sending progress"))
-                .await
-                .expect("bar");
-            let mut at = Vec::new();
-            for a in ["value", "max"] {
-                let v = bar.attr(a).await.expect("attr").unwrap_or_default();
-                at.push(v.parse::<u64>().unwrap_or(0));
-            }
+            let at = [cell(1), cell(2)].map(|v| v.parse::<u64>().unwrap_or(0));
             // the bar reads the same progress as the words: the request's body, the file
             // and the form's few other fields
             assert!(
