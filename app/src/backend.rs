@@ -109,7 +109,7 @@ pub trait AccountsBackend: Send + Sync + 'static {
         username: &str,
         disabled: bool,
     ) -> Result<(), BackendError>;
-    /// The studies in which this account is an annotator: (id, name).
+    /// The studies in which this account is an annotator, each with how far it is there.
     async fn my_studies(&self, user: &User) -> Result<Vec<MyStudy>, BackendError>;
 }
 
