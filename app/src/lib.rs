@@ -34,6 +34,12 @@ use crate::pages::study::{list::StudiesPage, overview::StudyPage, results::Resul
 #[cfg(not(feature = "participant"))]
 use crate::pages::{login::LoginPage, not_found::NotFound, review, users};
 
+/// The fingerprint of the sources this crate was built from (see `build.rs`), the same in the
+/// server and in the site's wasm when they were built from one checkout. The shell writes it in
+/// each page (`<meta name="natstudy-build">`); the server looks for it in the site's wasm before
+/// serving, and the wasm compares it with the page's before hydrating.
+pub const BUILD_ID: &str = concat!("natstudy-build:", env!("NATSTUDY_APP_BUILD"));
+
 /// The stylesheet's address (its content-hashed name), which the server provides as context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StylesheetHref(pub String);
@@ -67,6 +73,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="natstudy-build" content=BUILD_ID />
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
                 <link rel="stylesheet" id="natstudy" href=css />
                 <HydrationScripts options />
@@ -160,6 +167,36 @@ fn first_path() -> Option<&'static str> {
             .get_or_init(|| w.location().pathname().unwrap_or_default())
             .as_str()
     })
+}
+
+/// Whether the page in the browser was rendered by a server built from the same sources as
+/// this wasm ([`BUILD_ID`]). When not, hydrating it would fail part-way (the views differ), so
+/// the caller leaves the page as served and this says so on the page and in the console.
+#[cfg(feature = "hydrate")]
+pub fn page_from_this_build() -> bool {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return true;
+    };
+    let page = document
+        .query_selector(r#"meta[name="natstudy-build"]"#)
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"));
+    match page {
+        Some(page) if page != BUILD_ID => {
+            leptos::logging::error!(
+                "natstudy: this page comes from a server built from other sources ({page}) than its scripts ({BUILD_ID}); the page is left as served, without its scripts"
+            );
+            if let Some(body) = document.body() {
+                let _ = body.insert_adjacent_html(
+                    "afterbegin",
+                    r#"<p class="error" role="alert" id="stale-build">This page's scripts come from another version of natstudy than the page, so its buttons and live parts are off. Reload the page; if this stays, the site needs rebuilding with the server (scripts/build-site).</p>"#,
+                );
+            }
+            false
+        }
+        _ => true,
+    }
 }
 
 /// The pages the participants' bundle serves (the server picks the bundle by path): exactly

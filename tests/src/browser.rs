@@ -175,6 +175,19 @@ impl Browser {
         Ok(())
     }
 
+    /// Runs `script` in every page this browser loads from now on, before the page's own
+    /// scripts (Chromium's `Page.addScriptToEvaluateOnNewDocument`).
+    pub async fn before_each_page(&self, script: &str) -> Result<()> {
+        self.client
+            .issue_cmd(Cdp {
+                cmd: "Page.addScriptToEvaluateOnNewDocument",
+                params: serde_json::json!({ "source": script }),
+            })
+            .await
+            .context("DevTools Page.addScriptToEvaluateOnNewDocument")?;
+        Ok(())
+    }
+
     /// Chooses the file at `path` in the file input `css` (Chromium takes a canonical path
     /// only; several paths, one per line, for a `multiple` input).
     pub async fn choose_file(&self, css: &str, path: &std::path::Path) -> Result<()> {

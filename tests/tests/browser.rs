@@ -126,3 +126,48 @@ async fn sign_in_see_a_hydrated_page_and_sign_out() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A page rendered by a server of another build than its wasm (a proxy or cache mixing two
+/// versions) is left as served: the wasm does not try to hydrate it (hydration would fail
+/// part-way on views that differ) and the page says so. The same page unchanged hydrates, so
+/// the test can tell the two apart.
+#[tokio::test]
+async fn a_page_from_another_build_is_left_as_served() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start().await.expect("browser");
+    b.goto_hydrated(&app.url("/"))
+        .await
+        .expect("this build's page hydrates");
+    // from now on each page's build id reads as another build's, changed as the page is
+    // parsed, before its scripts run
+    let mut other = app::BUILD_ID.to_owned();
+    let last = if other.ends_with('0') { "1" } else { "0" };
+    other.replace_range(other.len() - 1.., last);
+    b.before_each_page(&format!(
+        "new MutationObserver((_, seen) => {{ \
+           const m = document.querySelector('meta[name=\"natstudy-build\"]'); \
+           if (m) {{ m.setAttribute('content', '{other}'); seen.disconnect(); }} \
+         }}).observe(document, {{ childList: true, subtree: true }});"
+    ))
+    .await
+    .expect("a script before the page's");
+    b.client.goto(&app.url("/")).await.expect("home again");
+    b.wait_contains("#stale-build", "another version of natstudy")
+        .await;
+    let role = b
+        .client
+        .find(Locator::Css("#stale-build"))
+        .await
+        .expect("notice")
+        .attr("role")
+        .await
+        .expect("attr");
+    assert_eq!(role.as_deref(), Some("alert"));
+    // given time, it stays as served
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(b.text_of("#hydrated").await, "static");
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

@@ -21,6 +21,60 @@ async fn app_with_users(store: Store) -> (TestApp, natstudy_tests::DbGuard) {
     (app, guard)
 }
 
+/// A server will not serve a site built from other sources than itself (a stale binary beside
+/// a new site, or the reverse): the pages would fail to hydrate part-way. Each page names the
+/// build it was rendered by, for the wasm to compare.
+#[tokio::test]
+async fn a_site_from_another_build_is_refused_at_start() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let site = tempfile::tempdir().expect("dir");
+    let pkg = site.path().join("pkg");
+    std::fs::create_dir_all(&pkg).expect("pkg");
+    // another build's id: this build's with its last digit changed
+    let mut other = app::BUILD_ID.to_owned();
+    let last = if other.ends_with('0') { "1" } else { "0" };
+    other.replace_range(other.len() - 1.., last);
+    std::fs::write(pkg.join("natstudy.js"), "export default 1").expect("js");
+    std::fs::write(
+        pkg.join("natstudy_bg.wasm"),
+        format!("\0asm\u{1}\0\0\0{other}\0"),
+    )
+    .expect("wasm");
+    let mut config = natstudy::web::WebConfig::new("127.0.0.1:0".parse().expect("addr"));
+    config.site_root = site.path().to_owned();
+    config.models_dir = site.path().join("models");
+    let err = natstudy::web::serve(db.clone(), config, |_| panic!("served a stale site"))
+        .await
+        .expect_err("a stale site is refused");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("natstudy_bg.wasm")
+            && message.contains(&other)
+            && message.contains(app::BUILD_ID)
+            && message.contains("scripts/build-site"),
+        "{message}"
+    );
+    // the site built beside this server is served (else the harness's server would not start),
+    // and a page names the build
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let home = page_text(&app, "/").await;
+    assert!(
+        home.contains(&format!(
+            "<meta name=\"natstudy-build\" content=\"{}\"",
+            app::BUILD_ID
+        )),
+        "{home}"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// A page's HTML as a visitor gets it.
+async fn page_text(app: &TestApp, path: &str) -> String {
+    let r = app.client().get(app.url(path)).send().await.expect("page");
+    r.text().await.expect("html")
+}
+
 async fn whoami(app: &TestApp, c: &reqwest::Client) -> serde_json::Value {
     let r = c.post(app.url("/api/whoami")).send().await.expect("whoami");
     assert_eq!(r.status(), StatusCode::OK);
@@ -1664,15 +1718,7 @@ async fn a_participant_without_a_session_is_told_how_to_continue() {
     assert!(page.contains("invite link"), "{page}");
     assert!(page.contains("/login?next=/annotate/1"), "{page}");
     // so does the start page, where one who lost the link may come
-    let home = app
-        .client()
-        .get(app.url("/"))
-        .send()
-        .await
-        .expect("home")
-        .text()
-        .await
-        .expect("html");
+    let home = page_text(&app, "/").await;
     assert!(
         home.contains("<a href=\"/resume\" id=\"home-resume\">"),
         "{home}"

@@ -3,5 +3,8 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
+    if !app::page_from_this_build() {
+        return;
+    }
     leptos::mount::hydrate_body(app::App);
 }

@@ -24,6 +24,24 @@ pub struct Assets {
     pub stylesheet: String,
     files: Arc<HashMap<String, PathBuf>>,
     pkg: PathBuf,
+    /// Each built wasm (its path) and the build it was made from ([`app::BUILD_ID`] as found
+    /// inside it; `None` when it holds none, as a site from before build ids).
+    builds: Vec<(PathBuf, Option<String>)>,
+}
+
+/// The [`app::BUILD_ID`] compiled into a wasm: `natstudy-build:` and 16 hex digits.
+fn build_in(wasm: &[u8]) -> Option<String> {
+    const MARK: &[u8] = b"natstudy-build:";
+    let mut from = 0;
+    while let Some(at) = wasm[from..].windows(MARK.len()).position(|w| w == MARK) {
+        let start = from + at;
+        let id = wasm.get(start..start + MARK.len() + 16)?;
+        if id[MARK.len()..].iter().all(u8::is_ascii_hexdigit) {
+            return Some(String::from_utf8_lossy(id).into_owned());
+        }
+        from = start + 1;
+    }
+    None
 }
 
 fn short_hash(parts: &[&[u8]]) -> String {
@@ -41,11 +59,13 @@ impl Assets {
         let pkg = site_root.join("pkg");
         let read = |name: &str| std::fs::read(pkg.join(name)).ok();
         let mut files = HashMap::new();
+        let mut builds = Vec::new();
         let mut pair = |base: &str| match (
             read(&format!("{base}.js")),
             read(&format!("{base}_bg.wasm")),
         ) {
             (Some(js), Some(wasm)) => {
+                builds.push((pkg.join(format!("{base}_bg.wasm")), build_in(&wasm)));
                 let name = format!("{base}.{}", short_hash(&[&js, &wasm]));
                 files.insert(format!("{name}.js"), pkg.join(format!("{base}.js")));
                 files.insert(
@@ -72,8 +92,39 @@ impl Assets {
             stylesheet,
             files: Arc::new(files),
             pkg,
+            builds,
         }
     }
+
+    /// Whether every built wasm comes from the sources `build` names (this server's
+    /// [`app::BUILD_ID`]). A server must not serve a site built from other sources: its pages
+    /// would fail to hydrate part-way. A site with no wasm at all passes (pages then work
+    /// without scripts, as the server warns).
+    pub fn check_build(&self, build: &str) -> Result<(), StaleSite> {
+        for (wasm, found) in &self.builds {
+            if found.as_deref() != Some(build) {
+                return Err(StaleSite {
+                    wasm: wasm.clone(),
+                    found: found.clone(),
+                    expected: build.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A site whose wasm was built from other sources than the server.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the site's {} was built from other sources ({}) than this server ({expected}): its pages would fail to hydrate; rebuild the site with scripts/build-site (scripts/run-demo builds both), or point --site-root at the site built with this server",
+    wasm.display(),
+    found.as_deref().unwrap_or("a build without an id")
+)]
+pub struct StaleSite {
+    pub wasm: PathBuf,
+    pub found: Option<String>,
+    pub expected: String,
 }
 
 /// `GET /pkg/{file}`: a hashed name with a year of caching, any other file of `pkg/` to be
@@ -108,6 +159,60 @@ pub async fn pkg(assets: Assets, UrlPath(file): UrlPath<String>, req: Request) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_wasm_names_the_build_it_comes_from() {
+        assert_eq!(build_in(b""), None);
+        assert_eq!(build_in(b"natstudy-build:"), None);
+        assert_eq!(build_in(b"xx natstudy-build:0123456789abcde"), None);
+        // a mention without an id before the real one
+        assert_eq!(
+            build_in(b"name=natstudy-build:]\0natstudy-build:0123456789abcdef\0").as_deref(),
+            Some("natstudy-build:0123456789abcdef")
+        );
+        assert_eq!(
+            build_in(app::BUILD_ID.as_bytes()).as_deref(),
+            Some(app::BUILD_ID)
+        );
+    }
+
+    #[test]
+    fn a_site_from_other_sources_is_refused() {
+        let dir = tempfile::tempdir().expect("dir");
+        let pkg = dir.path().join("pkg");
+        std::fs::create_dir_all(&pkg).expect("pkg");
+        // no wasm at all: nothing to compare
+        assert!(Assets::load(dir.path()).check_build(app::BUILD_ID).is_ok());
+        std::fs::write(pkg.join("natstudy.js"), "js").expect("js");
+        let wasm = |build: &str| format!("\0asm…{build}\0…").into_bytes();
+        std::fs::write(pkg.join("natstudy_bg.wasm"), wasm(app::BUILD_ID)).expect("wasm");
+        assert!(Assets::load(dir.path()).check_build(app::BUILD_ID).is_ok());
+        // the participants' bundle from another build
+        std::fs::write(pkg.join("natstudy_participant.js"), "pjs").expect("js");
+        std::fs::write(
+            pkg.join("natstudy_participant_bg.wasm"),
+            wasm("natstudy-build:00000000000000ff"),
+        )
+        .expect("wasm");
+        let err = Assets::load(dir.path())
+            .check_build(app::BUILD_ID)
+            .expect_err("stale participants' bundle");
+        assert!(err.wasm.ends_with("natstudy_participant_bg.wasm"));
+        let message = err.to_string();
+        assert!(
+            message.contains("natstudy-build:00000000000000ff")
+                && message.contains(app::BUILD_ID)
+                && message.contains("scripts/build-site"),
+            "{message}"
+        );
+        // a wasm from before build ids
+        std::fs::write(pkg.join("natstudy_participant_bg.wasm"), "old").expect("wasm");
+        let err = Assets::load(dir.path())
+            .check_build(app::BUILD_ID)
+            .expect_err("old bundle");
+        assert_eq!(err.found, None);
+        assert!(err.to_string().contains("a build without an id"));
+    }
 
     #[test]
     fn names_follow_the_content() {

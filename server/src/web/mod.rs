@@ -126,6 +126,8 @@ pub fn default_site_root() -> PathBuf {
 /// The whole application as an axum router.
 pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
     let assets = assets::Assets::load(&config.site_root);
+    // pages a stale site cannot hydrate are refused here, at start, not met in a browser
+    assets.check_build(app::BUILD_ID)?;
     let leptos_options = LeptosOptions::builder()
         // the hashed name of the js/wasm pair (see `assets`)
         .output_name(assets.output_name.clone())
