@@ -111,6 +111,13 @@ pub trait AccountsBackend: Send + Sync + 'static {
     ) -> Result<(), BackendError>;
     /// The studies in which this account is an annotator, each with how far it is there.
     async fn my_studies(&self, user: &User) -> Result<Vec<MyStudy>, BackendError>;
+    /// The survey study of a participant who joined by an invite (or resumed by code) on this
+    /// browser, with how far they are there; `None` for a review-only participant or an
+    /// unknown one.
+    async fn participant_study(
+        &self,
+        participant: AnnotatorId,
+    ) -> Result<Option<MyStudy>, BackendError>;
 }
 
 /// The participant's survey: invites, joining and resuming, consent, rating, leases.

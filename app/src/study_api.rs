@@ -329,19 +329,36 @@ pub async fn my_studies() -> Result<Vec<MyStudy>, ServerFnError> {
     backend()?.my_studies(&user).await.map_err(internal)
 }
 
-/// What the start page lists for whoever asks: a staff account's studies, an annotator's
-/// studies, nothing for a visitor. One call, so the page makes its one resource up front
-/// (a resource made inside a `Suspend` does not hydrate reliably).
+/// What the start page lists for whoever asks: a staff account's studies, the studies the
+/// account rates in, or, for a visitor, the study of the participant this browser joined as.
+/// One call, so the page makes its one resource up front (a resource made inside a `Suspend`
+/// does not hydrate reliably).
 #[server(endpoint = "studies/start")]
 pub async fn start_studies() -> Result<HomeStudies, ServerFnError> {
-    let Some(user) = current_user().await? else {
-        return Ok(HomeStudies::Visitor);
-    };
     let backend = backend()?;
-    Ok(if user.role.is_staff() {
-        HomeStudies::Staff(backend.list_studies(&user).await.map_err(internal)?)
-    } else {
-        HomeStudies::Annotator(backend.my_studies(&user).await.map_err(internal)?)
+    let Some(user) = current_user().await? else {
+        let participant: Option<crate::model::AnnotatorId> = crate::auth::session()
+            .await?
+            .get(crate::auth::PARTICIPANT_KEY)
+            .await
+            .ok()
+            .flatten();
+        let rating = match participant {
+            Some(p) => backend.participant_study(p).await.map_err(internal)?,
+            None => None,
+        };
+        return Ok(HomeStudies {
+            staff: None,
+            rating: rating.into_iter().collect(),
+        });
+    };
+    let staff = match user.role.is_staff() {
+        true => Some(backend.list_studies(&user).await.map_err(internal)?),
+        false => None,
+    };
+    Ok(HomeStudies {
+        staff,
+        rating: backend.my_studies(&user).await.map_err(internal)?,
     })
 }
 

@@ -648,19 +648,25 @@ async fn role_matrix(store: Store) {
             r.json::<app::model::HomeStudies>().await.expect("json")
         }
     };
-    let names = |s: app::model::HomeStudies| match s {
-        app::model::HomeStudies::Staff(rows) => rows.into_iter().map(|r| r.name).collect(),
-        other => panic!("a staff account's list, got {other:?}"),
+    let names = |s: app::model::HomeStudies| match s.staff {
+        Some(rows) => rows.into_iter().map(|r| r.name).collect(),
+        None => panic!("a staff account's list, got {s:?}"),
     };
-    assert_eq!(start(&clients[0].1).await, app::model::HomeStudies::Visitor);
-    let s_for_ann = |rated, total, finished| {
-        app::model::HomeStudies::Annotator(vec![app::model::MyStudy {
-            id: study,
-            name: "S".into(),
-            rated,
-            total,
-            finished,
-        }])
+    let nothing = app::model::HomeStudies {
+        staff: None,
+        rating: vec![],
+    };
+    assert_eq!(start(&clients[0].1).await, nothing);
+    let s_as = |rated, total, finished| app::model::MyStudy {
+        id: study,
+        name: "S".into(),
+        rated,
+        total,
+        finished,
+    };
+    let s_for_ann = |rated, total, finished| app::model::HomeStudies {
+        staff: None,
+        rating: vec![s_as(rated, total, finished)],
     };
     assert_eq!(start(&clients[3].1).await, s_for_ann(0, 0, false));
     // given the study's item in a batch of its own, then finished: as the rating page counts
@@ -681,6 +687,20 @@ async fn role_matrix(store: Store) {
     assert!(ada.contains(&"S".to_string()) && ada.contains(&"Rob's".to_string()));
     assert_eq!(names(start(&rob).await), vec!["Rob's".to_string()]);
     assert!(names(start(&clients[2].1).await).contains(&"S".to_string()));
+    assert_eq!(start(&rob).await.rating, vec![], "rob rates nothing");
+    // a researcher given items to rate (`batch create --users rita`) sees both lists
+    let rita_id = natstudy::store::users::credentials(&app.db, "rita")
+        .await
+        .expect("db")
+        .expect("rita")
+        .user
+        .id;
+    natstudy::store::invites::enrol_user(&app.db, study, rita_id)
+        .await
+        .expect("enrol rita");
+    let rita = start(&clients[2].1).await;
+    assert_eq!(rita.rating, vec![s_as(0, 0, false)]);
+    assert!(names(rita).contains(&"S".to_string()));
     let audit = natstudy::store::audit::for_study(&app.db, study, 50)
         .await
         .expect("audit");
@@ -712,6 +732,36 @@ async fn role_matrix(store: Store) {
         .await
         .expect("studies");
     assert_eq!(studies.iter().filter(|s| s.name == "made-here").count(), 1);
+    // a participant who joined by invite (no account) finds their study on the start page,
+    // as it counts their progress; a review-only participant finds none
+    let joined = app.client();
+    let token = natstudy::store::invites::create_invite(&app.db, study, batch, 5, None)
+        .await
+        .expect("invite");
+    joined
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join");
+    let theirs = start(&joined).await;
+    assert_eq!(theirs.staff, None);
+    assert_eq!(theirs.rating.len(), 1, "{theirs:?}");
+    assert_eq!(
+        (theirs.rating[0].id, theirs.rating[0].finished),
+        (study, false)
+    );
+    let reviewer = app.client();
+    let token = natstudy::store::invites::create_review_invite(&app.db, study, 1, None)
+        .await
+        .expect("review invite");
+    reviewer
+        .post(app.url("/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join review");
+    assert_eq!(start(&reviewer).await, nothing);
     let db = app.db.clone();
     drop(app);
     guard.drop_now(db).await;

@@ -51,7 +51,7 @@ async fn js(b: &Browser, script: &str) -> serde_json::Value {
 #[tokio::test]
 async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let (_, token) = study_with_invite(&db, "Phone").await;
+    let (study, token) = study_with_invite(&db, "Phone").await;
     let app = TestApp::start(db.clone()).await.expect("server");
     let b = Browser::start().await.expect("browser");
     b.client
@@ -229,6 +229,30 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     assert_eq!(laptop.text_of(".survey-head .muted").await, who);
     assert_eq!(laptop.text_of("#resume-code").await, code);
     laptop.close().await;
+    // the site's root leads the participant back to their study, with how far they are
+    b.goto_hydrated(&app.url("/"))
+        .await
+        .expect("the start page");
+    b.wait_contains("#my-studies", "1 of 2 rated").await;
+    let link = format!("#my-studies a[href='/annotate/{study}']");
+    let right = js(
+        &b,
+        &format!("return document.querySelector(\"{link}\").getBoundingClientRect().right"),
+    )
+    .await;
+    assert!(
+        right.as_f64().is_some_and(|r| r > 0.0 && r <= 390.0),
+        "the study's link ends at {right} px on a 390 px screen"
+    );
+    let overflow = b.sideways().await.expect("width");
+    assert!(
+        overflow <= 0.0,
+        "the start page scrolls sideways by {overflow}"
+    );
+    b.click(&link).await.expect("back to the study");
+    b.wait_for_text("#progress", "1 / 2")
+        .await
+        .expect("the survey again");
     // the phone rates the last item: every Revise link of the list is on screen
     b.wait_for_text("#hydrated", "interactive")
         .await

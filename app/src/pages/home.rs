@@ -7,12 +7,16 @@ use crate::components::status::ErrorBox;
 use crate::model::{HomeStudies, MyStudy, Role};
 use crate::pages::study::list::StudyTable;
 
-/// Links to the studies the account annotates in, each with how far the account is there.
+/// Links to the studies the account (or this browser's participant) rates in, each with how
+/// far it is there. `empty` is said when there are none (to an annotator account; staff and
+/// visitors are told nothing).
 #[component]
-fn MyStudies(list: Vec<MyStudy>) -> impl IntoView {
+fn MyStudies(list: Vec<MyStudy>, empty: Option<&'static str>) -> impl IntoView {
     if list.is_empty() {
-        return view! { <p id="my-studies-none">"No study has assigned you items yet."</p> }
-            .into_any();
+        return match empty {
+            Some(text) => view! { <p id="my-studies-none">{text}</p> }.into_any(),
+            None => ().into_any(),
+        };
     }
     view! {
         <h2>"Your studies"</h2>
@@ -110,9 +114,19 @@ pub fn HomePage() -> impl IntoView {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {
                 match studies.await {
-                    Ok(HomeStudies::Visitor) => ().into_any(),
-                    Ok(HomeStudies::Staff(rows)) => view! { <StaffStudies rows /> }.into_any(),
-                    Ok(HomeStudies::Annotator(list)) => view! { <MyStudies list /> }.into_any(),
+                    Ok(HomeStudies { staff: Some(rows), rating }) => view! {
+                        <StaffStudies rows />
+                        // staff may be given items to rate as well
+                        <MyStudies list=rating empty=None />
+                    }
+                        .into_any(),
+                    Ok(HomeStudies { staff: None, rating }) => {
+                        let empty = match user.await {
+                            Ok(Some(_)) => Some("No study has assigned you items yet."),
+                            _ => None,
+                        };
+                        view! { <MyStudies list=rating empty=empty /> }.into_any()
+                    }
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}

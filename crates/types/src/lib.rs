@@ -48,16 +48,19 @@ pub struct StudySummary {
     pub annotators: i64,
 }
 
-/// The studies the start page lists for the signed-in account: a staff account's studies with
-/// their counts, the studies an annotator has items in, or none for a visitor.
+/// The studies the start page lists for whoever asks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum HomeStudies {
-    Visitor,
-    Staff(Vec<StudySummary>),
-    Annotator(Vec<MyStudy>),
+pub struct HomeStudies {
+    /// A staff account's studies with their counts (an admin's: all of them); `None` for
+    /// anyone else.
+    pub staff: Option<Vec<StudySummary>>,
+    /// The studies the signed-in account rates items in (any role may be given items), or,
+    /// for a visitor, the study of the participant this browser joined or resumed as.
+    pub rating: Vec<MyStudy>,
 }
 
-/// A study the signed-in account annotates in, with how far it is there.
+/// A study the signed-in account (or the browser's participant) rates in, with how far it is
+/// there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MyStudy {
     pub id: StudyId,

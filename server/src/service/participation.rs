@@ -178,6 +178,25 @@ pub async fn studies_of_user(
     Ok(out)
 }
 
+/// The survey study of a participant (one who joined by invite or resumed by code), with how
+/// far they are there; `None` for a review-only participant or an unknown id.
+pub async fn study_of_participant(
+    db: &crate::store::Db,
+    participant: AnnotatorId,
+) -> ServiceResult<Option<natstudy_types::MyStudy>> {
+    let Some(s) = crate::store::survey::study_of_participant(db, participant).await? else {
+        return Ok(None);
+    };
+    let (rated, total) = crate::store::assign::progress(db, s.study, s.annotator).await?;
+    Ok(Some(natstudy_types::MyStudy {
+        id: s.study,
+        name: s.name,
+        rated,
+        total,
+        finished: s.finished,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -391,6 +391,30 @@ pub async fn studies_of_user(db: &Db, user: UserId) -> StoreResult<Vec<StudyOfUs
         .collect::<Result<_, sqlx::Error>>()?)
 }
 
+/// The study in which a participant rates items (not a review-only participant's).
+pub async fn study_of_participant(
+    db: &Db,
+    participant: AnnotatorId,
+) -> StoreResult<Option<StudyOfUser>> {
+    let row = sqlx::query(
+        "SELECT s.id, s.name, a.id, a.finished_at FROM studies s JOIN annotators a ON a.study_id = s.id \
+         WHERE a.id = $1 AND a.reviewer = 0",
+    )
+    .bind(participant)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(row
+        .map(|r| {
+            Ok::<_, sqlx::Error>(StudyOfUser {
+                study: r.try_get(0)?,
+                name: r.try_get(1)?,
+                annotator: r.try_get(2)?,
+                finished: r.try_get::<Option<i64>, _>(3)?.is_some(),
+            })
+        })
+        .transpose()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -89,4 +89,12 @@ impl app::backend::AccountsBackend for DomainBackend {
             .await
             .map_err(map)
     }
+    async fn participant_study(
+        &self,
+        participant: AnnotatorId,
+    ) -> Result<Option<MyStudy>, BackendError> {
+        service::participation::study_of_participant(&self.db, participant)
+            .await
+            .map_err(map)
+    }
 }
