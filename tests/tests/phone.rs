@@ -234,6 +234,7 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
         .await
         .expect("the start page");
     b.wait_contains("#my-studies", "1 of 2 rated").await;
+    assert_eq!(b.text_of("main h2").await, "Your study");
     let link = format!("#my-studies a[href='/annotate/{study}']");
     let right = js(
         &b,

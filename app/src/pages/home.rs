@@ -18,9 +18,14 @@ fn MyStudies(list: Vec<MyStudy>, empty: Option<&'static str>) -> impl IntoView {
             None => ().into_any(),
         };
     }
+    let (heading, hint) = match list.as_slice() {
+        [one] if one.finished => ("Your study", "Thank you for taking part."),
+        [_] => ("Your study", "Continue rating its items."),
+        _ => ("Your studies", "Choose a study to rate its items."),
+    };
     view! {
-        <h2>"Your studies"</h2>
-        <p class="muted">"Choose a study to rate its items."</p>
+        <h2>{heading}</h2>
+        <p class="muted">{hint}</p>
         <ul class="tasks" id="my-studies">
             {list
                 .into_iter()
@@ -61,6 +66,26 @@ fn StaffStudies(rows: Vec<crate::model::StudySummary>) -> impl IntoView {
     .into_any()
 }
 
+/// A visitor's way in: the study of the participant this browser joined as, first, when there
+/// is one; then signing in, and the resume code (for one who lost the invite link, or who
+/// started on another device).
+#[component]
+fn VisitorStart(rating: Vec<MyStudy>) -> impl IntoView {
+    let taking_part = !rating.is_empty();
+    view! {
+        <MyStudies list=rating empty=None />
+        {if taking_part {
+            view! { <p>"Organising a study? " <a href="/login">"Sign in"</a> "."</p> }.into_any()
+        } else {
+            view! { <p><a href="/login">"Sign in"</a> " to continue."</p> }.into_any()
+        }}
+        <p>
+            "Taking part with a resume code? "
+            <a href="/resume" id="home-resume">"Continue where you left off"</a> "."
+        </p>
+    }
+}
+
 #[component]
 pub fn HomePage() -> impl IntoView {
     let user = expect_context::<CurrentUser>();
@@ -96,15 +121,7 @@ pub fn HomePage() -> impl IntoView {
                     }
                     Ok(None) => view! {
                         <h1>"natstudy"</h1>
-                        <p>
-                            "Human studies of the naturalness of code transformations. "
-                            <a href="/login">"Sign in"</a> " to continue."
-                        </p>
-                        // a participant who came by an invite link and has lost it
-                        <p>
-                            "Taking part with a resume code? "
-                            <a href="/resume" id="home-resume">"Continue where you left off"</a> "."
-                        </p>
+                        <p>"Human studies of the naturalness of code transformations."</p>
                     }
                         .into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
@@ -120,13 +137,13 @@ pub fn HomePage() -> impl IntoView {
                         <MyStudies list=rating empty=None />
                     }
                         .into_any(),
-                    Ok(HomeStudies { staff: None, rating }) => {
-                        let empty = match user.await {
-                            Ok(Some(_)) => Some("No study has assigned you items yet."),
-                            _ => None,
-                        };
-                        view! { <MyStudies list=rating empty=empty /> }.into_any()
-                    }
+                    Ok(HomeStudies { staff: None, rating }) => match user.await {
+                        Ok(Some(_)) => {
+                            let empty = Some("No study has assigned you items yet.");
+                            view! { <MyStudies list=rating empty /> }.into_any()
+                        }
+                        _ => view! { <VisitorStart rating /> }.into_any(),
+                    },
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
