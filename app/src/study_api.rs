@@ -329,37 +329,39 @@ pub async fn my_studies() -> Result<Vec<MyStudy>, ServerFnError> {
     backend()?.my_studies(&user).await.map_err(internal)
 }
 
-/// What the start page lists for whoever asks: a staff account's studies, the studies the
-/// account rates in, or, for a visitor, the study of the participant this browser joined as.
-/// One call, so the page makes its one resource up front (a resource made inside a `Suspend`
-/// does not hydrate reliably).
+/// What the start page lists for whoever asks: a staff account's studies, and the studies
+/// this browser rates in: the signed-in account's, and that of the participant the session
+/// joined (or resumed) as, which is all a visitor has. One call, so the page makes its one
+/// resource up front (a resource made inside a `Suspend` does not hydrate reliably).
 #[server(endpoint = "studies/start")]
 pub async fn start_studies() -> Result<HomeStudies, ServerFnError> {
     let backend = backend()?;
-    let Some(user) = current_user().await? else {
-        let participant: Option<crate::model::AnnotatorId> = crate::auth::session()
-            .await?
-            .get(crate::auth::PARTICIPANT_KEY)
-            .await
-            .ok()
-            .flatten();
-        let rating = match participant {
-            Some(p) => backend.participant_study(p).await.map_err(internal)?,
-            None => None,
-        };
-        return Ok(HomeStudies {
-            staff: None,
-            rating: rating.into_iter().collect(),
-        });
+    let user = current_user().await?;
+    let participant: Option<crate::model::AnnotatorId> = crate::auth::session()
+        .await?
+        .get(crate::auth::PARTICIPANT_KEY)
+        .await
+        .ok()
+        .flatten();
+    let (staff, mut rating) = match &user {
+        Some(u) => (
+            match u.role.is_staff() {
+                true => Some(backend.list_studies(u).await.map_err(internal)?),
+                false => None,
+            },
+            backend.my_studies(u).await.map_err(internal)?,
+        ),
+        None => (None, Vec::new()),
     };
-    let staff = match user.role.is_staff() {
-        true => Some(backend.list_studies(&user).await.map_err(internal)?),
-        false => None,
-    };
-    Ok(HomeStudies {
-        staff,
-        rating: backend.my_studies(&user).await.map_err(internal)?,
-    })
+    if let Some(p) = participant {
+        if let Some(s) = backend.participant_study(p).await.map_err(internal)? {
+            // (an account that joined its own study by an invite: listed once, as the account)
+            if !rating.iter().any(|r| r.id == s.id) {
+                rating.push(s);
+            }
+        }
+    }
+    Ok(HomeStudies { staff, rating })
 }
 
 /// Creates a study (admins only).

@@ -762,6 +762,23 @@ async fn role_matrix(store: Store) {
         .await
         .expect("join review");
     assert_eq!(start(&reviewer).await, nothing);
+    // a signed-in account that joins by an invite finds that study too, and a study it
+    // already rates in as the account stays listed once
+    let token = natstudy::store::invites::create_invite(&app.db, study, batch, 5, None)
+        .await
+        .expect("invite");
+    for c in [&rob, &clients[2].1] {
+        c.post(app.url("/api/join"))
+            .form(&[("token", token.as_str())])
+            .send()
+            .await
+            .expect("join signed in");
+    }
+    let robs_rating: Vec<_> = start(&rob).await.rating.iter().map(|r| r.id).collect();
+    assert_eq!(robs_rating, vec![study]);
+    assert_eq!(start(&rob).await.staff.map(|s| s.len()), Some(1));
+    let ritas_rating: Vec<_> = start(&clients[2].1).await.rating;
+    assert_eq!(ritas_rating, vec![s_as(0, 0, false)]);
     let db = app.db.clone();
     drop(app);
     guard.drop_now(db).await;

@@ -54,8 +54,9 @@ pub struct HomeStudies {
     /// A staff account's studies with their counts (an admin's: all of them); `None` for
     /// anyone else.
     pub staff: Option<Vec<StudySummary>>,
-    /// The studies the signed-in account rates items in (any role may be given items), or,
-    /// for a visitor, the study of the participant this browser joined or resumed as.
+    /// The studies this browser rates in: the signed-in account's (any role may be given
+    /// items), and the study of the participant the session joined or resumed as (all a
+    /// visitor has).
     pub rating: Vec<MyStudy>,
 }
 
