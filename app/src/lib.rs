@@ -190,7 +190,7 @@ pub fn page_from_this_build() -> bool {
             if let Some(body) = document.body() {
                 let _ = body.insert_adjacent_html(
                     "afterbegin",
-                    r#"<p class="error" role="alert" id="stale-build">This page's scripts come from another version of natstudy than the page, so its buttons and live parts are off. Reload the page; if this stays, the site needs rebuilding with the server (scripts/build-site).</p>"#,
+                    r#"<p class="error" role="alert" id="stale-build">This page's scripts come from another version of natstudy than the page, so its buttons and live parts are off. Reload the page; if this stays, tell the study's organisers (the site needs rebuilding with its server: scripts/build-site).</p>"#,
                 );
             }
             false
