@@ -69,6 +69,15 @@ async fn a_site_from_another_build_is_refused_at_start() {
     guard.drop_now(db).await;
 }
 
+/// Joins a study through the invite `token` as `c` (the session becomes the participant's).
+async fn join_by_invite(app: &TestApp, c: &reqwest::Client, token: &str) {
+    c.post(app.url("/api/join"))
+        .form(&[("token", token)])
+        .send()
+        .await
+        .expect("join");
+}
+
 /// A page's HTML as a visitor gets it.
 async fn page_text(app: &TestApp, path: &str) -> String {
     let r = app.client().get(app.url(path)).send().await.expect("page");
@@ -738,12 +747,7 @@ async fn role_matrix(store: Store) {
     let token = natstudy::store::invites::create_invite(&app.db, study, batch, 5, None)
         .await
         .expect("invite");
-    joined
-        .post(app.url("/api/join"))
-        .form(&[("token", token.as_str())])
-        .send()
-        .await
-        .expect("join");
+    join_by_invite(&app, &joined, &token).await;
     let theirs = start(&joined).await;
     assert_eq!(theirs.staff, None);
     assert_eq!(theirs.rating.len(), 1, "{theirs:?}");
@@ -755,12 +759,7 @@ async fn role_matrix(store: Store) {
     let token = natstudy::store::invites::create_review_invite(&app.db, study, 1, None)
         .await
         .expect("review invite");
-    reviewer
-        .post(app.url("/api/join"))
-        .form(&[("token", token.as_str())])
-        .send()
-        .await
-        .expect("join review");
+    join_by_invite(&app, &reviewer, &token).await;
     assert_eq!(start(&reviewer).await, nothing);
     // a signed-in account that joins by an invite finds that study too, and a study it
     // already rates in as the account stays listed once
@@ -768,11 +767,7 @@ async fn role_matrix(store: Store) {
         .await
         .expect("invite");
     for c in [&rob, &clients[2].1] {
-        c.post(app.url("/api/join"))
-            .form(&[("token", token.as_str())])
-            .send()
-            .await
-            .expect("join signed in");
+        join_by_invite(&app, c, &token).await;
     }
     let robs_rating: Vec<_> = start(&rob).await.rating.iter().map(|r| r.id).collect();
     assert_eq!(robs_rating, vec![study]);
