@@ -246,9 +246,13 @@ async fn the_scoring_job_runs_a_model_folder() {
         stopped_while_loading(&app, &db, study, model).await;
         let told = natstudy::service::jobs::Counters::default();
         told.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let e = natstudy::service::neural::load_until(&app.models_dir.join(model), &told)
-            .await
-            .err();
+        let e = natstudy::service::neural::load_until(
+            &app.models_dir.join(model),
+            &told,
+            &Default::default(),
+        )
+        .await
+        .err();
         assert!(
             e.as_ref()
                 .is_some_and(|e| e.to_string().contains("nothing stored")),
@@ -256,6 +260,9 @@ async fn the_scoring_job_runs_a_model_folder() {
         );
     }
     stopped_while_another_loads(&app, &db, study, "tiny-llama").await;
+    for model in ["tiny-llama", "tiny-q4.gguf"] {
+        stopped_part_way_through_the_load(&app, &db, study, model).await;
+    }
     for (model, name) in [("tiny-llama", "tiny-llama"), ("tiny-q4.gguf", "tiny-q4")] {
         scoring_job(&c, &app, &db, study, model).await;
         let rows = natstudy::service::scoring::ce_of_model(&db, study, name)
@@ -274,7 +281,7 @@ async fn stopped_while_loading(
     study: natstudy::ids::StudyId,
     model: &str,
 ) {
-    let (job, run) = started_scoring(app, db, study, model).await;
+    let (job, run) = started_scoring(app, db, study, model, Default::default()).await;
     let state = natstudy::service::jobs::stop(db, study, job).await;
     assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
     run.await;
@@ -311,7 +318,7 @@ async fn stopped_while_another_loads(
     tokio::task::spawn_blocking(move || holding.recv().expect("the other load runs"))
         .await
         .expect("wait");
-    let (job, run) = started_scoring(app, db, study, model).await;
+    let (job, run) = started_scoring(app, db, study, model, Default::default()).await;
     let run = tokio::spawn(run);
     // the job is waiting for its turn (its progress ticks read the row meanwhile)
     tokio::time::sleep(natstudy::service::jobs::PROGRESS_EVERY * 2).await;
@@ -328,12 +335,98 @@ async fn stopped_while_another_loads(
     other.await.expect("other").expect("the other load");
 }
 
-/// A scoring job with `model`, started (as its runner starts it), and its work, not yet run.
+/// Runs a scoring job with `model` whose load pauses once it has read half its tensors'
+/// bytes: the job is asked to stop there, through its row as the study page asks, and the
+/// load is let go on as soon as its stop is asked again and says so (a slow disk, where the
+/// stop lands while a tensor is read). The job ends stopped, storing nothing, its row keeps
+/// the bytes read when it stopped, and the load reads no tensor after.
+async fn stopped_part_way_through_the_load(
+    app: &natstudy_tests::TestApp,
+    db: &natstudy::store::Db,
+    study: natstudy::ids::StudyId,
+    model: &str,
+) {
+    use std::sync::{Arc, Mutex};
+    #[derive(Debug, Default)]
+    struct Seen {
+        paused_at: Option<natstudy_nlm::Loaded>,
+        asked_after: Vec<natstudy_nlm::Loaded>,
+        stopped: Option<bool>,
+    }
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let (entered, paused) = std::sync::mpsc::channel::<()>();
+    let entered = Mutex::new(entered);
+    let load = natstudy::service::models::NeuralLoader::new({
+        let seen = seen.clone();
+        move |path, device, stop| {
+            let lm = natstudy_nlm::CausalLm::load_until(path, device, &|l| {
+                if stop(l) {
+                    return true;
+                }
+                let mut s = seen.lock().expect("seen");
+                if s.paused_at.is_some() {
+                    s.asked_after.push(l);
+                    return false;
+                }
+                if l.read < l.of / 2 {
+                    return false;
+                }
+                s.paused_at = Some(l);
+                drop(s);
+                entered.lock().expect("entered").send(()).expect("paused");
+                // the tensor's read takes until the job's stop reaches the load
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while std::time::Instant::now() < until {
+                    if stop(l) {
+                        return true;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                false
+            });
+            let stopped = matches!(lm, Err(natstudy_nlm::NlmError::Stopped));
+            seen.lock().expect("seen").stopped = Some(stopped);
+            lm
+        }
+    });
+    let (job, run) = started_scoring(app, db, study, model, load).await;
+    let run = tokio::spawn(run);
+    tokio::task::spawn_blocking(move || {
+        paused
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the load reaches half its bytes")
+    })
+    .await
+    .expect("wait");
+    let state = natstudy::service::jobs::stop(db, study, job).await;
+    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
+    tokio::time::timeout(std::time::Duration::from_secs(60), run)
+        .await
+        .expect("the stopped job ends")
+        .expect("job");
+    let seen = std::mem::take(&mut *seen.lock().expect("seen"));
+    assert_eq!(seen.stopped, Some(true), "{model}: the load ended stopped");
+    assert!(seen.asked_after.is_empty(), "{model}: {seen:?}");
+    let at = seen.paused_at.expect("paused");
+    assert!(0 < at.read && at.read < at.of, "{model}: {at:?}");
+    ended_stopped(app, db, study, job, model).await;
+    let jobs = natstudy::store::jobs::list(db, study).await.expect("jobs");
+    let j = jobs.into_iter().find(|j| j.id == job).expect("job");
+    assert_eq!(
+        (j.load_read as u64, j.load_of as u64),
+        (at.read, at.of),
+        "{model}: the row keeps the bytes read when the load stopped"
+    );
+}
+
+/// A scoring job with `model`, started (as its runner starts it) on a cache whose neural
+/// models `load` reads, and its work, not yet run.
 async fn started_scoring(
     app: &natstudy_tests::TestApp,
     db: &natstudy::store::Db,
     study: natstudy::ids::StudyId,
     model: &str,
+    load: natstudy::service::models::NeuralLoader,
 ) -> (
     natstudy::ids::JobId,
     impl std::future::Future<Output = ()> + Send + 'static,
@@ -344,10 +437,10 @@ async fn started_scoring(
         .await
         .expect("job");
     assert!(natstudy::store::jobs::start(db, job).await.expect("start"));
-    let models = std::sync::Arc::new(natstudy::service::models::ModelCache::new(
-        app.models_dir.clone(),
-        1,
-    ));
+    let models = std::sync::Arc::new(
+        natstudy::service::models::ModelCache::new(app.models_dir.clone(), 1)
+            .with_neural_loader(load),
+    );
     let run = natstudy::service::scoring::run_scoring(
         db.clone(),
         job,

@@ -28,6 +28,61 @@ pub struct ModelCache {
     entries: Mutex<VecDeque<(Key, Cell)>>,
     loads: AtomicU64,
     sizes: WeightSizes,
+    neural: NeuralLoader,
+}
+
+/// How this instance reads a neural model for a scoring job: [`natstudy_nlm::CausalLm::load_until`],
+/// asking its [`natstudy_nlm::Stop`] before each tensor. The tests put a load that pauses at a
+/// tensor in its place ([`ModelCache::with_neural_loader`]), to stop a whole job part-way
+/// through reading its weights.
+#[derive(Clone)]
+pub struct NeuralLoader(Arc<NeuralLoad>);
+
+/// A neural model's load, as [`NeuralLoader`] holds it.
+type NeuralLoad = dyn Fn(
+        &Path,
+        natstudy_nlm::Device,
+        natstudy_nlm::Stop,
+    ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm>
+    + Send
+    + Sync;
+
+impl NeuralLoader {
+    /// A loader that reads with `load`.
+    pub fn new(
+        load: impl Fn(
+                &Path,
+                natstudy_nlm::Device,
+                natstudy_nlm::Stop,
+            ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm>
+            + Send
+            + Sync
+            + 'static,
+    ) -> NeuralLoader {
+        NeuralLoader(Arc::new(load))
+    }
+
+    /// Loads the model at `path` on `device`, asking `stop` before each tensor.
+    pub fn load(
+        &self,
+        path: &Path,
+        device: natstudy_nlm::Device,
+        stop: natstudy_nlm::Stop,
+    ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm> {
+        (self.0)(path, device, stop)
+    }
+}
+
+impl Default for NeuralLoader {
+    fn default() -> Self {
+        NeuralLoader(Arc::new(natstudy_nlm::CausalLm::load_until))
+    }
+}
+
+impl std::fmt::Debug for NeuralLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NeuralLoader")
+    }
 }
 
 impl ModelCache {
@@ -39,7 +94,20 @@ impl ModelCache {
             entries: Mutex::new(VecDeque::new()),
             loads: AtomicU64::new(0),
             sizes: WeightSizes::default(),
+            neural: NeuralLoader::default(),
         }
+    }
+
+    /// This cache with `load` reading its neural models for scoring jobs in place of
+    /// [`natstudy_nlm::CausalLm::load_until`] (see [`NeuralLoader`]).
+    pub fn with_neural_loader(mut self, load: NeuralLoader) -> ModelCache {
+        self.neural = load;
+        self
+    }
+
+    /// How this instance reads a neural model for a scoring job.
+    pub fn neural_loader(&self) -> &NeuralLoader {
+        &self.neural
     }
 
     /// What each neural model's weights take, as read from its headers (see [`WeightSizes`]).

@@ -109,21 +109,23 @@ pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natst
     checked_load(dir, device, &NEVER, natstudy_nlm::CausalLm::load_on).await
 }
 
-/// [`load`] for a job that may be stopped meanwhile: its `counters`' stop flag is read while
+/// [`load`] for a job that may be stopped meanwhile, read by `loader` (the instance's
+/// [`super::models::NeuralLoader`]): its `counters`' stop flag is read while
 /// the loads before this one run (every [`STOP_POLL`]) and before each tensor, when the bytes
 /// read so far go into the counters ([`super::jobs::Counters::loading`]); once the flag is set,
 /// the load ends with [`super::jobs::stopped`], having read nothing further.
 pub async fn load_until(
     dir: &std::path::Path,
     counters: &super::jobs::Counters,
+    loader: &super::models::NeuralLoader,
 ) -> ServiceResult<natstudy_nlm::CausalLm> {
-    let c = counters.clone();
+    let (c, loader) = (counters.clone(), loader.clone());
     let lm = checked_load(
         dir,
         natstudy_nlm::Device::Cpu,
         &counters.stop,
         move |d, device| {
-            natstudy_nlm::CausalLm::load_until(d, device, &|l| {
+            loader.load(d, device, &|l| {
                 c.loading(l.read, l.of);
                 c.stopping()
             })

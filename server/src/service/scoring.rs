@@ -100,7 +100,7 @@ pub async fn run_scoring(
     let counters = super::jobs::Counters::default();
     let result = match model_kind(models.dir(), &model) {
         Some(ModelKind::Neural) => {
-            score_neural(&db, (job, &counters), study, actor, &path, log10).await
+            score_neural(&db, (job, &counters), study, actor, (&models, &path), log10).await
         }
         _ => {
             score(
@@ -139,13 +139,13 @@ async fn score_neural(
     (job, counters): (JobId, &super::jobs::Counters),
     study: StudyId,
     actor: Option<UserId>,
-    path: &Path,
+    (models, path): (&super::models::ModelCache, &Path),
     log10: bool,
 ) -> anyhow::Result<(usize, u64)> {
     let name = super::neural::default_name(path);
     // a large model loads for minutes: the job's row is read meanwhile, and a stop asked
     // ends the load before its next tensor
-    let load = super::neural::load_until(path, counters);
+    let load = super::neural::load_until(path, counters, models.neural_loader());
     let lm = Arc::new(super::jobs::with_progress(db, job, counters, load).await?);
     // a stop asked after the last read of the row scores nothing
     if super::jobs::stop_asked(db, job, counters).await {
