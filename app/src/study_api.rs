@@ -345,9 +345,10 @@ pub async fn start_studies() -> Result<HomeStudies, ServerFnError> {
         .flatten();
     let (staff, mut rating) = match &user {
         Some(u) => (
-            match u.role.is_staff() {
-                true => Some(backend.list_studies(u).await.map_err(internal)?),
-                false => None,
+            if u.role.is_staff() {
+                Some(backend.list_studies(u).await.map_err(internal)?)
+            } else {
+                None
             },
             backend.my_studies(u).await.map_err(internal)?,
         ),
