@@ -356,7 +356,7 @@ async fn stopped_part_way_through_the_load(
     let seen = Arc::new(Mutex::new(Seen::default()));
     let (entered, paused) = std::sync::mpsc::channel::<()>();
     let entered = Mutex::new(entered);
-    let load = natstudy::service::models::NeuralLoader::new({
+    let load = natstudy::service::neural::NeuralLoader::new({
         let seen = seen.clone();
         move |path, device, stop| {
             let lm = natstudy_nlm::CausalLm::load_until(path, device, &|l| {
@@ -426,7 +426,7 @@ async fn started_scoring(
     db: &natstudy::store::Db,
     study: natstudy::ids::StudyId,
     model: &str,
-    load: natstudy::service::models::NeuralLoader,
+    load: natstudy::service::neural::NeuralLoader,
 ) -> (
     natstudy::ids::JobId,
     impl std::future::Future<Output = ()> + Send + 'static,

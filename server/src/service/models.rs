@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use super::neural::NeuralLoader;
 use super::{ServiceError, ServiceResult};
 use crate::engine::lm::Scorer;
 use crate::ids::{StudyId, UserId};
@@ -29,60 +30,6 @@ pub struct ModelCache {
     loads: AtomicU64,
     sizes: WeightSizes,
     neural: NeuralLoader,
-}
-
-/// How this instance reads a neural model for a scoring job: [`natstudy_nlm::CausalLm::load_until`],
-/// asking its [`natstudy_nlm::Stop`] before each tensor. The tests put a load that pauses at a
-/// tensor in its place ([`ModelCache::with_neural_loader`]), to stop a whole job part-way
-/// through reading its weights.
-#[derive(Clone)]
-pub struct NeuralLoader(Arc<NeuralLoad>);
-
-/// A neural model's load, as [`NeuralLoader`] holds it.
-type NeuralLoad = dyn Fn(
-        &Path,
-        natstudy_nlm::Device,
-        natstudy_nlm::Stop,
-    ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm>
-    + Send
-    + Sync;
-
-impl NeuralLoader {
-    /// A loader that reads with `load`.
-    pub fn new(
-        load: impl Fn(
-                &Path,
-                natstudy_nlm::Device,
-                natstudy_nlm::Stop,
-            ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm>
-            + Send
-            + Sync
-            + 'static,
-    ) -> NeuralLoader {
-        NeuralLoader(Arc::new(load))
-    }
-
-    /// Loads the model at `path` on `device`, asking `stop` before each tensor.
-    pub fn load(
-        &self,
-        path: &Path,
-        device: natstudy_nlm::Device,
-        stop: natstudy_nlm::Stop,
-    ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm> {
-        (self.0)(path, device, stop)
-    }
-}
-
-impl Default for NeuralLoader {
-    fn default() -> Self {
-        NeuralLoader(Arc::new(natstudy_nlm::CausalLm::load_until))
-    }
-}
-
-impl std::fmt::Debug for NeuralLoader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("NeuralLoader")
-    }
 }
 
 impl ModelCache {

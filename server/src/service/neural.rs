@@ -110,14 +110,14 @@ pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natst
 }
 
 /// [`load`] for a job that may be stopped meanwhile, read by `loader` (the instance's
-/// [`super::models::NeuralLoader`]): its `counters`' stop flag is read while
+/// [`NeuralLoader`]): its `counters`' stop flag is read while
 /// the loads before this one run (every [`STOP_POLL`]) and before each tensor, when the bytes
 /// read so far go into the counters ([`super::jobs::Counters::loading`]); once the flag is set,
 /// the load ends with [`super::jobs::stopped`], having read nothing further.
 pub async fn load_until(
     dir: &std::path::Path,
     counters: &super::jobs::Counters,
-    loader: &super::models::NeuralLoader,
+    loader: &NeuralLoader,
 ) -> ServiceResult<natstudy_nlm::CausalLm> {
     let (c, loader) = (counters.clone(), loader.clone());
     let lm = checked_load(
@@ -133,6 +133,60 @@ pub async fn load_until(
     )
     .await?;
     Ok(lm)
+}
+
+/// How this instance reads a neural model for a scoring job: [`natstudy_nlm::CausalLm::load_until`],
+/// asking its [`natstudy_nlm::Stop`] before each tensor. The tests put a load that pauses at a
+/// tensor in its place ([`super::models::ModelCache::with_neural_loader`]), to stop a whole job part-way
+/// through reading its weights.
+#[derive(Clone)]
+pub struct NeuralLoader(std::sync::Arc<NeuralLoad>);
+
+/// A neural model's load, as [`NeuralLoader`] holds it.
+type NeuralLoad = dyn Fn(
+        &std::path::Path,
+        natstudy_nlm::Device,
+        natstudy_nlm::Stop,
+    ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm>
+    + Send
+    + Sync;
+
+impl NeuralLoader {
+    /// A loader that reads with `load`.
+    pub fn new(
+        load: impl Fn(
+                &std::path::Path,
+                natstudy_nlm::Device,
+                natstudy_nlm::Stop,
+            ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm>
+            + Send
+            + Sync
+            + 'static,
+    ) -> NeuralLoader {
+        NeuralLoader(std::sync::Arc::new(load))
+    }
+
+    /// Loads the model at `path` on `device`, asking `stop` before each tensor.
+    pub fn load(
+        &self,
+        path: &std::path::Path,
+        device: natstudy_nlm::Device,
+        stop: natstudy_nlm::Stop,
+    ) -> natstudy_nlm::NlmResult<natstudy_nlm::CausalLm> {
+        (self.0)(path, device, stop)
+    }
+}
+
+impl Default for NeuralLoader {
+    fn default() -> Self {
+        NeuralLoader(std::sync::Arc::new(natstudy_nlm::CausalLm::load_until))
+    }
+}
+
+impl std::fmt::Debug for NeuralLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NeuralLoader")
+    }
 }
 
 /// Held while a neural model loads (see [`load_on`]).
