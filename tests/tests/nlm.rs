@@ -323,12 +323,11 @@ async fn stopped_while_another_loads(
     // the job is waiting for its turn (its progress ticks read the row meanwhile)
     tokio::time::sleep(natstudy::service::jobs::PROGRESS_EVERY * 2).await;
     assert!(!run.is_finished(), "the job waits for the other load");
-    let state = natstudy::service::jobs::stop(db, study, job).await;
-    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
-    tokio::time::timeout(std::time::Duration::from_secs(30), run)
-        .await
-        .expect("the stopped job ends while the other load still runs")
-        .expect("job");
+    let waits = (
+        std::time::Duration::from_secs(30),
+        "the stopped job ends while the other load still runs",
+    );
+    stop_and_wait(db, (study, job), run, waits).await;
     assert!(!other.is_finished(), "the other load still runs");
     ended_stopped(app, db, study, job, model).await;
     release.send(()).expect("release");
@@ -398,20 +397,14 @@ async fn stopped_part_way_through_the_load(
     })
     .await
     .expect("wait");
-    let state = natstudy::service::jobs::stop(db, study, job).await;
-    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
-    tokio::time::timeout(std::time::Duration::from_secs(60), run)
-        .await
-        .expect("the stopped job ends")
-        .expect("job");
+    let waits = (std::time::Duration::from_secs(60), "the stopped job ends");
+    stop_and_wait(db, (study, job), run, waits).await;
     let seen = std::mem::take(&mut *seen.lock().expect("seen"));
     assert_eq!(seen.stopped, Some(true), "{model}: the load ended stopped");
     assert!(seen.asked_after.is_empty(), "{model}: {seen:?}");
     let at = seen.paused_at.expect("paused");
     assert!(0 < at.read && at.read < at.of, "{model}: {at:?}");
-    ended_stopped(app, db, study, job, model).await;
-    let jobs = natstudy::store::jobs::list(db, study).await.expect("jobs");
-    let j = jobs.into_iter().find(|j| j.id == job).expect("job");
+    let j = ended_stopped(app, db, study, job, model).await;
     assert_eq!(
         (j.load_read as u64, j.load_of as u64),
         (at.read, at.of),
@@ -459,7 +452,7 @@ async fn ended_stopped(
     study: natstudy::ids::StudyId,
     job: natstudy::ids::JobId,
     model: &str,
-) {
+) -> natstudy::store::jobs::JobRecord {
     use natstudy::store::JobState;
     let jobs = natstudy::store::jobs::list(db, study).await.expect("jobs");
     let j = jobs.into_iter().find(|j| j.id == job).expect("job");
@@ -472,6 +465,23 @@ async fn ended_stopped(
     let name = natstudy::service::neural::default_name(&app.models_dir.join(model));
     let rows = natstudy::service::scoring::ce_of_model(db, study, &name).await;
     assert!(rows.expect("rows").is_empty(), "{model}");
+    j
+}
+
+/// Asks the running `job` to stop, as the study page asks, and waits up to `within` for its
+/// `run` to end (`why` says what the wait expects).
+async fn stop_and_wait(
+    db: &natstudy::store::Db,
+    (study, job): (natstudy::ids::StudyId, natstudy::ids::JobId),
+    run: tokio::task::JoinHandle<()>,
+    (within, why): (std::time::Duration, &str),
+) {
+    let state = natstudy::service::jobs::stop(db, study, job).await;
+    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
+    tokio::time::timeout(within, run)
+        .await
+        .expect(why)
+        .expect("job");
 }
 
 /// Starts the study page's scoring job with `model` and waits until it is done.
