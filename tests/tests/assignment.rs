@@ -2006,3 +2006,287 @@ async fn writers_move_the_data_version_without_waiting_postgres() {
     drop((a, b));
     guard.drop_now(db).await;
 }
+
+/// How a vote's page timed it: what reaches the two nullable columns, `time_secs` and
+/// `started_at`, in every combination.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Timing {
+    /// The page measured the time and knew when it showed the item.
+    Measured,
+    /// Sent before the page was interactive: no time, no start (the server times it).
+    ServerTimed,
+    /// An absurd time (kept as unknown) with a start the page knew.
+    Unmeasured,
+    /// A time, with a start that cannot be when the item was shown (kept as unknown).
+    MeasuredNoStart,
+}
+
+const TIMINGS: [Timing; 4] = [
+    Timing::Unmeasured,
+    Timing::Measured,
+    Timing::ServerTimed,
+    Timing::MeasuredNoStart,
+];
+
+impl Timing {
+    /// A vote so timed, sent at `now`, and the (`time_secs`, `started_at`) it must be stored with.
+    fn vote(
+        self,
+        token: &str,
+        cr: u8,
+        now: i64,
+    ) -> (natstudy::domain::Vote, (Option<f64>, Option<i64>)) {
+        let (sent, stored) = match self {
+            Timing::Measured => (
+                (Some(4.25), Some(now - 4250)),
+                (Some(4.25), Some(now - 4250)),
+            ),
+            Timing::ServerTimed => ((None, None), (None, None)),
+            Timing::Unmeasured => ((Some(1e12), Some(now - 5000)), (None, Some(now - 5000))),
+            Timing::MeasuredNoStart => ((Some(7.5), Some(now + 86_400_000)), (Some(7.5), None)),
+        };
+        let form = app::model::VoteForm {
+            cr: Some(cr),
+            cc: Some(5 - cr),
+            comment: format!("{self:?}"),
+            time_secs: sent.0,
+            started_at: sent.1,
+            context_opened: cr % 2 == 0,
+            token: natstudy_tests::test_vote(token, 1, 1, None)
+                .token()
+                .to_owned(),
+        };
+        let vote = natstudy::domain::Vote::parse(form, now).expect("a valid vote");
+        (vote, stored)
+    }
+}
+
+/// What a step of the vote-kind matrix does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum VoteKind {
+    /// A first vote on a live claim (the common vote, written in the round trip that reads).
+    First,
+    /// A first vote on a lease that expired while the item still has room (read, then written).
+    Late,
+    /// A new revision of the annotator's latest vote.
+    Revise,
+    /// The annotator's latest submit sent again: recognised, nothing written.
+    Resend,
+}
+
+const VOTE_KINDS: [VoteKind; 4] = [
+    VoteKind::First,
+    VoteKind::Late,
+    VoteKind::Revise,
+    VoteKind::Resend,
+];
+
+/// What the matrix expects the store to hold: each vote that counts, as (revision, time, start),
+/// and each annotator's latest submit, to resend.
+#[derive(Default)]
+struct Ledger {
+    votes: std::collections::BTreeMap<(i64, i64), (i64, Option<f64>, Option<i64>)>,
+    latest: std::collections::HashMap<i64, (natstudy::ids::ItemId, natstudy::domain::Vote, i64)>,
+    revisions: i64,
+    steps: u64,
+}
+
+/// The matrix's study: 36 items, k = 2, a queue over six annotators with one-minute leases;
+/// the first three consented and vote as participants (their consent asked), the others as
+/// staff tools do.
+async fn matrix_study(db: &Db) -> (StudyId, Vec<AnnotatorId>) {
+    let study = study_with_items(db, 12).await;
+    set_k(db, study, 2).await;
+    let pool = assign::ensure_pool(db, study, 6).await.expect("pool");
+    queue_batch(db, study, pool.clone(), 3, 60, false).await;
+    for &a in &pool[..3] {
+        natstudy::store::survey::consent(db, study, a, "{}")
+            .await
+            .expect("consent");
+    }
+    (study, pool)
+}
+
+/// One step of the matrix: annotator `a` (of index `ai`) votes as `kind` says, timed as `timing`;
+/// the answer must be the one the step asks for.
+async fn matrix_step(
+    db: &Db,
+    study: StudyId,
+    a: AnnotatorId,
+    ai: usize,
+    kind: VoteKind,
+    timing: Timing,
+    ledger: &std::sync::Mutex<Ledger>,
+) {
+    let consent = match ai < 3 {
+        true => assign::Consent::Required,
+        false => assign::Consent::NotAsked,
+    };
+    let now = now_ms();
+    let step = {
+        let mut l = ledger.lock().expect("ledger");
+        l.steps += 1;
+        l.steps
+    };
+    let (item, vote, stored, expected) = match kind {
+        VoteKind::First | VoteKind::Late => {
+            let at = match kind {
+                VoteKind::Late => now - 120_000,
+                _ => now,
+            };
+            let h = claim_at(db, study, a, at).await;
+            let (vote, stored) = timing.vote(&format!("{a}/{step}"), 1 + (step % 4) as u8, now);
+            (h.item, vote, stored, Submitted::Saved { revision: 1 })
+        }
+        VoteKind::Revise => {
+            let (item, _, revision) = ledger.lock().expect("ledger").latest[&a.0].clone();
+            let (vote, stored) = timing.vote(&format!("{a}/{step}"), 1 + (step % 4) as u8, now);
+            (
+                item,
+                vote,
+                stored,
+                Submitted::Saved {
+                    revision: revision + 1,
+                },
+            )
+        }
+        VoteKind::Resend => {
+            let (item, vote, revision) = ledger.lock().expect("ledger").latest[&a.0].clone();
+            (item, vote, (None, None), Submitted::Duplicate { revision })
+        }
+    };
+    let answer = assign::submit_as(db, study, a, item, &vote, now, consent).await;
+    assert_eq!(
+        answer.as_ref().ok(),
+        Some(&expected),
+        "step {step}: {kind:?} {timing:?} by annotator {ai} ({consent:?}): {answer:?}"
+    );
+    if let Submitted::Saved { revision } = expected {
+        let mut l = ledger.lock().expect("ledger");
+        l.votes
+            .insert((item.0, a.0), (revision, stored.0, stored.1));
+        l.latest.insert(a.0, (item, vote, revision));
+        l.revisions += 1;
+    }
+}
+
+/// Every kind of vote — measured, server-timed, unmeasured, timed without a start; first on a
+/// live claim, first on an expired lease, revised, resent; with the consent asked and not — in
+/// sequence, interleaved and all at once, on one store. On PostgreSQL every vote goes through
+/// the writer's one connection, where each statement is prepared once with the parameter types
+/// of its first execution: one vote without a time made every later measured vote fail there
+/// ("incorrect binary data format in bind parameter 12"). Each vote is stored as sent.
+async fn every_kind_of_vote_on_one_connection(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = matrix_study(&db).await;
+    let ledger = std::sync::Mutex::new(Ledger::default());
+    // in sequence: a whole round of each timing, the unmeasured first
+    for timing in TIMINGS {
+        for (ai, &a) in pool.iter().enumerate() {
+            matrix_step(&db, study, a, ai, VoteKind::First, timing, &ledger).await;
+        }
+    }
+    for kind in [VoteKind::Revise, VoteKind::Resend] {
+        for timing in TIMINGS {
+            for (ai, &a) in pool.iter().enumerate() {
+                matrix_step(&db, study, a, ai, kind, timing, &ledger).await;
+            }
+        }
+    }
+    // interleaved: every kind with every timing, no two steps alike in a row
+    for round in 0..TIMINGS.len() {
+        for (ki, kind) in VOTE_KINDS.into_iter().enumerate() {
+            let timing = TIMINGS[(round + ki) % TIMINGS.len()];
+            let ai = (round * VOTE_KINDS.len() + ki) % pool.len();
+            matrix_step(&db, study, pool[ai], ai, kind, timing, &ledger).await;
+        }
+    }
+    // all at once (the writer's groups mix them): each annotator a first vote timed its own way,
+    // then each a revision and a resend
+    for kinds in [
+        [VoteKind::First, VoteKind::First],
+        [VoteKind::Revise, VoteKind::Resend],
+    ] {
+        let steps =
+            pool.iter().enumerate().map(|(ai, &a)| {
+                let kind = kinds[ai % 2];
+                let ledger = &ledger;
+                let db = &db;
+                async move {
+                    matrix_step(db, study, a, ai, kind, TIMINGS[ai % TIMINGS.len()], ledger).await
+                }
+            });
+        futures_util::future::join_all(steps).await;
+    }
+    let ledger = ledger.into_inner().expect("ledger");
+    let stored: Vec<(i64, i64, i64, Option<f64>, Option<i64>)> = sqlx::query_as(
+        "SELECT item_id, annotator_id, revision, time_secs, started_at FROM votes ORDER BY item_id, annotator_id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("votes");
+    let stored: std::collections::BTreeMap<_, _> = stored
+        .into_iter()
+        .map(|(i, a, r, t, s)| ((i, a), (r, t, s)))
+        .collect();
+    assert_eq!(stored, ledger.votes);
+    let revisions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM vote_revisions")
+        .fetch_one(&db.pool)
+        .await
+        .expect("revisions");
+    assert_eq!(
+        revisions, ledger.revisions,
+        "every revision kept, no resend"
+    );
+    assert_at_most_k(&db, study, 2).await;
+    assert_done_counts(&db, study).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(every_kind_of_vote_on_one_connection => every_kind_of_vote_on_one_connection_sqlite, every_kind_of_vote_on_one_connection_postgres);
+
+/// An imported survey whose first vote has no time and whose others have one is written whole
+/// on both stores (the import binds each vote's time on one connection, as the writer does).
+async fn an_import_mixes_timed_and_untimed_votes(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "mixed times", false)
+        .await
+        .expect("study");
+    let dir = natstudy_tests::reference_dir().join("study-small");
+    let text = std::fs::read_to_string(dir.join("survey.json")).expect("survey");
+    let mut survey: serde_json::Value = serde_json::from_str(&text).expect("json");
+    // the first participant's first and third votes untimed, the rest as they were
+    let mut untimed = 0;
+    let first_level = survey
+        .as_object_mut()
+        .and_then(|levels| levels.values_mut().next())
+        .and_then(|items| items.as_object_mut())
+        .expect("a level");
+    for (n, votes) in first_level.values_mut().enumerate() {
+        if n % 2 == 0 {
+            if let Some(vote) = votes.as_object_mut().and_then(|v| v.values_mut().next()) {
+                vote["Time"] = serde_json::Value::Null;
+                untimed += 1;
+            }
+        }
+    }
+    let file = tempfile::NamedTempFile::new().expect("file");
+    std::fs::write(file.path(), survey.to_string()).expect("write");
+    natstudy::service::import_votes(&db, study, file.path())
+        .await
+        .expect("the import is written whole");
+    let (all, timed): (i64, i64) = sqlx::query_as("SELECT COUNT(*), COUNT(time_secs) FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("votes");
+    assert!(untimed > 1, "{untimed}");
+    assert_eq!(all - timed, untimed);
+    let revisions: i64 = sqlx::query_scalar("SELECT COUNT(time_secs) FROM vote_revisions")
+        .fetch_one(&db.pool)
+        .await
+        .expect("revisions");
+    assert_eq!(revisions, timed);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(an_import_mixes_timed_and_untimed_votes => an_import_mixes_timed_and_untimed_votes_sqlite, an_import_mixes_timed_and_untimed_votes_postgres);

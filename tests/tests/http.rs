@@ -1841,3 +1841,113 @@ async fn malformed_vote_fields_are_refused_or_unknown_never_a_crash() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// Participants' votes of every kind over HTTP, in the order a slow link makes likely: the
+/// first sent before its page was interactive (no time), then an absurd time, then measured
+/// ones, a resent submit and a revision, on each store. On PostgreSQL the first vote without a
+/// time used to leave the writer's prepared vote statement expecting a 4-byte real, and every
+/// measured vote after it was answered 500; each is stored as sent.
+async fn every_kind_of_vote_is_stored_over_http(store: Store) {
+    use natstudy_tests::participants;
+    let (app, guard) = app_with_users(store).await;
+    let study = natstudy_tests::reference_study(&app.db, "Vote kinds", false)
+        .await
+        .expect("study");
+    let (_, invite) = natstudy_tests::open_queue(&app.db, study, 10)
+        .await
+        .expect("queue");
+    let base = app.url("");
+    let s = study.to_string();
+    // each participant's votes carry its number as their comment
+    let post = |c: &reqwest::Client,
+                who: usize,
+                item: i64,
+                token: &str,
+                cr: u8,
+                timing: &[(&str, String)]| {
+        let mut form = vec![
+            ("study", s.clone()),
+            ("comment", format!("p{who}")),
+            ("item", item.to_string()),
+            ("cr", cr.to_string()),
+            ("cc", "2".to_owned()),
+            ("token", token.to_owned()),
+        ];
+        form.extend(timing.iter().map(|(k, v)| (*k, v.clone())));
+        c.post(app.url("/api/annotate/vote")).form(&form).send()
+    };
+    let now = natstudy::db::now_ms();
+    let measured = |secs: f64| {
+        vec![
+            ("time_secs", secs.to_string()),
+            ("started_at", (now - (secs * 1000.0) as i64).to_string()),
+        ]
+    };
+    // (the form's timing fields, the stored time_secs)
+    let kinds: Vec<(Vec<(&str, String)>, Option<f64>)> = vec![
+        (vec![], None),
+        (vec![("time_secs", "1e999".into())], None),
+        (measured(3.5), Some(3.5)),
+        (measured(12.25), Some(12.25)),
+        (vec![("time_secs", "6.5".into())], Some(6.5)),
+        (vec![], None),
+        (measured(1.75), Some(1.75)),
+    ];
+    let mut expected = std::collections::BTreeMap::new();
+    let mut participants_seen = Vec::new();
+    for (n, (timing, stored)) in kinds.iter().enumerate() {
+        let c = participants::participant(&base, study, &invite).await;
+        let (item, token) = participants::rate_step(&base, &c, study)
+            .await
+            .expect("an item");
+        let r = post(&c, n, item.0, &token, 1 + (n % 4) as u8, timing)
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), StatusCode::OK, "vote {n} ({timing:?})");
+        // the same submit again is one vote
+        let again = post(&c, n, item.0, &token, 1 + (n % 4) as u8, timing)
+            .await
+            .expect("answered");
+        assert_eq!(again.status(), StatusCode::OK, "resent vote {n}");
+        expected.insert(format!("p{n}"), (1 + (n % 4) as i64, *stored, 1));
+        participants_seen.push((c, item));
+    }
+    // revisions, timed each way, by the first participants
+    for (n, (c, item)) in participants_seen.iter().take(3).enumerate() {
+        let r = c
+            .post(app.url("/api/annotate/state"))
+            .form(&[
+                ("study", s.as_str()),
+                ("revise", item.0.to_string().as_str()),
+            ])
+            .send()
+            .await
+            .expect("state");
+        let st: serde_json::Value = r.json().await.expect("json");
+        let token = st["step"]["Rate"]["token"]
+            .as_str()
+            .expect("a token")
+            .to_owned();
+        let (timing, stored) = &kinds[(n + 2) % kinds.len()];
+        let r = post(c, n, item.0, &token, 4, timing)
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), StatusCode::OK, "revision {n} ({timing:?})");
+        expected.insert(format!("p{n}"), (4, *stored, 2));
+    }
+    let rows: Vec<(String, i64, Option<f64>, i64)> =
+        sqlx::query_as("SELECT comment, cr, time_secs, revision FROM votes")
+            .fetch_all(&app.db.pool)
+            .await
+            .expect("votes");
+    let stored: std::collections::BTreeMap<_, _> = rows
+        .into_iter()
+        .map(|(i, cr, t, r)| (i, (cr, t, r)))
+        .collect();
+    assert_eq!(stored, expected);
+    let db = app.db.clone();
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(every_kind_of_vote_is_stored_over_http => every_kind_of_vote_is_stored_over_http_sqlite, every_kind_of_vote_is_stored_over_http_postgres);

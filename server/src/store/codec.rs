@@ -1,7 +1,8 @@
-//! How the store's enums are written in SQL: each is a `TEXT` column with a fixed set of words
-//! (the migrations' `CHECK` lists), and [`text_enum!`] is the one place an enum's words are
-//! spelled. Queries bind the enum (`.bind(AssignmentStatus::Done)`) and decode it from rows;
-//! no query spells a status word itself.
+//! How the store's values are written in SQL. Enums: each is a `TEXT` column with a fixed set
+//! of words (the migrations' `CHECK` lists), and [`text_enum!`] is the one place an enum's words
+//! are spelled. Queries bind the enum (`.bind(AssignmentStatus::Done)`) and decode it from rows;
+//! no query spells a status word itself. Nullable reals: bound as [`OptReal`], never as a bare
+//! `Option<f64>` (see there).
 
 /// Declares an enum stored as text: `as_str`, `parse`, `Display`, and sqlx `Type`, `Encode`
 /// and `Decode` for `Any` (SQLite and PostgreSQL alike). A word that is not one of the enum's
@@ -104,9 +105,70 @@ text_enum! {
     }
 }
 
+/// A nullable `DOUBLE PRECISION` value as a statement binds it (a vote's time on item).
+///
+/// Bind this, never a bare `Option<f64>`: sqlx 0.8's `Any` driver sends a `None::<f64>` to
+/// PostgreSQL as a `float4` NULL (its `AnyArguments::convert_to` swaps the NULLs of `f32` and
+/// `f64`; upstream sqlx issue 4284). PostgreSQL prepares a statement once per connection, with
+/// the parameter types of its first execution, so after one unmeasured vote every measured vote
+/// on that connection sent 8 bytes for a 4-byte parameter and was refused ("incorrect binary
+/// data format in bind parameter 12"). `OptReal` sends its NULL as the `float8` a value is, on
+/// either store (SQLite types its NULLs not at all). `the_null_real_is_sent_as_its_value_is`
+/// fails when sqlx changes the mapping.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OptReal(pub Option<f64>);
+
+/// The Rust type whose NULL sqlx's `Any` driver sends to PostgreSQL as `float8` (`f32`'s:
+/// swapped with `f64`'s).
+type Float8Null = f32;
+
+impl sqlx::Type<sqlx::Any> for OptReal {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <f64 as sqlx::Type<sqlx::Any>>::type_info()
+    }
+}
+
+impl<'q> sqlx::Encode<'q, sqlx::Any> for OptReal {
+    fn encode_by_ref(
+        &self,
+        buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer<'q>,
+    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        match self.0 {
+            Some(v) => <f64 as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&v, buf),
+            None => <Option<Float8Null> as sqlx::Encode<'q, sqlx::Any>>::encode_by_ref(&None, buf),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The PostgreSQL parameter types a binding of `values` is sent with (from the converted
+    /// arguments' `Debug`: sqlx keeps them crate-private).
+    fn pg_types(bind: impl FnOnce(&mut sqlx::any::AnyArguments<'static>)) -> String {
+        let mut args = sqlx::any::AnyArguments::default();
+        bind(&mut args);
+        let pg: sqlx::postgres::PgArguments = args.convert_to().expect("convert");
+        let debug = format!("{pg:?}");
+        let from = debug.find("types: ").expect("types") + "types: ".len();
+        let to = debug[from..].find("], ").expect("end of types") + from + 1;
+        debug[from..to].to_owned()
+    }
+
+    /// A vote's time on item goes to PostgreSQL as one type whether it was measured or not, so
+    /// one prepared statement takes both; a bare `Option<f64>` does not (sqlx's swapped NULLs:
+    /// when this half fails, sqlx was mended and [`Float8Null`] must become `f64`).
+    #[test]
+    fn the_null_real_is_sent_as_its_value_is() {
+        use sqlx::Arguments;
+        let value = pg_types(|a| a.add(OptReal(Some(2.5))).expect("bind"));
+        let null = pg_types(|a| a.add(OptReal(None)).expect("bind"));
+        assert_eq!(null, value);
+        assert!(value.to_lowercase().contains("float8"), "{value}");
+        let bare = pg_types(|a| a.add(None::<f64>).expect("bind"));
+        assert_ne!(bare, value, "sqlx sends a bare None::<f64> as {bare}");
+    }
 
     /// Every word an enum spells is one the schema's CHECK list allows, in both dialects.
     #[test]

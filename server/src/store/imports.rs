@@ -365,7 +365,7 @@ pub async fn votes(
         .bind(annotator)
         .bind(i64::from(v.cr))
         .bind(i64::from(v.cc))
-        .bind(v.time_secs)
+        .bind(crate::store::OptReal(v.time_secs))
         .bind(now)
         .execute(&mut *tx)
         .await?;
@@ -384,7 +384,7 @@ pub async fn votes(
         .bind(format!("{token}:{}", v.item))
         .bind(i64::from(v.cr))
         .bind(i64::from(v.cc))
-        .bind(v.time_secs)
+        .bind(crate::store::OptReal(v.time_secs))
         .bind(now)
         .execute(&mut *tx)
         .await?;

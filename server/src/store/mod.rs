@@ -27,7 +27,7 @@ pub(crate) use handle::temp_sqlite;
 pub use handle::Db;
 
 mod handle;
-pub use codec::{AssignmentStatus, JobKind, JobState};
+pub use codec::{AssignmentStatus, JobKind, JobState, OptReal};
 
 /// Errors the store reports in domain terms.
 #[derive(Debug, thiserror::Error)]

@@ -618,7 +618,7 @@ fn bind_vote<'q>(q: AnyQuery<'q>, vote: &Vote) -> AnyQuery<'q> {
         .fold(q, |q, column| match (column.value)(vote) {
             Value::Int(v) => q.bind(v),
             Value::OptInt(v) => q.bind(v),
-            Value::OptReal(v) => q.bind(v),
+            Value::OptReal(v) => q.bind(crate::store::OptReal(v)),
             Value::Text(v) => q.bind(v.to_owned()),
         })
 }
