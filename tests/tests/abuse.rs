@@ -712,8 +712,44 @@ async fn requests_for_unknown_host_names_are_refused() {
             "{served}: {status}"
         );
     }
+    // two Host headers, an allowed one first: refused, whichever a proxy in front would read
+    for hosts in [
+        ["study.example.org", "rebind.attacker.test"],
+        ["rebind.attacker.test", "study.example.org"],
+        ["127.0.0.1", "127.0.0.1"],
+    ] {
+        let head = format!(
+            "GET /login HTTP/1.1\r\nHost: {}\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            hosts[0], hosts[1]
+        );
+        let answer = raw_request(app.addr, head.as_bytes()).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "{hosts:?}: {}",
+            answer.lines().next().unwrap_or_default()
+        );
+    }
+    let one = raw_request(
+        app.addr,
+        b"GET /login HTTP/1.1\r\nHost: study.example.org\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(one.starts_with("HTTP/1.1 200"), "{one:.200}");
     drop(app);
     guard.drop_now(db).await;
+}
+
+/// Sends `request` as it is on a new connection and reads the answer to its end.
+async fn raw_request(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    s.write_all(request).await.expect("send");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut answer))
+        .await
+        .expect("answered in time")
+        .expect("read");
+    String::from_utf8_lossy(&answer).into_owned()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1682,6 +1718,114 @@ async fn figures_and_the_paper_zip_take_an_export_slot() {
         assert_ne!(r.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
     }
     drop(held);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// A `batch create` that is refused — a name taken, an account that does not exist, a filter
+/// that matches nothing, fewer annotators than k — leaves no annotator behind: the pool and the
+/// enrolments are made in the batch's own transaction. One that succeeds makes them.
+async fn a_refused_batch_creates_no_annotator(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    natstudy_tests::reference_study(&db, "Batches", false)
+        .await
+        .expect("study");
+    natstudy::service::accounts::add_user(&db, None, "ada", PW, Role::Annotator)
+        .await
+        .expect("ada");
+    let annotators = || count(&db, "SELECT COUNT(*) FROM annotators");
+    let create = |args: &'static [&'static str]| {
+        let url = db.url.clone();
+        async move {
+            let mut all = vec!["batch", "create", "--study", "Batches"];
+            all.extend_from_slice(args);
+            natstudy_tests::cli(&url, &all).await
+        }
+    };
+    create(&["--name", "first", "--pool", "5", "--level", "naming"])
+        .await
+        .expect("the first batch");
+    assert_eq!(annotators().await, 5);
+    for refused in [
+        &["--name", "first", "--pool", "9"][..],
+        &["--name", "second", "--pool", "9", "--users", "ada,nobody"],
+        &["--name", "third", "--pool", "9", "--level", "no-such-level"],
+        &["--name", "fourth", "--users", "ada"],
+    ] {
+        let err = create(refused).await.expect_err("refused");
+        assert_eq!(
+            annotators().await,
+            5,
+            "{refused:?} ({err:#}) left annotators"
+        );
+    }
+    // fixed groups of k = 5 from 9 + 1 annotators: the pool and the account join together
+    create(&[
+        "--name",
+        "second",
+        "--pool",
+        "9",
+        "--users",
+        "ada",
+        "--level",
+        "expression",
+    ])
+    .await
+    .expect("the second batch");
+    assert_eq!(annotators().await, 10);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_refused_batch_creates_no_annotator => a_refused_batch_creates_no_annotator_sqlite, a_refused_batch_creates_no_annotator_postgres);
+
+/// A GGUF file whose metadata is one array of 33 M bytes (32 MiB on disk, about 1 GiB once
+/// candle's reader held it, at every read of its header) is refused at upload with 422 and
+/// the reason, and nothing is kept; a GGUF file within the bounds is taken.
+#[tokio::test]
+async fn a_gguf_file_with_a_huge_metadata_array_is_refused_at_upload() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let study = natstudy_tests::reference_study(&db, "G", false)
+        .await
+        .expect("study");
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    let n: u64 = 33_000_000;
+    let mut crafted = b"GGUF".to_vec();
+    crafted.extend(3u32.to_le_bytes());
+    crafted.extend(0u64.to_le_bytes()); // tensors
+    crafted.extend(1u64.to_le_bytes()); // metadata entries
+    crafted.extend(6u64.to_le_bytes());
+    crafted.extend(b"x.blob");
+    crafted.extend(9u32.to_le_bytes()); // an array
+    crafted.extend(0u32.to_le_bytes()); // of bytes
+    crafted.extend(n.to_le_bytes());
+    crafted.resize(crafted.len() + n as usize, 7);
+    let r = app
+        .upload_model(&c, study, "blob.gguf", crafted)
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let text = r.text().await.expect("text");
+    assert!(
+        text.contains("blob.gguf") && text.contains("an array of 33000000 elements"),
+        "{text}"
+    );
+    assert!(!text.contains(".part"), "the hidden file's name: {text}");
+    let kept: Vec<_> = std::fs::read_dir(&app.models_dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(kept.is_empty(), "{kept:?}");
+    let good = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../crates/nlm/tests/data/gguf/llama-q4_0.gguf"),
+    )
+    .expect("reference gguf");
+    let r = app
+        .upload_model(&c, study, "tiny.gguf", good)
+        .await
+        .expect("answered");
+    assert!(r.status().is_redirection(), "{}", r.status());
     drop(app);
     guard.drop_now(db).await;
 }

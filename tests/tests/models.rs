@@ -271,3 +271,45 @@ async fn folders(store: Store) {
 }
 
 natstudy_tests::on_both_stores!(folders => model_folders_upload_whole_or_not_at_all_sqlite, model_folders_upload_whole_or_not_at_all_postgres);
+
+/// Six uploads of 7 MiB at once against a 20 MiB quota: each reserves its room in the
+/// database as its bytes arrive, so at most two are kept (they were all kept when the quota
+/// was read once before each upload), the others are refused with 413 and leave nothing; no
+/// reservation outlives its upload.
+async fn parallel_uploads_keep_to_the_quota(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let quota: u64 = 20 << 20;
+    let app = TestApp::start_with(db.clone(), |c| c.model_quota_bytes = quota)
+        .await
+        .expect("server");
+    let (a, _, rita_c, _) = two_studies(&app, &db).await;
+    let mut big = ARPA.as_bytes().to_vec();
+    big.resize(7 << 20, b'\n');
+    let uploads = (0..6).map(|i| app.upload_model(&rita_c, a, &format!("m{i}.arpa"), big.clone()));
+    let answers = futures_util::future::join_all(uploads).await;
+    let mut kept = 0u64;
+    for (i, r) in answers.into_iter().enumerate() {
+        let status = r.expect("answered").status();
+        let file = app.models_dir.join(format!("m{i}.arpa"));
+        if status.is_redirection() {
+            kept += 1;
+            assert!(file.is_file(), "m{i}");
+        } else {
+            assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "m{i}");
+            assert!(!file.exists(), "m{i}");
+        }
+    }
+    assert_eq!(kept, 2, "of 6 kept");
+    let v = app.scoring_view(&rita_c, a).await.expect("view");
+    assert_eq!(v["quota_used"], kept * (7 << 20));
+    assert!(v["quota_used"].as_u64().is_some_and(|u| u <= quota));
+    let reservations: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM models WHERE name LIKE '.upload-%'")
+            .fetch_one(&db.pool)
+            .await
+            .expect("reservations");
+    assert_eq!(reservations, 0);
+    guard.drop_now(db).await;
+}
+
+natstudy_tests::on_both_stores!(parallel_uploads_keep_to_the_quota => parallel_uploads_keep_to_the_quota_sqlite, parallel_uploads_keep_to_the_quota_postgres);

@@ -41,11 +41,24 @@ pub enum NlmError {
     Model(String),
     #[error("tokenizer: {0}")]
     Tokenizer(String),
-    #[error(transparent)]
+    /// Shown without the backtrace candle attaches when `RUST_BACKTRACE` is set (a job's
+    /// message is a page's text); `Debug` keeps it, for the log.
+    #[error("{}", candle_message(.0))]
     Candle(#[from] candle_core::Error),
     /// A load's [`Stop`] said to stop before the model was made of its weights.
     #[error("stopped while the weights loaded")]
     Stopped,
+}
+
+/// A candle error's message, the backtraces it holds left out.
+fn candle_message(e: &candle_core::Error) -> String {
+    use candle_core::Error;
+    match e {
+        Error::WithBacktrace { inner, .. } => candle_message(inner),
+        Error::Context { inner, context } => format!("{context}\n{}", candle_message(inner)),
+        Error::WithPath { inner, path } => format!("path: {path:?} {}", candle_message(inner)),
+        other => other.to_string(),
+    }
 }
 
 /// How far a load has read: bytes of the weights' tensors read, of all the files hold (a
@@ -66,6 +79,28 @@ pub(crate) const NEVER: Stop<'static> = &|_| false;
 
 #[cfg(test)]
 mod tests {
+    /// An error's message leaves out the backtraces candle attaches (a job's message is shown
+    /// on the study page); its `Debug`, which the log writes, keeps them.
+    #[test]
+    fn messages_carry_no_backtrace() {
+        let backtrace = || Box::new(std::backtrace::Backtrace::force_capture());
+        let e = super::NlmError::from(candle_core::Error::WithBacktrace {
+            inner: Box::new(candle_core::Error::Context {
+                inner: Box::new(candle_core::Error::WithBacktrace {
+                    inner: Box::new(candle_core::Error::Msg("no tensor lm_head".into())),
+                    backtrace: backtrace(),
+                }),
+                context: Box::new("loading model.safetensors"),
+            }),
+            backtrace: backtrace(),
+        });
+        assert_eq!(
+            e.to_string(),
+            "loading model.safetensors\nno tensor lm_head"
+        );
+        assert!(format!("{e:?}").contains("WithBacktrace"), "{e:?}");
+    }
+
     #[test]
     fn devices_are_named_and_a_missing_gpu_says_so() {
         assert!(matches!(super::device("cpu"), Ok(candle_core::Device::Cpu)));

@@ -3,8 +3,8 @@
 use super::{ServiceError, ServiceResult};
 use crate::ids::{StudyId, UserId};
 use crate::store::assign::{self, BatchInfo, BatchSpec, ItemFilter, Strategy};
+use crate::store::users;
 use crate::store::Db;
-use crate::store::{invites, users};
 
 /// The most participants `S1..Sn` one batch may create.
 pub const MAX_POOL: usize = 10_000;
@@ -69,23 +69,28 @@ pub async fn create(
             "a sample takes at least one item".into(),
         ));
     }
-    let mut annotators = assign::ensure_pool(db, study, request.pool).await?;
+    // the accounts first (reads only); the pool and the enrolments are made in the batch's
+    // own transaction, so a refused batch leaves no annotator behind
+    let mut joining = assign::Joining {
+        pool: request.pool,
+        users: Vec::with_capacity(request.users.len()),
+    };
     for name in &request.users {
         let account = users::credentials(db, name)
             .await?
             .ok_or_else(|| ServiceError::NotFound(format!("account {name}")))?;
-        annotators.push(invites::enrol_user(db, study, account.user.id).await?);
+        joining.users.push(account.user.id);
     }
     let spec = BatchSpec {
         name: request.name.trim().to_owned(),
         strategy,
         filter: request.filter,
-        annotators,
+        annotators: Vec::new(),
         seed: request.seed,
         lease_secs: request.lease_secs.max(60),
         avoid_same_bug: request.avoid_same_bug,
     };
-    Ok(assign::create_batch(db, study, actor, &spec).await?)
+    Ok(assign::create_batch_joining(db, study, actor, &spec, &joining).await?)
 }
 
 /// Releases what the annotator holds but has not rated, for others to take: the items freed.

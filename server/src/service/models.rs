@@ -156,22 +156,113 @@ pub async fn view(
     })
 }
 
-/// Whether an upload of `more` bytes keeps the study within `quota` bytes of models: the
-/// bytes it may still take.
-pub async fn room(db: &Db, study: StudyId, quota: u64) -> ServiceResult<u64> {
-    let used = store::models::bytes_of(db, study).await?;
-    Ok(quota.saturating_sub(used))
-}
-
-/// Records an uploaded model as the study's.
+/// Records an uploaded model as the study's, in place of the upload's reservation.
 pub async fn uploaded(
     db: &Db,
     study: StudyId,
     actor: Option<UserId>,
     name: &str,
-    bytes: u64,
+    mut reservation: Reservation,
 ) -> ServiceResult<()> {
-    Ok(store::models::add(db, study, actor, name, bytes).await?)
+    let bytes = reservation.received;
+    store::models::add(db, study, actor, (name, Some(&reservation.key)), bytes).await?;
+    reservation.ended = true;
+    Ok(())
+}
+
+/// How far ahead of what it received an upload reserves quota: one reservation a few
+/// megabytes, not one a chunk.
+const RESERVE_AHEAD: u64 = 4 << 20;
+
+/// The quota an upload under way holds, in the database, so that uploads in parallel (on any
+/// instance) never take the same room: it grows as the bytes arrive ([`Reservation::cover`])
+/// and becomes the model's row when the upload is recorded ([`uploaded`]); dropped before,
+/// it is released.
+pub struct Reservation {
+    db: Db,
+    study: StudyId,
+    key: String,
+    quota: u64,
+    held: u64,
+    received: u64,
+    ended: bool,
+}
+
+impl Reservation {
+    /// A reservation of nothing yet, against the study's `quota`.
+    pub async fn start(db: &Db, study: StudyId, quota: u64) -> ServiceResult<Reservation> {
+        use rand::RngCore;
+        let mut b = [0u8; 12];
+        rand::thread_rng().fill_bytes(&mut b);
+        let key = store::models::reserve(db, study, &hex::encode(b)).await?;
+        Ok(Reservation {
+            db: db.clone(),
+            study,
+            key,
+            quota,
+            held: 0,
+            received: 0,
+            ended: false,
+        })
+    }
+
+    /// Reserves `bytes` at once (a request's declared length, which bounds its file), when the
+    /// quota has room for them: the upload then runs without asking again, and uploads in
+    /// parallel are served first come, first served instead of each taking part of the room
+    /// and all failing. Without room, the upload reserves as its bytes arrive.
+    pub async fn ahead(&mut self, bytes: u64) -> ServiceResult<()> {
+        if bytes > self.held
+            && store::models::grow(&self.db, self.study, &self.key, bytes, self.quota).await?
+        {
+            self.held = bytes;
+        }
+        Ok(())
+    }
+
+    /// Counts `more` bytes received, reserving room for them (and a little ahead) first:
+    /// `false` when the study's quota has no room for them, with what it leaves.
+    pub async fn cover(&mut self, more: u64) -> ServiceResult<Result<(), u64>> {
+        let received = self.received.saturating_add(more);
+        if received > self.held {
+            let ahead = received.saturating_add(RESERVE_AHEAD);
+            let (db, study, key, quota) = (&self.db, self.study, &self.key, self.quota);
+            if store::models::grow(db, study, key, ahead, quota).await? {
+                self.held = ahead;
+            } else if store::models::grow(db, study, key, received, quota).await? {
+                self.held = received;
+            } else {
+                let used = store::models::bytes_of(db, study).await?;
+                return Ok(Err(quota.saturating_sub(used.saturating_sub(self.held))));
+            }
+        }
+        self.received = received;
+        Ok(Ok(()))
+    }
+
+    /// Ends the reservation of an upload that failed, before its answer is sent (dropped, it
+    /// is released a moment later).
+    pub async fn release(mut self) {
+        self.ended = true;
+        if let Err(e) = store::models::release(&self.db, self.study, &self.key).await {
+            tracing::warn!(error = %e, key = %self.key, "a model upload's reservation stays until it is stale");
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let (db, study, key) = (self.db.clone(), self.study, std::mem::take(&mut self.key));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = store::models::release(&db, study, &key).await {
+                    tracing::warn!(error = %e, %key, "a model upload's reservation stays until it is stale");
+                }
+            });
+        }
+    }
 }
 
 /// Deletes a model file: staff of the study that uploaded it, or an admin (also for a model
@@ -228,6 +319,16 @@ pub async fn load_model(path: &Path) -> ServiceResult<crate::engine::lm::Scorer>
 pub async fn check_folder(dir: &Path) -> ServiceResult<()> {
     let d = dir.to_owned();
     tokio::task::spawn_blocking(move || natstudy_nlm::CausalLm::check_folder(&d))
+        .await?
+        .map(|_| ())
+        .map_err(|e| ServiceError::Invalid(e.to_string()))
+}
+
+/// Checks an uploaded GGUF file's header as natstudy reads it (bounded: see
+/// `natstudy_nlm::gguf::header`; no weights read), off the async threads.
+pub async fn check_gguf(path: &Path) -> ServiceResult<()> {
+    let p = path.to_owned();
+    tokio::task::spawn_blocking(move || natstudy_nlm::gguf::weight_bytes(&p))
         .await?
         .map(|_| ())
         .map_err(|e| ServiceError::Invalid(e.to_string()))

@@ -217,7 +217,11 @@ pub async fn checked_load<T: Send + 'static>(
         check_memory(&d, &device)?;
         load(&d, device).map_err(|e| match e {
             natstudy_nlm::NlmError::Stopped => super::jobs::stopped(),
-            e => ServiceError::Invalid(format!("cannot load {}: {e}", d.display())),
+            e => {
+                // the message is the page's; the log has the rest (a backtrace, if any)
+                tracing::warn!(error = ?e, model = %d.display(), "a model failed to load");
+                ServiceError::Invalid(format!("cannot load {}: {e}", d.display()))
+            }
         })
     })
     .await?

@@ -415,8 +415,26 @@ pub async fn enrol_user(db: &Db, study: StudyId, user: UserId) -> StoreResult<An
         return Ok(a);
     }
     let mut tx = db.begin_write(study).await?;
-    let (id, _) = insert_with_next_code(&mut tx, study, Some(user), None, None, false).await?;
+    let id = enrol_user_in(&mut tx, study, user).await?;
     tx.commit().await?;
+    Ok(id)
+}
+
+/// [`enrol_user`] inside a write transaction of the study (a batch's own).
+pub(crate) async fn enrol_user_in(
+    tx: &mut sqlx::AnyConnection,
+    study: StudyId,
+    user: UserId,
+) -> StoreResult<AnnotatorId> {
+    let linked = sqlx::query("SELECT id FROM annotators WHERE user_id = $1 AND study_id = $2")
+        .bind(user)
+        .bind(study)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if let Some(r) = linked {
+        return Ok(r.try_get(0)?);
+    }
+    let (id, _) = insert_with_next_code(tx, study, Some(user), None, None, false).await?;
     Ok(id)
 }
 

@@ -92,15 +92,24 @@ impl HostPolicy {
 }
 
 /// Refuses a request whose `Host` (or, for HTTP/2, authority) the [`HostPolicy`] does not
-/// accept, with 421 Misdirected Request; a request that names no host at all is refused too.
+/// accept, with 421 Misdirected Request; a request that names no host at all is refused too,
+/// and one with two `Host` headers with 400 (RFC 9112 §3.2: a proxy in front may route by the
+/// other one than this server would read).
 pub async fn known_host(
     State(policy): State<std::sync::Arc<HostPolicy>>,
     req: Request,
     next: Next,
 ) -> Response {
-    let host = req
-        .headers()
-        .get(axum::http::header::HOST)
+    let mut hosts = req.headers().get_all(axum::http::header::HOST).iter();
+    let first = hosts.next();
+    if hosts.next().is_some() {
+        return (
+            StatusCode::BAD_REQUEST,
+            "two Host headers: a request names one host",
+        )
+            .into_response();
+    }
+    let host = first
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .or_else(|| req.uri().authority().map(|a| a.to_string()));

@@ -12,7 +12,7 @@ use tower_sessions::Session;
 use crate::ids::StudyId;
 
 use super::AppState;
-use crate::service::models::{valid_folder_name, valid_name};
+use crate::service::models::{valid_folder_name, valid_name, Reservation};
 
 /// `POST /studies/{id}/models` (multipart: field `model`, or fields `folder` and `files`):
 /// stores an ARPA or binary n-gram model, a GGUF file or a Hugging Face model folder in the
@@ -27,20 +27,34 @@ pub async fn upload(
     State(state): State<AppState>,
     session: Session,
     UrlPath(study): UrlPath<StudyId>,
+    headers: axum::http::HeaderMap,
     mut form: Multipart,
 ) -> Response {
     let actor = match super::access::staff_of(&state, &session, study).await {
         Ok(user) => user,
         Err(refused) => return refused,
     };
-    let room = match crate::service::models::room(&state.db, study, state.model_quota_bytes).await {
-        Ok(room) => room,
+    let reserved =
+        crate::service::models::Reservation::start(&state.db, study, state.model_quota_bytes);
+    let mut quota = match reserved.await {
+        Ok(quota) => quota,
         Err(e) => return io_error(std::io::Error::other(e.to_string())).into_response(),
     };
-    match receive(&state.models_dir, &mut form, room).await {
-        Ok((name, bytes)) => {
+    // the declared length bounds the file: reserved at once when there is room
+    let declared = headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(declared) = declared {
+        if let Err(e) = quota.ahead(declared).await {
+            quota.release().await;
+            return io_error(std::io::Error::other(e.to_string())).into_response();
+        }
+    }
+    match receive(&state.models_dir, &mut form, &mut quota).await {
+        Ok(name) => {
             if let Err(e) =
-                crate::service::models::uploaded(&state.db, study, Some(actor.id), &name, bytes)
+                crate::service::models::uploaded(&state.db, study, Some(actor.id), &name, quota)
                     .await
             {
                 // not recorded: not kept (a file, or a folder)
@@ -54,7 +68,10 @@ pub async fn upload(
             }
             Redirect::to(&format!("/studies/{study}?model={name}#scoring")).into_response()
         }
-        Err((code, msg)) => (code, msg).into_response(),
+        Err((code, msg)) => {
+            quota.release().await;
+            (code, msg).into_response()
+        }
     }
 }
 
@@ -80,21 +97,21 @@ fn io_error(e: std::io::Error) -> (StatusCode, String) {
     )
 }
 
-/// Receives the model into the folder: its name and size. Either one file in field `model`
-/// (an n-gram model or a GGUF file), or a Hugging Face model folder: its files in field
-/// `files` (a browser's folder picker names each `folder/file`), after an optional name in
-/// field `folder`. Past `room` bytes (what the study's quota leaves) the upload is refused and
-/// nothing is kept.
+/// Receives the model into the folder: its name (its size is what `quota` received). Either
+/// one file in field `model` (an n-gram model or a GGUF file), or a Hugging Face model folder:
+/// its files in field `files` (a browser's folder picker names each `folder/file`), after an
+/// optional name in field `folder`. Each chunk is covered by the upload's reservation of the
+/// study's quota first; one the quota has no room for ends the upload, and nothing is kept.
 async fn receive(
     dir: &Path,
     form: &mut Multipart,
-    room: u64,
-) -> Result<(String, u64), (StatusCode, String)> {
+    quota: &mut Reservation,
+) -> Result<String, (StatusCode, String)> {
     let mut name_given = String::new();
     let mut folder: Option<FolderUpload> = None;
     while let Some(mut field) = form.next_field().await.map_err(multipart)? {
         match field.name() {
-            Some("model") if folder.is_none() => return receive_file(dir, field, room).await,
+            Some("model") if folder.is_none() => return receive_file(dir, field, quota).await,
             Some("folder") => {
                 while let Some(chunk) = field.chunk().await.map_err(multipart)? {
                     name_given.push_str(&String::from_utf8_lossy(&chunk));
@@ -110,7 +127,7 @@ async fn receive(
                         FolderUpload::start(dir, name_given.trim(), field.file_name()).await?,
                     ),
                 };
-                upload.take(field, room).await?;
+                upload.take(field, quota).await?;
             }
             _ => {}
         }
@@ -127,6 +144,15 @@ fn multipart(e: axum::extract::multipart::MultipartError) -> (StatusCode, String
 
 fn unprocessable(msg: impl Into<String>) -> (StatusCode, String) {
     (StatusCode::UNPROCESSABLE_ENTITY, msg.into())
+}
+
+/// Covers `more` bytes of an upload by its reservation, or refuses the upload (413).
+async fn cover(quota: &mut Reservation, more: usize) -> Result<(), (StatusCode, String)> {
+    match quota.cover(more as u64).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(room)) => Err(over_quota(room)),
+        Err(e) => Err(io_error(std::io::Error::other(e.to_string()))),
+    }
 }
 
 fn over_quota(room: u64) -> (StatusCode, String) {
@@ -150,8 +176,8 @@ fn taken(name: &str) -> (StatusCode, String) {
 async fn receive_file(
     dir: &Path,
     mut field: axum::extract::multipart::Field<'_>,
-    room: u64,
-) -> Result<(String, u64), (StatusCode, String)> {
+    quota: &mut Reservation,
+) -> Result<String, (StatusCode, String)> {
     let name = field
         .file_name()
         .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).to_owned())
@@ -177,15 +203,11 @@ async fn receive_file(
         .await
         .map_err(io_error)?;
     let mut head = Vec::new();
-    let mut bytes = 0u64;
     while let Some(chunk) = field.chunk().await.map_err(multipart)? {
         if head.len() < 64 {
             head.extend_from_slice(&chunk[..chunk.len().min(64)]);
         }
-        bytes += chunk.len() as u64;
-        if bytes > room {
-            return Err(over_quota(room));
-        }
+        cover(quota, chunk.len()).await?;
         f.write_all(&chunk).await.map_err(io_error)?;
     }
     if !looks_like_a_model(&name, &head) {
@@ -195,6 +217,16 @@ async fn receive_file(
     }
     f.sync_all().await.map_err(io_error)?;
     drop(f);
+    if name.ends_with(".gguf") {
+        if let Err(e) = crate::service::models::check_gguf(&part.path).await {
+            // the message names the hidden file; the user knows it by its name
+            let hidden = part.path.display().to_string();
+            return Err(unprocessable(format!(
+                "not a GGUF model natstudy runs: {}",
+                e.to_string().replace(&hidden, &name)
+            )));
+        }
+    }
     // a hard link never replaces: if another upload took the name meanwhile, it stays
     match tokio::fs::hard_link(&part.path, &target).await {
         Ok(()) => {}
@@ -202,7 +234,7 @@ async fn receive_file(
         Err(e) => return Err(io_error(e)),
     }
     drop(part);
-    Ok((name, bytes))
+    Ok(name)
 }
 
 /// The most files a model folder upload stores (a sharded checkpoint has a few dozen).
@@ -215,7 +247,6 @@ struct FolderUpload {
     part: PathBuf,
     kept: bool,
     files: std::collections::BTreeSet<String>,
-    bytes: u64,
 }
 
 impl Drop for FolderUpload {
@@ -264,7 +295,6 @@ impl FolderUpload {
             part,
             kept: false,
             files: Default::default(),
-            bytes: 0,
         })
     }
 
@@ -274,7 +304,7 @@ impl FolderUpload {
     async fn take(
         &mut self,
         mut field: axum::extract::multipart::Field<'_>,
-        room: u64,
+        quota: &mut Reservation,
     ) -> Result<(), (StatusCode, String)> {
         let Some(base) = field.file_name().and_then(model_file) else {
             return Ok(());
@@ -295,10 +325,7 @@ impl FolderUpload {
             .await
             .map_err(io_error)?;
         while let Some(chunk) = field.chunk().await.map_err(multipart)? {
-            self.bytes += chunk.len() as u64;
-            if self.bytes > room {
-                return Err(over_quota(room));
-            }
+            cover(quota, chunk.len()).await?;
             f.write_all(&chunk).await.map_err(io_error)?;
         }
         f.sync_all().await.map_err(io_error)?;
@@ -307,7 +334,7 @@ impl FolderUpload {
 
     /// Checks the folder as a model (configuration, tokenizer, weight headers) and moves it to
     /// its name, never over another model.
-    async fn finish(mut self, dir: &Path) -> Result<(String, u64), (StatusCode, String)> {
+    async fn finish(mut self, dir: &Path) -> Result<String, (StatusCode, String)> {
         if self.files.is_empty() {
             return Err(unprocessable(
                 "no model files in the upload: a Hugging Face folder holds config.json, tokenizer.json and *.safetensors",
@@ -335,7 +362,7 @@ impl FolderUpload {
                 _ => io_error(e),
             })?;
         self.kept = true;
-        Ok((std::mem::take(&mut self.name), self.bytes))
+        Ok(std::mem::take(&mut self.name))
     }
 }
 

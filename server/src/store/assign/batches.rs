@@ -64,6 +64,16 @@ pub struct BatchInfo {
     pub full: bool,
 }
 
+/// Annotators a batch makes as it is created, after [`BatchSpec::annotators`]: in the batch's
+/// own transaction, so a batch that is refused leaves none behind.
+#[derive(Debug, Clone, Default)]
+pub struct Joining {
+    /// The offline pool `S1`…`Sn` ([`ensure_pool`]).
+    pub pool: usize,
+    /// Accounts enrolled as annotators (their existing link, or a new code).
+    pub users: Vec<UserId>,
+}
+
 /// Creates a batch from the study's items matching `spec.filter` and, for fixed groups, plans
 /// every assignment.
 pub async fn create_batch(
@@ -71,6 +81,18 @@ pub async fn create_batch(
     study: StudyId,
     actor: Option<UserId>,
     spec: &BatchSpec,
+) -> StoreResult<BatchInfo> {
+    create_batch_joining(db, study, actor, spec, &Joining::default()).await
+}
+
+/// [`create_batch`] with the annotators of `joining` made in the same transaction, after those
+/// the spec names: nothing is written unless the whole batch is.
+pub async fn create_batch_joining(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    spec: &BatchSpec,
+    joining: &Joining,
 ) -> StoreResult<BatchInfo> {
     let k = ratings_per_item(db, study).await? as usize;
     let rows = sqlx::query(
@@ -118,10 +140,17 @@ pub async fn create_batch(
             "items matching the batch filter".into(),
         ));
     }
+    let now = crate::db::now_ms();
+    let mut tx = db.begin_write(study).await?;
+    let mut annotators = spec.annotators.clone();
+    annotators.extend(pool_in(&mut tx, study, joining.pool, now).await?);
+    for &user in &joining.users {
+        annotators.push(crate::store::invites::enrol_user_in(&mut tx, study, user).await?);
+    }
     let plan = match spec.strategy {
         Strategy::FixedGroups => assignment::plan_fixed_groups(
             &items,
-            &spec.annotators.iter().map(|a| a.get()).collect::<Vec<_>>(),
+            &annotators.iter().map(|a| a.get()).collect::<Vec<_>>(),
             k,
             spec.seed,
             spec.avoid_same_bug,
@@ -129,8 +158,6 @@ pub async fn create_batch(
         .map_err(|e| StoreError::Invalid(e.to_string()))?,
         Strategy::DynamicQueue => Vec::new(),
     };
-    let now = crate::db::now_ms();
-    let mut tx = db.begin_write(study).await?;
     let batch: BatchId = sqlx::query(
         "INSERT INTO batches (study_id, name, strategy, seed, lease_secs, avoid_same_bug, created_at, item_count) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
@@ -156,7 +183,7 @@ pub async fn create_batch(
             .await?;
     }
     refresh_full_study(&mut tx, study).await?;
-    for (i, a) in spec.annotators.iter().enumerate() {
+    for (i, a) in annotators.iter().enumerate() {
         sqlx::query(
             "INSERT INTO batch_annotators (batch_id, annotator_id, group_no) VALUES ($1, $2, $3)",
         )
@@ -191,7 +218,7 @@ pub async fn create_batch(
         .await?;
     }
     if !plan.is_empty() {
-        for a in &spec.annotators {
+        for a in &annotators {
             recount_fixed(&mut tx, Whose::Annotator(*a)).await?;
         }
     }
@@ -205,7 +232,7 @@ pub async fn create_batch(
             spec.name,
             spec.strategy.as_str(),
             items.len(),
-            spec.annotators.len(),
+            annotators.len(),
             spec.seed
         ),
     )

@@ -24,17 +24,35 @@ pub use votes::*;
 
 /// Annotators `S1..Sn` of the study (created when missing), in code order.
 pub async fn ensure_pool(db: &Db, study: StudyId, n: usize) -> StoreResult<Vec<AnnotatorId>> {
+    let mut tx = db.begin_write(study).await?;
+    let ids = pool_in(&mut tx, study, n, crate::db::now_ms()).await?;
+    tx.commit().await?;
+    Ok(ids)
+}
+
+/// [`ensure_pool`] inside a write transaction (a batch's own: `batches::Joining`).
+pub(crate) async fn pool_in(
+    conn: &mut sqlx::AnyConnection,
+    study: StudyId,
+    n: usize,
+    now: i64,
+) -> StoreResult<Vec<AnnotatorId>> {
     let mut ids = Vec::with_capacity(n);
-    let now = crate::db::now_ms();
     for i in 1..=n {
         let code = format!("S{i}");
         sqlx::query("INSERT INTO annotators (study_id, code, created_at) VALUES ($1, $2, $3) ON CONFLICT (study_id, code) DO NOTHING")
             .bind(study)
             .bind(&code)
             .bind(now)
-            .execute(&mut *db.write().await?)
+            .execute(&mut *conn)
             .await?;
-        ids.push(annotator_id(db, study, &code).await?);
+        let id = sqlx::query("SELECT id FROM annotators WHERE study_id = $1 AND code = $2")
+            .bind(study)
+            .bind(&code)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get(0)?;
+        ids.push(id);
     }
     Ok(ids)
 }
