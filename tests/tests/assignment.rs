@@ -2051,7 +2051,7 @@ impl Timing {
             comment: format!("{self:?}"),
             time_secs: sent.0,
             started_at: sent.1,
-            context_opened: cr % 2 == 0,
+            context_opened: cr.is_multiple_of(2),
             token: natstudy_tests::test_vote(token, 1, 1, None)
                 .token()
                 .to_owned(),
@@ -2081,11 +2081,14 @@ const VOTE_KINDS: [VoteKind; 4] = [
     VoteKind::Resend,
 ];
 
-/// What the matrix expects the store to hold: each vote that counts, as (revision, time, start),
-/// and each annotator's latest submit, to resend.
+/// A vote as stored: (revision, `time_secs`, `started_at`).
+type Stored = (i64, Option<f64>, Option<i64>);
+
+/// What the matrix expects the store to hold: each vote that counts by (item, annotator), and
+/// each annotator's latest submit, to resend.
 #[derive(Default)]
 struct Ledger {
-    votes: std::collections::BTreeMap<(i64, i64), (i64, Option<f64>, Option<i64>)>,
+    votes: std::collections::BTreeMap<(i64, i64), Stored>,
     latest: std::collections::HashMap<i64, (natstudy::ids::ItemId, natstudy::domain::Vote, i64)>,
     revisions: i64,
     steps: u64,
@@ -2219,13 +2222,14 @@ async fn every_kind_of_vote_on_one_connection(store: Store) {
         futures_util::future::join_all(steps).await;
     }
     let ledger = ledger.into_inner().expect("ledger");
-    let stored: Vec<(i64, i64, i64, Option<f64>, Option<i64>)> = sqlx::query_as(
+    type Row = (i64, i64, i64, Option<f64>, Option<i64>);
+    let stored: Vec<Row> = sqlx::query_as(
         "SELECT item_id, annotator_id, revision, time_secs, started_at FROM votes ORDER BY item_id, annotator_id",
     )
     .fetch_all(&db.pool)
     .await
     .expect("votes");
-    let stored: std::collections::BTreeMap<_, _> = stored
+    let stored: std::collections::BTreeMap<(i64, i64), Stored> = stored
         .into_iter()
         .map(|(i, a, r, t, s)| ((i, a), (r, t, s)))
         .collect();

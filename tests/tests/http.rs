@@ -1884,7 +1884,8 @@ async fn every_kind_of_vote_is_stored_over_http(store: Store) {
         ]
     };
     // (the form's timing fields, the stored time_secs)
-    let kinds: Vec<(Vec<(&str, String)>, Option<f64>)> = vec![
+    type Kind = (Vec<(&'static str, String)>, Option<f64>);
+    let kinds: Vec<Kind> = vec![
         (vec![], None),
         (vec![("time_secs", "1e999".into())], None),
         (measured(3.5), Some(3.5)),
