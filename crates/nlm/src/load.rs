@@ -22,21 +22,79 @@ use crate::{NlmError, NlmResult};
 /// The most a safetensors header may take (the format's own limit).
 const MAX_HEADER: u64 = 100_000_000;
 
+/// What a folder's weight headers may describe, from its configuration's layers: at most
+/// [`TENSORS_PER_LAYER`] a layer and [`TENSORS_BESIDE`] besides (embeddings, norms, the head),
+/// each in at most [`HEADER_PER_TENSOR`] bytes of a header. A real llama layer has 9 tensors
+/// in about 120 bytes each; a crafted header of a million tensors (72 MB) made the parse take
+/// 1.6 GB, and is refused here by its size before it is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bound {
+    /// The most bytes of one file's header.
+    header: u64,
+    /// The most tensors of all the files together.
+    tensors: usize,
+}
+
+const TENSORS_PER_LAYER: usize = 64;
+const TENSORS_BESIDE: usize = 256;
+const HEADER_PER_TENSOR: u64 = 512;
+/// The layers assumed of a configuration that names none (a family's own key).
+const LAYERS_UNSTATED: usize = 128;
+
+impl Bound {
+    /// The bound of the folder `dir`, from its `config.json` (read under its own bound).
+    fn of(dir: &Path) -> NlmResult<Bound> {
+        let config = crate::folder::json(&dir.join("config.json"))?;
+        let layers = ["num_hidden_layers", "n_layer", "num_layers", "n_layers"]
+            .iter()
+            .find_map(|k| config.get(*k).and_then(serde_json::Value::as_u64))
+            .map_or(LAYERS_UNSTATED, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            });
+        let tensors = layers
+            .saturating_mul(TENSORS_PER_LAYER)
+            .saturating_add(TENSORS_BESIDE);
+        Ok(Bound {
+            header: (tensors as u64)
+                .saturating_mul(HEADER_PER_TENSOR)
+                .min(MAX_HEADER),
+            tensors,
+        })
+    }
+
+    /// Refuses `seen` tensors past the bound.
+    fn count(&self, seen: usize) -> Result<(), String> {
+        match seen <= self.tensors {
+            true => Ok(()),
+            false => Err(format!(
+                "its headers describe over {} tensors, more than a model of its configuration's layers has",
+                self.tensors
+            )),
+        }
+    }
+}
+
 /// The folder's weights, `stop` asked before each tensor is read ([`crate::Stop`]).
 pub fn weights(dir: &Path, device: &Device, stop: crate::Stop) -> NlmResult<VarBuilder<'static>> {
     let files = files(dir)?;
+    let bound = Bound::of(dir)?;
     // every file's header first: the bytes of all their tensors are the load's whole. One file
     // open and one header held at a time (each is read again to load its tensors): a folder of
     // many shards, each header up to 100 MB, holds neither all their headers nor all their
     // files open at once
     let mut loaded = crate::Loaded::default();
+    let mut described = 0usize;
     for path in &files {
-        let file = Opened::open(path.clone())?;
+        let file = Opened::open(path.clone(), bound.header)?;
         loaded.of = loaded.of.saturating_add(file.meta.data_len() as u64);
+        described = described.saturating_add(file.meta.tensors().len());
+        bound
+            .count(described)
+            .map_err(|e| NlmError::Model(format!("{}: {e}", dir.display())))?;
     }
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
     for path in files {
-        Opened::open(path)?.read(device, &mut tensors, (stop, &mut loaded))?;
+        Opened::open(path, bound.header)?.read(device, &mut tensors, (stop, &mut loaded))?;
     }
     // the last tensor read: the whole load, and a last chance to stop before the model is built
     if stop(loaded) {
@@ -162,10 +220,14 @@ fn each_tensor(
     dir: &Path,
     mut tensor: impl FnMut(&safetensors::tensor::TensorInfo),
 ) -> NlmResult<()> {
+    let bound = Bound::of(dir)?;
+    let mut described = 0usize;
     for f in files(dir)? {
         let at = |e: String| NlmError::Model(format!("{}: {e}", f.display()));
         let mut file = std::fs::File::open(&f).map_err(|e| at(e.to_string()))?;
-        let (meta, _) = header(&mut file).map_err(at)?;
+        let (meta, _) = header(&mut file, bound.header).map_err(at)?;
+        described = described.saturating_add(meta.tensors().len());
+        bound.count(described).map_err(at)?;
         for (name, info) in meta.tensors() {
             float(&name, info.dtype).map_err(at)?;
             tensor(info);
@@ -174,8 +236,9 @@ fn each_tensor(
     Ok(())
 }
 
-/// A safetensors file's header, checked against the file's size, and where its data starts.
-fn header(file: &mut std::fs::File) -> Result<(Metadata, u64), String> {
+/// A safetensors file's header of at most `limit` bytes ([`Bound`]), checked against the
+/// file's size, and where its data starts.
+fn header(file: &mut std::fs::File, limit: u64) -> Result<(Metadata, u64), String> {
     let size = file.metadata().map_err(|e| e.to_string())?.len();
     let mut n = [0u8; 8];
     file.read_exact(&mut n)
@@ -183,6 +246,11 @@ fn header(file: &mut std::fs::File) -> Result<(Metadata, u64), String> {
     let n = u64::from_le_bytes(n);
     if n > MAX_HEADER || n.saturating_add(8) > size {
         return Err(format!("not a safetensors file: a header of {n} bytes"));
+    }
+    if n > limit {
+        return Err(format!(
+            "a header of {n} bytes, more than the {limit} a model of its configuration's layers takes"
+        ));
     }
     let mut header = vec![0u8; n as usize];
     file.read_exact(&mut header).map_err(|e| e.to_string())?;
@@ -220,10 +288,10 @@ struct Opened {
 }
 
 impl Opened {
-    fn open(path: PathBuf) -> NlmResult<Opened> {
+    fn open(path: PathBuf, limit: u64) -> NlmResult<Opened> {
         let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
         let mut file = std::fs::File::open(&path).map_err(|e| at(e.to_string()))?;
-        let (meta, start) = header(&mut file).map_err(at)?;
+        let (meta, start) = header(&mut file, limit).map_err(at)?;
         Ok(Opened {
             path,
             file,
@@ -280,7 +348,7 @@ mod tests {
         into: &mut HashMap<String, Tensor>,
         stop: (crate::Stop, &mut crate::Loaded),
     ) -> NlmResult<()> {
-        Opened::open(path.to_path_buf())?.read(device, into, stop)
+        Opened::open(path.to_path_buf(), MAX_HEADER)?.read(device, into, stop)
     }
 
     fn write(bytes: &[u8]) -> tempfile::NamedTempFile {
@@ -319,6 +387,64 @@ mod tests {
         assert_eq!(a, vec![1.5, -2.0, 3.25]);
         let b: Vec<f32> = got["b"].to_vec1().expect("b");
         assert_eq!(b, vec![0.5]);
+    }
+
+    /// A folder of one layer (`num_hidden_layers: 1`) and a `model.safetensors` of `n` tensors
+    /// of one float, its header padded with spaces to `pad` bytes.
+    fn folder_of(n: usize, pad: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("dir");
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"num_hidden_layers": 1}"#,
+        )
+        .expect("config");
+        let entries: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#""t{i}":{{"dtype":"F32","shape":[1],"data_offsets":[{},{}]}}"#,
+                    4 * i,
+                    4 * i + 4
+                )
+            })
+            .collect();
+        let mut header = format!("{{{}}}", entries.join(","));
+        if header.len() < pad {
+            header.push_str(&" ".repeat(pad - header.len()));
+        }
+        std::fs::write(
+            dir.path().join("model.safetensors"),
+            file_of(&header, &vec![0u8; 4 * n]),
+        )
+        .expect("weights");
+        dir
+    }
+
+    /// A weight header past what the configuration's layers take — in bytes (refused before it
+    /// is parsed) or in tensors — is refused, saying so; one within is read.
+    #[test]
+    fn headers_are_bounded_by_the_configuration() {
+        let bound = Bound::of(folder_of(1, 0).path()).expect("bound");
+        assert_eq!(bound.tensors, TENSORS_PER_LAYER + TENSORS_BESIDE);
+        assert_eq!(bound.header, bound.tensors as u64 * HEADER_PER_TENSOR);
+        assert_eq!(check(folder_of(10, 0).path()).expect("ten tensors"), 10);
+        let wide = folder_of(1, bound.header as usize + 1);
+        let e = check(wide.path())
+            .expect_err("a header too large")
+            .to_string();
+        assert!(
+            e.contains("more than the") && e.contains("layers takes"),
+            "{e}"
+        );
+        let many = folder_of(bound.tensors + 1, 0);
+        let e = check(many.path())
+            .expect_err("too many tensors")
+            .to_string();
+        assert!(e.contains("tensors, more than a model"), "{e}");
+        let e = weights(many.path(), &Device::Cpu, crate::NEVER)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("tensors, more than a model"), "{e}");
     }
 
     #[test]

@@ -204,8 +204,9 @@ fn crafted_gguf_headers_are_refused_clearly() {
 }
 
 /// A header that is one true array of 33 Mi bytes — each of which candle's reader would hold
-/// as a 32-byte value, 1 GiB — is refused at the 32 MiB natstudy reads of a header, by the
-/// loader and by the memory check alike.
+/// as a 32-byte value, 1 GiB — is refused by its count before candle reads a value; one that is
+/// a string of 33 MiB, at the 32 MiB natstudy reads of a header; by the loader and by the
+/// memory check alike.
 #[test]
 fn a_header_past_its_bound_is_refused() {
     let dir = tempfile::tempdir().expect("dir");
@@ -214,18 +215,26 @@ fn a_header_past_its_bound_is_refused() {
     array.extend_from_slice(&0u32.to_le_bytes()); // of u8
     array.extend_from_slice(&(n as u64).to_le_bytes());
     array.resize(array.len() + n, 1);
-    let p = dir.path().join("big-array.gguf");
-    std::fs::write(&p, crafted::header(&[crafted::entry("x", &array)])).expect("write");
-    let e = CausalLm::load_gguf(&p, candle_core::Device::Cpu, Packing::Packed)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    assert!(e.contains("big-array.gguf") && e.contains("32 MiB"), "{e}");
-    let e = natstudy_nlm::weight_bytes(&p)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    assert!(e.contains("big-array.gguf") && e.contains("32 MiB"), "{e}");
+    let mut string = 8u32.to_le_bytes().to_vec(); // a string
+    string.extend_from_slice(&(n as u64).to_le_bytes());
+    string.resize(string.len() + n, b'a');
+    for (file, value, says) in [
+        ("big-array.gguf", array, "an array of 34603008 elements"),
+        ("big-string.gguf", string, "32 MiB"),
+    ] {
+        let p = dir.path().join(file);
+        std::fs::write(&p, crafted::header(&[crafted::entry("x", &value)])).expect("write");
+        let e = CausalLm::load_gguf(&p, candle_core::Device::Cpu, Packing::Packed)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains(file) && e.contains(says), "{e}");
+        let e = natstudy_nlm::weight_bytes(&p)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains(file) && e.contains(says), "{e}");
+    }
 }
 
 /// A load told to stop (a scoring job stopped while a large model loads, minutes) ends with

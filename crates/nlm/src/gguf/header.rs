@@ -53,7 +53,13 @@ pub fn open(path: &Path) -> NlmResult<(File, Content)> {
         at: 0,
         end: len.min(HEADER_LIMIT),
     })
-    .map_err(|e| at(format!("a GGUF header natstudy does not read: {e}")))?;
+    .map_err(|e| match len > HEADER_LIMIT && e.ends_with("ends early") {
+        true => at(format!(
+            "{e} (natstudy reads at most {} MiB of a GGUF file's header)",
+            HEADER_LIMIT >> 20
+        )),
+        false => at(format!("a GGUF header natstudy does not read: {e}")),
+    })?;
     file.seek(SeekFrom::Start(0))
         .map_err(|e| at(e.to_string()))?;
     let content = Content::read(&mut Bounded {
