@@ -19,7 +19,10 @@
 //! - a request's head must arrive within [`ConnectionLimits::header`], counted from when the
 //!   server starts reading it, so an idle keep-alive connection also closes after that long;
 //! - a request body must deliver its next chunk within [`ConnectionLimits::body_idle`] (a
-//!   stalled upload fails and frees its connection);
+//!   stalled upload fails and frees its connection), and keep an average pace after a grace
+//!   ([`ConnectionLimits::body_pace`], `web::body_pace`): a body dripped a byte every few
+//!   seconds fails too. When every slot is taken and no connection is idle, the connection
+//!   whose body has come in slowest (for at least [`SLOWEST_AFTER`]) is closed to make room;
 //! - a response body must produce its next chunk within [`ConnectionLimits::response_idle`]
 //!   once the connection asks for it: a response stuck on the server's side ends (the client
 //!   sees an incomplete response) instead of holding the connection for ever. A slow client is
@@ -49,6 +52,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt;
 use tower_http::timeout::TimeoutBody;
 
+use super::body_pace::{BodyMeter, BodyPace, Metered};
+
 /// How long open connections may finish their requests after a shutdown begins.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
@@ -69,7 +74,13 @@ pub struct ConnectionLimits {
     pub body_idle: Duration,
     /// A response body's next chunk must be ready within this once it is asked for.
     pub response_idle: Duration,
+    /// The least average pace of a request body.
+    pub body_pace: BodyPace,
 }
+
+/// How long a body must have been coming in before it may be cut as the slowest to make room:
+/// a request that just began has not shown its pace.
+pub const SLOWEST_AFTER: Duration = Duration::from_secs(1);
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
@@ -83,6 +94,7 @@ impl Default for ConnectionLimits {
             header: Duration::from_secs(75),
             body_idle: Duration::from_secs(30),
             response_idle: Duration::from_secs(120),
+            body_pace: BodyPace::default(),
         }
     }
 }
@@ -159,9 +171,12 @@ pub async fn serve(
             Ok(s) => s,
             Err(tokio::sync::TryAcquireError::Closed) => break,
             Err(tokio::sync::TryAcquireError::NoPermits) => {
-                // every slot taken: the oldest connection doing nothing makes room; when all
-                // are serving requests, this one waits for the first to close
-                open.close_oldest_idle();
+                // every slot taken: the oldest connection doing nothing makes room, else the
+                // one whose body comes in slowest; when all are serving requests at pace, this
+                // one waits for the first to close
+                if !open.close_oldest_idle() {
+                    open.close_slowest_body(std::time::Instant::now(), SLOWEST_AFTER);
+                }
                 tokio::select! {
                     slot = slots.clone().acquire_owned() => match slot {
                         Ok(s) => s,
@@ -222,11 +237,12 @@ struct OpenInner {
     by_age: std::collections::BTreeMap<u64, Arc<ConnState>>,
 }
 
-/// One connection's state: requests under way (their responses not yet sent in full), and
-/// the signal that closes it.
+/// One connection's state: requests under way (their responses not yet sent in full), the
+/// request body coming in, and the signal that closes it.
 #[derive(Default)]
 struct ConnState {
     busy: std::sync::atomic::AtomicUsize,
+    body: Arc<BodyMeter>,
     close: tokio::sync::Notify,
 }
 
@@ -256,6 +272,28 @@ impl Open {
             .map(|(id, _)| *id);
         match idle.and_then(|id| g.by_age.remove(&id)) {
             Some(state) => {
+                state.close.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Open {
+    /// Closes the connection whose request body has come in at the lowest pace, among those
+    /// that have been receiving one for at least `after`; `false` when there is none.
+    fn close_slowest_body(&self, now: std::time::Instant, after: Duration) -> bool {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let slowest = g
+            .by_age
+            .iter()
+            .filter_map(|(id, s)| s.body.pace(now, after).map(|pace| (*id, pace)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(id, _)| id);
+        match slowest.and_then(|id| g.by_age.remove(&id)) {
+            Some(state) => {
+                tracing::debug!("the slowest request body closed to make room");
                 state.close.notify_one();
                 true
             }
@@ -377,7 +415,14 @@ async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
     use http_body_util::BodyExt;
-    let mut req = req.map(|b| Body::new(TimeoutBody::new(limits.body_idle, b)));
+    let meter = busy.0.body.clone();
+    let mut req = req.map(|b| {
+        Body::new(Metered::new(
+            TimeoutBody::new(limits.body_idle, b),
+            meter,
+            limits.body_pace,
+        ))
+    });
     req.extensions_mut().insert(ConnectInfo(peer));
     let response = app.oneshot(req).await?;
     Ok(response.map(|b| {
@@ -433,6 +478,7 @@ mod tests {
             header: idle,
             body_idle: idle,
             response_idle: idle,
+            body_pace: BodyPace::default(),
         }
     }
 
@@ -574,6 +620,67 @@ mod tests {
 
     /// Connections serving a request (here: a response stuck after its first chunk) are
     /// never closed to make room: with both slots serving, a third waits for one to close.
+    /// Clients that drip their bodies a byte at a time (under the idle limit, so it never
+    /// trips) cannot keep a new client out: with every slot taken, the slowest body is cut and
+    /// the newcomer is answered within a second; and each dripping body fails on its own once
+    /// past its grace. A body sent at pace is served.
+    #[tokio::test]
+    async fn dripped_bodies_make_room_and_fail() {
+        let mut l = limits(4, Duration::from_secs(5));
+        l.body_pace = BodyPace {
+            grace: Duration::from_millis(1500),
+            min_bytes_per_sec: 100,
+        };
+        let (addr, _stop) = start(app(), l).await;
+        let mut drips = Vec::new();
+        for _ in 0..4 {
+            let mut s = TcpStream::connect(addr).await.expect("connect");
+            drips.push(tokio::spawn(async move {
+                s.write_all(b"POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n")
+                    .await
+                    .expect("head");
+                // a byte every 200 ms until the server ends the request or the connection
+                let started = Instant::now();
+                for _ in 0..200 {
+                    if s.write_all(b"a").await.is_err() {
+                        break;
+                    }
+                    let mut buf = [0u8; 256];
+                    match tokio::time::timeout(Duration::from_millis(200), s.read(&mut buf)).await {
+                        Ok(Ok(0)) | Ok(Err(_)) => break,
+                        Ok(Ok(n)) if buf[..n].starts_with(b"HTTP/1.1 200") => {
+                            panic!("a dripped body was served")
+                        }
+                        Ok(Ok(_)) => break,
+                        Err(_) => {}
+                    }
+                }
+                started.elapsed()
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        let asked = Instant::now();
+        let answer = tokio::time::timeout(Duration::from_secs(1), get_text(addr, "/"))
+            .await
+            .expect("answered within a second beside four dripping bodies");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(asked.elapsed() < Duration::from_secs(1));
+        for drip in drips {
+            let lasted = tokio::time::timeout(Duration::from_secs(10), drip)
+                .await
+                .expect("every dripping body ends")
+                .expect("task");
+            assert!(lasted < Duration::from_secs(6), "{lasted:?}");
+        }
+        let answer = exchange(
+            addr,
+            b"POST /echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: 10\r\n\r\n0123456789",
+        )
+        .await
+        .expect("answer");
+        assert!(answer.ends_with("\r\n\r\n10"), "{answer}");
+    }
+
     #[tokio::test]
     async fn connections_beyond_the_limit_wait_while_all_are_serving() {
         let (addr, _stop) = start(app(), limits(2, Duration::from_secs(30))).await;

@@ -3,6 +3,7 @@
 pub mod access;
 pub mod assets;
 pub mod backend;
+pub mod body_pace;
 pub mod connections;
 pub mod download;
 pub mod fn_errors;
