@@ -327,6 +327,44 @@ async fn joins_are_throttled_per_client() {
     guard.drop_now(db).await;
 }
 
+/// Joins that answer nothing count against their address: with three standing unanswered, the
+/// address's next join is refused (429); once one of them answers, one more may join.
+#[tokio::test]
+async fn unanswered_joins_count_against_their_address() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (study, _, token) = reference_study(&db, false).await;
+    let app = TestApp::start_with(db.clone(), |c| c.joins.unanswered = 3)
+        .await
+        .expect("app");
+    let join = || {
+        let (c, url, token) = (app.client(), app.url("/api/join"), token.clone());
+        async move {
+            c.post(url)
+                .form(&[("token", token)])
+                .send()
+                .await
+                .expect("answered")
+                .status()
+        }
+    };
+    let first = participant(&app.base, study, &token).await;
+    for _ in 0..2 {
+        assert!(join().await.is_success());
+    }
+    assert_eq!(
+        join().await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "three stand unanswered"
+    );
+    let (item, submit) = rate_step(&app.base, &first, study).await.expect("an item");
+    let r = vote(&app.base, &first, study, item, &submit, "").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(join().await.is_success(), "one answered: room for one more");
+    assert_eq!(join().await, StatusCode::TOO_MANY_REQUESTS);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// Behind one trusted proxy that appends to `X-Forwarded-For` (nginx's
 /// `$proxy_add_x_forwarded_for`), a client that writes a new address of its own at the header's
 /// left end each time is still one client: the address the proxy appended is the one counted.
@@ -414,6 +452,77 @@ async fn slow_clients_cannot_hold_the_connections() {
             .expect("a dripping client was cut before its head ended")
             .expect("task");
         assert!(closed, "a dripping client was never cut");
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// Clients that send a request body a byte at a time (each byte well within the idle limit)
+/// cannot hold the connections: a stranger's sign-in page is answered within a second
+/// throughout the flood (the slowest body is cut to make room), and every dripping body fails
+/// once it falls below its pace. The server's address here stands for many: 4 slots, 8 drips.
+#[tokio::test]
+async fn dripped_request_bodies_cannot_hold_the_connections() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| {
+        c.connections.max = 4;
+        c.connections.body_pace = natstudy::web::body_pace::BodyPace {
+            grace: Duration::from_secs(2),
+            min_bytes_per_sec: 64,
+        };
+    })
+    .await
+    .expect("app");
+    let drip = |addr| async move {
+        let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let head = b"POST /api/login HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 4000\r\n\r\n";
+        if s.write_all(head).await.is_err() {
+            return true;
+        }
+        for _ in 0..100 {
+            if s.write_all(b"a").await.is_err() {
+                return true;
+            }
+            let mut buf = [0u8; 64];
+            match tokio::time::timeout(Duration::from_millis(250), s.read(&mut buf)).await {
+                // the server answered (not a sign-in) or closed: cut
+                Ok(_) => return true,
+                Err(_) => {}
+            }
+        }
+        false
+    };
+    let mut drips = Vec::new();
+    for _ in 0..8 {
+        drips.push(tokio::spawn(drip(app.addr)));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // a stranger asks for the sign-in page every 300 ms while the drips go on
+    let mut slowest = Duration::ZERO;
+    for _ in 0..10 {
+        let asked = Instant::now();
+        let r = tokio::time::timeout(
+            Duration::from_secs(5),
+            app.client().get(app.url("/login")).send(),
+        )
+        .await
+        .expect("answered")
+        .expect("page");
+        assert_eq!(r.status(), StatusCode::OK);
+        slowest = slowest.max(asked.elapsed());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert!(
+        slowest < Duration::from_secs(1),
+        "the sign-in page took {slowest:?} during the flood"
+    );
+    for d in drips {
+        let cut = tokio::time::timeout(Duration::from_secs(60), d)
+            .await
+            .expect("every drip ends")
+            .expect("task");
+        assert!(cut, "a dripping body was never cut");
     }
     drop(app);
     guard.drop_now(db).await;

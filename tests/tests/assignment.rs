@@ -2294,3 +2294,56 @@ async fn an_import_mixes_timed_and_untimed_votes(store: Store) {
 }
 
 on_both_stores!(an_import_mixes_timed_and_untimed_votes => an_import_mixes_timed_and_untimed_votes_sqlite, an_import_mixes_timed_and_untimed_votes_postgres);
+
+/// Lease starvation, second form: joins that claim a 3-item study's items and let the leases
+/// lapse without answering get no new lease when they ask again (each new claim restarted the
+/// hold, and 10 of 15 such joins took the items again ahead of the real participant); the real
+/// participant gets one, and joins that never held still may.
+async fn lapsed_joins_without_an_answer_claim_no_more(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 1).await; // 3 items
+    set_k(&db, study, 1).await;
+    let pool = assign::ensure_pool(&db, study, 16).await.expect("pool");
+    queue_batch(&db, study, pool.clone(), 5, 60, false).await;
+    let (fakes, real) = (&pool[..15], pool[15]);
+    let t0 = now_ms() - 3_600_000;
+    let mut holders = Vec::new();
+    for &f in fakes {
+        if assign::next_item(&db, study, f, t0)
+            .await
+            .expect("next")
+            .is_some()
+        {
+            holders.push(f);
+        }
+    }
+    assert_eq!(holders.len(), 3, "three items, three holders");
+    // the holds lapse; the holders ask again first, then the real participant
+    let later = t0 + assign::max_hold_ms(60) + 1_000;
+    for &f in &holders {
+        let again = assign::next_item(&db, study, f, later).await.expect("next");
+        assert_eq!(
+            again, None,
+            "a join that let its lease lapse unanswered claims again"
+        );
+    }
+    let got = assign::next_item(&db, study, real, later + 1)
+        .await
+        .expect("next");
+    assert!(got.is_some(), "the real participant is starved");
+    // joins that never held are not refused: the two items left go to the first two
+    let mut rest = 0;
+    for &f in fakes.iter().filter(|f| !holders.contains(f)) {
+        rest += usize::from(
+            assign::next_item(&db, study, f, later + 2)
+                .await
+                .expect("next")
+                .is_some(),
+        );
+    }
+    assert_eq!(rest, 2);
+    assert_at_most_k(&db, study, 1).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(lapsed_joins_without_an_answer_claim_no_more => lapsed_joins_without_an_answer_claim_no_more_sqlite, lapsed_joins_without_an_answer_claim_no_more_postgres);

@@ -422,6 +422,10 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
         .client_ip_header
         .map(|h| crate::web::limits::ClientIpHeader::new(&h, usize::from(args.trusted_proxies)));
     config.joins.per_ip_burst = args.join_burst;
+    if args.join_burst == 0 {
+        // no join limit (a load test from one address): no limit of unanswered joins either
+        config.joins.unanswered = 0;
+    }
     config.allowed_hosts = crate::web::limits::HostPolicy::parse(&args.allowed_hosts);
     config.verify = crate::engine::verify::CompilerConfig {
         java: args.java,

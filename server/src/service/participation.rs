@@ -52,6 +52,11 @@ pub async fn submit_vote(
 }
 
 /// A crowd-worker id: printable, at most [`MAX_PID`] characters; empty is none.
+/// How many of `joins` (participants) have answered nothing yet.
+pub async fn unanswered(db: &crate::store::Db, joins: &[AnnotatorId]) -> ServiceResult<usize> {
+    Ok(crate::store::survey::unanswered(db, joins).await?)
+}
+
 pub fn check_pid(pid: Option<&str>) -> ServiceResult<Option<String>> {
     let Some(p) = pid.map(str::trim).filter(|p| !p.is_empty()) else {
         return Ok(None);

@@ -1,17 +1,21 @@
 //! Throttling of what strangers can do without an account: sign-in attempts per client address
 //! and per account name, so guessing is slow whether it comes from one machine or many; and
 //! joins through invite links per client address, so one client cannot spend an open link's
-//! places (or guess tokens) at the rate of its connection. Each instance keeps its own counters
+//! places (or guess tokens) at the rate of its connection, nor hold a study's items with joins
+//! that never answer (at most [`JoinLimits::unanswered`] stand at once). Each instance keeps its own counters
 //! (in memory, pruned as they go idle); the limits hold per instance.
 //!
 //! A client is counted by its network ([`client_key`]): an IPv4 address alone, an IPv6 address
 //! by its /64 — the least a provider hands one customer, so one machine owns some 2^64
 //! addresses and counting each apart would let it reset its counter with every request.
 
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use crate::ids::AnnotatorId;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
@@ -37,13 +41,16 @@ impl Default for LoginLimits {
 }
 
 /// How many joins through invite links one client address may make: a burst, then one per
-/// `refill`. A class joining from behind one router needs the burst; a crowd platform's
-/// participants come from addresses of their own.
+/// `refill`; and how many of its joins of the last [`UNANSWERED_WINDOW`] may stand without a
+/// single answer. A class joining from behind one router needs the burst (and answers within
+/// minutes); a crowd platform's participants come from addresses of their own.
 #[derive(Debug, Clone, Copy)]
 pub struct JoinLimits {
     /// `0`: no limit (a load test whose participants all come from one address).
     pub per_ip_burst: u32,
     pub per_ip_refill: Duration,
+    /// Joins of one address that have answered nothing, at most (`0`: no limit).
+    pub unanswered: usize,
 }
 
 impl Default for JoinLimits {
@@ -51,6 +58,62 @@ impl Default for JoinLimits {
         JoinLimits {
             per_ip_burst: 60,
             per_ip_refill: Duration::from_secs(2),
+            unanswered: 60,
+        }
+    }
+}
+
+/// How long a join counts against its address while it has answered nothing.
+pub const UNANSWERED_WINDOW: Duration = Duration::from_secs(3600);
+
+/// The addresses whose recent joins are remembered, at most (the oldest forgotten first).
+const JOIN_LEDGER_ADDRESSES: usize = 16_384;
+
+/// Each address's recent joins: when, and who joined (to ask whether they answered since).
+#[derive(Default)]
+struct JoinLedger {
+    by_ip: HashMap<IpAddr, VecDeque<(std::time::Instant, AnnotatorId)>>,
+}
+
+impl JoinLedger {
+    /// The address's joins within the window, the older ones forgotten.
+    fn recent(&mut self, key: IpAddr, now: std::time::Instant) -> Vec<AnnotatorId> {
+        let Some(joins) = self.by_ip.get_mut(&key) else {
+            return Vec::new();
+        };
+        while joins
+            .front()
+            .is_some_and(|(at, _)| now.duration_since(*at) > UNANSWERED_WINDOW)
+        {
+            joins.pop_front();
+        }
+        if joins.is_empty() {
+            self.by_ip.remove(&key);
+            return Vec::new();
+        }
+        joins.iter().map(|(_, a)| *a).collect()
+    }
+
+    fn add(&mut self, key: IpAddr, at: std::time::Instant, who: AnnotatorId, keep: usize) {
+        if !self.by_ip.contains_key(&key) && self.by_ip.len() >= JOIN_LEDGER_ADDRESSES {
+            let stalest = self
+                .by_ip
+                .iter()
+                .min_by_key(|(_, j)| j.back().map(|(t, _)| *t))
+                .map(|(k, _)| *k);
+            if let Some(k) = stalest {
+                self.by_ip.remove(&k);
+            }
+        }
+        let joins = self.by_ip.entry(key).or_default();
+        if joins.iter().any(|(_, a)| *a == who) {
+            // the same participant again (a crowd id on another device): one join
+            return;
+        }
+        joins.push_back((at, who));
+        // an address keeps at most its limit's worth (twice, for those that answered since)
+        while joins.len() > keep.saturating_mul(2).max(1) {
+            joins.pop_front();
         }
     }
 }
@@ -64,6 +127,9 @@ pub struct Throttle {
     /// Per account and client address, of every attempt.
     by_user_ip: Arc<DefaultKeyedRateLimiter<(String, IpAddr)>>,
     joins: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    /// Each address's recent joins, and how many may stand unanswered.
+    join_ledger: Arc<Mutex<JoinLedger>>,
+    unanswered: usize,
 }
 
 impl std::fmt::Debug for Throttle {
@@ -122,6 +188,8 @@ impl Throttle {
                     joins.per_ip_refill,
                 )))
             }),
+            join_ledger: Arc::default(),
+            unanswered: joins.unanswered,
         }
     }
 
@@ -133,6 +201,43 @@ impl Throttle {
                 .check_key(&client_key(ip))
                 .map_err(wait_secs(DefaultClock::default().now())),
             _ => Ok(()),
+        }
+    }
+
+    /// The address's joins of the last [`UNANSWERED_WINDOW`] when they reach its limit of
+    /// unanswered joins (the caller asks which answered since); none when fewer, when the
+    /// limit is off or the address unknown.
+    pub fn joins_to_check(&self, ip: Option<IpAddr>) -> Vec<AnnotatorId> {
+        let Some(ip) = ip.filter(|_| self.unanswered > 0) else {
+            return Vec::new();
+        };
+        let mut ledger = self.join_ledger.lock().unwrap_or_else(|p| p.into_inner());
+        let recent = ledger.recent(client_key(ip), std::time::Instant::now());
+        match recent.len() >= self.unanswered {
+            true => recent,
+            false => Vec::new(),
+        }
+    }
+
+    /// Whether `unanswered` of the address's recent joins keep it from joining again:
+    /// `Err(seconds)` to wait (until the oldest leaves the window, at most).
+    pub fn unanswered_joins(&self, unanswered: usize) -> Result<(), u64> {
+        match self.unanswered > 0 && unanswered >= self.unanswered {
+            true => Err(60),
+            false => Ok(()),
+        }
+    }
+
+    /// Remembers a join from `ip` (the participant it made or found).
+    pub fn joined(&self, ip: Option<IpAddr>, who: AnnotatorId) {
+        if let Some(ip) = ip.filter(|_| self.unanswered > 0) {
+            let mut ledger = self.join_ledger.lock().unwrap_or_else(|p| p.into_inner());
+            ledger.add(
+                client_key(ip),
+                std::time::Instant::now(),
+                who,
+                self.unanswered,
+            );
         }
     }
 
@@ -266,6 +371,7 @@ mod tests {
         let joins = JoinLimits {
             per_ip_burst: 2,
             per_ip_refill: Duration::from_secs(60),
+            ..JoinLimits::default()
         };
         let t = Throttle::new(LoginLimits::default(), joins);
         let ip: IpAddr = [10, 0, 0, 1].into();
@@ -289,11 +395,53 @@ mod tests {
         }
     }
 
+    /// An address's joins count against it while they answer nothing: at its limit the ledger
+    /// hands back its recent joins to ask about, and a limit of 0 is off.
+    #[test]
+    fn unanswered_joins_are_kept_per_address() {
+        let t = Throttle::new(
+            LoginLimits::default(),
+            JoinLimits {
+                unanswered: 3,
+                ..JoinLimits::default()
+            },
+        );
+        let ip: IpAddr = [10, 0, 0, 1].into();
+        for i in 0..2 {
+            t.joined(Some(ip), AnnotatorId(i));
+        }
+        assert!(t.joins_to_check(Some(ip)).is_empty(), "under the limit");
+        t.joined(Some(ip), AnnotatorId(2));
+        assert_eq!(
+            t.joins_to_check(Some(ip)),
+            vec![AnnotatorId(0), AnnotatorId(1), AnnotatorId(2)]
+        );
+        assert!(t.joins_to_check(Some([10, 0, 0, 2].into())).is_empty());
+        assert!(t.unanswered_joins(2).is_ok());
+        assert!(t.unanswered_joins(3).is_err());
+        // at most twice the limit is kept
+        for i in 3..20 {
+            t.joined(Some(ip), AnnotatorId(i));
+        }
+        assert_eq!(t.joins_to_check(Some(ip)).len(), 6);
+        let off = Throttle::new(
+            LoginLimits::default(),
+            JoinLimits {
+                unanswered: 0,
+                ..JoinLimits::default()
+            },
+        );
+        off.joined(Some(ip), AnnotatorId(1));
+        assert!(off.joins_to_check(Some(ip)).is_empty());
+        assert!(off.unanswered_joins(1000).is_ok());
+    }
+
     #[test]
     fn an_ipv6_network_is_one_client() {
         let joins = JoinLimits {
             per_ip_burst: 2,
             per_ip_refill: Duration::from_secs(60),
+            ..JoinLimits::default()
         };
         let t = Throttle::new(LoginLimits::default(), joins);
         let a: IpAddr = "2001:db8:1:2::1".parse().expect("address");

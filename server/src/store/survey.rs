@@ -55,6 +55,27 @@ pub async fn consent(
 }
 
 /// Records that the participant read the guideline (once), in the study's group commit.
+/// How many of `annotators` have no vote (in any study). A few hundred at most are asked: the
+/// joins one address made within an hour.
+pub async fn unanswered(db: &Db, annotators: &[AnnotatorId]) -> StoreResult<usize> {
+    let mut n = 0;
+    for chunk in annotators.chunks(100) {
+        let list = chunk
+            .iter()
+            .map(|a| a.get().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        // the ids are typed numbers, written as such
+        let answered: i64 = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM annotators WHERE id IN ({list}) AND done_count > 0"
+        ))
+        .fetch_one(&db.pool)
+        .await?;
+        n += chunk.len().saturating_sub(answered.max(0) as usize);
+    }
+    Ok(n)
+}
+
 pub async fn guideline_seen(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
     let sql = "UPDATE annotators SET guideline_seen_at = $1 \
                WHERE id = $2 AND study_id = $3 AND guideline_seen_at IS NULL";

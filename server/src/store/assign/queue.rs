@@ -42,10 +42,20 @@ pub async fn next_item(
     now: i64,
 ) -> StoreResult<Option<Handed>> {
     grouped(db, study, move |conn, shared| {
-        Box::pin(next_item_in(conn, shared, study, annotator, now))
+        Box::pin(next_item_in(conn, shared, study, annotator, now, false))
     })
     .await
 }
+
+/// Whether the annotator let a lease lapse without ever answering: a claim of theirs ran out
+/// (leased or released after its expiry, `$2` now; a release by staff clears the expiry) and
+/// they have no vote. Such an annotator gets no new lease: 15 joins that took a 3-item study's
+/// items, let them lapse and asked again took them again ahead of the real participant, each
+/// claim restarting the hold.
+const LAPSED_UNANSWERED_SQL: &str =
+    "SELECT 1 FROM annotators an WHERE an.id = $1 AND an.done_count = 0 \
+     AND EXISTS (SELECT 1 FROM assignments a WHERE a.annotator_id = $1 AND a.status IN ($3, $4) \
+     AND a.lease_expires_at IS NOT NULL AND a.lease_expires_at <= $2)";
 
 /// A candidate for a new lease: its place in its batch's order and what the lease needs.
 struct Candidate {
@@ -492,12 +502,15 @@ fn open_of(rows: &[sqlx::any::AnyRow]) -> StoreResult<Option<&sqlx::any::AnyRow>
     }
 }
 
+/// [`next_item`] in a group's job; `after_vote` when the annotator's vote was just written in
+/// the same job (they answered: no lapse to look for).
 pub(super) async fn next_item_in(
     conn: &mut sqlx::AnyConnection,
     shared: &mut Shared,
     study: StudyId,
     annotator: AnnotatorId,
     now: i64,
+    after_vote: bool,
 ) -> StoreResult<Option<Handed>> {
     let k = match shared.k(study.into()) {
         Some(k) => k,
@@ -585,6 +598,18 @@ pub(super) async fn next_item_in(
     // of the annotator, the first items in the batch's order among those without k ratings —
     // a range of the queue's index — that the annotator may take and others' claims leave room on
     // (with the bug of the item the annotator rated last, for avoid-same-bug)
+    if !after_vote {
+        let lapsed = sqlx::query(LAPSED_UNANSWERED_SQL)
+            .bind(annotator)
+            .bind(now)
+            .bind(AssignmentStatus::Leased)
+            .bind(AssignmentStatus::Released)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if lapsed.is_some() {
+            return Ok(None);
+        }
+    }
     let kind = |r: &&sqlx::any::AnyRow| r.try_get::<i64, _>("kind").ok();
     let batches: Vec<&sqlx::any::AnyRow> = rows.iter().filter(|r| kind(r) == Some(1)).collect();
     let found: Vec<&sqlx::any::AnyRow> = rows.iter().filter(|r| kind(r) == Some(2)).collect();

@@ -248,7 +248,9 @@ async fn vote_job(
                     Err(refused) => return Ok(Err(refused)),
                 };
             let next = match claim_next {
-                true => super::queue::next_item_in(conn, shared, study, annotator, now).await?,
+                true => {
+                    super::queue::next_item_in(conn, shared, study, annotator, now, true).await?
+                }
                 false => None,
             };
             Ok(Ok((submitted, next)))

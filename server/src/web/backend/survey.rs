@@ -25,6 +25,16 @@ impl app::backend::SurveyBackend for DomainBackend {
     ) -> Result<Entry, BackendError> {
         // counted before anything is looked up: a wrong token is a guess, and costs the same
         self.throttle.join(client).map_err(BackendError::TooMany)?;
+        // an address whose recent joins answered nothing may not join again (they held items)
+        let recent = self.throttle.joins_to_check(client);
+        if !recent.is_empty() {
+            let unanswered = service::participation::unanswered(&self.db, &recent)
+                .await
+                .map_err(map)?;
+            self.throttle
+                .unanswered_joins(unanswered)
+                .map_err(BackendError::TooMany)?;
+        }
         let pid = service::participation::check_pid(pid).map_err(map)?;
         if token.len() > service::invites::MAX_TOKEN {
             return Err(BackendError::NotFound("invite".into()));
@@ -35,10 +45,14 @@ impl app::backend::SurveyBackend for DomainBackend {
             .await
             .map_err(map)?
             .ok_or_else(|| BackendError::NotFound("invite".into()))?;
-        service::invites::join(&self.db, &invite, pid.as_deref(), current)
+        let entry = service::invites::join(&self.db, &invite, pid.as_deref(), current)
             .await
             .map(present::entry)
-            .map_err(map)
+            .map_err(map)?;
+        if current != Some(entry.annotator) {
+            self.throttle.joined(client, entry.annotator);
+        }
+        Ok(entry)
     }
     #[tracing::instrument(skip(self, code))]
     async fn resume(
