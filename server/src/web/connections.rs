@@ -80,7 +80,7 @@ pub struct ConnectionLimits {
 
 /// How long a body must have been coming in before it may be cut as the slowest to make room:
 /// a request that just began has not shown its pace.
-pub const SLOWEST_AFTER: Duration = Duration::from_secs(1);
+pub const SLOWEST_AFTER: Duration = Duration::from_millis(500);
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
@@ -174,15 +174,21 @@ pub async fn serve(
                 // every slot taken: the oldest connection doing nothing makes room, else the
                 // one whose body comes in slowest; when all are serving requests at pace, this
                 // one waits for the first to close
-                if !open.close_oldest_idle() {
-                    open.close_slowest_body(std::time::Instant::now(), SLOWEST_AFTER);
-                }
-                tokio::select! {
-                    slot = slots.clone().acquire_owned() => match slot {
-                        Ok(s) => s,
-                        Err(_) => break,
-                    },
-                    () = &mut shutdown => break,
+                let mut made_room = open.close_oldest_idle();
+                loop {
+                    if !made_room {
+                        made_room =
+                            open.close_slowest_body(std::time::Instant::now(), SLOWEST_AFTER);
+                    }
+                    tokio::select! {
+                        slot = slots.clone().acquire_owned() => match slot {
+                            Ok(s) => break s,
+                            Err(_) => return finish(listener, graceful).await,
+                        },
+                        // a body too young to judge when this one came may be old enough now
+                        () = tokio::time::sleep(SLOWEST_AFTER / 5), if !made_room => {}
+                        () = &mut shutdown => return finish(listener, graceful).await,
+                    }
                 }
             }
         };
@@ -216,6 +222,11 @@ pub async fn serve(
             drop(slot);
         });
     }
+    finish(listener, graceful).await;
+}
+
+/// Stops listening, and lets open connections finish their requests for [`SHUTDOWN_GRACE`].
+async fn finish(listener: TcpListener, graceful: hyper_util::server::graceful::GracefulShutdown) {
     drop(listener);
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
         .await
