@@ -522,3 +522,60 @@ fn every_item_of_a_bug_with_buggy_lines_has_buggy_lines_in_its_method() {
     }
     assert!(items > 500, "the corpus gives many items ({items})");
 }
+
+/// Sites far from every buggy line are refused before the file is rewritten, parsed and diffed
+/// (that work, for every site of a long method, made a preview quadratic): on the real Defects4J
+/// methods, with their own buggy lines and with each single line as the buggy one, every
+/// operator keeps exactly the applications that the whole run (`all_sites`) marks as touching
+/// a buggy line, in the same order.
+#[test]
+fn the_early_refusal_keeps_every_application_that_touches_a_buggy_line() {
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            natstudy_tests::reference_dir().join("defects4j-lang/expected.json"),
+        )
+        .expect("expected.json"),
+    )
+    .expect("json");
+    let bugs = expected.as_object().expect("bugs");
+    let mut checked = 0;
+    for (id, bug) in bugs {
+        let (Some(source), Some(lines)) = (bug["source"].as_str(), bug["buggy_lines"].as_array())
+        else {
+            continue;
+        };
+        let n = source.lines().count();
+        let own: Vec<usize> = lines
+            .iter()
+            .filter_map(|l| l.as_u64())
+            .map(|l| l as usize)
+            .collect();
+        let mut choices = vec![own];
+        choices.extend((1..=n).step_by(3).map(|l| vec![l]));
+        let run = |buggy: &[usize], all_sites: bool| {
+            let req = Request {
+                source,
+                method_only: true,
+                method: MethodSel::Lines(1, n),
+                buggy_lines: buggy,
+                operators: &Operator::ALL,
+                all_sites,
+            };
+            transform::transform(&req, None).expect("transform")
+        };
+        for buggy in &choices {
+            let kept: Vec<(Operator, String)> = run(buggy, false)
+                .into_iter()
+                .map(|t| (t.operator, t.method_source))
+                .collect();
+            let touching: Vec<(Operator, String)> = run(buggy, true)
+                .into_iter()
+                .filter(|t| t.touches_buggy)
+                .map(|t| (t.operator, t.method_source))
+                .collect();
+            assert_eq!(kept, touching, "{id}, buggy lines {buggy:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}

@@ -76,9 +76,14 @@ fn with_request<R>(bug: &BugRecord, opts: &Options, f: impl FnOnce(&Request<'_>)
     })
 }
 
-fn run_one(bug: &BugRecord, opts: &Options, scorer: Option<&dyn NameScorer>) -> BugResult {
+fn run_one(
+    bug: &BugRecord,
+    opts: &Options,
+    scorer: Option<&dyn NameScorer>,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> BugResult {
     with_request(bug, opts, |req| {
-        transform::transform(req, scorer).map_err(|e| e.to_string())
+        transform::transform_until(req, scorer, stop).map_err(|e| e.to_string())
     })
 }
 
@@ -92,14 +97,29 @@ pub fn generate(
     next: &mut BTreeMap<Level, usize>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<Generated>, Problems> {
+    generate_until(bugs, file, opts, scorer, next, progress, &|| false)
+}
+
+/// [`generate`], asking `stop` before each site of each bug: once it says so, every bug still
+/// under way ends as a problem ("stopped"), which the caller that stopped it discards.
+pub fn generate_until(
+    bugs: &[BugRecord],
+    file: &str,
+    opts: &Options,
+    scorer: Option<&dyn NameScorer>,
+    next: &mut BTreeMap<Level, usize>,
+    progress: &(dyn Fn() + Sync),
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<Generated>, Problems> {
     use rayon::prelude::*;
     // one result per bug, in bug order; a panic in the engine is that bug's problem
     let results: Vec<BugResult> = bugs
         .par_iter()
         .map(|b| {
-            let r =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(b, opts, scorer)))
-                    .unwrap_or_else(|_| Err("the engine panicked".to_owned()));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_one(b, opts, scorer, stop)
+            }))
+            .unwrap_or_else(|_| Err("the engine panicked".to_owned()));
             progress();
             r
         })

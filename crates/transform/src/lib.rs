@@ -103,6 +103,9 @@ pub enum TransformError {
     Syntax(usize),
     #[error("buggy line {line} is outside the method ({lines} lines)")]
     BuggyLineOutside { line: usize, lines: usize },
+    /// The caller said to stop ([`transform_until`]): its asker went away.
+    #[error("stopped before its end: its asker went away")]
+    Stopped,
 }
 
 /// A rewrite an operator proposes: edits on the file's text and a summary.
@@ -134,6 +137,9 @@ pub(crate) struct Ctx<'t> {
     pub refusals: std::cell::RefCell<Vec<Refusal>>,
     /// The 0-based row of the method's first line (line numbers are the method's own).
     pub first_row: usize,
+    /// The byte offset of every `\n` of the file, in order ([`Ctx::line_at`] searches them:
+    /// counting them again for each site made a long method's run quadratic).
+    pub newlines: Vec<usize>,
 }
 
 /// A candidate site an operator or the engine refused, and the rule that refused it.
@@ -180,10 +186,9 @@ impl<'t> Ctx<'t> {
 
     /// The line of a byte offset, 1-based within the method.
     fn line_at(&self, byte: usize) -> usize {
-        let row = self.src[..byte.min(self.src.len())]
-            .bytes()
-            .filter(|b| *b == b'\n')
-            .count();
+        let row = self
+            .newlines
+            .partition_point(|&n| n < byte.min(self.src.len()));
         (row + 1).saturating_sub(self.first_row)
     }
 
@@ -411,7 +416,18 @@ pub fn transform(
     req: &Request<'_>,
     scorer: Option<&dyn NameScorer>,
 ) -> Result<Vec<Transformation>, TransformError> {
-    run(req, scorer).map(|(t, _)| t)
+    run(req, scorer, &|| false).map(|(t, _)| t)
+}
+
+/// [`transform`], asking `stop` before each site: once it says so, the run ends with
+/// [`TransformError::Stopped`] (a preview whose client left stops within a site, not after
+/// the method's thousands).
+pub fn transform_until(
+    req: &Request<'_>,
+    scorer: Option<&dyn NameScorer>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<Transformation>, TransformError> {
+    run(req, scorer, stop).map(|(t, _)| t)
 }
 
 /// Per operator of the request: how many applications were kept and every site refused, with
@@ -420,12 +436,13 @@ pub fn explain(
     req: &Request<'_>,
     scorer: Option<&dyn NameScorer>,
 ) -> Result<Vec<Explanation>, TransformError> {
-    run(req, scorer).map(|(_, e)| e)
+    run(req, scorer, &|| false).map(|(_, e)| e)
 }
 
 fn run(
     req: &Request<'_>,
     scorer: Option<&dyn NameScorer>,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(Vec<Transformation>, Vec<Explanation>), TransformError> {
     let wrapped;
     let (src, first_line) = if req.method_only {
@@ -463,6 +480,7 @@ fn run(
         scorer,
         refusals: Default::default(),
         first_row: syntax::line_of(src, start) - 1,
+        newlines: src.match_indices('\n').map(|(i, _)| i).collect(),
     };
     let buggy: HashSet<usize> = req.buggy_lines.iter().copied().collect();
     let mut out = Vec::new();
@@ -474,8 +492,18 @@ fn run(
         let kept_before = out.len();
         let mut refused = std::mem::take(&mut *ctx.refusals.borrow_mut());
         for cand in candidates {
+            if stop() {
+                return Err(TransformError::Stopped);
+            }
             let line = ctx.line_at(cand.edits.iter().map(|e| e.start).min().unwrap_or(start));
             let mut refuse = |rule: &'static str| refused.push(Refusal { line, rule });
+            // a site whose edits lie more than a line away from every buggy line cannot
+            // change one: refused before the file is rewritten, parsed and compared (each
+            // of which reads the whole method — for every site, a long method's quadratic)
+            if !req.all_sites && !buggy.is_empty() && !near_buggy(&ctx, &cand.edits, &buggy) {
+                refuse(NOT_BUGGY);
+                continue;
+            }
             let Some(new_src) = syntax::apply(src, &cand.edits) else {
                 refuse("overlapping edits");
                 continue;
@@ -514,7 +542,7 @@ fn run(
             buggy_changed.dedup();
             let touches_buggy = !buggy_changed.is_empty();
             if !touches_buggy && !req.all_sites {
-                refuse("changes no buggy line (allowed with --all-sites)");
+                refuse(NOT_BUGGY);
                 continue;
             }
             out.push(Transformation {
@@ -540,6 +568,18 @@ fn run(
         });
     }
     Ok((out, explained))
+}
+
+/// The rule for a site that changes no buggy line.
+const NOT_BUGGY: &str = "changes no buggy line (allowed with --all-sites)";
+
+/// Whether a site's edits reach within a line of a buggy line (the lines each edit spans, one
+/// more on either side: a rewrite's diff may align an edited line with its neighbour).
+fn near_buggy(ctx: &Ctx<'_>, edits: &[Edit], buggy: &HashSet<usize>) -> bool {
+    edits.iter().any(|e| {
+        let (from, to) = (ctx.line_at(e.start), ctx.line_at(e.end.max(e.start)));
+        (from.saturating_sub(1)..=to + 1).any(|l| buggy.contains(&l))
+    })
 }
 
 /// A byte offset as tree-sitter's row and column.

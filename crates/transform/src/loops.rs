@@ -1,5 +1,7 @@
 //! Loop operators: `For2While`, `While2For`, `Do2While` and `LoopIfContinue2Else`.
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 use super::syntax::{self, descendants, field, fields, in_block, named_children, Edit};
@@ -95,6 +97,9 @@ fn body_with(ctx: &Ctx<'_>, body: Node<'_>, indent: &str, extra: &[String]) -> S
 /// Skips labeled loops, loops whose body `continue`s (the update would be skipped), and loops
 /// whose declared variables would clash with a name used later in the enclosing block.
 pub fn for_to_while(ctx: &Ctx<'_>) -> Vec<Candidate> {
+    // per enclosing block, where each identifier last occurs in it: read once a block, not
+    // once a loop (a long method's loops each walked the whole body again)
+    let mut last_use: HashMap<usize, HashMap<&str, usize>> = HashMap::new();
     ctx.nodes(&["for_statement"])
         .into_iter()
         .filter_map(|f| {
@@ -128,11 +133,19 @@ pub fn for_to_while(ctx: &Ctx<'_>) -> Vec<Candidate> {
                 .map(|n| ctx.text(n))
                 .collect();
             if let Some(block) = f.parent().filter(|p| p.kind() == "block") {
-                let clash = descendants(block).into_iter().any(|n| {
-                    n.start_byte() >= f.end_byte()
-                        && n.kind() == "identifier"
-                        && declared.contains(&ctx.text(n))
+                let last = last_use.entry(block.id()).or_insert_with(|| {
+                    let mut last = HashMap::new();
+                    for n in descendants(block) {
+                        if n.kind() == "identifier" {
+                            let at = last.entry(ctx.text(n)).or_insert(0);
+                            *at = n.start_byte().max(*at);
+                        }
+                    }
+                    last
                 });
+                let clash = declared
+                    .iter()
+                    .any(|d| last.get(d).is_some_and(|&at| at >= f.end_byte()));
                 if clash {
                     return ctx.refuse(
                         f,

@@ -150,6 +150,12 @@ pub fn variables<'t>(method: Node<'t>, src: &'t str) -> Vec<Variable<'t>> {
         .into_iter()
         .filter(|n| n.kind() == "identifier")
         .collect();
+    // the identifiers by name, in document order: a declaration looks only at its own name's
+    // (looking at every identifier for each declaration made a long method's run quadratic)
+    let mut by_name: std::collections::HashMap<&str, Vec<Node<'t>>> = Default::default();
+    for n in &all {
+        by_name.entry(text(*n, src)).or_default().push(*n);
+    }
     let mut out = Vec::new();
     for decl in all.iter().copied().filter(|n| is_declaring(*n)) {
         let Some((scope_node, from, role)) = scope(decl) else {
@@ -158,11 +164,10 @@ pub fn variables<'t>(method: Node<'t>, src: &'t str) -> Vec<Variable<'t>> {
         let name = text(decl, src);
         let in_scope =
             |n: &Node<'_>| n.start_byte() >= from && n.end_byte() <= scope_node.end_byte();
-        let same: Vec<Node<'t>> = all
-            .iter()
-            .copied()
-            .filter(|n| text(*n, src) == name && in_scope(n))
-            .collect();
+        let same: Vec<Node<'t>> = by_name
+            .get(name)
+            .map(|named| named.iter().copied().filter(|n| in_scope(n)).collect())
+            .unwrap_or_default();
         if same.iter().any(|n| n.id() != decl.id() && is_declaring(*n)) {
             continue;
         }

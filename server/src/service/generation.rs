@@ -96,7 +96,13 @@ fn generate_until_cancelled(
         if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
-        match crate::generate::generate(chunk, "study bugs", opts, scorer, next, &|| {}) {
+        let stop = || cancelled.load(std::sync::atomic::Ordering::Relaxed);
+        let done =
+            crate::generate::generate_until(chunk, "study bugs", opts, scorer, next, &|| {}, &stop);
+        if stop() {
+            return None;
+        }
+        match done {
             Ok(g) => out.extend(g),
             Err(crate::generate::Problems(p)) => problems.extend(p.into_iter().map(|mut p| {
                 p.line += i * CHUNK;
@@ -251,6 +257,48 @@ mod tests {
         formats::items::parse_bugs(&text, "b.jsonl")
             .expect("a bug")
             .remove(0)
+    }
+
+    /// A preview of one long method (1,500 lines, every one buggy: thousands of sites) whose
+    /// client leaves stops within its current site, not after the method: before, the look at
+    /// the client came only between chunks of bugs, and such a method ran for minutes.
+    #[test]
+    fn a_preview_of_one_long_method_stops_when_cancelled() {
+        let mut body = String::from("int m(int a, int b) {\n    int s = 0;\n");
+        for i in 0..500 {
+            body.push_str(&format!(
+                "    int x{i} = a + {i};\n    if (x{i} < b) {{ s = s + x{i}; }}\n    for (int j{i} = 0; j{i} < 3; j{i}++) {{ s += j{i}; }}\n"
+            ));
+        }
+        body.push_str("    return s;\n}\n");
+        let lines: Vec<String> = (1..=body.lines().count()).map(|l| l.to_string()).collect();
+        let record = serde_json::json!({
+            "bug_id": "long", "project": "P", "file": "A.java", "method": "m",
+            "source": body, "buggy_lines": lines.iter().map(|l| l.parse::<u64>().unwrap_or(1)).collect::<Vec<_>>(),
+        });
+        let bugs = formats::items::parse_bugs(&record.to_string(), "b.jsonl").expect("a bug");
+        let opts = crate::generate::Options {
+            operators: crate::generate::parse_operators("all").expect("operators"),
+            all_sites: false,
+        };
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let setter = flag.clone();
+        let asked = std::time::Instant::now();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            setter.store(true, std::sync::atomic::Ordering::Relaxed);
+            std::time::Instant::now()
+        });
+        let mut next = BTreeMap::new();
+        let out = generate_until_cancelled(&bugs, &opts, None, &mut next, &flag);
+        let stopped_at = stopper.join().expect("stopper");
+        assert!(out.is_none(), "the preview ran to its end");
+        let after = stopped_at.elapsed();
+        assert!(
+            after < std::time::Duration::from_secs(5),
+            "it went on {after:?} after its client left ({:?} in all)",
+            asked.elapsed()
+        );
     }
 
     /// In chunks, the run gives what one run gives; cancelled, it stops before the next chunk.
