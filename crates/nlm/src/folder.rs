@@ -31,6 +31,16 @@ static PARSING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub fn text(path: &Path, limit: u64) -> NlmResult<String> {
     let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
     let file = std::fs::File::open(path).map_err(|e| at(e.to_string()))?;
+    // a file past the bound is refused by its size, unread
+    if let Ok(bytes) = file.metadata().map(|m| m.len()) {
+        if bytes > limit {
+            return Err(at(format!(
+                "larger than the {} natstudy reads of such a file ({} bytes)",
+                size(limit),
+                bytes
+            )));
+        }
+    }
     let mut text = String::new();
     file.take(limit.saturating_add(1))
         .read_to_string(&mut text)
