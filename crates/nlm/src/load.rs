@@ -42,12 +42,14 @@ const HEADER_PER_TENSOR: u64 = 512;
 const LAYERS_UNSTATED: usize = 128;
 
 impl Bound {
-    /// The bound of the folder `dir`, from its `config.json` (read under its own bound).
+    /// The bound of the folder `dir`, from its `config.json` (read under its own bound; a
+    /// folder without a readable one, whose loader says so itself, is bounded as a model of
+    /// [`LAYERS_UNSTATED`] layers).
     fn of(dir: &Path) -> NlmResult<Bound> {
-        let config = crate::folder::json(&dir.join("config.json"))?;
+        let config = crate::folder::json(&dir.join("config.json")).ok();
         let layers = ["num_hidden_layers", "n_layer", "num_layers", "n_layers"]
             .iter()
-            .find_map(|k| config.get(*k).and_then(serde_json::Value::as_u64))
+            .find_map(|k| config.as_ref()?.get(*k).and_then(serde_json::Value::as_u64))
             .map_or(LAYERS_UNSTATED, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)
             });
