@@ -102,6 +102,22 @@ async fn reference_study(store: Store) {
     )
     .expect("json");
     compare(&expected_robustness, &report, "", &mut failures);
+    // the time's Mann-Whitney p-values agree with scipy's to 1e-12 relative (libm's erfc;
+    // statrs's agreed to 8.1e-11, its interval constants cut to 32-bit floats)
+    let tests = expected["time"].as_object().expect("time");
+    let mut p_values = 0;
+    for (name, test) in tests.iter().filter(|(n, _)| n.starts_with("mww_")) {
+        let want = test["p_value"].as_f64().expect("scipy's p");
+        let got = report["time"][name]["p_value"].as_f64().unwrap_or(f64::NAN);
+        let rel = (got - want).abs() / want.abs();
+        if !(rel <= 1e-12) {
+            failures.push(format!(
+                "time.{name}.p_value: {got} vs scipy's {want} ({rel:e} relative)"
+            ));
+        }
+        p_values += 1;
+    }
+    assert_eq!(p_values, 4, "the four Mann-Whitney tests");
     assert!(
         failures.is_empty(),
         "{} figures differ:\n{}",
