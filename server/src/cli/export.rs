@@ -17,8 +17,10 @@ pub struct ExportArgs {
     #[arg(long)]
     pub study: String,
     /// dataset, votes, matrix, survey, items, top-natural, reviews (one row per patch: its
-    /// decision), review-verdicts (the reviewers' verdicts, as `import reviews` reads them) or
-    /// benchmark (a folder per item: transformed buggy and fixed files, meta.json; index.jsonl)
+    /// decision), review-verdicts (the reviewers' verdicts, as `import reviews` reads them), npr
+    /// and ce (the repair results and cross-entropies, as `import npr` and `import ce` read
+    /// them) or benchmark (a folder per item: transformed buggy and fixed files, meta.json;
+    /// index.jsonl)
     #[arg(long)]
     pub what: String,
     /// For the dataset: jsonl or csv
@@ -75,6 +77,8 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
         "matrix" => exports::write(&db, study, Export::Matrix, &mut sink(&a.out)?).await?,
         "survey" => exports::write(&db, study, Export::Survey, &mut sink(&a.out)?).await?,
         "reviews" => exports::write(&db, study, Export::Reviews, &mut sink(&a.out)?).await?,
+        "npr" => exports::write(&db, study, Export::Npr, &mut sink(&a.out)?).await?,
+        "ce" => exports::write(&db, study, Export::Ce, &mut sink(&a.out)?).await?,
         "review-verdicts" => {
             exports::write(&db, study, Export::ReviewVerdicts, &mut sink(&a.out)?).await?
         }

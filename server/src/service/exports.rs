@@ -23,6 +23,10 @@ pub enum Export {
     Reviews,
     /// The reviewers' verdicts in the import format (`tool,target,reviewer,verdict,note`).
     ReviewVerdicts,
+    /// The repair tools' results as `import npr` reads them (`tool,target,status`).
+    Npr,
+    /// The cross-entropies as `import ce` reads them (`model,target,cross_entropy`).
+    Ce,
 }
 
 impl Export {
@@ -41,6 +45,8 @@ impl Export {
             "survey.json" => (Export::Survey, "application/json"),
             "reviews.csv" => (Export::Reviews, "text/csv"),
             "review_verdicts.csv" => (Export::ReviewVerdicts, "text/csv"),
+            "npr_results.csv" => (Export::Npr, "text/csv"),
+            "ce_scores.csv" => (Export::Ce, "text/csv"),
             _ => return None,
         })
     }
@@ -60,6 +66,8 @@ pub async fn write(
         Export::Survey => export::survey(db, study, out).await,
         Export::Reviews => return reviews(db, study, out, false).await,
         Export::ReviewVerdicts => return reviews(db, study, out, true).await,
+        Export::Npr => crate::store::export_results::npr(db, study, out).await,
+        Export::Ce => crate::store::export_results::ce(db, study, out).await,
     };
     Ok(n?)
 }

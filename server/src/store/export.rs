@@ -82,7 +82,7 @@ impl<W: std::io::Write> SafeCsv<W> {
 }
 
 /// One CSV record as bytes (quoted as needed), every cell neutralised for spreadsheets.
-fn csv_line<I, T>(rec: I) -> anyhow::Result<Vec<u8>>
+pub(crate) fn csv_line<I, T>(rec: I) -> anyhow::Result<Vec<u8>>
 where
     I: IntoIterator<Item = T>,
     T: AsRef<[u8]>,

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod checks;
 pub(crate) mod codec;
 pub mod export;
+pub mod export_results;
 pub mod generation;
 pub mod group_commit;
 pub mod imports;

@@ -87,7 +87,8 @@ impl crate::service::exports::Sink for ChannelSink {
     }
 }
 
-/// `GET /studies/{id}/export/{what}` — dataset.jsonl, dataset.csv, votes.csv, matrix.csv, survey.json.
+/// `GET /studies/{id}/export/{what}` — dataset.jsonl, dataset.csv, votes.csv, matrix.csv, survey.json,
+/// reviews.csv, review_verdicts.csv, npr_results.csv, ce_scores.csv.
 /// Staff of the study only, checked here on the decoded id (the page guard checks again).
 #[tracing::instrument(skip(state, session))]
 pub async fn export(
