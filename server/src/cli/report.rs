@@ -26,6 +26,11 @@ pub struct ReportArgs {
     /// Bootstrap replicates for the agreement intervals (0 to skip)
     #[arg(long, default_value_t = 1000)]
     pub bootstrap: usize,
+    /// A target (bug or transformation) without a tool's repair status: skip (leave it out,
+    /// and a bug's transformations with it) or wrong (read it as wrong, as the published
+    /// package's scripts do). Either way the report lists such targets per tool
+    #[arg(long, default_value = "skip", value_parser = ["skip", "wrong"])]
+    pub missing_npr: String,
 }
 
 pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
@@ -35,8 +40,10 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     let options = analysis::Options {
         min_gold_accuracy: args.min_gold_accuracy,
         bootstrap: args.bootstrap,
+        missing_npr: analysis::MissingNpr::parse(&args.missing_npr).unwrap_or_default(),
         ..Default::default()
     };
+    let missing_read = options.missing_npr;
     let (report, figures) = tokio::task::spawn_blocking(move || {
         let report = analysis::report_with(&data, &options);
         let figures = crate::engine::plots::report_figures(&report, &data);
@@ -70,6 +77,26 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
             "wrote {} files: tables/ (CSV, LaTeX), figures/ (SVG, PDF, PNG) and report.tex",
             files.len()
         );
+    }
+    // never silent: the targets a tool has no status for, and how they were read
+    for (tool, t) in &report.robustness {
+        if !t.missing.is_empty() {
+            let first: Vec<&str> = t.missing.iter().take(5).map(String::as_str).collect();
+            eprintln!(
+                "{tool}: {} targets without a repair status, {} (--missing-npr): {}{}",
+                t.missing.len(),
+                match missing_read {
+                    analysis::MissingNpr::Skip => "left out",
+                    analysis::MissingNpr::Wrong => "read as wrong",
+                },
+                first.join(", "),
+                if t.missing.len() > first.len() {
+                    ", …"
+                } else {
+                    ""
+                }
+            );
+        }
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -114,6 +114,8 @@ pub struct Options {
     /// Bootstrap replicates for the agreement intervals (0: none).
     pub bootstrap: usize,
     pub seed: u64,
+    /// How a target without a tool's repair status counts.
+    pub missing_npr: MissingNpr,
 }
 
 impl Default for Options {
@@ -122,6 +124,31 @@ impl Default for Options {
             min_gold_accuracy: None,
             bootstrap: 1000,
             seed: 20240601,
+            missing_npr: MissingNpr::Skip,
+        }
+    }
+}
+
+/// How a study's target (a bug or a transformation) that a tool has no repair status for
+/// counts in that tool's robustness. Either way the report lists such targets per tool
+/// (`ToolReport::missing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingNpr {
+    /// Left out: a transformation without a status, and every transformation of a bug without
+    /// one (natstudy's reading).
+    #[default]
+    Skip,
+    /// Read as wrong (0), as the published package's scripts read a target without a row.
+    Wrong,
+}
+
+impl MissingNpr {
+    /// `skip` or `wrong`, as the command line takes it.
+    pub fn parse(s: &str) -> Option<MissingNpr> {
+        match s {
+            "skip" => Some(MissingNpr::Skip),
+            "wrong" => Some(MissingNpr::Wrong),
+            _ => None,
         }
     }
 }
@@ -210,7 +237,7 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
     let ((tools, agreement), (time, (rnc, (applicability, applicability_total)))) = rayon::join(
         || {
             rayon::join(
-                || robustness(data, &npr, &results),
+                || robustness(data, &npr, &results, options.missing_npr),
                 || agreement(data, options),
             )
         },

@@ -21,6 +21,9 @@ pub struct ToolReport {
     pub all: NaturalRobustness,
     /// Bugs with at least one transformation, by level: all and natural only (applicability).
     pub by_level: BTreeMap<String, LevelRobustness>,
+    /// The study's targets (bugs and transformations) this tool has no status for, in name
+    /// order: left out or read as wrong, as `Options::missing_npr` says.
+    pub missing: Vec<String>,
 }
 
 /// One pair of tools: differences (first − second) in fixed bugs, original vs transformed.
@@ -294,6 +297,7 @@ pub(super) fn robustness(
     data: &StudyData,
     npr: &[(String, String, u8)],
     results: &[ItemResult],
+    missing_npr: MissingNpr,
 ) -> BTreeMap<String, ToolReport> {
     let targets = Targets::new(data);
     // each tool's status per target (a later line for the same target wins)
@@ -311,12 +315,25 @@ pub(super) fn robustness(
         .par_iter()
         .map(|(tool, status)| {
             // (item index, transformed status, original status)
+            let fill = match missing_npr {
+                MissingNpr::Skip => None,
+                MissingNpr::Wrong => Some(0),
+            };
             let pairs: Vec<(usize, u8, u8)> = targets
                 .item
                 .iter()
                 .enumerate()
-                .filter_map(|(i, &(it, bug))| Some((i, status[it]?, status[bug]?)))
+                .filter_map(|(i, &(it, bug))| {
+                    Some((i, status[it].or(fill)?, status[bug].or(fill)?))
+                })
                 .collect();
+            let mut missing: Vec<String> = targets
+                .index
+                .iter()
+                .filter(|(_, &t)| status[t].is_none())
+                .map(|(name, _)| (*name).to_owned())
+                .collect();
+            missing.sort_unstable();
             let mut changed_by_category = [0usize; Category::ALL.len()];
             let mut changes = 0;
             for &(i, t, o) in &pairs {
@@ -384,6 +401,7 @@ pub(super) fn robustness(
                     natural: rates(data, &targets, &pairs, natural),
                     all: rates(data, &targets, &pairs, |_| true),
                     by_level,
+                    missing,
                 },
             )
         })
