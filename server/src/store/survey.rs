@@ -54,7 +54,6 @@ pub async fn consent(
     first_step(db, study, annotator, sql, Some(screener_json.to_owned())).await
 }
 
-/// Records that the participant read the guideline (once), in the study's group commit.
 /// How many of `annotators` have no vote (in any study). A few hundred at most are asked: the
 /// joins one address made within an hour.
 pub async fn unanswered(db: &Db, annotators: &[AnnotatorId]) -> StoreResult<usize> {
@@ -76,6 +75,7 @@ pub async fn unanswered(db: &Db, annotators: &[AnnotatorId]) -> StoreResult<usiz
     Ok(n)
 }
 
+/// Records that the participant read the guideline (once), in the study's group commit.
 pub async fn guideline_seen(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
     let sql = "UPDATE annotators SET guideline_seen_at = $1 \
                WHERE id = $2 AND study_id = $3 AND guideline_seen_at IS NULL";
