@@ -24,6 +24,18 @@ pub async fn get_monitor(study: StudyId) -> Result<Monitor, ServerFnError> {
     backend()?.monitor(study).await.map_err(internal)
 }
 
+/// The settings form's paid-crowd fields (named `crowd[…]`), as typed: empty numbers are
+/// none.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct CrowdFields {
+    pub items_per_participant: Option<String>,
+    pub partial_after_minutes: Option<String>,
+    pub partial_code: Option<String>,
+    pub completion_url: Option<String>,
+    pub screenout_code: Option<String>,
+    pub screenout_url: Option<String>,
+}
+
 /// Saves a study's settings (admins).
 #[server(endpoint = "studies/settings")]
 pub async fn save_settings(
@@ -37,9 +49,28 @@ pub async fn save_settings(
     min_rated_for_code: Option<i64>,
     consent_text: Option<String>,
     screener_json: Option<String>,
+    crowd: Option<CrowdFields>,
 ) -> Result<(), ServerFnError> {
+    let CrowdFields {
+        items_per_participant,
+        partial_after_minutes,
+        partial_code,
+        completion_url,
+        screenout_code,
+        screenout_url,
+    } = crowd.unwrap_or_default();
     let actor = require_study(study, Role::ADMINS).await?;
     let on = |v: &Option<String>| v.as_deref().is_some_and(|s| s == "on" || s == "true");
+    // an empty number field is none
+    let number = |what: &str, v: Option<String>| -> Result<Option<i64>, ServerFnError> {
+        match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| ServerFnError::new(format!("{what}: a whole number, or empty"))),
+        }
+    };
     let form = StudySettingsForm {
         ratings_per_item,
         guideline,
@@ -52,6 +83,12 @@ pub async fn save_settings(
         screener_json: screener_json
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| "[]".into()),
+        items_per_participant: number("items per participant", items_per_participant)?,
+        partial_after_minutes: number("minutes before the partial code", partial_after_minutes)?,
+        partial_code: partial_code.unwrap_or_default(),
+        completion_url: completion_url.unwrap_or_default(),
+        screenout_code: screenout_code.unwrap_or_default(),
+        screenout_url: screenout_url.unwrap_or_default(),
     };
     backend()?
         .update_settings(&actor, study, form)

@@ -642,3 +642,22 @@ pub async fn assert_stopped_storing_nothing<T: std::fmt::Debug>(
         .expect("rows");
     assert!(rows.is_empty(), "{model}: {} rows stored", rows.len());
 }
+
+/// A small study's files: two bugs (Lang-1 with its file) and three transformations of them
+/// (two naming, one expression), as `import items` reads them.
+pub mod small {
+    pub const BUGS: &str = concat!(
+        r#"{"bug_id": "Lang-1", "project": "Lang", "file": "src/A.java", "method": "size", "source": "    int size(int[] values) {\n        int count = values.length;\n        return count;\n    }\n", "file_source": "class A {\n\n    int size(int[] values) {\n        int count = values.length;\n        return count;\n    }\n}\n", "buggy_lines": [2]}"#,
+        "\n",
+        r#"{"bug_id": "Math-2", "project": "Math", "file": "src/B.java", "method": "max", "source": "    int max(int a, int b) {\n        if (a < b) {\n            return b;\n        }\n        return a;\n    }\n", "buggy_lines": [2]}"#,
+        "\n"
+    );
+    pub const TRANSFORMATIONS: &str = concat!(
+        r#"{"id": "naming_1", "bug_id": "Lang-1", "operator": "RenameVariable-1", "level": "naming", "source": "    int size(int[] values) {\n        int c = values.length;\n        return c;\n    }\n", "summary": "renames `count` to `c`"}"#,
+        "\n",
+        r#"{"id": "expression_1", "bug_id": "Math-2", "operator": "SwitchRelation", "level": "expression", "source": "    int max(int a, int b) {\n        if (b > a) {\n            return b;\n        }\n        return a;\n    }\n", "summary": "swaps `a < b` to `b > a`"}"#,
+        "\n",
+        r#"{"id": "naming_2", "bug_id": "Math-2", "operator": "RenameVariable-1", "level": "naming", "source": "    int max(int x, int b) {\n        if (x < b) {\n            return b;\n        }\n        return x;\n    }\n", "summary": "renames `a` to `x`"}"#,
+        "\n"
+    );
+}

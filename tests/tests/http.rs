@@ -688,7 +688,7 @@ async fn role_matrix(store: Store) {
         .await
         .expect("batch");
     assert_eq!(start(&clients[3].1).await, s_for_ann(0, 1, false));
-    natstudy::store::survey::finish(&app.db, study, ann_annotator)
+    natstudy::service::participation::finish(&app.db, study, ann_annotator)
         .await
         .expect("finish");
     assert_eq!(start(&clients[3].1).await, s_for_ann(0, 1, true));

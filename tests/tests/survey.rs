@@ -11,20 +11,7 @@ use natstudy::store::Db;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Store, TestApp};
 
-const BUGS: &str = concat!(
-    r#"{"bug_id": "Lang-1", "project": "Lang", "file": "src/A.java", "method": "size", "source": "    int size(int[] values) {\n        int count = values.length;\n        return count;\n    }\n", "file_source": "class A {\n\n    int size(int[] values) {\n        int count = values.length;\n        return count;\n    }\n}\n", "buggy_lines": [2]}"#,
-    "\n",
-    r#"{"bug_id": "Math-2", "project": "Math", "file": "src/B.java", "method": "max", "source": "    int max(int a, int b) {\n        if (a < b) {\n            return b;\n        }\n        return a;\n    }\n", "buggy_lines": [2]}"#,
-    "\n"
-);
-const TRANSFORMATIONS: &str = concat!(
-    r#"{"id": "naming_1", "bug_id": "Lang-1", "operator": "RenameVariable-1", "level": "naming", "source": "    int size(int[] values) {\n        int c = values.length;\n        return c;\n    }\n", "summary": "renames `count` to `c`"}"#,
-    "\n",
-    r#"{"id": "expression_1", "bug_id": "Math-2", "operator": "SwitchRelation", "level": "expression", "source": "    int max(int a, int b) {\n        if (b > a) {\n            return b;\n        }\n        return a;\n    }\n", "summary": "swaps `a < b` to `b > a`"}"#,
-    "\n",
-    r#"{"id": "naming_2", "bug_id": "Math-2", "operator": "RenameVariable-1", "level": "naming", "source": "    int max(int x, int b) {\n        if (x < b) {\n            return b;\n        }\n        return x;\n    }\n", "summary": "renames `a` to `x`"}"#,
-    "\n"
-);
+use natstudy_tests::small::{BUGS, TRANSFORMATIONS};
 
 async fn votes(db: &Db) -> Vec<(i64, i64, i64, i64, Option<f64>)> {
     sqlx::query_as("SELECT item_id, cr, cc, revision, time_secs FROM votes ORDER BY id")
@@ -889,6 +876,112 @@ async fn a_finished_participant_copies_the_code_and_the_link_says_so(viewport: (
     guard.drop_now(db).await;
 }
 
+/// A paid crowd participant (k = 1, N = 2): with the other items held by two participants who
+/// left, the page says "1 of 2 done", offers no Finish, and checks again by itself; when a
+/// lease lapses the freed item appears without a reload, and after the second rating Finish
+/// gives the completion code and sends the participant back to the platform with it.
+async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
+    viewport: (u32, u32),
+) {
+    let Joined {
+        db,
+        guard,
+        study,
+        token,
+        app,
+        b,
+    } = joined("Crowd", viewport, |settings| {
+        settings.ratings_per_item = 1;
+        settings.items_per_participant = Some(2);
+        settings.completion_code = "C0DE-77".into();
+    })
+    .await;
+    // the way back: a page of this server, so the browser can arrive there
+    let mut settings = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    settings.completion_url = app.url("/favicon.svg?cc={code}");
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
+        .await
+        .expect("settings");
+    // two others take the other two items and leave
+    let mut leavers = Vec::new();
+    for _ in 0..2 {
+        let c = natstudy_tests::participants::participant(&app.base, study, &token).await;
+        assert!(
+            natstudy_tests::participants::rate_step(&app.base, &c, study)
+                .await
+                .is_some()
+        );
+        leavers.push(c);
+    }
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.wait_for_text("#submit", "Submit (Enter)")
+        .await
+        .expect("an item");
+    b.press("11\u{E007}").await.expect("answer");
+    b.wait_contains("#waiting-progress", "1 of 2 done").await;
+    assert!(
+        b.client.find(Locator::Css("#finish")).await.is_err(),
+        "no Finish while items may come"
+    );
+    // a leaver's lease lapses: the page finds the item by itself
+    let now = natstudy::db::now_ms();
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query(
+        "UPDATE assignments SET lease_expires_at = $1, created_at = $2 \
+         WHERE status = 'leased' AND item_id NOT IN (SELECT item_id FROM votes)",
+    )
+    .bind(now - 1)
+    .bind(now - 3_600_000)
+    .execute(&mut *tx)
+    .await
+    .expect("lapse");
+    tx.commit().await.expect("commit");
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    while b.client.find(Locator::Css("#submit")).await.is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the freed item never came"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.press("11\u{E007}").await.expect("answer");
+    b.wait_contains("#work-done", "You rated the 2 items").await;
+    b.click("#finish").await.expect("finish");
+    b.wait_for_text("#completion-code", "C0DE-77")
+        .await
+        .expect("the code");
+    b.wait_contains("#return", "return to the study platform")
+        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let url = b.client.current_url().await.expect("url");
+        if url.as_str().ends_with("/favicon.svg?cc=C0DE-77") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not sent back to the platform: {url}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let outcome: Option<String> =
+        sqlx::query_scalar("SELECT outcome FROM annotators WHERE finished_at IS NOT NULL")
+            .fetch_one(&db.pool)
+            .await
+            .expect("outcome");
+    assert_eq!(outcome.as_deref(), Some("completed"));
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// A laptop's window and a phone's: every flow of the survey runs on both.
 const LAPTOP: (u32, u32) = (1366, 900);
 const PHONE: (u32, u32) = (390, 844);
@@ -931,4 +1024,14 @@ async fn a_finished_participant_copies_the_code_and_the_link_says_so_on_a_laptop
 #[tokio::test]
 async fn a_finished_participant_copies_the_code_and_the_link_says_so_on_a_phone() {
     a_finished_participant_copies_the_code_and_the_link_says_so(PHONE).await;
+}
+
+#[tokio::test]
+async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code_on_a_laptop() {
+    a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code_on_a_phone() {
+    a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(PHONE).await;
 }

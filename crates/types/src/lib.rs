@@ -204,6 +204,38 @@ pub struct ScreenerQuestion {
     pub label: String,
     /// Empty for free text.
     pub options: Vec<String>,
+    /// Options that turn the participant away (the screen-out): they rate nothing and get
+    /// the study's screen-out code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub screen_out: Vec<String>,
+}
+
+/// How a participant's work ended, which says what they are paid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// The work asked: the completion code.
+    Completed,
+    /// Stopped after waiting for items held by others as long as the study asks: the partial
+    /// code.
+    Partial,
+    /// Stopped before the work asked: no code.
+    Returned,
+    /// Turned away by the screener: the screen-out code.
+    ScreenedOut,
+}
+
+/// A participant with nothing to rate now while items held by others may still come to them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiting {
+    /// The ratings the study asks of each participant (N), if it sets it.
+    pub required: Option<u64>,
+    /// Seconds until the first item held by others is free again if its holder does not
+    /// answer (0: any moment).
+    pub free_in_secs: u64,
+    /// The partial code may be taken now.
+    pub partial_offered: bool,
+    /// Seconds until the partial code is offered (`None`: the study offers none, or now).
+    pub partial_in_secs: Option<u64>,
 }
 
 /// What an invite link leads to, told before anyone takes part.
@@ -251,6 +283,11 @@ pub enum AnnotateStep {
         before: u64,
         /// The items rated in all.
         total: u64,
+        /// Items held by others may still come: the page waits for them and offers no
+        /// finish (but a partial one, once the study's wait has passed).
+        waiting: Option<Waiting>,
+        /// The ratings the study asks of each participant (N), if it sets it.
+        required: Option<u64>,
     },
     /// The participant finished. `completion_code` is the study's code when they rated at
     /// least `min_rated` items (`rated`), else `None`.
@@ -260,6 +297,10 @@ pub enum AnnotateStep {
         min_rated: u64,
         /// The study has a completion code at all.
         has_code: bool,
+        /// How the participant's work ended (`completion_code` is that outcome's code).
+        outcome: Outcome,
+        /// Where the participant goes back to (the crowd platform), their code filled in.
+        redirect: Option<String>,
     },
 }
 
@@ -295,6 +336,25 @@ pub struct StudySettingsForm {
     /// The screener as JSON: `[{"name", "label", "options": [...]}]` (no options: free text);
     /// `[]` for the default questions (Java experience, role).
     pub screener_json: String,
+    /// The ratings asked of each participant (N; `None`: all they can be given).
+    #[serde(default)]
+    pub items_per_participant: Option<i64>,
+    /// Minutes a participant waits for items held by others before the partial code is
+    /// offered (`None`: never).
+    #[serde(default)]
+    pub partial_after_minutes: Option<i64>,
+    /// The code of a participant who stopped after that wait (empty: none).
+    #[serde(default)]
+    pub partial_code: String,
+    /// Where a finished participant is sent, `{code}` standing for their code (empty: none).
+    #[serde(default)]
+    pub completion_url: String,
+    /// The code of a participant the screener turns away (empty: none).
+    #[serde(default)]
+    pub screenout_code: String,
+    /// Where a participant the screener turns away is sent, `{code}` for the screen-out code.
+    #[serde(default)]
+    pub screenout_url: String,
 }
 
 /// One annotator's line on the monitor.

@@ -234,9 +234,148 @@ pub enum StudyCommand {
     },
     /// List studies with their counts
     List,
+    /// Change a study's settings (those given; the rest stay): what the study page sets
+    Set(Box<StudySet>),
+    /// Print every setting of a study as JSON (the form `study set` and the page change)
+    Show {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+    },
     /// Who may see and act on a study (admins may on every study)
     #[command(subcommand)]
     Member(MemberCommand),
+}
+
+/// `natstudy study set`: each option given replaces that setting; `none` clears an optional
+/// one.
+#[derive(clap::Args, Debug)]
+pub struct StudySet {
+    /// The study, by its name (`natstudy study list` lists them)
+    #[arg(long)]
+    study: String,
+    /// Ratings each item needs (k), 1–50
+    #[arg(long)]
+    ratings_per_item: Option<i64>,
+    /// Ratings asked of each participant (N), or `none`: all they can be given
+    #[arg(long)]
+    items_per_participant: Option<String>,
+    /// The completion code (`none`: no code)
+    #[arg(long)]
+    completion_code: Option<String>,
+    /// Rated items a participant needs for the code when no more can come to them
+    #[arg(long)]
+    min_rated_for_code: Option<i64>,
+    /// Where a finished participant is sent; `{code}` stands for their code (`none`: nowhere)
+    #[arg(long)]
+    completion_url: Option<String>,
+    /// The code of a participant the screener turns away (`none`: no code)
+    #[arg(long)]
+    screenout_code: Option<String>,
+    /// Where a participant the screener turns away is sent; `{code}` for the screen-out code
+    #[arg(long)]
+    screenout_url: Option<String>,
+    /// The code of a participant who stops after waiting for items held by others
+    #[arg(long)]
+    partial_code: Option<String>,
+    /// Minutes of such a wait before the partial code is offered (`none`: never)
+    #[arg(long)]
+    partial_after_minutes: Option<String>,
+    /// Hide the operator's name from participants (true or false)
+    #[arg(long)]
+    blind_operator: Option<bool>,
+    /// Hide the bug's id from participants (true or false)
+    #[arg(long)]
+    blind_bug_id: Option<bool>,
+    /// Show the original on a random side (true or false)
+    #[arg(long)]
+    randomise_sides: Option<bool>,
+    /// The screener as JSON: `[{"name","label","options":[..],"screen_out":[..]}]`
+    #[arg(long)]
+    screener_json: Option<String>,
+    /// A file whose text is the guideline (markdown)
+    #[arg(long)]
+    guideline_file: Option<std::path::PathBuf>,
+    /// A file whose text is the consent text shown before the screener
+    #[arg(long)]
+    consent_file: Option<std::path::PathBuf>,
+}
+
+/// An optional number as `study set` takes it: a number, or `none` (or empty) for none.
+fn optional_number(what: &str, value: &str) -> Result<Option<i64>> {
+    let v = value.trim();
+    if v.is_empty() || v.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    v.parse()
+        .map(Some)
+        .with_context(|| format!("--{what}: a number or `none`, not {value:?}"))
+}
+
+/// An optional text as `study set` takes it: `none` clears it.
+fn optional_text(value: String) -> String {
+    if value.trim().eq_ignore_ascii_case("none") {
+        String::new()
+    } else {
+        value
+    }
+}
+
+/// Applies `study set`'s options to the study's settings, checked and stored as the page's.
+async fn study_set(db: &Db, set: StudySet) -> Result<()> {
+    let id = crate::store::studies::id_by_name(db, &set.study).await?;
+    let mut f = crate::service::studies::settings(db, id).await?;
+    if let Some(k) = set.ratings_per_item {
+        f.ratings_per_item = k;
+    }
+    if let Some(n) = &set.items_per_participant {
+        f.items_per_participant = optional_number("items-per-participant", n)?;
+    }
+    if let Some(c) = set.completion_code {
+        f.completion_code = optional_text(c);
+    }
+    if let Some(m) = set.min_rated_for_code {
+        f.min_rated_for_code = m;
+    }
+    if let Some(u) = set.completion_url {
+        f.completion_url = optional_text(u);
+    }
+    if let Some(c) = set.screenout_code {
+        f.screenout_code = optional_text(c);
+    }
+    if let Some(u) = set.screenout_url {
+        f.screenout_url = optional_text(u);
+    }
+    if let Some(c) = set.partial_code {
+        f.partial_code = optional_text(c);
+    }
+    if let Some(m) = &set.partial_after_minutes {
+        f.partial_after_minutes = optional_number("partial-after-minutes", m)?;
+    }
+    if let Some(b) = set.blind_operator {
+        f.blind_operator = b;
+    }
+    if let Some(b) = set.blind_bug_id {
+        f.blind_bug_id = b;
+    }
+    if let Some(b) = set.randomise_sides {
+        f.randomise_sides = b;
+    }
+    if let Some(j) = set.screener_json {
+        f.screener_json = j;
+    }
+    let read = |p: &std::path::Path| {
+        std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
+    };
+    if let Some(p) = &set.guideline_file {
+        f.guideline = read(p)?;
+    }
+    if let Some(p) = &set.consent_file {
+        f.consent_text = read(p)?;
+    }
+    crate::service::studies::update_settings(db, id, None, &f).await?;
+    println!("{}", serde_json::to_string_pretty(&f)?);
+    Ok(())
 }
 
 #[derive(Subcommand, Debug)]
@@ -533,6 +672,12 @@ async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
             println!("created study {name} (id {id})");
         }
         StudyCommand::Member(cmd) => member(&db, cmd).await?,
+        StudyCommand::Set(set) => study_set(&db, *set).await?,
+        StudyCommand::Show { study } => {
+            let id = crate::store::studies::id_by_name(&db, &study).await?;
+            let f = crate::service::studies::settings(&db, id).await?;
+            println!("{}", serde_json::to_string_pretty(&f)?);
+        }
         StudyCommand::List => {
             for s in crate::store::studies::list(&db).await? {
                 println!(

@@ -1,7 +1,7 @@
 //! The participant's survey as the pages show it: where a participant stands and the item to
 //! rate (with its diff), the guideline's markdown made safe, the default screener.
 
-use natstudy_types::{AnnotateState, AnnotateStep, ItemView, RatedRow};
+use natstudy_types::{AnnotateState, AnnotateStep, ItemView, Outcome, RatedRow, Waiting};
 
 use std::sync::{Arc, LazyLock};
 
@@ -283,8 +283,14 @@ async fn state_of(
         annotator: me,
         progress: (done, total),
     } = store::survey::standing_issuing_resume_code(db, study, annotator).await?;
+    let required = settings.crowd.items_per_participant;
+    // the work asked of a participant is at most N items
+    let total = match required {
+        Some(n) => total.min(n).max(done),
+        None => total,
+    };
     let step = if me.finished {
-        finished_step(&settings, done)
+        finished_step(&settings, done, me.outcome)
     } else if !me.consented {
         let screener = super::screener::of(&settings.screener_json);
         let text = if settings.consent_text.trim().is_empty() {
@@ -321,6 +327,10 @@ async fn state_of(
         };
         match target {
             Some((item, previous, side)) => {
+                if previous.is_none() && me.waiting_since.is_some() {
+                    // an item came: a later wait starts again
+                    store::survey::set_waiting(db, study, annotator, None).await?;
+                }
                 let held = cache.item(db, study, item).await?;
                 let it = &held.1;
                 let diff = item_diff(item, it).await?;
@@ -352,6 +362,9 @@ async fn state_of(
                 }))
             }
             None => {
+                let now = crate::db::now_ms();
+                let waiting =
+                    waiting(db, &settings, study, annotator, done, me.waiting_since, now).await?;
                 let mine = store::survey::my_votes(db, study, annotator, page).await?;
                 let (pages, before) = (mine.pages(), mine.before());
                 AnnotateStep::Review {
@@ -369,6 +382,8 @@ async fn state_of(
                     pages: u32::try_from(pages).unwrap_or(u32::MAX),
                     before: u64::try_from(before).unwrap_or(0),
                     total: u64::try_from(mine.total).unwrap_or(0),
+                    waiting,
+                    required: required.and_then(|n| u64::try_from(n).ok()),
                 }
             }
         }
@@ -388,19 +403,120 @@ async fn state_of(
     })
 }
 
-/// The end of the survey: the completion code only for a participant who rated at least the
-/// study's minimum (a participant of a study that was full when they came rated nothing).
-fn finished_step(settings: &store::survey::StudySettings, rated: i64) -> AnnotateStep {
+/// Whether the participant, with nothing to rate now, waits for items held by others
+/// ([`store::survey::work_may_come`]) — never once they rated the N items asked — noting when
+/// the wait began (its first sight), and when the partial code is offered.
+async fn waiting(
+    db: &Db,
+    settings: &store::survey::StudySettings,
+    study: StudyId,
+    annotator: AnnotatorId,
+    done: i64,
+    since: Option<i64>,
+    now: i64,
+) -> Result<Option<Waiting>, StoreError> {
+    let crowd = &settings.crowd;
+    if crowd.items_per_participant.is_some_and(|n| done >= n) {
+        return Ok(None);
+    }
+    let Some(until) = store::survey::work_may_come(db, study, annotator, now).await? else {
+        return Ok(None);
+    };
+    let since = match since {
+        Some(t) => t,
+        None => {
+            store::survey::set_waiting(db, study, annotator, Some(now)).await?;
+            now
+        }
+    };
+    let secs = |ms: i64| u64::try_from(ms.max(0) / 1000).unwrap_or(0);
+    let partial_at = partial_from(crowd, since);
+    Ok(Some(Waiting {
+        required: crowd
+            .items_per_participant
+            .and_then(|n| u64::try_from(n).ok()),
+        free_in_secs: secs(until - now),
+        partial_offered: partial_at.is_some_and(|at| at <= now),
+        partial_in_secs: partial_at.filter(|&at| at > now).map(|at| secs(at - now)),
+    }))
+}
+
+/// When a participant waiting since `since` (ms) is offered the partial code (`None`: the
+/// study offers none).
+pub(crate) fn partial_from(crowd: &store::survey::CrowdSettings, since: i64) -> Option<i64> {
+    match (crowd.partial_after_minutes, &crowd.partial_code) {
+        (Some(m), Some(_)) => Some(since.saturating_add(m.saturating_mul(60_000))),
+        _ => None,
+    }
+}
+
+/// The end of the survey: the code of the participant's outcome (the completion code only
+/// for the work asked, the partial code after the study's wait, the screen-out code for a
+/// participant the screener turned away) and where they go back to with it. A participant who
+/// finished before outcomes were kept reads as the code was given then.
+fn finished_step(
+    settings: &store::survey::StudySettings,
+    rated: i64,
+    outcome: Option<store::Outcome>,
+) -> AnnotateStep {
     let rated = u64::try_from(rated).unwrap_or(0);
     let min_rated = u64::try_from(settings.min_rated_for_code).unwrap_or(0);
+    let outcome = match outcome {
+        Some(store::Outcome::Completed) => Outcome::Completed,
+        Some(store::Outcome::Partial) => Outcome::Partial,
+        Some(store::Outcome::Returned) => Outcome::Returned,
+        Some(store::Outcome::ScreenedOut) => Outcome::ScreenedOut,
+        None if rated >= min_rated => Outcome::Completed,
+        None => Outcome::Returned,
+    };
+    let crowd = &settings.crowd;
+    let (code, url) = match outcome {
+        Outcome::Completed => (&settings.completion_code, &crowd.completion_url),
+        Outcome::Partial => (&crowd.partial_code, &crowd.completion_url),
+        Outcome::ScreenedOut => (&crowd.screenout_code, &crowd.screenout_url),
+        Outcome::Returned => (&None, &None),
+    };
     AnnotateStep::Finished {
-        completion_code: settings
-            .completion_code
-            .clone()
-            .filter(|_| rated >= min_rated),
+        completion_code: code.clone(),
+        redirect: url
+            .as_deref()
+            .map(|u| super::studies::fill_code(u, code.as_deref())),
         rated,
         min_rated,
         has_code: settings.completion_code.is_some(),
+        outcome,
+    }
+}
+
+/// The outcome of a participant who finishes now, having rated `done` items: the work asked
+/// (N ratings, or every item they could be given and at least the code's minimum) is
+/// `Completed`; stopping while items held by others may still come is `Partial` once the
+/// study's wait has passed (`waiting_since`), else `Returned`.
+pub(crate) fn outcome_on_finish(
+    settings: &store::survey::StudySettings,
+    done: i64,
+    may_come: bool,
+    waiting_since: Option<i64>,
+    now: i64,
+) -> store::Outcome {
+    let crowd = &settings.crowd;
+    if crowd.items_per_participant.is_some_and(|n| done >= n) {
+        return store::Outcome::Completed;
+    }
+    if may_come {
+        let partial = waiting_since
+            .and_then(|since| partial_from(crowd, since))
+            .is_some_and(|at| at <= now);
+        return if partial {
+            store::Outcome::Partial
+        } else {
+            store::Outcome::Returned
+        };
+    }
+    if done >= settings.min_rated_for_code {
+        store::Outcome::Completed
+    } else {
+        store::Outcome::Returned
     }
 }
 
@@ -410,7 +526,26 @@ mod tests {
 
     #[test]
     fn the_completion_code_is_for_work_done() {
-        let mut s = crate::store::survey::StudySettings {
+        let mut s = settings();
+        let code = |s: &crate::store::survey::StudySettings, rated| match super::finished_step(
+            s, rated, None,
+        ) {
+            natstudy_types::AnnotateStep::Finished {
+                completion_code, ..
+            } => completion_code,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(code(&s, 0), None, "a full study: nothing rated, no code");
+        assert_eq!(code(&s, 1).as_deref(), Some("C0DE"));
+        s.min_rated_for_code = 10;
+        assert_eq!(code(&s, 9), None);
+        assert_eq!(code(&s, 10).as_deref(), Some("C0DE"));
+        s.min_rated_for_code = 0;
+        assert_eq!(code(&s, 0).as_deref(), Some("C0DE"));
+    }
+
+    fn settings() -> crate::store::survey::StudySettings {
+        crate::store::survey::StudySettings {
             name: "S".into(),
             ratings_per_item: 5,
             consent_text: String::new(),
@@ -421,21 +556,99 @@ mod tests {
             randomise_sides: false,
             completion_code: Some("C0DE".into()),
             min_rated_for_code: 1,
+            crowd: crate::store::survey::CrowdSettings {
+                items_per_participant: Some(10),
+                partial_after_minutes: Some(15),
+                partial_code: Some("PART".into()),
+                completion_url: Some(
+                    "https://app.prolific.com/submissions/complete?cc={code}".into(),
+                ),
+                screenout_code: Some("SCRN".into()),
+                screenout_url: Some("https://example.org/out?c={code}".into()),
+            },
+        }
+    }
+
+    /// Each outcome has its code and its way back: the completion code for the work asked,
+    /// the partial code after the wait (through the same URL), no code for work left undone,
+    /// the screen-out code through its own URL.
+    #[test]
+    fn each_outcome_has_its_code_and_way_back() {
+        use crate::store::Outcome as O;
+        let s = settings();
+        let end = |o| match super::finished_step(&s, 3, Some(o)) {
+            natstudy_types::AnnotateStep::Finished {
+                completion_code,
+                redirect,
+                ..
+            } => (completion_code, redirect),
+            other => panic!("{other:?}"),
         };
-        let code =
-            |s: &crate::store::survey::StudySettings, rated| match super::finished_step(s, rated) {
-                natstudy_types::AnnotateStep::Finished {
-                    completion_code, ..
-                } => completion_code,
-                other => panic!("{other:?}"),
-            };
-        assert_eq!(code(&s, 0), None, "a full study: nothing rated, no code");
-        assert_eq!(code(&s, 1).as_deref(), Some("C0DE"));
-        s.min_rated_for_code = 10;
-        assert_eq!(code(&s, 9), None);
-        assert_eq!(code(&s, 10).as_deref(), Some("C0DE"));
-        s.min_rated_for_code = 0;
-        assert_eq!(code(&s, 0).as_deref(), Some("C0DE"));
+        assert_eq!(
+            end(O::Completed),
+            (
+                Some("C0DE".into()),
+                Some("https://app.prolific.com/submissions/complete?cc=C0DE".into())
+            )
+        );
+        assert_eq!(
+            end(O::Partial),
+            (
+                Some("PART".into()),
+                Some("https://app.prolific.com/submissions/complete?cc=PART".into())
+            )
+        );
+        assert_eq!(end(O::Returned), (None, None));
+        assert_eq!(
+            end(O::ScreenedOut),
+            (
+                Some("SCRN".into()),
+                Some("https://example.org/out?c=SCRN".into())
+            )
+        );
+    }
+
+    /// No completion code before N while work may come; the code at N; the partial code only
+    /// after the study's wait; when nothing can come, the code for the minimum.
+    #[test]
+    fn finishing_gives_the_outcome_of_the_work_done() {
+        use crate::store::Outcome as O;
+        let mut s = settings();
+        let min = 60_000;
+        let at = |done, may_come, since: Option<i64>, now| {
+            super::outcome_on_finish(&s, done, may_come, since, now)
+        };
+        assert_eq!(at(10, true, None, 0), O::Completed, "N reached");
+        assert_eq!(at(11, false, None, 0), O::Completed);
+        assert_eq!(at(1, true, None, 0), O::Returned, "work may come: no code");
+        assert_eq!(
+            at(1, true, Some(0), 15 * min - 1),
+            O::Returned,
+            "wait not over"
+        );
+        assert_eq!(at(1, true, Some(0), 15 * min), O::Partial);
+        assert_eq!(at(1, false, Some(0), 0), O::Completed, "nothing can come");
+        assert_eq!(
+            at(0, false, None, 0),
+            O::Returned,
+            "a full study: nothing rated"
+        );
+        s.crowd.partial_after_minutes = None;
+        assert_eq!(
+            super::outcome_on_finish(&s, 1, true, Some(0), 1 << 40),
+            O::Returned,
+            "no partial code offered"
+        );
+        s.crowd.items_per_participant = None;
+        assert_eq!(
+            super::outcome_on_finish(&s, 5, true, None, 0),
+            O::Returned,
+            "without N: all they can be given"
+        );
+        assert_eq!(
+            super::outcome_on_finish(&s, 5, false, None, 0),
+            O::Completed
+        );
     }
 
     /// The default guideline explains the marker the diff puts on buggy lines, in the words

@@ -51,12 +51,12 @@ pub async fn submit_vote(
     Ok(next)
 }
 
-/// A crowd-worker id: printable, at most [`MAX_PID`] characters; empty is none.
 /// How many of `joins` (participants) have answered nothing yet.
 pub async fn unanswered(db: &crate::store::Db, joins: &[AnnotatorId]) -> ServiceResult<usize> {
     Ok(crate::store::survey::unanswered(db, joins).await?)
 }
 
+/// A crowd-worker id: printable, at most [`MAX_PID`] characters; empty is none.
 pub fn check_pid(pid: Option<&str>) -> ServiceResult<Option<String>> {
     let Some(p) = pid.map(str::trim).filter(|p| !p.is_empty()) else {
         return Ok(None);
@@ -121,18 +121,23 @@ pub async fn consent(
     answers: Vec<(String, String)>,
 ) -> ServiceResult<()> {
     let settings = crate::store::survey::study_settings(db, study).await?;
-    let answers = check_answers(answers, &super::screener::of(&settings.screener_json))?;
+    let questions = super::screener::of(&settings.screener_json);
+    let answers = check_answers(answers, &questions)?;
+    // an answer the study screens out turns the participant away: recorded with the answers
+    let screened_out = answers.iter().any(|(name, value)| {
+        questions
+            .iter()
+            .any(|q| q.name == *name && q.screen_out.contains(value))
+    });
     let obj: serde_json::Map<String, serde_json::Value> = answers
         .into_iter()
         .map(|(k, v)| (k, serde_json::Value::String(v)))
         .collect();
-    Ok(crate::store::survey::consent(
-        db,
-        study,
-        annotator,
-        &serde_json::Value::Object(obj).to_string(),
-    )
-    .await?)
+    let json = serde_json::Value::Object(obj).to_string();
+    if screened_out {
+        return Ok(crate::store::survey::screen_out(db, study, annotator, &json).await?);
+    }
+    Ok(crate::store::survey::consent(db, study, annotator, &json).await?)
 }
 
 /// The participant has read the guideline.
@@ -144,13 +149,31 @@ pub async fn guideline_seen(
     Ok(crate::store::survey::guideline_seen(db, study, annotator).await?)
 }
 
-/// The participant ends their work: answers are final.
+/// The participant ends their work: answers are final, and the outcome decides their code
+/// ([`super::annotate::outcome_on_finish`]: no completion code before the N items asked while
+/// items held by others may still come to them).
 pub async fn finish(
     db: &crate::store::Db,
     study: StudyId,
     annotator: AnnotatorId,
 ) -> ServiceResult<()> {
-    Ok(crate::store::survey::finish(db, study, annotator).await?)
+    let standing = crate::store::survey::standing_issuing_resume_code(db, study, annotator).await?;
+    if standing.annotator.finished {
+        return Ok(());
+    }
+    let now = crate::db::now_ms();
+    let done = standing.progress.0;
+    let may_come = crate::store::survey::work_may_come(db, study, annotator, now)
+        .await?
+        .is_some();
+    let outcome = super::annotate::outcome_on_finish(
+        &standing.settings,
+        done,
+        may_come,
+        standing.annotator.waiting_since,
+        now,
+    );
+    Ok(crate::store::survey::finish(db, study, annotator, outcome).await?)
 }
 
 /// The rating page's heartbeat: the participant's leases renewed (up to their maximum hold).
@@ -229,6 +252,7 @@ mod tests {
             name: "years".into(),
             label: "Years".into(),
             options: vec!["<1".into(), "1-3".into()],
+            screen_out: Vec::new(),
         }];
         assert!(check_answers(vec![("years".into(), "1-3".into())], &qs).is_ok());
         assert!(

@@ -19,6 +19,7 @@ pub fn default() -> Vec<ScreenerQuestion> {
         name: name.into(),
         label: label.into(),
         options: options.iter().map(|o| o.to_string()).collect(),
+        screen_out: Vec::new(),
     };
     vec![
         q(

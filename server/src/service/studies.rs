@@ -69,8 +69,59 @@ pub fn settings_form(s: &StudySettings) -> StudySettingsForm {
         min_rated_for_code: s.min_rated_for_code,
         consent_text: s.consent_text.clone(),
         screener_json: s.screener_json.clone(),
+        items_per_participant: s.crowd.items_per_participant,
+        partial_after_minutes: s.crowd.partial_after_minutes,
+        partial_code: s.crowd.partial_code.clone().unwrap_or_default(),
+        completion_url: s.crowd.completion_url.clone().unwrap_or_default(),
+        screenout_code: s.crowd.screenout_code.clone().unwrap_or_default(),
+        screenout_url: s.crowd.screenout_url.clone().unwrap_or_default(),
     }
 }
+
+/// The longest completion or screen-out URL, in characters.
+pub const MAX_URL: usize = 2_000;
+
+/// A URL a participant is sent to: empty (none), or `http(s)://` with no spaces or control
+/// characters, at most [`MAX_URL`] characters; `{code}` marks where the code goes.
+fn checked_url(what: &str, url: &str) -> ServiceResult<Option<String>> {
+    let url = url.trim();
+    if url.is_empty() {
+        return Ok(None);
+    }
+    let lower = url.to_ascii_lowercase();
+    if url.chars().count() > MAX_URL
+        || !(lower.starts_with("https://") || lower.starts_with("http://"))
+        || url
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '<' || c == '>')
+        || url.len() <= "https://".len()
+    {
+        return Err(ServiceError::Invalid(format!(
+            "{what}: an http(s) address of at most {MAX_URL} characters, without spaces \
+             ({{code}} marks where the code goes)"
+        )));
+    }
+    Ok(Some(url.to_owned()))
+}
+
+/// A code as stored: trimmed, `None` when empty.
+fn code(c: &str) -> Option<String> {
+    Some(c.trim().to_owned()).filter(|c| !c.is_empty())
+}
+
+/// `url` with every `{code}` replaced by `code`, percent-encoded as RFC 3986's unreserved
+/// characters allow (a code of letters and digits, as the platforms issue, reads as itself).
+pub fn fill_code(url: &str, code: Option<&str>) -> String {
+    let encoded = percent_encoding::utf8_percent_encode(code.unwrap_or(""), NOT_UNRESERVED);
+    url.replace("{code}", &encoded.to_string())
+}
+
+/// Every byte but RFC 3986's unreserved characters (letters, digits, `-`, `.`, `_`, `~`).
+pub const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// A study's settings as the admin edits them.
 pub async fn settings(db: &Db, study: StudyId) -> ServiceResult<StudySettingsForm> {
@@ -101,12 +152,35 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
     if !(0..=100_000).contains(&f.min_rated_for_code) {
         return invalid("rated items needed for the completion code must be 0–100,000".into());
     }
+    if f.items_per_participant
+        .is_some_and(|n| !(1..=100_000).contains(&n))
+    {
+        return invalid(
+            "items per participant must be 1–100,000 (or none: all they can be given)".into(),
+        );
+    }
+    if f.partial_after_minutes
+        .is_some_and(|m| !(0..=10_080).contains(&m))
+    {
+        return invalid(
+            "minutes before the partial code must be 0–10,080 (a week), or none".into(),
+        );
+    }
+    if f.partial_after_minutes.is_some() && code(&f.partial_code).is_none() {
+        return invalid("a partial code is needed to offer one after a wait".into());
+    }
     for (what, text, max) in [
         ("the guideline", &f.guideline, MAX_GUIDELINE),
         ("the consent text", &f.consent_text, MAX_CONSENT),
         (
             "the completion code",
             &f.completion_code,
+            MAX_COMPLETION_CODE,
+        ),
+        ("the partial code", &f.partial_code, MAX_COMPLETION_CODE),
+        (
+            "the screen-out code",
+            &f.screenout_code,
             MAX_COMPLETION_CODE,
         ),
     ] {
@@ -148,7 +222,21 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
                 "screener: at most {MAX_ANSWERS} options of at most {MAX_ANSWER_VALUE} characters"
             ));
         }
+        if let Some(o) = q.screen_out.iter().find(|o| !q.options.contains(o)) {
+            return invalid(format!(
+                "screener: `{}` screens out {o:?}, which is not one of its options",
+                q.name
+            ));
+        }
     }
+    let crowd = crate::store::survey::CrowdSettings {
+        items_per_participant: f.items_per_participant,
+        partial_after_minutes: f.partial_after_minutes,
+        partial_code: code(&f.partial_code),
+        completion_url: checked_url("the completion URL", &f.completion_url)?,
+        screenout_code: code(&f.screenout_code),
+        screenout_url: checked_url("the screen-out URL", &f.screenout_url)?,
+    };
     let code = f.completion_code.trim();
     Ok(StudySettings {
         name: String::new(),
@@ -161,6 +249,7 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
         min_rated_for_code: f.min_rated_for_code,
         consent_text: f.consent_text.clone(),
         screener_json: serde_json::to_string(&questions).unwrap_or_else(|_| "[]".into()),
+        crowd,
     })
 }
 
@@ -202,6 +291,12 @@ mod tests {
             consent_text: String::new(),
             screener_json: r#"[{"name":"java_years","label":"Years","options":["<1","1-3"]}]"#
                 .into(),
+            items_per_participant: Some(10),
+            partial_after_minutes: Some(15),
+            partial_code: " PART1 ".into(),
+            completion_url: "https://app.prolific.com/submissions/complete?cc={code}".into(),
+            screenout_code: "SCRN".into(),
+            screenout_url: String::new(),
         }
     }
 
@@ -231,5 +326,72 @@ mod tests {
         let mut f = form();
         f.screener_json = "{".into();
         assert!(refused(f).starts_with("screener: not a list"));
+    }
+
+    /// A crowd study's settings: N, the wait before a partial code (which needs the code), the
+    /// codes trimmed, the URLs http(s) without spaces, a screen-out only of a question's options.
+    #[test]
+    fn crowd_settings_are_checked_before_they_are_stored() {
+        let s = checked_settings(&form()).expect("valid").crowd;
+        assert_eq!(s.items_per_participant, Some(10));
+        assert_eq!(s.partial_code.as_deref(), Some("PART1"));
+        assert_eq!(s.screenout_url, None);
+        let refused = |f: StudySettingsForm| match checked_settings(&f) {
+            Err(ServiceError::Invalid(m)) => m,
+            other => panic!("accepted: {other:?}"),
+        };
+        let mut f = form();
+        f.items_per_participant = Some(0);
+        assert!(refused(f).starts_with("items per participant must be 1"));
+        let mut f = form();
+        f.partial_code = "  ".into();
+        assert_eq!(
+            refused(f),
+            "a partial code is needed to offer one after a wait"
+        );
+        let mut f = form();
+        f.partial_after_minutes = Some(-1);
+        assert!(refused(f).starts_with("minutes before the partial code"));
+        for bad in [
+            "javascript:alert(1)",
+            "//evil.example/x",
+            "https://a b",
+            "https://",
+            "https://x\"onmouseover=",
+        ] {
+            let mut f = form();
+            f.completion_url = bad.into();
+            assert!(refused(f).starts_with("the completion URL: "), "{bad}");
+        }
+        let mut f = form();
+        f.completion_url = format!("https://{}", "a".repeat(MAX_URL));
+        assert!(refused(f).starts_with("the completion URL: "));
+        let mut f = form();
+        f.screener_json =
+            r#"[{"name":"a","label":"A","options":["x","y"],"screen_out":["z"]}]"#.into();
+        assert_eq!(
+            refused(f),
+            "screener: `a` screens out \"z\", which is not one of its options"
+        );
+        let mut f = form();
+        f.screener_json =
+            r#"[{"name":"a","label":"A","options":["x","y"],"screen_out":["y"]}]"#.into();
+        assert!(checked_settings(&f).is_ok());
+    }
+
+    /// The code goes where `{code}` stands, encoded for a query.
+    #[test]
+    fn the_code_fills_the_url() {
+        let url = "https://app.prolific.com/submissions/complete?cc={code}";
+        assert_eq!(
+            fill_code(url, Some("C1A2B3")),
+            "https://app.prolific.com/submissions/complete?cc=C1A2B3"
+        );
+        assert_eq!(
+            fill_code(url, Some("a b&c")),
+            url.replace("{code}", "a%20b%26c")
+        );
+        assert_eq!(fill_code("https://x/done", Some("C")), "https://x/done");
+        assert_eq!(fill_code(url, None), url.replace("{code}", ""));
     }
 }

@@ -105,6 +105,22 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// How a participant's work ended (`annotators.outcome`), which says what they are paid.
+    pub enum Outcome {
+        /// Did the work asked (N ratings, or every item they could ever be given): the
+        /// completion code.
+        Completed = "completed",
+        /// Waited for items held by others longer than the study asks, then stopped: the
+        /// partial code.
+        Partial = "partial",
+        /// Stopped before the work asked, or rated fewer items than the code needs: no code.
+        Returned = "returned",
+        /// Turned away by the screener: the screen-out code.
+        ScreenedOut = "screened_out",
+    }
+}
+
 /// A nullable `DOUBLE PRECISION` value as a statement binds it (a vote's time on item).
 ///
 /// Bind this, never a bare `Option<f64>`: sqlx 0.8's `Any` driver sends a `None::<f64>` to
@@ -190,6 +206,22 @@ mod tests {
             assert_eq!(check.matches('\'').count() / 2, AssignmentStatus::ALL.len());
         }
         assert_eq!(AssignmentStatus::parse("lost"), None);
+        for dialect in ["sqlite", "postgres"] {
+            let schema = std::fs::read_to_string(format!(
+                "{}/../migrations/{dialect}/0027_crowd_work.sql",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("0027");
+            let check = schema
+                .lines()
+                .find(|l| l.contains("outcome IN ("))
+                .expect("annotators.outcome CHECK");
+            for o in Outcome::ALL {
+                assert!(check.contains(&format!("'{o}'")), "{dialect}: {o}");
+                assert_eq!(Outcome::parse(o.as_str()), Some(*o));
+            }
+            assert_eq!(check.matches('\'').count() / 2, Outcome::ALL.len());
+        }
         for s in JobState::ALL {
             assert_eq!(JobState::parse(s.as_str()), Some(*s));
         }

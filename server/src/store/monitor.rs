@@ -149,7 +149,9 @@ pub async fn update_settings(
     let mut tx = db.begin_write(study).await?;
     let n = sqlx::query(
         "UPDATE studies SET ratings_per_item = $1, guideline = $2, blind_operator = $3, blind_bug_id = $4, randomise_sides = $5, \
-         completion_code = $6, consent_text = $7, screener = $8, min_rated_for_code = $9 WHERE id = $10",
+         completion_code = $6, consent_text = $7, screener = $8, min_rated_for_code = $9, \
+         items_per_participant = $11, partial_after_minutes = $12, partial_code = $13, \
+         completion_url = $14, screenout_code = $15, screenout_url = $16 WHERE id = $10",
     )
     .bind(s.ratings_per_item)
     .bind(&s.guideline)
@@ -161,6 +163,12 @@ pub async fn update_settings(
     .bind(&s.screener_json)
     .bind(s.min_rated_for_code)
     .bind(study)
+    .bind(s.crowd.items_per_participant)
+    .bind(s.crowd.partial_after_minutes)
+    .bind(s.crowd.partial_code.as_deref())
+    .bind(s.crowd.completion_url.as_deref())
+    .bind(s.crowd.screenout_code.as_deref())
+    .bind(s.crowd.screenout_url.as_deref())
     .execute(&mut *tx)
     .await?
     .rows_affected();

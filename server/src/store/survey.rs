@@ -17,6 +17,10 @@ pub struct AnnotatorState {
     pub consented: bool,
     pub guideline_seen: bool,
     pub finished: bool,
+    /// How their work ended (`None` while it goes on, or for a finish before outcomes).
+    pub outcome: Option<super::Outcome>,
+    /// Since when they have had nothing to rate while items held by others may come.
+    pub waiting_since: Option<i64>,
 }
 
 /// The [`AnnotatorState`] in a row of `annotators`' columns (giving a resume code to a
@@ -38,6 +42,8 @@ async fn annotator_state_issuing_resume_code(
         consented: r.try_get::<Option<i64>, _>("consented_at")?.is_some(),
         guideline_seen: r.try_get::<Option<i64>, _>("guideline_seen_at")?.is_some(),
         finished: r.try_get::<Option<i64>, _>("finished_at")?.is_some(),
+        outcome: r.try_get("outcome")?,
+        waiting_since: r.try_get("waiting_since")?,
     })
 }
 
@@ -52,6 +58,31 @@ pub async fn consent(
     let sql = "UPDATE annotators SET consented_at = $1, screener = $4 \
                WHERE id = $2 AND study_id = $3 AND consented_at IS NULL";
     first_step(db, study, annotator, sql, Some(screener_json.to_owned())).await
+}
+
+/// Records the consent and screener answers of a participant the screener turns away, who
+/// finishes with them (outcome screened out), in one statement: they never rate.
+pub async fn screen_out(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    screener_json: &str,
+) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    super::assign::release_open(&mut tx, annotator).await?;
+    sqlx::query(
+        "UPDATE annotators SET consented_at = $1, screener = $4, finished_at = $1, outcome = $5 \
+         WHERE id = $2 AND study_id = $3 AND consented_at IS NULL",
+    )
+    .bind(now_ms())
+    .bind(annotator)
+    .bind(study)
+    .bind(screener_json)
+    .bind(super::Outcome::ScreenedOut)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 /// How many of `annotators` have no vote (in any study). A few hundred at most are asked: the
@@ -107,13 +138,95 @@ async fn first_step(
     .await
 }
 
-pub async fn finish(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
+/// Ends the participant's work with `outcome` (once: a second finish changes nothing); their
+/// unrated claims go back to the pool.
+pub async fn finish(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    outcome: super::Outcome,
+) -> StoreResult<()> {
     let mut tx = db.begin_write(study).await?;
     // unrated items go back to the pool
     super::assign::release_open(&mut tx, annotator).await?;
-    sqlx::query("UPDATE annotators SET finished_at = $1 WHERE id = $2 AND finished_at IS NULL")
-        .bind(now_ms())
+    sqlx::query(
+        "UPDATE annotators SET finished_at = $1, outcome = $3, waiting_since = NULL \
+         WHERE id = $2 AND finished_at IS NULL",
+    )
+    .bind(now_ms())
+    .bind(annotator)
+    .bind(outcome)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Whether more items may still come to the participant while the queue has none for them:
+/// an item of one of their dynamic-queue batches without k votes, that they neither rated nor
+/// hold, is held by someone else's live claim (`None`: none is; nothing can ever come to
+/// them). Its value is when the first such claim's lease runs out (ms), as a hint of the wait.
+pub async fn work_may_come(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    now: i64,
+) -> StoreResult<Option<i64>> {
+    use super::AssignmentStatus as S;
+    let r = sqlx::query(
+        "SELECT COUNT(*) AS n, MIN(c.lease_expires_at) AS until \
+         FROM batch_annotators ba JOIN batches b ON b.id = ba.batch_id \
+         JOIN batch_items bi ON bi.batch_id = b.id \
+         JOIN assignments c ON c.item_id = bi.item_id AND c.annotator_id <> $1 \
+           AND c.status = $4 AND c.lease_expires_at > $3 \
+         WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7 AND bi.rated_full = 0 \
+         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
+           < (SELECT s.ratings_per_item FROM studies s WHERE s.id = $2) \
+         AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $1) = 0 \
+         AND (SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $1 \
+           AND m.status IN ($5, $6)) = 0",
+    )
+    .bind(annotator)
+    .bind(study)
+    .bind(now)
+    .bind(S::Leased)
+    .bind(S::Assigned)
+    .bind(S::Done)
+    .bind(super::assign::Strategy::DynamicQueue)
+    .fetch_one(&db.pool)
+    .await?;
+    let n: i64 = r.try_get("n")?;
+    Ok((n > 0).then(|| {
+        r.try_get::<Option<i64>, _>("until")
+            .ok()
+            .flatten()
+            .unwrap_or(now)
+    }))
+}
+
+/// Notes when the participant began to wait for items held by others (`Some`: only if not
+/// waiting already) or that they have something to rate again (`None`).
+pub async fn set_waiting(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    since: Option<i64>,
+) -> StoreResult<()> {
+    let sql = match since {
+        Some(_) => {
+            "UPDATE annotators SET waiting_since = $1 WHERE id = $2 AND study_id = $3 \
+                    AND waiting_since IS NULL AND finished_at IS NULL"
+        }
+        None => {
+            "UPDATE annotators SET waiting_since = $1 WHERE id = $2 AND study_id = $3 \
+                 AND waiting_since IS NOT NULL"
+        }
+    };
+    let mut tx = db.begin_write(study).await?;
+    sqlx::query(sql)
+        .bind(since)
         .bind(annotator)
+        .bind(study)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -135,13 +248,33 @@ pub struct StudySettings {
     pub completion_code: Option<String>,
     /// The completion code is given only to participants who rated at least this many items.
     pub min_rated_for_code: i64,
+    /// A paid crowd study's settings.
+    pub crowd: CrowdSettings,
+}
+
+/// A paid crowd study's settings (`migrations/*/0027_crowd_work.sql`): the work each
+/// participant is paid for and the way back to the crowd platform.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CrowdSettings {
+    /// N: the ratings a participant is asked for (`None`: all they can be given).
+    pub items_per_participant: Option<i64>,
+    /// Minutes of waiting for items held by others after which the partial code is offered
+    /// (`None`: never).
+    pub partial_after_minutes: Option<i64>,
+    pub partial_code: Option<String>,
+    /// Where a finished participant is sent, `{code}` standing for their code.
+    pub completion_url: Option<String>,
+    pub screenout_code: Option<String>,
+    pub screenout_url: Option<String>,
 }
 
 /// The `studies` columns of [`StudySettings`], for a query over `studies s`.
 macro_rules! settings_columns {
     () => {
         "s.name, s.ratings_per_item, s.guideline, s.consent_text, s.screener, s.blind_operator, \
-         s.blind_bug_id, s.randomise_sides, s.completion_code, s.min_rated_for_code"
+         s.blind_bug_id, s.randomise_sides, s.completion_code, s.min_rated_for_code, \
+         s.items_per_participant, s.partial_after_minutes, s.partial_code, s.completion_url, \
+         s.screenout_code, s.screenout_url"
     };
 }
 
@@ -157,6 +290,14 @@ fn settings_of(r: &sqlx::any::AnyRow) -> StoreResult<StudySettings> {
         randomise_sides: r.try_get::<i64, _>("randomise_sides")? != 0,
         completion_code: r.try_get("completion_code")?,
         min_rated_for_code: r.try_get("min_rated_for_code")?,
+        crowd: CrowdSettings {
+            items_per_participant: r.try_get("items_per_participant")?,
+            partial_after_minutes: r.try_get("partial_after_minutes")?,
+            partial_code: r.try_get("partial_code")?,
+            completion_url: r.try_get("completion_url")?,
+            screenout_code: r.try_get("screenout_code")?,
+            screenout_url: r.try_get("screenout_url")?,
+        },
     })
 }
 
@@ -193,7 +334,8 @@ pub async fn standing_issuing_resume_code(
     let q = sqlx::query(concat!(
         "SELECT ",
         settings_columns!(),
-        ", a.code, a.user_id, a.resume_code, a.consented_at, a.guideline_seen_at, a.finished_at, ",
+        ", a.code, a.user_id, a.resume_code, a.consented_at, a.guideline_seen_at, a.finished_at, \
+         a.outcome, a.waiting_since, ",
         super::assign::progress_columns!(),
         " FROM annotators a JOIN studies s ON s.id = a.study_id WHERE a.id = $1 AND a.study_id = $2"
     ));

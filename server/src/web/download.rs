@@ -273,15 +273,8 @@ pub fn attachment(name: &str) -> HeaderValue {
             _ => '_',
         })
         .collect();
-    let exact: String = name
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
+    let exact =
+        percent_encoding::utf8_percent_encode(name, crate::service::studies::NOT_UNRESERVED);
     HeaderValue::from_str(&format!(
         "attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}"
     ))

@@ -15,6 +15,7 @@ use crate::annotate_api::{
     get_annotate_state, invite_status, FinishStudy, GiveConsent, JoinStudy, ResumeParticipant,
     StartRating, SubmitVote,
 };
+use crate::components::refresh::Refresh;
 use crate::components::status::{ErrorBox, Loading};
 use crate::model::{AnnotateState, AnnotateStep, InviteStatus, ItemId, StudyId};
 use rate::Rate;
@@ -129,6 +130,20 @@ pub fn AnnotatePage() -> impl IntoView {
     let consent = ServerAction::<GiveConsent>::new();
     let start = ServerAction::<StartRating>::new();
     let finish = ServerAction::<FinishStudy>::new();
+    // a participant waiting for items held by others: the state is read again 15 s after each
+    // answer (`polls` counts the ticks that came while waiting)
+    let refresh = Refresh::after(std::time::Duration::from_secs(15));
+    let (waiting, set_waiting) = signal(false);
+    let (polls, set_polls) = signal(0u32);
+    Effect::watch(
+        move || refresh.tick(),
+        move |_, _, _| {
+            if waiting.get_untracked() {
+                set_polls.update(|p| *p = p.wrapping_add(1));
+            }
+        },
+        false,
+    );
     // the vote version whose answer was last shown: a vote's answer carries the next state,
     // so the page asks for it only when that answer did not (or after the other steps)
     let shown_vote = StoredValue::new(0usize);
@@ -142,6 +157,7 @@ pub fn AnnotatePage() -> impl IntoView {
                 consent.version().get(),
                 start.version().get(),
                 finish.version().get(),
+                polls.get(),
             )
         },
         move |(s, r, p, v, ..)| {
@@ -151,10 +167,25 @@ pub fn AnnotatePage() -> impl IntoView {
                 .and_then(|answer| answer.ok().flatten());
             shown_vote.set_value(v);
             async move {
-                match carried {
-                    Some(next) => Ok(next),
-                    None => get_annotate_state(s, r, p).await,
-                }
+                let state = refresh
+                    .read(async move {
+                        match carried {
+                            Some(next) => Ok(next),
+                            None => get_annotate_state(s, r, p).await,
+                        }
+                    })
+                    .await;
+                set_waiting.set(matches!(
+                    &state,
+                    Ok(AnnotateState {
+                        step: AnnotateStep::Review {
+                            waiting: Some(_),
+                            ..
+                        },
+                        ..
+                    })
+                ));
+                state
             }
         },
     );
@@ -246,13 +277,19 @@ fn Survey(
             pages,
             before,
             total,
-        } => view! { <Review study rated page pages before total finish /> }.into_any(),
+            waiting,
+            required,
+        } => view! { <Review study rated page pages before total waiting required finish /> }
+            .into_any(),
         AnnotateStep::Finished {
             completion_code,
             rated,
             min_rated,
             has_code,
-        } => view! { <Thanks completion_code rated min_rated has_code /> }.into_any(),
+            outcome,
+            redirect,
+        } => view! { <Thanks completion_code rated min_rated has_code outcome redirect /> }
+            .into_any(),
     };
     view! { {header} {body} }
 }

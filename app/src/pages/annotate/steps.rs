@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::annotate_api::{FinishStudy, GiveConsent, StartRating};
 use crate::model::StudyId;
-use crate::model::{RatedRow, ScreenerQuestion};
+use crate::model::{Outcome, RatedRow, ScreenerQuestion, Waiting};
 
 #[component]
 pub(super) fn Consent(
@@ -77,9 +77,12 @@ pub(super) fn Review(
     pages: u32,
     before: u64,
     total: u64,
+    waiting: Option<Waiting>,
+    required: Option<u64>,
     finish: ServerAction<FinishStudy>,
 ) -> impl IntoView {
     let shown = rated.len() as u64;
+    let reached = required.is_some_and(|n| total >= n);
     let to_page = move |p: u32| format!("/annotate/{study}?page={p}");
     // above and below the list
     let nav = move || {
@@ -93,9 +96,47 @@ pub(super) fn Review(
             }
         })
     };
+    let finish_form = |id: &'static str, label: &'static str| {
+        view! {
+            <ActionForm action=finish attr:id="finish-form">
+                <input type="hidden" name="study" value=study.get() />
+                <button type="submit" id=id>{label}</button>
+            </ActionForm>
+        }
+    };
+    if let Some(w) = waiting {
+        // items held by others may still come: no finish, but a partial one after the wait
+        let of = match w.required {
+            Some(n) => format!("{total} of {n} done."),
+            None => format!("{} done so far.", crate::text::count(total as i64, "item")),
+        };
+        let free = if w.free_in_secs < 60 {
+            "any moment now".to_string()
+        } else {
+            format!("within about {} minutes", w.free_in_secs.div_ceil(60))
+        };
+        return view! {
+            <section class="card" id="waiting">
+                <h1>"More items soon"</h1>
+                <p id="waiting-progress"><b>{of}</b></p>
+                <p>"The items left are being rated by other participants. Any they do not finish come free again " {free}
+                   ". This page checks for them every 15 seconds: keep it open, or come back later with your resume code."</p>
+                <p><a id="check-again" href=format!("/annotate/{study}")>"Check now"</a></p>
+                {w.partial_in_secs.map(|s| view! {
+                    <p class="muted" id="partial-later">{format!("If no item comes within {} minutes, you may stop with a partial completion code.", s.div_ceil(60))}</p>
+                })}
+                {w.partial_offered.then(|| view! {
+                    <p id="partial-offer">"You have waited long enough: you may stop now with a partial completion code, or keep waiting for more items."</p>
+                    {finish_form("finish-partial", "Stop with a partial code")}
+                })}
+            </section>
+        }
+        .into_any();
+    }
     view! {
         <section class="card">
             <h1>{if total == 0 { "Nothing to rate now" } else { "All items rated" }}</h1>
+            {reached.then(|| view! { <p id="work-done">{format!("You rated the {} this study asks for. Finish to get your completion code.", crate::text::count(total as i64, "item"))}</p> })}
             {if total == 0 {
                 view! { <p id="nothing-to-rate">"Every item of this study already has all the ratings it needs, or is being rated by others: there is nothing for you to rate now. You may come back later with your resume code; finishing now gives no completion code."</p> }.into_any()
             } else {
@@ -124,24 +165,30 @@ pub(super) fn Review(
                 </tbody>
             </table>
             {nav()}
-            <ActionForm action=finish attr:id="finish-form">
-                <input type="hidden" name="study" value=study.get() />
-                <button type="submit" id="finish">"Finish"</button>
-            </ActionForm>
+            {finish_form("finish", "Finish")}
         </section>
     }
+    .into_any()
 }
 
-/// The end: the completion code (with a copy button) for work done; for a participant who
-/// rated nothing, or fewer items than the study asks, why there is none.
+/// The end: the code of the participant's outcome (with a copy button) and the way back to
+/// the crowd platform, where the study has one — the page goes there by itself after a moment;
+/// for a participant without a code, why there is none.
 #[component]
 pub(super) fn Thanks(
     completion_code: Option<String>,
     rated: u64,
     min_rated: u64,
     has_code: bool,
+    outcome: Outcome,
+    redirect: Option<String>,
 ) -> impl IntoView {
-    let saved = if rated == 0 {
+    let screened_out = outcome == Outcome::ScreenedOut;
+    let saved = if screened_out {
+        "Thank you for your interest. This study is looking for participants with another \
+         background: there are no items for you to rate."
+            .to_string()
+    } else if rated == 0 {
         "You rated no items: there was nothing left to rate.".to_string()
     } else {
         format!(
@@ -149,33 +196,54 @@ pub(super) fn Thanks(
             crate::text::count(rated as i64, "answer")
         )
     };
-    let withheld = (has_code && completion_code.is_none()).then(|| {
+    let withheld = (has_code && completion_code.is_none() && outcome == Outcome::Returned).then(|| {
         if rated == 0 {
             "This study was full when you came: every item already had all the ratings it needs. \
              Without rated items there is no completion code. Thank you for your interest."
                 .to_string()
-        } else {
+        } else if rated < min_rated {
             format!(
                 "This study gives its completion code for at least {min_rated} rated items; you rated {rated}."
             )
+        } else {
+            "You stopped before the work this study asks for: there is no completion code.".to_string()
         }
     });
+    let label = match outcome {
+        Outcome::Partial => "Partial completion code: ",
+        Outcome::ScreenedOut => "Code: ",
+        _ => "Completion code: ",
+    };
+    // back to the platform after a moment (the code stays on screen meanwhile)
+    #[cfg(feature = "hydrate")]
+    if let Some(url) = redirect.clone() {
+        let _ = set_timeout_with_handle(
+            move || {
+                let _ = window().location().set_href(&url);
+            },
+            std::time::Duration::from_secs(3),
+        );
+    }
     // what the copy button did, said where a screen reader hears it
     let (copied, set_copied) = signal(String::new());
     view! {
-        <section class="card narrow" id="thanks">
-            <h1>{if rated == 0 { "Nothing to rate" } else { "Thank you!" }}</h1>
+        <section class="card narrow" id="thanks" data-outcome=format!("{outcome:?}")>
+            <h1>{if screened_out { "Thank you" } else if rated == 0 { "Nothing to rate" } else { "Thank you!" }}</h1>
             <p>{saved}</p>
             {completion_code.map(|c| {
                 let copy_text = c.clone();
                 view! {
-                    <p>"Completion code: " <code id="completion-code">{c}</code> " "
+                    <p>{label} <code id="completion-code">{c}</code> " "
                         <button type="button" class="secondary" id="copy-code" on:click=move |_| copy(&copy_text, set_copied)>"Copy"</button>
                         " " <span id="copy-status" role="status" aria-live="polite">{move || copied.get()}</span>
                     </p>
                 }
             })}
             {withheld.map(|w| view! { <p class="notice" id="no-code">{w}</p> })}
+            {redirect.map(|url| view! {
+                <p id="return">"You are being sent back to the study platform. If nothing happens, "
+                    <a id="return-link" href=url>"return to the study platform"</a> "."</p>
+            })}
         </section>
     }
 }

@@ -153,6 +153,13 @@ fn MonitorView(
         .map(|(n, c)| n as i64 * c)
         .sum();
     let (kappa, kappa_why) = crate::text::live_kappa(m.fleiss_kappa, m.complete_items);
+    // a crowd study: the work asked of each participant, and how many participants the items
+    // need (every item's k ratings, N a participant)
+    let per_participant = m.settings.items_per_participant;
+    let items: i64 = m.items_with.iter().sum();
+    let needed = per_participant
+        .filter(|&n| n > 0)
+        .map(|n| (items.saturating_mul(m.k) + n - 1) / n);
     view! {
         // scrolls sideways on a phone: a region the keyboard reaches
         <section class="card" id="monitor" tabindex="0" role="region" aria-label="Live monitor">
@@ -163,6 +170,13 @@ fn MonitorView(
                 <b id="live-kappa">{kappa}</b>
                 {kappa_why.map(|w| view! { <span class="muted" id="kappa-why">" (" {w} ")"</span> })}
             </p>
+            {per_participant.zip(needed).map(|(n, needed)| view! {
+                <p id="participants-needed">
+                    {format!("{} per participant: the {} need {} ({items} × k {} ÷ {n}, rounded up).",
+                        crate::text::count(n, "item"), crate::text::count(items, "item"),
+                        crate::text::count(needed, "participant"), m.k)}
+                </p>
+            })}
             <div class="hist" id="ratings-hist">
                 {m.items_with
                     .iter()
@@ -200,7 +214,7 @@ fn MonitorView(
                                 <tr>
                                     <td>{a.code.clone()}</td>
                                     <td>{a.account.clone().unwrap_or_default()}</td>
-                                    <td class="num">{a.done} " / " {a.total}</td>
+                                    <td class="num">{a.done} " / " {per_participant.unwrap_or(a.total)}</td>
                                     <td>{if a.imported { "imported".to_owned() } else { ago(a.last_active_ms) }}</td>
                                     <td class="num">{a.median_time.map(|t| format!("{t:.1}")).unwrap_or_default()}</td>
                                     <td class="num">{if a.gold_seen > 0 { format!("{}/{}", a.gold_correct, a.gold_seen) } else { String::new() }}</td>
@@ -288,10 +302,25 @@ fn SettingsForm(
                 <label class="check"><input type="checkbox" name="randomise_sides" checked=s.randomise_sides /> " Randomise which side shows the original (recorded per vote)"</label>
                 <label>"Completion code shown at the end" <input type="text" name="completion_code" value=s.completion_code /></label>
                 <label>"Rated items needed for the completion code (0: none needed; a participant of a full study rates none)" <input type="number" name="min_rated_for_code" min="0" max="100000" value=s.min_rated_for_code /></label>
+                <fieldset id="crowd-settings">
+                    <legend>"Paid crowd study (Prolific, MTurk, SONA)"</legend>
+                    <label>"Items per participant (N; empty: all they can be given). The completion code comes after N ratings, or when no item can come to them any more"
+                        <input type="number" name="crowd[items_per_participant]" min="1" max="100000" value=s.items_per_participant.map(|n| n.to_string()).unwrap_or_default() /></label>
+                    <label>"Completion URL: where a finished participant is sent; {code} stands for their code (e.g. https://app.prolific.com/submissions/complete?cc={code})"
+                        <input type="url" name="crowd[completion_url]" maxlength="2000" value=s.completion_url /></label>
+                    <label>"Partial code: for a participant who stops after waiting for items others hold (empty: none)"
+                        <input type="text" name="crowd[partial_code]" value=s.partial_code /></label>
+                    <label>"Minutes of waiting before the partial code is offered (empty: never)"
+                        <input type="number" name="crowd[partial_after_minutes]" min="0" max="10080" value=s.partial_after_minutes.map(|n| n.to_string()).unwrap_or_default() /></label>
+                    <label>"Screen-out code: for a participant the screener turns away (a question's \"screen_out\" options)"
+                        <input type="text" name="crowd[screenout_code]" value=s.screenout_code /></label>
+                    <label>"Screen-out URL ({code}: the screen-out code)"
+                        <input type="url" name="crowd[screenout_url]" maxlength="2000" value=s.screenout_url /></label>
+                </fieldset>
                 <label>"Guideline (markdown)" <textarea name="guideline" rows="10">{s.guideline}</textarea></label>
                 <label>"Consent text (empty: the default)" <textarea name="consent_text" rows="3">{s.consent_text}</textarea></label>
                 <label>
-                    "Screener questions as JSON, e.g. [{\"name\": \"years\", \"label\": \"Years of Java\", \"options\": [\"<1\", \"1-3\", \">3\"]}] ([] for the default)"
+                    "Screener questions as JSON, e.g. [{\"name\": \"years\", \"label\": \"Years of Java\", \"options\": [\"<1\", \"1-3\", \">3\"], \"screen_out\": [\"<1\"]}] ([] for the default; \"screen_out\": answers that turn a participant away)"
                     <textarea name="screener_json" rows="4">{s.screener_json}</textarea>
                 </label>
                 <button type="submit">"Save settings"</button>

@@ -80,6 +80,21 @@ async fn k_in(conn: &mut sqlx::AnyConnection, study: StudyId) -> StoreResult<i64
     )
 }
 
+/// The study's items per participant (N; `None`: all they can be given).
+async fn per_participant_in(
+    conn: &mut sqlx::AnyConnection,
+    study: StudyId,
+) -> StoreResult<Option<i64>> {
+    Ok(
+        sqlx::query("SELECT items_per_participant FROM studies WHERE id = $1")
+            .bind(study)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("study {study}")))?
+            .try_get(0)?,
+    )
+}
+
 /// Whose fixed-group count ([`recount_fixed`]) is counted again.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Whose {

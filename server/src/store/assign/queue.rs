@@ -610,6 +610,21 @@ pub(super) async fn next_item_in(
             return Ok(None);
         }
     }
+    // the work a participant is asked for (N): done, they get no new lease (step 2 runs
+    // only without an open claim, so their claims are their votes)
+    if shared.per_participant(study.into()).is_none() {
+        let n = per_participant_in(conn, study).await?;
+        shared.keep_per_participant(study.into(), n);
+    }
+    if let Some(Some(n)) = shared.per_participant(study.into()) {
+        let done: i64 = sqlx::query_scalar("SELECT done_count FROM annotators WHERE id = $1")
+            .bind(annotator)
+            .fetch_one(&mut *conn)
+            .await?;
+        if done + shared.done_in_group(annotator.into()) >= n {
+            return Ok(None);
+        }
+    }
     let kind = |r: &&sqlx::any::AnyRow| r.try_get::<i64, _>("kind").ok();
     let batches: Vec<&sqlx::any::AnyRow> = rows.iter().filter(|r| kind(r) == Some(1)).collect();
     let found: Vec<&sqlx::any::AnyRow> = rows.iter().filter(|r| kind(r) == Some(2)).collect();

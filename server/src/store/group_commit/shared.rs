@@ -26,6 +26,8 @@ pub struct Shared {
     /// Per study, its k (ratings per item) as read in this transaction; no job of a group
     /// changes it, and the study's lock is held until the commit.
     k: BTreeMap<i64, i64>,
+    /// Per study, its items per participant (N, `None`: no limit) as read in this transaction.
+    per_participant: BTreeMap<i64, Option<i64>>,
     /// Per annotator, when it last acted (`annotators.last_active`), how many of its
     /// assignments the group's votes made done (added to `annotators.done_count`) and how many
     /// claims on items of fixed-group batches it made (added to `annotators.fixed_count`).
@@ -72,6 +74,7 @@ impl Shared {
             jobs,
             shard,
             k: BTreeMap::new(),
+            per_participant: BTreeMap::new(),
             active: BTreeMap::new(),
             members: Vec::new(),
             seeds: BTreeMap::new(),
@@ -101,6 +104,23 @@ impl Shared {
     /// Keeps the study's k as read in this transaction.
     pub fn keep_k(&mut self, study: i64, k: i64) {
         self.k.insert(study, k);
+    }
+
+    /// The study's items per participant if a job of this group read it already (`Some(None)`:
+    /// read, and the study sets none).
+    pub fn per_participant(&self, study: i64) -> Option<Option<i64>> {
+        self.per_participant.get(&study).copied()
+    }
+
+    /// Keeps the study's items per participant as read in this transaction.
+    pub fn keep_per_participant(&mut self, study: i64, n: Option<i64>) {
+        self.per_participant.insert(study, n);
+    }
+
+    /// How many of the annotator's assignments this group's votes made done so far (not yet
+    /// in `annotators.done_count`: written at the flush).
+    pub fn done_in_group(&self, annotator: i64) -> i64 {
+        self.active.get(&annotator).map_or(0, |a| a.done)
     }
 
     /// The batch's queue front at `now`, if this group found it and it still holds.

@@ -1,0 +1,436 @@
+//! A paid crowd study over real HTTP, on both stores: the work asked of each participant (N),
+//! no completion code while items held by others may still come, the partial code after the
+//! study's wait, the way back to the platform with the code, and the screener's screen-out.
+
+use natstudy::ids::{AnnotatorId, StudyId};
+use natstudy::store::Db;
+use natstudy_tests::participants::{self, participant};
+use natstudy_tests::{fresh_db, on_both_stores, Store, TestApp};
+
+use natstudy_tests::small::{BUGS, TRANSFORMATIONS};
+
+const COMPLETE: &str = "https://app.prolific.com/submissions/complete?cc={code}";
+
+/// A study of three items, k = 1, N = 2, a partial code after 15 minutes of waiting, a
+/// completion URL, and an invite into a dynamic queue.
+async fn crowd_study(db: &Db) -> (StudyId, String) {
+    let study = natstudy::store::studies::create(db, None, "Crowd", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let mut s = natstudy::service::studies::settings(db, study)
+        .await
+        .expect("settings");
+    s.ratings_per_item = 1;
+    s.items_per_participant = Some(2);
+    s.completion_code = "DONE42".into();
+    s.completion_url = COMPLETE.into();
+    s.partial_code = "PART7".into();
+    s.partial_after_minutes = Some(15);
+    s.screenout_code = "SCRN9".into();
+    s.screenout_url = "https://example.org/screened?code={code}".into();
+    natstudy::service::studies::update_settings(db, study, None, &s)
+        .await
+        .expect("settings");
+    let (_, token) = natstudy_tests::open_queue(db, study, 20)
+        .await
+        .expect("invite");
+    (study, token)
+}
+
+/// The annotator a participant's client is (from its state's code).
+async fn annotator_of(db: &Db, study: StudyId, state: &serde_json::Value) -> AnnotatorId {
+    let code = state["code"].as_str().expect("code");
+    sqlx::query_scalar("SELECT id FROM annotators WHERE study_id = $1 AND code = $2")
+        .bind(study)
+        .bind(code)
+        .fetch_one(&db.pool)
+        .await
+        .expect("annotator")
+}
+
+/// Rates the item the participant is given (`what` it is) and returns the state the vote's
+/// answer carries.
+async fn rate_one(
+    base: &str,
+    c: &reqwest::Client,
+    study: StudyId,
+    what: &str,
+) -> serde_json::Value {
+    let (item, tok) = participants::rate_step(base, c, study)
+        .await
+        .unwrap_or_else(|| panic!("{what}"));
+    let answer = participants::vote(base, c, study, item, &tok, "").await;
+    natstudy::survey_client::next_state(answer)
+        .await
+        .expect("vote")
+        .expect("the next state")
+}
+
+async fn finish(base: &str, c: &reqwest::Client, study: StudyId) -> serde_json::Value {
+    let r = c
+        .post(format!("{base}/api/annotate/finish"))
+        .form(&[("study", study.to_string())])
+        .send()
+        .await
+        .expect("finish");
+    assert!(
+        r.status().is_success() || r.status().is_redirection(),
+        "{}",
+        r.status()
+    );
+    let state = participants::state(base, c, study).await.expect("state");
+    state["step"]["Finished"].clone()
+}
+
+/// Four participants: two take an item each and leave; the third rates the last free item and
+/// waits (no finish, no code: "1 of 2"); the fourth stops while waiting and gets no code; a
+/// fifth, who waited past the study's 15 minutes, stops with the partial code. When the
+/// leavers' leases lapse the third rates one more, reaches N and — though an item is free
+/// again — gets no third: finishing gives the completion code and the platform's URL with it.
+/// A participant the screener turns away gets the screen-out code and URL, and rates nothing.
+async fn a_crowd_participant_is_paid_for_the_work_asked(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+
+    // two take an item each and leave
+    let mut leavers = Vec::new();
+    for _ in 0..2 {
+        let c = participant(&base, study, &token).await;
+        let s = participants::state(&base, &c, study).await.expect("state");
+        assert!(participants::rate_step(&base, &c, study).await.is_some());
+        leavers.push(annotator_of(&db, study, &s).await);
+    }
+
+    // the third rates the last free item, then waits: 1 of 2, no finish
+    let third = participant(&base, study, &token).await;
+    let next = rate_one(&base, &third, study, "the last free item").await;
+    let review = &next["step"]["Review"];
+    assert_eq!(next["done"], 1, "{next}");
+    assert_eq!(next["total"], 2, "the work asked is N: {next}");
+    let waiting = &review["waiting"];
+    assert_eq!(waiting["required"], 2, "{next}");
+    assert_eq!(waiting["partial_offered"], false, "{next}");
+    let later = waiting["partial_in_secs"].as_u64().expect("partial later");
+    assert!((890..=900).contains(&later), "{later}");
+    assert!(
+        waiting["free_in_secs"].as_u64().expect("free in") > 500,
+        "the leavers' leases run 10 minutes: {next}"
+    );
+    let third_id = annotator_of(&db, study, &next).await;
+
+    // the fourth stops while waiting: no code, no way back with one
+    let fourth = participant(&base, study, &token).await;
+    let s = participants::state(&base, &fourth, study)
+        .await
+        .expect("state");
+    assert!(s["step"]["Review"]["waiting"].is_object(), "{s}");
+    let end = finish(&base, &fourth, study).await;
+    assert_eq!(end["outcome"], "Returned", "{end}");
+    assert!(end["completion_code"].is_null(), "{end}");
+    assert!(end["redirect"].is_null(), "{end}");
+
+    // the fifth waited past the study's 15 minutes: the partial code, through the platform
+    let fifth = participant(&base, study, &token).await;
+    let s = participants::state(&base, &fifth, study)
+        .await
+        .expect("state");
+    assert_eq!(s["step"]["Review"]["waiting"]["partial_offered"], false);
+    let fifth_id = annotator_of(&db, study, &s).await;
+    let since: Option<i64> =
+        sqlx::query_scalar("SELECT waiting_since FROM annotators WHERE id = $1")
+            .bind(fifth_id)
+            .fetch_one(&db.pool)
+            .await
+            .expect("waiting since");
+    let since = since.expect("the wait is noted when first seen");
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query("UPDATE annotators SET waiting_since = $1 WHERE id = $2")
+        .bind(since - 16 * 60_000)
+        .bind(fifth_id)
+        .execute(&mut *tx)
+        .await
+        .expect("an older wait");
+    tx.commit().await.expect("commit");
+    let s = participants::state(&base, &fifth, study)
+        .await
+        .expect("state");
+    assert_eq!(
+        s["step"]["Review"]["waiting"]["partial_offered"], true,
+        "{s}"
+    );
+    let end = finish(&base, &fifth, study).await;
+    assert_eq!(end["outcome"], "Partial", "{end}");
+    assert_eq!(end["completion_code"], "PART7", "{end}");
+    assert_eq!(
+        end["redirect"],
+        COMPLETE.replace("{code}", "PART7"),
+        "{end}"
+    );
+
+    // the leavers' leases lapse: the third gets one of their items, rates it and reaches N
+    let now = natstudy::db::now_ms();
+    let mut tx = db.begin_write(study).await.expect("write");
+    for a in &leavers {
+        sqlx::query(
+            "UPDATE assignments SET lease_expires_at = $1, created_at = $2 WHERE annotator_id = $3",
+        )
+        .bind(now - 1)
+        .bind(now - 3_600_000)
+        .bind(*a)
+        .execute(&mut *tx)
+        .await
+        .expect("lapse");
+    }
+    tx.commit().await.expect("commit");
+    let next = rate_one(&base, &third, study, "a freed item").await;
+    // another item is free, but the work asked is done: no third item, no wait
+    let review = &next["step"]["Review"];
+    assert!(review.is_object(), "no more items after N: {next}");
+    assert!(review["waiting"].is_null(), "{next}");
+    assert_eq!(review["required"], 2);
+    assert_eq!(next["done"], 2);
+    let claims: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM assignments WHERE annotator_id = $1 AND status <> 'done'",
+    )
+    .bind(third_id)
+    .fetch_one(&db.pool)
+    .await
+    .expect("claims");
+    assert_eq!(claims, 0, "the third holds nothing beyond N");
+    let end = finish(&base, &third, study).await;
+    assert_eq!(end["outcome"], "Completed", "{end}");
+    assert_eq!(end["completion_code"], "DONE42", "{end}");
+    assert_eq!(
+        end["redirect"],
+        COMPLETE.replace("{code}", "DONE42"),
+        "{end}"
+    );
+    // finishing again changes nothing
+    let again = finish(&base, &third, study).await;
+    assert_eq!(again, end);
+
+    // the screener turns a participant away: the screen-out code and URL, no item
+    let mut s = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    s.screener_json = r#"[{"name":"years","label":"Years of Java","options":["<1","1-3",">3"],"screen_out":["<1"]},
+                          {"name":"role","label":"Role","options":["student","developer"]}]"#
+        .into();
+    natstudy::service::studies::update_settings(&db, study, None, &s)
+        .await
+        .expect("screener");
+    let out = participants::client();
+    out.post(format!("{base}/api/join"))
+        .form(&[("token", token.as_str())])
+        .send()
+        .await
+        .expect("join")
+        .error_for_status()
+        .expect("joined");
+    let r = out
+        .post(format!("{base}/api/annotate/consent"))
+        .form(&[
+            ("study", study.to_string().as_str()),
+            ("answers[years]", "<1"),
+            ("answers[role]", "student"),
+        ])
+        .send()
+        .await
+        .expect("consent");
+    assert!(
+        r.status().is_success() || r.status().is_redirection(),
+        "{}",
+        r.status()
+    );
+    let s = participants::state(&base, &out, study)
+        .await
+        .expect("state");
+    let end = &s["step"]["Finished"];
+    assert_eq!(end["outcome"], "ScreenedOut", "{s}");
+    assert_eq!(end["completion_code"], "SCRN9", "{s}");
+    assert_eq!(
+        end["redirect"], "https://example.org/screened?code=SCRN9",
+        "{s}"
+    );
+    let out_id = annotator_of(&db, study, &s).await;
+    let (outcome, claims): (Option<String>, i64) = sqlx::query_as(
+        "SELECT outcome, (SELECT COUNT(*) FROM assignments WHERE annotator_id = $1) FROM annotators WHERE id = $1",
+    )
+    .bind(out_id)
+    .fetch_one(&db.pool)
+    .await
+    .expect("recorded");
+    assert_eq!(outcome.as_deref(), Some("screened_out"));
+    assert_eq!(claims, 0, "a screened-out participant claims nothing");
+
+    // every outcome is recorded
+    let outcomes: Vec<(i64, Option<String>)> =
+        sqlx::query_as("SELECT id, outcome FROM annotators WHERE study_id = $1 ORDER BY id")
+            .bind(study)
+            .fetch_all(&db.pool)
+            .await
+            .expect("outcomes");
+    let of = |id: AnnotatorId| {
+        outcomes
+            .iter()
+            .find(|(a, _)| *a == id.get())
+            .and_then(|(_, o)| o.clone())
+    };
+    assert_eq!(of(third_id).as_deref(), Some("completed"));
+    assert_eq!(of(fifth_id).as_deref(), Some("partial"));
+    assert_eq!(of(leavers[0]), None, "still in progress");
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_crowd_participant_is_paid_for_the_work_asked =>
+    a_crowd_participant_is_paid_for_the_work_asked_sqlite,
+    a_crowd_participant_is_paid_for_the_work_asked_postgres);
+
+/// The study page's form sets the crowd settings (its `crowd[…]` fields; an empty number is
+/// none), refuses a URL that is not http(s), and `natstudy study set` sets the same, `study
+/// show` printing them; `none` clears one.
+async fn crowd_settings_are_set_by_the_page_and_the_cli(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, _) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a long password", natstudy_tests::Role::Admin)
+        .await
+        .expect("admin");
+    let c = app.signed_in("ada", "a long password").await.expect("ada");
+    let save = |fields: Vec<(&'static str, &'static str)>| {
+        let c = c.clone();
+        let url = app.url("/api/studies/settings");
+        let mut form = vec![
+            ("study", study.to_string()),
+            ("ratings_per_item", "3".to_string()),
+            ("guideline", "Rate it.".to_string()),
+            ("completion_code", "C0DE".to_string()),
+        ];
+        form.extend(fields.into_iter().map(|(k, v)| (k, v.to_string())));
+        async move { c.post(url).form(&form).send().await.expect("save") }
+    };
+    let r = save(vec![
+        ("crowd[items_per_participant]", "12"),
+        ("crowd[partial_after_minutes]", ""),
+        (
+            "crowd[completion_url]",
+            "https://app.prolific.com/submissions/complete?cc={code}",
+        ),
+        ("crowd[screenout_code]", " OUT1 "),
+    ])
+    .await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let s = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    assert_eq!(s.ratings_per_item, 3);
+    assert_eq!(s.items_per_participant, Some(12));
+    assert_eq!(s.partial_after_minutes, None);
+    assert_eq!(s.partial_code, "", "a field the form leaves out is cleared");
+    assert_eq!(
+        s.completion_url,
+        "https://app.prolific.com/submissions/complete?cc={code}"
+    );
+    assert_eq!(s.screenout_code, "OUT1");
+    let r = save(vec![("crowd[completion_url]", "javascript:alert(1)")]).await;
+    assert!(!r.status().is_success(), "a script URL is refused");
+    assert!(r.text().await.expect("body").contains("the completion URL"));
+    let r = save(vec![("crowd[items_per_participant]", "many")]).await;
+    assert!(!r.status().is_success());
+    assert_eq!(
+        natstudy::service::studies::settings(&db, study)
+            .await
+            .expect("settings")
+            .items_per_participant,
+        Some(12),
+        "a refused form changes nothing"
+    );
+
+    // the command line
+    let url = db.url.clone();
+    natstudy_tests::cli(
+        &url,
+        &[
+            "study",
+            "set",
+            "--study",
+            "Crowd",
+            "--items-per-participant",
+            "none",
+            "--partial-code",
+            "HALF",
+            "--partial-after-minutes",
+            "20",
+            "--screenout-url",
+            "https://example.org/out?c={code}",
+        ],
+    )
+    .await
+    .expect("study set");
+    let s = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    assert_eq!(s.items_per_participant, None);
+    assert_eq!(s.partial_code, "HALF");
+    assert_eq!(s.partial_after_minutes, Some(20));
+    assert_eq!(s.screenout_url, "https://example.org/out?c={code}");
+    assert_eq!(s.screenout_code, "OUT1", "what is not given stays");
+    let refused = natstudy_tests::cli(
+        &url,
+        &[
+            "study",
+            "set",
+            "--study",
+            "Crowd",
+            "--partial-after-minutes",
+            "soon",
+        ],
+    )
+    .await
+    .expect_err("not a number");
+    assert!(
+        refused.to_string().contains("--partial-after-minutes"),
+        "{refused}"
+    );
+    let refused = natstudy_tests::cli(
+        &url,
+        &[
+            "study",
+            "set",
+            "--study",
+            "Crowd",
+            "--completion-url",
+            "ftp://x/y",
+        ],
+    )
+    .await
+    .expect_err("not http(s)");
+    assert!(
+        format!("{refused:#}").contains("the completion URL"),
+        "{refused:#}"
+    );
+    let out = std::process::Command::new(natstudy_tests::natstudy_bin().expect("binary"))
+        .args(["--database-url", &url, "study", "show", "--study", "Crowd"])
+        .output()
+        .expect("study show");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: app::model::StudySettingsForm =
+        serde_json::from_slice(&out.stdout).expect("study show prints the settings as JSON");
+    assert_eq!(shown, s);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(crowd_settings_are_set_by_the_page_and_the_cli =>
+    crowd_settings_are_set_by_the_page_and_the_cli_sqlite,
+    crowd_settings_are_set_by_the_page_and_the_cli_postgres);
