@@ -1952,3 +1952,37 @@ async fn every_kind_of_vote_is_stored_over_http(store: Store) {
 }
 
 on_both_stores!(every_kind_of_vote_is_stored_over_http => every_kind_of_vote_is_stored_over_http_sqlite, every_kind_of_vote_is_stored_over_http_postgres);
+
+/// Starting a server never stalls the pages another server of the process is rendering: the
+/// route list is generated once (its generation suppresses every resource's loading process
+/// wide, and a resource first polled meanwhile never loaded — the sign-in page then hung until
+/// the client gave up). Servers start over and over while another serves its sign-in page;
+/// every page ends within its time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn starting_a_server_never_stalls_another_servers_pages() {
+    let (app, guard) = app_with_users(Store::Sqlite).await;
+    let db = app.db.clone();
+    let starts = tokio::spawn(async move {
+        for _ in 0..40 {
+            let other = TestApp::start(db.clone()).await.expect("another server");
+            drop(other);
+        }
+    });
+    let c = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(15))
+        .build()
+        .expect("client");
+    let mut pages = 0;
+    while !starts.is_finished() || pages < 20 {
+        let r = c
+            .get(app.url("/login"))
+            .send()
+            .await
+            .expect("the page's head");
+        let body = r.text().await.expect("the page ends");
+        assert!(body.contains("</html>"), "a whole page");
+        pages += 1;
+    }
+    starts.await.expect("starts");
+    guard.drop_now(app.db.clone()).await;
+}

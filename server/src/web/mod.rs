@@ -180,7 +180,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         )))
         .with_signed(key);
 
-    let routes = generate_route_list(app::App);
+    let routes = route_list();
     let ctx_backend = backend.clone();
     let stylesheet = app::StylesheetHref(assets.stylesheet.clone());
     let participant = assets.participant.clone().map(app::ParticipantBundle);
@@ -287,6 +287,19 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .layer(TraceLayer::new_for_http())
         .with_state(state);
     Ok(app)
+}
+
+/// The app's routes, generated once per process. Generating them runs the app with every
+/// resource's loading suppressed by a process-wide flag (`leptos_server`'s
+/// `SuppressResourceLoad`, leptos issue 4773): a resource that another server of the process
+/// first polls meanwhile waits forever, and its page never ends. Tests start many servers in
+/// one process, and a page whose resource was polled while another test's server started hung
+/// until the client gave up (`tests/tests/http.rs`
+/// `starting_a_server_never_stalls_another_servers_pages`).
+fn route_list() -> Vec<leptos_axum::AxumRouteListing> {
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> =
+        std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(app::App)).clone()
 }
 
 /// Deletes expired sessions every ten minutes, for as long as the server runs; a failed round
