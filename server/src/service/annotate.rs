@@ -430,7 +430,7 @@ async fn waiting(
         }
     };
     let secs = |ms: i64| u64::try_from(ms.max(0) / 1000).unwrap_or(0);
-    let partial_at = partial_from(crowd, since);
+    let partial_at = super::outcome::partial_from(crowd, since);
     Ok(Some(Waiting {
         required: crowd
             .items_per_participant
@@ -439,15 +439,6 @@ async fn waiting(
         partial_offered: partial_at.is_some_and(|at| at <= now),
         partial_in_secs: partial_at.filter(|&at| at > now).map(|at| secs(at - now)),
     }))
-}
-
-/// When a participant waiting since `since` (ms) is offered the partial code (`None`: the
-/// study offers none).
-pub(crate) fn partial_from(crowd: &store::survey::CrowdSettings, since: i64) -> Option<i64> {
-    match (crowd.partial_after_minutes, &crowd.partial_code) {
-        (Some(m), Some(_)) => Some(since.saturating_add(m.saturating_mul(60_000))),
-        _ => None,
-    }
 }
 
 /// The end of the survey: the code of the participant's outcome (the completion code only
@@ -480,43 +471,11 @@ fn finished_step(
         completion_code: code.clone(),
         redirect: url
             .as_deref()
-            .map(|u| super::studies::fill_code(u, code.as_deref())),
+            .map(|u| super::urls::fill_code(u, code.as_deref())),
         rated,
         min_rated,
         has_code: settings.completion_code.is_some(),
         outcome,
-    }
-}
-
-/// The outcome of a participant who finishes now, having rated `done` items: the work asked
-/// (N ratings, or every item they could be given and at least the code's minimum) is
-/// `Completed`; stopping while items held by others may still come is `Partial` once the
-/// study's wait has passed (`waiting_since`), else `Returned`.
-pub(crate) fn outcome_on_finish(
-    settings: &store::survey::StudySettings,
-    done: i64,
-    may_come: bool,
-    waiting_since: Option<i64>,
-    now: i64,
-) -> store::Outcome {
-    let crowd = &settings.crowd;
-    if crowd.items_per_participant.is_some_and(|n| done >= n) {
-        return store::Outcome::Completed;
-    }
-    if may_come {
-        let partial = waiting_since
-            .and_then(|since| partial_from(crowd, since))
-            .is_some_and(|at| at <= now);
-        return if partial {
-            store::Outcome::Partial
-        } else {
-            store::Outcome::Returned
-        };
-    }
-    if done >= settings.min_rated_for_code {
-        store::Outcome::Completed
-    } else {
-        store::Outcome::Returned
     }
 }
 
@@ -616,7 +575,7 @@ mod tests {
         let mut s = settings();
         let min = 60_000;
         let at = |done, may_come, since: Option<i64>, now| {
-            super::outcome_on_finish(&s, done, may_come, since, now)
+            crate::service::outcome::outcome_on_finish(&s, done, may_come, since, now)
         };
         assert_eq!(at(10, true, None, 0), O::Completed, "N reached");
         assert_eq!(at(11, false, None, 0), O::Completed);
@@ -635,18 +594,18 @@ mod tests {
         );
         s.crowd.partial_after_minutes = None;
         assert_eq!(
-            super::outcome_on_finish(&s, 1, true, Some(0), 1 << 40),
+            crate::service::outcome::outcome_on_finish(&s, 1, true, Some(0), 1 << 40),
             O::Returned,
             "no partial code offered"
         );
         s.crowd.items_per_participant = None;
         assert_eq!(
-            super::outcome_on_finish(&s, 5, true, None, 0),
+            crate::service::outcome::outcome_on_finish(&s, 5, true, None, 0),
             O::Returned,
             "without N: all they can be given"
         );
         assert_eq!(
-            super::outcome_on_finish(&s, 5, false, None, 0),
+            crate::service::outcome::outcome_on_finish(&s, 5, false, None, 0),
             O::Completed
         );
     }

@@ -21,6 +21,7 @@ pub mod memo;
 pub mod models;
 pub mod monitor;
 pub mod neural;
+pub mod outcome;
 pub mod paper;
 pub mod participation;
 pub mod reports;
@@ -30,6 +31,7 @@ pub mod screener;
 pub mod sessions;
 pub mod studies;
 pub mod throttle;
+pub mod urls;
 pub mod verification;
 
 pub use crate::store::imports::Outcome;

@@ -150,7 +150,7 @@ pub async fn guideline_seen(
 }
 
 /// The participant ends their work: answers are final, and the outcome decides their code
-/// ([`super::annotate::outcome_on_finish`]: no completion code before the N items asked while
+/// ([`super::outcome::outcome_on_finish`]: no completion code before the N items asked while
 /// items held by others may still come to them).
 pub async fn finish(
     db: &crate::store::Db,
@@ -166,7 +166,7 @@ pub async fn finish(
     let may_come = crate::store::survey::work_may_come(db, study, annotator, now)
         .await?
         .is_some();
-    let outcome = super::annotate::outcome_on_finish(
+    let outcome = super::outcome::outcome_on_finish(
         &standing.settings,
         done,
         may_come,

@@ -109,20 +109,6 @@ fn code(c: &str) -> Option<String> {
     Some(c.trim().to_owned()).filter(|c| !c.is_empty())
 }
 
-/// `url` with every `{code}` replaced by `code`, percent-encoded as RFC 3986's unreserved
-/// characters allow (a code of letters and digits, as the platforms issue, reads as itself).
-pub fn fill_code(url: &str, code: Option<&str>) -> String {
-    let encoded = percent_encoding::utf8_percent_encode(code.unwrap_or(""), NOT_UNRESERVED);
-    url.replace("{code}", &encoded.to_string())
-}
-
-/// Every byte but RFC 3986's unreserved characters (letters, digits, `-`, `.`, `_`, `~`).
-pub const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
 /// A study's settings as the admin edits them.
 pub async fn settings(db: &Db, study: StudyId) -> ServiceResult<StudySettingsForm> {
     Ok(settings_form(
@@ -384,14 +370,20 @@ mod tests {
     fn the_code_fills_the_url() {
         let url = "https://app.prolific.com/submissions/complete?cc={code}";
         assert_eq!(
-            fill_code(url, Some("C1A2B3")),
+            crate::service::urls::fill_code(url, Some("C1A2B3")),
             "https://app.prolific.com/submissions/complete?cc=C1A2B3"
         );
         assert_eq!(
-            fill_code(url, Some("a b&c")),
+            crate::service::urls::fill_code(url, Some("a b&c")),
             url.replace("{code}", "a%20b%26c")
         );
-        assert_eq!(fill_code("https://x/done", Some("C")), "https://x/done");
-        assert_eq!(fill_code(url, None), url.replace("{code}", ""));
+        assert_eq!(
+            crate::service::urls::fill_code("https://x/done", Some("C")),
+            "https://x/done"
+        );
+        assert_eq!(
+            crate::service::urls::fill_code(url, None),
+            url.replace("{code}", "")
+        );
     }
 }

@@ -273,8 +273,7 @@ pub fn attachment(name: &str) -> HeaderValue {
             _ => '_',
         })
         .collect();
-    let exact =
-        percent_encoding::utf8_percent_encode(name, crate::service::studies::NOT_UNRESERVED);
+    let exact = percent_encoding::utf8_percent_encode(name, crate::service::urls::NOT_UNRESERVED);
     HeaderValue::from_str(&format!(
         "attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}"
     ))
