@@ -48,16 +48,28 @@ pub async fn invite_status(token: String) -> Result<crate::model::InviteStatus, 
 
 /// Joins a study through an invite link and signs the new participant in.
 #[server(endpoint = "join")]
-pub async fn join_study(token: String, pid: Option<String>) -> Result<(), ServerFnError> {
+pub async fn join_study(
+    token: String,
+    pid: Option<String>,
+    platform: Option<String>,
+    ext_study: Option<String>,
+    ext_session: Option<String>,
+) -> Result<(), ServerFnError> {
     use crate::auth::{backend, internal};
-    let pid = pid.filter(|p| !p.trim().is_empty());
+    let nonempty = |v: Option<String>| v.filter(|p| !p.trim().is_empty());
+    let identity = crate::model::CrowdIdentity {
+        platform: nonempty(platform),
+        pid: nonempty(pid),
+        study: nonempty(ext_study),
+        session: nonempty(ext_session),
+    };
     // the session's lifetime rules first: an expired session starts afresh
     crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
     let current: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
     let client = crate::auth::client_ip().await;
     let entry = backend()?
-        .join(&token, pid.as_deref(), current, client)
+        .join(&token, &identity, current, client)
         .await
         .map_err(internal)?;
     if current != Some(entry.annotator) {

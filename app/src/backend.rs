@@ -136,7 +136,7 @@ pub trait SurveyBackend: Send + Sync + 'static {
     async fn join(
         &self,
         token: &str,
-        pid: Option<&str>,
+        identity: &crate::model::CrowdIdentity,
         current: Option<AnnotatorId>,
         client: Option<std::net::IpAddr>,
     ) -> Result<Entry, BackendError>;

@@ -531,11 +531,16 @@ async fn a_burst_of_joins_is_written_whole(store: Store) {
         .await
         .expect("invite");
     let db = Arc::new(db);
-    let joins = futures_util::future::join_all((0..50).map(|_| {
-        let (db, token) = (db.clone(), token.clone());
-        async move { natstudy::store::invites::join(&db, &token, None, None).await }
-    }))
-    .await;
+    let joins =
+        futures_util::future::join_all(
+            (0..50).map(|_| {
+                let (db, token) = (db.clone(), token.clone());
+                async move {
+                    natstudy::store::invites::join(&db, &token, &Default::default(), None).await
+                }
+            }),
+        )
+        .await;
     let admitted: Vec<_> = joins.iter().flatten().map(|e| e.annotator).collect();
     assert_eq!(admitted.len(), 45, "the cap: {joins:?}");
     assert!(joins.iter().filter(|j| j.is_err()).all(|j| matches!(

@@ -434,3 +434,257 @@ async fn crowd_settings_are_set_by_the_page_and_the_cli(store: Store) {
 on_both_stores!(crowd_settings_are_set_by_the_page_and_the_cli =>
     crowd_settings_are_set_by_the_page_and_the_cli_sqlite,
     crowd_settings_are_set_by_the_page_and_the_cli_postgres);
+
+/// Joins through the invite as a browser does, with the crowd ids the link carried
+/// (`platform`, participant id, study, session), consents and reads the guideline.
+async fn join_as(
+    base: &str,
+    study: StudyId,
+    token: &str,
+    ids: [&str; 4],
+) -> Result<reqwest::Client, String> {
+    let c = participants::client();
+    let r = c
+        .post(format!("{base}/api/join"))
+        .form(&[
+            ("token", token),
+            ("platform", ids[0]),
+            ("pid", ids[1]),
+            ("ext_study", ids[2]),
+            ("ext_session", ids[3]),
+        ])
+        .send()
+        .await
+        .expect("join");
+    if !(r.status().is_success() || r.status().is_redirection()) {
+        return Err(format!(
+            "{}: {}",
+            r.status(),
+            r.text().await.unwrap_or_default()
+        ));
+    }
+    for step in 1..natstudy::survey_client::JOIN_STEPS.len() {
+        natstudy::survey_client::join_step(&c, base, study, token, step)
+            .await
+            .expect("join step");
+    }
+    Ok(c)
+}
+
+/// One platform id is one participant: Prolific's id joining again from another browser
+/// continues the same participant (the invite's place used once); MTurk's ids are kept as
+/// theirs; an unknown platform or an overlong id is refused. The monitor shows the ids, and
+/// the participants table — `export --what participants` and the study page's download, the
+/// same bytes — lists each participant's ids, times, work, outcome and code, gold and
+/// screener answers.
+async fn platform_ids_make_one_participant_and_the_table_lists_them(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    let prolific = ["prolific", "5f00aa11", "STUDY-1", "SESSION-1"];
+    let first = join_as(&base, study, &token, prolific)
+        .await
+        .expect("joined");
+    let second = join_as(&base, study, &token, prolific)
+        .await
+        .expect("joined again");
+    let s1 = participants::state(&base, &first, study)
+        .await
+        .expect("state");
+    let s2 = participants::state(&base, &second, study)
+        .await
+        .expect("state");
+    assert_eq!(s1["code"], s2["code"], "one Prolific id, one participant");
+    let used: i64 = sqlx::query_scalar("SELECT used FROM invites WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await
+        .expect("used");
+    assert_eq!(used, 1, "the second browser used no place of the invite");
+    let mturk = join_as(
+        &base,
+        study,
+        &token,
+        ["mturk", "A1WORKER", "HIT-9", "ASSIGN-3"],
+    )
+    .await
+    .expect("mturk");
+    let waiting = join_as(&base, study, &token, ["", "plain-7", "", ""])
+        .await
+        .expect("generic");
+    for (ids, why) in [
+        (["facebook", "x1", "", ""], "platform"),
+        (["prolific", &"x".repeat(129), "", ""], "pid"),
+    ] {
+        let refused = join_as(&base, study, &token, ids).await.err();
+        assert!(refused.is_some_and(|e| e.contains(why)), "{why}");
+    }
+    // the first rates the 2 items asked (from either browser), the MTurk worker the last
+    rate_one(&base, &first, study, "an item").await;
+    rate_one(&base, &second, study, "an item").await;
+    rate_one(&base, &mturk, study, "the last item").await;
+    let end = finish(&base, &first, study).await;
+    assert_eq!(end["outcome"], "Completed", "{end}");
+    let end = finish(&base, &mturk, study).await;
+    assert_eq!(end["outcome"], "Completed", "nothing more can come: {end}");
+    drop(waiting);
+
+    let monitor = natstudy::service::monitor::monitor(&db, study)
+        .await
+        .expect("monitor");
+    let ids: Vec<Option<String>> = monitor
+        .annotators
+        .iter()
+        .map(|a| a.external_id.clone())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![
+            Some("prolific: 5f00aa11".to_owned()),
+            Some("mturk: A1WORKER".to_owned()),
+            Some("generic: plain-7".to_owned()),
+        ]
+    );
+
+    // the table, from the command line and from the page
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("participants.csv");
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "export",
+            "--study",
+            "Crowd",
+            "--what",
+            "participants",
+            "--out",
+            &file.display().to_string(),
+        ],
+    )
+    .await
+    .expect("export");
+    let cli_bytes = std::fs::read(&file).expect("file");
+    app.add_user("ada", "a long password", natstudy_tests::Role::Admin)
+        .await
+        .expect("admin");
+    let admin = app.signed_in("ada", "a long password").await.expect("ada");
+    let r = admin
+        .get(app.url(&format!("/studies/{study}/export/participants.csv")))
+        .send()
+        .await
+        .expect("download");
+    assert!(r.status().is_success(), "{}", r.status());
+    let page_bytes = r.bytes().await.expect("body");
+    assert_eq!(page_bytes.as_ref(), cli_bytes.as_slice(), "the same table");
+    let mut rd = csv::Reader::from_reader(cli_bytes.as_slice());
+    let header: Vec<String> = rd
+        .headers()
+        .expect("header")
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let mut expected: Vec<String> = natstudy::service::participants::COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    expected.extend(["screener_years".to_owned(), "screener_role".to_owned()]);
+    assert_eq!(header, expected);
+    let rows: Vec<std::collections::HashMap<String, String>> = rd
+        .records()
+        .map(|r| {
+            let r = r.expect("row");
+            header
+                .iter()
+                .cloned()
+                .zip(r.iter().map(str::to_owned))
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 3);
+    let col = |i: usize, c: &str| rows[i][c].as_str();
+    assert_eq!(
+        (
+            col(0, "participant"),
+            col(0, "platform"),
+            col(0, "external_id")
+        ),
+        ("S1", "prolific", "5f00aa11")
+    );
+    assert_eq!(
+        (col(0, "external_study"), col(0, "external_session")),
+        ("STUDY-1", "SESSION-1")
+    );
+    assert_eq!(
+        (
+            col(0, "items_rated"),
+            col(0, "items_required"),
+            col(0, "outcome")
+        ),
+        ("2", "2", "completed")
+    );
+    assert_eq!(col(0, "completion_code"), "DONE42");
+    assert_eq!(
+        (
+            col(1, "platform"),
+            col(1, "external_id"),
+            col(1, "external_study"),
+            col(1, "external_session")
+        ),
+        ("mturk", "A1WORKER", "HIT-9", "ASSIGN-3")
+    );
+    assert_eq!(
+        (
+            col(1, "items_rated"),
+            col(1, "outcome"),
+            col(1, "completion_code")
+        ),
+        ("1", "completed", "DONE42")
+    );
+    assert_eq!(
+        (
+            col(2, "platform"),
+            col(2, "external_id"),
+            col(2, "items_rated")
+        ),
+        ("generic", "plain-7", "0")
+    );
+    assert_eq!(
+        (
+            col(2, "outcome"),
+            col(2, "completion_code"),
+            col(2, "finished_at")
+        ),
+        ("in_progress", "", "")
+    );
+    for i in 0..3 {
+        let joined: i64 = col(i, "joined_at").parse().expect("joined_at in unix ms");
+        assert!(joined > 1_600_000_000_000, "{joined}");
+        assert_eq!(
+            (col(i, "screener_years"), col(i, "screener_role")),
+            ("1-3", "developer")
+        );
+        assert_eq!(
+            (col(i, "gold_passed"), col(i, "gold_failed")),
+            ("0", "0"),
+            "no gold items"
+        );
+        assert_eq!(
+            (
+                col(i, "speeder"),
+                col(i, "excluded"),
+                col(i, "exclusion_reason")
+            ),
+            ("", "false", "")
+        );
+        assert_eq!(col(i, "median_time_secs"), "", "no vote measured a time");
+    }
+    let finished: i64 = col(0, "finished_at").parse().expect("finished_at");
+    assert!(finished >= col(0, "joined_at").parse::<i64>().expect("joined"));
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(platform_ids_make_one_participant_and_the_table_lists_them =>
+    platform_ids_make_one_participant_and_the_table_lists_them_sqlite,
+    platform_ids_make_one_participant_and_the_table_lists_them_postgres);

@@ -210,6 +210,48 @@ pub struct ScreenerQuestion {
     pub screen_out: Vec<String>,
 }
 
+/// The ids a participant's link carries from a crowd platform: Prolific's `PROLIFIC_PID`,
+/// `STUDY_ID`, `SESSION_ID`; MTurk's `workerId`, `hitId`, `assignmentId`; SONA's `id`; a
+/// generic `pid` ([`CrowdIdentity::from_query`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrowdIdentity {
+    /// `prolific`, `mturk`, `sona` or `generic`.
+    pub platform: Option<String>,
+    /// The platform's participant id.
+    pub pid: Option<String>,
+    /// The platform's study (Prolific's `STUDY_ID`, MTurk's `hitId`).
+    pub study: Option<String>,
+    /// The platform's session (Prolific's `SESSION_ID`, MTurk's `assignmentId`).
+    pub session: Option<String>,
+}
+
+impl CrowdIdentity {
+    /// The identity in an invite link's query (`get`: a parameter's value), the first
+    /// platform whose participant id is there: Prolific, MTurk, SONA, then a generic `pid`.
+    pub fn from_query(get: impl Fn(&str) -> Option<String>) -> CrowdIdentity {
+        let of = |platform: &str, pid: &str, study: Option<&str>, session: Option<&str>| {
+            get(pid)
+                .filter(|p| !p.trim().is_empty())
+                .map(|p| CrowdIdentity {
+                    platform: Some(platform.to_owned()),
+                    pid: Some(p),
+                    study: study.and_then(&get),
+                    session: session.and_then(&get),
+                })
+        };
+        of(
+            "prolific",
+            "PROLIFIC_PID",
+            Some("STUDY_ID"),
+            Some("SESSION_ID"),
+        )
+        .or_else(|| of("mturk", "workerId", Some("hitId"), Some("assignmentId")))
+        .or_else(|| of("sona", "id", None, None))
+        .or_else(|| of("generic", "pid", None, None))
+        .unwrap_or_default()
+    }
+}
+
 /// How a participant's work ended, which says what they are paid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {
@@ -374,6 +416,9 @@ pub struct AnnotatorRow {
     pub imported: bool,
     /// Items they hold a live lease on now; an admin's drop-out action lets go of them.
     pub leases: i64,
+    /// The crowd platform's participant id they came with (`prolific: 5f…`), for staff.
+    #[serde(default)]
+    pub external_id: Option<String>,
 }
 
 /// A batch as listed on the study page.
@@ -549,4 +594,53 @@ pub struct GenerateRequest {
     pub all_sites: bool,
     #[serde(default)]
     pub model: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CrowdIdentity;
+
+    fn ids(query: &[(&str, &str)]) -> CrowdIdentity {
+        CrowdIdentity::from_query(|k| {
+            query
+                .iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    /// Each platform's parameters, as its links carry them; the first platform whose
+    /// participant id is there wins; an empty id is none.
+    #[test]
+    fn a_links_crowd_ids_are_read_by_platform() {
+        let id = |p: &str, pid: &str, s: Option<&str>, x: Option<&str>| CrowdIdentity {
+            platform: Some(p.into()),
+            pid: Some(pid.into()),
+            study: s.map(Into::into),
+            session: x.map(Into::into),
+        };
+        assert_eq!(
+            ids(&[
+                ("PROLIFIC_PID", "5f1"),
+                ("STUDY_ID", "st"),
+                ("SESSION_ID", "se")
+            ]),
+            id("prolific", "5f1", Some("st"), Some("se"))
+        );
+        assert_eq!(
+            ids(&[("workerId", "W"), ("hitId", "H"), ("assignmentId", "A")]),
+            id("mturk", "W", Some("H"), Some("A"))
+        );
+        assert_eq!(ids(&[("id", "77")]), id("sona", "77", None, None));
+        assert_eq!(ids(&[("pid", "p")]), id("generic", "p", None, None));
+        assert_eq!(
+            ids(&[("pid", "p"), ("PROLIFIC_PID", "5f1")]),
+            id("prolific", "5f1", None, None)
+        );
+        assert_eq!(
+            ids(&[("PROLIFIC_PID", " "), ("pid", "p")]),
+            id("generic", "p", None, None)
+        );
+        assert_eq!(ids(&[("STUDY_ID", "st")]), CrowdIdentity::default());
+    }
 }

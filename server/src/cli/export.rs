@@ -19,8 +19,9 @@ pub struct ExportArgs {
     /// dataset, votes, matrix, survey, items, top-natural, reviews (one row per patch: its
     /// decision), review-verdicts (the reviewers' verdicts, as `import reviews` reads them), npr
     /// and ce (the repair results and cross-entropies, as `import npr` and `import ce` read
-    /// them) or benchmark (a folder per item: transformed buggy and fixed files, meta.json;
-    /// index.jsonl)
+    /// them), participants (one row per participant: crowd ids, outcome, code, time, gold,
+    /// screener answers) or benchmark (a folder per item: transformed buggy and fixed files,
+    /// meta.json; index.jsonl)
     #[arg(long)]
     pub what: String,
     /// For the dataset: jsonl or csv
@@ -79,6 +80,9 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
         "reviews" => exports::write(&db, study, Export::Reviews, &mut sink(&a.out)?).await?,
         "npr" => exports::write(&db, study, Export::Npr, &mut sink(&a.out)?).await?,
         "ce" => exports::write(&db, study, Export::Ce, &mut sink(&a.out)?).await?,
+        "participants" => {
+            exports::write(&db, study, Export::Participants, &mut sink(&a.out)?).await?
+        }
         "review-verdicts" => {
             exports::write(&db, study, Export::ReviewVerdicts, &mut sink(&a.out)?).await?
         }

@@ -27,6 +27,8 @@ pub enum Export {
     Npr,
     /// The cross-entropies as `import ce` reads them (`model,target,cross_entropy`).
     Ce,
+    /// The participants table: crowd ids, outcome, code, time, gold, screener answers.
+    Participants,
 }
 
 impl Export {
@@ -47,6 +49,7 @@ impl Export {
             "review_verdicts.csv" => (Export::ReviewVerdicts, "text/csv"),
             "npr_results.csv" => (Export::Npr, "text/csv"),
             "ce_scores.csv" => (Export::Ce, "text/csv"),
+            "participants.csv" => (Export::Participants, "text/csv"),
             _ => return None,
         })
     }
@@ -68,6 +71,7 @@ pub async fn write(
         Export::ReviewVerdicts => return reviews(db, study, out, true).await,
         Export::Npr => crate::store::export_results::npr(db, study, out).await,
         Export::Ce => crate::store::export_results::ce(db, study, out).await,
+        Export::Participants => return super::participants::write(db, study, out).await,
     };
     Ok(n?)
 }

@@ -64,10 +64,10 @@ pub async fn status(
 pub async fn join(
     db: &Db,
     invite: &store::invites::InviteRef,
-    pid: Option<&str>,
+    identity: &store::invites::Identity,
     current: Option<AnnotatorId>,
 ) -> ServiceResult<Entry> {
-    Ok(store::invites::join_via(db, invite, pid, current).await?)
+    Ok(store::invites::join_via(db, invite, identity, current).await?)
 }
 
 /// A resume code as it is compared (what throttling counts guesses of).

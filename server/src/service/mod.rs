@@ -23,6 +23,7 @@ pub mod monitor;
 pub mod neural;
 pub mod outcome;
 pub mod paper;
+pub mod participants;
 pub mod participation;
 pub mod reports;
 pub mod reviews;

@@ -53,6 +53,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
                 finished: a.finished,
                 imported: a.imported,
                 leases: a.leases,
+                external_id: a.external_id,
             }
         })
         .collect();
@@ -80,16 +81,16 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
 
 /// The figures the monitor computes from the votes.
 #[derive(Debug, Default)]
-struct Figures {
+pub(super) struct Figures {
     times: HashMap<AnnotatorId, Vec<f64>>,
     /// (gold items seen, judged as expected) per annotator.
-    gold: HashMap<AnnotatorId, (i64, i64)>,
+    pub(super) gold: HashMap<AnnotatorId, (i64, i64)>,
     fleiss_kappa: Option<f64>,
     complete_items: i64,
 }
 
 impl Figures {
-    fn of(votes: &[VoteFact], k: i64) -> Figures {
+    pub(super) fn of(votes: &[VoteFact], k: i64) -> Figures {
         let mut f = Figures::default();
         let mut per_item: HashMap<ItemId, (usize, usize)> = HashMap::new();
         for v in votes {
@@ -120,7 +121,7 @@ impl Figures {
         f
     }
 
-    fn median_time(&self, a: AnnotatorId) -> Option<f64> {
+    pub(super) fn median_time(&self, a: AnnotatorId) -> Option<f64> {
         let mut v = self.times.get(&a)?.clone();
         if v.is_empty() {
             return None;

@@ -51,6 +51,43 @@ pub async fn submit_vote(
     Ok(next)
 }
 
+/// The crowd identity a participant came with, checked: each id as [`check_pid`], the
+/// platform one of those natstudy knows (`prolific`, `mturk`, `sona`, `generic`), kept only
+/// with a participant id.
+pub fn check_identity(
+    c: &natstudy_types::CrowdIdentity,
+) -> ServiceResult<crate::store::invites::Identity> {
+    let pid = check_pid(c.pid.as_deref())?;
+    let study = check_pid(c.study.as_deref()).map_err(|_| {
+        ServiceError::Invalid(format!("study id: at most {MAX_PID} printable characters"))
+    })?;
+    let session = check_pid(c.session.as_deref()).map_err(|_| {
+        ServiceError::Invalid(format!(
+            "session id: at most {MAX_PID} printable characters"
+        ))
+    })?;
+    let platform = match c
+        .platform
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        None => None,
+        Some(p) => Some(crate::store::Platform::parse(p).ok_or_else(|| {
+            ServiceError::Invalid("platform: prolific, mturk, sona or generic".into())
+        })?),
+    };
+    Ok(crate::store::invites::Identity {
+        // a participant id without a platform is a generic one
+        platform: pid
+            .as_ref()
+            .map(|_| platform.unwrap_or(crate::store::Platform::Generic)),
+        pid,
+        study,
+        session,
+    })
+}
+
 /// How many of `joins` (participants) have answered nothing yet.
 pub async fn unanswered(db: &crate::store::Db, joins: &[AnnotatorId]) -> ServiceResult<usize> {
     Ok(crate::store::survey::unanswered(db, joins).await?)

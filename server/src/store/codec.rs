@@ -121,6 +121,21 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// The crowd platform that sent a participant (`annotators.platform`), which names the
+    /// ids they came with.
+    pub enum Platform {
+        /// `PROLIFIC_PID`, `STUDY_ID`, `SESSION_ID`.
+        Prolific = "prolific",
+        /// `workerId`, `hitId`, `assignmentId`.
+        Mturk = "mturk",
+        /// SONA's `id`.
+        Sona = "sona",
+        /// A generic `pid`.
+        Generic = "generic",
+    }
+}
+
 /// A nullable `DOUBLE PRECISION` value as a statement binds it (a vote's time on item).
 ///
 /// Bind this, never a bare `Option<f64>`: sqlx 0.8's `Any` driver sends a `None::<f64>` to
@@ -221,6 +236,19 @@ mod tests {
                 assert_eq!(Outcome::parse(o.as_str()), Some(*o));
             }
             assert_eq!(check.matches('\'').count() / 2, Outcome::ALL.len());
+            let schema = std::fs::read_to_string(format!(
+                "{}/../migrations/{dialect}/0028_crowd_identity.sql",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("0028");
+            let check = schema
+                .lines()
+                .find(|l| l.contains("platform IN ("))
+                .expect("annotators.platform CHECK");
+            for p in Platform::ALL {
+                assert!(check.contains(&format!("'{p}'")), "{dialect}: {p}");
+            }
+            assert_eq!(check.matches('\'').count() / 2, Platform::ALL.len());
         }
         for s in JobState::ALL {
             assert_eq!(JobState::parse(s.as_str()), Some(*s));

@@ -98,7 +98,7 @@ async fn insert_with_next_code(
     tx: &mut sqlx::AnyConnection,
     study: StudyId,
     user: Option<UserId>,
-    pid: Option<&str>,
+    identity: &Identity,
     mut resume: Option<&mut (dyn FnMut() -> String + Send)>,
     reviewer: bool,
 ) -> StoreResult<(AnnotatorId, String)> {
@@ -107,18 +107,22 @@ async fn insert_with_next_code(
     loop {
         let resume_code = resume.as_mut().map(|draw| draw());
         let r = sqlx::query(
-            "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at, resume_code, reviewer) \
+            "INSERT INTO annotators (study_id, code, user_id, external_pid, created_at, resume_code, reviewer, \
+             platform, external_study, external_session) \
              SELECT $1, 'S' || CAST((SELECT COUNT(*) FROM annotators WHERE study_id = $1) + $2 AS TEXT), \
-             $3, $4, $5, $6, $7 WHERE NOT EXISTS (SELECT 1 FROM annotators WHERE resume_code = $6) \
+             $3, $4, $5, $6, $7, $8, $9, $10 WHERE NOT EXISTS (SELECT 1 FROM annotators WHERE resume_code = $6) \
              ON CONFLICT (study_id, code) DO NOTHING RETURNING id, code",
         )
         .bind(study)
         .bind(past)
         .bind(user)
-        .bind(pid)
+        .bind(identity.pid.as_deref())
         .bind(now_ms())
         .bind(resume_code.as_deref())
         .bind(i64::from(reviewer))
+        .bind(identity.platform())
+        .bind(identity.study.as_deref())
+        .bind(identity.session.as_deref())
         .fetch_optional(&mut *tx)
         .await?;
         if let Some(r) = r {
@@ -256,13 +260,56 @@ pub async fn invite_ref(db: &Db, token: &str) -> StoreResult<Option<InviteRef>> 
 pub async fn join(
     db: &Db,
     token: &str,
-    pid: Option<&str>,
+    identity: &Identity,
     current: Option<AnnotatorId>,
 ) -> StoreResult<Entry> {
     let invite = invite_ref(db, token)
         .await?
         .ok_or_else(|| StoreError::NotFound("invite".into()))?;
-    join_via(db, &invite, pid, current).await
+    join_via(db, &invite, identity, current).await
+}
+
+/// A participant's identity on the crowd platform that sent them (all `None`: none, or an
+/// account). The platform's participant id is kept as `annotators.external_pid`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// The platform, when the participant came with its participant id.
+    pub platform: Option<super::Platform>,
+    pub pid: Option<String>,
+    /// The platform's study (Prolific's `STUDY_ID`, MTurk's `hitId`).
+    pub study: Option<String>,
+    /// The platform's session (Prolific's `SESSION_ID`, MTurk's `assignmentId`).
+    pub session: Option<String>,
+}
+
+impl Identity {
+    /// The platform, stored only with a participant id (one platform id is one participant).
+    fn platform(&self) -> Option<super::Platform> {
+        self.platform.filter(|_| self.pid.is_some())
+    }
+}
+
+/// The study's participant with this platform id, if one joined with it before.
+async fn by_platform_id(
+    conn: &mut sqlx::AnyConnection,
+    study: StudyId,
+    identity: &Identity,
+) -> StoreResult<Option<(AnnotatorId, bool)>> {
+    let (Some(platform), Some(pid)) = (identity.platform(), identity.pid.as_deref()) else {
+        return Ok(None);
+    };
+    let r = sqlx::query(
+        "SELECT id, reviewer FROM annotators WHERE study_id = $1 AND platform = $2 AND external_pid = $3",
+    )
+    .bind(study)
+    .bind(platform)
+    .bind(pid)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(match r {
+        Some(r) => Some((r.try_get(0)?, r.try_get::<i64, _>(1)? != 0)),
+        None => None,
+    })
 }
 
 /// [`join`] with the invite already found. A new participant is one group-commit job: the
@@ -271,10 +318,22 @@ pub async fn join(
 pub async fn join_via(
     db: &Db,
     invite: &InviteRef,
-    pid: Option<&str>,
+    identity: &Identity,
     current: Option<AnnotatorId>,
 ) -> StoreResult<Entry> {
     let study = invite.study;
+    // one platform id is one participant: the same id continues them, on any device (and
+    // without using a place of the invite, full or not)
+    {
+        let mut conn = db.pool.acquire().await?;
+        if let Some((annotator, review)) = by_platform_id(&mut conn, study, identity).await? {
+            return Ok(Entry {
+                annotator,
+                study,
+                review,
+            });
+        }
+    }
     if let Some(annotator) = current {
         let mine = sqlx::query("SELECT reviewer FROM annotators WHERE id = $1 AND study_id = $2")
             .bind(annotator)
@@ -301,10 +360,9 @@ pub async fn join_via(
         invite: invite.id,
         review: invite.review,
         batch: invite.batch,
-        pid: pid.map(str::to_owned),
+        identity: identity.clone(),
     };
-    let review = join.review;
-    let annotator = grouped(db, study, move |conn, shared| {
+    let (annotator, review) = grouped(db, study, move |conn, shared| {
         let join = join.clone();
         Box::pin(async move { join.run_in(conn, shared).await })
     })
@@ -324,7 +382,7 @@ struct Join {
     review: bool,
     /// The invite's batch and its seed.
     batch: Option<(BatchId, i64)>,
-    pid: Option<String>,
+    identity: Identity,
 }
 
 impl Join {
@@ -337,7 +395,12 @@ impl Join {
         &self,
         conn: &mut sqlx::AnyConnection,
         shared: &mut Shared,
-    ) -> StoreResult<StoreResult<AnnotatorId>> {
+    ) -> StoreResult<StoreResult<(AnnotatorId, bool)>> {
+        // the same platform id joined meanwhile (another browser): that participant continues
+        // (the study's writes are one at a time, so two joins with one id never make two)
+        if let Some(found) = by_platform_id(conn, self.study, &self.identity).await? {
+            return Ok(Ok(found));
+        }
         // the checks (open, not used up) and the use of the invite in one statement
         let used = sqlx::query(
             "UPDATE invites SET used = used + 1 \
@@ -363,7 +426,7 @@ impl Join {
             conn,
             self.study,
             None,
-            self.pid.as_deref(),
+            &self.identity,
             Some(&mut super::resume_codes::fresh_resume_code),
             self.review,
         )
@@ -377,7 +440,7 @@ impl Join {
             shared.join_batch(batch.into(), annotator.into(), order_seed);
         }
         shared.audit(now_ms(), Some(self.study.into()), "participant.join", code);
-        Ok(Ok(annotator))
+        Ok(Ok((annotator, self.review)))
     }
 }
 
@@ -434,7 +497,8 @@ pub(crate) async fn enrol_user_in(
     if let Some(r) = linked {
         return Ok(r.try_get(0)?);
     }
-    let (id, _) = insert_with_next_code(tx, study, Some(user), None, None, false).await?;
+    let (id, _) =
+        insert_with_next_code(tx, study, Some(user), &Identity::default(), None, false).await?;
     Ok(id)
 }
 
@@ -461,13 +525,27 @@ mod tests {
         .into_iter()
         .map(str::to_owned);
         let mut draw = || draws.next().expect("a code");
-        let first = insert_with_next_code(&mut conn, study, None, None, Some(&mut draw), false)
-            .await
-            .expect("first");
+        let first = insert_with_next_code(
+            &mut conn,
+            study,
+            None,
+            &Identity::default(),
+            Some(&mut draw),
+            false,
+        )
+        .await
+        .expect("first");
         assert_eq!(first.1, "S1");
-        let second = insert_with_next_code(&mut conn, study, None, None, Some(&mut draw), false)
-            .await
-            .expect("second");
+        let second = insert_with_next_code(
+            &mut conn,
+            study,
+            None,
+            &Identity::default(),
+            Some(&mut draw),
+            false,
+        )
+        .await
+        .expect("second");
         assert_eq!(second.1, "S2", "the collision did not skip S2");
         let codes: Vec<Option<String>> =
             sqlx::query_scalar("SELECT resume_code FROM annotators ORDER BY id")
@@ -484,9 +562,16 @@ mod tests {
             .execute(&mut *conn)
             .await
             .expect("rename");
-        let third = insert_with_next_code(&mut conn, study, None, None, Some(&mut draw), false)
-            .await
-            .expect("third");
+        let third = insert_with_next_code(
+            &mut conn,
+            study,
+            None,
+            &Identity::default(),
+            Some(&mut draw),
+            false,
+        )
+        .await
+        .expect("third");
         assert_eq!(third.1, "S4");
     }
 }

@@ -28,7 +28,7 @@ pub(crate) use handle::temp_sqlite;
 pub use handle::Db;
 
 mod handle;
-pub use codec::{AssignmentStatus, JobKind, JobState, OptReal, Outcome};
+pub use codec::{AssignmentStatus, JobKind, JobState, OptReal, Outcome, Platform};
 
 /// Errors the store reports in domain terms.
 #[derive(Debug, thiserror::Error)]

@@ -36,6 +36,8 @@ pub struct AnnotatorProgress {
     pub imported: bool,
     /// Items they hold a live lease on now (at most one in a dynamic queue).
     pub leases: i64,
+    /// The crowd platform's participant id they came with (`platform: id`).
+    pub external_id: Option<String>,
 }
 
 /// A batch with its size.
@@ -77,7 +79,7 @@ pub async fn votes(db: &Db, study: StudyId) -> StoreResult<Vec<VoteFact>> {
 /// The study's annotators in id order, with (rated, total) as their progress bars show it.
 pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorProgress>> {
     let rows = sqlx::query(
-        "SELECT a.id, a.code, u.username, a.last_active, a.finished_at, a.imported, \
+        "SELECT a.id, a.code, u.username, a.last_active, a.finished_at, a.imported, a.platform, a.external_pid, \
          (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS voted, \
          (SELECT COUNT(*) FROM assignments c WHERE c.annotator_id = a.id AND c.status = $2 \
             AND c.lease_expires_at > $3) AS leases \
@@ -110,9 +112,66 @@ pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorPro
             finished: r.try_get::<Option<i64>, _>("finished_at")?.is_some(),
             done,
             total,
+            external_id: match (
+                r.try_get::<Option<super::Platform>, _>("platform")?,
+                r.try_get::<Option<String>, _>("external_pid")?,
+            ) {
+                (Some(p), Some(id)) => Some(format!("{p}: {id}")),
+                (None, Some(id)) => Some(id),
+                _ => None,
+            },
         });
     }
     Ok(out)
+}
+
+/// A participant as the participants table lists them (`export --what participants`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParticipantRow {
+    pub id: AnnotatorId,
+    pub code: String,
+    pub platform: Option<super::Platform>,
+    pub external_pid: Option<String>,
+    pub external_study: Option<String>,
+    pub external_session: Option<String>,
+    pub joined_at: i64,
+    pub finished_at: Option<i64>,
+    pub outcome: Option<super::Outcome>,
+    /// Their votes (online or imported).
+    pub rated: i64,
+    /// Their screener answers as stored (a JSON object).
+    pub screener_json: String,
+}
+
+/// The study's participants in id order, with their votes counted.
+pub async fn participants(db: &Db, study: StudyId) -> StoreResult<Vec<ParticipantRow>> {
+    let rows = sqlx::query(
+        "SELECT a.id, a.code, a.platform, a.external_pid, a.external_study, a.external_session, \
+         a.created_at, a.finished_at, a.outcome, a.screener, \
+         (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS rated \
+         FROM annotators a WHERE a.study_id = $1 ORDER BY a.id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            Ok(ParticipantRow {
+                id: r.try_get("id")?,
+                code: r.try_get("code")?,
+                platform: r.try_get("platform")?,
+                external_pid: r.try_get("external_pid")?,
+                external_study: r.try_get("external_study")?,
+                external_session: r.try_get("external_session")?,
+                joined_at: r.try_get("created_at")?,
+                finished_at: r.try_get("finished_at")?,
+                outcome: r.try_get("outcome")?,
+                rated: r.try_get("rated")?,
+                screener_json: r.try_get("screener")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()?)
 }
 
 /// The study's batches in id order.

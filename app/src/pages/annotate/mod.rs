@@ -48,13 +48,12 @@ pub fn JoinPage() -> impl IntoView {
     let query = use_query_map();
     let join = ServerAction::<JoinStudy>::new();
     let token = move || params.with(|p| p.get("token").unwrap_or_default());
-    let pid = move || {
-        query.with(|q| {
-            q.get("pid")
-                .or_else(|| q.get("PROLIFIC_PID"))
-                .unwrap_or_default()
-        })
-    };
+    // the crowd platform's ids the link carries (Prolific, MTurk, SONA, a generic pid)
+    let identity = move || query.with(|q| crate::model::CrowdIdentity::from_query(|k| q.get(k)));
+    let pid = move || identity().pid.unwrap_or_default();
+    let platform = move || identity().platform.unwrap_or_default();
+    let ext_study = move || identity().study.unwrap_or_default();
+    let ext_session = move || identity().session.unwrap_or_default();
     // say at once whether the link works, before anyone clicks "Take part"
     let status = Resource::new(token, invite_status);
     view! {
@@ -80,6 +79,9 @@ pub fn JoinPage() -> impl IntoView {
                                 // form works before the page is interactive (a slow link)
                                 <input type="hidden" name="token" value=token />
                                 <input type="hidden" name="pid" value=pid />
+                                <input type="hidden" name="platform" value=platform />
+                                <input type="hidden" name="ext_study" value=ext_study />
+                                <input type="hidden" name="ext_session" value=ext_session />
                                 <button type="submit" id="join">{if continuing { "Continue" } else { "Take part" }}</button>
                             </ActionForm>
                             <p class="muted">"Started on another device? " <a href="/resume" id="resume-link">"Continue with your resume code"</a>"."</p>

@@ -58,6 +58,7 @@ pub fn StudyPage() -> impl IntoView {
                                     <a href=format!("/studies/{}/export/reviews.csv", s.id) rel="external">"patch review (CSV)"</a>
                                     <a href=format!("/studies/{}/export/npr_results.csv", s.id) rel="external">"repair results (CSV)"</a>
                                     <a href=format!("/studies/{}/export/ce_scores.csv", s.id) rel="external">"cross-entropies (CSV)"</a>
+                                    <a href=format!("/studies/{}/export/participants.csv", s.id) rel="external" id="participants-download">"participants and their codes (CSV)"</a>
                                     <a href=format!("/studies/{}/results", s.id) id="results-link">"Results: tables and charts"</a>
                                     <a href=format!("/studies/{}/review", s.id) id="review-link">"Review patches"</a>
                                     <a href=format!("/studies/{}/review/decide", s.id) id="review-decide-link">"Patch review: decisions"</a>

@@ -197,7 +197,7 @@ fn MonitorView(
             <table class="grid" id="annotators">
                 <thead>
                     <tr>
-                        <th>"Code"</th><th>"Account"</th><th class="num">"Rated"</th><th>"Last active"</th>
+                        <th>"Code"</th><th>"Account or platform id"</th><th class="num">"Rated"</th><th>"Last active"</th>
                         <th class="num">"Median time (s)"</th><th class="num">"Gold"</th><th>"State"</th>
                         {admin.then(|| view! { <th>"Drop-out"</th> })}
                     </tr>
@@ -213,7 +213,7 @@ fn MonitorView(
                             view! {
                                 <tr>
                                     <td>{a.code.clone()}</td>
-                                    <td>{a.account.clone().unwrap_or_default()}</td>
+                                    <td>{a.account.clone().or_else(|| a.external_id.clone()).unwrap_or_default()}</td>
                                     <td class="num">{a.done} " / " {per_participant.unwrap_or(a.total)}</td>
                                     <td>{if a.imported { "imported".to_owned() } else { ago(a.last_active_ms) }}</td>
                                     <td class="num">{a.median_time.map(|t| format!("{t:.1}")).unwrap_or_default()}</td>

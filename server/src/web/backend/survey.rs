@@ -15,11 +15,11 @@ impl app::backend::SurveyBackend for DomainBackend {
             .await
             .map_err(map)
     }
-    #[tracing::instrument(skip(self, token, pid))]
+    #[tracing::instrument(skip(self, token, identity))]
     async fn join(
         &self,
         token: &str,
-        pid: Option<&str>,
+        identity: &natstudy_types::CrowdIdentity,
         current: Option<AnnotatorId>,
         client: Option<IpAddr>,
     ) -> Result<Entry, BackendError> {
@@ -35,7 +35,7 @@ impl app::backend::SurveyBackend for DomainBackend {
                 .unanswered_joins(unanswered)
                 .map_err(BackendError::TooMany)?;
         }
-        let pid = service::participation::check_pid(pid).map_err(map)?;
+        let identity = service::participation::check_identity(identity).map_err(map)?;
         if token.len() > service::invites::MAX_TOKEN {
             return Err(BackendError::NotFound("invite".into()));
         }
@@ -45,7 +45,7 @@ impl app::backend::SurveyBackend for DomainBackend {
             .await
             .map_err(map)?
             .ok_or_else(|| BackendError::NotFound("invite".into()))?;
-        let entry = service::invites::join(&self.db, &invite, pid.as_deref(), current)
+        let entry = service::invites::join(&self.db, &invite, &identity, current)
             .await
             .map(present::entry)
             .map_err(map)?;
