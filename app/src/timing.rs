@@ -20,6 +20,15 @@ impl ActiveTimer {
         }
     }
 
+    /// A timer that already holds `earlier` active seconds (the time spent on the item before
+    /// a reload of its page), counting on from `now`.
+    pub fn resume(now: f64, earlier: f64) -> ActiveTimer {
+        ActiveTimer {
+            active_ms: earlier.max(0.0) * 1000.0,
+            ..ActiveTimer::start(now)
+        }
+    }
+
     /// Counts the time since the last mark if the tab was visible and the gap was not idle.
     pub fn mark(&mut self, now: f64) {
         if !self.hidden {
@@ -66,9 +75,35 @@ impl ActiveTimer {
     }
 }
 
+/// The time kept for an item across a reload of its page, as stored: when it was first shown
+/// (ms since the epoch) and the active seconds so far.
+pub fn kept_text(started_ms: f64, secs: f64) -> String {
+    format!("{started_ms:.0}:{secs:.3}")
+}
+
+/// [`kept_text`] read back (`None`: not one of ours, or not a sane time).
+pub fn parse_kept(text: &str) -> Option<(f64, f64)> {
+    let (started, secs) = text.split_once(':')?;
+    let (started, secs): (f64, f64) = (started.parse().ok()?, secs.parse().ok()?);
+    (started.is_finite() && started > 0.0 && secs.is_finite() && secs >= 0.0)
+        .then_some((started, secs))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reload's timer goes on from the time kept, and the kept text reads back.
+    #[test]
+    fn a_resumed_timer_adds_the_time_kept() {
+        let mut t = ActiveTimer::resume(1_000.0, 20.0);
+        assert_eq!(t.seconds(4_000.0), 23.0);
+        assert_eq!(parse_kept(&kept_text(1.7e12, 20.25)), Some((1.7e12, 20.25)));
+        assert_eq!(parse_kept("x:1"), None);
+        assert_eq!(parse_kept("5:-1"), None);
+        assert_eq!(parse_kept("5:NaN"), None);
+        assert_eq!(parse_kept("51"), None);
+    }
 
     #[test]
     fn hidden_time_and_long_idle_gaps_do_not_count() {

@@ -770,6 +770,9 @@ async fn a_reload_keeps_the_answer_in_progress(viewport: (u32, u32)) {
         .send_keys("three nested ifs")
         .await
         .expect("type");
+    // three seconds on the item before the reload count after it
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let reloaded_at = natstudy::db::now_ms();
     b.client.refresh().await.expect("reload");
     b.wait_for_text("#hydrated", "interactive")
         .await
@@ -792,6 +795,21 @@ async fn a_reload_keeps_the_answer_in_progress(viewport: (u32, u32)) {
         .await
         .expect("vote");
     assert_eq!(stored, (3, 1, "three nested ifs".to_owned()));
+    let (time, started): (Option<f64>, Option<i64>) =
+        sqlx::query_as("SELECT time_secs, started_at FROM votes")
+            .fetch_one(&db.pool)
+            .await
+            .expect("time");
+    let time = time.expect("a measured time");
+    let since_reload = (natstudy::db::now_ms() - reloaded_at) as f64 / 1000.0;
+    assert!(
+        time >= 3.0 && time <= 3.5 + since_reload,
+        "the time before the reload is kept: {time} s ({since_reload} s since the reload)"
+    );
+    assert!(
+        started.is_some_and(|s| s <= reloaded_at - 3000),
+        "started when first shown: {started:?}, reloaded at {reloaded_at}"
+    );
     // the next item starts empty: the sent draft is gone
     b.wait_for_text("#hydrated", "interactive")
         .await

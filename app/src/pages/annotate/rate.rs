@@ -57,6 +57,8 @@ pub(super) fn Rate(
     browser_hooks(RateSignals {
         shown_at_load,
         study,
+        item: item.item,
+        new_item: item.previous.is_none(),
         cr,
         set_cr,
         cc,
@@ -201,6 +203,9 @@ struct RateSignals {
     /// Rendered by the server (hydrated), not by the page after a vote.
     shown_at_load: bool,
     study: StudyId,
+    item: crate::model::ItemId,
+    /// A new item (not a revision): its time so far is kept across a reload.
+    new_item: bool,
     cr: ReadSignal<Option<u8>>,
     set_cr: WriteSignal<Option<u8>>,
     cc: ReadSignal<Option<u8>>,
@@ -227,6 +232,8 @@ fn browser_hooks(x: RateSignals) {
         let RateSignals {
             shown_at_load,
             study,
+            item,
+            new_item,
             cr,
             set_cr,
             cc,
@@ -246,8 +253,15 @@ fn browser_hooks(x: RateSignals) {
         use std::sync::{Arc, Mutex};
         let timer = Arc::new(Mutex::new(None::<crate::timing::ActiveTimer>));
         let now = || js_sys::Date::now();
+        // a new item's time so far, kept in sessionStorage as it runs: a reload goes on from it
+        let time_prefix = format!("natstudy.time.{study}.");
+        let time_key = format!("{time_prefix}{item}");
+        let first_shown = Arc::new(Mutex::new(0.0f64));
+        let storage = || window().session_storage().ok().flatten();
         {
             let timer = timer.clone();
+            let time_key = time_key.clone();
+            let first_shown = first_shown.clone();
             Effect::new(move |_| {
                 let t = now();
                 // shown since the page began to load (rendered by the server), or now
@@ -260,10 +274,39 @@ fn browser_hooks(x: RateSignals) {
                 } else {
                     t
                 };
+                // other items' kept times go; this one's comes back
+                let mut kept = None;
+                if let Some(s) = storage() {
+                    let len = s.length().unwrap_or(0);
+                    let stale: Vec<String> = (0..len)
+                        .filter_map(|i| s.key(i).ok().flatten())
+                        .filter(|k| k.starts_with(&time_prefix) && *k != time_key)
+                        .collect();
+                    for k in stale {
+                        let _ = s.remove_item(&k);
+                    }
+                    if new_item {
+                        kept = s
+                            .get_item(&time_key)
+                            .ok()
+                            .flatten()
+                            .and_then(|t| crate::timing::parse_kept(&t))
+                            .filter(|(started, _)| *started <= t);
+                    }
+                }
                 if let Ok(mut g) = timer.lock() {
                     if g.is_none() {
-                        *g = Some(crate::timing::ActiveTimer::start(shown));
-                        set_started_at.set(format!("{shown:.0}"));
+                        let (started, timer) = match kept {
+                            Some((started, secs)) => {
+                                (started, crate::timing::ActiveTimer::resume(shown, secs))
+                            }
+                            None => (shown, crate::timing::ActiveTimer::start(shown)),
+                        };
+                        *g = Some(timer);
+                        if let Ok(mut f) = first_shown.lock() {
+                            *f = started;
+                        }
+                        set_started_at.set(format!("{started:.0}"));
                     }
                 }
                 let stored = window()
@@ -429,6 +472,12 @@ fn browser_hooks(x: RateSignals) {
                 let secs = t.peek(n);
                 if let Some(input) = time_ref.get_untracked() {
                     input.set_value(&format!("{secs:.3}"));
+                }
+                if new_item {
+                    let started = first_shown.lock().map(|f| *f).unwrap_or(0.0);
+                    if let Some(s) = storage() {
+                        let _ = s.set_item(&time_key, &crate::timing::kept_text(started, secs));
+                    }
                 }
             });
         };
