@@ -27,12 +27,14 @@ async fn me(study: StudyId) -> Result<AnnotatorId, ServerFnError> {
             if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
                 resp.set_status(axum::http::StatusCode::FORBIDDEN);
             }
-            Err(ServerFnError::new(
-                "you are not a participant of this study",
-            ))
+            Err(ServerFnError::new(NOT_A_PARTICIPANT))
         }
     }
 }
+
+/// What a request of the survey is told when the session names no participant of the study
+/// (it ended, or another browser): the rating page then offers the resume code's form.
+pub const NOT_A_PARTICIPANT: &str = "you are not a participant of this study";
 
 /// What an invite link leads to, so the landing page can say at once when it is not valid.
 #[server(endpoint = "invite")]

@@ -1000,6 +1000,62 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
     guard.drop_now(db).await;
 }
 
+/// A session lost while an item is on screen (its cookie gone: idle too long, or cleared):
+/// Submit sends nothing but says so, with the resume code's form; the code continues the
+/// participant in the same browser, back on the item with the answer given before, and the
+/// vote then goes in.
+async fn a_lost_session_keeps_the_answer_until_resumed(viewport: (u32, u32)) {
+    let Joined {
+        db, guard, app, b, ..
+    } = joined("Lost session", viewport, |_| {}).await;
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    let code = b.text_of("#resume-code").await;
+    assert!(!code.is_empty(), "the survey shows the resume code");
+    b.click("#cr-3").await.expect("cr");
+    b.click("#cc-2").await.expect("cc");
+    b.client
+        .delete_all_cookies()
+        .await
+        .expect("the session's cookie gone");
+    b.click("#submit").await.expect("submit");
+    b.wait_contains("#session-lost", "Your session has ended")
+        .await;
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("votes");
+    assert_eq!(n, 0, "nothing was stored without the session");
+    b.client
+        .find(Locator::Css("#session-resume-input"))
+        .await
+        .expect("the resume form")
+        .send_keys(&code)
+        .await
+        .expect("type the code");
+    b.click("#session-resume-submit").await.expect("continue");
+    wait_until("back on the item with the answer", || async {
+        b.client.find(Locator::Css("#session-lost")).await.is_err()
+            && checked(&b, "cr-3").await
+            && checked(&b, "cc-2").await
+    })
+    .await;
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.click("#submit").await.expect("submit again");
+    b.wait_for_text("#progress", "1 / 3").await.expect("saved");
+    let stored: (i64, i64) = sqlx::query_as("SELECT cr, cc FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("vote");
+    assert_eq!(stored, (3, 2));
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// A laptop's window and a phone's: every flow of the survey runs on both.
 const LAPTOP: (u32, u32) = (1366, 900);
 const PHONE: (u32, u32) = (390, 844);
@@ -1052,4 +1108,14 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code_o
 #[tokio::test]
 async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code_on_a_phone() {
     a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(PHONE).await;
+}
+
+#[tokio::test]
+async fn a_lost_session_keeps_the_answer_until_resumed_on_a_laptop() {
+    a_lost_session_keeps_the_answer_until_resumed(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn a_lost_session_keeps_the_answer_until_resumed_on_a_phone() {
+    a_lost_session_keeps_the_answer_until_resumed(PHONE).await;
 }

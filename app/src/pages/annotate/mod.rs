@@ -108,6 +108,46 @@ pub fn JoinPage() -> impl IntoView {
     }
 }
 
+/// Whether a refused request says the session no longer names the participant.
+pub(super) fn session_lost(e: &ServerFnError) -> bool {
+    e.to_string()
+        .contains(crate::annotate_api::NOT_A_PARTICIPANT)
+}
+
+/// The survey after the session ended (idle too long, or cookies cleared), as a vote or a
+/// page meets it: the unsent answer stays in this browser (its draft and time), the resume code
+/// continues the participant here, and the page then reloads onto the same item with the
+/// answer back.
+#[component]
+fn SessionLost() -> impl IntoView {
+    let resume = ServerAction::<ResumeParticipant>::new();
+    // back on the survey: a reload brings the item, its kept answer and time
+    Effect::watch(
+        move || resume.version().get(),
+        move |_, _, _| {
+            if matches!(resume.value().get_untracked(), Some(Ok(()))) {
+                #[cfg(feature = "hydrate")]
+                let _ = window().location().reload();
+            }
+        },
+        false,
+    );
+    view! {
+        <section class="card narrow" id="session-lost" role="alert">
+            <h2>"Your session has ended"</h2>
+            <p>"Your answer was not sent: it is kept in this browser. Enter your resume code (shown at the top of the survey, like "
+               <code>"K3M9Q-X2P7A"</code> ") to continue: you come back to this item with your answer, and send it then."</p>
+            <ActionForm action=resume attr:id="session-resume-form">
+                <label for="session-resume-input">"Resume code"</label>
+                <input type="text" name="code" id="session-resume-input" required autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="20" placeholder="K3M9Q-X2P7A" />
+                <button type="submit" id="session-resume-submit">"Continue"</button>
+            </ActionForm>
+            {move || resume.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            <p class="muted">"No resume code? Open the invite link you were given again, in this browser."</p>
+        </section>
+    }
+}
+
 /// The `page` query parameter, read without tracking it.
 fn page_untracked(query: &Memo<leptos_router::params::ParamsMap>) -> Option<u32> {
     query.with_untracked(|q| q.get("page").and_then(|s| s.parse::<u32>().ok()))
@@ -216,6 +256,7 @@ pub fn AnnotatePage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match state.await {
                     Ok(s) => view! { <Survey s vote consent start finish show_guideline set_show_guideline /> }.into_any(),
+                    Err(e) if session_lost(&e) => view! { <SessionLost /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}

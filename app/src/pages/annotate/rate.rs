@@ -191,7 +191,8 @@ pub(super) fn Rate(
             >
                 "Submit (Enter)"
             </button>
-            {move || vote.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            // (a session that ended shows the page's own way back: the state read fails too)
+            {move || vote.value().get().and_then(|r| r.err()).filter(|e| !super::session_lost(e)).map(|e| view! { <ErrorBox message=e.to_string() /> })}
         </ActionForm>
     }
 }
