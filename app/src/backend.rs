@@ -274,6 +274,21 @@ pub trait StudyBackend: Send + Sync + 'static {
         from: AnnotatorId,
         to_code: &str,
     ) -> Result<u64, BackendError>;
+    /// Sets a batch's lease (minutes) for the claims made from now on.
+    async fn set_batch_lease(
+        &self,
+        actor: &User,
+        study: StudyId,
+        batch: BatchId,
+        minutes: i64,
+    ) -> Result<(), BackendError>;
+    /// Releases the items of every holder idle for `minutes`: (holders, items).
+    async fn release_idle(
+        &self,
+        actor: &User,
+        study: StudyId,
+        minutes: i64,
+    ) -> Result<(u64, u64), BackendError>;
     /// Closes an invite link of the study.
     async fn close_invite(
         &self,

@@ -169,6 +169,30 @@ pub async fn release_annotator(
         .map_err(internal)
 }
 
+/// Sets a batch's lease in minutes, for the claims made from now on (admins).
+#[server(endpoint = "studies/batch-lease")]
+pub async fn set_batch_lease(
+    study: StudyId,
+    batch: BatchId,
+    minutes: i64,
+) -> Result<(), ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    backend()?
+        .set_batch_lease(&actor, study, batch, minutes)
+        .await
+        .map_err(internal)
+}
+
+/// Releases the items held by every participant idle for `minutes` (admins): (holders, items).
+#[server(endpoint = "studies/release-idle")]
+pub async fn release_idle(study: StudyId, minutes: i64) -> Result<(u64, u64), ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    backend()?
+        .release_idle(&actor, study, minutes)
+        .await
+        .map_err(internal)
+}
+
 /// Moves an annotator's unrated items to another (by code) (admins).
 #[server(endpoint = "studies/move")]
 pub async fn move_annotator(

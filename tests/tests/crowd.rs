@@ -688,3 +688,150 @@ async fn platform_ids_make_one_participant_and_the_table_lists_them(store: Store
 on_both_stores!(platform_ids_make_one_participant_and_the_table_lists_them =>
     platform_ids_make_one_participant_and_the_table_lists_them_sqlite,
     platform_ids_make_one_participant_and_the_table_lists_them_postgres);
+
+/// Abandoned holds on the study page: an admin sets a batch's lease (claims from then on
+/// hold that long; the monitor shows it) and releases, in one action, the items of every
+/// holder idle for the minutes asked — the idle one's item goes back to the queue, the active
+/// one keeps theirs. The CLI does the same; a lease of 0 minutes is refused.
+async fn abandoned_holds_are_released_from_the_page(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    app.add_user("ada", "a long password", natstudy_tests::Role::Admin)
+        .await
+        .expect("admin");
+    let admin = app.signed_in("ada", "a long password").await.expect("ada");
+    let batch = natstudy::store::assign::batch_id(&db, study, "online")
+        .await
+        .expect("batch");
+    let post = |path: &'static str, form: Vec<(&'static str, String)>| {
+        let c = admin.clone();
+        let url = app.url(path);
+        async move { c.post(url).form(&form).send().await.expect("post") }
+    };
+    let r = post(
+        "/api/studies/batch-lease",
+        vec![
+            ("study", study.to_string()),
+            ("batch", batch.to_string()),
+            ("minutes", "3".into()),
+        ],
+    )
+    .await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let r = post(
+        "/api/studies/batch-lease",
+        vec![
+            ("study", study.to_string()),
+            ("batch", batch.to_string()),
+            ("minutes", "0".into()),
+        ],
+    )
+    .await;
+    assert!(!r.status().is_success(), "a lease of no minutes is refused");
+    let monitor = natstudy::service::monitor::monitor(&db, study)
+        .await
+        .expect("monitor");
+    assert_eq!(monitor.batches[0].lease_minutes, 3);
+
+    // two holders: one left 20 minutes ago, one is here
+    let gone = participant(&base, study, &token).await;
+    let here = participant(&base, study, &token).await;
+    let before = natstudy::db::now_ms();
+    assert!(participants::rate_step(&base, &gone, study).await.is_some());
+    assert!(participants::rate_step(&base, &here, study).await.is_some());
+    let s = participants::state(&base, &gone, study)
+        .await
+        .expect("state");
+    let gone_id = annotator_of(&db, study, &s).await;
+    let s = participants::state(&base, &here, study)
+        .await
+        .expect("state");
+    let here_id = annotator_of(&db, study, &s).await;
+    let lease: i64 =
+        sqlx::query_scalar("SELECT MAX(lease_expires_at) FROM assignments WHERE annotator_id = $1")
+            .bind(here_id)
+            .fetch_one(&db.pool)
+            .await
+            .expect("lease");
+    let after = natstudy::db::now_ms();
+    assert!(
+        (before + 180_000..=after + 180_000).contains(&lease),
+        "a claim now holds 3 minutes: {} ms",
+        lease - before
+    );
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query("UPDATE annotators SET last_active = $1 WHERE id = $2")
+        .bind(natstudy::db::now_ms() - 20 * 60_000)
+        .bind(gone_id)
+        .execute(&mut *tx)
+        .await
+        .expect("left");
+    tx.commit().await.expect("commit");
+    let r = post(
+        "/api/studies/release-idle",
+        vec![("study", study.to_string()), ("minutes", "10".into())],
+    )
+    .await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let released: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(released, serde_json::json!([1, 1]), "one holder, one item");
+    let held = |a: AnnotatorId| {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT COUNT(*) FROM assignments WHERE annotator_id = $1 AND status = 'leased'",
+            )
+            .bind(a)
+            .fetch_one(&db.pool)
+            .await
+            .expect("held")
+        }
+    };
+    assert_eq!(held(gone_id).await, 0, "the idle holder's item is free");
+    assert_eq!(held(here_id).await, 1, "the active holder keeps theirs");
+
+    // the command line
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "batch",
+            "lease",
+            "--study",
+            "Crowd",
+            "--batch",
+            "online",
+            "--minutes",
+            "25",
+        ],
+    )
+    .await
+    .expect("batch lease");
+    let secs: i64 = sqlx::query_scalar("SELECT lease_secs FROM batches WHERE id = $1")
+        .bind(batch)
+        .fetch_one(&db.pool)
+        .await
+        .expect("lease");
+    assert_eq!(secs, 25 * 60);
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "batch",
+            "release-idle",
+            "--study",
+            "Crowd",
+            "--minutes",
+            "30",
+        ],
+    )
+    .await
+    .expect("release-idle");
+    assert_eq!(held(here_id).await, 1, "nobody idle that long");
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(abandoned_holds_are_released_from_the_page =>
+    abandoned_holds_are_released_from_the_page_sqlite,
+    abandoned_holds_are_released_from_the_page_postgres);

@@ -383,6 +383,28 @@ async fn role_matrix(store: Store) {
             &[Role::Admin],
         ),
         (
+            "POST",
+            "/api/studies/batch-lease".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("batch", batch.to_string()),
+                ("minutes", "15".into()),
+            ],
+            &[Role::Admin],
+        ),
+        (
+            "POST",
+            "/api/studies/release-idle".into(),
+            vec![("study", study_s.clone()), ("minutes", "30".into())],
+            &[Role::Admin],
+        ),
+        (
+            "GET",
+            format!("/studies/{study}/export/participants.csv"),
+            vec![],
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
             "GET",
             format!("/studies/{study}/export/votes.csv"),
             vec![],

@@ -429,6 +429,9 @@ pub struct BatchRow {
     pub strategy: String,
     pub items: i64,
     pub annotators: i64,
+    /// How long a claim of its dynamic queue is held without an answer, in minutes.
+    #[serde(default)]
+    pub lease_minutes: i64,
 }
 
 /// An invite link of a study.

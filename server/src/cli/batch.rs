@@ -28,6 +28,27 @@ pub enum BatchCommand {
         /// The participant code they move to, e.g. S7
         to: String,
     },
+    /// Set how long a claim of the batch is held without an answer (claims from now on)
+    Lease {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+        /// The batch, by its name
+        #[arg(long)]
+        batch: String,
+        /// The lease in minutes, 1 to 1,440
+        #[arg(long)]
+        minutes: i64,
+    },
+    /// Release the items of every participant who has done nothing for a while
+    ReleaseIdle {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+        /// Idle for at least this many minutes
+        #[arg(long)]
+        minutes: i64,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -110,6 +131,24 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
             let s = crate::store::studies::id_by_name(&db, &study).await?;
             let a = assign::annotator_id(&db, s, &annotator).await?;
             println!("released {} items", assign::release(&db, s, a, None).await?);
+        }
+        BatchCommand::Lease {
+            study,
+            batch,
+            minutes,
+        } => {
+            let s = crate::store::studies::id_by_name(&db, &study).await?;
+            let b = assign::batch_id(&db, s, &batch).await?;
+            crate::service::batches::set_lease(&db, s, b, minutes, None).await?;
+            println!("batch {batch}: leases of {minutes} minutes from now on");
+        }
+        BatchCommand::ReleaseIdle { study, minutes } => {
+            let s = crate::store::studies::id_by_name(&db, &study).await?;
+            let (holders, items) =
+                crate::service::batches::release_idle(&db, s, minutes, None).await?;
+            println!(
+                "released {items} items held by {holders} participants idle for {minutes} minutes"
+            );
         }
         BatchCommand::Move { study, from, to } => {
             let s = crate::store::studies::id_by_name(&db, &study).await?;

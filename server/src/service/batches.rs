@@ -103,6 +103,42 @@ pub async fn release(
     Ok(assign::release(db, study, annotator, actor).await?)
 }
 
+/// The longest lease a batch may set, in minutes (a day).
+pub const MAX_LEASE_MINUTES: i64 = 24 * 60;
+
+/// Sets a batch's lease, 1 minute to [`MAX_LEASE_MINUTES`], for the claims made from now on.
+pub async fn set_lease(
+    db: &Db,
+    study: StudyId,
+    batch: crate::ids::BatchId,
+    minutes: i64,
+    actor: Option<UserId>,
+) -> ServiceResult<()> {
+    if !(1..=MAX_LEASE_MINUTES).contains(&minutes) {
+        return Err(super::ServiceError::Invalid(format!(
+            "a lease is 1–{MAX_LEASE_MINUTES} minutes"
+        )));
+    }
+    Ok(assign::set_lease(db, study, batch, minutes * 60, actor).await?)
+}
+
+/// Releases the items held by every participant who has done nothing for `minutes` (1 to a
+/// week): (holders, items) released.
+pub async fn release_idle(
+    db: &Db,
+    study: StudyId,
+    minutes: i64,
+    actor: Option<UserId>,
+) -> ServiceResult<(u64, u64)> {
+    if !(1..=7 * 24 * 60).contains(&minutes) {
+        return Err(super::ServiceError::Invalid(
+            "idle for 1 minute to a week".into(),
+        ));
+    }
+    let now = crate::db::now_ms();
+    Ok(assign::release_idle(db, study, now - minutes * 60_000, now, actor).await?)
+}
+
 /// Hands the annotator's unrated items to the annotator of code `to_code`: how many moved.
 pub async fn move_unrated(
     db: &Db,

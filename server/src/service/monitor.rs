@@ -65,6 +65,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
             strategy: b.strategy.as_str().to_owned(),
             items: b.items,
             annotators: b.annotators,
+            lease_minutes: (b.lease_secs + 59) / 60,
         })
         .collect();
     Ok(Monitor {

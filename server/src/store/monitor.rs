@@ -48,6 +48,7 @@ pub struct BatchSummary {
     pub strategy: Strategy,
     pub items: i64,
     pub annotators: i64,
+    pub lease_secs: i64,
 }
 
 /// Every vote of the study, with the judgement inputs, time and gold expectation.
@@ -177,7 +178,7 @@ pub async fn participants(db: &Db, study: StudyId) -> StoreResult<Vec<Participan
 /// The study's batches in id order.
 pub async fn batches(db: &Db, study: StudyId) -> StoreResult<Vec<BatchSummary>> {
     let rows = sqlx::query(
-        "SELECT b.id, b.name, b.strategy, (SELECT COUNT(*) FROM batch_items bi WHERE bi.batch_id = b.id) AS items, \
+        "SELECT b.id, b.name, b.strategy, b.lease_secs, (SELECT COUNT(*) FROM batch_items bi WHERE bi.batch_id = b.id) AS items, \
          (SELECT COUNT(*) FROM batch_annotators ba WHERE ba.batch_id = b.id) AS annotators FROM batches b WHERE b.study_id = $1 ORDER BY b.id",
     )
     .bind(study)
@@ -192,6 +193,7 @@ pub async fn batches(db: &Db, study: StudyId) -> StoreResult<Vec<BatchSummary>> 
                 strategy: r.try_get("strategy")?,
                 items: r.try_get("items")?,
                 annotators: r.try_get("annotators")?,
+                lease_secs: r.try_get("lease_secs")?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()?)

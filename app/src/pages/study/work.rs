@@ -9,20 +9,26 @@ use crate::model::StudyId;
 use crate::model::{Monitor, StudySettingsForm};
 use crate::study_api::{
     get_monitor, CloseInvite, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator,
-    ReleaseAnnotator, SaveSettings,
+    ReleaseAnnotator, ReleaseIdle, SaveSettings, SetBatchLease,
 };
+
+/// The time now, in ms since the epoch (the browser's clock in the browser).
+fn now_ms() -> i64 {
+    #[cfg(feature = "hydrate")]
+    let now = js_sys::Date::now() as i64;
+    #[cfg(not(feature = "hydrate"))]
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    now
+}
 
 fn ago(ms: Option<i64>) -> String {
     match ms {
         None => "never".into(),
         Some(t) => {
-            #[cfg(feature = "hydrate")]
-            let now = js_sys::Date::now() as i64;
-            #[cfg(not(feature = "hydrate"))]
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(t);
+            let now = now_ms().max(t);
             let s = (now - t).max(0) / 1000;
             if s < 90 {
                 format!("{s} s ago")
@@ -59,6 +65,8 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
     let close = ServerAction::<CloseInvite>::new();
     let release = ServerAction::<ReleaseAnnotator>::new();
     let moved = ServerAction::<MoveAnnotator>::new();
+    let lease = ServerAction::<SetBatchLease>::new();
+    let idle = ServerAction::<ReleaseIdle>::new();
     // live: read again three seconds after each answer
     let refresh = Refresh::after(std::time::Duration::from_secs(3));
     let monitor = Resource::new(
@@ -70,6 +78,8 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                 batch.version().get(),
                 release.version().get(),
                 moved.version().get(),
+                lease.version().get(),
+                idle.version().get(),
                 invite.version().get(),
                 close.version().get(),
             )
@@ -81,7 +91,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
             {move || Suspend::new(async move {
                 let admin = is_admin().await;
                 match monitor.await {
-                    Ok(m) => view! { <MonitorView study m admin release moved invite close /> }.into_any(),
+                    Ok(m) => view! { <MonitorView study m admin release moved lease idle invite close /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
@@ -139,10 +149,27 @@ fn MonitorView(
     admin: bool,
     release: ServerAction<ReleaseAnnotator>,
     moved: ServerAction<MoveAnnotator>,
+    lease: ServerAction<SetBatchLease>,
+    idle: ServerAction<ReleaseIdle>,
     invite: ServerAction<CreateInvite>,
     close: ServerAction<CloseInvite>,
 ) -> impl IntoView {
     let invites = m.invites.clone();
+    // holders who have done nothing for the minutes asked (ten by default), counted here
+    let (idle_minutes, set_idle_minutes) = signal(10i64);
+    let holders: Vec<Option<i64>> = m
+        .annotators
+        .iter()
+        .filter(|a| a.leases > 0 && !a.finished)
+        .map(|a| a.last_active_ms)
+        .collect();
+    let idle_holders = move || {
+        let cutoff = now_ms() - idle_minutes.get().max(0) * 60_000;
+        holders
+            .iter()
+            .filter(|t| t.is_none_or(|t| t < cutoff))
+            .count()
+    };
     let (no_annotators, no_batches) = (m.annotators.is_empty(), m.batches.is_empty());
     let columns = |n: usize| if admin { n + 1 } else { n };
     let max = m.items_with.iter().copied().max().unwrap_or(1).max(1);
@@ -252,18 +279,55 @@ fn MonitorView(
                 Ok(n) => view! { <p class="ok">{n} " items moved"</p> }.into_any(),
                 Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
             })}
+            <p id="idle-holders">
+                <b id="idle-count">{idle_holders}</b>
+                " participants hold items and have done nothing for " {move || idle_minutes.get()} " minutes."
+            </p>
+            {admin.then(|| view! {
+                <ActionForm action=idle attr:id="release-idle-form" attr:class="row">
+                    <input type="hidden" name="study" value=study.get() />
+                    <label>"Idle for at least (minutes)"
+                        <input type="number" name="minutes" min="1" max="10080" value="10" id="idle-minutes"
+                            on:input=move |e| {
+                                if let Ok(v) = event_target_value(&e).parse::<i64>() {
+                                    set_idle_minutes.set(v);
+                                }
+                            } />
+                    </label>
+                    <button type="submit" class="secondary" id="release-idle">"Release their items"</button>
+                </ActionForm>
+            })}
+            {move || idle.value().get().map(|r| match r {
+                Ok((holders, items)) => view! { <p class="ok" id="release-idle-result">{format!("Released {} held by {}.", crate::text::count(items as i64, "item"), crate::text::count(holders as i64, "participant"))}</p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
             <h3>"Batches"</h3>
             <table class="grid" id="batches">
-                <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Annotators"</th>{admin.then(|| view! { <th>"Invite"</th> })}</tr></thead>
+                <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Annotators"</th><th>"Lease (minutes)"</th>{admin.then(|| view! { <th>"Invite"</th> })}</tr></thead>
                 <tbody>
                     {no_batches.then(|| view! {
-                        <tr><td colspan=columns(4) class="muted" id="no-batches">"No batches yet: build one under Build a batch."</td></tr>
+                        <tr><td colspan=columns(5) class="muted" id="no-batches">"No batches yet: build one under Build a batch."</td></tr>
                     })}
                     {m.batches
                         .into_iter()
                         .map(|b| view! {
                             <tr>
                                 <td>{b.name}</td><td>{strategy_words(&b.strategy)}</td><td class="num">{b.items}</td><td class="num">{b.annotators}</td>
+                                <td>
+                                    {if admin {
+                                        view! {
+                                            <ActionForm action=lease attr:class="inline lease-form">
+                                                <input type="hidden" name="study" value=study.get() />
+                                                <input type="hidden" name="batch" value=b.id.get() />
+                                                <label><span class="visually-hidden">"Lease in minutes"</span>
+                                                    <input type="number" name="minutes" min="1" max="1440" size="4" value=b.lease_minutes /></label>
+                                                <button type="submit" class="secondary">"Set"</button>
+                                            </ActionForm>
+                                        }.into_any()
+                                    } else {
+                                        view! { <span>{b.lease_minutes}</span> }.into_any()
+                                    }}
+                                </td>
                                 {admin.then(|| view! {
                                     <td>
                                         <ActionForm action=invite attr:class="inline">
@@ -280,6 +344,7 @@ fn MonitorView(
                 </tbody>
             </table>
             {move || invite.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+            {move || lease.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             <InviteList study invites admin close batches=!no_batches />
         </section>
     }

@@ -783,6 +783,80 @@ pub async fn release(
     Ok(n)
 }
 
+/// Releases the live leases of every holder in the study who has done nothing (no request of
+/// theirs) since `idle_since` (ms): the items go back to the queue at once, for others. The
+/// (holders, items) released, with one audit row.
+pub async fn release_idle(
+    db: &Db,
+    study: StudyId,
+    idle_since: i64,
+    now: i64,
+    actor: Option<UserId>,
+) -> StoreResult<(u64, u64)> {
+    let mut tx = db.begin_write(study).await?;
+    let holders: Vec<i64> = sqlx::query_scalar(
+        "SELECT DISTINCT a.annotator_id FROM assignments a JOIN batches b ON b.id = a.batch_id \
+         JOIN annotators an ON an.id = a.annotator_id \
+         WHERE b.study_id = $1 AND a.status = $2 AND a.lease_expires_at > $3 \
+         AND COALESCE(an.last_active, an.created_at) < $4 ORDER BY a.annotator_id",
+    )
+    .bind(study)
+    .bind(AssignmentStatus::Leased)
+    .bind(now)
+    .bind(idle_since)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut items = 0;
+    for h in &holders {
+        items += release_open(&mut tx, AnnotatorId(*h)).await?;
+    }
+    audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "annotator.release_idle",
+        &format!(
+            "{} holders idle since {idle_since}: {items} items",
+            holders.len()
+        ),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((holders.len() as u64, items))
+}
+
+/// Sets a batch's lease length (seconds) for the claims made from now on; not found unless the
+/// batch is the study's.
+pub async fn set_lease(
+    db: &Db,
+    study: StudyId,
+    batch: BatchId,
+    lease_secs: i64,
+    actor: Option<UserId>,
+) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    let n = sqlx::query("UPDATE batches SET lease_secs = $1 WHERE id = $2 AND study_id = $3")
+        .bind(lease_secs)
+        .bind(batch)
+        .bind(study)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if n == 0 {
+        return Err(StoreError::NotFound(format!("batch {batch}")));
+    }
+    audit::record(
+        &mut *tx,
+        actor,
+        Some(study),
+        "batch.lease",
+        &format!("batch {batch}: {lease_secs} s"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Moves the annotator's unrated items to another annotator (skipping items the other already has).
 pub async fn move_unrated(
     db: &Db,

@@ -163,6 +163,27 @@ impl app::backend::StudyBackend for DomainBackend {
             .await
             .map_err(map)
     }
+    async fn set_batch_lease(
+        &self,
+        actor: &User,
+        study: StudyId,
+        batch: BatchId,
+        minutes: i64,
+    ) -> Result<(), BackendError> {
+        service::batches::set_lease(&self.db, study, batch, minutes, Some(actor.id))
+            .await
+            .map_err(map)
+    }
+    async fn release_idle(
+        &self,
+        actor: &User,
+        study: StudyId,
+        minutes: i64,
+    ) -> Result<(u64, u64), BackendError> {
+        service::batches::release_idle(&self.db, study, minutes, Some(actor.id))
+            .await
+            .map_err(map)
+    }
     async fn move_annotator(
         &self,
         actor: &User,
