@@ -34,6 +34,7 @@ pub struct CrowdFields {
     pub completion_url: Option<String>,
     pub screenout_code: Option<String>,
     pub screenout_url: Option<String>,
+    pub speeder_seconds: Option<String>,
 }
 
 /// Saves a study's settings (admins).
@@ -58,6 +59,7 @@ pub async fn save_settings(
         completion_url,
         screenout_code,
         screenout_url,
+        speeder_seconds,
     } = crowd.unwrap_or_default();
     let actor = require_study(study, Role::ADMINS).await?;
     let on = |v: &Option<String>| v.as_deref().is_some_and(|s| s == "on" || s == "true");
@@ -89,6 +91,7 @@ pub async fn save_settings(
         completion_url: completion_url.unwrap_or_default(),
         screenout_code: screenout_code.unwrap_or_default(),
         screenout_url: screenout_url.unwrap_or_default(),
+        speeder_seconds: number("speeder seconds", speeder_seconds)?,
     };
     backend()?
         .update_settings(&actor, study, form)

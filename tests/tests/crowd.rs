@@ -835,3 +835,96 @@ async fn abandoned_holds_are_released_from_the_page(store: Store) {
 on_both_stores!(abandoned_holds_are_released_from_the_page =>
     abandoned_holds_are_released_from_the_page_sqlite,
     abandoned_holds_are_released_from_the_page_postgres);
+
+/// Rates the participant's item with a measured time on item (seconds), as the page sends it.
+async fn rate_timed(base: &str, c: &reqwest::Client, study: StudyId, secs: f64) {
+    let (item, token) = participants::rate_step(base, c, study)
+        .await
+        .expect("an item");
+    let r = c
+        .post(format!("{base}/api/annotate/vote"))
+        .form(&[
+            ("study", study.to_string()),
+            ("item", item.to_string()),
+            ("cr", "2".into()),
+            ("cc", "2".into()),
+            ("comment", String::new()),
+            ("token", token),
+            ("time_secs", format!("{secs:.3}")),
+        ])
+        .send()
+        .await
+        .expect("vote");
+    assert!(r.status().is_success(), "{}", r.status());
+}
+
+/// Speeders: with `study set --speeder-seconds 5`, a participant whose median time on item is
+/// 1.5 s is flagged on the monitor and in the participants table; one at 30 s is not; one with
+/// no measured time is not judged (an empty cell).
+async fn speeders_are_flagged_on_the_monitor_and_in_the_table(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "study",
+            "set",
+            "--study",
+            "Crowd",
+            "--speeder-seconds",
+            "5",
+            "--ratings-per-item",
+            "2",
+        ],
+    )
+    .await
+    .expect("study set");
+    let fast = participant(&base, study, &token).await;
+    rate_timed(&base, &fast, study, 1.0).await;
+    rate_timed(&base, &fast, study, 2.0).await;
+    let slow = participant(&base, study, &token).await;
+    rate_timed(&base, &slow, study, 30.0).await;
+    let _idle = participant(&base, study, &token).await;
+    let monitor = natstudy::service::monitor::monitor(&db, study)
+        .await
+        .expect("monitor");
+    let flags: Vec<(String, bool)> = monitor
+        .annotators
+        .iter()
+        .map(|a| (a.code.clone(), a.speeder))
+        .collect();
+    assert_eq!(
+        flags,
+        vec![
+            ("S1".to_owned(), true),
+            ("S2".to_owned(), false),
+            ("S3".to_owned(), false)
+        ]
+    );
+    let mut out = Vec::new();
+    natstudy::service::exports::write(
+        &db,
+        study,
+        natstudy::service::exports::Export::Participants,
+        &mut out,
+    )
+    .await
+    .expect("table");
+    let mut rd = csv::Reader::from_reader(out.as_slice());
+    let header = rd.headers().expect("header").clone();
+    let at = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.expect("row")).collect();
+    let cells: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (&r[at("median_time_secs")], &r[at("speeder")]))
+        .collect();
+    assert_eq!(cells, vec![("1.5", "true"), ("30", "false"), ("", "")]);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(speeders_are_flagged_on_the_monitor_and_in_the_table =>
+    speeders_are_flagged_on_the_monitor_and_in_the_table_sqlite,
+    speeders_are_flagged_on_the_monitor_and_in_the_table_postgres);

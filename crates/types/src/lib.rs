@@ -397,6 +397,10 @@ pub struct StudySettingsForm {
     /// Where a participant the screener turns away is sent, `{code}` for the screen-out code.
     #[serde(default)]
     pub screenout_url: String,
+    /// A participant whose median time on item is under this many seconds is flagged a
+    /// speeder (`None`: no one is).
+    #[serde(default)]
+    pub speeder_seconds: Option<i64>,
 }
 
 /// One annotator's line on the monitor.
@@ -419,6 +423,9 @@ pub struct AnnotatorRow {
     /// The crowd platform's participant id they came with (`prolific: 5f…`), for staff.
     #[serde(default)]
     pub external_id: Option<String>,
+    /// Their median time on item is under the study's speeder threshold.
+    #[serde(default)]
+    pub speeder: bool,
 }
 
 /// A batch as listed on the study page.

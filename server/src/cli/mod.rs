@@ -281,6 +281,9 @@ pub struct StudySet {
     /// Minutes of such a wait before the partial code is offered (`none`: never)
     #[arg(long)]
     partial_after_minutes: Option<String>,
+    /// Flag a participant whose median time on item is under this many seconds (`none`: no one)
+    #[arg(long)]
+    speeder_seconds: Option<String>,
     /// Hide the operator's name from participants (true or false)
     #[arg(long)]
     blind_operator: Option<bool>,
@@ -351,6 +354,9 @@ async fn study_set(db: &Db, set: StudySet) -> Result<()> {
     }
     if let Some(m) = &set.partial_after_minutes {
         f.partial_after_minutes = optional_number("partial-after-minutes", m)?;
+    }
+    if let Some(s) = &set.speeder_seconds {
+        f.speeder_seconds = optional_number("speeder-seconds", s)?;
     }
     if let Some(b) = set.blind_operator {
         f.blind_operator = b;

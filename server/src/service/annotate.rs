@@ -524,6 +524,7 @@ mod tests {
                 ),
                 screenout_code: Some("SCRN".into()),
                 screenout_url: Some("https://example.org/out?c={code}".into()),
+                speeder_seconds: None,
             },
         }
     }

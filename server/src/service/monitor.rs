@@ -54,6 +54,8 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
                 imported: a.imported,
                 leases: a.leases,
                 external_id: a.external_id,
+                speeder: speeder(figures.median_time(a.id), settings.crowd.speeder_seconds)
+                    == Some(true),
             }
         })
         .collect();
@@ -78,6 +80,12 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
         complete_items: figures.complete_items,
         settings: super::studies::settings_form(&settings),
     })
+}
+
+/// Whether a participant of median time on item `median` (seconds) is a speeder under the
+/// study's threshold (`None`: the study sets none, or they have no measured time).
+pub fn speeder(median: Option<f64>, threshold: Option<i64>) -> Option<bool> {
+    Some(median? < threshold? as f64)
 }
 
 /// The figures the monitor computes from the votes.
@@ -150,6 +158,16 @@ mod tests {
             time_secs: Some(t),
             gold_unnatural: gold,
         }
+    }
+
+    /// A speeder has a median under the threshold; without a threshold or a measured time,
+    /// nobody is judged.
+    #[test]
+    fn a_speeder_is_under_the_threshold() {
+        assert_eq!(speeder(Some(2.9), Some(3)), Some(true));
+        assert_eq!(speeder(Some(3.0), Some(3)), Some(false));
+        assert_eq!(speeder(None, Some(3)), None);
+        assert_eq!(speeder(Some(1.0), None), None);
     }
 
     #[test]

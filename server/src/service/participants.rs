@@ -33,8 +33,9 @@ pub const COLUMNS: [&str; 17] = [
 /// Writes the table: the [`COLUMNS`] (times in unix ms, as the vote table's), then one column
 /// per screener question (`screener_NAME`), the study's questions first and any other answer
 /// a participant gave after them. `outcome` is `in_progress` until they finish;
-/// `completion_code` the code their outcome earned; `speeder`, `excluded` and
-/// `exclusion_reason` are for the quality rules, which flag and exclude nobody yet. The
+/// `completion_code` the code their outcome earned; `speeder` whether their median time on
+/// item is under the study's threshold (empty: no threshold, or no measured time);
+/// `excluded` and `exclusion_reason` are for the exclusions, which exclude nobody yet. The
 /// number of rows.
 pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink) -> ServiceResult<u64> {
     let settings = store::survey::study_settings(db, study).await?;
@@ -105,7 +106,9 @@ pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink) -> ServiceResult
                 .unwrap_or_default(),
             gold_passed.to_string(),
             (gold_seen - gold_passed).to_string(),
-            String::new(),
+            super::monitor::speeder(figures.median_time(r.id), crowd.speeder_seconds)
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
             "false".to_owned(),
             String::new(),
         ];

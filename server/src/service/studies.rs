@@ -75,6 +75,7 @@ pub fn settings_form(s: &StudySettings) -> StudySettingsForm {
         completion_url: s.crowd.completion_url.clone().unwrap_or_default(),
         screenout_code: s.crowd.screenout_code.clone().unwrap_or_default(),
         screenout_url: s.crowd.screenout_url.clone().unwrap_or_default(),
+        speeder_seconds: s.crowd.speeder_seconds,
     }
 }
 
@@ -152,6 +153,9 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
             "minutes before the partial code must be 0–10,080 (a week), or none".into(),
         );
     }
+    if f.speeder_seconds.is_some_and(|s| !(1..=3_600).contains(&s)) {
+        return invalid("speeder seconds must be 1–3,600, or none".into());
+    }
     if f.partial_after_minutes.is_some() && code(&f.partial_code).is_none() {
         return invalid("a partial code is needed to offer one after a wait".into());
     }
@@ -222,6 +226,7 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
         completion_url: checked_url("the completion URL", &f.completion_url)?,
         screenout_code: code(&f.screenout_code),
         screenout_url: checked_url("the screen-out URL", &f.screenout_url)?,
+        speeder_seconds: f.speeder_seconds,
     };
     let code = f.completion_code.trim();
     Ok(StudySettings {
@@ -283,6 +288,7 @@ mod tests {
             completion_url: "https://app.prolific.com/submissions/complete?cc={code}".into(),
             screenout_code: "SCRN".into(),
             screenout_url: String::new(),
+            speeder_seconds: Some(4),
         }
     }
 
@@ -335,6 +341,9 @@ mod tests {
             refused(f),
             "a partial code is needed to offer one after a wait"
         );
+        let mut f = form();
+        f.speeder_seconds = Some(0);
+        assert!(refused(f).starts_with("speeder seconds must be 1"));
         let mut f = form();
         f.partial_after_minutes = Some(-1);
         assert!(refused(f).starts_with("minutes before the partial code"));

@@ -266,6 +266,8 @@ pub struct CrowdSettings {
     pub completion_url: Option<String>,
     pub screenout_code: Option<String>,
     pub screenout_url: Option<String>,
+    /// A participant whose median time on item is under this many seconds is a speeder.
+    pub speeder_seconds: Option<i64>,
 }
 
 /// The `studies` columns of [`StudySettings`], for a query over `studies s`.
@@ -274,7 +276,7 @@ macro_rules! settings_columns {
         "s.name, s.ratings_per_item, s.guideline, s.consent_text, s.screener, s.blind_operator, \
          s.blind_bug_id, s.randomise_sides, s.completion_code, s.min_rated_for_code, \
          s.items_per_participant, s.partial_after_minutes, s.partial_code, s.completion_url, \
-         s.screenout_code, s.screenout_url"
+         s.screenout_code, s.screenout_url, s.speeder_seconds"
     };
 }
 
@@ -297,6 +299,7 @@ fn settings_of(r: &sqlx::any::AnyRow) -> StoreResult<StudySettings> {
             completion_url: r.try_get("completion_url")?,
             screenout_code: r.try_get("screenout_code")?,
             screenout_url: r.try_get("screenout_url")?,
+            speeder_seconds: r.try_get("speeder_seconds")?,
         },
     })
 }

@@ -248,6 +248,7 @@ fn MonitorView(
                                     <td>
                                         {if a.imported { "imported" } else if a.finished { "finished" } else { "active" }}
                                         {(a.leases > 0).then(|| format!(" · holds {}", a.leases))}
+                                        {a.speeder.then(|| view! { <span class="notice speeder">" · speeder"</span> })}
                                     </td>
                                     {(admin && (a.finished || a.imported)).then(|| view! { <td class="muted">"nothing left to hand on"</td> })}
                                     {(admin && !a.finished && !a.imported).then(|| view! {
@@ -303,7 +304,7 @@ fn MonitorView(
             })}
             <h3>"Batches"</h3>
             <table class="grid" id="batches">
-                <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Annotators"</th><th>"Lease (minutes)"</th>{admin.then(|| view! { <th>"Invite"</th> })}</tr></thead>
+                <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Annotators"</th>{admin.then(|| view! { <th>"Invite"</th> })}<th>"Lease (minutes)"</th></tr></thead>
                 <tbody>
                     {no_batches.then(|| view! {
                         <tr><td colspan=columns(5) class="muted" id="no-batches">"No batches yet: build one under Build a batch."</td></tr>
@@ -313,6 +314,16 @@ fn MonitorView(
                         .map(|b| view! {
                             <tr>
                                 <td>{b.name}</td><td>{strategy_words(&b.strategy)}</td><td class="num">{b.items}</td><td class="num">{b.annotators}</td>
+                                {admin.then(|| view! {
+                                    <td>
+                                        <ActionForm action=invite attr:class="inline">
+                                            <input type="hidden" name="study" value=study.get() />
+                                            <input type="hidden" name="batch" value=b.id.get() />
+                                            <label>"Places" <input type="number" name="cap" value="10" min="1" size="4" /></label>
+                                            <button type="submit" class="secondary">"New invite link"</button>
+                                        </ActionForm>
+                                    </td>
+                                })}
                                 <td>
                                     {if admin {
                                         view! {
@@ -328,16 +339,6 @@ fn MonitorView(
                                         view! { <span>{b.lease_minutes}</span> }.into_any()
                                     }}
                                 </td>
-                                {admin.then(|| view! {
-                                    <td>
-                                        <ActionForm action=invite attr:class="inline">
-                                            <input type="hidden" name="study" value=study.get() />
-                                            <input type="hidden" name="batch" value=b.id.get() />
-                                            <label>"Places" <input type="number" name="cap" value="10" min="1" size="4" /></label>
-                                            <button type="submit" class="secondary">"New invite link"</button>
-                                        </ActionForm>
-                                    </td>
-                                })}
                             </tr>
                         })
                         .collect_view()}
@@ -379,6 +380,8 @@ fn SettingsForm(
                         <input type="number" name="crowd[partial_after_minutes]" min="0" max="10080" value=s.partial_after_minutes.map(|n| n.to_string()).unwrap_or_default() /></label>
                     <label>"Screen-out code: for a participant the screener turns away (a question's \"screen_out\" options)"
                         <input type="text" name="crowd[screenout_code]" value=s.screenout_code /></label>
+                    <label>"Speeders: flag a participant whose median time on item is under this many seconds (empty: none)"
+                        <input type="number" name="crowd[speeder_seconds]" min="1" max="3600" value=s.speeder_seconds.map(|n| n.to_string()).unwrap_or_default() /></label>
                     <label>"Screen-out URL ({code}: the screen-out code)"
                         <input type="url" name="crowd[screenout_url]" maxlength="2000" value=s.screenout_url /></label>
                 </fieldset>
