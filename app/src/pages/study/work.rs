@@ -330,8 +330,11 @@ fn MonitorView(
                                             <ActionForm action=lease attr:class="inline lease-form">
                                                 <input type="hidden" name="study" value=study.get() />
                                                 <input type="hidden" name="batch" value=b.id.get() />
-                                                <label><span class="visually-hidden">"Lease in minutes"</span>
-                                                    <input type="number" name="minutes" min="1" max="1440" size="4" value=b.lease_minutes /></label>
+                                                // named by aria-label: a visually hidden label
+                                                // is positioned against the page, not this
+                                                // scrolling table, and pushed a phone's page
+                                                // sideways
+                                                <input type="number" name="minutes" min="1" max="1440" size="4" value=b.lease_minutes aria-label="Lease in minutes" />
                                                 <button type="submit" class="secondary">"Set"</button>
                                             </ActionForm>
                                         }.into_any()
