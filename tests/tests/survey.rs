@@ -894,6 +894,52 @@ async fn a_finished_participant_copies_the_code_and_the_link_says_so(viewport: (
     guard.drop_now(db).await;
 }
 
+/// The outcome of the one participant who finished.
+async fn finished_outcome(db: &Db) -> Option<String> {
+    sqlx::query_scalar("SELECT outcome FROM annotators WHERE finished_at IS NOT NULL")
+        .fetch_one(&db.pool)
+        .await
+        .expect("outcome")
+}
+
+/// `n` other participants each take an item and leave it held.
+async fn others_hold(app: &TestApp, study: natstudy::ids::StudyId, token: &str, n: usize) {
+    for _ in 0..n {
+        let c = natstudy_tests::participants::participant(&app.base, study, token).await;
+        assert!(
+            natstudy_tests::participants::rate_step(&app.base, &c, study)
+                .await
+                .is_some()
+        );
+    }
+}
+
+/// Waits up to `secs` for an element `css` to be on the page (`what` it means, for the
+/// failure).
+async fn wait_for_element(b: &Browser, css: &str, secs: u64, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while b.client.find(Locator::Css(css)).await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Waits up to 20 s for the browser to arrive at an address ending in `suffix`.
+async fn wait_for_url_ending(b: &Browser, suffix: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let url = b.client.current_url().await.expect("url");
+        if url.as_str().ends_with(suffix) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not sent to …{suffix}: {url}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 /// A paid crowd participant (k = 1, N = 2): with the other items held by two participants who
 /// left, the page says "1 of 2 done", offers no Finish, and checks again by itself; when a
 /// lease lapses the freed item appears without a reload, and after the second rating Finish
@@ -923,16 +969,7 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
         .await
         .expect("settings");
     // two others take the other two items and leave
-    let mut leavers = Vec::new();
-    for _ in 0..2 {
-        let c = natstudy_tests::participants::participant(&app.base, study, &token).await;
-        assert!(
-            natstudy_tests::participants::rate_step(&app.base, &c, study)
-                .await
-                .is_some()
-        );
-        leavers.push(c);
-    }
+    others_hold(&app, study, &token, 2).await;
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
@@ -958,14 +995,7 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
     .await
     .expect("lapse");
     tx.commit().await.expect("commit");
-    let deadline = std::time::Instant::now() + Duration::from_secs(40);
-    while b.client.find(Locator::Css("#submit")).await.is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the freed item never came"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    wait_for_element(&b, "#submit", 40, "the freed item never came").await;
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
@@ -977,23 +1007,8 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
         .expect("the code");
     b.wait_contains("#return", "return to the study platform")
         .await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let url = b.client.current_url().await.expect("url");
-        if url.as_str().ends_with("/favicon.svg?cc=C0DE-77") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not sent back to the platform: {url}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    let outcome: Option<String> =
-        sqlx::query_scalar("SELECT outcome FROM annotators WHERE finished_at IS NOT NULL")
-            .fetch_one(&db.pool)
-            .await
-            .expect("outcome");
+    wait_for_url_ending(&b, "/favicon.svg?cc=C0DE-77").await;
+    let outcome = finished_outcome(&db).await;
     assert_eq!(outcome.as_deref(), Some("completed"));
     b.close().await;
     drop(app);
@@ -1051,6 +1066,134 @@ async fn a_lost_session_keeps_the_answer_until_resumed(viewport: (u32, u32)) {
         .await
         .expect("vote");
     assert_eq!(stored, (3, 2));
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// A participant who waited past the study's wait for items others hold is offered, on the
+/// page that checks by itself, to stop with the partial code; doing so shows that code,
+/// labelled partial, and records the outcome.
+async fn a_waiting_participant_stops_with_the_partial_code(viewport: (u32, u32)) {
+    let Joined {
+        db,
+        guard,
+        study,
+        token,
+        app,
+        b,
+    } = joined("Partial", viewport, |settings| {
+        settings.ratings_per_item = 1;
+        settings.items_per_participant = Some(3);
+        settings.completion_code = "FULL-1".into();
+        settings.partial_code = "PART-3".into();
+        settings.partial_after_minutes = Some(15);
+    })
+    .await;
+    others_hold(&app, study, &token, 2).await;
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.press("11\u{E007}").await.expect("answer");
+    b.wait_contains("#waiting-progress", "1 of 3 done").await;
+    b.wait_contains("#partial-later", "within 15 minutes").await;
+    assert!(
+        b.client
+            .find(Locator::Css("#finish-partial"))
+            .await
+            .is_err(),
+        "no partial code before the wait"
+    );
+    // the wait began 16 minutes ago
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query("UPDATE annotators SET waiting_since = waiting_since - 960000 WHERE waiting_since IS NOT NULL")
+        .execute(&mut *tx)
+        .await
+        .expect("an older wait");
+    tx.commit().await.expect("commit");
+    wait_for_element(
+        &b,
+        "#finish-partial",
+        40,
+        "the partial code was never offered",
+    )
+    .await;
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    b.click("#finish-partial").await.expect("stop");
+    b.wait_for_text("#completion-code", "PART-3")
+        .await
+        .expect("the partial code");
+    b.wait_contains("#thanks", "Partial completion code").await;
+    let outcome = finished_outcome(&db).await;
+    assert_eq!(outcome.as_deref(), Some("partial"));
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// The screener turns a participant away: an answer the study screens out ends the survey at
+/// consent with the screen-out code, and the page sends them to the screen-out URL with it;
+/// they hold no item.
+async fn the_screener_turns_a_participant_away(viewport: (u32, u32)) {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "Screened", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let mut settings = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    settings.screener_json = r#"[{"name":"years","label":"Years of Java","options":["<1","1-3","3-5"],"screen_out":["<1"]},
+        {"name":"role","label":"Your role","options":["student","developer"]}]"#
+        .into();
+    settings.screenout_code = "OUT-5".into();
+    settings.screenout_url = app.url("/favicon.svg?out={code}");
+    natstudy::service::studies::update_settings(&db, study, None, &settings)
+        .await
+        .expect("settings");
+    let b = Browser::start_sized(viewport.0, viewport.1)
+        .await
+        .expect("browser");
+    b.goto_hydrated(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite page");
+    b.click("#join").await.expect("join");
+    b.wait_for_text("#consent-submit", "I agree and continue")
+        .await
+        .expect("consent");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    for css in [
+        "#screener-years option[value='<1']",
+        "#screener-role option[value='developer']",
+    ] {
+        b.click(css).await.expect("answer");
+    }
+    b.click("#consent-submit").await.expect("consent");
+    b.wait_for_text("#completion-code", "OUT-5")
+        .await
+        .expect("the screen-out code");
+    b.wait_contains("#thanks", "there are no items for you to rate")
+        .await;
+    wait_for_url_ending(&b, "/favicon.svg?out=OUT-5").await;
+    let (outcome, claims): (Option<String>, i64) = sqlx::query_as(
+        "SELECT outcome, (SELECT COUNT(*) FROM assignments) FROM annotators WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("recorded");
+    assert_eq!(outcome.as_deref(), Some("screened_out"));
+    assert_eq!(claims, 0);
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
@@ -1118,4 +1261,24 @@ async fn a_lost_session_keeps_the_answer_until_resumed_on_a_laptop() {
 #[tokio::test]
 async fn a_lost_session_keeps_the_answer_until_resumed_on_a_phone() {
     a_lost_session_keeps_the_answer_until_resumed(PHONE).await;
+}
+
+#[tokio::test]
+async fn a_waiting_participant_stops_with_the_partial_code_on_a_laptop() {
+    a_waiting_participant_stops_with_the_partial_code(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn a_waiting_participant_stops_with_the_partial_code_on_a_phone() {
+    a_waiting_participant_stops_with_the_partial_code(PHONE).await;
+}
+
+#[tokio::test]
+async fn the_screener_turns_a_participant_away_on_a_laptop() {
+    the_screener_turns_a_participant_away(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn the_screener_turns_a_participant_away_on_a_phone() {
+    the_screener_turns_a_participant_away(PHONE).await;
 }
