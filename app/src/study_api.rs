@@ -35,6 +35,7 @@ pub struct CrowdFields {
     pub screenout_code: Option<String>,
     pub screenout_url: Option<String>,
     pub speeder_seconds: Option<String>,
+    pub gold_failures: Option<String>,
 }
 
 /// Saves a study's settings (admins).
@@ -60,6 +61,7 @@ pub async fn save_settings(
         screenout_code,
         screenout_url,
         speeder_seconds,
+        gold_failures,
     } = crowd.unwrap_or_default();
     let actor = require_study(study, Role::ADMINS).await?;
     let on = |v: &Option<String>| v.as_deref().is_some_and(|s| s == "on" || s == "true");
@@ -92,6 +94,7 @@ pub async fn save_settings(
         screenout_code: screenout_code.unwrap_or_default(),
         screenout_url: screenout_url.unwrap_or_default(),
         speeder_seconds: number("speeder seconds", speeder_seconds)?,
+        gold_failures: number("attention failures", gold_failures)?,
     };
     backend()?
         .update_settings(&actor, study, form)

@@ -928,3 +928,68 @@ async fn speeders_are_flagged_on_the_monitor_and_in_the_table(store: Store) {
 on_both_stores!(speeders_are_flagged_on_the_monitor_and_in_the_table =>
     speeders_are_flagged_on_the_monitor_and_in_the_table_sqlite,
     speeders_are_flagged_on_the_monitor_and_in_the_table_postgres);
+
+/// Attention items: with `study set --gold-failures 2`, a participant whose answer on a check
+/// item differs from its expected one is told so once (on the next page only), and at the
+/// second such answer their survey ends with the screen-out code; the outcome is stored.
+async fn attention_failures_end_the_survey_with_the_screen_out_code(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "study",
+            "set",
+            "--study",
+            "Crowd",
+            "--gold-failures",
+            "2",
+            "--items-per-participant",
+            "none",
+        ],
+    )
+    .await
+    .expect("study set");
+    // every item a check item expected natural; the votes here say unnatural (CC 3)
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query("UPDATE items SET gold_unnatural = 0 WHERE study_id = $1")
+        .bind(study)
+        .execute(&mut *tx)
+        .await
+        .expect("gold");
+    tx.commit().await.expect("commit");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    let c = participant(&base, study, &token).await;
+    let s = participants::state(&base, &c, study).await.expect("state");
+    assert!(s["notice"].is_null(), "nothing to say yet: {s}");
+    let next = rate_one(&base, &c, study, "the first item").await;
+    let notice = next["notice"].as_str().expect("told once");
+    assert!(notice.contains("check item"), "{notice}");
+    assert!(
+        next["step"]["Rate"].is_object(),
+        "the survey goes on: {next}"
+    );
+    let again = participants::state(&base, &c, study).await.expect("state");
+    assert!(again["notice"].is_null(), "told only once: {again}");
+    let end = rate_one(&base, &c, study, "the second item").await;
+    let finished = &end["step"]["Finished"];
+    assert_eq!(finished["outcome"], "ScreenedOut", "{end}");
+    assert_eq!(finished["completion_code"], "SCRN9", "{end}");
+    let (outcome, held): (Option<String>, i64) = sqlx::query_as(
+        "SELECT outcome, (SELECT COUNT(*) FROM assignments WHERE annotator_id = annotators.id \
+         AND status = 'leased') FROM annotators WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("outcome");
+    assert_eq!(outcome.as_deref(), Some("screened_out"));
+    assert_eq!(held, 0, "the item they held went back");
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(attention_failures_end_the_survey_with_the_screen_out_code =>
+    attention_failures_end_the_survey_with_the_screen_out_code_sqlite,
+    attention_failures_end_the_survey_with_the_screen_out_code_postgres);

@@ -359,6 +359,9 @@ pub struct AnnotateState {
     /// The guideline as HTML (rendered from the study's markdown on the server).
     pub guideline_html: String,
     pub step: AnnotateStep,
+    /// Said once above the step (an attention item answered against its expected answer).
+    #[serde(default)]
+    pub notice: Option<String>,
 }
 
 /// A study's settings as the admin edits them.
@@ -401,6 +404,10 @@ pub struct StudySettingsForm {
     /// speeder (`None`: no one is).
     #[serde(default)]
     pub speeder_seconds: Option<i64>,
+    /// After this many attention (gold) items judged against their expected answer, the
+    /// participant's survey ends with the screen-out code (`None`: never).
+    #[serde(default)]
+    pub gold_failures: Option<i64>,
 }
 
 /// One annotator's line on the monitor.

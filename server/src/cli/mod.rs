@@ -284,6 +284,10 @@ pub struct StudySet {
     /// Flag a participant whose median time on item is under this many seconds (`none`: no one)
     #[arg(long)]
     speeder_seconds: Option<String>,
+    /// End a participant's survey with the screen-out code after this many attention (gold)
+    /// items answered against their expected answer (`none`: never)
+    #[arg(long)]
+    gold_failures: Option<String>,
     /// Hide the operator's name from participants (true or false)
     #[arg(long)]
     blind_operator: Option<bool>,
@@ -357,6 +361,9 @@ async fn study_set(db: &Db, set: StudySet) -> Result<()> {
     }
     if let Some(s) = &set.speeder_seconds {
         f.speeder_seconds = optional_number("speeder-seconds", s)?;
+    }
+    if let Some(g) = &set.gold_failures {
+        f.gold_failures = optional_number("gold-failures", g)?;
     }
     if let Some(b) = set.blind_operator {
         f.blind_operator = b;

@@ -283,6 +283,29 @@ async fn state_of(
         annotator: me,
         progress: (done, total),
     } = store::survey::standing_issuing_resume_code(db, study, annotator).await?;
+    // attention items: told once after the first answer against the expected one, and at the
+    // study's number of them the survey ends with the screen-out code
+    let mut me = me;
+    let mut notice = None;
+    if let (Some(allowed), false, true) =
+        (settings.crowd.gold_failures, me.finished, me.guideline_seen)
+    {
+        let failed = store::survey::gold_votes(db, annotator)
+            .await?
+            .into_iter()
+            .filter(|&(cr, cc, unnatural)| {
+                crate::engine::analysis::judges_unnatural(cr, cc) != unnatural
+            })
+            .count() as i64;
+        if failed >= allowed {
+            store::survey::finish(db, study, annotator, store::Outcome::ScreenedOut).await?;
+            me.finished = true;
+            me.outcome = Some(store::Outcome::ScreenedOut);
+        } else if failed > 0 && !me.attention_warned {
+            store::survey::attention_warned(db, study, annotator).await?;
+            notice = Some(ATTENTION_NOTICE.to_owned());
+        }
+    }
     let required = settings.crowd.items_per_participant;
     // the work asked of a participant is at most N items
     let total = match required {
@@ -400,8 +423,15 @@ async fn state_of(
         total,
         guideline_html: guideline_memo(&settings.guideline).as_ref().clone(),
         step,
+        notice,
     })
 }
+
+/// What a participant is told, once, after an attention item answered against its expected
+/// answer.
+pub const ATTENTION_NOTICE: &str = "One of the pairs you rated was a check item whose answer is \
+    agreed, and your answer differed from it. Please read each pair carefully: after further \
+    such answers the survey ends.";
 
 /// Whether the participant, with nothing to rate now, waits for items held by others
 /// ([`store::survey::work_may_come`]) — never once they rated the N items asked — noting when
@@ -525,6 +555,7 @@ mod tests {
                 screenout_code: Some("SCRN".into()),
                 screenout_url: Some("https://example.org/out?c={code}".into()),
                 speeder_seconds: None,
+                gold_failures: None,
             },
         }
     }

@@ -76,6 +76,7 @@ pub fn settings_form(s: &StudySettings) -> StudySettingsForm {
         screenout_code: s.crowd.screenout_code.clone().unwrap_or_default(),
         screenout_url: s.crowd.screenout_url.clone().unwrap_or_default(),
         speeder_seconds: s.crowd.speeder_seconds,
+        gold_failures: s.crowd.gold_failures,
     }
 }
 
@@ -153,6 +154,9 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
             "minutes before the partial code must be 0–10,080 (a week), or none".into(),
         );
     }
+    if f.gold_failures.is_some_and(|n| !(1..=100).contains(&n)) {
+        return invalid("attention failures before the screen-out must be 1–100, or none".into());
+    }
     if f.speeder_seconds.is_some_and(|s| !(1..=3_600).contains(&s)) {
         return invalid("speeder seconds must be 1–3,600, or none".into());
     }
@@ -227,6 +231,7 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
         screenout_code: code(&f.screenout_code),
         screenout_url: checked_url("the screen-out URL", &f.screenout_url)?,
         speeder_seconds: f.speeder_seconds,
+        gold_failures: f.gold_failures,
     };
     let code = f.completion_code.trim();
     Ok(StudySettings {
@@ -289,6 +294,7 @@ mod tests {
             screenout_code: "SCRN".into(),
             screenout_url: String::new(),
             speeder_seconds: Some(4),
+            gold_failures: Some(2),
         }
     }
 
@@ -341,6 +347,9 @@ mod tests {
             refused(f),
             "a partial code is needed to offer one after a wait"
         );
+        let mut f = form();
+        f.gold_failures = Some(0);
+        assert!(refused(f).starts_with("attention failures before the screen-out"));
         let mut f = form();
         f.speeder_seconds = Some(0);
         assert!(refused(f).starts_with("speeder seconds must be 1"));

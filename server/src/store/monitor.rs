@@ -212,8 +212,8 @@ pub async fn update_settings(
         "UPDATE studies SET ratings_per_item = $1, guideline = $2, blind_operator = $3, blind_bug_id = $4, randomise_sides = $5, \
          completion_code = $6, consent_text = $7, screener = $8, min_rated_for_code = $9, \
          items_per_participant = $11, partial_after_minutes = $12, partial_code = $13, \
-         completion_url = $14, screenout_code = $15, screenout_url = $16, speeder_seconds = $17 \
-         WHERE id = $10",
+         completion_url = $14, screenout_code = $15, screenout_url = $16, speeder_seconds = $17, \
+         gold_failures = $18 WHERE id = $10",
     )
     .bind(s.ratings_per_item)
     .bind(&s.guideline)
@@ -232,6 +232,7 @@ pub async fn update_settings(
     .bind(s.crowd.screenout_code.as_deref())
     .bind(s.crowd.screenout_url.as_deref())
     .bind(s.crowd.speeder_seconds)
+    .bind(s.crowd.gold_failures)
     .execute(&mut *tx)
     .await?
     .rows_affected();

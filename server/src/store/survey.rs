@@ -21,6 +21,8 @@ pub struct AnnotatorState {
     pub outcome: Option<super::Outcome>,
     /// Since when they have had nothing to rate while items held by others may come.
     pub waiting_since: Option<i64>,
+    /// They were told that an attention item's answer differed from the expected one.
+    pub attention_warned: bool,
 }
 
 /// The [`AnnotatorState`] in a row of `annotators`' columns (giving a resume code to a
@@ -44,6 +46,9 @@ async fn annotator_state_issuing_resume_code(
         finished: r.try_get::<Option<i64>, _>("finished_at")?.is_some(),
         outcome: r.try_get("outcome")?,
         waiting_since: r.try_get("waiting_since")?,
+        attention_warned: r
+            .try_get::<Option<i64>, _>("attention_warned_at")?
+            .is_some(),
     })
 }
 
@@ -204,6 +209,42 @@ pub async fn work_may_come(
     }))
 }
 
+/// The participant's votes on attention (gold) items: (CR, CC, expected unnatural).
+pub async fn gold_votes(db: &Db, annotator: AnnotatorId) -> StoreResult<Vec<(u8, u8, bool)>> {
+    let rows = sqlx::query(
+        "SELECT v.cr, v.cc, i.gold_unnatural FROM votes v JOIN items i ON i.id = v.item_id \
+         WHERE v.annotator_id = $1 AND i.gold_unnatural IS NOT NULL",
+    )
+    .bind(annotator)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get::<i64, _>("cr")?.clamp(0, 255) as u8,
+                r.try_get::<i64, _>("cc")?.clamp(0, 255) as u8,
+                r.try_get::<i64, _>("gold_unnatural")? != 0,
+            ))
+        })
+        .collect()
+}
+
+/// Notes that the participant was told about an attention item (once).
+pub async fn attention_warned(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    sqlx::query(
+        "UPDATE annotators SET attention_warned_at = $1 WHERE id = $2 AND study_id = $3 \
+         AND attention_warned_at IS NULL",
+    )
+    .bind(now_ms())
+    .bind(annotator)
+    .bind(study)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// Notes when the participant began to wait for items held by others (`Some`: only if not
 /// waiting already) or that they have something to rate again (`None`).
 pub async fn set_waiting(
@@ -268,6 +309,9 @@ pub struct CrowdSettings {
     pub screenout_url: Option<String>,
     /// A participant whose median time on item is under this many seconds is a speeder.
     pub speeder_seconds: Option<i64>,
+    /// After this many attention (gold) items judged against their expected answer, the
+    /// participant's survey ends with the screen-out code.
+    pub gold_failures: Option<i64>,
 }
 
 /// The `studies` columns of [`StudySettings`], for a query over `studies s`.
@@ -276,7 +320,7 @@ macro_rules! settings_columns {
         "s.name, s.ratings_per_item, s.guideline, s.consent_text, s.screener, s.blind_operator, \
          s.blind_bug_id, s.randomise_sides, s.completion_code, s.min_rated_for_code, \
          s.items_per_participant, s.partial_after_minutes, s.partial_code, s.completion_url, \
-         s.screenout_code, s.screenout_url, s.speeder_seconds"
+         s.screenout_code, s.screenout_url, s.speeder_seconds, s.gold_failures"
     };
 }
 
@@ -300,6 +344,7 @@ fn settings_of(r: &sqlx::any::AnyRow) -> StoreResult<StudySettings> {
             screenout_code: r.try_get("screenout_code")?,
             screenout_url: r.try_get("screenout_url")?,
             speeder_seconds: r.try_get("speeder_seconds")?,
+            gold_failures: r.try_get("gold_failures")?,
         },
     })
 }
@@ -338,7 +383,7 @@ pub async fn standing_issuing_resume_code(
         "SELECT ",
         settings_columns!(),
         ", a.code, a.user_id, a.resume_code, a.consented_at, a.guideline_seen_at, a.finished_at, \
-         a.outcome, a.waiting_since, ",
+         a.outcome, a.waiting_since, a.attention_warned_at, ",
         super::assign::progress_columns!(),
         " FROM annotators a JOIN studies s ON s.id = a.study_id WHERE a.id = $1 AND a.study_id = $2"
     ));

@@ -304,6 +304,10 @@ fn Survey(
             <div inner_html=guideline.clone()></div>
         </section>
     };
+    let notice = s
+        .notice
+        .clone()
+        .map(|n| view! { <p class="notice" id="attention-notice" role="alert">{n}</p> });
     let body = match s.step {
         AnnotateStep::Consent { text, screener } => {
             view! { <Consent study text screener consent /> }.into_any()
@@ -334,5 +338,5 @@ fn Survey(
         } => view! { <Thanks completion_code rated min_rated has_code outcome redirect /> }
             .into_any(),
     };
-    view! { {header} {body} }
+    view! { {header} {notice} {body} }
 }

@@ -385,6 +385,8 @@ fn SettingsForm(
                         <input type="text" name="crowd[screenout_code]" value=s.screenout_code /></label>
                     <label>"Speeders: flag a participant whose median time on item is under this many seconds (empty: none)"
                         <input type="number" name="crowd[speeder_seconds]" min="1" max="3600" value=s.speeder_seconds.map(|n| n.to_string()).unwrap_or_default() /></label>
+                    <label>"Attention items: end the survey with the screen-out code after this many gold items answered against their expected answer (the first is pointed out once; empty: never)"
+                        <input type="number" name="crowd[gold_failures]" min="1" max="100" value=s.gold_failures.map(|n| n.to_string()).unwrap_or_default() /></label>
                     <label>"Screen-out URL ({code}: the screen-out code)"
                         <input type="url" name="crowd[screenout_url]" maxlength="2000" value=s.screenout_url /></label>
                 </fieldset>
