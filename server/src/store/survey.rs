@@ -231,18 +231,9 @@ pub async fn gold_votes(db: &Db, annotator: AnnotatorId) -> StoreResult<Vec<(u8,
 
 /// Notes that the participant was told about an attention item (once).
 pub async fn attention_warned(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<()> {
-    let mut tx = db.begin_write(study).await?;
-    sqlx::query(
-        "UPDATE annotators SET attention_warned_at = $1 WHERE id = $2 AND study_id = $3 \
-         AND attention_warned_at IS NULL",
-    )
-    .bind(now_ms())
-    .bind(annotator)
-    .bind(study)
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(())
+    let sql = "UPDATE annotators SET attention_warned_at = $1 \
+               WHERE id = $2 AND study_id = $3 AND attention_warned_at IS NULL";
+    first_step(db, study, annotator, sql, None).await
 }
 
 /// Notes when the participant began to wait for items held by others (`Some`: only if not
