@@ -158,6 +158,8 @@ async fn matrix(store: Store) {
                 "dataset.csv",
                 "matrix.csv",
                 "survey.json",
+                // the crowd platform's ids: for the study's staff only
+                "participants.csv",
             ] {
                 let path = format!("/studies/{id}/export/{what}");
                 let r = c.get(app.url(&path)).send().await.expect("export");

@@ -324,7 +324,7 @@ pub async fn join_via(
     let study = invite.study;
     // one platform id is one participant: the same id continues them, on any device (and
     // without using a place of the invite, full or not)
-    {
+    if identity.platform().is_some() {
         let mut conn = db.pool.acquire().await?;
         if let Some((annotator, review)) = by_platform_id(&mut conn, study, identity).await? {
             return Ok(Entry {
