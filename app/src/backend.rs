@@ -267,6 +267,16 @@ pub trait StudyBackend: Send + Sync + 'static {
         study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<u64, BackendError>;
+    /// Excludes the participant from the analysis (`exclude`) or includes them again, with a
+    /// reason: how many of their votes moved (`None`: they already were so).
+    async fn set_exclusion(
+        &self,
+        actor: &User,
+        study: StudyId,
+        annotator: AnnotatorId,
+        exclude: bool,
+        reason: &str,
+    ) -> Result<Option<u64>, BackendError>;
     async fn move_annotator(
         &self,
         actor: &User,

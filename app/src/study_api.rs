@@ -175,6 +175,34 @@ pub async fn release_annotator(
         .map_err(internal)
 }
 
+/// Excludes a participant from the analysis (`exclude`), or includes them again, with a
+/// reason kept in the audit log (staff): what happened, in words.
+#[server(endpoint = "studies/exclusion")]
+pub async fn set_exclusion(
+    study: StudyId,
+    annotator: AnnotatorId,
+    exclude: bool,
+    reason: String,
+) -> Result<String, ServerFnError> {
+    let actor = require_study(study, Role::STAFF).await?;
+    let moved = backend()?
+        .set_exclusion(&actor, study, annotator, exclude, &reason)
+        .await
+        .map_err(internal)?;
+    Ok(match (moved, exclude) {
+        (Some(n), true) => format!(
+            "Excluded: {} left out of k and of every figure.",
+            crate::text::count(n as i64, "vote")
+        ),
+        (Some(n), false) => format!(
+            "Included again: {} count again.",
+            crate::text::count(n as i64, "vote")
+        ),
+        (None, true) => "Already excluded: nothing changed.".to_owned(),
+        (None, false) => "Not excluded: nothing changed.".to_owned(),
+    })
+}
+
 /// Sets a batch's lease in minutes, for the claims made from now on (admins).
 #[server(endpoint = "studies/batch-lease")]
 pub async fn set_batch_lease(

@@ -43,6 +43,7 @@ fn table(id: &str, title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Tabl
 /// One line under each table: what it measures.
 fn note(id: &str) -> &'static str {
     match id {
+        "excluded" => "Participants excluded from the study (by a staff member, with the reason given, or by the study's attention items): their ratings count toward no item's k and are in no figure unless the report is asked to include them (report --include-excluded).",
         "incomplete" => "Items that have some ratings but not the study's k: no category and no share in kappa until they are complete.",
         "naturalness" => "Items by naturalness category: an annotator judges an item unnatural when readability (CR) or conventions (CC) is 3 or 4; natural ≤ 1 such vote of 5, likely natural 2, likely unnatural 3, unnatural ≥ 4.",
         "operators" => "The same categories per transformation operator.",
@@ -94,6 +95,7 @@ pub fn headline(study: &str, r: &Report) -> Vec<String> {
             ));
         }
     }
+    lines.extend(left_out_line(&r.left_out));
     lines.extend([
         format!(
             "Study {study}: {} items, {} votes, {} annotators",
@@ -106,6 +108,25 @@ pub fn headline(study: &str, r: &Report) -> Vec<String> {
         ),
     ]);
     lines
+}
+
+/// What the report says of the excluded participants: how many, their votes, and whether
+/// they are in the figures.
+fn left_out_line(l: &crate::engine::analysis::LeftOut) -> Option<String> {
+    if l.participants.is_empty() {
+        return None;
+    }
+    let who = app::text::count(l.participants.len() as i64, "participant");
+    let votes = app::text::count(l.participants.iter().map(|p| p.votes as i64).sum(), "vote");
+    Some(if l.included {
+        format!(
+            "{who} excluded from the study are counted here all the same, as asked ({votes}; table \"Excluded participants\")."
+        )
+    } else {
+        format!(
+            "{who} excluded from the study: their {votes} are in no figure below (table \"Excluded participants\")."
+        )
+    })
 }
 
 /// The report as tables: what the results page shows and `natstudy report` prints.
@@ -149,6 +170,20 @@ fn data_note(r: &Report, id: &str) -> String {
 
 fn tables_of(r: &Report) -> Vec<TableView> {
     let mut out = Vec::new();
+    if !r.left_out.participants.is_empty() {
+        let rows = r
+            .left_out
+            .participants
+            .iter()
+            .map(|p| vec![p.annotator.clone(), p.votes.to_string(), p.reason.clone()])
+            .collect();
+        out.push(table(
+            "excluded",
+            "Excluded participants",
+            &["participant", "votes", "reason"],
+            rows,
+        ));
+    }
     if let (Some(k), false) = (r.ratings_per_item, r.incomplete_items.is_empty()) {
         let rows = r
             .incomplete_items

@@ -986,6 +986,18 @@ async fn attention_failures_end_the_survey_with_the_screen_out_code(store: Store
     .expect("outcome");
     assert_eq!(outcome.as_deref(), Some("screened_out"));
     assert_eq!(held, 0, "the item they held went back");
+    // and they left the analysis: the report's n says so, and names the rule
+    assert_eq!(vote_counts(&db, study).await, (0, 2));
+    let report = report_json(&db, &[]).await;
+    assert_eq!(report["votes"], 0);
+    let left = &report["left_out"]["participants"];
+    assert_eq!(left[0]["votes"], 2, "{left}");
+    assert!(
+        left[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("attention")),
+        "{left}"
+    );
     drop(app);
     guard.drop_now(db).await;
 }
@@ -993,3 +1005,231 @@ async fn attention_failures_end_the_survey_with_the_screen_out_code(store: Store
 on_both_stores!(attention_failures_end_the_survey_with_the_screen_out_code =>
     attention_failures_end_the_survey_with_the_screen_out_code_sqlite,
     attention_failures_end_the_survey_with_the_screen_out_code_postgres);
+
+/// The study's report as `natstudy report --out` writes it (report.json), with the CLI's
+/// `extra` options.
+async fn report_json(db: &Db, extra: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().to_str().expect("path").to_owned();
+    let mut args = vec![
+        "report",
+        "--study",
+        "Crowd",
+        "--bootstrap",
+        "0",
+        "--out",
+        &out,
+    ];
+    args.extend_from_slice(extra);
+    natstudy_tests::cli(&db.url, &args).await.expect("report");
+    let text = std::fs::read_to_string(dir.path().join("report.json")).expect("report.json");
+    serde_json::from_str(&text).expect("json")
+}
+
+/// Votes of the study that count, and all of them.
+async fn vote_counts(db: &Db, study: StudyId) -> (i64, i64) {
+    sqlx::query_as(
+        "SELECT CAST(COALESCE(SUM(v.counted), 0) AS BIGINT), COUNT(*) FROM votes v JOIN items i ON i.id = v.item_id \
+         WHERE i.study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("votes")
+}
+
+/// Staff exclude a participant with a reason, on the page: their votes leave k (the items
+/// they rated go back to the queue and another participant rates one), the monitor, the
+/// exports and every figure of the report, which names them and their reason; the
+/// participants table says so; `report --include-excluded` puts the votes back; the CLI
+/// includes them again. Each change is an audit row with who and why; a reason is required.
+/// An attention failure's screen-out leaves the analysis the same way (see the test above).
+async fn excluded_participants_leave_k_and_every_figure(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    app.add_user("rea", "a long password", natstudy_tests::Role::Researcher)
+        .await
+        .expect("researcher");
+    natstudy_tests::cli(
+        &db.url,
+        &["study", "member", "add", "--study", "Crowd", "rea"],
+    )
+    .await
+    .expect("member");
+    let staff = app.signed_in("rea", "a long password").await.expect("rea");
+
+    // k = 1: the first rates two items, the second the third; nothing is left
+    let fast = participant(&base, study, &token).await;
+    let careful = participant(&base, study, &token).await;
+    // joined while there was room (a full study admits no one new)
+    let late = participant(&base, study, &token).await;
+    rate_one(&base, &fast, study, "an item").await;
+    rate_one(&base, &fast, study, "another item").await;
+    rate_one(&base, &careful, study, "the last item").await;
+    assert!(
+        participants::rate_step(&base, &late, study).await.is_none(),
+        "every item has its k"
+    );
+    let s = participants::state(&base, &fast, study)
+        .await
+        .expect("state");
+    let fast_id = annotator_of(&db, study, &s).await;
+    let fast_code = s["code"].as_str().expect("code").to_owned();
+    let before = report_json(&db, &[]).await;
+    assert_eq!(before["votes"], 3);
+    assert_eq!(before["left_out"]["participants"], serde_json::json!([]));
+
+    let exclusion = |exclude: &str, reason: &str| {
+        let form = vec![
+            ("study", study.to_string()),
+            ("annotator", fast_id.to_string()),
+            ("exclude", exclude.to_owned()),
+            ("reason", reason.to_owned()),
+        ];
+        let (c, url) = (staff.clone(), app.url("/api/studies/exclusion"));
+        async move { c.post(url).form(&form).send().await.expect("post") }
+    };
+    let r = exclusion("true", "   ").await;
+    assert!(!r.status().is_success(), "a reason is required");
+    let r = exclusion("true", "median 1.2 s on item").await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let said = r.text().await.expect("text");
+    assert!(said.contains("2 votes"), "{said}");
+    assert_eq!(vote_counts(&db, study).await, (1, 3), "kept, not counted");
+
+    // their two items went back to the queue: the late participant gets one
+    rate_one(&base, &late, study, "an item freed by the exclusion").await;
+    assert_eq!(vote_counts(&db, study).await, (2, 4));
+    let monitor = natstudy::service::monitor::monitor(&db, study)
+        .await
+        .expect("monitor");
+    assert_eq!(monitor.items_with, vec![1, 2], "one item without k again");
+    let row = monitor
+        .annotators
+        .iter()
+        .find(|a| a.id == fast_id)
+        .expect("row");
+    assert_eq!(row.excluded.as_deref(), Some("median 1.2 s on item"));
+    let audit: (String, Option<String>) = sqlx::query_as(
+        "SELECT a.detail, u.username FROM audit_log a LEFT JOIN users u ON u.id = a.user_id \
+         WHERE a.study_id = $1 AND a.action = 'participant.exclude'",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("audit");
+    assert!(
+        audit.0.contains(&fast_code) && audit.0.contains("median 1.2 s"),
+        "{audit:?}"
+    );
+    assert_eq!(audit.1.as_deref(), Some("rea"), "who");
+
+    // the report: n without them, named with their reason; on request with them
+    let after = report_json(&db, &[]).await;
+    assert_eq!(after["votes"], 2, "their votes are in no figure");
+    assert_eq!(after["annotators"], 2);
+    assert_eq!(after["incomplete_items"], serde_json::json!([]));
+    let left = &after["left_out"];
+    assert_eq!(left["included"], false);
+    assert_eq!(left["participants"][0]["annotator"], fast_code.as_str());
+    assert_eq!(left["participants"][0]["reason"], "median 1.2 s on item");
+    assert_eq!(left["participants"][0]["votes"], 2);
+    let results = natstudy::service::reports::ReportCache::default();
+    let view = std::sync::Arc::new(results)
+        .get(&db, study)
+        .await
+        .expect("results page");
+    let headline = view.view.headline.join("\n");
+    assert!(headline.contains("1 participant excluded"), "{headline}");
+    assert!(
+        view.view.tables.iter().any(|t| t.id == "excluded"
+            && t.rows
+                == vec![vec![
+                    fast_code.clone(),
+                    "2".into(),
+                    "median 1.2 s on item".into()
+                ]]),
+        "the page's table of exclusions"
+    );
+    let with = report_json(&db, &["--include-excluded"]).await;
+    assert_eq!(with["left_out"]["included"], true);
+    // their votes are back: the item two participants rated has more than k and is set aside
+    assert_eq!(with["incomplete_items"].as_array().map(Vec::len), Some(1));
+
+    // the exports: the votes table has no vote of theirs; the participants table says why
+    let dir = tempfile::tempdir().expect("dir");
+    let votes_file = dir.path().join("votes.csv");
+    let participants_file = dir.path().join("participants.csv");
+    for (what, file) in [("votes", &votes_file), ("participants", &participants_file)] {
+        natstudy_tests::cli(
+            &db.url,
+            &[
+                "export",
+                "--study",
+                "Crowd",
+                "--what",
+                what,
+                "--format",
+                "csv",
+                "--out",
+                file.to_str().expect("path"),
+            ],
+        )
+        .await
+        .expect("export");
+    }
+    let votes = std::fs::read_to_string(&votes_file).expect("votes");
+    assert_eq!(votes.lines().count(), 3, "a header and two votes: {votes}");
+    assert!(!votes.contains(&fast_code), "{votes}");
+    let table = std::fs::read_to_string(&participants_file).expect("participants");
+    let mut rows = csv::Reader::from_reader(table.as_bytes());
+    let header = rows.headers().expect("header").clone();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let fast_row = rows
+        .records()
+        .map(|r| r.expect("row"))
+        .find(|r| r.get(0) == Some(fast_code.as_str()))
+        .expect("their row");
+    assert_eq!(fast_row.get(col("excluded")), Some("true"));
+    assert_eq!(
+        fast_row.get(col("exclusion_reason")),
+        Some("median 1.2 s on item")
+    );
+
+    // included again from the command line: their votes count again
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "participant",
+            "include",
+            "--study",
+            "Crowd",
+            &fast_code,
+            "--reason",
+            "times were a clock fault",
+        ],
+    )
+    .await
+    .expect("include");
+    assert_eq!(vote_counts(&db, study).await, (4, 4));
+    let back = report_json(&db, &[]).await;
+    assert_eq!(back["left_out"]["participants"], serde_json::json!([]));
+    assert_eq!(back["incomplete_items"].as_array().map(Vec::len), Some(1));
+    let include: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM audit_log WHERE study_id = $1 AND action = 'participant.include' \
+         AND detail LIKE '%clock fault%'",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("audit");
+    assert_eq!(include, 1);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(excluded_participants_leave_k_and_every_figure =>
+    excluded_participants_leave_k_and_every_figure_sqlite,
+    excluded_participants_leave_k_and_every_figure_postgres);

@@ -399,6 +399,17 @@ async fn role_matrix(store: Store) {
             &[Role::Admin],
         ),
         (
+            "POST",
+            "/api/studies/exclusion".into(),
+            vec![
+                ("study", study_s.clone()),
+                ("annotator", pool[1].to_string()),
+                ("exclude", "true".into()),
+                ("reason", "answers at random".into()),
+            ],
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
             "GET",
             format!("/studies/{study}/export/participants.csv"),
             vec![],

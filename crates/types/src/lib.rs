@@ -433,6 +433,9 @@ pub struct AnnotatorRow {
     /// Their median time on item is under the study's speeder threshold.
     #[serde(default)]
     pub speeder: bool,
+    /// Why they are excluded from the analysis (their votes count nowhere), when they are.
+    #[serde(default)]
+    pub excluded: Option<String>,
 }
 
 /// A batch as listed on the study page.

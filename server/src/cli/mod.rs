@@ -100,6 +100,9 @@ pub enum Command {
     Bench(bench::BenchCommand),
     /// Mark a gold/attention item with its expected judgement
     Gold(batch::GoldArgs),
+    /// Exclude a participant from the analysis, or include them again, with a reason
+    #[command(subcommand)]
+    Participant(ParticipantCommand),
     /// Invite links for anonymous participants
     #[command(subcommand)]
     Invite(batch::InviteCommand),
@@ -520,6 +523,7 @@ pub async fn run(cli: Cli) -> Result<()> {
         Command::Serve(args) => serve(&g, args).await,
         Command::User(cmd) => user(&g, cmd).await,
         Command::Study(cmd) => study(&g, cmd).await,
+        Command::Participant(cmd) => participant(&g, cmd).await,
         Command::Import(cmd) => import::run(&g, cmd).await,
         Command::Report(args) => report::run(&g, args).await,
         Command::Review(cmd) => review::run(&g, cmd).await,
@@ -699,6 +703,55 @@ async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
                 );
             }
         }
+    }
+    Ok(())
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ParticipantCommand {
+    /// Leave the participant's votes out of k, every figure and every export (their items go
+    /// back to the queue); kept with the reason in the audit log
+    Exclude(ExclusionArgs),
+    /// Count an excluded participant's votes again
+    Include(ExclusionArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExclusionArgs {
+    /// The study, by its name (`natstudy study list` lists them)
+    #[arg(long)]
+    pub study: String,
+    /// The participant's code (the monitor's and the participants table's first column)
+    pub code: String,
+    /// Why (one line, kept with the change: who, when, why)
+    #[arg(long)]
+    pub reason: String,
+}
+
+async fn participant(g: &Global, cmd: ParticipantCommand) -> Result<()> {
+    let db = g.db().await?;
+    let (exclude, args) = match cmd {
+        ParticipantCommand::Exclude(a) => (true, a),
+        ParticipantCommand::Include(a) => (false, a),
+    };
+    let study = crate::store::studies::id_by_name(&db, &args.study).await?;
+    let moved = crate::service::exclusions::set_by_code(
+        &db,
+        study,
+        &args.code,
+        exclude,
+        &args.reason,
+        None,
+    )
+    .await
+    .with_context(|| format!("participant {} of study {}", args.code, args.study))?;
+    let done = if exclude { "excluded" } else { "included" };
+    match moved {
+        Some(votes) => println!("participant {}: {done} ({votes} votes)", args.code),
+        None => println!(
+            "participant {} was already {done}: nothing changed",
+            args.code
+        ),
     }
     Ok(())
 }

@@ -31,12 +31,16 @@ pub struct ReportArgs {
     /// package's scripts do). Either way the report lists such targets per tool
     #[arg(long, default_value = "skip", value_parser = ["skip", "wrong"])]
     pub missing_npr: String,
+    /// Put the votes of excluded participants back into every figure (the report still names
+    /// them; without this they count nowhere)
+    #[arg(long)]
+    pub include_excluded: bool,
 }
 
 pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     let db = g.db().await?;
     let study = crate::store::studies::id_by_name(&db, &args.study).await?;
-    let data = crate::store::analysis::study_data(&db, study).await?;
+    let data = crate::store::analysis::study_data_with(&db, study, args.include_excluded).await?;
     let options = analysis::Options {
         min_gold_accuracy: args.min_gold_accuracy,
         bootstrap: args.bootstrap,

@@ -298,7 +298,16 @@ async fn state_of(
             })
             .count() as i64;
         if failed >= allowed {
-            store::survey::finish(db, study, annotator, store::Outcome::ScreenedOut).await?;
+            // the survey ends, and the participant leaves the analysis
+            let reason = format!("attention: {failed} check items answered against the expected answer (a survey ends at {allowed})");
+            store::survey::finish_excluding(
+                db,
+                study,
+                annotator,
+                store::Outcome::ScreenedOut,
+                Some(&reason),
+            )
+            .await?;
             me.finished = true;
             me.outcome = Some(store::Outcome::ScreenedOut);
         } else if failed > 0 && !me.attention_warned {

@@ -10,6 +10,7 @@ pub mod batches;
 pub mod bug_import;
 pub mod devices;
 pub mod error;
+pub mod exclusions;
 pub mod exports;
 pub mod generation;
 pub mod imports;

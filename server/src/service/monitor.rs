@@ -56,6 +56,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
                 external_id: a.external_id,
                 speeder: speeder(figures.median_time(a.id), settings.crowd.speeder_seconds)
                     == Some(true),
+                excluded: a.excluded,
             }
         })
         .collect();
@@ -112,9 +113,12 @@ impl Figures {
                 e.0 += 1;
                 e.1 += i64::from(g == unnatural);
             }
-            let e = per_item.entry(v.item).or_default();
-            e.0 += 1;
-            e.1 += usize::from(unnatural);
+            // kappa stands on the votes that count, as the analysis' does
+            if v.counted {
+                let e = per_item.entry(v.item).or_default();
+                e.0 += 1;
+                e.1 += usize::from(unnatural);
+            }
         }
         let table: Vec<Vec<f64>> = per_item
             .values()
@@ -157,6 +161,7 @@ mod tests {
             cc,
             time_secs: Some(t),
             gold_unnatural: gold,
+            counted: true,
         }
     }
 

@@ -35,8 +35,8 @@ pub const COLUMNS: [&str; 17] = [
 /// a participant gave after them. `outcome` is `in_progress` until they finish;
 /// `completion_code` the code their outcome earned; `speeder` whether their median time on
 /// item is under the study's threshold (empty: no threshold, or no measured time);
-/// `excluded` and `exclusion_reason` are for the exclusions, which exclude nobody yet. The
-/// number of rows.
+/// `excluded` whether their votes are left out of the analysis, and `exclusion_reason` why
+/// (a staff member's words, or the attention rule's). The number of rows.
 pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink) -> ServiceResult<u64> {
     let settings = store::survey::study_settings(db, study).await?;
     let rows = store::monitor::participants(db, study).await?;
@@ -109,8 +109,8 @@ pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink) -> ServiceResult
             super::monitor::speeder(figures.median_time(r.id), crowd.speeder_seconds)
                 .map(|s| s.to_string())
                 .unwrap_or_default(),
-            "false".to_owned(),
-            String::new(),
+            r.excluded.is_some().to_string(),
+            r.excluded.clone().unwrap_or_default(),
         ];
         record.extend(names.iter().map(|name| match answers.get(name) {
             Some(serde_json::Value::String(s)) => s.clone(),

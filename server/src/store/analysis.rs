@@ -5,11 +5,23 @@ use std::collections::HashMap;
 use sqlx::Row;
 
 use super::{Db, StoreResult};
-use crate::engine::analysis::{Item, ReviewTask, StudyData, Vote};
+use crate::engine::analysis::{Item, LeftOut, LeftOutParticipant, ReviewTask, StudyData, Vote};
 use crate::formats::Level;
 use crate::ids::{ItemId, StudyId};
 
+/// The study's data as the analysis reads it: the votes that count (none of an excluded
+/// participant: [`super::exclusions`]).
 pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
+    study_data_with(db, study, false).await
+}
+
+/// [`study_data`], with the excluded participants' votes put back when `include_excluded`
+/// (`report --include-excluded`); the report names them either way.
+pub async fn study_data_with(
+    db: &Db,
+    study: StudyId,
+    include_excluded: bool,
+) -> StoreResult<StudyData> {
     let bugs: Vec<String> = sqlx::query("SELECT bug_key FROM bugs WHERE study_id = $1 ORDER BY id")
         .bind(study)
         .fetch_all(&db.pool)
@@ -36,9 +48,10 @@ pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
     let mut votes = Vec::new();
     for r in sqlx::query(
         "SELECT v.item_id, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN annotators a ON a.id = v.annotator_id \
-         JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 ORDER BY v.id",
+         JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 AND v.counted >= $2 ORDER BY v.id",
     )
     .bind(study)
+    .bind(i64::from(!include_excluded))
     .fetch_all(&db.pool)
     .await?
     {
@@ -79,6 +92,18 @@ pub async fn study_data(db: &Db, study: StudyId) -> StoreResult<StudyData> {
         ce,
         reviews,
         ratings_per_item: usize::try_from(k).ok(),
+        left_out: LeftOut {
+            participants: super::exclusions::excluded(db, study)
+                .await?
+                .into_iter()
+                .map(|e| LeftOutParticipant {
+                    annotator: e.code,
+                    reason: e.reason,
+                    votes: usize::try_from(e.votes).unwrap_or(0),
+                })
+                .collect(),
+            included: include_excluded,
+        },
     })
 }
 

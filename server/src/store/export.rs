@@ -159,7 +159,7 @@ pub async fn dataset(
         q = q.bind(m);
     }
     // votes stream alongside, ordered the same way
-    let mut votes = sqlx::query("SELECT v.item_id, v.cr, v.cc FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 ORDER BY v.item_id")
+    let mut votes = sqlx::query("SELECT v.item_id, v.cr, v.cc FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 AND v.counted = 1 ORDER BY v.item_id")
         .bind(study)
         .fetch(&db.pool);
     let mut pending: Option<(i64, u8, u8)> = None;
@@ -324,7 +324,7 @@ pub async fn votes_table(
          v.original_left, v.context_opened, v.revision, v.comment, c.created_at AS handed_at{extra_sql} FROM votes v JOIN items i ON i.id = v.item_id \
          JOIN annotators a ON a.id = v.annotator_id \
          LEFT JOIN assignments c ON c.item_id = v.item_id AND c.annotator_id = v.annotator_id \
-         WHERE i.study_id = $1 ORDER BY i.id, a.id"
+         WHERE i.study_id = $1 AND v.counted = 1 ORDER BY i.id, a.id"
     );
     let mut rows = sqlx::query(&sql).bind(study).fetch(&db.pool);
     let mut n = 0;
@@ -394,14 +394,15 @@ pub async fn votes_table(
 
 /// The item × annotator matrix of binary judgements (1 unnatural, 0 natural, empty: no vote).
 pub async fn matrix(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Result<u64> {
-    let codes: Vec<(i64, String)> =
-        sqlx::query("SELECT id, code FROM annotators WHERE study_id = $1 ORDER BY id")
-            .bind(study)
-            .fetch_all(&db.pool)
-            .await?
-            .iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-            .collect::<Result<_, sqlx::Error>>()?;
+    let codes: Vec<(i64, String)> = sqlx::query(
+        "SELECT id, code FROM annotators WHERE study_id = $1 AND counted = 1 ORDER BY id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?
+    .iter()
+    .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+    .collect::<Result<_, sqlx::Error>>()?;
     let col: std::collections::HashMap<i64, usize> = codes
         .iter()
         .enumerate()
@@ -411,7 +412,7 @@ pub async fn matrix(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Resu
     header.extend(codes.iter().map(|(_, c)| c.clone()));
     out.write_all(&csv_line(&header)?)?;
     let mut rows = sqlx::query(
-        "SELECT i.item_key, v.annotator_id, v.cr, v.cc FROM items i LEFT JOIN votes v ON v.item_id = i.id WHERE i.study_id = $1 ORDER BY i.id",
+        "SELECT i.item_key, v.annotator_id, v.cr, v.cc FROM items i LEFT JOIN votes v ON v.item_id = i.id AND v.counted = 1 WHERE i.study_id = $1 ORDER BY i.id",
     )
     .bind(study)
     .fetch(&db.pool);
@@ -452,7 +453,7 @@ pub async fn matrix(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Resu
 pub async fn survey(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Result<u64> {
     let mut rows = sqlx::query(
         "SELECT i.item_key, i.level, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN items i ON i.id = v.item_id \
-         JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 ORDER BY i.level, i.item_key, a.code",
+         JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 AND v.counted = 1 ORDER BY i.level, i.item_key, a.code",
     )
     .bind(study)
     .fetch(&db.pool);

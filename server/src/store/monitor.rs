@@ -19,6 +19,8 @@ pub struct VoteFact {
     pub time_secs: Option<f64>,
     /// The item's expected judgement when it is a gold item.
     pub gold_unnatural: Option<bool>,
+    /// It counts (its participant is not excluded: [`super::exclusions`]).
+    pub counted: bool,
 }
 
 /// An annotator of the study with their progress.
@@ -38,6 +40,8 @@ pub struct AnnotatorProgress {
     pub leases: i64,
     /// The crowd platform's participant id they came with (`platform: id`).
     pub external_id: Option<String>,
+    /// Why they are excluded from the analysis, when they are.
+    pub excluded: Option<String>,
 }
 
 /// A batch with its size.
@@ -54,7 +58,7 @@ pub struct BatchSummary {
 /// Every vote of the study, with the judgement inputs, time and gold expectation.
 pub async fn votes(db: &Db, study: StudyId) -> StoreResult<Vec<VoteFact>> {
     let rows = sqlx::query(
-        "SELECT v.annotator_id, v.item_id, v.cr, v.cc, v.time_secs, i.gold_unnatural FROM votes v \
+        "SELECT v.annotator_id, v.item_id, v.cr, v.cc, v.time_secs, i.gold_unnatural, v.counted FROM votes v \
          JOIN items i ON i.id = v.item_id WHERE i.study_id = $1",
     )
     .bind(study)
@@ -72,6 +76,7 @@ pub async fn votes(db: &Db, study: StudyId) -> StoreResult<Vec<VoteFact>> {
                 gold_unnatural: r
                     .try_get::<Option<i64>, _>("gold_unnatural")?
                     .map(|g| g != 0),
+                counted: r.try_get::<i64, _>("counted")? != 0,
             })
         })
         .collect::<Result<_, sqlx::Error>>()?)
@@ -81,6 +86,7 @@ pub async fn votes(db: &Db, study: StudyId) -> StoreResult<Vec<VoteFact>> {
 pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorProgress>> {
     let rows = sqlx::query(
         "SELECT a.id, a.code, u.username, a.last_active, a.finished_at, a.imported, a.platform, a.external_pid, \
+         a.counted, a.exclusion_reason, \
          (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS voted, \
          (SELECT COUNT(*) FROM assignments c WHERE c.annotator_id = a.id AND c.status = $2 \
             AND c.lease_expires_at > $3) AS leases \
@@ -121,6 +127,7 @@ pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorPro
                 (None, Some(id)) => Some(id),
                 _ => None,
             },
+            excluded: excluded_reason(&r)?,
         });
     }
     Ok(out)
@@ -142,13 +149,15 @@ pub struct ParticipantRow {
     pub rated: i64,
     /// Their screener answers as stored (a JSON object).
     pub screener_json: String,
+    /// Why they are excluded from the analysis, when they are.
+    pub excluded: Option<String>,
 }
 
 /// The study's participants in id order, with their votes counted.
 pub async fn participants(db: &Db, study: StudyId) -> StoreResult<Vec<ParticipantRow>> {
     let rows = sqlx::query(
         "SELECT a.id, a.code, a.platform, a.external_pid, a.external_study, a.external_session, \
-         a.created_at, a.finished_at, a.outcome, a.screener, \
+         a.created_at, a.finished_at, a.outcome, a.screener, a.counted, a.exclusion_reason, \
          (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS rated \
          FROM annotators a WHERE a.study_id = $1 ORDER BY a.id",
     )
@@ -170,9 +179,19 @@ pub async fn participants(db: &Db, study: StudyId) -> StoreResult<Vec<Participan
                 outcome: r.try_get("outcome")?,
                 rated: r.try_get("rated")?,
                 screener_json: r.try_get("screener")?,
+                excluded: excluded_reason(r)?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()?)
+}
+
+/// Why the row's participant is excluded (`counted`, `exclusion_reason`), when they are.
+fn excluded_reason(r: &sqlx::any::AnyRow) -> Result<Option<String>, sqlx::Error> {
+    Ok(if r.try_get::<i64, _>("counted")? == 0 {
+        Some(r.try_get("exclusion_reason")?)
+    } else {
+        None
+    })
 }
 
 /// The study's batches in id order.

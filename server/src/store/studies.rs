@@ -73,7 +73,7 @@ pub async fn id_by_name(db: &Db, name: &str) -> StoreResult<StudyId> {
 const SUMMARY_SQL: &str = "SELECT s.id, s.name, s.description, s.ratings_per_item, \
     (SELECT COUNT(*) FROM bugs b WHERE b.study_id = s.id) AS bugs, \
     (SELECT COUNT(*) FROM items i WHERE i.study_id = s.id) AS items, \
-    (SELECT COUNT(*) FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = s.id) AS votes, \
+    (SELECT COUNT(*) FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = s.id AND v.counted = 1) AS votes, \
     (SELECT COUNT(*) FROM annotators a WHERE a.study_id = s.id) AS annotators \
     FROM studies s";
 
@@ -159,7 +159,7 @@ pub async fn level_counts(db: &Db, id: StudyId) -> StoreResult<Vec<(String, i64)
 pub async fn items(db: &Db, id: StudyId, limit: i64) -> StoreResult<Vec<ItemListing>> {
     let rows = sqlx::query(
         "SELECT i.item_key, b.bug_key, i.operator, i.level, i.summary, \
-         (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id) AS votes \
+         (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id AND v.counted = 1) AS votes \
          FROM items i JOIN bugs b ON b.id = i.bug_id WHERE i.study_id = $1 ORDER BY i.id LIMIT $2",
     )
     .bind(id)

@@ -151,7 +151,23 @@ pub async fn finish(
     annotator: AnnotatorId,
     outcome: super::Outcome,
 ) -> StoreResult<()> {
+    finish_excluding(db, study, annotator, outcome, None).await
+}
+
+/// [`finish`], and when `excluded` gives a reason (a rule of the study ended the survey, such
+/// as its attention items), the participant leaves the analysis in the same transaction
+/// ([`super::exclusions`]).
+pub async fn finish_excluding(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    outcome: super::Outcome,
+    excluded: Option<&str>,
+) -> StoreResult<()> {
     let mut tx = db.begin_write(study).await?;
+    if let Some(reason) = excluded {
+        super::exclusions::exclude_in(&mut tx, study, annotator, None, reason).await?;
+    }
     // unrated items go back to the pool
     super::assign::release_open(&mut tx, annotator).await?;
     sqlx::query(
@@ -185,7 +201,7 @@ pub async fn work_may_come(
          JOIN assignments c ON c.item_id = bi.item_id AND c.annotator_id <> $1 \
            AND c.status = $4 AND c.lease_expires_at > $3 \
          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7 AND bi.rated_full = 0 \
-         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id) \
+         AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id AND v.counted = 1) \
            < (SELECT s.ratings_per_item FROM studies s WHERE s.id = $2) \
          AND (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = bi.item_id AND mv.annotator_id = $1) = 0 \
          AND (SELECT COUNT(*) FROM assignments m WHERE m.item_id = bi.item_id AND m.annotator_id = $1 \

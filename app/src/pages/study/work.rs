@@ -9,7 +9,7 @@ use crate::model::StudyId;
 use crate::model::{Monitor, StudySettingsForm};
 use crate::study_api::{
     get_monitor, CloseInvite, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator,
-    ReleaseAnnotator, ReleaseIdle, SaveSettings, SetBatchLease,
+    ReleaseAnnotator, ReleaseIdle, SaveSettings, SetBatchLease, SetExclusion,
 };
 
 /// The time now, in ms since the epoch (the browser's clock in the browser).
@@ -67,6 +67,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
     let moved = ServerAction::<MoveAnnotator>::new();
     let lease = ServerAction::<SetBatchLease>::new();
     let idle = ServerAction::<ReleaseIdle>::new();
+    let exclusion = ServerAction::<SetExclusion>::new();
     // live: read again three seconds after each answer
     let refresh = Refresh::after(std::time::Duration::from_secs(3));
     let monitor = Resource::new(
@@ -80,6 +81,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                 moved.version().get(),
                 lease.version().get(),
                 idle.version().get(),
+                exclusion.version().get(),
                 invite.version().get(),
                 close.version().get(),
             )
@@ -91,7 +93,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
             {move || Suspend::new(async move {
                 let admin = is_admin().await;
                 match monitor.await {
-                    Ok(m) => view! { <MonitorView study m admin release moved lease idle invite close /> }.into_any(),
+                    Ok(m) => view! { <MonitorView study m admin release moved lease idle exclusion invite close /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
@@ -151,6 +153,7 @@ fn MonitorView(
     moved: ServerAction<MoveAnnotator>,
     lease: ServerAction<SetBatchLease>,
     idle: ServerAction<ReleaseIdle>,
+    exclusion: ServerAction<SetExclusion>,
     invite: ServerAction<CreateInvite>,
     close: ServerAction<CloseInvite>,
 ) -> impl IntoView {
@@ -226,17 +229,20 @@ fn MonitorView(
                     <tr>
                         <th>"Code"</th><th>"Account or platform id"</th><th class="num">"Rated"</th><th>"Last active"</th>
                         <th class="num">"Median time (s)"</th><th class="num">"Gold"</th><th>"State"</th>
+                        <th>"Analysis"</th>
                         {admin.then(|| view! { <th>"Drop-out"</th> })}
                     </tr>
                 </thead>
                 <tbody>
                     {no_annotators.then(|| view! {
-                        <tr><td colspan=columns(7) class="muted" id="no-annotators">"No annotators yet: participants join through an invite link, annotators come with a batch or with imported votes."</td></tr>
+                        <tr><td colspan=columns(8) class="muted" id="no-annotators">"No annotators yet: participants join through an invite link, annotators come with a batch or with imported votes."</td></tr>
                     })}
                     {m.annotators
                         .into_iter()
                         .map(|a| {
                             let id = a.id;
+                            let code = a.code.clone();
+                            let excluded = a.excluded.clone();
                             view! {
                                 <tr>
                                     <td>{a.code.clone()}</td>
@@ -249,6 +255,18 @@ fn MonitorView(
                                         {if a.imported { "imported" } else if a.finished { "finished" } else { "active" }}
                                         {(a.leases > 0).then(|| format!(" · holds {}", a.leases))}
                                         {a.speeder.then(|| view! { <span class="notice speeder">" · speeder"</span> })}
+                                    </td>
+                                    <td class="exclusion">
+                                        {excluded.clone().map(|why| view! { <span class="notice excluded">"excluded: " {why}</span> })}
+                                        <ActionForm action=exclusion attr:class="inline exclusion-form">
+                                            <input type="hidden" name="study" value=study.get() />
+                                            <input type="hidden" name="annotator" value=id.get() />
+                                            <input type="hidden" name="exclude" value=if excluded.is_some() { "false" } else { "true" } />
+                                            <input type="text" name="reason" required maxlength="500" size="12"
+                                                placeholder="reason"
+                                                aria-label=format!("Reason to {} {code}", if excluded.is_some() { "include" } else { "exclude" }) />
+                                            <button type="submit" class="secondary">{if excluded.is_some() { "Include" } else { "Exclude" }}</button>
+                                        </ActionForm>
                                     </td>
                                     {(admin && (a.finished || a.imported)).then(|| view! { <td class="muted">"nothing left to hand on"</td> })}
                                     {(admin && !a.finished && !a.imported).then(|| view! {
@@ -274,6 +292,10 @@ fn MonitorView(
             </table>
             {move || release.value().get().map(|r| match r {
                 Ok(n) => view! { <p class="ok">{n} " items released"</p> }.into_any(),
+                Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+            {move || exclusion.value().get().map(|r| match r {
+                Ok(msg) => view! { <p class="ok" id="exclusion-result">{msg}</p> }.into_any(),
                 Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
             })}
             {move || moved.value().get().map(|r| match r {

@@ -62,6 +62,25 @@ pub struct StudyData {
     /// only the items with exactly k ratings (the published method's categories and kappa need
     /// all of them), and reports the others as incomplete; `None`: every item with votes.
     pub ratings_per_item: Option<usize>,
+    /// Participants excluded before the analysis (by staff, or by the study's rules): their
+    /// votes are not in `votes` unless [`LeftOut::included`] says they were put back.
+    pub left_out: LeftOut,
+}
+
+/// Participants excluded from the analysis, so that the report says how many and why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LeftOut {
+    pub participants: Vec<LeftOutParticipant>,
+    /// Their votes are in the analysis all the same (asked for: `report --include-excluded`).
+    pub included: bool,
+}
+
+/// One excluded participant.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeftOutParticipant {
+    pub annotator: String,
+    pub reason: String,
+    pub votes: usize,
 }
 
 /// An item left out of the analysis of the votes: it has not exactly k ratings.
@@ -104,6 +123,8 @@ pub struct Report {
     pub complete_items: usize,
     /// Items with some ratings but not exactly k, left out of the figures of the votes.
     pub incomplete_items: Vec<IncompleteItem>,
+    /// Participants excluded before the analysis ([`StudyData::left_out`]).
+    pub left_out: LeftOut,
 }
 
 /// How to run the analysis.
@@ -275,6 +296,7 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
         ratings_per_item: data.ratings_per_item,
         complete_items: complete.iter().filter(|c| **c).count(),
         incomplete_items: incomplete,
+        left_out: data.left_out.clone(),
     }
 }
 

@@ -436,6 +436,7 @@ mod tests {
         let s = |t: &str, target: &str, st: u8| (t.to_owned(), target.to_owned(), st);
         let data = StudyData {
             ratings_per_item: None,
+            left_out: Default::default(),
             bugs: vec!["B".into()],
             items: vec![
                 item("naming_1", Level::Naming),

@@ -197,7 +197,7 @@ async fn release_full(
         "UPDATE assignments SET status = $4, lease_expires_at = NULL \
          WHERE annotator_id = $1 AND status IN ($5, $6) \
          AND batch_id IN (SELECT id FROM batches WHERE study_id = $2) \
-         AND ((SELECT COUNT(*) FROM votes v WHERE v.item_id = assignments.item_id) >= $3 \
+         AND ((SELECT COUNT(*) FROM votes v WHERE v.item_id = assignments.item_id AND v.counted = 1) >= $3 \
               OR EXISTS (SELECT 1 FROM votes mv WHERE mv.item_id = assignments.item_id \
                          AND mv.annotator_id = assignments.annotator_id))",
     )
@@ -264,7 +264,7 @@ pub(crate) async fn refresh_full_study(
 ) -> StoreResult<()> {
     sqlx::query(
         "UPDATE batch_items SET rated_full = CASE WHEN \
-         (SELECT COUNT(*) FROM votes v WHERE v.item_id = batch_items.item_id) \
+         (SELECT COUNT(*) FROM votes v WHERE v.item_id = batch_items.item_id AND v.counted = 1) \
          >= (SELECT ratings_per_item FROM studies WHERE id = $1) THEN 1 ELSE 0 END \
          WHERE batch_id IN (SELECT id FROM batches WHERE study_id = $1)",
     )

@@ -81,7 +81,7 @@ macro_rules! has_room {
         concat!(
             "(SELECT COUNT(*) FROM votes v WHERE v.item_id = ",
             $item,
-            ") + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = ",
+            " AND v.counted = 1) + (SELECT COUNT(*) FROM assignments c WHERE c.item_id = ",
             $item,
             " AND c.status IN (",
             $assigned,
@@ -434,7 +434,7 @@ macro_rules! open_or_candidates {
     ($candidates:expr) => {
         concat!(
             "WITH o AS (SELECT a.id, a.item_id, a.batch_id, a.original_left, a.lease_expires_at, a.status, b.lease_secs, \
-               (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id) AS rated, \
+               (SELECT COUNT(*) FROM votes v WHERE v.item_id = a.item_id AND v.counted = 1) AS rated, \
                (SELECT COUNT(*) FROM votes mv WHERE mv.item_id = a.item_id AND mv.annotator_id = a.annotator_id) AS mine \
                FROM assignments a JOIN batches b ON b.id = a.batch_id WHERE a.annotator_id = $1 AND b.study_id = $2 \
                AND a.status IN ($4, $5) AND (a.status = $4 OR a.lease_expires_at > $3) \
@@ -1012,7 +1012,7 @@ pub async fn progress(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreR
 /// Completed ratings per item of the study (item id, count), for invariant checks and monitoring.
 pub async fn completed_per_item(db: &Db, study: StudyId) -> StoreResult<Vec<(ItemId, i64)>> {
     let rows = sqlx::query(
-        "SELECT i.id, (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id) AS n FROM items i WHERE i.study_id = $1 ORDER BY i.id",
+        "SELECT i.id, (SELECT COUNT(*) FROM votes v WHERE v.item_id = i.id AND v.counted = 1) AS n FROM items i WHERE i.study_id = $1 ORDER BY i.id",
     )
     .bind(study)
     .fetch_all(&db.pool)

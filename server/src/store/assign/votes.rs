@@ -33,7 +33,7 @@ macro_rules! vote_read {
         "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, an.consented_at, \
          (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
          (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
-         (SELECT COUNT(*) FROM votes WHERE item_id = $1) AS rated, \
+         (SELECT COUNT(*) FROM votes WHERE item_id = $1 AND counted = 1) AS rated, \
          (SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
          (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $1 AND c.annotator_id <> $2 \
           AND c.status IN ($6, $7) AND (c.status = $6 OR c.lease_expires_at > $5)) AS claims \
@@ -48,7 +48,7 @@ macro_rules! refresh_full {
     ($k:literal) => {
         concat!(
             "UPDATE batch_items SET rated_full = CASE WHEN \
-             (SELECT COUNT(*) FROM votes v WHERE v.item_id = $1) >= ",
+             (SELECT COUNT(*) FROM votes v WHERE v.item_id = $1 AND v.counted = 1) >= ",
             $k,
             " THEN 1 ELSE 0 END WHERE item_id = $1"
         )

@@ -163,6 +163,19 @@ impl app::backend::StudyBackend for DomainBackend {
             .await
             .map_err(map)
     }
+    #[tracing::instrument(skip(self, actor, reason), fields(actor = %actor.username))]
+    async fn set_exclusion(
+        &self,
+        actor: &User,
+        study: StudyId,
+        annotator: AnnotatorId,
+        exclude: bool,
+        reason: &str,
+    ) -> Result<Option<u64>, BackendError> {
+        service::exclusions::set(&self.db, study, annotator, exclude, reason, Some(actor.id))
+            .await
+            .map_err(map)
+    }
     async fn set_batch_lease(
         &self,
         actor: &User,
