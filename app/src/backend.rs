@@ -267,6 +267,10 @@ pub trait StudyBackend: Send + Sync + 'static {
         study: StudyId,
         annotator: AnnotatorId,
     ) -> Result<u64, BackendError>;
+    /// A pilot invite link for one participant (a staff member trying the survey): its path.
+    async fn pilot_link(&self, actor: &User, study: StudyId) -> Result<String, BackendError>;
+    /// Deletes the pilot's participants and their votes: (participants, votes).
+    async fn clear_pilot(&self, actor: &User, study: StudyId) -> Result<(i64, i64), BackendError>;
     /// Excludes the participant from the analysis (`exclude`) or includes them again, with a
     /// reason: how many of their votes moved (`None`: they already were so).
     async fn set_exclusion(

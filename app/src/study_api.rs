@@ -36,6 +36,8 @@ pub struct CrowdFields {
     pub screenout_url: Option<String>,
     pub speeder_seconds: Option<String>,
     pub gold_failures: Option<String>,
+    /// The pilot phase's checkbox (`on` when ticked).
+    pub pilot: Option<String>,
 }
 
 /// Saves a study's settings (admins).
@@ -62,6 +64,7 @@ pub async fn save_settings(
         screenout_url,
         speeder_seconds,
         gold_failures,
+        pilot,
     } = crowd.unwrap_or_default();
     let actor = require_study(study, Role::ADMINS).await?;
     let on = |v: &Option<String>| v.as_deref().is_some_and(|s| s == "on" || s == "true");
@@ -95,6 +98,7 @@ pub async fn save_settings(
         screenout_url: screenout_url.unwrap_or_default(),
         speeder_seconds: number("speeder seconds", speeder_seconds)?,
         gold_failures: number("attention failures", gold_failures)?,
+        pilot: on(&pilot),
     };
     backend()?
         .update_settings(&actor, study, form)
@@ -171,6 +175,23 @@ pub async fn release_annotator(
     let actor = require_study(study, Role::ADMINS).await?;
     backend()?
         .release_annotator(&actor, study, annotator)
+        .await
+        .map_err(internal)
+}
+
+/// A pilot invite link for one participant, to try the survey as one (staff): its path.
+#[server(endpoint = "studies/pilot-link")]
+pub async fn pilot_link(study: StudyId) -> Result<String, ServerFnError> {
+    let actor = require_study(study, Role::STAFF).await?;
+    backend()?.pilot_link(&actor, study).await.map_err(internal)
+}
+
+/// Deletes the pilot's participants and their ratings (admins): (participants, ratings).
+#[server(endpoint = "studies/clear-pilot")]
+pub async fn clear_pilot(study: StudyId) -> Result<(i64, i64), ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    backend()?
+        .clear_pilot(&actor, study)
         .await
         .map_err(internal)
 }

@@ -1126,3 +1126,119 @@ async fn answered_at_once(b: &Browser, button: &str, busy: &str, answer: &str) {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// On the study page, at a phone's and a laptop's width: staff exclude a participant with a
+/// reason from the keyboard (the reason field, Enter) and include them again with the mouse;
+/// the monitor says which participant is excluded and why. A researcher's *Try the survey*
+/// gives a pilot link; the pilot participant's rating shows in the pilot's line only, and an
+/// admin's *Clear the pilot* deletes it. The page never scrolls sideways.
+#[tokio::test]
+async fn staff_exclude_a_participant_and_clear_the_pilot_on_the_page() {
+    use natstudy_tests::participants::{self, participant};
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let study = natstudy::store::studies::create(&db, None, "Paid", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(
+        &db,
+        study,
+        None,
+        ("bugs", natstudy_tests::small::BUGS),
+        ("t", natstudy_tests::small::TRANSFORMATIONS),
+    )
+    .await
+    .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 10)
+        .await
+        .expect("queue");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    let c = participant(&app.base, study, &token).await;
+    let (item, tok) = participants::rate_step(&app.base, &c, study)
+        .await
+        .expect("an item");
+    participants::vote(&app.base, &c, study, item, &tok, "").await;
+    let counted = || async {
+        sqlx::query_scalar::<_, i64>("SELECT counted FROM annotators WHERE study_id = $1")
+            .bind(study)
+            .fetch_one(&db.pool)
+            .await
+            .expect("annotator")
+    };
+    let b = Browser::start().await.expect("browser");
+    b.open_as(
+        &app.base,
+        &format!("/studies/{study}"),
+        ("ada", "a-long-password", "ada (admin)"),
+    )
+    .await
+    .expect("study page");
+    for (w, h) in [(390u32, 844u32), (1366, 900)] {
+        b.client.set_window_size(w, h).await.expect("size");
+        b.goto_hydrated(&app.url(&format!("/studies/{study}")))
+            .await
+            .expect("reload");
+        b.wait_contains("#annotators", "S1").await;
+        if w < 500 {
+            // the keyboard: the reason, then Enter
+            b.client
+                .find(Locator::Css("input[aria-label='Reason to exclude S1']"))
+                .await
+                .expect("reason")
+                .send_keys("answers at random\u{E007}")
+                .await
+                .expect("typed");
+            b.wait_contains("#exclusion-result", "Excluded: 1 vote")
+                .await;
+            b.wait_contains("#annotators", "excluded: answers at random")
+                .await;
+            assert_eq!(counted().await, 0);
+        } else {
+            // the mouse: the reason, then Include
+            b.client
+                .find(Locator::Css("input[aria-label='Reason to include S1']"))
+                .await
+                .expect("reason")
+                .send_keys("checked again")
+                .await
+                .expect("typed");
+            b.click("#annotators .exclusion-form button")
+                .await
+                .expect("Include");
+            b.wait_contains("#exclusion-result", "Included again: 1 vote")
+                .await;
+            assert_eq!(counted().await, 1);
+        }
+        let overflow = b.sideways().await.expect("js");
+        assert!(
+            overflow <= 0.0,
+            "at {w} px the page scrolls sideways by {overflow}"
+        );
+    }
+    // the pilot: a link to try the survey, its rating counted in the pilot's line only
+    b.click("#pilot-link").await.expect("Try the survey");
+    b.wait_contains("#pilot-url", "/join/").await;
+    let path = b.text_of("#pilot-url").await;
+    let pilot_token = path.trim().trim_start_matches("/join/").to_owned();
+    let tryer = participant(&app.base, study, &pilot_token).await;
+    let (item, tok) = participants::rate_step(&app.base, &tryer, study)
+        .await
+        .expect("a pilot item");
+    participants::vote(&app.base, &tryer, study, item, &tok, "").await;
+    b.wait_contains("#pilot-summary", "1 pilot participant with 1 rating")
+        .await;
+    b.wait_contains("#monitor-votes", "1").await;
+    b.click("#clear-pilot").await.expect("Clear the pilot");
+    b.wait_contains(
+        "#clear-pilot-result",
+        "Deleted 1 pilot participant and 1 rating.",
+    )
+    .await;
+    b.wait_contains("#pilot-summary", "0 pilot participants with 0 ratings")
+        .await;
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

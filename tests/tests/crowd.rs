@@ -907,7 +907,7 @@ async fn speeders_are_flagged_on_the_monitor_and_in_the_table(store: Store) {
     natstudy::service::exports::write(
         &db,
         study,
-        natstudy::service::exports::Export::Participants,
+        natstudy::service::exports::Export::Participants { pilot: false },
         &mut out,
     )
     .await
@@ -1038,6 +1038,20 @@ async fn vote_counts(db: &Db, study: StudyId) -> (i64, i64) {
     .expect("votes")
 }
 
+/// A researcher of the crowd study ("rea"), signed in.
+async fn researcher(app: &TestApp, db: &Db) -> reqwest::Client {
+    app.add_user("rea", "a long password", natstudy_tests::Role::Researcher)
+        .await
+        .expect("researcher");
+    natstudy_tests::cli(
+        &db.url,
+        &["study", "member", "add", "--study", "Crowd", "rea"],
+    )
+    .await
+    .expect("member");
+    app.signed_in("rea", "a long password").await.expect("rea")
+}
+
 /// Staff exclude a participant with a reason, on the page: their votes leave k (the items
 /// they rated go back to the queue and another participant rates one), the monitor, the
 /// exports and every figure of the report, which names them and their reason; the
@@ -1049,16 +1063,7 @@ async fn excluded_participants_leave_k_and_every_figure(store: Store) {
     let (study, token) = crowd_study(&db).await;
     let app = TestApp::start(db.clone()).await.expect("server");
     let base = app.base.clone();
-    app.add_user("rea", "a long password", natstudy_tests::Role::Researcher)
-        .await
-        .expect("researcher");
-    natstudy_tests::cli(
-        &db.url,
-        &["study", "member", "add", "--study", "Crowd", "rea"],
-    )
-    .await
-    .expect("member");
-    let staff = app.signed_in("rea", "a long password").await.expect("rea");
+    let staff = researcher(&app, &db).await;
 
     // k = 1: the first rates two items, the second the third; nothing is left
     let fast = participant(&base, study, &token).await;
@@ -1233,3 +1238,171 @@ async fn excluded_participants_leave_k_and_every_figure(store: Store) {
 on_both_stores!(excluded_participants_leave_k_and_every_figure =>
     excluded_participants_leave_k_and_every_figure_sqlite,
     excluded_participants_leave_k_and_every_figure_postgres);
+
+/// A new invite link into the crowd study's batch.
+async fn new_invite(db: &Db, study: StudyId) -> String {
+    let batch = natstudy::store::assign::batch_id(db, study, "online")
+        .await
+        .expect("batch");
+    natstudy::store::invites::create_invite(db, study, batch, 5, None)
+        .await
+        .expect("invite")
+}
+
+/// Rows of a CSV export from the command line (`extra` options after `--what`), header
+/// excluded.
+async fn exported_rows(db: &Db, what: &str, extra: &[&str]) -> Vec<csv::StringRecord> {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("out.csv");
+    let mut args = vec![
+        "export",
+        "--study",
+        "Crowd",
+        "--what",
+        what,
+        "--format",
+        "csv",
+        "--out",
+        file.to_str().expect("path"),
+    ];
+    args.extend_from_slice(extra);
+    natstudy_tests::cli(&db.url, &args).await.expect("export");
+    let text = std::fs::read_to_string(&file).expect("export");
+    csv::Reader::from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.expect("row"))
+        .collect()
+}
+
+/// A pilot: a researcher's pilot link (to try the survey) and the links made while the study
+/// is in its pilot phase admit pilot participants, whose ratings count toward no k and reach
+/// no monitor count, no figure and no export but the pilot's own; an item a pilot participant
+/// rated is still given to the study's participants. The phase ends with `study set --pilot
+/// off` (links made then are the study's), and an admin clears the pilot: its participants
+/// and ratings are deleted, the study's stay.
+async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    let rea = researcher(&app, &db).await;
+    app.add_user("ada", "a long password", natstudy_tests::Role::Admin)
+        .await
+        .expect("admin");
+    let ada = app.signed_in("ada", "a long password").await.expect("ada");
+    let post = |c: &reqwest::Client, path: &str| {
+        let (c, url) = (c.clone(), app.url(path));
+        let form = vec![("study", study.to_string())];
+        async move { c.post(url).form(&form).send().await.expect("post") }
+    };
+
+    // the researcher tries the survey through a pilot link
+    let r = post(&rea, "/api/studies/pilot-link").await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let path: String = r.json().await.expect("path");
+    let pilot_token = path.strip_prefix("/join/").expect("a join path").to_owned();
+    let tryer = participant(&base, study, &pilot_token).await;
+    rate_one(&base, &tryer, study, "a pilot item").await;
+    // the pilot phase: links made now are pilot links
+    natstudy_tests::cli(
+        &db.url,
+        &["study", "set", "--study", "Crowd", "--pilot", "on"],
+    )
+    .await
+    .expect("pilot on");
+    let show = natstudy::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    assert!(show.pilot);
+    let phase_token = new_invite(&db, study).await;
+    let piloter = participant(&base, study, &phase_token).await;
+    rate_one(&base, &piloter, study, "a pilot item").await;
+    rate_one(&base, &piloter, study, "another pilot item").await;
+    assert_eq!(vote_counts(&db, study).await, (0, 3), "none of them counts");
+
+    // nowhere: the monitor, the study list, the report, the exports
+    let monitor = natstudy::service::monitor::monitor(&db, study)
+        .await
+        .expect("monitor");
+    assert_eq!(
+        monitor.items_with,
+        vec![3, 0],
+        "no item has a rating that counts"
+    );
+    assert!(monitor.annotators.is_empty(), "{:?}", monitor.annotators);
+    assert_eq!((monitor.pilot_participants, monitor.pilot_votes), (2, 3));
+    let pilots: Vec<bool> = monitor.invites.iter().map(|i| i.pilot).collect();
+    assert_eq!(pilots, vec![true, true, false], "newest first");
+    let listed = natstudy::store::studies::list(&db).await.expect("list");
+    assert_eq!(listed[0].votes, 0);
+    let report = report_json(&db, &["--include-excluded"]).await;
+    assert_eq!(report["votes"], 0);
+    assert_eq!(report["left_out"]["participants"], serde_json::json!([]));
+    assert!(exported_rows(&db, "votes", &[]).await.is_empty());
+    assert!(exported_rows(&db, "participants", &[]).await.is_empty());
+    assert_eq!(exported_rows(&db, "votes", &["--pilot"]).await.len(), 3);
+    assert_eq!(
+        exported_rows(&db, "participants", &["--pilot"]).await.len(),
+        2
+    );
+    let page = rea
+        .get(app.url(&format!("/studies/{study}/export/pilot-votes.csv")))
+        .send()
+        .await
+        .expect("download");
+    assert!(page.status().is_success(), "{}", page.status());
+    assert_eq!(
+        page.text().await.expect("csv").lines().count(),
+        4,
+        "header and 3"
+    );
+
+    // the study's participants get every item, those the pilot rated too
+    natstudy_tests::cli(
+        &db.url,
+        &["study", "set", "--study", "Crowd", "--pilot", "off"],
+    )
+    .await
+    .expect("pilot off");
+    let real = participant(&base, study, &token).await;
+    rate_one(&base, &real, study, "an item").await;
+    rate_one(&base, &real, study, "an item").await;
+    let other = participant(&base, study, &token).await;
+    rate_one(&base, &other, study, "the last item").await;
+    assert_eq!(vote_counts(&db, study).await, (3, 6));
+    let after_token = new_invite(&db, study).await;
+    let pilot: i64 = sqlx::query_scalar("SELECT pilot FROM invites WHERE token = $1")
+        .bind(&after_token)
+        .fetch_one(&db.pool)
+        .await
+        .expect("invite");
+    assert_eq!(pilot, 0, "the phase is over");
+
+    // clearing: researchers may not; an admin deletes the pilot, the study's votes stay
+    let r = post(&rea, "/api/studies/clear-pilot").await;
+    assert!(!r.status().is_success(), "admins clear the pilot");
+    let r = post(&ada, "/api/studies/clear-pilot").await;
+    assert!(r.status().is_success(), "{}", r.status());
+    let cleared: (i64, i64) = r.json().await.expect("cleared");
+    assert_eq!(cleared, (2, 3));
+    assert_eq!(vote_counts(&db, study).await, (3, 3));
+    let monitor = natstudy::service::monitor::monitor(&db, study)
+        .await
+        .expect("monitor");
+    assert_eq!((monitor.pilot_participants, monitor.pilot_votes), (0, 0));
+    assert_eq!(monitor.items_with, vec![0, 3]);
+    let audit: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM audit_log WHERE study_id = $1 AND action = 'pilot.clear'",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("audit");
+    assert_eq!(audit, 1);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(pilot_votes_count_nowhere_and_are_cleared =>
+    pilot_votes_count_nowhere_and_are_cleared_sqlite,
+    pilot_votes_count_nowhere_and_are_cleared_postgres);

@@ -400,6 +400,18 @@ async fn role_matrix(store: Store) {
         ),
         (
             "POST",
+            "/api/studies/pilot-link".into(),
+            vec![("study", study_s.clone())],
+            &[Role::Admin, Role::Researcher],
+        ),
+        (
+            "POST",
+            "/api/studies/clear-pilot".into(),
+            vec![("study", study_s.clone())],
+            &[Role::Admin],
+        ),
+        (
+            "POST",
             "/api/studies/exclusion".into(),
             vec![
                 ("study", study_s.clone()),
@@ -756,8 +768,13 @@ async fn role_matrix(store: Store) {
     ] {
         assert_eq!(
             audit.iter().filter(|a| a.action == action).count(),
-            // batches: the set-up's, the matrix's, the oversized sample's and the annotator's
-            if action == "batch.create" { 4 } else { 1 },
+            // batches: the set-up's, the matrix's, the oversized sample's and the annotator's;
+            // invites: the matrix's and the two pilot links (an admin's, a researcher's)
+            match action {
+                "batch.create" => 4,
+                "invite.create" => 3,
+                _ => 1,
+            },
             "{action} logged once"
         );
     }

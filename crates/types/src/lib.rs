@@ -408,6 +408,10 @@ pub struct StudySettingsForm {
     /// participant's survey ends with the screen-out code (`None`: never).
     #[serde(default)]
     pub gold_failures: Option<i64>,
+    /// The study is in its pilot phase: invite links made now are pilot links, whose
+    /// participants' votes count nowhere but in the pilot export.
+    #[serde(default)]
+    pub pilot: bool,
 }
 
 /// One annotator's line on the monitor.
@@ -464,6 +468,9 @@ pub struct InviteRow {
     pub closed: bool,
     /// Open, but every item of its batch has k ratings: it gives no one work.
     pub full: bool,
+    /// A pilot link: its participants' ratings count nowhere.
+    #[serde(default)]
+    pub pilot: bool,
 }
 
 /// The live state of a study for admins and researchers.
@@ -480,6 +487,11 @@ pub struct Monitor {
     pub fleiss_kappa: Option<f64>,
     pub complete_items: i64,
     pub settings: StudySettingsForm,
+    /// The pilot's participants and their ratings (in none of the figures above).
+    #[serde(default)]
+    pub pilot_participants: i64,
+    #[serde(default)]
+    pub pilot_votes: i64,
 }
 
 /// A study's results as the results page shows them.

@@ -182,6 +182,10 @@ pub enum InviteCommand {
         /// How many participants the link may create
         #[arg(long, default_value_t = 1)]
         cap: i64,
+        /// A pilot link (also what every link is while the study is in its pilot phase): its
+        /// participants' votes count nowhere but `export --pilot`
+        #[arg(long, conflicts_with = "review")]
+        pilot: bool,
     },
 }
 
@@ -193,6 +197,7 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
             batch,
             review,
             cap,
+            pilot,
         } => {
             let s = crate::store::studies::id_by_name(&db, &study).await?;
             let token = match batch {
@@ -201,7 +206,11 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
                     if !crate::store::invites::batch_has_room(&db, b).await? {
                         eprintln!("warning: every item of batch {batch} already has k ratings: the link will turn participants away until there is room");
                     }
-                    crate::store::invites::create_invite(&db, s, b, cap, None).await?
+                    if pilot {
+                        crate::store::invites::create_pilot_invite(&db, s, b, cap, None).await?
+                    } else {
+                        crate::store::invites::create_invite(&db, s, b, cap, None).await?
+                    }
                 }
                 _ => crate::store::invites::create_review_invite(&db, s, cap, None).await?,
             };

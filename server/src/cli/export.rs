@@ -33,6 +33,9 @@ pub struct ExportArgs {
     /// Include crowd-worker ids in the vote table
     #[arg(long)]
     pub with_external_ids: bool,
+    /// With `votes` or `participants`: the pilot participants' (who are in no other export)
+    #[arg(long)]
+    pub pilot: bool,
     /// For `top-natural`: the language model whose RNC ranks the transformations
     #[arg(long)]
     pub model: Option<String>,
@@ -60,6 +63,9 @@ fn sink(path: &Option<PathBuf>) -> Result<Box<dyn Write + Send>> {
 pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
     let db = g.db().await?;
     let study = crate::store::studies::id_by_name(&db, &a.study).await?;
+    if a.pilot && !matches!(a.what.as_str(), "votes" | "participants") {
+        bail!("--pilot exports the pilot's votes or participants: --what votes or participants");
+    }
     let n = match a.what.as_str() {
         "dataset" => {
             let csv = match a.format.as_str() {
@@ -72,6 +78,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
         "votes" => {
             let what = Export::Votes {
                 external_ids: a.with_external_ids,
+                pilot: a.pilot,
             };
             exports::write(&db, study, what, &mut sink(&a.out)?).await?
         }
@@ -81,7 +88,8 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
         "npr" => exports::write(&db, study, Export::Npr, &mut sink(&a.out)?).await?,
         "ce" => exports::write(&db, study, Export::Ce, &mut sink(&a.out)?).await?,
         "participants" => {
-            exports::write(&db, study, Export::Participants, &mut sink(&a.out)?).await?
+            let what = Export::Participants { pilot: a.pilot };
+            exports::write(&db, study, what, &mut sink(&a.out)?).await?
         }
         "review-verdicts" => {
             exports::write(&db, study, Export::ReviewVerdicts, &mut sink(&a.out)?).await?

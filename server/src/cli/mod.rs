@@ -248,6 +248,12 @@ pub enum StudyCommand {
     /// Who may see and act on a study (admins may on every study)
     #[command(subcommand)]
     Member(MemberCommand),
+    /// Delete the pilot's participants and their votes (`study set --pilot off` ends the phase)
+    ClearPilot {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+    },
 }
 
 /// `natstudy study set`: each option given replaces that setting; `none` clears an optional
@@ -291,6 +297,10 @@ pub struct StudySet {
     /// items answered against their expected answer (`none`: never)
     #[arg(long)]
     gold_failures: Option<String>,
+    /// The pilot phase: while on, the invite links made are pilot links, whose participants'
+    /// votes count toward no k, no figure and no export but `export --pilot`
+    #[arg(long, value_parser = ["on", "off"])]
+    pilot: Option<String>,
     /// Hide the operator's name from participants (true or false)
     #[arg(long)]
     blind_operator: Option<bool>,
@@ -367,6 +377,9 @@ async fn study_set(db: &Db, set: StudySet) -> Result<()> {
     }
     if let Some(g) = &set.gold_failures {
         f.gold_failures = optional_number("gold-failures", g)?;
+    }
+    if let Some(p) = &set.pilot {
+        f.pilot = p == "on";
     }
     if let Some(b) = set.blind_operator {
         f.blind_operator = b;
@@ -689,6 +702,11 @@ async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
             println!("created study {name} (id {id})");
         }
         StudyCommand::Member(cmd) => member(&db, cmd).await?,
+        StudyCommand::ClearPilot { study } => {
+            let id = crate::store::studies::id_by_name(&db, &study).await?;
+            let (p, v) = crate::service::pilot::clear(&db, id, None).await?;
+            println!("deleted {p} pilot participants and their {v} votes");
+        }
         StudyCommand::Set(set) => study_set(&db, *set).await?,
         StudyCommand::Show { study } => {
             let id = crate::store::studies::id_by_name(&db, &study).await?;

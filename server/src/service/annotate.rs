@@ -565,6 +565,7 @@ mod tests {
                 screenout_url: Some("https://example.org/out?c={code}".into()),
                 speeder_seconds: None,
                 gold_failures: None,
+                pilot: false,
             },
         }
     }

@@ -13,8 +13,9 @@ use crate::store::Db;
 pub enum Export {
     /// The labelled dataset, JSON lines or CSV.
     Dataset { csv: bool },
-    /// The long vote table (crowd ids only when asked).
-    Votes { external_ids: bool },
+    /// The long vote table (crowd ids only when asked): the votes that count, or (`pilot`)
+    /// only the pilot participants'.
+    Votes { external_ids: bool, pilot: bool },
     /// The item × annotator matrix.
     Matrix,
     /// `survey.json` in the replication layout.
@@ -27,8 +28,9 @@ pub enum Export {
     Npr,
     /// The cross-entropies as `import ce` reads them (`model,target,cross_entropy`).
     Ce,
-    /// The participants table: crowd ids, outcome, code, time, gold, screener answers.
-    Participants,
+    /// The participants table: crowd ids, outcome, code, time, gold, screener answers; the
+    /// study's participants, or (`pilot`) only its pilot participants.
+    Participants { pilot: bool },
 }
 
 impl Export {
@@ -40,6 +42,14 @@ impl Export {
             "votes.csv" => (
                 Export::Votes {
                     external_ids: false,
+                    pilot: false,
+                },
+                "text/csv",
+            ),
+            "pilot-votes.csv" => (
+                Export::Votes {
+                    external_ids: false,
+                    pilot: true,
                 },
                 "text/csv",
             ),
@@ -49,7 +59,8 @@ impl Export {
             "review_verdicts.csv" => (Export::ReviewVerdicts, "text/csv"),
             "npr_results.csv" => (Export::Npr, "text/csv"),
             "ce_scores.csv" => (Export::Ce, "text/csv"),
-            "participants.csv" => (Export::Participants, "text/csv"),
+            "participants.csv" => (Export::Participants { pilot: false }, "text/csv"),
+            "pilot-participants.csv" => (Export::Participants { pilot: true }, "text/csv"),
             _ => return None,
         })
     }
@@ -64,14 +75,19 @@ pub async fn write(
 ) -> ServiceResult<u64> {
     let n = match what {
         Export::Dataset { csv } => export::dataset(db, study, csv, out).await,
-        Export::Votes { external_ids } => export::votes_table(db, study, out, external_ids).await,
+        Export::Votes {
+            external_ids,
+            pilot,
+        } => export::votes_table(db, study, out, external_ids, pilot).await,
         Export::Matrix => export::matrix(db, study, out).await,
         Export::Survey => export::survey(db, study, out).await,
         Export::Reviews => return reviews(db, study, out, false).await,
         Export::ReviewVerdicts => return reviews(db, study, out, true).await,
         Export::Npr => crate::store::export_results::npr(db, study, out).await,
         Export::Ce => crate::store::export_results::ce(db, study, out).await,
-        Export::Participants => return super::participants::write(db, study, out).await,
+        Export::Participants { pilot } => {
+            return super::participants::write(db, study, out, pilot).await
+        }
     };
     Ok(n?)
 }

@@ -26,6 +26,7 @@ pub mod outcome;
 pub mod paper;
 pub mod participants;
 pub mod participation;
+pub mod pilot;
 pub mod reports;
 pub mod reviews;
 pub mod scoring;

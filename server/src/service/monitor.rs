@@ -18,6 +18,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
     let votes = store::monitor::votes(db, study).await?;
     let annotators = store::monitor::annotators(db, study).await?;
     let batches = store::monitor::batches(db, study).await?;
+    let (pilot_participants, pilot_votes) = store::pilot::summary(db, study).await?;
     let invites = store::monitor::invites(db, study)
         .await?
         .into_iter()
@@ -29,6 +30,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
             used: i.used,
             closed: i.closed,
             full: i.full,
+            pilot: i.pilot,
         })
         .collect();
     let figures = Figures::of(&votes, k);
@@ -80,6 +82,8 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
         fleiss_kappa: figures.fleiss_kappa,
         complete_items: figures.complete_items,
         settings: super::studies::settings_form(&settings),
+        pilot_participants,
+        pilot_votes,
     })
 }
 

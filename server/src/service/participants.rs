@@ -36,10 +36,11 @@ pub const COLUMNS: [&str; 17] = [
 /// `completion_code` the code their outcome earned; `speeder` whether their median time on
 /// item is under the study's threshold (empty: no threshold, or no measured time);
 /// `excluded` whether their votes are left out of the analysis, and `exclusion_reason` why
-/// (a staff member's words, or the attention rule's). The number of rows.
-pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink) -> ServiceResult<u64> {
+/// (a staff member's words, or the attention rule's). The study's participants, or (`pilot`)
+/// only its pilot participants, who are in no other export. The number of rows.
+pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink, pilot: bool) -> ServiceResult<u64> {
     let settings = store::survey::study_settings(db, study).await?;
-    let rows = store::monitor::participants(db, study).await?;
+    let rows = store::monitor::participants(db, study, pilot).await?;
     let votes = store::monitor::votes(db, study).await?;
     let figures = Figures::of(&votes, settings.ratings_per_item);
     // the screener's questions: the study's, then any name an answer has that they lack

@@ -77,6 +77,7 @@ pub fn settings_form(s: &StudySettings) -> StudySettingsForm {
         screenout_url: s.crowd.screenout_url.clone().unwrap_or_default(),
         speeder_seconds: s.crowd.speeder_seconds,
         gold_failures: s.crowd.gold_failures,
+        pilot: s.crowd.pilot,
     }
 }
 
@@ -232,6 +233,7 @@ fn checked_settings(f: &StudySettingsForm) -> ServiceResult<StudySettings> {
         screenout_url: checked_url("the screen-out URL", &f.screenout_url)?,
         speeder_seconds: f.speeder_seconds,
         gold_failures: f.gold_failures,
+        pilot: f.pilot,
     };
     let code = f.completion_code.trim();
     Ok(StudySettings {
@@ -295,6 +297,7 @@ mod tests {
             screenout_url: String::new(),
             speeder_seconds: Some(4),
             gold_failures: Some(2),
+            pilot: true,
         }
     }
 

@@ -48,10 +48,11 @@ pub async fn study_data_with(
     let mut votes = Vec::new();
     for r in sqlx::query(
         "SELECT v.item_id, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN annotators a ON a.id = v.annotator_id \
-         JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 AND v.counted >= $2 ORDER BY v.id",
+         JOIN items i ON i.id = v.item_id WHERE i.study_id = $1 \
+         AND (v.counted = 1 OR ($2 = 1 AND a.pilot = 0)) ORDER BY v.id",
     )
     .bind(study)
-    .bind(i64::from(!include_excluded))
+    .bind(i64::from(include_excluded))
     .fetch_all(&db.pool)
     .await?
     {

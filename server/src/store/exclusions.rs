@@ -75,6 +75,7 @@ pub(crate) async fn exclude_in(
 
 /// Counts the participant's votes again (they were excluded), by `actor`, with `reason`.
 /// Their items may then have more than k ratings: the analysis lists those as incomplete.
+/// A pilot participant ([`super::pilot`]) counts nowhere, whatever is asked.
 pub async fn include(
     db: &Db,
     study: StudyId,
@@ -86,7 +87,7 @@ pub async fn include(
     let code = code_of(&mut tx, study, annotator).await?;
     let n = sqlx::query(
         "UPDATE annotators SET counted = 1, excluded_at = NULL, excluded_by = NULL, exclusion_reason = '' \
-         WHERE id = $1 AND study_id = $2 AND counted = 0",
+         WHERE id = $1 AND study_id = $2 AND counted = 0 AND pilot = 0",
     )
     .bind(annotator)
     .bind(study)
@@ -155,11 +156,12 @@ pub struct Excluded {
     pub votes: i64,
 }
 
-/// The study's excluded participants in id order.
+/// The study's excluded participants in id order (pilot participants are not excluded: they
+/// never counted).
 pub async fn excluded(db: &Db, study: StudyId) -> StoreResult<Vec<Excluded>> {
     let rows = sqlx::query(
         "SELECT a.code, a.exclusion_reason, (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS votes \
-         FROM annotators a WHERE a.study_id = $1 AND a.counted = 0 ORDER BY a.id",
+         FROM annotators a WHERE a.study_id = $1 AND a.counted = 0 AND a.pilot = 0 ORDER BY a.id",
     )
     .bind(study)
     .fetch_all(&db.pool)

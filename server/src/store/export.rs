@@ -285,6 +285,7 @@ pub async fn votes_table(
     study: StudyId,
     out: &mut dyn Sink,
     with_pid: bool,
+    pilot: bool,
 ) -> anyhow::Result<u64> {
     let mut header = vec![
         "item",
@@ -319,12 +320,18 @@ pub async fn votes_table(
         .enumerate()
         .map(|(i, name)| format!(", CAST(v.{name} AS TEXT) AS extra_{i}"))
         .collect();
+    // the votes that count, or only the pilot's (fixed texts, no value of the request)
+    let which = if pilot {
+        "a.pilot = 1"
+    } else {
+        "v.counted = 1"
+    };
     let sql = format!(
         "SELECT i.item_key, i.level, i.operator, a.code, a.external_pid, a.imported, v.cr, v.cc, v.time_secs, v.started_at, v.submitted_at, \
          v.original_left, v.context_opened, v.revision, v.comment, c.created_at AS handed_at{extra_sql} FROM votes v JOIN items i ON i.id = v.item_id \
          JOIN annotators a ON a.id = v.annotator_id \
          LEFT JOIN assignments c ON c.item_id = v.item_id AND c.annotator_id = v.annotator_id \
-         WHERE i.study_id = $1 AND v.counted = 1 ORDER BY i.id, a.id"
+         WHERE i.study_id = $1 AND {which} ORDER BY i.id, a.id"
     );
     let mut rows = sqlx::query(&sql).bind(study).fetch(&db.pool);
     let mut n = 0;

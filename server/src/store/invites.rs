@@ -19,7 +19,19 @@ pub async fn create_invite(
     cap: i64,
     actor: Option<UserId>,
 ) -> StoreResult<String> {
-    insert_invite(db, study, Some(batch), cap, actor).await
+    insert_invite(db, study, Some(batch), cap, false, actor).await
+}
+
+/// A pilot invite into a batch, whatever the study's phase: its participants are pilot
+/// participants (a staff member trying the survey).
+pub async fn create_pilot_invite(
+    db: &Db,
+    study: StudyId,
+    batch: BatchId,
+    cap: i64,
+    actor: Option<UserId>,
+) -> StoreResult<String> {
+    insert_invite(db, study, Some(batch), cap, true, actor).await
 }
 
 /// A review-only invite: its participants review the study's patches (and take no survey).
@@ -29,15 +41,17 @@ pub async fn create_review_invite(
     cap: i64,
     actor: Option<UserId>,
 ) -> StoreResult<String> {
-    insert_invite(db, study, None, cap, actor).await
+    insert_invite(db, study, None, cap, false, actor).await
 }
 
-/// An invite into a batch of the study, or (no batch) a review-only invite.
+/// An invite into a batch of the study, or (no batch) a review-only invite; a pilot invite
+/// when `pilot`, or when the study is in its pilot phase.
 async fn insert_invite(
     db: &Db,
     study: StudyId,
     batch: Option<BatchId>,
     cap: i64,
+    pilot: bool,
     actor: Option<UserId>,
 ) -> StoreResult<String> {
     let mut bytes = [0u8; 18];
@@ -53,16 +67,22 @@ async fn insert_invite(
             .ok_or_else(|| StoreError::NotFound(format!("batch {batch} in this study")))?;
     }
     let purpose = if batch.is_some() { "survey" } else { "review" };
-    sqlx::query("INSERT INTO invites (study_id, batch_id, token, cap, purpose, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
-        .bind(study)
-        .bind(batch)
-        .bind(&token)
-        .bind(cap.max(1))
-        .bind(purpose)
-        .bind(now_ms())
-        .execute(&mut *tx)
-        .await?;
+    let pilot: i64 = sqlx::query_scalar(
+        "INSERT INTO invites (study_id, batch_id, token, cap, purpose, created_at, pilot) \
+         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 = 1 THEN 1 ELSE (SELECT pilot FROM studies WHERE id = $1) END) \
+         RETURNING pilot",
+    )
+    .bind(study)
+    .bind(batch)
+    .bind(&token)
+    .bind(cap.max(1))
+    .bind(purpose)
+    .bind(now_ms())
+    .bind(i64::from(pilot))
+    .fetch_one(&mut *tx)
+    .await?;
     let what = match batch {
+        Some(batch) if pilot == 1 => format!("pilot, batch {batch}, cap {cap}"),
         Some(batch) => format!("batch {batch}, cap {cap}"),
         None => format!("patch review, cap {cap}"),
     };
@@ -404,12 +424,12 @@ impl Join {
         // the checks (open, not used up) and the use of the invite in one statement
         let used = sqlx::query(
             "UPDATE invites SET used = used + 1 \
-             WHERE id = $1 AND used < cap AND closed_at IS NULL RETURNING used",
+             WHERE id = $1 AND used < cap AND closed_at IS NULL RETURNING pilot",
         )
         .bind(self.invite)
         .fetch_optional(&mut *conn)
         .await?;
-        if used.is_none() {
+        let Some(used) = used else {
             // refused: say why (a rare path; a read in the same transaction)
             let closed: Option<i64> = sqlx::query("SELECT closed_at FROM invites WHERE id = $1")
                 .bind(self.invite)
@@ -420,7 +440,8 @@ impl Join {
                 Some(_) => "this invite link was closed by the study's organisers".into(),
                 None => "this invite link has been used up".into(),
             })));
-        }
+        };
+        let pilot = used.try_get::<i64, _>(0)? != 0;
         // with the code to continue elsewhere, now: the participant's first page writes nothing
         let (annotator, code) = insert_with_next_code(
             conn,
@@ -431,6 +452,13 @@ impl Join {
             self.review,
         )
         .await?;
+        if pilot {
+            // a pilot participant counts nowhere from the start (migration 0032)
+            sqlx::query("UPDATE annotators SET pilot = 1, counted = 0 WHERE id = $1")
+                .bind(annotator)
+                .execute(&mut *conn)
+                .await?;
+        }
         // the batch membership, the order seed and the audit row are written once for the
         // whole group, just before its commit: nothing in the group reads them back
         if let Some((batch, seed)) = self.batch {

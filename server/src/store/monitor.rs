@@ -82,7 +82,8 @@ pub async fn votes(db: &Db, study: StudyId) -> StoreResult<Vec<VoteFact>> {
         .collect::<Result<_, sqlx::Error>>()?)
 }
 
-/// The study's annotators in id order, with (rated, total) as their progress bars show it.
+/// The study's annotators in id order, with (rated, total) as their progress bars show it
+/// (the pilot's are not: [`super::pilot::summary`] counts them).
 pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorProgress>> {
     let rows = sqlx::query(
         "SELECT a.id, a.code, u.username, a.last_active, a.finished_at, a.imported, a.platform, a.external_pid, \
@@ -91,7 +92,7 @@ pub async fn annotators(db: &Db, study: StudyId) -> StoreResult<Vec<AnnotatorPro
          (SELECT COUNT(*) FROM assignments c WHERE c.annotator_id = a.id AND c.status = $2 \
             AND c.lease_expires_at > $3) AS leases \
          FROM annotators a LEFT JOIN users u ON u.id = a.user_id \
-         WHERE a.study_id = $1 ORDER BY a.id",
+         WHERE a.study_id = $1 AND a.pilot = 0 ORDER BY a.id",
     )
     .bind(study)
     .bind(super::AssignmentStatus::Leased)
@@ -153,15 +154,21 @@ pub struct ParticipantRow {
     pub excluded: Option<String>,
 }
 
-/// The study's participants in id order, with their votes counted.
-pub async fn participants(db: &Db, study: StudyId) -> StoreResult<Vec<ParticipantRow>> {
+/// The study's participants in id order, with their votes counted: those of the study, or
+/// (`pilot`) its pilot participants.
+pub async fn participants(
+    db: &Db,
+    study: StudyId,
+    pilot: bool,
+) -> StoreResult<Vec<ParticipantRow>> {
     let rows = sqlx::query(
         "SELECT a.id, a.code, a.platform, a.external_pid, a.external_study, a.external_session, \
          a.created_at, a.finished_at, a.outcome, a.screener, a.counted, a.exclusion_reason, \
          (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS rated \
-         FROM annotators a WHERE a.study_id = $1 ORDER BY a.id",
+         FROM annotators a WHERE a.study_id = $1 AND a.pilot = $2 ORDER BY a.id",
     )
     .bind(study)
+    .bind(i64::from(pilot))
     .fetch_all(&db.pool)
     .await?;
     Ok(rows
@@ -232,7 +239,7 @@ pub async fn update_settings(
          completion_code = $6, consent_text = $7, screener = $8, min_rated_for_code = $9, \
          items_per_participant = $11, partial_after_minutes = $12, partial_code = $13, \
          completion_url = $14, screenout_code = $15, screenout_url = $16, speeder_seconds = $17, \
-         gold_failures = $18 WHERE id = $10",
+         gold_failures = $18, pilot = $19 WHERE id = $10",
     )
     .bind(s.ratings_per_item)
     .bind(&s.guideline)
@@ -252,6 +259,7 @@ pub async fn update_settings(
     .bind(s.crowd.screenout_url.as_deref())
     .bind(s.crowd.speeder_seconds)
     .bind(s.crowd.gold_failures)
+    .bind(i64::from(s.crowd.pilot))
     .execute(&mut *tx)
     .await?
     .rows_affected();
@@ -312,12 +320,14 @@ pub struct InviteListing {
     pub closed: bool,
     /// Open, but its batch has no item without k ratings: it gives a new participant nothing.
     pub full: bool,
+    /// A pilot link ([`super::pilot`]).
+    pub pilot: bool,
 }
 
 /// Every invite link of the study, newest first.
 pub async fn invites(db: &Db, study: StudyId) -> StoreResult<Vec<InviteListing>> {
     let rows = sqlx::query(concat!(
-        "SELECT i.id, i.token, b.name AS batch, i.cap, i.used, i.closed_at, CASE WHEN ",
+        "SELECT i.id, i.token, b.name AS batch, i.cap, i.used, i.closed_at, i.pilot, CASE WHEN ",
         super::invites::invite_full!(),
         " THEN 1 ELSE 0 END AS full FROM invites i \
          LEFT JOIN batches b ON b.id = i.batch_id WHERE i.study_id = $1 ORDER BY i.id DESC",
@@ -335,6 +345,7 @@ pub async fn invites(db: &Db, study: StudyId) -> StoreResult<Vec<InviteListing>>
                 used: r.try_get("used")?,
                 closed: r.try_get::<Option<i64>, _>("closed_at")?.is_some(),
                 full: r.try_get::<i64, _>("full")? != 0,
+                pilot: r.try_get::<i64, _>("pilot")? != 0,
             })
         })
         .collect::<Result<_, sqlx::Error>>()

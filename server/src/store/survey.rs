@@ -200,6 +200,7 @@ pub async fn work_may_come(
          JOIN batch_items bi ON bi.batch_id = b.id \
          JOIN assignments c ON c.item_id = bi.item_id AND c.annotator_id <> $1 \
            AND c.status = $4 AND c.lease_expires_at > $3 \
+           AND (SELECT ca.counted FROM annotators ca WHERE ca.id = c.annotator_id) = 1 \
          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND b.strategy = $7 AND bi.rated_full = 0 \
          AND (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id AND v.counted = 1) \
            < (SELECT s.ratings_per_item FROM studies s WHERE s.id = $2) \
@@ -319,6 +320,9 @@ pub struct CrowdSettings {
     /// After this many attention (gold) items judged against their expected answer, the
     /// participant's survey ends with the screen-out code.
     pub gold_failures: Option<i64>,
+    /// The study is in its pilot phase: the invite links made now are pilot links
+    /// (migration 0032).
+    pub pilot: bool,
 }
 
 /// The `studies` columns of [`StudySettings`], for a query over `studies s`.
@@ -327,7 +331,7 @@ macro_rules! settings_columns {
         "s.name, s.ratings_per_item, s.guideline, s.consent_text, s.screener, s.blind_operator, \
          s.blind_bug_id, s.randomise_sides, s.completion_code, s.min_rated_for_code, \
          s.items_per_participant, s.partial_after_minutes, s.partial_code, s.completion_url, \
-         s.screenout_code, s.screenout_url, s.speeder_seconds, s.gold_failures"
+         s.screenout_code, s.screenout_url, s.speeder_seconds, s.gold_failures, s.pilot"
     };
 }
 
@@ -352,6 +356,7 @@ fn settings_of(r: &sqlx::any::AnyRow) -> StoreResult<StudySettings> {
             screenout_url: r.try_get("screenout_url")?,
             speeder_seconds: r.try_get("speeder_seconds")?,
             gold_failures: r.try_get("gold_failures")?,
+            pilot: r.try_get::<i64, _>("pilot")? != 0,
         },
     })
 }

@@ -8,8 +8,8 @@ use crate::components::status::{ErrorBox, Loading};
 use crate::model::StudyId;
 use crate::model::{Monitor, StudySettingsForm};
 use crate::study_api::{
-    get_monitor, CloseInvite, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator,
-    ReleaseAnnotator, ReleaseIdle, SaveSettings, SetBatchLease, SetExclusion,
+    get_monitor, ClearPilot, CloseInvite, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator,
+    PilotLink, ReleaseAnnotator, ReleaseIdle, SaveSettings, SetBatchLease, SetExclusion,
 };
 
 /// The time now, in ms since the epoch (the browser's clock in the browser).
@@ -68,6 +68,10 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
     let lease = ServerAction::<SetBatchLease>::new();
     let idle = ServerAction::<ReleaseIdle>::new();
     let exclusion = ServerAction::<SetExclusion>::new();
+    let pilot = (
+        ServerAction::<PilotLink>::new(),
+        ServerAction::<ClearPilot>::new(),
+    );
     // live: read again three seconds after each answer
     let refresh = Refresh::after(std::time::Duration::from_secs(3));
     let monitor = Resource::new(
@@ -81,7 +85,11 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                 moved.version().get(),
                 lease.version().get(),
                 idle.version().get(),
-                exclusion.version().get(),
+                (
+                    exclusion.version().get(),
+                    pilot.0.version().get(),
+                    pilot.1.version().get(),
+                ),
                 invite.version().get(),
                 close.version().get(),
             )
@@ -93,7 +101,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
             {move || Suspend::new(async move {
                 let admin = is_admin().await;
                 match monitor.await {
-                    Ok(m) => view! { <MonitorView study m admin release moved lease idle exclusion invite close /> }.into_any(),
+                    Ok(m) => view! { <MonitorView study m admin release moved lease idle exclusion pilot invite close /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
             })}
@@ -154,6 +162,7 @@ fn MonitorView(
     lease: ServerAction<SetBatchLease>,
     idle: ServerAction<ReleaseIdle>,
     exclusion: ServerAction<SetExclusion>,
+    pilot: (ServerAction<PilotLink>, ServerAction<ClearPilot>),
     invite: ServerAction<CreateInvite>,
     close: ServerAction<CloseInvite>,
 ) -> impl IntoView {
@@ -372,6 +381,7 @@ fn MonitorView(
             {move || invite.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || lease.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             <InviteList study invites admin close batches=!no_batches />
+            <PilotPanel study admin participants=m.pilot_participants ratings=m.pilot_votes actions=pilot />
         </section>
     }
 }
@@ -411,6 +421,8 @@ fn SettingsForm(
                         <input type="number" name="crowd[gold_failures]" min="1" max="100" value=s.gold_failures.map(|n| n.to_string()).unwrap_or_default() /></label>
                     <label>"Screen-out URL ({code}: the screen-out code)"
                         <input type="url" name="crowd[screenout_url]" maxlength="2000" value=s.screenout_url /></label>
+                    <label class="check"><input type="checkbox" name="crowd[pilot]" id="settings-pilot" checked=s.pilot />
+                        " Pilot phase: invite links made now are pilot links; their participants' ratings count toward no k, no figure and no export but the pilot export"</label>
                 </fieldset>
                 <label>"Guideline (markdown)" <textarea name="guideline" rows="10">{s.guideline}</textarea></label>
                 <label>"Consent text (empty: the default)" <textarea name="consent_text" rows="3">{s.consent_text}</textarea></label>
@@ -531,6 +543,54 @@ fn copy_text(text: &str) {
     let _ = text;
 }
 
+/// The pilot: how many took part and rated (counted nowhere else), a pilot link to try the
+/// survey as a participant, the pilot's downloads, and (admins) clearing it.
+#[component]
+fn PilotPanel(
+    study: StudyId,
+    admin: bool,
+    participants: i64,
+    ratings: i64,
+    actions: (ServerAction<PilotLink>, ServerAction<ClearPilot>),
+) -> impl IntoView {
+    let (link, clear) = actions;
+    view! {
+        <h3>"Pilot"</h3>
+        <p id="pilot-summary">
+            {format!(
+                "{} with {}: in no count or figure above, no result and no export but the pilot's own.",
+                crate::text::count(participants, "pilot participant"),
+                crate::text::count(ratings, "rating")
+            )}
+            " "
+            <a href=format!("/studies/{}/export/pilot-votes.csv", study.get()) download id="pilot-votes">"Pilot ratings (CSV)"</a>
+            " · "
+            <a href=format!("/studies/{}/export/pilot-participants.csv", study.get()) download>"Pilot participants (CSV)"</a>
+        </p>
+        <ActionForm action=link attr:class="inline">
+            <input type="hidden" name="study" value=study.get() />
+            <button type="submit" class="secondary" id="pilot-link">"Try the survey (pilot link)"</button>
+        </ActionForm>
+        {move || link.value().get().map(|r| match r {
+            Ok(path) => view! {
+                <p class="ok">"Open it in a private window (joining signs the browser in as the pilot participant): "
+                    <a id="pilot-url" href=path.clone() target="_blank" rel="noopener">{path.clone()}</a></p>
+            }.into_any(),
+            Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+        })}
+        {admin.then(|| view! {
+            <ActionForm action=clear attr:class="inline">
+                <input type="hidden" name="study" value=study.get() />
+                <button type="submit" class="secondary" id="clear-pilot">"Clear the pilot (delete its participants and ratings)"</button>
+            </ActionForm>
+        })}
+        {move || clear.value().get().map(|r| match r {
+            Ok((p, v)) => view! { <p class="ok" id="clear-pilot-result">{format!("Deleted {} and {}.", crate::text::count(p, "pilot participant"), crate::text::count(v, "rating"))}</p> }.into_any(),
+            Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+        })}
+    }
+}
+
 /// The study's invite links: the full address to copy, what it joins, uses of its cap, and
 /// (admins) a way to close it.
 #[component]
@@ -577,7 +637,7 @@ fn InviteList(
                                 <input type="text" readonly class="invite-url" prop:value=url.clone() aria-label="Invite link" on:focus=select_all />
                                 <button type="button" class="secondary copy" on:click=move |_| copy_text(&copy_url())>"Copy"</button>
                             </td>
-                            <td>{i.batch.clone().unwrap_or_else(|| "patch review".to_owned())}</td>
+                            <td>{i.batch.clone().unwrap_or_else(|| "patch review".to_owned())}{i.pilot.then_some(" (pilot)")}</td>
                             <td class="num">{format!("{} / {}", i.used, i.cap)}</td>
                             <td>
                                 {state}

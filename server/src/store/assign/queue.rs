@@ -75,7 +75,8 @@ const CANDIDATES: i64 = 8;
 
 /// The queue's one rule, as SQL: item `$item` has room when its ratings (online or imported)
 /// and its live claims — planned (`$assigned`) or leased (`$leased`) until after `$now` —
-/// number fewer than k (`$k`). The candidates, the claim and the queue's front all ask it.
+/// number fewer than k (`$k`), of those that count (`counted`: not a pilot's, not an excluded
+/// participant's, whose ratings would not count either). The candidates, the claim and the queue's front all ask it.
 macro_rules! has_room {
     ($item:literal, $assigned:literal, $leased:literal, $now:literal, $k:literal) => {
         concat!(
@@ -91,7 +92,7 @@ macro_rules! has_room {
             $assigned,
             " OR c.lease_expires_at > ",
             $now,
-            ")) < ",
+            ") AND (SELECT ca.counted FROM annotators ca WHERE ca.id = c.annotator_id) = 1) < ",
             $k
         )
     };

@@ -36,7 +36,8 @@ macro_rules! vote_read {
          (SELECT COUNT(*) FROM votes WHERE item_id = $1 AND counted = 1) AS rated, \
          (SELECT revision FROM votes WHERE item_id = $1 AND annotator_id = $2) AS mine, \
          (SELECT COUNT(*) FROM assignments c WHERE c.item_id = $1 AND c.annotator_id <> $2 \
-          AND c.status IN ($6, $7) AND (c.status = $6 OR c.lease_expires_at > $5)) AS claims \
+          AND c.status IN ($6, $7) AND (c.status = $6 OR c.lease_expires_at > $5) \
+          AND (SELECT ca.counted FROM annotators ca WHERE ca.id = c.annotator_id) = 1) AS claims \
          FROM assignments a JOIN annotators an ON an.id = a.annotator_id JOIN batches b ON b.id = a.batch_id \
          WHERE a.item_id = $1 AND a.annotator_id = $2 AND b.study_id = $3"
     };

@@ -163,6 +163,18 @@ impl app::backend::StudyBackend for DomainBackend {
             .await
             .map_err(map)
     }
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn pilot_link(&self, actor: &User, study: StudyId) -> Result<String, BackendError> {
+        service::pilot::try_link(&self.db, study, Some(actor.id))
+            .await
+            .map_err(map)
+    }
+    #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
+    async fn clear_pilot(&self, actor: &User, study: StudyId) -> Result<(i64, i64), BackendError> {
+        service::pilot::clear(&self.db, study, Some(actor.id))
+            .await
+            .map_err(map)
+    }
     #[tracing::instrument(skip(self, actor, reason), fields(actor = %actor.username))]
     async fn set_exclusion(
         &self,
