@@ -660,4 +660,23 @@ pub mod small {
         r#"{"id": "naming_2", "bug_id": "Math-2", "operator": "RenameVariable-1", "level": "naming", "source": "    int max(int x, int b) {\n        if (x < b) {\n            return b;\n        }\n        return x;\n    }\n", "summary": "renames `a` to `x`"}"#,
         "\n"
     );
+
+    /// A study named `name` of these three items with a dynamic batch ("online") and an
+    /// invite link into it for five participants: (study, the link's token).
+    pub async fn study(db: &natstudy::store::Db, name: &str) -> (natstudy::ids::StudyId, String) {
+        let study = natstudy::store::studies::create(db, None, name, "")
+            .await
+            .expect("study");
+        natstudy::service::import_items_text(
+            db,
+            study,
+            None,
+            ("bugs", BUGS),
+            ("t", TRANSFORMATIONS),
+        )
+        .await
+        .expect("items");
+        let (_, token) = super::open_queue(db, study, 5).await.expect("invite");
+        (study, token)
+    }
 }

@@ -1136,21 +1136,7 @@ async fn answered_at_once(b: &Browser, button: &str, busy: &str, answer: &str) {
 async fn staff_exclude_a_participant_and_clear_the_pilot_on_the_page() {
     use natstudy_tests::participants::{self, participant};
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Paid", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items_text(
-        &db,
-        study,
-        None,
-        ("bugs", natstudy_tests::small::BUGS),
-        ("t", natstudy_tests::small::TRANSFORMATIONS),
-    )
-    .await
-    .expect("items");
-    let (_, token) = natstudy_tests::open_queue(&db, study, 10)
-        .await
-        .expect("queue");
+    let (study, token) = natstudy_tests::small::study(&db, "Paid").await;
     let app = TestApp::start(db.clone()).await.expect("server");
     app.add_user("ada", "a-long-password", Role::Admin)
         .await

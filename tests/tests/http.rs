@@ -2036,3 +2036,80 @@ async fn starting_a_server_never_stalls_another_servers_pages() {
     starts.await.expect("starts");
     guard.drop_now(app.db.clone()).await;
 }
+
+/// Without JavaScript, a Submit whose session has ended (the form posts as a plain form) stores
+/// nothing and leads back to the survey's address, which explains what happened: the page
+/// "Continue the study", with the way back by resume code (whose page is a plain form too)
+/// and by the invite link — never a bare error line.
+async fn a_lost_session_submit_without_javascript_leads_to_the_resume_page(store: Store) {
+    use natstudy_tests::participants::{self, participant};
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = natstudy_tests::small::study(&db, "No script").await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let c = participant(&app.base, study, &token).await;
+    let (item, tok) = participants::rate_step(&app.base, &c, study)
+        .await
+        .expect("an item");
+    // the same form from a browser whose cookie is gone
+    let gone = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let page = app.url(&format!("/annotate/{study}"));
+    let r = gone
+        .post(app.url("/api/annotate/vote"))
+        .header("accept", "text/html")
+        .header("referer", &page)
+        .header("origin", &app.base)
+        .form(&[
+            ("study", study.to_string()),
+            ("item", item.to_string()),
+            ("cr", "2".into()),
+            ("cc", "3".into()),
+            ("comment", String::new()),
+            ("token", tok),
+        ])
+        .send()
+        .await
+        .expect("post");
+    assert!(!r.status().is_success(), "{}", r.status());
+    let to = r
+        .headers()
+        .get("location")
+        .and_then(|l| l.to_str().ok())
+        .expect("sent back to the page")
+        .to_owned();
+    assert!(to.starts_with(&page), "{to}");
+    let back = gone
+        .get(&to)
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("the page");
+    let html = back.text().await.expect("html");
+    assert!(html.contains("<h1>Continue the study</h1>"), "{html}");
+    assert!(html.contains(r#"href="/resume""#), "{html}");
+    assert!(html.contains("invite link"), "{html}");
+    let votes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("votes");
+    assert_eq!(votes, 0, "nothing stored without the session");
+    let resume = gone
+        .get(app.url("/resume"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("resume page");
+    let html = resume.text().await.expect("html");
+    assert!(
+        html.contains("<form"),
+        "the resume page works without script: {html}"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_lost_session_submit_without_javascript_leads_to_the_resume_page =>
+    a_lost_session_submit_without_javascript_leads_to_the_resume_page_sqlite,
+    a_lost_session_submit_without_javascript_leads_to_the_resume_page_postgres);

@@ -493,12 +493,51 @@ struct Joined {
     b: Browser,
 }
 
+/// How a browser test runs: the window's size, the store, and the link (a slow one:
+/// Chromium's emulated network, [`SLOW_LINK`]).
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    viewport: (u32, u32),
+    store: Store,
+    slow: bool,
+}
+
+impl From<(u32, u32)> for Run {
+    /// SQLite over a fast link.
+    fn from(viewport: (u32, u32)) -> Run {
+        Run {
+            viewport,
+            store: Store::Sqlite,
+            slow: false,
+        }
+    }
+}
+
+impl Run {
+    /// The browser this run asks for.
+    async fn browser(self) -> Browser {
+        let mut b = Browser::start_sized(self.viewport.0, self.viewport.1)
+            .await
+            .expect("browser");
+        if self.slow {
+            b.throttle(SLOW_LINK.0, SLOW_LINK.1)
+                .await
+                .expect("slow link");
+        }
+        b
+    }
+}
+
+/// A slow mobile link: 400 ms each way, 400 kbit/s.
+const SLOW_LINK: (u32, u32) = (400, 400);
+
 async fn joined(
     name: &str,
-    viewport: (u32, u32),
+    run: impl Into<Run>,
     configure: impl FnOnce(&mut StudySettingsForm),
 ) -> Joined {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let run: Run = run.into();
+    let (db, guard) = fresh_db(run.store).await.expect("db");
     let study = natstudy::store::studies::create(&db, None, name, "")
         .await
         .expect("study");
@@ -516,9 +555,7 @@ async fn joined(
         .await
         .expect("invite");
     let app = TestApp::start(db.clone()).await.expect("server");
-    let b = Browser::start_sized(viewport.0, viewport.1)
-        .await
-        .expect("browser");
+    let b = run.browser().await;
     b.goto_hydrated(&app.url(&format!("/join/{token}")))
         .await
         .expect("invite page");
@@ -944,9 +981,7 @@ async fn wait_for_url_ending(b: &Browser, suffix: &str) {
 /// left, the page says "1 of 2 done", offers no Finish, and checks again by itself; when a
 /// lease lapses the freed item appears without a reload, and after the second rating Finish
 /// gives the completion code and sends the participant back to the platform with it.
-async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
-    viewport: (u32, u32),
-) {
+async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(run: Run) {
     let Joined {
         db,
         guard,
@@ -954,7 +989,7 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
         token,
         app,
         b,
-    } = joined("Crowd", viewport, |settings| {
+    } = joined("Crowd", run, |settings| {
         settings.ratings_per_item = 1;
         settings.items_per_participant = Some(2);
         settings.completion_code = "C0DE-77".into();
@@ -1019,10 +1054,10 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(
 /// Submit sends nothing but says so, with the resume code's form; the code continues the
 /// participant in the same browser, back on the item with the answer given before, and the
 /// vote then goes in.
-async fn a_lost_session_keeps_the_answer_until_resumed(viewport: (u32, u32)) {
+async fn a_lost_session_keeps_the_answer_until_resumed(run: Run) {
     let Joined {
         db, guard, app, b, ..
-    } = joined("Lost session", viewport, |_| {}).await;
+    } = joined("Lost session", run, |_| {}).await;
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
@@ -1074,7 +1109,7 @@ async fn a_lost_session_keeps_the_answer_until_resumed(viewport: (u32, u32)) {
 /// A participant who waited past the study's wait for items others hold is offered, on the
 /// page that checks by itself, to stop with the partial code; doing so shows that code,
 /// labelled partial, and records the outcome.
-async fn a_waiting_participant_stops_with_the_partial_code(viewport: (u32, u32)) {
+async fn a_waiting_participant_stops_with_the_partial_code(run: Run) {
     let Joined {
         db,
         guard,
@@ -1082,7 +1117,7 @@ async fn a_waiting_participant_stops_with_the_partial_code(viewport: (u32, u32))
         token,
         app,
         b,
-    } = joined("Partial", viewport, |settings| {
+    } = joined("Partial", run, |settings| {
         settings.ratings_per_item = 1;
         settings.items_per_participant = Some(3);
         settings.completion_code = "FULL-1".into();
@@ -1133,20 +1168,137 @@ async fn a_waiting_participant_stops_with_the_partial_code(viewport: (u32, u32))
     guard.drop_now(db).await;
 }
 
+/// A Prolific participant opens the study's link in two browsers (a phone, then a laptop):
+/// the platform's id makes them one participant — the second browser continues where the
+/// first left off, past consent, and no second place of the invite is used.
+async fn a_prolific_id_in_two_browsers_is_one_participant(run: Run) {
+    let (db, guard) = fresh_db(run.store).await.expect("db");
+    let (study, token) = natstudy_tests::small::study(&db, "Prolific").await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let link = app.url(&format!(
+        "/join/{token}?PROLIFIC_PID=5f00aa11bb22cc33dd44ee55&STUDY_ID=6a1&SESSION_ID=7b2"
+    ));
+    let first = run.browser().await;
+    first.goto_hydrated(&link).await.expect("invite page");
+    first.join_consent_and_start().await.expect("first item");
+    first.press("11\u{E007}").await.expect("answer");
+    first
+        .wait_for_text("#submit", "Submit (Enter)")
+        .await
+        .expect("the next item");
+    let second = Run {
+        viewport: if run.viewport == PHONE { LAPTOP } else { PHONE },
+        ..run
+    }
+    .browser()
+    .await;
+    second.goto_hydrated(&link).await.expect("invite page");
+    second.click("#join").await.expect("join");
+    second
+        .wait_for_text("#submit", "Submit (Enter)")
+        .await
+        .expect("straight to an item: the same participant, consent given");
+    let (participants, used, rated): (i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM annotators WHERE study_id = $1), \
+         (SELECT used FROM invites WHERE study_id = $1), \
+         (SELECT COUNT(*) FROM votes)",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("counts");
+    assert_eq!((participants, used, rated), (1, 1, 1));
+    let pid: (Option<String>, Option<String>, Option<String>) = sqlx::query_as(
+        "SELECT platform, external_pid, external_session FROM annotators WHERE study_id = $1",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await
+    .expect("ids");
+    assert_eq!(
+        pid,
+        (
+            Some("prolific".into()),
+            Some("5f00aa11bb22cc33dd44ee55".into()),
+            Some("7b2".into())
+        )
+    );
+    second.press("22\u{E007}").await.expect("answer");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM votes")
+            .fetch_one(&db.pool)
+            .await
+            .expect("votes");
+        if n == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second browser's vote"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    first.close().await;
+    second.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// An attention item answered against its expected answer, with the study's rule at one
+/// failure: the survey ends there with the screen-out code, and the participant leaves the
+/// analysis (the report's n counts no vote of theirs and names them).
+async fn an_attention_failure_ends_the_survey_and_leaves_the_analysis(run: Run) {
+    let Joined {
+        db,
+        guard,
+        study,
+        token: _,
+        app,
+        b,
+    } = joined("Attention", run, |settings| {
+        settings.ratings_per_item = 1;
+        settings.gold_failures = Some(1);
+        settings.screenout_code = "ATTN-0".into();
+    })
+    .await;
+    // every item a check item whose expected answer is natural
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query("UPDATE items SET gold_unnatural = 0 WHERE study_id = $1")
+        .bind(study)
+        .execute(&mut *tx)
+        .await
+        .expect("gold");
+    tx.commit().await.expect("commit");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+    // readability reduced, conventions broken: unnatural
+    b.press("33\u{E007}").await.expect("answer");
+    b.wait_for_text("#completion-code", "ATTN-0")
+        .await
+        .expect("the screen-out code");
+    let outcome = finished_outcome(&db).await;
+    assert_eq!(outcome.as_deref(), Some("screened_out"));
+    let data = natstudy::store::analysis::study_data(&db, study)
+        .await
+        .expect("data");
+    assert!(data.votes.is_empty(), "their vote is in no figure");
+    assert_eq!(data.left_out.participants.len(), 1);
+    assert_eq!(data.left_out.participants[0].votes, 1);
+    let report = natstudy::engine::analysis::report(&data);
+    assert_eq!(report.votes, 0);
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// The screener turns a participant away: an answer the study screens out ends the survey at
 /// consent with the screen-out code, and the page sends them to the screen-out URL with it;
 /// they hold no item.
-async fn the_screener_turns_a_participant_away(viewport: (u32, u32)) {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Screened", "")
-        .await
-        .expect("study");
-    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
-    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
-        .await
-        .expect("invite");
+async fn the_screener_turns_a_participant_away(run: Run) {
+    let (db, guard) = fresh_db(run.store).await.expect("db");
+    let (study, token) = natstudy_tests::small::study(&db, "Screened").await;
     let app = TestApp::start(db.clone()).await.expect("server");
     let mut settings = natstudy::service::studies::settings(&db, study)
         .await
@@ -1159,9 +1311,7 @@ async fn the_screener_turns_a_participant_away(viewport: (u32, u32)) {
     natstudy::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("settings");
-    let b = Browser::start_sized(viewport.0, viewport.1)
-        .await
-        .expect("browser");
+    let b = run.browser().await;
     b.goto_hydrated(&app.url(&format!("/join/{token}")))
         .await
         .expect("invite page");
@@ -1245,40 +1395,114 @@ async fn a_finished_participant_copies_the_code_and_the_link_says_so_on_a_phone(
 
 #[tokio::test]
 async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code_on_a_laptop() {
-    a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(LAPTOP).await;
+    a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(LAPTOP.into()).await;
 }
 
 #[tokio::test]
 async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code_on_a_phone() {
-    a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(PHONE).await;
+    a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(PHONE.into()).await;
 }
 
 #[tokio::test]
 async fn a_lost_session_keeps_the_answer_until_resumed_on_a_laptop() {
-    a_lost_session_keeps_the_answer_until_resumed(LAPTOP).await;
+    a_lost_session_keeps_the_answer_until_resumed(LAPTOP.into()).await;
 }
 
 #[tokio::test]
 async fn a_lost_session_keeps_the_answer_until_resumed_on_a_phone() {
-    a_lost_session_keeps_the_answer_until_resumed(PHONE).await;
+    a_lost_session_keeps_the_answer_until_resumed(PHONE.into()).await;
 }
 
 #[tokio::test]
 async fn a_waiting_participant_stops_with_the_partial_code_on_a_laptop() {
-    a_waiting_participant_stops_with_the_partial_code(LAPTOP).await;
+    a_waiting_participant_stops_with_the_partial_code(LAPTOP.into()).await;
 }
 
 #[tokio::test]
 async fn a_waiting_participant_stops_with_the_partial_code_on_a_phone() {
-    a_waiting_participant_stops_with_the_partial_code(PHONE).await;
+    a_waiting_participant_stops_with_the_partial_code(PHONE.into()).await;
 }
 
 #[tokio::test]
 async fn the_screener_turns_a_participant_away_on_a_laptop() {
-    the_screener_turns_a_participant_away(LAPTOP).await;
+    the_screener_turns_a_participant_away(LAPTOP.into()).await;
 }
 
 #[tokio::test]
 async fn the_screener_turns_a_participant_away_on_a_phone() {
-    the_screener_turns_a_participant_away(PHONE).await;
+    the_screener_turns_a_participant_away(PHONE.into()).await;
+}
+
+// The crowd's paths on PostgreSQL, and over a slow link (a phone's, and a laptop's)
+
+#[tokio::test]
+async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code_on_postgres_over_a_slow_link(
+) {
+    a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(Run {
+        viewport: PHONE,
+        store: Store::Postgres,
+        slow: true,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_waiting_participant_stops_with_the_partial_code_on_postgres() {
+    a_waiting_participant_stops_with_the_partial_code(Run {
+        viewport: LAPTOP,
+        store: Store::Postgres,
+        slow: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_screener_turns_a_participant_away_on_postgres_over_a_slow_link() {
+    the_screener_turns_a_participant_away(Run {
+        viewport: LAPTOP,
+        store: Store::Postgres,
+        slow: true,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_lost_session_keeps_the_answer_until_resumed_on_postgres() {
+    a_lost_session_keeps_the_answer_until_resumed(Run {
+        viewport: PHONE,
+        store: Store::Postgres,
+        slow: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_prolific_id_in_two_browsers_is_one_participant_phone_first() {
+    a_prolific_id_in_two_browsers_is_one_participant(PHONE.into()).await;
+}
+
+#[tokio::test]
+async fn a_prolific_id_in_two_browsers_is_one_participant_on_postgres_laptop_first() {
+    a_prolific_id_in_two_browsers_is_one_participant(Run {
+        viewport: LAPTOP,
+        store: Store::Postgres,
+        slow: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_attention_failure_ends_the_survey_and_leaves_the_analysis_on_a_phone() {
+    an_attention_failure_ends_the_survey_and_leaves_the_analysis(PHONE.into()).await;
+}
+
+#[tokio::test]
+async fn an_attention_failure_ends_the_survey_and_leaves_the_analysis_on_postgres_over_a_slow_link()
+{
+    an_attention_failure_ends_the_survey_and_leaves_the_analysis(Run {
+        viewport: LAPTOP,
+        store: Store::Postgres,
+        slow: true,
+    })
+    .await;
 }
