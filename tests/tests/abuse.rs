@@ -1938,3 +1938,78 @@ async fn a_gguf_file_with_a_huge_metadata_array_is_refused_at_upload() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A huge method file (4 MiB: a generated class of 60,000 lines, the method in its middle)
+/// makes neither a huge state nor a huge page: a participant is sent the method with the
+/// lines around it, bounded, and told which lines they are.
+#[tokio::test]
+async fn a_huge_context_file_is_sent_as_a_bounded_part() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let method = "    int size(int[] values) {\n        int count = values.length;\n        return count;\n    }\n";
+    let mut file = String::from("class A {\n");
+    for i in 0..30_000 {
+        file.push_str(&format!(
+            "    static final int FIELD_{i:06} = {i}; // generated padding\n"
+        ));
+    }
+    file.push_str(method);
+    for i in 30_000..60_000 {
+        file.push_str(&format!(
+            "    static final int FIELD_{i:06} = {i}; // generated padding\n"
+        ));
+    }
+    file.push_str("}\n");
+    assert!(file.len() > 3 << 20, "{}", file.len());
+    let bug = serde_json::json!({
+        "bug_id": "Lang-1", "project": "Lang", "file": "src/A.java", "method": "size",
+        "source": method, "file_source": file, "buggy_lines": [2],
+    });
+    let transformation = serde_json::json!({
+        "id": "naming_1", "bug_id": "Lang-1", "operator": "RenameVariable-1", "level": "naming",
+        "source": method.replace("count", "c"), "summary": "renames `count` to `c`",
+    });
+    let study = natstudy::store::studies::create(&db, None, "Huge file", "")
+        .await
+        .expect("study");
+    natstudy::service::import_items_text(
+        &db,
+        study,
+        None,
+        ("bugs", &format!("{bug}\n")),
+        ("t", &format!("{transformation}\n")),
+    )
+    .await
+    .expect("items");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+        .await
+        .expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let c = participant(&app.base, study, &token).await;
+    let state = natstudy_tests::participants::state(&app.base, &c, study)
+        .await
+        .expect("state");
+    let item = &state["step"]["Rate"];
+    let part = item["file_source"].as_str().expect("a part of the file");
+    assert!(part.len() < 128 * 1024, "{} bytes sent", part.len());
+    assert!(
+        part.contains("int size(int[] values)"),
+        "the method is in it"
+    );
+    assert_eq!(item["file_lines"], 60_006);
+    let first = item["file_first_line"].as_u64().expect("first line");
+    assert!((29_000..30_002).contains(&first), "{first}");
+    assert_eq!(item["method_line"], 30_002);
+    let page = c
+        .get(app.url(&format!("/annotate/{study}")))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(page.len() < 1 << 20, "the page is {} bytes", page.len());
+    assert!(page.contains("of the file's 60006"), "which lines they are");
+    drop(app);
+    guard.drop_now(db).await;
+}

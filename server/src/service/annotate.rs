@@ -371,6 +371,11 @@ async fn state_of(
                     let at = f.find(first)?;
                     Some(f[..at].matches('\n').count() as u32 + 1)
                 });
+                let method_lines = it.bug_source.lines().count() as u32;
+                let file = it
+                    .file_source
+                    .as_deref()
+                    .map(|f| super::file_window::window(f, method_line, method_lines));
                 let original_left = !settings.randomise_sides
                     || match side {
                         Some(left) => left,
@@ -385,9 +390,11 @@ async fn state_of(
                     file_path: it.file_path.clone(),
                     method: it.method.clone(),
                     diff: diff.as_ref().clone(),
-                    file_source: it.file_source.clone(),
+                    file_first_line: file.as_ref().map_or(1, |w| w.first_line),
+                    file_lines: file.as_ref().map_or(0, |w| w.total_lines),
+                    file_source: file.map(|w| w.text),
                     method_line,
-                    method_lines: it.bug_source.lines().count() as u32,
+                    method_lines,
                     original_left,
                     previous,
                     token: super::participation::fresh_token(),

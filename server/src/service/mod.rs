@@ -12,6 +12,7 @@ pub mod devices;
 pub mod error;
 pub mod exclusions;
 pub mod exports;
+pub mod file_window;
 pub mod generation;
 pub mod imports;
 pub mod invites;

@@ -93,10 +93,28 @@ pub(super) fn Rate(
             let _ = s.set_item("natstudy.diff", if u { "unified" } else { "side" });
         }
     };
-    let file_rows = item
+    let file_rows = item.file_source.clone().map(|src| {
+        file_view(
+            &src,
+            item.file_first_line,
+            item.method_line,
+            item.method_lines,
+            method_ref,
+        )
+    });
+    // a part of a long file: which lines
+    let shown = item
         .file_source
-        .clone()
-        .map(|src| file_view(&src, item.method_line, item.method_lines, method_ref));
+        .as_ref()
+        .map_or(0, |s| s.lines().count() as u32);
+    let file_part = (shown > 0 && shown < item.file_lines).then(|| {
+        format!(
+            "Lines {}–{} of the file's {}: the method and the lines around it.",
+            item.file_first_line,
+            item.file_first_line + shown - 1,
+            item.file_lines
+        )
+    });
     let previous_comment = item
         .previous
         .as_ref()
@@ -153,6 +171,7 @@ pub(super) fn Rate(
                     "Project " <b>{item.project.clone()}</b> " · file " <code>{item.file_path.clone()}</code>
                     {item.bug_id.clone().map(|b| view! { " · bug " <b id="bug-id">{b}</b> })}
                 </p>
+                {file_part.map(|p| view! { <p class="muted" id="file-part">{p}</p> })}
                 {file_rows.map(|rows| view! { <div class="file-view" tabindex="0" role="region" aria-label="The method's file"><table class="file"><tbody>{rows}</tbody></table></div> })}
             </details>
         </section>
@@ -702,8 +721,10 @@ fn Likert(
 
 /// The method's file, numbered, with the method's lines marked (its first row is `method_ref`,
 /// scrolled to when the context opens).
+/// The rows of the file's part `src`, whose first line is line `first` of the file.
 fn file_view(
     src: &str,
+    first: u32,
     method_line: Option<u32>,
     method_lines: u32,
     method_ref: NodeRef<html::Tr>,
@@ -711,7 +732,7 @@ fn file_view(
     src.lines()
         .enumerate()
         .map(|(i, l)| {
-            let n = i as u32 + 1;
+            let n = first + i as u32;
             let inside = method_line.is_some_and(|m| n >= m && n < m + method_lines);
             let is_first = method_line == Some(n);
             let code = code_pieces(vec![Seg { text: l.to_owned(), changed: false }]);
