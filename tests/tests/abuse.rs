@@ -329,9 +329,8 @@ async fn joins_are_throttled_per_client() {
 
 /// Joins that answer nothing count against their address: with three standing unanswered, the
 /// address's next join is refused (429); once one of them answers, one more may join.
-#[tokio::test]
-async fn unanswered_joins_count_against_their_address() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+async fn unanswered_joins_count_against_their_address(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
     let (study, _, token) = reference_study(&db, false).await;
     let app = TestApp::start_with(db.clone(), |c| c.joins.unanswered = 3)
         .await
@@ -364,6 +363,10 @@ async fn unanswered_joins_count_against_their_address() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+on_both_stores!(unanswered_joins_count_against_their_address =>
+    unanswered_joins_count_against_their_address_sqlite,
+    unanswered_joins_count_against_their_address_postgres);
 
 /// Behind one trusted proxy that appends to `X-Forwarded-For` (nginx's
 /// `$proxy_add_x_forwarded_for`), a client that writes a new address of its own at the header's

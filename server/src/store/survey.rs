@@ -93,19 +93,21 @@ pub async fn screen_out(
 /// How many of `annotators` have no vote (in any study). A few hundred at most are asked: the
 /// joins one address made within an hour.
 pub async fn unanswered(db: &Db, annotators: &[AnnotatorId]) -> StoreResult<usize> {
+    // one statement text per chunk length ($1…$n), the ids bound as values
+    const CHUNK: usize = 100;
     let mut n = 0;
-    for chunk in annotators.chunks(100) {
-        let list = chunk
-            .iter()
-            .map(|a| a.get().to_string())
+    for chunk in annotators.chunks(CHUNK) {
+        let params = (1..=chunk.len())
+            .map(|i| format!("${i}"))
             .collect::<Vec<_>>()
             .join(", ");
-        // the ids are typed numbers, written as such
-        let answered: i64 = sqlx::query_scalar(&format!(
-            "SELECT COUNT(*) FROM annotators WHERE id IN ({list}) AND done_count > 0"
-        ))
-        .fetch_one(&db.pool)
-        .await?;
+        let sql =
+            format!("SELECT COUNT(*) FROM annotators WHERE id IN ({params}) AND done_count > 0");
+        let mut q = sqlx::query_scalar::<_, i64>(&sql);
+        for a in chunk {
+            q = q.bind(*a);
+        }
+        let answered = q.fetch_one(&db.pool).await?;
         n += chunk.len().saturating_sub(answered.max(0) as usize);
     }
     Ok(n)
