@@ -292,10 +292,13 @@ async fn stopping_jobs(store: Store) {
             ..Default::default()
         },
     );
-    let held = runner.slot(Duration::from_secs(1)).await.expect("slot");
+    let held = runner
+        .slot(study, Duration::from_secs(1))
+        .await
+        .expect("slot");
     let queued = new_job().await.expect("job");
     let ran = Arc::new(AtomicBool::new(false));
-    runner.spawn(queued, {
+    runner.spawn(queued, study, {
         let ran = ran.clone();
         async move { ran.store(true, Ordering::SeqCst) }
     });

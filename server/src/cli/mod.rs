@@ -147,7 +147,9 @@ pub struct ServeArgs {
     /// delete their study's models on its page
     #[arg(long, default_value_t = 1024)]
     pub model_quota_mb: u64,
-    /// Background jobs (scoring) running at once on this instance; more wait in a queue
+    /// Background jobs (scoring, verification, generator previews) running at once on this
+    /// instance; more wait in a queue. One study holds at most all but one of them, so with 2
+    /// or more another study's work always finds a slot
     #[arg(long, default_value_t = 1)]
     pub max_jobs: usize,
     /// Export downloads running at once on this instance

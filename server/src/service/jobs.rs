@@ -1,15 +1,17 @@
 //! Background jobs that survive crashes: a bounded number run at once per instance (the rest
-//! wait, `queued`); each beats a heartbeat into its row while it waits and runs; a reaper on
+//! wait, `queued`), and one study's at most all but one of them, so that another study's job
+//! (or generator preview) always finds a slot when there are two or more; each beats a heartbeat into its row while it waits and runs; a reaper on
 //! every instance fails jobs whose heartbeat stopped (their process died), so no job shows
 //! "running" forever, and a failed job can be run again from its stored parameters.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::db::now_ms;
-use crate::ids::JobId;
+use crate::ids::{JobId, StudyId};
 use crate::store;
 use crate::store::jobs::Progress;
 use crate::store::Db;
@@ -44,6 +46,16 @@ pub struct JobRunner {
     db: Db,
     limits: JobLimits,
     slots: Arc<tokio::sync::Semaphore>,
+    /// Per study, its share of the slots: all but one of them (at least one).
+    shares: Arc<Mutex<HashMap<StudyId, Arc<tokio::sync::Semaphore>>>>,
+}
+
+/// Both permits a job or preview holds while it runs: its study's share and the instance's
+/// slot.
+#[derive(Debug)]
+pub struct Slot {
+    _share: tokio::sync::OwnedSemaphorePermit,
+    _slot: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl JobRunner {
@@ -52,17 +64,45 @@ impl JobRunner {
             db,
             limits,
             slots: Arc::new(tokio::sync::Semaphore::new(limits.concurrent.max(1))),
+            shares: Arc::default(),
+        }
+    }
+
+    /// How many slots one study may hold at once: all but one (at least one).
+    pub fn share(&self) -> usize {
+        self.limits.concurrent.max(2) - 1
+    }
+
+    /// A slot for work of `study`: its study's share first (so a study that holds all it may
+    /// waits behind itself, not in front of other studies), then the instance's.
+    fn acquire(&self, study: StudyId) -> impl Future<Output = Option<Slot>> + Send + 'static {
+        let share = {
+            let mut shares = self.shares.lock().unwrap_or_else(|e| e.into_inner());
+            shares
+                .entry(study)
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(self.share())))
+                .clone()
+        };
+        let slots = self.slots.clone();
+        async move {
+            let share = share.acquire_owned().await.ok()?;
+            let slot = slots.acquire_owned().await.ok()?;
+            Some(Slot {
+                _share: share,
+                _slot: slot,
+            })
         }
     }
 
     /// Runs `work` for the (queued) job `job` in the background once a slot is free, beating
     /// its heartbeat all the while; `work` records the job's end itself. A job stopped while
     /// it waited for its slot is not run.
-    pub fn spawn<F>(&self, job: JobId, work: F)
+    pub fn spawn<F>(&self, job: JobId, study: StudyId, work: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        let (db, slots, beat) = (self.db.clone(), self.slots.clone(), self.limits.heartbeat);
+        let (db, beat) = (self.db.clone(), self.limits.heartbeat);
+        let slot = self.acquire(study);
         tokio::spawn(async move {
             let heart = tokio::spawn({
                 let db = db.clone();
@@ -75,7 +115,7 @@ impl JobRunner {
                     }
                 }
             });
-            let permit = slots.acquire_owned().await;
+            let permit = slot.await;
             // a job stopped while it waited (or failed by the reaper) does not run
             let run = store::jobs::start(&db, job).await.unwrap_or_else(|e| {
                 tracing::warn!(error = %e, %job, "job start");
@@ -89,13 +129,10 @@ impl JobRunner {
         });
     }
 
-    /// A slot of the same pool for work that is not a stored job (the generator's preview):
-    /// `None` when none frees up within `wait`.
-    pub async fn slot(&self, wait: Duration) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        tokio::time::timeout(wait, self.slots.clone().acquire_owned())
-            .await
-            .ok()?
-            .ok()
+    /// A slot of the same pool for work of `study` that is not a stored job (the generator's
+    /// preview): `None` when none frees up within `wait`.
+    pub async fn slot(&self, study: StudyId, wait: Duration) -> Option<Slot> {
+        tokio::time::timeout(wait, self.acquire(study)).await.ok()?
     }
 
     /// Fails stale jobs now and then every `stale_after / 2` (runs until the process ends).
@@ -435,15 +472,53 @@ mod tests {
                 ..Default::default()
             },
         );
-        let held = runner.slot(Duration::from_millis(10)).await.expect("free");
+        let a = StudyId(1);
+        let held = runner
+            .slot(a, Duration::from_millis(10))
+            .await
+            .expect("free");
         assert!(
-            runner.slot(Duration::from_millis(50)).await.is_none(),
+            runner
+                .slot(StudyId(2), Duration::from_millis(50))
+                .await
+                .is_none(),
             "busy"
         );
         drop(held);
         assert!(
-            runner.slot(Duration::from_millis(50)).await.is_some(),
+            runner.slot(a, Duration::from_millis(50)).await.is_some(),
             "free again"
         );
+    }
+
+    /// With more than one slot, one study holds at most all but one: another study's work
+    /// starts while the first study's waits behind its own.
+    #[tokio::test]
+    async fn each_study_leaves_a_slot_to_the_others() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
+            .await
+            .expect("db");
+        let runner = JobRunner::new(
+            db,
+            JobLimits {
+                concurrent: 3,
+                ..Default::default()
+            },
+        );
+        assert_eq!(runner.share(), 2);
+        let (a, b) = (StudyId(1), StudyId(2));
+        let wait = Duration::from_millis(50);
+        let a1 = runner.slot(a, wait).await.expect("a's first");
+        let _a2 = runner.slot(a, wait).await.expect("a's second");
+        assert!(runner.slot(a, wait).await.is_none(), "a's share is full");
+        let b1 = runner.slot(b, wait).await.expect("b finds the slot left");
+        assert!(runner.slot(b, wait).await.is_none(), "every slot is held");
+        drop(a1);
+        assert!(
+            runner.slot(b, wait).await.is_some(),
+            "b's second, once a slot frees"
+        );
+        drop(b1);
     }
 }

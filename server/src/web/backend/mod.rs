@@ -114,11 +114,12 @@ impl DomainBackend {
         }
     }
 
-    /// A slot of the instance's background work for a generator preview or addition: they
-    /// count as jobs (`--max-jobs`); a caller that waits too long is told to come back.
-    async fn job_slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, BackendError> {
+    /// A slot of the instance's background work for a generator preview or addition of
+    /// `study`: they count as its jobs (`--max-jobs`, a study's share of them); a caller that
+    /// waits too long is told to come back.
+    async fn job_slot(&self, study: StudyId) -> Result<crate::service::jobs::Slot, BackendError> {
         self.jobs
-            .slot(std::time::Duration::from_secs(60))
+            .slot(study, std::time::Duration::from_secs(60))
             .await
             .ok_or(BackendError::TooMany(30))
     }

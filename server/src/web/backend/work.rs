@@ -30,12 +30,13 @@ impl app::backend::StudyWorkBackend for DomainBackend {
             }
         }
     }
+    #[tracing::instrument(skip(self))]
     async fn propose_transformations(
         &self,
         study: StudyId,
         request: &GenerateRequest,
     ) -> Result<Vec<GeneratedPreview>, BackendError> {
-        let _slot = self.job_slot().await?;
+        let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
         let (bugs, proposals) = crate::service::propose(
             &self.db,
@@ -75,13 +76,12 @@ impl app::backend::StudyWorkBackend for DomainBackend {
             .collect())
     }
     #[tracing::instrument(skip(self))]
-    #[tracing::instrument(skip(self))]
     async fn explain_generation(
         &self,
         study: StudyId,
         request: &GenerateRequest,
     ) -> Result<Vec<app::model::OperatorWhy>, BackendError> {
-        let _slot = self.job_slot().await?;
+        let _slot = self.job_slot(study).await?;
         crate::service::generation::explain(&self.db, study, &request.operators, request.all_sites)
             .await
             .map_err(map)
@@ -100,7 +100,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
                 "select at least one transformation".into(),
             ));
         }
-        let _slot = self.job_slot().await?;
+        let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
         match crate::service::add_proposals(
             &self.db,
@@ -167,6 +167,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         };
         self.jobs.spawn(
             job,
+            study,
             service::verification::run_job(self.db.clone(), job, study, options),
         );
         Ok(job)
@@ -196,6 +197,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         .map_err(map)?;
         self.jobs.spawn(
             job,
+            study,
             service::scoring::run_scoring(
                 self.db.clone(),
                 job,
