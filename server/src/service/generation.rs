@@ -40,14 +40,15 @@ pub async fn propose(
         let scorer = names
             .as_ref()
             .map(|m| m as &dyn crate::engine::transform::NameScorer);
-        let out = generate_until_cancelled(&bugs, &opts, scorer, &mut next, &cancelled);
+        let out = generate_until_cancelled(&bugs, &opts, scorer, &mut next, &cancelled)
+            .map(|p| p.within(MAX_PREVIEW_BYTES));
         (bugs, out)
     })
     .await?;
     drop(cancel);
     let generated = generated.ok_or_else(|| {
         ServiceError::Invalid("the preview was cancelled: its client went away".into())
-    })?;
+    })??;
     let proposals = generated
         .map_err(|e| ServiceError::Invalid(e.to_string()))?
         .into_iter()
@@ -68,6 +69,36 @@ pub async fn propose(
 /// Bugs the preview works on between two looks at whether its client is still there.
 const CHUNK: usize = 8;
 
+/// The most bytes of transformed methods one preview (or addition) holds: past them it stops
+/// and asks for fewer operators or the command line (`natstudy transform` streams to a file).
+pub const MAX_PREVIEW_BYTES: usize = 64 << 20;
+
+/// A preview's generation, whole or stopped at [`MAX_PREVIEW_BYTES`].
+type Generation = Result<Vec<crate::generate::Generated>, crate::generate::Problems>;
+
+/// What a preview's run gave: its transformations, or that they grew past the bound.
+#[derive(Debug)]
+enum Preview {
+    Done(Generation),
+    /// The bytes of transformed methods made when it stopped.
+    TooBig(usize),
+}
+
+impl Preview {
+    /// The generation, or why there is none.
+    fn within(self, max: usize) -> ServiceResult<Generation> {
+        match self {
+            Preview::Done(g) => Ok(g),
+            Preview::TooBig(n) => Err(ServiceError::Invalid(format!(
+                "the preview passed {} MiB of transformed methods ({} MiB made): choose fewer \
+                 operators, or generate on the command line (natstudy transform writes a file)",
+                max >> 20,
+                n >> 20
+            ))),
+        }
+    }
+}
+
 /// Set when the request that started a preview goes away (its future is dropped).
 #[derive(Default)]
 struct Cancel {
@@ -82,17 +113,34 @@ impl Drop for Cancel {
 
 /// [`crate::generate::generate`] a few bugs at a time, stopping (`None`) as soon as `cancelled`
 /// is set: a preview whose client left spends no more CPU. The same transformations, numbered
-/// the same, and problems at the same lines as one run over every bug.
+/// the same, and problems at the same lines as one run over every bug — unless their
+/// methods pass [`MAX_PREVIEW_BYTES`], where it stops ([`Preview::TooBig`]).
 fn generate_until_cancelled(
     bugs: &[formats::items::BugRecord],
     opts: &crate::generate::Options,
     scorer: Option<&dyn crate::engine::transform::NameScorer>,
     next: &mut BTreeMap<formats::Level, usize>,
     cancelled: &std::sync::atomic::AtomicBool,
-) -> Option<Result<Vec<crate::generate::Generated>, crate::generate::Problems>> {
+) -> Option<Preview> {
+    generate_bounded(bugs, opts, scorer, next, cancelled, MAX_PREVIEW_BYTES)
+}
+
+/// [`generate_until_cancelled`] with the bound `max_bytes`.
+fn generate_bounded(
+    bugs: &[formats::items::BugRecord],
+    opts: &crate::generate::Options,
+    scorer: Option<&dyn crate::engine::transform::NameScorer>,
+    next: &mut BTreeMap<formats::Level, usize>,
+    cancelled: &std::sync::atomic::AtomicBool,
+    max_bytes: usize,
+) -> Option<Preview> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
+    let mut bytes = 0usize;
     for (i, chunk) in bugs.chunks(CHUNK).enumerate() {
+        if bytes > max_bytes {
+            return Some(Preview::TooBig(bytes));
+        }
         if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
@@ -103,18 +151,24 @@ fn generate_until_cancelled(
             return None;
         }
         match done {
-            Ok(g) => out.extend(g),
+            Ok(g) => {
+                bytes += g.iter().map(|g| g.record.source.len()).sum::<usize>();
+                out.extend(g)
+            }
             Err(crate::generate::Problems(p)) => problems.extend(p.into_iter().map(|mut p| {
                 p.line += i * CHUNK;
                 p
             })),
         }
     }
-    Some(if problems.is_empty() {
+    if bytes > max_bytes {
+        return Some(Preview::TooBig(bytes));
+    }
+    Some(Preview::Done(if problems.is_empty() {
         Ok(out)
     } else {
         Err(crate::generate::Problems(problems))
-    })
+    }))
 }
 
 /// Applications kept, and per rule: refusals and the first place one happened.
@@ -315,9 +369,28 @@ mod tests {
                 .expect("generated");
         let mut next = BTreeMap::new();
         let flag = std::sync::atomic::AtomicBool::new(false);
-        let chunked = generate_until_cancelled(&bugs, &opts, None, &mut next, &flag)
-            .expect("not cancelled")
-            .expect("generated");
+        let chunked = match generate_until_cancelled(&bugs, &opts, None, &mut next, &flag) {
+            Some(Preview::Done(g)) => g.expect("generated"),
+            other => panic!("not cancelled, not too big: {other:?}"),
+        };
+        // bounded: past the bytes allowed, it stops and says so
+        let made: usize = chunked.iter().map(|g| g.record.source.len()).sum();
+        let mut again = BTreeMap::new();
+        match generate_bounded(&bugs, &opts, None, &mut again, &flag, made / 2) {
+            Some(Preview::TooBig(n)) => assert!(n > made / 2 && n <= made, "{n} of {made}"),
+            other => panic!("past the bound: {other:?}"),
+        }
+        match generate_bounded(&bugs, &opts, None, &mut BTreeMap::new(), &flag, made) {
+            Some(Preview::Done(Ok(g))) => assert_eq!(g.len(), chunked.len()),
+            other => panic!("within the bound: {other:?}"),
+        }
+        let refused = Preview::TooBig(70 << 20)
+            .within(MAX_PREVIEW_BYTES)
+            .expect_err("too big");
+        assert!(
+            refused.to_string().contains("choose fewer operators"),
+            "{refused}"
+        );
         assert!(!whole.is_empty());
         let ids = |g: &[crate::generate::Generated]| {
             g.iter()
