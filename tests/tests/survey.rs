@@ -792,10 +792,10 @@ async fn a_full_study_gives_no_completion_code(viewport: (u32, u32)) {
 
 /// A reload keeps the answer in progress: the chosen answer and the typed comment of the item
 /// on screen come back after a reload of the page, and the vote carries them.
-async fn a_reload_keeps_the_answer_in_progress(viewport: (u32, u32)) {
+async fn a_reload_keeps_the_answer_in_progress(run: Run) {
     let Joined {
         db, guard, app, b, ..
-    } = joined("Reload", viewport, |_| {}).await;
+    } = joined("Reload", run, |_| {}).await;
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
@@ -1375,12 +1375,12 @@ async fn a_full_study_gives_no_completion_code_on_a_phone() {
 
 #[tokio::test]
 async fn a_reload_keeps_the_answer_in_progress_on_a_laptop() {
-    a_reload_keeps_the_answer_in_progress(LAPTOP).await;
+    a_reload_keeps_the_answer_in_progress(LAPTOP.into()).await;
 }
 
 #[tokio::test]
 async fn a_reload_keeps_the_answer_in_progress_on_a_phone() {
-    a_reload_keeps_the_answer_in_progress(PHONE).await;
+    a_reload_keeps_the_answer_in_progress(PHONE.into()).await;
 }
 
 #[tokio::test]
@@ -1501,6 +1501,16 @@ async fn an_attention_failure_ends_the_survey_and_leaves_the_analysis_on_postgre
 {
     an_attention_failure_ends_the_survey_and_leaves_the_analysis(Run {
         viewport: LAPTOP,
+        store: Store::Postgres,
+        slow: true,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_reload_keeps_the_answer_in_progress_on_postgres_over_a_slow_link() {
+    a_reload_keeps_the_answer_in_progress(Run {
+        viewport: PHONE,
         store: Store::Postgres,
         slow: true,
     })
