@@ -457,21 +457,25 @@ mod tests {
         assert_eq!(pace(s(30), (0, 0), 0, (0, 0)).eta_ms, None);
     }
 
-    /// A generator preview takes a slot of the same pool as the stored jobs: with one slot
-    /// held, it waits, and is told to come back once its wait is over.
-    #[tokio::test]
-    async fn previews_share_the_job_slots() {
+    /// A runner of `concurrent` slots on a database in a folder of its own (kept while the
+    /// folder lives).
+    async fn runner_of(concurrent: usize) -> (tempfile::TempDir, JobRunner) {
         let dir = tempfile::tempdir().expect("dir");
         let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
             .await
             .expect("db");
-        let runner = JobRunner::new(
-            db,
-            JobLimits {
-                concurrent: 1,
-                ..Default::default()
-            },
-        );
+        let limits = JobLimits {
+            concurrent,
+            ..Default::default()
+        };
+        (dir, JobRunner::new(db, limits))
+    }
+
+    /// A generator preview takes a slot of the same pool as the stored jobs: with one slot
+    /// held, it waits, and is told to come back once its wait is over.
+    #[tokio::test]
+    async fn previews_share_the_job_slots() {
+        let (_dir, runner) = runner_of(1).await;
         let a = StudyId(1);
         let held = runner
             .slot(a, Duration::from_millis(10))
@@ -495,17 +499,7 @@ mod tests {
     /// starts while the first study's waits behind its own.
     #[tokio::test]
     async fn each_study_leaves_a_slot_to_the_others() {
-        let dir = tempfile::tempdir().expect("dir");
-        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
-            .await
-            .expect("db");
-        let runner = JobRunner::new(
-            db,
-            JobLimits {
-                concurrent: 3,
-                ..Default::default()
-            },
-        );
+        let (_dir, runner) = runner_of(3).await;
         assert_eq!(runner.share(), 2);
         let (a, b) = (StudyId(1), StudyId(2));
         let wait = Duration::from_millis(50);
