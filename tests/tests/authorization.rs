@@ -158,6 +158,8 @@ async fn matrix(store: Store) {
                 "dataset.csv",
                 "matrix.csv",
                 "survey.json",
+                // natstudy's participant codes beside their survey numbers
+                "survey-participants.csv",
                 // the crowd platform's ids: for the study's staff only
                 "participants.csv",
             ] {

@@ -273,3 +273,187 @@ async fn repair_results_and_cross_entropies_round_trip(store: Store) {
 }
 
 on_both_stores!(repair_results_and_cross_entropies_round_trip => repair_results_and_cross_entropies_round_trip_sqlite, repair_results_and_cross_entropies_round_trip_postgres);
+
+/// `survey.json` as the published package's `rq1.py` reads it (#70): the levels in the
+/// published order, complete items only (`--all-items` for every one), each rater an `S<n>`
+/// whose column (n − 1) mod 5 no other rater of the item has (an imported participant keeps
+/// its number; another is numbered, the mapping beside the file), an untimed vote as `NaN`;
+/// the file comes back through `import votes`. A study whose raters do not fit five columns
+/// is refused with the items named, on the command line and as a download.
+async fn survey_json_is_laid_out_as_rq1_reads_it(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let dir = tempfile::tempdir().expect("dir");
+    let path = |f: &str| dir.path().join(f).display().to_string();
+    let reference = natstudy_tests::reference_dir().join("study-small/survey.json");
+    let text = std::fs::read_to_string(reference).expect("survey");
+    let mut survey: serde_json::Value = serde_json::from_str(&text).expect("json");
+    // naming 1 loses a vote; S7 is P7 (a code without a number); one vote has no time
+    let naming = survey["naming"].as_object_mut().expect("naming");
+    let first = naming["1"].as_object_mut().expect("item 1");
+    let dropped = first.keys().next().cloned().expect("a rater");
+    first.remove(&dropped);
+    let mut moved = 0;
+    for level in survey.as_object_mut().expect("levels").values_mut() {
+        for votes in level.as_object_mut().expect("items").values_mut() {
+            let votes = votes.as_object_mut().expect("votes");
+            if let Some(v) = votes.remove("S7") {
+                votes.insert("P7".into(), v);
+                moved += 1;
+            }
+        }
+    }
+    assert!(moved > 0);
+    survey["statement"]["1"]
+        .as_object_mut()
+        .and_then(|v| v.values_mut().next())
+        .expect("a vote")["Time"] = serde_json::Value::Null;
+    std::fs::write(path("in.json"), survey.to_string()).expect("write");
+    reference_study(&db, "Src", false).await.expect("src");
+    let cli = |args: Vec<String>| {
+        let url = db.url.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            natstudy_tests::cli(&url, &args).await
+        }
+    };
+    let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+    cli(words(&format!(
+        "import votes --study Src {}",
+        path("in.json")
+    )))
+    .await
+    .expect("import");
+    cli(words(&format!(
+        "export --study Src --what survey --out {}",
+        path("survey.json")
+    )))
+    .await
+    .expect("export");
+    let out = std::fs::read_to_string(path("survey.json")).expect("out");
+    let at = |level: &str| out.find(&format!("\"{level}\"")).expect(level);
+    assert!(at("naming") < at("expression") && at("expression") < at("statement"));
+    assert_eq!(out.matches("NaN").count(), 1, "the untimed vote");
+    let parsed: serde_json::Value =
+        serde_json::from_str(&out.replace("NaN", "null")).expect("json");
+    assert!(parsed["naming"].get("1").is_none(), "the incomplete item");
+    let mut items = 0;
+    for level in ["naming", "expression", "statement"] {
+        for (n, votes) in parsed[level].as_object().expect("level") {
+            let columns: std::collections::BTreeSet<usize> = votes
+                .as_object()
+                .expect("votes")
+                .keys()
+                .map(|s| {
+                    let k: usize = s.strip_prefix('S').and_then(|k| k.parse().ok()).expect(s);
+                    assert!((1..=10).contains(&k), "{s}");
+                    (k - 1) % 5
+                })
+                .collect();
+            assert_eq!(columns.len(), 5, "{level} {n}");
+            items += 1;
+        }
+    }
+    assert_eq!(items, 297 - 1);
+    let mapping = std::fs::read_to_string(path("survey-participants.csv")).expect("mapping");
+    assert!(
+        mapping.starts_with("participant,code\nS1,S1@import\n"),
+        "{mapping}"
+    );
+    assert!(mapping.contains("\nS7,P7@import\n"), "{mapping}");
+    assert_eq!(mapping.lines().count(), 11);
+
+    // back in: every complete item's votes, the untimed one untimed
+    reference_study(&db, "Copy", false).await.expect("copy");
+    cli(words(&format!(
+        "import votes --study Copy {}",
+        path("survey.json")
+    )))
+    .await
+    .expect("import the export");
+    let copy = natstudy::store::studies::id_by_name(&db, "Copy")
+        .await
+        .expect("id");
+    let (all, timed): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COUNT(v.time_secs) FROM votes v JOIN items i ON i.id = v.item_id \
+         WHERE i.study_id = $1",
+    )
+    .bind(copy)
+    .fetch_one(&db.pool)
+    .await
+    .expect("count");
+    assert_eq!((all, timed), (296 * 5, 296 * 5 - 1));
+    cli(words(&format!(
+        "export --study Src --what survey --all-items --out {}",
+        path("all.json")
+    )))
+    .await
+    .expect("all items");
+    let all: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(path("all.json"))
+            .expect("all")
+            .replace("NaN", "null"),
+    )
+    .expect("json");
+    assert_eq!(all["naming"]["1"].as_object().map(|v| v.len()), Some(4));
+
+    // raters that share a column: refused, the item named, by the CLI and the download
+    let clash = r#"{"naming": {"1": {"S1": {"CR": 1, "CC": 1, "Time": 2}, "S6": {"CR": 1, "CC": 1, "Time": 2},
+        "S2": {"CR": 1, "CC": 1, "Time": 2}, "S3": {"CR": 1, "CC": 1, "Time": 2}, "S4": {"CR": 1, "CC": 1, "Time": 2}}}}"#;
+    std::fs::write(path("clash.json"), clash).expect("write");
+    reference_study(&db, "Clash", false).await.expect("clash");
+    cli(words(&format!(
+        "import votes --study Clash {}",
+        path("clash.json")
+    )))
+    .await
+    .expect("import");
+    let err = cli(words("export --study Clash --what survey"))
+        .await
+        .expect_err("no layout");
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("five columns") && msg.contains("naming_1") && msg.contains("--what votes"),
+        "{msg}"
+    );
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    let id = |name: &'static str| {
+        let db = db.clone();
+        async move {
+            natstudy::store::studies::id_by_name(&db, name)
+                .await
+                .expect("id")
+        }
+    };
+    let r = c
+        .get(app.url(&format!(
+            "/studies/{}/export/survey.json",
+            id("Clash").await
+        )))
+        .send()
+        .await
+        .expect("download");
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text().await.expect("text").contains("naming_1"));
+    for (file, want) in [
+        ("survey.json", "survey.json"),
+        ("survey-participants.csv", "survey-participants.csv"),
+    ] {
+        let r = c
+            .get(app.url(&format!("/studies/{}/export/{file}", id("Src").await)))
+            .send()
+            .await
+            .expect("download");
+        assert_eq!(r.status(), StatusCode::OK, "{file}");
+        assert_eq!(
+            r.text().await.expect("text"),
+            std::fs::read_to_string(path(want)).expect("file"),
+            "{file}: the page's download is the command's file"
+        );
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(survey_json_is_laid_out_as_rq1_reads_it => survey_json_is_laid_out_as_rq1_reads_it_sqlite, survey_json_is_laid_out_as_rq1_reads_it_postgres);

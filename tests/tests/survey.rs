@@ -838,14 +838,21 @@ async fn a_reload_keeps_the_answer_in_progress(run: Run) {
             .await
             .expect("time");
     let time = time.expect("a measured time");
-    let since_reload = (natstudy::db::now_ms() - reloaded_at) as f64 / 1000.0;
+    let started = started.expect("a first showing");
     assert!(
-        time >= 3.0 && time <= 3.5 + since_reload,
-        "the time before the reload is kept: {time} s ({since_reload} s since the reload)"
+        started <= reloaded_at - 3000,
+        "started when first shown: {started}, reloaded at {reloaded_at}"
     );
+    // the time counts the three seconds before the reload and never more than the item was
+    // on screen (the browser and this test read one clock; how long hydration, the clicks and
+    // the typing took before the wait depends on the machine's load, so it is not guessed)
+    let now = natstudy::db::now_ms();
+    let since_shown = (now - started) as f64 / 1000.0;
+    let since_reload = (now - reloaded_at) as f64 / 1000.0;
     assert!(
-        started.is_some_and(|s| s <= reloaded_at - 3000),
-        "started when first shown: {started:?}, reloaded at {reloaded_at}"
+        time >= 3.0 && time <= since_shown && time > since_reload,
+        "the time before the reload is kept: {time} s ({since_shown} s since first shown, \
+         {since_reload} s since the reload)"
     );
     // the next item starts empty: the sent draft is gone
     b.wait_for_text("#hydrated", "interactive")

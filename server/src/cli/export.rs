@@ -16,7 +16,8 @@ pub struct ExportArgs {
     /// The study, by its name (`natstudy study list` lists them)
     #[arg(long)]
     pub study: String,
-    /// dataset, votes, matrix, survey, items, top-natural, reviews (one row per patch: its
+    /// dataset, votes, matrix, survey (survey.json as the published package's rq1.py reads
+    /// it), survey-participants, items, top-natural, reviews (one row per patch: its
     /// decision), review-verdicts (the reviewers' verdicts, as `import reviews` reads them), npr
     /// and ce (the repair results and cross-entropies, as `import npr` and `import ce` read
     /// them), participants (one row per participant: crowd ids, outcome, code, time, gold,
@@ -49,6 +50,68 @@ pub struct ExportArgs {
     /// For `benchmark`: only items `natstudy verify` found to compile (and test as the original)
     #[arg(long)]
     pub verified: bool,
+    /// For `survey` and `survey-participants`: every rated item, not only those with five
+    /// votes (the file is then for `import votes` and other readers, not `rq1.py`)
+    #[arg(long)]
+    pub all_items: bool,
+}
+
+/// `survey.json` as the published package's `rq1.py` reads it and, beside a file, the
+/// participants' numbers (`NAME-participants.csv`); what was left out on standard error.
+async fn survey(db: &crate::store::Db, study: crate::ids::StudyId, a: &ExportArgs) -> Result<u64> {
+    let options = crate::formats::replication::Options {
+        all_items: a.all_items,
+    };
+    let layout = exports::survey(db, study, options).await?;
+    let mut out = sink(&a.out)?;
+    out.write_all(layout.json.as_bytes())?;
+    out.flush()?;
+    if let Some(path) = &a.out {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "survey".into());
+        let mapping = path.with_file_name(format!("{stem}-participants.csv"));
+        let mut m = sink(&Some(mapping.clone()))?;
+        exports::survey_participants(&layout, &mut m)?;
+        m.flush()?;
+        eprintln!(
+            "{} participants' numbers in {}",
+            layout.participants.len(),
+            mapping.display()
+        );
+    }
+    eprintln!(
+        "{} items, {} votes in the published order (naming, expression, statement)",
+        layout.items, layout.votes
+    );
+    if !layout.left_out.is_empty() {
+        eprintln!(
+            "left out {} items without exactly five votes (--all-items keeps them): {}",
+            layout.left_out.len(),
+            layout
+                .left_out
+                .iter()
+                .take(10)
+                .map(|(k, n)| format!("{k} ({n})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if layout.untimed > 0 {
+        eprintln!(
+            "{} untimed votes written as \"Time\": NaN (rq1.py's time figures then read nan)",
+            layout.untimed
+        );
+    }
+    if layout.highest_number() > 10 {
+        eprintln!(
+            "participants are numbered up to S{}: rq1.py reads S1 to S10 (its `ID -= 5`); each \
+             item's raters are in distinct columns (n - 1) mod 5",
+            layout.highest_number()
+        );
+    }
+    Ok(layout.votes as u64)
 }
 
 fn sink(path: &Option<PathBuf>) -> Result<Box<dyn Write + Send>> {
@@ -83,7 +146,13 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             exports::write(&db, study, what, &mut sink(&a.out)?).await?
         }
         "matrix" => exports::write(&db, study, Export::Matrix, &mut sink(&a.out)?).await?,
-        "survey" => exports::write(&db, study, Export::Survey, &mut sink(&a.out)?).await?,
+        "survey" => survey(&db, study, &a).await?,
+        "survey-participants" => {
+            let what = Export::SurveyParticipants {
+                all_items: a.all_items,
+            };
+            exports::write(&db, study, what, &mut sink(&a.out)?).await?
+        }
         "reviews" => exports::write(&db, study, Export::Reviews, &mut sink(&a.out)?).await?,
         "npr" => exports::write(&db, study, Export::Npr, &mut sink(&a.out)?).await?,
         "ce" => exports::write(&db, study, Export::Ce, &mut sink(&a.out)?).await?,
@@ -182,7 +251,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             top.len() as u64
         }
         other => {
-            bail!("unknown export {other} (dataset, votes, matrix, survey, items, top-natural, reviews, review-verdicts or benchmark)")
+            bail!("unknown export {other} (dataset, votes, matrix, survey, survey-participants, items, top-natural, reviews, review-verdicts, npr, ce, participants or benchmark)")
         }
     };
     eprintln!("exported {n} rows");

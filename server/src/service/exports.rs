@@ -1,7 +1,8 @@
 //! Exports: which table goes out, under which download name and media type, written to a sink
 //! as the database yields rows (the web's sink holds the exporter back for a slow client).
 
-use super::ServiceResult;
+use super::{ServiceError, ServiceResult};
+use crate::formats::replication;
 use crate::ids::StudyId;
 use crate::store::export;
 /// Where an export streams its bytes (the channel to a web client, a file).
@@ -18,8 +19,11 @@ pub enum Export {
     Votes { external_ids: bool, pilot: bool },
     /// The item × annotator matrix.
     Matrix,
-    /// `survey.json` in the replication layout.
-    Survey,
+    /// `survey.json` as the published package's `rq1.py` reads it (`all_items`: every rated
+    /// item, not only those with five votes).
+    Survey { all_items: bool },
+    /// The participants of `survey.json`: `participant` (its `S<n>`), `code` (natstudy's).
+    SurveyParticipants { all_items: bool },
     /// The patch review, one row per task: its decision, who made it and the verdicts.
     Reviews,
     /// The reviewers' verdicts in the import format (`tool,target,reviewer,verdict,note`).
@@ -54,7 +58,10 @@ impl Export {
                 "text/csv",
             ),
             "matrix.csv" => (Export::Matrix, "text/csv"),
-            "survey.json" => (Export::Survey, "application/json"),
+            "survey.json" => (Export::Survey { all_items: false }, "application/json"),
+            "survey-participants.csv" => {
+                (Export::SurveyParticipants { all_items: false }, "text/csv")
+            }
             "reviews.csv" => (Export::Reviews, "text/csv"),
             "review_verdicts.csv" => (Export::ReviewVerdicts, "text/csv"),
             "npr_results.csv" => (Export::Npr, "text/csv"),
@@ -64,6 +71,43 @@ impl Export {
             _ => return None,
         })
     }
+}
+
+impl Export {
+    /// An export laid out whole before its first byte (so a refusal is an answer, not a
+    /// download cut short).
+    pub fn laid_out(self) -> bool {
+        matches!(
+            self,
+            Export::Survey { .. } | Export::SurveyParticipants { .. }
+        )
+    }
+}
+
+/// `survey.json` as the published package's `rq1.py` reads it: see
+/// [`crate::formats::replication`]. Refused (`Invalid`, naming the items) when the raters do
+/// not fit its five columns.
+pub async fn survey(
+    db: &Db,
+    study: StudyId,
+    options: replication::Options,
+) -> ServiceResult<replication::Layout> {
+    let votes = export::survey_votes(db, study).await?;
+    tokio::task::spawn_blocking(move || replication::lay_out(votes, options))
+        .await?
+        .map_err(|e| ServiceError::Invalid(e.to_string()))
+}
+
+/// The mapping beside `survey.json`: `participant,code`, by number; the rows written.
+pub fn survey_participants(layout: &replication::Layout, out: &mut dyn Sink) -> ServiceResult<u64> {
+    let mut w = SafeCsv::new(out);
+    let io = |e: csv::Error| ServiceError::Internal(e.into());
+    w.write_record(["participant", "code"]).map_err(io)?;
+    for (number, code) in &layout.participants {
+        w.write_record([number, code]).map_err(io)?;
+    }
+    w.flush().map_err(|e| ServiceError::Internal(e.into()))?;
+    Ok(layout.participants.len() as u64)
 }
 
 /// Writes the export; returns the rows written.
@@ -80,7 +124,16 @@ pub async fn write(
             pilot,
         } => export::votes_table(db, study, out, external_ids, pilot).await,
         Export::Matrix => export::matrix(db, study, out).await,
-        Export::Survey => export::survey(db, study, out).await,
+        Export::Survey { all_items } => {
+            let layout = survey(db, study, replication::Options { all_items }).await?;
+            out.write_all(layout.json.as_bytes())
+                .map_err(|e| ServiceError::Internal(e.into()))?;
+            return Ok(layout.votes as u64);
+        }
+        Export::SurveyParticipants { all_items } => {
+            let layout = survey(db, study, replication::Options { all_items }).await?;
+            return survey_participants(&layout, out);
+        }
         Export::Reviews => return reviews(db, study, out, false).await,
         Export::ReviewVerdicts => return reviews(db, study, out, true).await,
         Export::Npr => crate::store::export_results::npr(db, study, out).await,

@@ -10,7 +10,6 @@ use sqlx::Row;
 use super::{Db, StoreResult};
 use crate::domain::vote::COLUMNS;
 use crate::engine::analysis::{judges_unnatural, relative_change, Category, Tally};
-use crate::formats::survey::SurveyWriter;
 use crate::ids::StudyId;
 
 /// Where an export writes: a `Write` that may also ask the exporter to wait. The exporters call
@@ -455,32 +454,36 @@ pub async fn matrix(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Resu
     Ok(n)
 }
 
-/// Votes in the published replication layout `{level: {n: {participant: {CR, CC, Time}}}}`,
-/// written level by level and item by item as they stream.
-pub async fn survey(db: &Db, study: StudyId, out: &mut dyn Sink) -> anyhow::Result<u64> {
+/// The study's counted votes, for `survey.json` in the published package's layout (laid out
+/// by [`crate::formats::replication`]: it needs every item's raters at once).
+pub async fn survey_votes(
+    db: &Db,
+    study: StudyId,
+) -> anyhow::Result<Vec<crate::formats::survey::SurveyVote>> {
     let mut rows = sqlx::query(
         "SELECT i.item_key, i.level, a.code, v.cr, v.cc, v.time_secs FROM votes v JOIN items i ON i.id = v.item_id \
-         JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 AND v.counted = 1 ORDER BY i.level, i.item_key, a.code",
+         JOIN annotators a ON a.id = v.annotator_id WHERE i.study_id = $1 AND v.counted = 1",
     )
     .bind(study)
     .fetch(&db.pool);
-    let (mut writer, open) = SurveyWriter::start();
-    out.write_all(open.as_bytes())?;
+    let mut out = Vec::new();
     while let Some(r) = rows.try_next().await? {
-        out.pace().await?;
-        let text = writer.vote(
-            &r.try_get::<String, _>("item_key")?,
-            &r.try_get::<String, _>("level")?,
-            &r.try_get::<String, _>("code")?,
-            r.try_get("cr")?,
-            r.try_get("cc")?,
-            r.try_get("time_secs")?,
-        )?;
-        out.write_all(text.as_bytes())?;
+        let level: String = r.try_get("level")?;
+        let likert = |column: &str| -> anyhow::Result<u8> {
+            let x: i64 = r.try_get(column)?;
+            u8::try_from(x).map_err(|_| anyhow::anyhow!("a stored {column} of {x}"))
+        };
+        out.push(crate::formats::survey::SurveyVote {
+            item: r.try_get("item_key")?,
+            level: crate::formats::Level::parse(&level)
+                .ok_or_else(|| anyhow::anyhow!("a stored level {level}"))?,
+            participant: r.try_get("code")?,
+            cr: likert("cr")?,
+            cc: likert("cc")?,
+            time_secs: r.try_get::<Option<f64>, _>("time_secs")?,
+        });
     }
-    let (close, n) = writer.finish();
-    out.write_all(close.as_bytes())?;
-    Ok(n)
+    Ok(out)
 }
 
 /// The study's bugs and transformations in the interchange formats (for a round trip).

@@ -301,7 +301,7 @@ pub fn imported_code(participant: &str) -> String {
 }
 
 /// The ending of imported participants' codes.
-pub const IMPORTED: &str = "@import";
+pub const IMPORTED: &str = crate::formats::IMPORTED_SUFFIX;
 
 /// Imports votes in the replication layout; annotators are created from participant codes, in
 /// the imported namespace ([`imported_code`]).

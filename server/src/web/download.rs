@@ -87,7 +87,8 @@ impl crate::service::exports::Sink for ChannelSink {
     }
 }
 
-/// `GET /studies/{id}/export/{what}` — dataset.jsonl, dataset.csv, votes.csv, matrix.csv, survey.json,
+/// `GET /studies/{id}/export/{what}` — dataset.jsonl, dataset.csv, votes.csv, matrix.csv, survey.json
+/// (and survey-participants.csv),
 /// reviews.csv, review_verdicts.csv, npr_results.csv, ce_scores.csv.
 /// Staff of the study only, checked here on the decoded id (the page guard checks again).
 #[tracing::instrument(skip(state, session))]
@@ -111,6 +112,22 @@ pub async fn export(
     let Ok(slot) = state.exports.slots.clone().try_acquire_owned() else {
         return busy();
     };
+    if kind.laid_out() {
+        // laid out whole first: a study that does not fit the layout gets its reason
+        let mut body = Vec::new();
+        let written = crate::service::exports::write(&state.db, study, kind, &mut body).await;
+        drop(slot);
+        return match written {
+            Ok(_) => download(mime, &format!("study-{study}-{what}"), Body::from(body)),
+            Err(crate::service::ServiceError::Invalid(why)) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, why).into_response()
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "export failed");
+                (StatusCode::INTERNAL_SERVER_ERROR, "export failed").into_response()
+            }
+        };
+    }
     let (tx, rx) = tokio::sync::mpsc::channel(IN_FLIGHT);
     let db = state.db.clone();
     let stall = state.exports.stall;
@@ -132,13 +149,19 @@ pub async fn export(
         }
     });
     let stream = tokio_stream_from(rx);
+    download(
+        mime,
+        &format!("study-{study}-{what}"),
+        Body::from_stream(stream),
+    )
+}
+
+/// A download's answer: its media type, its file name, its body.
+fn download(mime: &str, name: &str, body: Body) -> Response {
     Response::builder()
         .header(header::CONTENT_TYPE, mime)
-        .header(
-            header::CONTENT_DISPOSITION,
-            attachment(&format!("study-{study}-{what}")),
-        )
-        .body(Body::from_stream(stream))
+        .header(header::CONTENT_DISPOSITION, attachment(name))
+        .body(body)
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
@@ -248,14 +271,9 @@ fn result_file(
     missing: &'static str,
 ) -> Response {
     match found {
-        Ok(Some((bytes, mime))) => Response::builder()
-            .header(header::CONTENT_TYPE, mime)
-            .header(
-                header::CONTENT_DISPOSITION,
-                attachment(&format!("study-{study}-{file}")),
-            )
-            .body(Body::from(bytes))
-            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+        Ok(Some((bytes, mime))) => {
+            download(mime, &format!("study-{study}-{file}"), Body::from(bytes))
+        }
         Ok(None) => (StatusCode::NOT_FOUND, missing).into_response(),
         Err(e) => super::access::error_response(e),
     }

@@ -3,8 +3,13 @@
 
 pub mod benchmark;
 pub mod items;
+pub mod replication;
 pub mod results;
 pub mod survey;
+
+/// The ending of an imported participant's code (`S3@import`): an online participant `S3` of
+/// the same study is another person.
+pub const IMPORTED_SUFFIX: &str = "@import";
 
 use std::fmt;
 

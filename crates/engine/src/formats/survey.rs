@@ -33,8 +33,48 @@ fn line_of(text: &str, needle: &str, from: usize) -> usize {
         .unwrap_or(from)
 }
 
+/// `text` with every bare `NaN` (outside strings) read as `null`: Python's `json` writes a
+/// missing float so, and natstudy's replication layout writes an untimed vote's time so. The
+/// lines stay where they were, so the problems' line numbers hold.
+fn nan_as_null(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("NaN") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let (mut in_string, mut escaped, mut from) = (false, false, 0);
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if bytes[i..].starts_with(b"NaN")
+            && (i == 0 || !word(bytes[i - 1]))
+            && bytes.get(i + 3).is_none_or(|&n| !word(n))
+        {
+            out.push_str(&text[from..i]);
+            out.push_str("null");
+            i += 3;
+            from = i;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(&text[from..]);
+    std::borrow::Cow::Owned(out)
+}
+
 pub fn parse_survey(text: &str, file: &str) -> Result<Vec<SurveyVote>, FormatError> {
     let mut problems = Problems::default();
+    let text = &*nan_as_null(text);
     let root: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -159,68 +199,6 @@ pub fn parse_survey(text: &str, file: &str) -> Result<Vec<SurveyVote>, FormatErr
     problems.finish(out)
 }
 
-/// Writes `survey.json` as votes stream in, in (level, item, participant) order: each call
-/// returns the text to append, so a writer never holds the whole survey. The reader above
-/// reads back what this writes.
-#[derive(Debug, Default)]
-pub struct SurveyWriter {
-    level: Option<String>,
-    item: Option<String>,
-    votes: u64,
-}
-
-impl SurveyWriter {
-    /// The opening text.
-    pub fn start() -> (SurveyWriter, String) {
-        (SurveyWriter::default(), "{".into())
-    }
-
-    /// One vote on item `key` (`{level}_{n}`) of `level` by `participant`.
-    pub fn vote(
-        &mut self,
-        key: &str,
-        level: &str,
-        participant: &str,
-        cr: i64,
-        cc: i64,
-        time_secs: Option<f64>,
-    ) -> Result<String, serde_json::Error> {
-        let num = key.rsplit_once('_').map_or(key, |(_, n)| n);
-        let mut out = String::new();
-        if self.level.as_deref() != Some(level) {
-            if self.level.is_some() {
-                out.push_str("}}, ");
-            }
-            out.push_str(&format!(
-                "{}: {{{}: {{",
-                serde_json::to_string(level)?,
-                serde_json::to_string(num)?
-            ));
-            self.level = Some(level.to_owned());
-            self.item = Some(key.to_owned());
-        } else if self.item.as_deref() != Some(key) {
-            out.push_str(&format!("}}, {}: {{", serde_json::to_string(num)?));
-            self.item = Some(key.to_owned());
-        } else {
-            out.push_str(", ");
-        }
-        let vote = serde_json::json!({"CR": cr, "CC": cc, "Time": time_secs});
-        out.push_str(&format!(
-            "{}: {}",
-            serde_json::to_string(participant)?,
-            vote
-        ));
-        self.votes += 1;
-        Ok(out)
-    }
-
-    /// The closing text, and how many votes were written.
-    pub fn finish(self) -> (String, u64) {
-        let close = if self.level.is_some() { "}}}\n" } else { "}\n" };
-        (close.into(), self.votes)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,43 +225,17 @@ mod tests {
     }
 
     #[test]
-    fn what_the_writer_writes_reads_back() {
-        let (mut w, mut text) = SurveyWriter::start();
-        for (key, level, who, cr, cc, t) in [
-            ("expression_2", "expression", "S1", 1, 2, Some(3.5)),
-            ("naming_1", "naming", "S1", 4, 3, None),
-            ("naming_1", "naming", "S2", 2, 2, Some(1.0)),
-            ("naming_7", "naming", "S1", 3, 1, Some(9.25)),
-        ] {
-            text.push_str(&w.vote(key, level, who, cr, cc, t).expect("json"));
-        }
-        let (close, n) = w.finish();
-        text.push_str(&close);
-        assert_eq!(n, 4);
-        let back = parse_survey(&text, "survey.json").expect("reads back");
-        let mut got: Vec<_> = back
+    fn nan_is_an_untimed_vote_outside_strings_only() {
+        let text = "{\"naming\": {\"1\": {\"S1\": {\"CR\": 1, \"CC\": 2, \"Time\": NaN},\n \"NaN\\\"NaN\": {\"CR\": 2, \"CC\": 2, \"Time\": 4}}}}";
+        let v = parse_survey(text, "s.json").expect("reads");
+        let got: Vec<(&str, Option<f64>)> = v
             .iter()
-            .map(|v| {
-                (
-                    v.item.clone(),
-                    v.participant.clone(),
-                    v.cr,
-                    v.cc,
-                    v.time_secs,
-                )
-            })
+            .map(|v| (v.participant.as_str(), v.time_secs))
             .collect();
-        got.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-        assert_eq!(
-            got,
-            vec![
-                ("expression_2".into(), "S1".into(), 1, 2, Some(3.5)),
-                ("naming_1".into(), "S1".into(), 4, 3, None),
-                ("naming_1".into(), "S2".into(), 2, 2, Some(1.0)),
-                ("naming_7".into(), "S1".into(), 3, 1, Some(9.25)),
-            ]
-        );
-        let (w, empty) = SurveyWriter::start();
-        assert_eq!(format!("{empty}{}", w.finish().0), "{}\n");
+        assert_eq!(got, [("NaN\"NaN", Some(4.0)), ("S1", None)]);
+        // a word that merely holds NaN is still refused, on its line
+        let bad = "{\"naming\": {\"1\": {\"S1\":\n {\"CR\": 1, \"CC\": 2, \"Time\": NaNa}}}}";
+        let e = parse_survey(bad, "s.json").expect_err("NaNa");
+        assert_eq!(e.problems[0].line, 2);
     }
 }
