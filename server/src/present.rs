@@ -349,6 +349,7 @@ fn tables_of(r: &Report) -> Vec<TableView> {
                     opt(m.auc_nc),
                     opt(m.auc_ce),
                     opt(m.spearman_original_vs_transformed),
+                    opt(m.spearman_all_scored),
                     m.mww_natural_vs_unnatural
                         .as_ref()
                         .map(|x| p_text(x.p_value))
@@ -366,6 +367,7 @@ fn tables_of(r: &Report) -> Vec<TableView> {
                 "AUC (NC)",
                 "AUC (CE)",
                 "Spearman H(b′) vs H(b)",
+                "Spearman, every scored item",
                 "p (natural < unnatural)",
             ],
             rows,

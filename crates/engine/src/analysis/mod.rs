@@ -422,4 +422,40 @@ mod tests {
         );
         assert!(all.incomplete_items.is_empty());
     }
+
+    /// Spearman's ρ of H(b′) and H(b) reads the items with a category, as `rq3.py` does; the
+    /// figure over every scored item stands beside it.
+    #[test]
+    fn spearman_reads_complete_items_as_rq3_does() {
+        let mut data = complete_study();
+        data.items.push(item("naming_9", Level::Naming));
+        data.votes.push(Vote {
+            item: 4,
+            annotator: "S0".into(),
+            cr: 1,
+            cc: 1,
+            time_secs: None,
+        });
+        data.bugs = (0..5).map(|i| format!("B{i}")).collect();
+        for (i, it) in data.items.iter_mut().enumerate() {
+            it.bug = format!("B{i}");
+        }
+        for i in 0..5 {
+            let h = f64::from(i + 1);
+            // the incomplete item goes against the others' order
+            let h2 = if i == 4 { 0.5 } else { h + 0.1 };
+            data.ce.push(("m".into(), format!("B{i}"), h));
+            data.ce
+                .push(("m".into(), data.items[i as usize].key.clone(), h2));
+        }
+        let options = Options {
+            bootstrap: 0,
+            ..Options::default()
+        };
+        let m = &report_with(&data, &options).rnc["m"];
+        assert_eq!(m.items, 5);
+        assert_eq!(m.spearman_original_vs_transformed, Some(1.0));
+        let all = m.spearman_all_scored.expect("all scored");
+        assert!((all - 0.0).abs() < 1e-12, "{all}");
+    }
 }

@@ -16,7 +16,12 @@ pub struct ModelReport {
     pub items: usize,
     pub mww_natural_vs_unnatural: Option<MannWhitney>,
     pub mww_likely_natural_vs_likely_unnatural: Option<MannWhitney>,
+    /// Spearman's ρ of H(b′) and H(b) over the items with a category (complete items), as the
+    /// published `rq3.py` computes it (it reads only categorised items).
     pub spearman_original_vs_transformed: Option<f64>,
+    /// The same over every item with both cross-entropies, incomplete ones included; equal
+    /// to the above when every scored item is complete.
+    pub spearman_all_scored: Option<f64>,
     pub auc_rnc: Option<f64>,
     pub auc_nc: Option<f64>,
     pub auc_ce: Option<f64>,
@@ -93,6 +98,12 @@ fn model_report(data: &StudyData, results: &[ItemResult], h: &HashMap<&str, f64>
             .collect()
     };
     let transformed: Vec<f64> = rows.iter().map(|r| r.ce).collect();
+    let (categorised, categorised_originals): (Vec<f64>, Vec<f64>) = rows
+        .iter()
+        .zip(&originals)
+        .filter(|(r, _)| r.category.is_some())
+        .map(|(r, hb)| (r.ce, *hb))
+        .unzip();
     let metric = |f: fn(&RncRow) -> f64| -> Vec<(Option<Category>, f64)> {
         rows.iter().map(|r| (r.category, f(r))).collect()
     };
@@ -111,7 +122,9 @@ fn model_report(data: &StudyData, results: &[ItemResult], h: &HashMap<&str, f64>
             Alternative::Less,
         )
         .ok(),
-        spearman_original_vs_transformed: stats::spearman(&transformed, &originals).ok(),
+        spearman_original_vs_transformed: stats::spearman(&categorised, &categorised_originals)
+            .ok(),
+        spearman_all_scored: stats::spearman(&transformed, &originals).ok(),
         auc_rnc: rnc_auc.as_ref().map(|(a, _)| *a),
         auc_nc: auc_natural(&metric(|r| r.nc)).map(|(a, _)| a),
         auc_ce: auc_natural(&metric(|r| r.ce)).map(|(a, _)| a),
