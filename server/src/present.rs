@@ -2,7 +2,7 @@
 //! headline lines and tables (plain cells; rendered as HTML on the results page and as
 //! fixed-width text by `natstudy report`, one builder for both) and diff rows as diff lines.
 
-use crate::engine::analysis::Report;
+use crate::engine::analysis::{MissingNpr, Report};
 use app::model::{DiffLine, FigureView, Seg, TableView};
 
 fn opt(x: Option<f64>) -> String {
@@ -44,6 +44,7 @@ fn table(id: &str, title: &str, header: &[&str], rows: Vec<Vec<String>>) -> Tabl
 fn note(id: &str) -> &'static str {
     match id {
         "excluded" => "Participants excluded from the study (by a staff member, with the reason given, or by the study's attention items): their ratings count toward no item's k and are in no figure unless the report is asked to include them (report --include-excluded).",
+        "npr-missing" => "The study's bugs and transformations a repair tool has no status for. Left out: a transformation without one, and every transformation of a bug without one; read as wrong: as the published package's scripts read a target without a row (natstudy report --missing-npr wrong).",
         "incomplete" => "Items that have some ratings but not the study's k: no category and no share in kappa until they are complete.",
         "naturalness" => "Items by naturalness category: an annotator judges an item unnatural when readability (CR) or conventions (CC) is 3 or 4; natural ≤ 1 such vote of 5, likely natural 2, likely unnatural 3, unnatural ≥ 4.",
         "operators" => "The same categories per transformation operator.",
@@ -56,7 +57,7 @@ fn note(id: &str) -> &'static str {
         "pairs" => "Difference between two tools (first − second) in bugs fixed, on the originals and normalised over their transformations.",
         "applicability" => "Bugs with at least one transformation of each level, all and natural only (independent of tools).",
         "patch-review" => "Plausible patches decided without people (no-op: same tokens as the buggy method; SYE: same tokens as the developer's fix; TCE: identical class files), by two reviewers (correct only if both say so), or by an admin on a disagreement; Cohen's κ between the reviewers with a bootstrap 95% interval.",
-        "rnc" => "Relative naturalness change RNC = (H(b′) − H(b)) / H(b) under each language model; AUC of separating natural from unnatural items by RNC, NC and CE.",
+        "rnc" => "Relative naturalness change RNC = (H(b′) − H(b)) / H(b) under each language model; AUC of separating natural from unnatural items by RNC, NC and CE; Spearman's rank correlation of H(b′) and H(b) over the categorised items, as the published rq3.py computes it, and over every scored item.",
         _ => "",
     }
 }
@@ -96,6 +97,7 @@ pub fn headline(study: &str, r: &Report) -> Vec<String> {
         }
     }
     lines.extend(left_out_line(&r.left_out));
+    lines.extend(missing_npr_line(r));
     lines.extend([
         format!(
             "Study {study}: {} items, {} votes, {} annotators",
@@ -126,6 +128,24 @@ fn left_out_line(l: &crate::engine::analysis::LeftOut) -> Option<String> {
         format!(
             "{who} excluded from the study: their {votes} are in no figure below (table \"Excluded participants\")."
         )
+    })
+}
+
+/// What the report says of the targets without a repair status: how many, and how they were
+/// read (the published package reads them as wrong).
+fn missing_npr_line(r: &Report) -> Option<String> {
+    let missing: usize = r.robustness.values().map(|t| t.missing.len()).sum();
+    if missing == 0 {
+        return None;
+    }
+    let targets = app::text::count(missing as i64, "repair target");
+    Some(match r.missing_npr {
+        MissingNpr::Skip => format!(
+            "{targets} without a repair status left out of the robustness figures, with every transformation of such a bug (table \"Targets without a repair status\"; `natstudy report --missing-npr wrong` reads them as wrong, as the published package does)."
+        ),
+        MissingNpr::Wrong => format!(
+            "{targets} without a repair status read as wrong, as the published package reads them (table \"Targets without a repair status\")."
+        ),
     })
 }
 
@@ -170,6 +190,27 @@ fn data_note(r: &Report, id: &str) -> String {
 
 fn tables_of(r: &Report) -> Vec<TableView> {
     let mut out = Vec::new();
+    let read_as = match r.missing_npr {
+        MissingNpr::Skip => "left out",
+        MissingNpr::Wrong => "wrong",
+    };
+    let missing: Vec<Vec<String>> = r
+        .robustness
+        .iter()
+        .flat_map(|(tool, t)| {
+            t.missing
+                .iter()
+                .map(move |target| vec![tool.clone(), target.clone(), read_as.to_owned()])
+        })
+        .collect();
+    if !missing.is_empty() {
+        out.push(table(
+            "npr-missing",
+            "Targets without a repair status",
+            &["tool", "target", "read as"],
+            missing,
+        ));
+    }
     if !r.left_out.participants.is_empty() {
         let rows = r
             .left_out

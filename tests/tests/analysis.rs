@@ -582,5 +582,50 @@ async fn a_missing_repair_status_is_listed_and_read_as_asked() {
         bugs(&stated),
         "the bug without a status is left out"
     );
+    // the report says how it read them, and lists them in a table (the results page's too)
+    assert_eq!(skipped["missing_npr"], "skip");
+    assert_eq!(read_wrong["missing_npr"], "wrong");
+    for (out, read) in [("Gaps0", "left out"), ("Gaps2", "wrong")] {
+        let table = std::fs::read_to_string(dir.path().join(out).join("tables/npr-missing.csv"))
+            .expect("the table of targets without a status");
+        let mut rows: Vec<String> = table.lines().skip(1).map(str::to_owned).collect();
+        rows.sort();
+        let mut want: Vec<String> = gone.iter().map(|t| format!("{tool},{t},{read}")).collect();
+        want.sort();
+        assert_eq!(rows, want, "{out}");
+    }
+    assert!(
+        !dir.path().join("Wrong0/tables/npr-missing.csv").exists(),
+        "no table when every target has a status"
+    );
+    let app = natstudy_tests::TestApp::start(db.clone())
+        .await
+        .expect("server");
+    app.add_user("ada", "a-long-password", natstudy_tests::Role::Admin)
+        .await
+        .expect("admin");
+    let c = app
+        .signed_in("ada", "a-long-password")
+        .await
+        .expect("sign in");
+    let gaps = natstudy::store::studies::id_by_name(&db, "Gaps")
+        .await
+        .expect("id");
+    let page = c
+        .post(app.url("/api/studies/results"))
+        .form(&[("study", gaps.to_string())])
+        .send()
+        .await
+        .expect("results")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        page.contains("Targets without a repair status")
+            && page.contains("2 repair targets without a repair status left out")
+            && gone.iter().all(|t| page.contains(&format!("\"{t}\""))),
+        "{page:.2000}"
+    );
+    drop(app);
     guard.drop_now(db).await;
 }

@@ -125,6 +125,8 @@ pub struct Report {
     pub incomplete_items: Vec<IncompleteItem>,
     /// Participants excluded before the analysis ([`StudyData::left_out`]).
     pub left_out: LeftOut,
+    /// How the targets without a repair status ([`ToolReport::missing`]) were read.
+    pub missing_npr: MissingNpr,
 }
 
 /// How to run the analysis.
@@ -153,7 +155,8 @@ impl Default for Options {
 /// How a study's target (a bug or a transformation) that a tool has no repair status for
 /// counts in that tool's robustness. Either way the report lists such targets per tool
 /// (`ToolReport::missing`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum MissingNpr {
     /// Left out: a transformation without a status, and every transformation of a bug without
     /// one (natstudy's reading).
@@ -297,6 +300,7 @@ pub fn report_with(data: &StudyData, options: &Options) -> Report {
         complete_items: complete.iter().filter(|c| **c).count(),
         incomplete_items: incomplete,
         left_out: data.left_out.clone(),
+        missing_npr: options.missing_npr,
     }
 }
 
