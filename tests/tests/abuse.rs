@@ -531,6 +531,103 @@ async fn dripped_request_bodies_cannot_hold_the_connections() {
     guard.drop_now(db).await;
 }
 
+/// The flood of the review at its own scale, on a `natstudy serve` process with its default
+/// limits: 16 addresses × 256 connections (each address at its share; all 4,096 slots taken)
+/// each send a POST body a byte every 10 s. A new visitor's sign-in page, asked every 250 ms
+/// on a new connection, is answered within a second throughout (the slowest body makes room),
+/// every drip is cut once its body falls below the pace, and the server's peak memory is
+/// reported (README).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_body_flood_from_sixteen_addresses_leaves_room() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // the test holds 4,096 sockets of its own
+    let fit = natstudy::web::connections::fit_to_descriptors(4096 + 512);
+    if fit < 4096 + 512 {
+        eprintln!("SKIPPED: {fit} open files fit; the flood needs 4,608");
+        return;
+    }
+    let (_dir, server) = served_with_an_admin(&[]).await;
+    let idle_mib = server.peak_rss_kib().expect("rss") / 1024;
+    let addr: std::net::SocketAddr = server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("address");
+    let (addresses, each) = (16u8, 256);
+    let started = Instant::now();
+    let mut drips = Vec::new();
+    for a in 0..addresses {
+        for _ in 0..each {
+            drips.push(tokio::spawn(async move {
+                let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+                socket
+                    .bind(std::net::SocketAddr::from(([127, 0, 0, 2 + a], 0)))
+                    .expect("bind");
+                let Ok(mut s) = socket.connect(addr).await else {
+                    return None;
+                };
+                let head = b"POST /api/login HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 4000\r\n\r\n";
+                if s.write_all(head).await.is_err() {
+                    return Some(Instant::now());
+                }
+                loop {
+                    if s.write_all(b"a").await.is_err() {
+                        return Some(Instant::now());
+                    }
+                    let mut buf = [0u8; 256];
+                    // an answer (a refusal) or a close: cut
+                    match tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf)).await {
+                        Ok(_) => return Some(Instant::now()),
+                        Err(_) => continue,
+                    }
+                }
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // a new visitor every 250 ms, each on a connection of its own
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("client");
+    let (mut slowest, mut asked) = (Duration::ZERO, 0);
+    while started.elapsed() < Duration::from_secs(25) {
+        let t = Instant::now();
+        let r = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.get(server.url("/login")).send(),
+        )
+        .await
+        .expect("the visitor is answered")
+        .expect("page");
+        assert_eq!(r.status(), StatusCode::OK);
+        slowest = slowest.max(t.elapsed());
+        asked += 1;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let mut cut_after = Vec::new();
+    for d in drips {
+        let cut = tokio::time::timeout(Duration::from_secs(60), d)
+            .await
+            .expect("every drip ends")
+            .expect("task")
+            .expect("every drip connected");
+        cut_after.push(cut.duration_since(started));
+    }
+    let peak_mib = server.peak_rss_kib().expect("rss") / 1024;
+    let last_cut = cut_after.iter().max().copied().unwrap_or_default();
+    eprintln!(
+        "slow-body flood, {addresses} addresses x {each} connections: {asked} visits, the slowest answered in {} ms; every drip cut within {:.1} s; server peak RSS {peak_mib} MiB ({idle_mib} MiB before)",
+        slowest.as_millis(),
+        last_cut.as_secs_f64()
+    );
+    assert!(
+        slowest < Duration::from_secs(1),
+        "a visitor waited {slowest:?} during the flood"
+    );
+    assert!(peak_mib < 512, "peak RSS {peak_mib} MiB");
+}
+
 /// One address cannot take every connection: past its share it is answered 503 with
 /// Retry-After at once. Behind a reverse proxy (`--client-ip-header`) every connection is the
 /// proxy's, and the share is not applied.
