@@ -199,22 +199,24 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
             cap,
             pilot,
         } => {
+            // the page's rules: each through the service the page calls
+            use crate::service::invites;
             let s = crate::store::studies::id_by_name(&db, &study).await?;
-            let token = match batch {
+            let path = match batch {
                 Some(batch) if !review => {
-                    let b = crate::store::assign::batch_id(&db, s, &batch).await?;
-                    if !crate::store::invites::batch_has_room(&db, b).await? {
+                    let b = invites::batch_by_name(&db, s, &batch).await?;
+                    if !invites::batch_has_room(&db, b).await? {
                         eprintln!("warning: every item of batch {batch} already has k ratings: the link will turn participants away until there is room");
                     }
                     if pilot {
-                        crate::store::invites::create_pilot_invite(&db, s, b, cap, None).await?
+                        invites::create_pilot(&db, s, b, cap, None).await?
                     } else {
-                        crate::store::invites::create_invite(&db, s, b, cap, None).await?
+                        invites::create(&db, s, b, cap, None).await?
                     }
                 }
-                _ => crate::store::invites::create_review_invite(&db, s, cap, None).await?,
+                _ => invites::create_review(&db, s, cap, None).await?,
             };
-            println!("/join/{token}");
+            println!("{path}");
         }
     }
     Ok(())

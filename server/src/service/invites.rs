@@ -11,6 +11,20 @@ use natstudy_types::InviteStatus;
 pub const MAX_TOKEN: usize = 128;
 /// How many reviewers one review-only invite may admit.
 pub const REVIEW_CAPS: std::ops::RangeInclusive<i64> = 1..=1000;
+/// How many participants one survey invite may admit (a crowd study's places).
+pub const INVITE_CAPS: std::ops::RangeInclusive<i64> = 1..=100_000;
+
+/// The cap of an invite, checked against its range; the page and the command line share it.
+fn check_cap(cap: i64, caps: &std::ops::RangeInclusive<i64>, who: &str) -> ServiceResult<()> {
+    if caps.contains(&cap) {
+        return Ok(());
+    }
+    Err(ServiceError::Invalid(format!(
+        "an invite admits {} to {} {who}, not {cap}",
+        caps.start(),
+        caps.end()
+    )))
+}
 
 /// What an invite link says to the one who opens it (`current`: the participant this browser
 /// already is, if any).
@@ -88,8 +102,46 @@ pub async fn create(
     cap: i64,
     actor: Option<UserId>,
 ) -> ServiceResult<String> {
-    let token = store::invites::create_invite(db, study, batch, cap, actor).await?;
+    batch_invite(db, study, batch, cap, false, actor).await
+}
+
+/// A new pilot invite link into a batch, whatever the study's phase: its path.
+pub async fn create_pilot(
+    db: &Db,
+    study: StudyId,
+    batch: BatchId,
+    cap: i64,
+    actor: Option<UserId>,
+) -> ServiceResult<String> {
+    batch_invite(db, study, batch, cap, true, actor).await
+}
+
+async fn batch_invite(
+    db: &Db,
+    study: StudyId,
+    batch: BatchId,
+    cap: i64,
+    pilot: bool,
+    actor: Option<UserId>,
+) -> ServiceResult<String> {
+    check_cap(cap, &INVITE_CAPS, "participants")?;
+    let token = if pilot {
+        store::invites::create_pilot_invite(db, study, batch, cap, actor).await?
+    } else {
+        store::invites::create_invite(db, study, batch, cap, actor).await?
+    };
     Ok(format!("/join/{token}"))
+}
+
+/// The batch of a study by its name.
+pub async fn batch_by_name(db: &Db, study: StudyId, name: &str) -> ServiceResult<BatchId> {
+    Ok(store::assign::batch_id(db, study, name).await?)
+}
+
+/// Whether some item of the batch has room for another rating (a link into a full batch
+/// turns participants away until there is).
+pub async fn batch_has_room(db: &Db, batch: BatchId) -> ServiceResult<bool> {
+    Ok(store::invites::batch_has_room(db, batch).await?)
 }
 
 /// A new review-only invite link: its path.
@@ -99,13 +151,7 @@ pub async fn create_review(
     cap: i64,
     actor: Option<UserId>,
 ) -> ServiceResult<String> {
-    if !REVIEW_CAPS.contains(&cap) {
-        return Err(ServiceError::Invalid(format!(
-            "an invite admits {} to {} reviewers",
-            REVIEW_CAPS.start(),
-            REVIEW_CAPS.end()
-        )));
-    }
+    check_cap(cap, &REVIEW_CAPS, "reviewers")?;
     let token = store::invites::create_review_invite(db, study, cap, actor).await?;
     Ok(format!("/join/{token}"))
 }
