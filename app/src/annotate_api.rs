@@ -131,6 +131,20 @@ pub async fn get_annotate_state(
         .map_err(crate::auth::internal)
 }
 
+/// The part of an item's method file under Context, asked for when the participant opens
+/// it (only for an item planned for them, held by them or rated by them).
+#[server(endpoint = "annotate/context")]
+pub async fn item_context(
+    study: StudyId,
+    item: ItemId,
+) -> Result<Option<crate::model::FileContext>, ServerFnError> {
+    let a = me(study).await?;
+    crate::auth::backend()?
+        .item_context(study, a, item)
+        .await
+        .map_err(crate::auth::internal)
+}
+
 /// Consent and screener answers (`answers`: JSON object of the screener's fields).
 #[server(endpoint = "annotate/consent")]
 pub async fn give_consent(

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, AnnotatorId, BatchId, GenerateRequest, GeneratedPreview, InviteId, ItemId,
-    JobId, Monitor, MyStudy, ResultsView, ReviewItem, ReviewOverview, ReviewTaskId, Role,
+    AnnotateState, AnnotatorId, BatchId, FileContext, GenerateRequest, GeneratedPreview, InviteId,
+    ItemId, JobId, Monitor, MyStudy, ResultsView, ReviewItem, ReviewOverview, ReviewTaskId, Role,
     ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User, UserId, UserRow,
     VoteForm,
 };
@@ -164,6 +164,14 @@ pub trait SurveyBackend: Send + Sync + 'static {
         revise: Option<ItemId>,
         page: Option<u32>,
     ) -> Result<AnnotateState, BackendError>;
+    /// The part of an item's method file shown under Context, when the annotator may see the
+    /// item (it is planned for them, held by them, or rated by them); `None` without a file.
+    async fn item_context(
+        &self,
+        study: StudyId,
+        annotator: AnnotatorId,
+        item: ItemId,
+    ) -> Result<Option<FileContext>, BackendError>;
     /// Records consent with the screener answers (name, value).
     async fn consent(
         &self,

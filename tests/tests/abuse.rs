@@ -2089,16 +2089,33 @@ async fn a_huge_context_file_is_sent_as_a_bounded_part() {
         .await
         .expect("state");
     let item = &state["step"]["Rate"];
-    let part = item["file_source"].as_str().expect("a part of the file");
+    // the item comes without its file: the page asks for it when Context is opened
+    assert_eq!(item["has_file"], true);
+    assert!(item.get("file_source").is_none(), "no file with the item");
+    assert_eq!(item["method_line"], 30_002);
+    let id = item["item"].clone();
+    let ask = |c: reqwest::Client, study: StudyId, id: serde_json::Value| {
+        let url = app.url("/api/annotate/context");
+        async move {
+            c.post(url)
+                .form(&[("study", study.to_string()), ("item", id.to_string())])
+                .send()
+                .await
+                .expect("context")
+        }
+    };
+    let r = ask(c.clone(), study, id.clone()).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let context: serde_json::Value = r.json().await.expect("json");
+    let part = context["text"].as_str().expect("a part of the file");
     assert!(part.len() < 128 * 1024, "{} bytes sent", part.len());
     assert!(
         part.contains("int size(int[] values)"),
         "the method is in it"
     );
-    assert_eq!(item["file_lines"], 60_006);
-    let first = item["file_first_line"].as_u64().expect("first line");
+    assert_eq!(context["total_lines"], 60_006);
+    let first = context["first_line"].as_u64().expect("first line");
     assert!((29_000..30_002).contains(&first), "{first}");
-    assert_eq!(item["method_line"], 30_002);
     let page = c
         .get(app.url(&format!("/annotate/{study}")))
         .header("accept", "text/html")
@@ -2108,8 +2125,24 @@ async fn a_huge_context_file_is_sent_as_a_bounded_part() {
         .text()
         .await
         .expect("html");
-    assert!(page.len() < 1 << 20, "the page is {} bytes", page.len());
-    assert!(page.contains("of the file's 60006"), "which lines they are");
+    assert!(page.len() < 256 << 10, "the page is {} bytes", page.len());
+    assert!(!page.contains("FIELD_0"), "no line of the file in the page");
+    // a participant of another study (naming either study) and a visitor are refused it
+    let (elsewhere, other_token) = natstudy_tests::small::study(&db, "Elsewhere").await;
+    let other = participant(&app.base, elsewhere, &other_token).await;
+    for (who, c, s) in [
+        ("another study's participant", other.clone(), study),
+        (
+            "another study's participant, naming theirs",
+            other,
+            elsewhere,
+        ),
+        ("a visitor", app.client(), study),
+    ] {
+        let r = ask(c, s, id.clone()).await;
+        assert!(!r.status().is_success(), "{who}: {}", r.status());
+        assert!(!r.text().await.expect("text").contains("FIELD_"), "{who}");
+    }
     drop(app);
     guard.drop_now(db).await;
 }

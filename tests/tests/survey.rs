@@ -790,6 +790,83 @@ async fn a_full_study_gives_no_completion_code(viewport: (u32, u32)) {
     guard.drop_now(db).await;
 }
 
+/// The method's file comes when Context is opened, not with the item: the page holds no line
+/// of it until then; opened by mouse on a laptop and with the `c` key on a phone, the file's
+/// part loads with the method's lines marked, and the vote records that Context was opened.
+async fn the_context_file_comes_when_opened(viewport: (u32, u32)) {
+    let Joined {
+        db, guard, app, b, ..
+    } = joined("Context", viewport, |_| {}).await;
+    // what the closed panel says (WebDriver reads only what is shown)
+    let file_path = || async {
+        b.client
+            .execute(
+                "return document.querySelector('#context .facts').textContent",
+                vec![],
+            )
+            .await
+            .expect("facts")
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    // the small study's one item with a file (Lang-1's src/A.java): rate the others until
+    // it is on screen
+    for _ in 0..3 {
+        b.wait_for_text("#hydrated", "interactive")
+            .await
+            .expect("hydrated");
+        if file_path().await.contains("src/A.java") {
+            break;
+        }
+        let progress = b.text_of("#progress").await;
+        b.click("#cr-1").await.expect("cr");
+        b.click("#cc-1").await.expect("cc");
+        b.click("#submit").await.expect("submit");
+        wait_until("the next item", || async {
+            b.text_of("#progress").await != progress
+        })
+        .await;
+    }
+    assert!(file_path().await.contains("src/A.java"));
+    assert!(
+        b.client.find(Locator::Css("table.file")).await.is_err(),
+        "no line of the file before Context is opened"
+    );
+    let phone = viewport == PHONE;
+    if phone {
+        b.press("c").await.expect("c");
+    } else {
+        b.click("#context > summary").await.expect("open");
+    }
+    b.wait_contains("table.file tr.in-method", "int size(int[] values)")
+        .await;
+    assert!(b.client.find(Locator::Css("#file-later")).await.is_err());
+    let marked = b
+        .client
+        .find_all(Locator::Css("table.file tr.in-method"))
+        .await
+        .expect("rows")
+        .len();
+    assert_eq!(marked, 4, "the method's four lines are marked");
+    b.click("#cr-2").await.expect("cr");
+    b.click("#cc-2").await.expect("cc");
+    b.click("#submit").await.expect("submit");
+    wait_until("the vote is stored", || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM votes v JOIN items i ON i.id = v.item_id WHERE i.item_key = 'naming_1' AND v.context_opened = 1",
+        )
+        .fetch_one(&db.pool)
+        .await
+        .unwrap_or(0)
+            == 1
+    })
+    .await;
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// A reload keeps the answer in progress: the chosen answer and the typed comment of the item
 /// on screen come back after a reload of the page, and the vote carries them.
 async fn a_reload_keeps_the_answer_in_progress(run: Run) {
@@ -1359,6 +1436,16 @@ async fn the_screener_turns_a_participant_away(run: Run) {
 /// A laptop's window and a phone's: every flow of the survey runs on both.
 const LAPTOP: (u32, u32) = (1366, 900);
 const PHONE: (u32, u32) = (390, 844);
+
+#[tokio::test]
+async fn the_context_file_comes_when_opened_on_a_laptop() {
+    the_context_file_comes_when_opened(LAPTOP).await;
+}
+
+#[tokio::test]
+async fn the_context_file_comes_when_opened_on_a_phone() {
+    the_context_file_comes_when_opened(PHONE).await;
+}
 
 #[tokio::test]
 async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen_on_a_laptop() {

@@ -131,8 +131,14 @@ pub struct DiffLine {
     pub buggy_new: bool,
 }
 
-fn first_line() -> u32 {
-    1
+/// The part of an item's method file shown under Context, asked for when it is opened: the
+/// method and the lines around it, bounded (a huge file is never sent whole), from line
+/// `first_line` of the file's `total_lines`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileContext {
+    pub text: String,
+    pub first_line: u32,
+    pub total_lines: u32,
 }
 
 /// An item as a participant rates it. Blinded studies leave `operator` and `bug_id` out.
@@ -146,14 +152,9 @@ pub struct ItemView {
     pub file_path: String,
     pub method: String,
     pub diff: Vec<DiffLine>,
-    /// The part of the method's file shown under Context: the method and the lines around
-    /// it, bounded (a huge file is never sent whole), from line `file_first_line` of
-    /// `file_lines`.
-    pub file_source: Option<String>,
-    #[serde(default = "first_line")]
-    pub file_first_line: u32,
-    #[serde(default)]
-    pub file_lines: u32,
+    /// Whether the method's file is known: its part ([`FileContext`]) is sent only when the
+    /// participant opens Context, never with the item.
+    pub has_file: bool,
     /// 1-based line of the file where the method starts, if found.
     pub method_line: Option<u32>,
     pub method_lines: u32,

@@ -1,13 +1,16 @@
 //! The participant's survey as the pages show it: where a participant stands and the item to
 //! rate (with its diff), the guideline's markdown made safe, the default screener.
 
-use natstudy_types::{AnnotateState, AnnotateStep, ItemView, Outcome, RatedRow, Waiting};
+use natstudy_types::{
+    AnnotateState, AnnotateStep, FileContext, ItemView, Outcome, RatedRow, Waiting,
+};
 
 use std::sync::{Arc, LazyLock};
 
 use natstudy_types::DiffLine;
 
 use super::memo::Memo;
+use super::{ServiceError, ServiceResult};
 use crate::ids::{AnnotatorId, ItemId, StudyId};
 use crate::present::wire_rows;
 use crate::store::Db;
@@ -249,6 +252,43 @@ pub async fn annotate_state(
     state_of(db, cache, study, annotator, revise, page, Next::Claim).await
 }
 
+/// Where the item's method starts in its file (1-based, when found) and its length in lines.
+fn method_in_file(it: &store::survey::ItemForDisplay) -> (Option<u32>, u32) {
+    let line = it.file_source.as_deref().and_then(|f| {
+        let first = it.bug_source.lines().find(|l| !l.trim().is_empty())?.trim();
+        let at = f.find(first)?;
+        Some(f[..at].matches('\n').count() as u32 + 1)
+    });
+    (line, it.bug_source.lines().count() as u32)
+}
+
+/// The part of the item's method file shown under Context, asked for when the participant
+/// opens it: the method with the lines around it, bounded ([`super::file_window`]). Only an
+/// item planned for, held by or rated by the annotator (`Forbidden` otherwise); `None` when
+/// the item has no file.
+pub async fn item_context(
+    db: &Db,
+    cache: &SurveyCache,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+) -> ServiceResult<Option<FileContext>> {
+    if !store::survey::may_see(db, study, annotator, item).await? {
+        return Err(ServiceError::Forbidden("not an item of yours".into()));
+    }
+    let held = cache.item(db, study, item).await?;
+    let it = &held.1;
+    let (method_line, method_lines) = method_in_file(it);
+    Ok(it.file_source.as_deref().map(|f| {
+        let w = super::file_window::window(f, method_line, method_lines);
+        FileContext {
+            text: w.text,
+            first_line: w.first_line,
+            total_lines: w.total_lines,
+        }
+    }))
+}
+
 /// Where the queue's next item comes from.
 enum Next {
     /// Claimed now ([`store::assign::next_item`]).
@@ -366,16 +406,7 @@ async fn state_of(
                 let held = cache.item(db, study, item).await?;
                 let it = &held.1;
                 let diff = item_diff(item, it).await?;
-                let method_line = it.file_source.as_deref().and_then(|f| {
-                    let first = it.bug_source.lines().find(|l| !l.trim().is_empty())?.trim();
-                    let at = f.find(first)?;
-                    Some(f[..at].matches('\n').count() as u32 + 1)
-                });
-                let method_lines = it.bug_source.lines().count() as u32;
-                let file = it
-                    .file_source
-                    .as_deref()
-                    .map(|f| super::file_window::window(f, method_line, method_lines));
+                let (method_line, method_lines) = method_in_file(it);
                 let original_left = !settings.randomise_sides
                     || match side {
                         Some(left) => left,
@@ -390,9 +421,7 @@ async fn state_of(
                     file_path: it.file_path.clone(),
                     method: it.method.clone(),
                     diff: diff.as_ref().clone(),
-                    file_first_line: file.as_ref().map_or(1, |w| w.first_line),
-                    file_lines: file.as_ref().map_or(0, |w| w.total_lines),
-                    file_source: file.map(|w| w.text),
+                    has_file: it.file_source.is_some(),
                     method_line,
                     method_lines,
                     original_left,

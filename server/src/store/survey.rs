@@ -465,6 +465,32 @@ pub async fn item_for_display(
 }
 
 /// The annotator's current vote on an item (CR, CC, comment), if any.
+/// Whether the annotator may see the item of the study: it is planned for them, held by them
+/// or rated by them (an item given back, or anyone else's, is not theirs to read).
+pub async fn may_see(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    item: ItemId,
+) -> StoreResult<bool> {
+    use super::codec::AssignmentStatus;
+    Ok(sqlx::query(
+        "SELECT 1 FROM items i WHERE i.id = $1 AND i.study_id = $2 AND (\
+         EXISTS (SELECT 1 FROM assignments a WHERE a.item_id = i.id AND a.annotator_id = $3 \
+                 AND a.status IN ($4, $5, $6)) \
+         OR EXISTS (SELECT 1 FROM votes v WHERE v.item_id = i.id AND v.annotator_id = $3))",
+    )
+    .bind(item)
+    .bind(study)
+    .bind(annotator)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
+    .bind(AssignmentStatus::Done)
+    .fetch_optional(&db.pool)
+    .await?
+    .is_some())
+}
+
 pub async fn my_vote(
     db: &Db,
     annotator: AnnotatorId,

@@ -93,27 +93,57 @@ pub(super) fn Rate(
             let _ = s.set_item("natstudy.diff", if u { "unified" } else { "side" });
         }
     };
-    let file_rows = item.file_source.clone().map(|src| {
-        file_view(
-            &src,
-            item.file_first_line,
-            item.method_line,
-            item.method_lines,
-            method_ref,
-        )
-    });
-    // a part of a long file: which lines
-    let shown = item
-        .file_source
-        .as_ref()
-        .map_or(0, |s| s.lines().count() as u32);
-    let file_part = (shown > 0 && shown < item.file_lines).then(|| {
-        format!(
-            "Lines {}–{} of the file's {}: the method and the lines around it.",
-            item.file_first_line,
-            item.file_first_line + shown - 1,
-            item.file_lines
-        )
+    // the method's file is asked for when Context is first opened, never sent with the item
+    let file = RwSignal::new(FileLoad::NotAsked);
+    #[cfg(feature = "hydrate")]
+    if item.has_file {
+        let item_id = item.item;
+        Effect::new(move |_| {
+            // asked once; again on the next opening after a failure
+            let again = matches!(
+                file.get_untracked(),
+                FileLoad::NotAsked | FileLoad::Failed(_)
+            );
+            if context_open.get() && again {
+                file.set(FileLoad::Loading);
+                leptos::task::spawn_local(async move {
+                    file.set(
+                        match crate::annotate_api::item_context(study, item_id).await {
+                            Ok(found) => FileLoad::Loaded(found),
+                            Err(e) => FileLoad::Failed(e.to_string()),
+                        },
+                    );
+                });
+            }
+        });
+    }
+    let (method_line, method_lines) = (item.method_line, item.method_lines);
+    let file_panel = item.has_file.then_some(move || match file.get() {
+            FileLoad::NotAsked => view! {
+                <p class="muted" id="file-later">"The method's file is shown here once Context is open (with JavaScript on)."</p>
+            }
+            .into_any(),
+            FileLoad::Loading => view! { <p class="muted" id="file-loading" role="status">"Loading the file…"</p> }.into_any(),
+            FileLoad::Failed(why) => view! { <ErrorBox message=format!("The file could not be loaded ({why}): close and open Context to try again.") /> }.into_any(),
+            FileLoad::Loaded(None) => ().into_any(),
+            FileLoad::Loaded(Some(ctx)) => {
+                // a part of a long file: which lines
+                let shown = ctx.text.lines().count() as u32;
+                let part = (shown > 0 && shown < ctx.total_lines).then(|| {
+                    format!(
+                        "Lines {}–{} of the file's {}: the method and the lines around it.",
+                        ctx.first_line,
+                        ctx.first_line + shown - 1,
+                        ctx.total_lines
+                    )
+                });
+                let rows = file_view(&ctx.text, ctx.first_line, method_line, method_lines, method_ref);
+                view! {
+                    {part.map(|p| view! { <p class="muted" id="file-part">{p}</p> })}
+                    <div class="file-view" tabindex="0" role="region" aria-label="The method's file"><table class="file"><tbody>{rows}</tbody></table></div>
+                }
+                .into_any()
+            }
     });
     let previous_comment = item
         .previous
@@ -171,8 +201,7 @@ pub(super) fn Rate(
                     "Project " <b>{item.project.clone()}</b> " · file " <code>{item.file_path.clone()}</code>
                     {item.bug_id.clone().map(|b| view! { " · bug " <b id="bug-id">{b}</b> })}
                 </p>
-                {file_part.map(|p| view! { <p class="muted" id="file-part">{p}</p> })}
-                {file_rows.map(|rows| view! { <div class="file-view" tabindex="0" role="region" aria-label="The method's file"><table class="file"><tbody>{rows}</tbody></table></div> })}
+                {file_panel}
             </details>
         </section>
         <ActionForm action=vote node_ref=form_ref attr:id="vote-form" attr:class="card questions">
@@ -743,6 +772,16 @@ fn file_view(
             }
         })
         .collect_view()
+}
+
+/// The method's file under Context: asked for once, when Context is first opened.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+enum FileLoad {
+    NotAsked,
+    Loading,
+    Loaded(Option<crate::model::FileContext>),
+    Failed(String),
 }
 
 /// The two questions.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use app::backend::{BackendError, BackendHandle, Entry, Member, SessionPolicy};
 use app::model::{
-    AnnotateState, GenerateRequest, GeneratedPreview, Monitor, MyStudy, Role, ScoringView,
-    StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
+    AnnotateState, FileContext, GenerateRequest, GeneratedPreview, Monitor, MyStudy, Role,
+    ScoringView, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
 use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId};

@@ -94,6 +94,16 @@ impl app::backend::SurveyBackend for DomainBackend {
             .await
             .map_err(map)
     }
+    async fn item_context(
+        &self,
+        study: StudyId,
+        annotator: AnnotatorId,
+        item: ItemId,
+    ) -> Result<Option<FileContext>, BackendError> {
+        service::annotate::item_context(&self.db, &self.survey, study, annotator, item)
+            .await
+            .map_err(map)
+    }
     async fn consent(
         &self,
         study: StudyId,
