@@ -60,9 +60,24 @@ pub fn Summary(text: String) -> impl IntoView {
         .collect_view()
 }
 
+/// What the finish page says of the answers kept: "Your answer is saved." for one.
+pub fn answers_saved(rated: u64) -> String {
+    match rated {
+        1 => "Your answer is saved.".to_owned(),
+        n => format!("Your {n} answers are saved."),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_answer_is_saved_and_more_are() {
+        assert_eq!(answers_saved(1), "Your answer is saved.");
+        assert_eq!(answers_saved(2), "Your 2 answers are saved.");
+        assert_eq!(answers_saved(15), "Your 15 answers are saved.");
+    }
 
     #[test]
     fn a_missing_kappa_says_why() {

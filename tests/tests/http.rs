@@ -2113,3 +2113,30 @@ async fn a_lost_session_submit_without_javascript_leads_to_the_resume_page(store
 on_both_stores!(a_lost_session_submit_without_javascript_leads_to_the_resume_page =>
     a_lost_session_submit_without_javascript_leads_to_the_resume_page_sqlite,
     a_lost_session_submit_without_javascript_leads_to_the_resume_page_postgres);
+
+/// A page that does not exist is one 404 page with a title of its own (it had none).
+#[tokio::test]
+async fn an_unknown_page_is_a_404_with_a_title() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let r = app
+        .client()
+        .get(app.url("/no/such/page"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let page = r.text().await.expect("html");
+    assert!(
+        page.contains("<title>Not found · natstudy</title>"),
+        "{page:.3000}"
+    );
+    assert_eq!(
+        page.matches("<h1>Not found").count(),
+        1,
+        "one heading: {page:.3000}"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}

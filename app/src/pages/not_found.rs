@@ -7,6 +7,7 @@ pub fn NotFound() -> impl IntoView {
         resp.set_status(axum::http::StatusCode::NOT_FOUND);
     }
     view! {
+        <leptos_meta::Title text="Not found" />
         <h1>"Not found"</h1>
         <p>"There is no page here. " <a href="/">"Back to the start"</a></p>
     }

@@ -191,10 +191,7 @@ pub(super) fn Thanks(
     } else if rated == 0 {
         "You rated no items: there was nothing left to rate.".to_string()
     } else {
-        format!(
-            "Your {} are saved.",
-            crate::text::count(rated as i64, "answer")
-        )
+        crate::text::answers_saved(rated)
     };
     let withheld = (has_code && completion_code.is_none() && outcome == Outcome::Returned).then(|| {
         if rated == 0 {

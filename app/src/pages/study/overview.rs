@@ -55,6 +55,7 @@ pub fn StudyPage() -> impl IntoView {
                                     <a href=format!("/studies/{}/export/votes.csv", s.id) rel="external">"votes (CSV)"</a>
                                     <a href=format!("/studies/{}/export/matrix.csv", s.id) rel="external">"item × annotator matrix (CSV)"</a>
                                     <a href=format!("/studies/{}/export/survey.json", s.id) rel="external">"survey.json"</a>
+                                    <a href=format!("/studies/{}/export/survey-participants.csv", s.id) rel="external" id="survey-participants-download">"survey.json's participants (CSV)"</a>
                                     <a href=format!("/studies/{}/export/reviews.csv", s.id) rel="external">"patch review (CSV)"</a>
                                     <a href=format!("/studies/{}/export/npr_results.csv", s.id) rel="external">"repair results (CSV)"</a>
                                     <a href=format!("/studies/{}/export/ce_scores.csv", s.id) rel="external">"cross-entropies (CSV)"</a>
