@@ -464,7 +464,6 @@ pub async fn item_for_display(
     })
 }
 
-/// The annotator's current vote on an item (CR, CC, comment), if any.
 /// Whether the annotator may see the item of the study: it is planned for them, held by them
 /// or rated by them (an item given back, or anyone else's, is not theirs to read).
 pub async fn may_see(
@@ -491,6 +490,7 @@ pub async fn may_see(
     .is_some())
 }
 
+/// The annotator's current vote on an item (CR, CC, comment), if any.
 pub async fn my_vote(
     db: &Db,
     annotator: AnnotatorId,

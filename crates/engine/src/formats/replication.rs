@@ -267,24 +267,36 @@ fn number_participants(
     if !clash.is_empty() {
         return Err(LayoutError::Columns(clash));
     }
-    // DSATUR: the uncoloured rater whose neighbours use the most columns goes next
+    // DSATUR: the uncoloured rater whose neighbours use the most columns goes next; each
+    // rater's used columns are kept as the colouring goes (O(V² + E) in all)
+    let mut used = vec![[false; RATERS]; codes.len()];
+    for v in 0..codes.len() {
+        if let Some(c) = column[v] {
+            for &u in &neighbours[v] {
+                used[u][c] = true;
+            }
+        }
+    }
+    let saturation = |u: &[bool; RATERS]| u.iter().filter(|&&x| x).count();
     loop {
         let next = (0..codes.len())
             .filter(|&v| column[v].is_none())
             .max_by_key(|&v| {
-                let used: BTreeSet<usize> =
-                    neighbours[v].iter().filter_map(|&u| column[u]).collect();
-                (used.len(), neighbours[v].len(), std::cmp::Reverse(v))
+                (
+                    saturation(&used[v]),
+                    neighbours[v].len(),
+                    std::cmp::Reverse(v),
+                )
             });
         let Some(v) = next else { break };
-        let used: BTreeSet<usize> = neighbours[v].iter().filter_map(|&u| column[u]).collect();
-        match (0..RATERS).find(|c| !used.contains(c)) {
-            Some(c) => column[v] = Some(c),
-            None => {
-                return Err(LayoutError::Columns(
-                    item_of[v].iter().map(|k| (*k).to_owned()).collect(),
-                ))
-            }
+        let Some(c) = (0..RATERS).find(|&c| !used[v][c]) else {
+            return Err(LayoutError::Columns(
+                item_of[v].iter().map(|k| (*k).to_owned()).collect(),
+            ));
+        };
+        column[v] = Some(c);
+        for &u in &neighbours[v] {
+            used[u][c] = true;
         }
     }
     // numbers: column c takes c+1, c+6, c+11, … that no kept participant has
