@@ -2140,3 +2140,28 @@ async fn an_unknown_page_is_a_404_with_a_title() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A body over the limit is refused in words (its size, the limit, what to do), and to a
+/// server function in the encoding its caller reads (it showed "missing delimiter").
+#[tokio::test]
+async fn a_body_over_the_limit_is_refused_in_words() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let r = app
+        .client()
+        .post(app.url("/api/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(vec![b'a'; 3 << 20])
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let text = r.text().await.expect("text");
+    assert!(
+        text.starts_with("ServerError|This is 3.1 MB and the limit here is ")
+            && text.contains("natstudy import"),
+        "{text}"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}

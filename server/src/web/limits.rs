@@ -37,16 +37,33 @@ pub async fn body_limit(State(limits): State<BodyLimits>, req: Request, next: Ne
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body over the limit of {limit} bytes"),
-        )
-            .into_response();
+    if let Some(size) = declared.filter(|&n| n > limit as u64) {
+        let words = too_large(size, limit);
+        // a server function's caller reads its error in the server functions' encoding
+        let body = if req.uri().path().starts_with("/api/") {
+            format!("ServerError|{words}")
+        } else {
+            words
+        };
+        return (StatusCode::PAYLOAD_TOO_LARGE, body).into_response();
     }
     let (parts, body) = req.into_parts();
     let body = Body::new(http_body_util::Limited::new(body, limit));
     next.run(Request::from_parts(parts, body)).await
+}
+
+/// What a request over the body limit is told: its size and the limit in MB, and what to do.
+pub fn too_large(size: u64, limit: usize) -> String {
+    let mb = |n: u64| format!("{:.1} MB", n as f64 / 1e6);
+    let (this, most) = match (mb(size), mb(limit as u64)) {
+        // sizes that read alike in MB are told in bytes
+        (a, b) if a == b => (format!("{size} bytes"), format!("{limit} bytes")),
+        pair => pair,
+    };
+    format!(
+        "This is {this} and the limit here is {most}: send a smaller file, or import a large \
+         one with the natstudy command line (natstudy import …)."
+    )
 }
 
 /// Which `Host` a request may name. A page of another site whose name an attacker points at
@@ -229,6 +246,14 @@ pub fn provide_request_nonce() {
 #[cfg(test)]
 mod tests {
     use super::{is_upload, ClientIpHeader, HostPolicy};
+
+    #[test]
+    fn a_size_over_the_limit_is_told_in_mb_or_bytes() {
+        assert!(super::too_large(5_200_000, 1 << 20)
+            .starts_with("This is 5.2 MB and the limit here is 1.0 MB: send a smaller file"));
+        assert!(super::too_large(1_048_577, 1 << 20)
+            .starts_with("This is 1048577 bytes and the limit here is 1048576 bytes"));
+    }
 
     #[test]
     fn hosts_are_addresses_localhost_or_given_names() {
