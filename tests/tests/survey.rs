@@ -793,10 +793,11 @@ async fn a_full_study_gives_no_completion_code(viewport: (u32, u32)) {
 /// The method's file comes when Context is opened, not with the item: the page holds no line
 /// of it until then; opened by mouse on a laptop and with the `c` key on a phone, the file's
 /// part loads with the method's lines marked, and the vote records that Context was opened.
-async fn the_context_file_comes_when_opened(viewport: (u32, u32)) {
+async fn the_context_file_comes_when_opened(run: impl Into<Run>) {
+    let run: Run = run.into();
     let Joined {
         db, guard, app, b, ..
-    } = joined("Context", viewport, |_| {}).await;
+    } = joined("Context", run, |_| {}).await;
     // what the closed panel says (WebDriver reads only what is shown)
     let file_path = || async {
         b.client
@@ -833,7 +834,7 @@ async fn the_context_file_comes_when_opened(viewport: (u32, u32)) {
         b.client.find(Locator::Css("table.file")).await.is_err(),
         "no line of the file before Context is opened"
     );
-    let phone = viewport == PHONE;
+    let phone = run.viewport == PHONE;
     if phone {
         b.press("c").await.expect("c");
     } else {
@@ -1445,6 +1446,16 @@ async fn the_context_file_comes_when_opened_on_a_laptop() {
 #[tokio::test]
 async fn the_context_file_comes_when_opened_on_a_phone() {
     the_context_file_comes_when_opened(PHONE).await;
+}
+
+#[tokio::test]
+async fn the_context_file_comes_when_opened_on_postgres_over_a_slow_link() {
+    the_context_file_comes_when_opened(Run {
+        viewport: PHONE,
+        store: Store::Postgres,
+        slow: true,
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -68,6 +68,8 @@ fn safe_url(url: pulldown_cmark::CowStr<'_>) -> pulldown_cmark::CowStr<'_> {
 
 /// Diff lines computed once per item (and what it is made of), bounded to 64 MiB.
 static DIFFS: LazyLock<Memo<Vec<DiffLine>>> = LazyLock::new(|| Memo::new(64 << 20));
+/// The parts of method files shown under Context, once per item, bounded to 16 MiB.
+static FILES: LazyLock<Memo<FileContext>> = LazyLock::new(|| Memo::new(16 << 20));
 /// Guidelines as HTML, once per text, bounded to 4 MiB.
 static GUIDELINES: LazyLock<Memo<String>> = LazyLock::new(|| Memo::new(4 << 20));
 
@@ -277,16 +279,29 @@ pub async fn item_context(
         return Err(ServiceError::Forbidden("not an item of yours".into()));
     }
     let held = cache.item(db, study, item).await?;
-    let it = &held.1;
-    let (method_line, method_lines) = method_in_file(it);
-    Ok(it.file_source.as_deref().map(|f| {
-        let w = super::file_window::window(f, method_line, method_lines);
-        FileContext {
-            text: w.text,
-            first_line: w.first_line,
-            total_lines: w.total_lines,
-        }
-    }))
+    if held.1.file_source.is_none() {
+        return Ok(None);
+    }
+    // keyed by what the part is made of (item ids repeat across databases), all of it off
+    // the async threads: a file may be 4 MiB
+    let part = tokio::task::spawn_blocking(move || {
+        let it = &held.1;
+        let key = FILES.key((item, &it.file_source, &it.bug_source));
+        let (method_line, method_lines) = method_in_file(it);
+        let f = it.file_source.as_deref().unwrap_or_default();
+        // the part is at most 96 KiB besides the method's own lines
+        let weight = 2 * it.bug_source.len() + (96 << 10) + 256;
+        FILES.get_or(key, weight, || {
+            let w = super::file_window::window(f, method_line, method_lines);
+            FileContext {
+                text: w.text,
+                first_line: w.first_line,
+                total_lines: w.total_lines,
+            }
+        })
+    })
+    .await?;
+    Ok(Some(part.as_ref().clone()))
 }
 
 /// Where the queue's next item comes from.

@@ -71,9 +71,7 @@ impl Export {
             _ => return None,
         })
     }
-}
 
-impl Export {
     /// An export laid out whole before its first byte (so a refusal is an answer, not a
     /// download cut short).
     pub fn laid_out(self) -> bool {
