@@ -6,31 +6,11 @@
 use std::sync::Arc;
 
 use crate::model::{
-    AnnotateState, AnnotatorId, BatchId, FileContext, GenerateRequest, GeneratedPreview, InviteId,
-    ItemId, JobId, Monitor, MyStudy, ResultsView, ReviewItem, ReviewOverview, ReviewTaskId, Role,
-    ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User, UserId, UserRow,
-    VoteForm,
+    AnnotateState, AnnotatorId, BatchId, Entry, FileContext, GenerateRequest, GeneratedPreview,
+    InviteId, ItemId, JobId, Monitor, MyStudy, ResultsView, ReviewItem, ReviewOverview,
+    ReviewTaskId, Role, ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User,
+    UserId, UserRow, VoteForm,
 };
-
-/// A participant as a join or a resume code finds them: who, in which study, and whether they
-/// came for the patch review (a review-only invite) rather than the survey.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
-    pub annotator: AnnotatorId,
-    pub study: StudyId,
-    pub review: bool,
-}
-
-impl Entry {
-    /// The page the participant continues on.
-    pub fn page(&self) -> String {
-        if self.review {
-            format!("/studies/{}/review", self.study)
-        } else {
-            format!("/annotate/{}", self.study)
-        }
-    }
-}
 
 /// What can go wrong behind the handle, in terms a page can show.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::ids::{ItemId, StudyId};
+use natstudy_vocab::ids::{ItemId, StudyId};
 
 /// A participant's client: keeps its session cookie, never follows redirects.
 pub fn client(timeout: Duration) -> reqwest::Result<reqwest::Client> {

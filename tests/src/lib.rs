@@ -7,9 +7,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::{Context, Result};
-use natstudy::ids::{BatchId, StudyId, UserId};
-use natstudy::store::Db;
 use natstudy::web::WebConfig;
+use natstudy_core::service::Db;
+use natstudy_vocab::ids::{BatchId, StudyId, UserId};
 
 pub use app::model::Role;
 
@@ -159,15 +159,19 @@ impl TestApp {
 
     /// Adds an account directly (as the CLI would).
     pub async fn add_user(&self, name: &str, password: &str, role: Role) -> Result<UserId> {
-        natstudy::service::accounts::add_user(&self.db, None, name, password, role)
+        natstudy_core::service::accounts::add_user(&self.db, None, name, password, role)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))
     }
 
     /// Makes the account a member of the study (researchers work only on their studies).
     pub async fn add_member(&self, study: StudyId, name: &str) -> Result<()> {
-        self.add_member_as(study, name, natstudy::store::members::MemberRole::Member)
-            .await
+        self.add_member_as(
+            study,
+            name,
+            natstudy_core::store::members::MemberRole::Member,
+        )
+        .await
     }
 
     /// Makes the account a member of the study in the given role (an owner, say).
@@ -175,9 +179,9 @@ impl TestApp {
         &self,
         study: StudyId,
         name: &str,
-        role: natstudy::store::members::MemberRole,
+        role: natstudy_core::store::members::MemberRole,
     ) -> Result<()> {
-        natstudy::store::members::add(&self.db, study, name, role, None)
+        natstudy_core::store::members::add(&self.db, study, name, role, None)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))
     }
@@ -466,11 +470,11 @@ macro_rules! on_both_stores {
 /// and, when `with_votes`, its survey's votes.
 pub async fn reference_study(db: &Db, name: &str, with_votes: bool) -> Result<StudyId> {
     let dir = reference_dir().join("study-small");
-    let err = |e: natstudy::service::ServiceError| anyhow::anyhow!("{e}");
-    let study = natstudy::service::studies::create(db, None, None, name, "")
+    let err = |e: natstudy_core::service::ServiceError| anyhow::anyhow!("{e}");
+    let study = natstudy_core::service::studies::create(db, None, None, name, "")
         .await
         .map_err(err)?;
-    natstudy::service::import_items(
+    natstudy_core::service::import_items(
         db,
         study,
         &dir.join("bugs.jsonl"),
@@ -479,7 +483,7 @@ pub async fn reference_study(db: &Db, name: &str, with_votes: bool) -> Result<St
     .await
     .map_err(err)?;
     if with_votes {
-        natstudy::service::import_votes(db, study, &dir.join("survey.json"))
+        natstudy_core::service::import_votes(db, study, &dir.join("survey.json"))
             .await
             .map_err(err)?;
     }
@@ -501,7 +505,7 @@ pub async fn reference_study_with_results(db: &Db, name: &str) -> Result<StudyId
 /// A dynamic-queue batch over all of the study's items and an invite link into it with `cap`
 /// places: (batch id, invite token).
 pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, String)> {
-    use natstudy::store::assign::{self, BatchSpec, Strategy};
+    use natstudy_core::store::assign::{self, BatchSpec, Strategy};
     let spec = BatchSpec {
         name: "online".into(),
         strategy: Strategy::DynamicQueue,
@@ -515,7 +519,7 @@ pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, S
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .id;
-    let token = natstudy::store::invites::create_invite(db, study, batch, cap, None)
+    let token = natstudy_core::store::invites::create_invite(db, study, batch, cap, None)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok((batch, token))
@@ -525,8 +529,8 @@ pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, S
 /// requests of `natstudy::survey_client` (which the load benchmark sends too), failing as
 /// tests do.
 pub mod participants {
-    use natstudy::ids::{ItemId, StudyId};
     use natstudy::survey_client::{self as sc, Answers};
+    use natstudy_vocab::ids::{ItemId, StudyId};
 
     /// A client that keeps cookies and never follows redirects.
     pub fn client() -> reqwest::Client {
@@ -605,7 +609,12 @@ pub fn read_jsonl(f: &std::path::Path) -> Vec<serde_json::Value> {
 
 /// A parsed vote for tests that drive the store: `token` any text, made the 32 hex digits a
 /// rating page would send (the same text gives the same token, so a resent vote is one).
-pub fn test_vote(token: &str, cr: u8, cc: u8, time_secs: Option<f64>) -> natstudy::domain::Vote {
+pub fn test_vote(
+    token: &str,
+    cr: u8,
+    cc: u8,
+    time_secs: Option<f64>,
+) -> natstudy_core::domain::Vote {
     use std::hash::{Hash, Hasher};
     let half = |salt: u8| {
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -619,7 +628,8 @@ pub fn test_vote(token: &str, cr: u8, cc: u8, time_secs: Option<f64>) -> natstud
         token: format!("{:016x}{:016x}", half(1), half(2)),
         ..Default::default()
     };
-    natstudy::domain::Vote::parse(form, natstudy::db::now_ms()).expect("a valid test vote")
+    natstudy_core::domain::Vote::parse(form, natstudy_core::db::now_ms())
+        .expect("a valid test vote")
 }
 
 /// A scoring told to stop: its result is the stopped error, and nothing is stored under its
@@ -628,7 +638,7 @@ pub async fn assert_stopped_storing_nothing<T: std::fmt::Debug>(
     db: &Db,
     study: StudyId,
     model: &str,
-    result: &natstudy::service::ServiceResult<T>,
+    result: &natstudy_core::service::ServiceResult<T>,
 ) {
     assert!(
         result
@@ -637,7 +647,7 @@ pub async fn assert_stopped_storing_nothing<T: std::fmt::Debug>(
             .is_some_and(|e| e.to_string().contains("nothing stored")),
         "{result:?}"
     );
-    let rows = natstudy::service::scoring::ce_of_model(db, study, model)
+    let rows = natstudy_core::service::scoring::ce_of_model(db, study, model)
         .await
         .expect("rows");
     assert!(rows.is_empty(), "{model}: {} rows stored", rows.len());
@@ -663,11 +673,14 @@ pub mod small {
 
     /// A study named `name` of these three items with a dynamic batch ("online") and an
     /// invite link into it for five participants: (study, the link's token).
-    pub async fn study(db: &natstudy::store::Db, name: &str) -> (natstudy::ids::StudyId, String) {
-        let study = natstudy::store::studies::create(db, None, name, "")
+    pub async fn study(
+        db: &natstudy_core::service::Db,
+        name: &str,
+    ) -> (natstudy_vocab::ids::StudyId, String) {
+        let study = natstudy_core::store::studies::create(db, None, name, "")
             .await
             .expect("study");
-        natstudy::service::import_items_text(
+        natstudy_core::service::import_items_text(
             db,
             study,
             None,

@@ -4,13 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use natstudy::ids::{BatchId, JobId, StudyId};
-use natstudy::store::{assign, JobState};
 use natstudy::web::limits::ClientIpHeader;
+use natstudy_core::store::{assign, JobState};
 use natstudy_tests::participants::{participant, rate_step, vote};
 use natstudy_tests::{
     cli, fresh_db, on_both_stores, open_queue, reference_dir, Role, ServerProcess, Store, TestApp,
 };
+use natstudy_vocab::ids::{BatchId, JobId, StudyId};
 use reqwest::StatusCode;
 
 const PW: &str = "a-long-password";
@@ -20,7 +20,10 @@ fn study_small(file: &str) -> std::path::PathBuf {
 }
 
 /// A study with the reference items (and optionally its votes), a dynamic batch and an invite.
-async fn reference_study(db: &natstudy::store::Db, with_votes: bool) -> (StudyId, BatchId, String) {
+async fn reference_study(
+    db: &natstudy_core::service::Db,
+    with_votes: bool,
+) -> (StudyId, BatchId, String) {
     let study = natstudy_tests::reference_study(db, "A", with_votes)
         .await
         .expect("study");
@@ -28,7 +31,7 @@ async fn reference_study(db: &natstudy::store::Db, with_votes: bool) -> (StudyId
     (study, batch, token)
 }
 
-async fn count(db: &natstudy::store::Db, sql: &str) -> i64 {
+async fn count(db: &natstudy_core::service::Db, sql: &str) -> i64 {
     use sqlx::Row;
     sqlx::query(sql)
         .fetch_one(&db.pool)
@@ -90,7 +93,9 @@ async fn a_model_bomb_leaves_the_server_answering() {
         .expect("job id");
     let deadline = Instant::now() + Duration::from_secs(30);
     let message = loop {
-        let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
+        let jobs = natstudy_core::store::jobs::list(&db, study)
+            .await
+            .expect("jobs");
         let j = jobs.iter().find(|j| j.id == job).expect("job");
         if j.state == JobState::Failed {
             break j.message.clone();
@@ -119,9 +124,9 @@ async fn a_model_bomb_leaves_the_server_answering() {
 /// account; the directory lives as long as the first value.
 async fn served_with_an_admin(args: &[&str]) -> (tempfile::TempDir, ServerProcess) {
     let dir = tempfile::tempdir().expect("dir");
-    let url = natstudy::store::Db::sqlite_url_in(dir.path()).expect("url");
-    let db = natstudy::store::Db::connect(&url).await.expect("db");
-    natstudy::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
+    let url = natstudy_core::service::Db::sqlite_url_in(dir.path()).expect("url");
+    let db = natstudy_core::service::Db::connect(&url).await.expect("db");
+    natstudy_core::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
         .await
         .expect("admin");
     db.close().await;
@@ -724,7 +729,7 @@ async fn sessions_end_when_they_should(store: Store) {
     // a password change ends the other sessions
     let c = app.signed_in("ada", PW).await.expect("sign in");
     assert_eq!(who(c.clone()).await.as_deref(), Some("ada"));
-    natstudy::service::accounts::set_password(&db, None, "ada", "another-long-password")
+    natstudy_core::service::accounts::set_password(&db, None, "ada", "another-long-password")
         .await
         .expect("passwd");
     assert_eq!(who(c.clone()).await, None, "password change");
@@ -997,7 +1002,7 @@ async fn participant_input_is_bounded(store: Store) {
             .await
             .status();
         if last != StatusCode::OK {
-            assert_eq!(i, natstudy::store::assign::MAX_REVISIONS - 1, "cap");
+            assert_eq!(i, natstudy_core::store::assign::MAX_REVISIONS - 1, "cap");
             break;
         }
     }
@@ -1101,11 +1106,11 @@ async fn counts_stay_exact(store: Store) {
     let (study, batch, _) = reference_study(&db, true).await;
     // survey.json gives every item 5 votes; with k = 7 each has room for 2 online ratings
     let k = 7;
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.ratings_per_item = k;
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("k");
     // online annotators S1..S12 (S6..S10 also voted in survey.json) join the batch
@@ -1123,7 +1128,7 @@ async fn counts_stay_exact(store: Store) {
     let mut online = 0;
     for a in &pool {
         for step in 0..1000 {
-            let now = natstudy::db::now_ms();
+            let now = natstudy_core::db::now_ms();
             let Some(h) = assign::next_item(&db, study, *a, now).await.expect("next") else {
                 break;
             };
@@ -1143,10 +1148,10 @@ async fn counts_stay_exact(store: Store) {
 
     // lowering k while leases are out: nobody loops on an item the server then refuses
     let (study2, batch2, _) = {
-        let s = natstudy::store::studies::create(&db, None, "B", "")
+        let s = natstudy_core::store::studies::create(&db, None, "B", "")
             .await
             .expect("study");
-        natstudy::service::import_items(
+        natstudy_core::service::import_items(
             &db,
             s,
             &study_small("bugs.jsonl"),
@@ -1166,7 +1171,7 @@ async fn counts_stay_exact(store: Store) {
             .await
             .expect("join batch");
     }
-    let now = natstudy::db::now_ms();
+    let now = natstudy_core::db::now_ms();
     // A rates one item; B and C hold leases
     let first = assign::next_item(&db, study2, pool2[0], now)
         .await
@@ -1180,18 +1185,18 @@ async fn counts_stay_exact(store: Store) {
         .expect("next")
         .expect("item");
     // k drops to 1: every item with a vote is full
-    let mut settings = natstudy::service::studies::settings(&db, study2)
+    let mut settings = natstudy_core::service::studies::settings(&db, study2)
         .await
         .expect("settings");
     settings.ratings_per_item = 1;
-    natstudy::service::studies::update_settings(&db, study2, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study2, None, &settings)
         .await
         .expect("lower k");
     // B's lease is on an empty item (still valid) or released; either way B never loops
     let mut seen = std::collections::HashSet::new();
     for (i, a) in pool2.iter().enumerate() {
         for step in 0..500 {
-            let now = natstudy::db::now_ms();
+            let now = natstudy_core::db::now_ms();
             let Some(h) = assign::next_item(&db, study2, *a, now).await.expect("next") else {
                 break;
             };
@@ -1217,11 +1222,11 @@ on_both_stores!(counts_stay_exact => counts_stay_exact_sqlite, counts_stay_exact
 async fn actions_stay_inside_their_study(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let (a, batch_a, _) = reference_study(&db, false).await;
-    let b = natstudy::store::studies::create(&db, None, "Other", "")
+    let b = natstudy_core::store::studies::create(&db, None, "Other", "")
         .await
         .expect("study");
     let pool_a = assign::ensure_pool(&db, a, 2).await.expect("pool");
-    let err = natstudy::store::invites::create_invite(&db, b, batch_a, 5, None)
+    let err = natstudy_core::store::invites::create_invite(&db, b, batch_a, 5, None)
         .await
         .expect_err("batch of another study");
     assert!(err.to_string().contains("not found"), "{err}");
@@ -1246,21 +1251,25 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     let (study, _, _) = reference_study(&db, false).await;
     // what a killed server leaves: a running job whose heartbeat stopped a while ago
     let params = r#"{"model":"ref.arpa","log10":false}"#;
-    let job = natstudy::store::jobs::create(
+    let job = natstudy_core::store::jobs::create(
         &db,
         study,
         None,
-        natstudy::store::JobKind::Score,
+        natstudy_core::store::JobKind::Score,
         "score with ref.arpa",
         params,
     )
     .await
     .expect("job");
-    natstudy::store::jobs::progress(&db, job, natstudy::store::jobs::Progress::of(3, 357))
-        .await
-        .expect("progress");
+    natstudy_core::store::jobs::progress(
+        &db,
+        job,
+        natstudy_core::store::jobs::Progress::of(3, 357),
+    )
+    .await
+    .expect("progress");
     sqlx::query("UPDATE jobs SET updated_at = $1 WHERE id = $2")
-        .bind(natstudy::db::now_ms() - 600_000)
+        .bind(natstudy_core::db::now_ms() - 600_000)
         .bind(job)
         .execute(&mut *db.write().await.expect("write"))
         .await
@@ -1274,7 +1283,9 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     .expect("server");
     let deadline = Instant::now() + Duration::from_secs(20);
     let failed = loop {
-        let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
+        let jobs = natstudy_core::store::jobs::list(&db, study)
+            .await
+            .expect("jobs");
         let j = jobs.into_iter().find(|j| j.id == job).expect("job");
         if j.state == JobState::Failed {
             break j;
@@ -1303,7 +1314,9 @@ async fn a_job_left_running_by_a_dead_server_fails_and_runs_again(store: Store) 
     assert_ne!(again, job);
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let jobs = natstudy::store::jobs::list(&db, study).await.expect("jobs");
+        let jobs = natstudy_core::store::jobs::list(&db, study)
+            .await
+            .expect("jobs");
         let j = jobs.into_iter().find(|j| j.id == again).expect("job");
         match j.state.as_str() {
             "done" => break,
@@ -1334,8 +1347,8 @@ on_both_stores!(a_job_left_running_by_a_dead_server_fails_and_runs_again => a_jo
 
 /// A study whose dataset export is tens of megabytes (more than the kernel's socket buffers
 /// hold): one long method, many transformations.
-async fn big_study(db: &natstudy::store::Db) -> (StudyId, String) {
-    let study = natstudy::store::studies::create(db, None, "Big", "")
+async fn big_study(db: &natstudy_core::service::Db) -> (StudyId, String) {
+    let study = natstudy_core::store::studies::create(db, None, "Big", "")
         .await
         .expect("study");
     let body: String = (0..6_000).map(|i| format!("    x += {i};\n")).collect();
@@ -1351,9 +1364,15 @@ async fn big_study(db: &natstudy::store::Db) -> (StudyId, String) {
                 + "\n"
         })
         .collect();
-    natstudy::service::import_items_text(db, study, None, ("b", &bug.to_string()), ("t", &items))
-        .await
-        .expect("items");
+    natstudy_core::service::import_items_text(
+        db,
+        study,
+        None,
+        ("b", &bug.to_string()),
+        ("t", &items),
+    )
+    .await
+    .expect("items");
     let (_, token) = open_queue(db, study, 1000).await.expect("queue");
     (study, token)
 }
@@ -1425,7 +1444,7 @@ async fn researcher_b_gets_nothing_of_study_a(store: Store) {
         .add_user("bea", PW, Role::Researcher)
         .await
         .expect("bea");
-    let b = natstudy::store::studies::create_owned(&db, None, Some(rb), "B's study", "")
+    let b = natstudy_core::store::studies::create_owned(&db, None, Some(rb), "B's study", "")
         .await
         .expect("study");
     let bea = app.signed_in("bea", PW).await.expect("sign in");
@@ -1496,7 +1515,9 @@ async fn researcher_b_gets_nothing_of_study_a(store: Store) {
         .await
         .expect("add");
     assert_eq!(r.status(), StatusCode::OK);
-    let members = natstudy::store::members::list(&db, a).await.expect("list");
+    let members = natstudy_core::store::members::list(&db, a)
+        .await
+        .expect("list");
     assert_eq!(members, [("bea".to_owned(), "member".to_owned())]);
     let status = bea.get(&export).send().await.expect("get").status();
     assert_eq!(status, StatusCode::OK);
@@ -1579,7 +1600,7 @@ async fn the_demo_never_lands_in_production() {
     assert!(err.to_string().contains("loopback"), "{err}");
     // a database with real data is refused (before anything is written)
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    natstudy::service::accounts::add_user(&db, None, "alice", PW, Role::Admin)
+    natstudy_core::service::accounts::add_user(&db, None, "alice", PW, Role::Admin)
         .await
         .expect("real admin");
     let err = cli(&db.url, &["serve", "--demo", "--addr", "127.0.0.1:0"])
@@ -1587,7 +1608,7 @@ async fn the_demo_never_lands_in_production() {
         .expect_err("real data");
     assert!(err.to_string().contains("refuses this database"), "{err}");
     assert!(
-        natstudy::store::users::credentials(&db, "admin")
+        natstudy_core::store::users::credentials(&db, "admin")
             .await
             .expect("db")
             .is_none(),
@@ -1599,7 +1620,7 @@ async fn the_demo_never_lands_in_production() {
 /// Two admins who take each other's role at the same moment (or disable each other) leave one
 /// admin: the last-admin check and the change are one transaction under the accounts' lock.
 async fn two_admins_demoting_each_other_leave_one(store: Store) {
-    use natstudy::service::accounts;
+    use natstudy_core::service::accounts;
     let (db, guard) = fresh_db(store).await.expect("db");
     let mut admins = Vec::new();
     for name in ["ada", "bob"] {
@@ -1671,7 +1692,7 @@ async fn imported_votes_keep_to_their_own_annotators() {
         .await
         .expect("code");
     assert_eq!(online, "S1");
-    natstudy::service::import_votes(
+    natstudy_core::service::import_votes(
         &db,
         study,
         &natstudy_tests::reference_dir().join("study-small/survey.json"),
@@ -1846,10 +1867,10 @@ async fn a_long_method_reaches_the_page_shortened() {
         serde_json::json!({"id": "naming_1", "bug_id": "B-1", "operator": "RenameVariable-1",
         "level": "naming", "source": method(&changed), "summary": "renames `x1500` to `y1500`"})
         .to_string();
-    let study = natstudy::store::studies::create(&db, None, "Long", "")
+    let study = natstudy_core::store::studies::create(&db, None, "Long", "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(&db, study, None, ("b", &bug), ("t", &item))
+    natstudy_core::service::import_items_text(&db, study, None, ("b", &bug), ("t", &item))
         .await
         .expect("items");
     let (_, token) = open_queue(&db, study, 5).await.expect("queue");
@@ -1939,7 +1960,7 @@ async fn a_refused_batch_creates_no_annotator(store: Store) {
     natstudy_tests::reference_study(&db, "Batches", false)
         .await
         .expect("study");
-    natstudy::service::accounts::add_user(&db, None, "ada", PW, Role::Annotator)
+    natstudy_core::service::accounts::add_user(&db, None, "ada", PW, Role::Annotator)
         .await
         .expect("ada");
     let annotators = || count(&db, "SELECT COUNT(*) FROM annotators");
@@ -2068,10 +2089,10 @@ async fn a_huge_context_file_is_sent_as_a_bounded_part() {
         "id": "naming_1", "bug_id": "Lang-1", "operator": "RenameVariable-1", "level": "naming",
         "source": method.replace("count", "c"), "summary": "renames `count` to `c`",
     });
-    let study = natstudy::store::studies::create(&db, None, "Huge file", "")
+    let study = natstudy_core::store::studies::create(&db, None, "Huge file", "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(
+    natstudy_core::service::import_items_text(
         &db,
         study,
         None,

@@ -35,11 +35,11 @@ async fn survey_pages(width: u32, height: u32) -> Vec<String> {
     let study = natstudy_tests::reference_study(&db, "Accessible", false)
         .await
         .expect("study");
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.completion_code = "C0DE".into();
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("settings");
     let (_, token) = natstudy_tests::open_queue(&db, study, 5)

@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 
 use fantoccini::Locator;
-use natstudy::ids::StudyId;
-use natstudy::service::jobs::JobKind;
-use natstudy::store::JobState;
+use natstudy_core::service::jobs::JobKind;
+use natstudy_core::store::JobState;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
+use natstudy_vocab::ids::StudyId;
 
 const RITA: (&str, &str, &str) = ("rita", "a-long-password", "rita (researcher)");
 
@@ -23,7 +23,7 @@ fn reference() -> PathBuf {
 async fn ritas_study(
     title: &str,
 ) -> (
-    natstudy::store::Db,
+    natstudy_core::service::Db,
     natstudy_tests::DbGuard,
     TestApp,
     StudyId,
@@ -35,7 +35,7 @@ async fn ritas_study(
         .await
         .expect("researcher");
     // a researcher works on the studies she owns
-    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), title, "")
+    let study = natstudy_core::store::studies::create_owned(&db, None, Some(rita), title, "")
         .await
         .expect("study");
     (db, guard, app, study)
@@ -341,7 +341,7 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         "level": "naming", "source": b0["source"].as_str().expect("src").replace("limit", "lim"),
         "summary": "hand-made"
     });
-    natstudy::service::import_items_text(
+    natstudy_core::service::import_items_text(
         &db,
         study,
         None,
@@ -513,7 +513,7 @@ async fn a_slow_upload_shows_its_progress() {
 async fn researcher_scores_a_study_with_an_uploaded_model() {
     let (db, guard, app, study) = ritas_study("Scored").await;
     let r = reference();
-    natstudy::service::import_items(
+    natstudy_core::service::import_items(
         &db,
         study,
         &r.join("bugs.jsonl"),
@@ -759,17 +759,17 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
     // a neural model's job still loading its model (no steps yet: minutes for a 7B model),
     // 4.6 GiB of its 12.6 GiB read
     let loading = scoring_job(&db, study, "codellama-7b", None).await;
-    let read = natstudy::store::jobs::Progress {
+    let read = natstudy_core::store::jobs::Progress {
         load_read: 4_987_654_321,
         load_of: 13_476_839_424,
         ..Default::default()
     };
-    natstudy::store::jobs::progress(&db, loading, read)
+    natstudy_core::store::jobs::progress(&db, loading, read)
         .await
         .expect("progress");
     let running = scoring_job(&db, study, "ref.arpa", None).await;
     // its pace as its runner writes it: 5,000 tokens in 20 s, 250 s left
-    let pace = natstudy::store::jobs::Progress {
+    let pace = natstudy_core::store::jobs::Progress {
         done: 10,
         total: 357,
         tokens: 5_000,
@@ -777,7 +777,7 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
         eta_ms: Some(250_000),
         ..Default::default()
     };
-    natstudy::store::jobs::progress(&db, running, pace)
+    natstudy_core::store::jobs::progress(&db, running, pace)
         .await
         .expect("progress");
     scoring_job(
@@ -829,7 +829,7 @@ async fn the_study_page_fits_a_phone_and_a_laptop() {
                 .await
                 .expect("Space");
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-            while natstudy::store::jobs::list(&db, study)
+            while natstudy_core::store::jobs::list(&db, study)
                 .await
                 .expect("jobs")
                 .len()
@@ -959,14 +959,17 @@ async fn the_studies_and_the_accounts_fit_a_phone() {
         assert_eq!(headings, w > 700, "headings at {w} px");
     }
     // an annotator's start page lists the studies it has items in, each a link to them
-    let study = natstudy::store::studies::list(&db).await.expect("studies")[0].id;
-    let ann = natstudy::store::users::credentials(&db, "annotator-7")
+    let study = natstudy_core::store::studies::list(&db)
+        .await
+        .expect("studies")[0]
+        .id;
+    let ann = natstudy_core::store::users::credentials(&db, "annotator-7")
         .await
         .expect("db")
         .expect("annotator-7")
         .user
         .id;
-    natstudy::store::invites::enrol_user(&db, study, ann)
+    natstudy_core::store::invites::enrol_user(&db, study, ann)
         .await
         .expect("enrol");
     b.client.delete_all_cookies().await.expect("sign out");
@@ -1040,14 +1043,14 @@ async fn live_panels_keep_up_over_a_link_slower_than_their_refresh() {
     b.wait_contains("#jobs .job-state", "running (stopping…)")
         .await;
     assert!(
-        natstudy::store::jobs::list(&db, study)
+        natstudy_core::store::jobs::list(&db, study)
             .await
             .expect("jobs")
             .iter()
             .any(|j| j.id == running && j.stop_requested),
         "the stop reached the server"
     );
-    natstudy::store::jobs::finish(
+    natstudy_core::store::jobs::finish(
         &db,
         running,
         JobState::Stopped,
@@ -1061,7 +1064,7 @@ async fn live_panels_keep_up_over_a_link_slower_than_their_refresh() {
     b.wait_for_job("done", std::time::Duration::from_secs(60))
         .await;
     assert_eq!(
-        natstudy::store::jobs::list(&db, study)
+        natstudy_core::store::jobs::list(&db, study)
             .await
             .expect("jobs")
             .len(),
@@ -1075,19 +1078,21 @@ async fn live_panels_keep_up_over_a_link_slower_than_their_refresh() {
 /// A scoring job of the study with `model`, as the runner leaves it: running, or ended as
 /// `end` says. Nothing runs it.
 async fn scoring_job(
-    db: &natstudy::store::Db,
+    db: &natstudy_core::service::Db,
     study: StudyId,
     model: &str,
     end: Option<(JobState, &str)>,
-) -> natstudy::ids::JobId {
+) -> natstudy_vocab::ids::JobId {
     let params = serde_json::json!({ "model": model, "log10": false }).to_string();
     let label = format!("score with {model}");
-    let job = natstudy::store::jobs::create(db, study, None, JobKind::Score, &label, &params)
+    let job = natstudy_core::store::jobs::create(db, study, None, JobKind::Score, &label, &params)
         .await
         .expect("job");
-    assert!(natstudy::store::jobs::start(db, job).await.expect("start"));
+    assert!(natstudy_core::store::jobs::start(db, job)
+        .await
+        .expect("start"));
     if let Some((state, message)) = end {
-        natstudy::store::jobs::finish(db, job, state, message)
+        natstudy_core::store::jobs::finish(db, job, state, message)
             .await
             .expect("end");
     }

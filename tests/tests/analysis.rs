@@ -124,7 +124,9 @@ async fn reference_study(store: Store) {
         failures.len(),
         failures.join("\n")
     );
-    let studies = natstudy::store::studies::list(&db).await.expect("list");
+    let studies = natstudy_core::store::studies::list(&db)
+        .await
+        .expect("list");
     assert_eq!(studies[0].votes, 297 * 5, "votes imported once");
     // figures with the expected series
     let chart = |name: &str| {
@@ -414,7 +416,9 @@ async fn bad_imports_name_the_problem_and_write_nothing() {
         assert!(msg.contains(&format!(":{line}: field")), "case {i}: {msg}");
         assert!(msg.contains(reason), "case {i}: {msg}");
     }
-    let s = &natstudy::store::studies::list(&db).await.expect("list")[0];
+    let s = &natstudy_core::store::studies::list(&db)
+        .await
+        .expect("list")[0];
     assert_eq!((s.bugs, s.items), (0, 0), "nothing half-imported");
 
     // votes: a Likert value out of range
@@ -454,7 +458,9 @@ async fn bad_imports_name_the_problem_and_write_nothing() {
         msg.contains(":2: field `naming.1.S2.CR`: Likert value 0 out of 1–4"),
         "{msg}"
     );
-    let s = &natstudy::store::studies::list(&db).await.expect("list")[0];
+    let s = &natstudy_core::store::studies::list(&db)
+        .await
+        .expect("list")[0];
     assert_eq!(s.votes, 0, "no vote of the bad file was written");
 
     // npr: unknown target and bad status
@@ -608,7 +614,7 @@ async fn a_missing_repair_status_is_listed_and_read_as_asked() {
         .signed_in("ada", "a-long-password")
         .await
         .expect("sign in");
-    let gaps = natstudy::store::studies::id_by_name(&db, "Gaps")
+    let gaps = natstudy_core::store::studies::id_by_name(&db, "Gaps")
         .await
         .expect("id");
     let page = c

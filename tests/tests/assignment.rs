@@ -3,16 +3,16 @@
 
 use std::sync::Arc;
 
-use natstudy::db::now_ms;
-use natstudy::ids::{AnnotatorId, StudyId};
-use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted};
-use natstudy::store::Db;
+use natstudy_core::db::now_ms;
+use natstudy_core::service::Db;
+use natstudy_core::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted};
 use natstudy_tests::{fresh_db, on_both_stores, Store};
+use natstudy_vocab::ids::{AnnotatorId, StudyId};
 use rand::{Rng, SeedableRng};
 
 /// A study with `bugs` bugs of 3 transformations each.
 async fn study_with_items(db: &Db, bugs: usize) -> StudyId {
-    let study = natstudy::store::studies::create(db, None, "conc", "")
+    let study = natstudy_core::store::studies::create(db, None, "conc", "")
         .await
         .expect("study");
     let mut b = String::new();
@@ -29,13 +29,13 @@ async fn study_with_items(db: &Db, bugs: usize) -> StudyId {
             ));
         }
     }
-    natstudy::service::import_items_text(db, study, None, ("b", &b), ("t", &t))
+    natstudy_core::service::import_items_text(db, study, None, ("b", &b), ("t", &t))
         .await
         .expect("items");
     study
 }
 
-fn vote(token: String) -> natstudy::domain::Vote {
+fn vote(token: String) -> natstudy_core::domain::Vote {
     natstudy_tests::test_vote(&token, 2, 3, Some(4.0))
 }
 
@@ -43,7 +43,7 @@ fn vote(token: String) -> natstudy::domain::Vote {
 async fn claim_at(
     db: &Db,
     study: StudyId,
-    a: natstudy::ids::AnnotatorId,
+    a: natstudy_vocab::ids::AnnotatorId,
     at: i64,
 ) -> assign::Handed {
     assign::next_item(db, study, a, at)
@@ -56,9 +56,9 @@ async fn claim_at(
 async fn rate_next(
     db: &Db,
     study: StudyId,
-    a: natstudy::ids::AnnotatorId,
+    a: natstudy_vocab::ids::AnnotatorId,
     token: &str,
-) -> natstudy::ids::ItemId {
+) -> natstudy_vocab::ids::ItemId {
     let h = claim_at(db, study, a, now_ms()).await;
     assign::submit(db, study, a, h.item, &vote(token.into()), now_ms())
         .await
@@ -80,11 +80,11 @@ async fn set_k(db: &Db, study: StudyId, k: i64) {
 async fn queue_batch(
     db: &Db,
     study: StudyId,
-    annotators: Vec<natstudy::ids::AnnotatorId>,
+    annotators: Vec<natstudy_vocab::ids::AnnotatorId>,
     seed: u64,
     lease_secs: i64,
     avoid_same_bug: bool,
-) -> natstudy::ids::BatchId {
+) -> natstudy_vocab::ids::BatchId {
     let spec = BatchSpec {
         name: format!("queue {seed}"),
         strategy: Strategy::DynamicQueue,
@@ -355,7 +355,7 @@ async fn the_hold_is_set_from_the_votes(store: Store) {
     natstudy_tests::open_queue(&db, study, 5)
         .await
         .expect("queue");
-    let asked = natstudy::service::lease_hold::refresh(&db, study)
+    let asked = natstudy_core::service::lease_hold::refresh(&db, study)
         .await
         .expect("refresh")
         .expect("enough measured votes");
@@ -460,7 +460,7 @@ async fn two_instances_never_exceed_k(store: Store) {
                 let db = &dbs[(n + step + 1) % 2];
                 match assign::submit(db, study, a, h.item, &vote(token), at).await {
                     Ok(Submitted::Saved { .. }) => saved += 1,
-                    Err(natstudy::store::StoreError::Conflict(_)) if late => refused += 1,
+                    Err(natstudy_core::store::StoreError::Conflict(_)) if late => refused += 1,
                     other => panic!("annotator {a}, item {}: {other:?}", h.item),
                 }
                 assert_at_most_k(db, study, 3).await;
@@ -527,25 +527,23 @@ async fn a_burst_of_joins_is_written_whole(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 4).await;
     let batch = queue_batch(&db, study, vec![], 77, 600, false).await;
-    let token = natstudy::store::invites::create_invite(&db, study, batch, 45, None)
+    let token = natstudy_core::store::invites::create_invite(&db, study, batch, 45, None)
         .await
         .expect("invite");
     let db = Arc::new(db);
     let joins =
-        futures_util::future::join_all(
-            (0..50).map(|_| {
-                let (db, token) = (db.clone(), token.clone());
-                async move {
-                    natstudy::store::invites::join(&db, &token, &Default::default(), None).await
-                }
-            }),
-        )
+        futures_util::future::join_all((0..50).map(|_| {
+            let (db, token) = (db.clone(), token.clone());
+            async move {
+                natstudy_core::store::invites::join(&db, &token, &Default::default(), None).await
+            }
+        }))
         .await;
     let admitted: Vec<_> = joins.iter().flatten().map(|e| e.annotator).collect();
     assert_eq!(admitted.len(), 45, "the cap: {joins:?}");
     assert!(joins.iter().filter(|j| j.is_err()).all(|j| matches!(
         j,
-        Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("used up")
+        Err(natstudy_core::store::StoreError::Forbidden(m)) if m.contains("used up")
     )));
     let members: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT a.id, a.order_seed FROM batch_annotators ba JOIN annotators a ON a.id = ba.annotator_id \
@@ -559,7 +557,7 @@ async fn a_burst_of_joins_is_written_whole(store: Store) {
     ids.sort_unstable();
     assert_eq!(members.iter().map(|m| m.0).collect::<Vec<_>>(), ids);
     for (id, seed) in &members {
-        let want = natstudy::engine::assignment::annotator_seed(77, *id) as i64 & i64::MAX;
+        let want = natstudy_engine::assignment::annotator_seed(77, *id) as i64 & i64::MAX;
         assert_eq!(*seed, want, "annotator {id}'s order seed");
     }
     let audited: Vec<String> = sqlx::query_scalar(
@@ -721,10 +719,10 @@ async fn votes_wait_for_consent(store: Store) {
     )
     .await;
     assert!(
-        matches!(&required, Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("consent")),
+        matches!(&required, Err(natstudy_core::store::StoreError::Forbidden(m)) if m.contains("consent")),
         "{required:?}"
     );
-    natstudy::store::survey::consent(&db, study, pool[0], "{}")
+    natstudy_core::store::survey::consent(&db, study, pool[0], "{}")
         .await
         .expect("consent");
     for (a, item, consent) in [
@@ -792,11 +790,11 @@ async fn a_vote_claims_the_next_item_with_it(store: Store) {
     };
     let refused = then_next(first.item, "t0").await;
     assert!(
-        matches!(&refused, Err(natstudy::store::StoreError::Forbidden(m)) if m.contains("consent")),
+        matches!(&refused, Err(natstudy_core::store::StoreError::Forbidden(m)) if m.contains("consent")),
         "{refused:?}"
     );
     assert_eq!(leased().await, 1, "a refused vote claims nothing");
-    natstudy::store::survey::consent(&db, study, me, "{}")
+    natstudy_core::store::survey::consent(&db, study, me, "{}")
         .await
         .expect("consent");
     let mut rated = vec![first.item];
@@ -868,7 +866,7 @@ async fn a_vote_steps_over_a_planned_item_that_filled(store: Store) {
         .expect("an item");
     assert_eq!(first.item.0, order[0]);
     // another annotator of the group fills my second item (k = 1)
-    let second = natstudy::ids::ItemId(order[1]);
+    let second = natstudy_vocab::ids::ItemId(order[1]);
     assign::submit(&db, study, other, second, &vote("o1".into()), now_ms())
         .await
         .expect("other's vote");
@@ -1054,7 +1052,7 @@ async fn fixed_groups_and_drop_outs(store: Store) {
         .await
         .expect("counts");
     assert!(counts.iter().all(|&(_, n)| n == 5), "{counts:?}");
-    let audit = natstudy::store::audit::for_study(&db, study, 10)
+    let audit = natstudy_core::store::audit::for_study(&db, study, 10)
         .await
         .expect("audit");
     assert!(audit.iter().any(|a| a.action == "annotator.release"));
@@ -1137,11 +1135,11 @@ async fn revisions_are_kept_postgres() {
 async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 4).await; // 12 items
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.ratings_per_item = 2;
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("k = 2");
     let pool = assign::ensure_pool(&db, study, 40).await.expect("pool");
@@ -1172,7 +1170,7 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
     sends.push((stranger, handed[0].1, "x".into()));
     sends.push((handed[1].0, handed[1].1, "v1".into()));
     let before = db.group.stats();
-    let version_before = natstudy::store::studies::data_version(&db, study)
+    let version_before = natstudy_core::store::studies::data_version(&db, study)
         .await
         .expect("version");
     // each send at its own time, later than every claim: the annotators' `last_active`
@@ -1209,12 +1207,15 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
         "a refused vote makes no group run again: {before:?} → {after:?}"
     );
     assert!(
-        matches!(results[24], Err(natstudy::store::StoreError::Forbidden(_))),
+        matches!(
+            results[24],
+            Err(natstudy_core::store::StoreError::Forbidden(_))
+        ),
         "{:?}",
         results[24]
     );
     assert_done_counts(&db, study).await;
-    let last_active = |a: natstudy::ids::AnnotatorId| {
+    let last_active = |a: natstudy_vocab::ids::AnnotatorId| {
         let db = db.clone();
         async move {
             sqlx::query_scalar::<_, Option<i64>>("SELECT last_active FROM annotators WHERE id = $1")
@@ -1232,7 +1233,7 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
         stranger_seen.is_none_or(|t| t < t0),
         "a refused vote does not count as activity: {stranger_seen:?}"
     );
-    let version_after = natstudy::store::studies::data_version(&db, study)
+    let version_after = natstudy_core::store::studies::data_version(&db, study)
         .await
         .expect("version");
     assert!(
@@ -1256,7 +1257,7 @@ async fn grouped_writes_fail_alone_and_the_queue_follows_k(store: Store) {
     assert_eq!(open, 0);
     // k = 3: every item has room again
     settings.ratings_per_item = 3;
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("k = 3");
     assert!(assign::next_item(&db, study, stranger, now_ms())
@@ -1284,7 +1285,7 @@ struct ShowSetting {
     reply: Option<tokio::sync::oneshot::Sender<Option<String>>>,
 }
 
-impl natstudy::store::group_commit::Job<natstudy::store::group_commit::shared::Shared>
+impl natstudy_core::store::group_commit::Job<natstudy_core::store::group_commit::shared::Shared>
     for ShowSetting
 {
     fn lock(&self) -> Option<i64> {
@@ -1294,7 +1295,7 @@ impl natstudy::store::group_commit::Job<natstudy::store::group_commit::shared::S
     fn run<'c>(
         &'c mut self,
         conn: &'c mut sqlx::AnyConnection,
-        _shared: &'c mut natstudy::store::group_commit::shared::Shared,
+        _shared: &'c mut natstudy_core::store::group_commit::shared::Shared,
     ) -> futures_util::future::BoxFuture<'c, bool> {
         Box::pin(async move {
             let sql = format!("SELECT current_setting('{}')", self.name);
@@ -1395,7 +1396,7 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
         .await
         .expect("grow");
     drop(c);
-    tokio::time::sleep(natstudy::db::REPLAN + std::time::Duration::from_millis(300)).await;
+    tokio::time::sleep(natstudy_core::db::REPLAN + std::time::Duration::from_millis(300)).await;
     // the same connection out of the pool again (the others held meanwhile)
     let mut held = Vec::new();
     let mut same = None;
@@ -1421,7 +1422,7 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
 /// of `REVIEW_PAGE`, then the rest; a page past the last is the last; the count is of every
 /// vote; and the list is of the annotator's own study only.
 async fn rated_items_come_a_page_at_a_time(store: Store) {
-    use natstudy::store::survey::{my_votes, REVIEW_PAGE};
+    use natstudy_core::store::survey::{my_votes, REVIEW_PAGE};
     let (db, guard) = fresh_db(store).await.expect("db");
     let per = REVIEW_PAGE as usize;
     // two pages and a half
@@ -1435,8 +1436,9 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
     }
     // the other annotator's vote is not on the list
     rate_next(&db, study, pool[1], "other").await;
-    let items =
-        |page: &natstudy::store::survey::MyVotes| page.rows.iter().map(|r| r.0).collect::<Vec<_>>();
+    let items = |page: &natstudy_core::store::survey::MyVotes| {
+        page.rows.iter().map(|r| r.0).collect::<Vec<_>>()
+    };
     let first = my_votes(&db, study, pool[0], 0).await.expect("page 1");
     assert_eq!((first.page, first.total), (0, n as i64));
     assert_eq!(items(&first), order[..per]);
@@ -1456,7 +1458,7 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
     let before = my_votes(&db, study, pool[0], -5).await.expect("before");
     assert_eq!(before, first);
     // the annotator in another study: nothing, and page 0
-    let elsewhere = natstudy::store::studies::create(&db, None, "other", "")
+    let elsewhere = natstudy_core::store::studies::create(&db, None, "other", "")
         .await
         .expect("study");
     let none = my_votes(&db, elsewhere, pool[0], 4).await.expect("none");
@@ -1470,8 +1472,8 @@ on_both_stores!(rated_items_come_a_page_at_a_time => rated_items_come_a_page_at_
 /// that batch).
 async fn own_from(
     db: &Db,
-    batch: natstudy::ids::BatchId,
-    a: natstudy::ids::AnnotatorId,
+    batch: natstudy_vocab::ids::BatchId,
+    a: natstudy_vocab::ids::AnnotatorId,
 ) -> Option<i64> {
     sqlx::query_scalar(
         "SELECT CASE WHEN own_batch = $1 THEN own_from END FROM annotators WHERE id = $2",
@@ -1488,11 +1490,11 @@ struct QueueOfTwo {
     db: Db,
     guard: natstudy_tests::DbGuard,
     study: StudyId,
-    batch: natstudy::ids::BatchId,
+    batch: natstudy_vocab::ids::BatchId,
     /// The items' `(id, rank)` in the queue's order.
     order: Vec<(i64, i64)>,
-    a: natstudy::ids::AnnotatorId,
-    b: natstudy::ids::AnnotatorId,
+    a: natstudy_vocab::ids::AnnotatorId,
+    b: natstudy_vocab::ids::AnnotatorId,
 }
 
 /// A study of `bugs` bugs (3 items each) at k = `k`, with a dynamic queue (seed `seed`, leases
@@ -1600,11 +1602,11 @@ async fn items_with_room_again_are_looked_at_again(store: Store) {
         assert_eq!(rate_next(&db, study, b, &format!("l{i}")).await.get(), item);
     }
     assert_eq!(own_from(&db, batch, b).await, Some(order[4].1));
-    let mut settings = natstudy::store::survey::study_settings(&db, study)
+    let mut settings = natstudy_core::store::survey::study_settings(&db, study)
         .await
         .expect("settings");
     settings.ratings_per_item = 2;
-    natstudy::store::monitor::update_settings(&db, study, None, &settings)
+    natstudy_core::store::monitor::update_settings(&db, study, None, &settings)
         .await
         .expect("k = 2");
     assert_eq!(own_from(&db, batch, b).await, None);
@@ -1751,11 +1753,11 @@ async fn my_votes_come_from_the_annotator_index_postgres() {
         .expect("set");
     let plan: Vec<String> = sqlx::query_scalar(&format!(
         "EXPLAIN {}",
-        natstudy::store::survey::MY_VOTES_SQL
+        natstudy_core::store::survey::MY_VOTES_SQL
     ))
     .bind(1i64)
     .bind(1i64)
-    .bind(natstudy::store::survey::REVIEW_PAGE)
+    .bind(natstudy_core::store::survey::REVIEW_PAGE)
     .bind(0i64)
     .fetch_all(&mut *tx)
     .await
@@ -1800,7 +1802,7 @@ async fn instances_that_start_together_all_migrate_postgres() {
             .fetch_all(&dbs[0].pool)
             .await
             .expect("migrations");
-    let expected = natstudy::db::migrations(natstudy::db::Dialect::Postgres);
+    let expected = natstudy_core::db::migrations(natstudy_core::db::Dialect::Postgres);
     assert_eq!(
         applied,
         expected.iter().map(|&v| (v, true)).collect::<Vec<_>>()
@@ -1824,7 +1826,7 @@ async fn the_writer_comes_back_after_its_connection_is_lost_postgres() {
     rate_next(&db, study, pool[0], "before").await;
     // every connection to this database but the one that kills them (the pools' and the
     // writer's), from outside the server
-    let killer = natstudy::store::Db::connect(&db.url)
+    let killer = natstudy_core::service::Db::connect(&db.url)
         .await
         .expect("another handle");
     let killed: Vec<bool> = sqlx::query_scalar(
@@ -1872,11 +1874,11 @@ async fn the_writer_comes_back_after_its_connection_is_lost_postgres() {
 /// server's cache of who belongs where remembers members, never a refusal, and never lets a
 /// member of one study into another.
 async fn the_survey_reads_agree(store: Store) {
-    use natstudy::service::annotate::SurveyCache;
-    use natstudy::store::survey;
+    use natstudy_core::service::annotate::SurveyCache;
+    use natstudy_core::store::survey;
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 2).await; // 6 items
-    let other = natstudy::store::studies::create(&db, None, "other", "")
+    let other = natstudy_core::store::studies::create(&db, None, "other", "")
         .await
         .expect("study");
     let pool = assign::ensure_pool(&db, study, 2).await.expect("pool");
@@ -1934,7 +1936,7 @@ async fn the_survey_reads_agree(store: Store) {
     assert!(!st.annotator.consented);
     assert!(matches!(
         survey::standing_issuing_resume_code(&db, other, pool[0]).await,
-        Err(natstudy::store::StoreError::NotFound(_))
+        Err(natstudy_core::store::StoreError::NotFound(_))
     ));
 
     let cache = SurveyCache::default();
@@ -1972,11 +1974,11 @@ on_both_stores!(the_survey_reads_agree => the_survey_reads_agree_sqlite, the_sur
 /// every group did on the study's one row before).
 #[tokio::test]
 async fn writers_move_the_data_version_without_waiting_postgres() {
-    use natstudy::store::group_commit::shared::bump_version;
+    use natstudy_core::store::group_commit::shared::bump_version;
     use sqlx::Connection;
     let (db, guard) = fresh_db(Store::Postgres).await.expect("db");
     let study = study_with_items(&db, 1).await;
-    let version = || natstudy::store::studies::data_version(&db, study);
+    let version = || natstudy_core::store::studies::data_version(&db, study);
     let before = version().await.expect("version");
     let mut a = db.pool.acquire().await.expect("connection");
     let mut b = db.pool.acquire().await.expect("connection");
@@ -2043,7 +2045,7 @@ impl Timing {
         token: &str,
         cr: u8,
         now: i64,
-    ) -> (natstudy::domain::Vote, (Option<f64>, Option<i64>)) {
+    ) -> (natstudy_core::domain::Vote, (Option<f64>, Option<i64>)) {
         let (sent, stored) = match self {
             Timing::Measured => (
                 (Some(4.25), Some(now - 4250)),
@@ -2064,7 +2066,7 @@ impl Timing {
                 .token()
                 .to_owned(),
         };
-        let vote = natstudy::domain::Vote::parse(form, now).expect("a valid vote");
+        let vote = natstudy_core::domain::Vote::parse(form, now).expect("a valid vote");
         (vote, stored)
     }
 }
@@ -2097,7 +2099,14 @@ type Stored = (i64, Option<f64>, Option<i64>);
 #[derive(Default)]
 struct Ledger {
     votes: std::collections::BTreeMap<(i64, i64), Stored>,
-    latest: std::collections::HashMap<i64, (natstudy::ids::ItemId, natstudy::domain::Vote, i64)>,
+    latest: std::collections::HashMap<
+        i64,
+        (
+            natstudy_vocab::ids::ItemId,
+            natstudy_core::domain::Vote,
+            i64,
+        ),
+    >,
     revisions: i64,
     steps: u64,
 }
@@ -2111,7 +2120,7 @@ async fn matrix_study(db: &Db) -> (StudyId, Vec<AnnotatorId>) {
     let pool = assign::ensure_pool(db, study, 6).await.expect("pool");
     queue_batch(db, study, pool.clone(), 3, 60, false).await;
     for &a in &pool[..3] {
-        natstudy::store::survey::consent(db, study, a, "{}")
+        natstudy_core::store::survey::consent(db, study, a, "{}")
             .await
             .expect("consent");
     }
@@ -2284,7 +2293,7 @@ async fn an_import_mixes_timed_and_untimed_votes(store: Store) {
     }
     let file = tempfile::NamedTempFile::new().expect("file");
     std::fs::write(file.path(), survey.to_string()).expect("write");
-    natstudy::service::import_votes(&db, study, file.path())
+    natstudy_core::service::import_votes(&db, study, file.path())
         .await
         .expect("the import is written whole");
     let (all, timed): (i64, i64) = sqlx::query_as("SELECT COUNT(*), COUNT(time_secs) FROM votes")

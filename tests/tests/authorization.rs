@@ -6,11 +6,11 @@
 //! of it, whatever the path looked like. The writes beside the reads: a model upload, stopping a
 //! job and running one again. On SQLite and PostgreSQL.
 
-use natstudy::ids::StudyId;
-use natstudy::service::jobs::JobKind;
-use natstudy::store::members::MemberRole;
-use natstudy::store::JobState;
+use natstudy_core::service::jobs::JobKind;
+use natstudy_core::store::members::MemberRole;
+use natstudy_core::store::JobState;
 use natstudy_tests::{fresh_db, on_both_stores, participants, Role, Store, TestApp};
+use natstudy_vocab::ids::StudyId;
 use reqwest::StatusCode;
 
 const PW: &str = "a-long-password";
@@ -75,7 +75,7 @@ async fn matrix(store: Store) {
         .expect("owner");
     app.add_member(study, "rita").await.expect("member");
     // rob owns a study of his own: he is a researcher, just not of this one
-    let robs = natstudy::store::studies::create(&app.db, None, "Rob's", "")
+    let robs = natstudy_core::store::studies::create(&app.db, None, "Rob's", "")
         .await
         .expect("rob's study");
     app.add_member_as(robs, "rob", MemberRole::Owner)
@@ -92,7 +92,7 @@ async fn matrix(store: Store) {
         .expect("an item");
     let r = participants::vote(&app.base, &participant, study, item, &submit, SECRET).await;
     assert!(r.status().is_success(), "vote: {}", r.status());
-    natstudy::service::import_votes(
+    natstudy_core::service::import_votes(
         &app.db,
         study,
         &natstudy_tests::reference_dir().join("study-small/survey.json"),
@@ -120,12 +120,20 @@ async fn matrix(store: Store) {
     )
     .expect("model");
     let job_params = r#"{"model":"jobs.arpa","log10":false}"#;
-    let new_job =
-        || natstudy::store::jobs::create(&app.db, study, None, JobKind::Score, "score", job_params);
+    let new_job = || {
+        natstudy_core::store::jobs::create(
+            &app.db,
+            study,
+            None,
+            JobKind::Score,
+            "score",
+            job_params,
+        )
+    };
     let job_state = |job| {
         let db = app.db.clone();
         async move {
-            natstudy::store::jobs::get(&db, study, job)
+            natstudy_core::store::jobs::get(&db, study, job)
                 .await
                 .expect("jobs")
                 .expect("job")
@@ -300,7 +308,7 @@ async fn matrix(store: Store) {
                 ));
             }
             if state == JobState::Queued {
-                natstudy::service::jobs::stop(&app.db, study, queued)
+                natstudy_core::service::jobs::stop(&app.db, study, queued)
                     .await
                     .expect("stopped by the test");
             }

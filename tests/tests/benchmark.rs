@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use natstudy::engine::transform;
+use natstudy_engine::transform;
 use natstudy_tests::{cli, fresh_db, read_jsonl, Store};
 
 /// The fix every corpus bug gets: a guard as the method's first statement.
@@ -159,10 +159,10 @@ async fn benchmark_flow(store: Store) {
     cli(&url, &["verify", "--study", "bench"])
         .await
         .expect("verify");
-    let study = natstudy::store::studies::id_by_name(&db, "bench")
+    let study = natstudy_core::store::studies::id_by_name(&db, "bench")
         .await
         .expect("id");
-    let checks = natstudy::store::checks::by_item(&db, study)
+    let checks = natstudy_core::store::checks::by_item(&db, study)
         .await
         .expect("checks");
     let generated_rows = read_jsonl(&generated);
@@ -268,9 +268,9 @@ async fn benchmark_flow(store: Store) {
         .collect();
     assert_eq!(ids.len(), generated_rows.len());
     assert!(!ids.contains("naming_9000"));
-    let mut request = natstudy::service::batches::BatchRequest::new("v", "dynamic");
+    let mut request = natstudy_core::service::batches::BatchRequest::new("v", "dynamic");
     request.filter.verified_only = true;
-    let info = natstudy::service::batches::create(&db, study, None, request)
+    let info = natstudy_core::service::batches::create(&db, study, None, request)
         .await
         .expect("batch");
     assert_eq!(info.items, generated_rows.len());

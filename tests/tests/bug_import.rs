@@ -43,10 +43,10 @@ async fn dataset_to_benchmark(store: Store) {
     )
     .await
     .expect("import bugs");
-    let study = natstudy::store::studies::id_by_name(&db, "d4j")
+    let study = natstudy_core::store::studies::id_by_name(&db, "d4j")
         .await
         .expect("id");
-    let stored = natstudy::store::generation::bugs(&db, study)
+    let stored = natstudy_core::store::generation::bugs(&db, study)
         .await
         .expect("bugs");
     let written = read_jsonl(&bugs_file);
@@ -78,7 +78,7 @@ async fn dataset_to_benchmark(store: Store) {
         .expect("Lang-42");
     assert_eq!(lang42.encoding.as_deref(), Some("ISO-8859-1"));
     // the skips are in the import's report (the audit log), each with its reason
-    let audit = natstudy::store::audit::for_study(&db, study, 50)
+    let audit = natstudy_core::store::audit::for_study(&db, study, 50)
         .await
         .expect("audit");
     let report = audit
@@ -99,7 +99,7 @@ async fn dataset_to_benchmark(store: Store) {
         .await
         .expect("again");
     assert_eq!(
-        natstudy::store::generation::bugs(&db, study)
+        natstudy_core::store::generation::bugs(&db, study)
             .await
             .expect("bugs")
             .len(),
@@ -123,10 +123,10 @@ async fn dataset_to_benchmark(store: Store) {
     )
     .await
     .expect("multi");
-    let multi_id = natstudy::store::studies::id_by_name(&db, "multi")
+    let multi_id = natstudy_core::store::studies::id_by_name(&db, "multi")
         .await
         .expect("id");
-    let multi = natstudy::store::generation::bugs(&db, multi_id)
+    let multi = natstudy_core::store::generation::bugs(&db, multi_id)
         .await
         .expect("bugs");
     for (id, want) in obj {
@@ -187,7 +187,7 @@ async fn dataset_to_benchmark(store: Store) {
             )
         })
         .collect();
-    let checks = natstudy::store::checks::by_item(&db, study)
+    let checks = natstudy_core::store::checks::by_item(&db, study)
         .await
         .expect("checks");
     assert_eq!(checks.len(), items.len());

@@ -57,7 +57,7 @@ async fn upload(b: &Browser, zip: &Path) {
     b.click("#upload-submit").await.expect("import");
 }
 
-async fn bug_count(db: &natstudy::store::Db) -> i64 {
+async fn bug_count(db: &natstudy_core::service::Db) -> i64 {
     sqlx::query_scalar("SELECT COUNT(*) FROM bugs")
         .fetch_one(&db.pool)
         .await
@@ -77,7 +77,7 @@ async fn a_zip_of_checkouts_imports_and_bad_zips_are_refused() {
     cli(&db.url, &["study", "create", "d4j"])
         .await
         .expect("study");
-    let study = natstudy::store::studies::id_by_name(&db, "d4j")
+    let study = natstudy_core::store::studies::id_by_name(&db, "d4j")
         .await
         .expect("id");
     let dir = tempfile::tempdir().expect("dir");

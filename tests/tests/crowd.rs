@@ -2,10 +2,10 @@
 //! no completion code while items held by others may still come, the partial code after the
 //! study's wait, the way back to the platform with the code, and the screener's screen-out.
 
-use natstudy::ids::{AnnotatorId, StudyId};
-use natstudy::store::Db;
+use natstudy_core::service::Db;
 use natstudy_tests::participants::{self, participant};
 use natstudy_tests::{fresh_db, on_both_stores, Store, TestApp};
+use natstudy_vocab::ids::{AnnotatorId, StudyId};
 
 use natstudy_tests::small::{BUGS, TRANSFORMATIONS};
 
@@ -14,13 +14,19 @@ const COMPLETE: &str = "https://app.prolific.com/submissions/complete?cc={code}"
 /// A study of three items, k = 1, N = 2, a partial code after 15 minutes of waiting, a
 /// completion URL, and an invite into a dynamic queue.
 async fn crowd_study(db: &Db) -> (StudyId, String) {
-    let study = natstudy::store::studies::create(db, None, "Crowd", "")
+    let study = natstudy_core::store::studies::create(db, None, "Crowd", "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
-    let mut s = natstudy::service::studies::settings(db, study)
+    natstudy_core::service::import_items_text(
+        db,
+        study,
+        None,
+        ("bugs", BUGS),
+        ("t", TRANSFORMATIONS),
+    )
+    .await
+    .expect("items");
+    let mut s = natstudy_core::service::studies::settings(db, study)
         .await
         .expect("settings");
     s.ratings_per_item = 1;
@@ -31,7 +37,7 @@ async fn crowd_study(db: &Db) -> (StudyId, String) {
     s.partial_after_minutes = Some(15);
     s.screenout_code = "SCRN9".into();
     s.screenout_url = "https://example.org/screened?code={code}".into();
-    natstudy::service::studies::update_settings(db, study, None, &s)
+    natstudy_core::service::studies::update_settings(db, study, None, &s)
         .await
         .expect("settings");
     let (_, token) = natstudy_tests::open_queue(db, study, 20)
@@ -173,7 +179,7 @@ async fn a_crowd_participant_is_paid_for_the_work_asked(store: Store) {
     );
 
     // the leavers' leases lapse: the third gets one of their items, rates it and reaches N
-    let now = natstudy::db::now_ms();
+    let now = natstudy_core::db::now_ms();
     let mut tx = db.begin_write(study).await.expect("write");
     for a in &leavers {
         sqlx::query(
@@ -215,13 +221,13 @@ async fn a_crowd_participant_is_paid_for_the_work_asked(store: Store) {
     assert_eq!(again, end);
 
     // the screener turns a participant away: the screen-out code and URL, no item
-    let mut s = natstudy::service::studies::settings(&db, study)
+    let mut s = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     s.screener_json = r#"[{"name":"years","label":"Years of Java","options":["<1","1-3",">3"],"screen_out":["<1"]},
                           {"name":"role","label":"Role","options":["student","developer"]}]"#
         .into();
-    natstudy::service::studies::update_settings(&db, study, None, &s)
+    natstudy_core::service::studies::update_settings(&db, study, None, &s)
         .await
         .expect("screener");
     let out = participants::client();
@@ -326,7 +332,7 @@ async fn crowd_settings_are_set_by_the_page_and_the_cli(store: Store) {
     ])
     .await;
     assert!(r.status().is_success(), "{}", r.status());
-    let s = natstudy::service::studies::settings(&db, study)
+    let s = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     assert_eq!(s.ratings_per_item, 3);
@@ -344,7 +350,7 @@ async fn crowd_settings_are_set_by_the_page_and_the_cli(store: Store) {
     let r = save(vec![("crowd[items_per_participant]", "many")]).await;
     assert!(!r.status().is_success());
     assert_eq!(
-        natstudy::service::studies::settings(&db, study)
+        natstudy_core::service::studies::settings(&db, study)
             .await
             .expect("settings")
             .items_per_participant,
@@ -373,7 +379,7 @@ async fn crowd_settings_are_set_by_the_page_and_the_cli(store: Store) {
     )
     .await
     .expect("study set");
-    let s = natstudy::service::studies::settings(&db, study)
+    let s = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     assert_eq!(s.items_per_participant, None);
@@ -530,7 +536,7 @@ async fn platform_ids_make_one_participant_and_the_table_lists_them(store: Store
     assert_eq!(end["outcome"], "Completed", "nothing more can come: {end}");
     drop(waiting);
 
-    let monitor = natstudy::service::monitor::monitor(&db, study)
+    let monitor = natstudy_core::service::monitor::monitor(&db, study)
         .await
         .expect("monitor");
     let ids: Vec<Option<String>> = monitor
@@ -584,7 +590,7 @@ async fn platform_ids_make_one_participant_and_the_table_lists_them(store: Store
         .iter()
         .map(str::to_owned)
         .collect();
-    let mut expected: Vec<String> = natstudy::service::participants::COLUMNS
+    let mut expected: Vec<String> = natstudy_core::service::participants::COLUMNS
         .iter()
         .map(|c| c.to_string())
         .collect();
@@ -702,7 +708,7 @@ async fn abandoned_holds_are_released_from_the_page(store: Store) {
         .await
         .expect("admin");
     let admin = app.signed_in("ada", "a long password").await.expect("ada");
-    let batch = natstudy::store::assign::batch_id(&db, study, "online")
+    let batch = natstudy_core::store::assign::batch_id(&db, study, "online")
         .await
         .expect("batch");
     let post = |path: &'static str, form: Vec<(&'static str, String)>| {
@@ -730,7 +736,7 @@ async fn abandoned_holds_are_released_from_the_page(store: Store) {
     )
     .await;
     assert!(!r.status().is_success(), "a lease of no minutes is refused");
-    let monitor = natstudy::service::monitor::monitor(&db, study)
+    let monitor = natstudy_core::service::monitor::monitor(&db, study)
         .await
         .expect("monitor");
     assert_eq!(monitor.batches[0].lease_minutes, 3);
@@ -738,7 +744,7 @@ async fn abandoned_holds_are_released_from_the_page(store: Store) {
     // two holders: one left 20 minutes ago, one is here
     let gone = participant(&base, study, &token).await;
     let here = participant(&base, study, &token).await;
-    let before = natstudy::db::now_ms();
+    let before = natstudy_core::db::now_ms();
     assert!(participants::rate_step(&base, &gone, study).await.is_some());
     assert!(participants::rate_step(&base, &here, study).await.is_some());
     let s = participants::state(&base, &gone, study)
@@ -755,7 +761,7 @@ async fn abandoned_holds_are_released_from_the_page(store: Store) {
             .fetch_one(&db.pool)
             .await
             .expect("lease");
-    let after = natstudy::db::now_ms();
+    let after = natstudy_core::db::now_ms();
     assert!(
         (before + 180_000..=after + 180_000).contains(&lease),
         "a claim now holds 3 minutes: {} ms",
@@ -763,7 +769,7 @@ async fn abandoned_holds_are_released_from_the_page(store: Store) {
     );
     let mut tx = db.begin_write(study).await.expect("write");
     sqlx::query("UPDATE annotators SET last_active = $1 WHERE id = $2")
-        .bind(natstudy::db::now_ms() - 20 * 60_000)
+        .bind(natstudy_core::db::now_ms() - 20 * 60_000)
         .bind(gone_id)
         .execute(&mut *tx)
         .await
@@ -887,7 +893,7 @@ async fn speeders_are_flagged_on_the_monitor_and_in_the_table(store: Store) {
     let slow = participant(&base, study, &token).await;
     rate_timed(&base, &slow, study, 30.0).await;
     let _idle = participant(&base, study, &token).await;
-    let monitor = natstudy::service::monitor::monitor(&db, study)
+    let monitor = natstudy_core::service::monitor::monitor(&db, study)
         .await
         .expect("monitor");
     let flags: Vec<(String, bool)> = monitor
@@ -904,10 +910,10 @@ async fn speeders_are_flagged_on_the_monitor_and_in_the_table(store: Store) {
         ]
     );
     let mut out = Vec::new();
-    natstudy::service::exports::write(
+    natstudy_core::service::exports::write(
         &db,
         study,
-        natstudy::service::exports::Export::Participants { pilot: false },
+        natstudy_core::service::exports::Export::Participants { pilot: false },
         &mut out,
     )
     .await
@@ -1107,7 +1113,7 @@ async fn excluded_participants_leave_k_and_every_figure(store: Store) {
     // their two items went back to the queue: the late participant gets one
     rate_one(&base, &late, study, "an item freed by the exclusion").await;
     assert_eq!(vote_counts(&db, study).await, (2, 4));
-    let monitor = natstudy::service::monitor::monitor(&db, study)
+    let monitor = natstudy_core::service::monitor::monitor(&db, study)
         .await
         .expect("monitor");
     assert_eq!(monitor.items_with, vec![1, 2], "one item without k again");
@@ -1141,7 +1147,7 @@ async fn excluded_participants_leave_k_and_every_figure(store: Store) {
     assert_eq!(left["participants"][0]["annotator"], fast_code.as_str());
     assert_eq!(left["participants"][0]["reason"], "median 1.2 s on item");
     assert_eq!(left["participants"][0]["votes"], 2);
-    let results = natstudy::service::reports::ReportCache::default();
+    let results = natstudy_core::service::reports::ReportCache::default();
     let view = std::sync::Arc::new(results)
         .get(&db, study)
         .await
@@ -1241,10 +1247,10 @@ on_both_stores!(excluded_participants_leave_k_and_every_figure =>
 
 /// A new invite link into the crowd study's batch.
 async fn new_invite(db: &Db, study: StudyId) -> String {
-    let batch = natstudy::store::assign::batch_id(db, study, "online")
+    let batch = natstudy_core::store::assign::batch_id(db, study, "online")
         .await
         .expect("batch");
-    natstudy::store::invites::create_invite(db, study, batch, 5, None)
+    natstudy_core::store::invites::create_invite(db, study, batch, 5, None)
         .await
         .expect("invite")
 }
@@ -1310,7 +1316,7 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
     )
     .await
     .expect("pilot on");
-    let show = natstudy::service::studies::settings(&db, study)
+    let show = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     assert!(show.pilot);
@@ -1321,7 +1327,7 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
     assert_eq!(vote_counts(&db, study).await, (0, 3), "none of them counts");
 
     // nowhere: the monitor, the study list, the report, the exports
-    let monitor = natstudy::service::monitor::monitor(&db, study)
+    let monitor = natstudy_core::service::monitor::monitor(&db, study)
         .await
         .expect("monitor");
     assert_eq!(
@@ -1333,7 +1339,9 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
     assert_eq!((monitor.pilot_participants, monitor.pilot_votes), (2, 3));
     let pilots: Vec<bool> = monitor.invites.iter().map(|i| i.pilot).collect();
     assert_eq!(pilots, vec![true, true, false], "newest first");
-    let listed = natstudy::store::studies::list(&db).await.expect("list");
+    let listed = natstudy_core::store::studies::list(&db)
+        .await
+        .expect("list");
     assert_eq!(listed[0].votes, 0);
     let report = report_json(&db, &["--include-excluded"]).await;
     assert_eq!(report["votes"], 0);
@@ -1386,7 +1394,7 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
     let cleared: (i64, i64) = r.json().await.expect("cleared");
     assert_eq!(cleared, (2, 3));
     assert_eq!(vote_counts(&db, study).await, (3, 3));
-    let monitor = natstudy::service::monitor::monitor(&db, study)
+    let monitor = natstudy_core::service::monitor::monitor(&db, study)
         .await
         .expect("monitor");
     assert_eq!((monitor.pilot_participants, monitor.pilot_votes), (0, 0));

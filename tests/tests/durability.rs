@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use natstudy::ids::{ItemId, StudyId};
 use natstudy_tests::participants::{participant, state, try_vote};
 use natstudy_tests::{fresh_db, on_both_stores, open_queue, reference_study, ServerProcess, Store};
+use natstudy_vocab::ids::{ItemId, StudyId};
 use reqwest::StatusCode;
 
 /// (participant code, item) of every vote the server acknowledged.
@@ -131,12 +131,12 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // meanwhile, under load: the runtime's threads run below the process, and the thread that
-    // commits the writes at its priority (`natstudy::priority`): on SQLite the busiest of
+    // commits the writes at its priority (`natstudy_core::priority`): on SQLite the busiest of
     // sqlx's connection threads, on PostgreSQL the group commit's own thread
     #[cfg(target_os = "linux")]
     {
         let threads = threads_of(server.child.id());
-        let base = assert_runtime_lowered(&threads, natstudy::priority::REQUEST_NICE);
+        let base = assert_runtime_lowered(&threads, natstudy_core::priority::REQUEST_NICE);
         let writer = match store {
             Store::Sqlite => threads
                 .iter()
@@ -191,10 +191,10 @@ async fn acknowledged_votes_survive_kill_9(store: Store) {
     );
 
     // and no item has more than k
-    let k = natstudy::store::assign::ratings_per_item(&db, study)
+    let k = natstudy_core::store::assign::ratings_per_item(&db, study)
         .await
         .expect("k");
-    for (item, n) in natstudy::store::assign::completed_per_item(&db, study)
+    for (item, n) in natstudy_core::store::assign::completed_per_item(&db, study)
         .await
         .expect("counts")
     {

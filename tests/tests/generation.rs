@@ -8,10 +8,10 @@ use natstudy_tests::{fresh_db, read_jsonl, Store};
 async fn proposals_and_jobs(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let r = natstudy_tests::reference_dir().join("study-small");
-    let study = natstudy::store::studies::create(&db, None, "G", "")
+    let study = natstudy_core::store::studies::create(&db, None, "G", "")
         .await
         .expect("study");
-    natstudy::service::import_items(
+    natstudy_core::service::import_items(
         &db,
         study,
         &r.join("bugs.jsonl"),
@@ -20,14 +20,14 @@ async fn proposals_and_jobs(store: Store) {
     .await
     .expect("items");
 
-    let bugs = natstudy::store::generation::bugs(&db, study)
+    let bugs = natstudy_core::store::generation::bugs(&db, study)
         .await
         .expect("bugs");
     assert_eq!(bugs.len(), 60);
     assert!(bugs
         .iter()
         .all(|b| b.file_source.is_some() && !b.buggy_lines.is_empty()));
-    let (next, seen) = natstudy::store::generation::existing(&db, study)
+    let (next, seen) = natstudy_core::store::generation::existing(&db, study)
         .await
         .expect("existing");
     // the reference repeats some sources: distinct (bug, source) pairs
@@ -44,10 +44,10 @@ async fn proposals_and_jobs(store: Store) {
             })
             .collect();
     assert_eq!(seen, distinct);
-    let statements = next[&natstudy::formats::Level::Statement];
+    let statements = next[&natstudy_engine::formats::Level::Statement];
 
     let (_, proposals) =
-        natstudy::service::propose(&db, study, "ReverseIf,SwitchRelation", false, None)
+        natstudy_core::service::propose(&db, study, "ReverseIf,SwitchRelation", false, None)
             .await
             .expect("propose");
     assert!(proposals.len() >= 60, "{} proposals", proposals.len());
@@ -56,7 +56,7 @@ async fn proposals_and_jobs(store: Store) {
         .filter(|p| p.generated.record.operator == "ReverseIf")
         .map(|p| p.key.clone())
         .collect();
-    let added = natstudy::service::add_proposals(
+    let added = natstudy_core::service::add_proposals(
         &db,
         study,
         None,
@@ -69,7 +69,7 @@ async fn proposals_and_jobs(store: Store) {
     .expect("add");
     assert_eq!(
         added,
-        natstudy::store::imports::Outcome::Imported { rows: keys.len() }
+        natstudy_core::store::imports::Outcome::Imported { rows: keys.len() }
     );
     // numbered after the study's statement items, in order
     let op: String =
@@ -81,42 +81,45 @@ async fn proposals_and_jobs(store: Store) {
             .expect("the first added item");
     assert_eq!(op, "ReverseIf");
     // added ones are no longer proposed; adding them again is refused
-    let (_, again) = natstudy::service::propose(&db, study, "ReverseIf", false, None)
+    let (_, again) = natstudy_core::service::propose(&db, study, "ReverseIf", false, None)
         .await
         .expect("propose again");
     assert!(again.is_empty());
-    let err = natstudy::service::add_proposals(&db, study, None, "ReverseIf", false, None, &keys)
-        .await
-        .expect_err("stale keys");
+    let err =
+        natstudy_core::service::add_proposals(&db, study, None, "ReverseIf", false, None, &keys)
+            .await
+            .expect_err("stale keys");
     assert!(err.to_string().contains("no longer proposed"), "{err}");
 
     // a job: progress and result are stored
-    let job = natstudy::store::jobs::create(
+    let job = natstudy_core::store::jobs::create(
         &db,
         study,
         None,
-        natstudy::store::JobKind::Score,
+        natstudy_core::store::JobKind::Score,
         "score with m.arpa",
         "{}",
     )
     .await
     .expect("job");
     // its model loading: 5 GB of 13.5 GB read, no step yet
-    let load = natstudy::store::jobs::Progress {
+    let load = natstudy_core::store::jobs::Progress {
         load_read: 4_987_654_321,
         load_of: 13_476_839_424,
         ..Default::default()
     };
-    natstudy::store::jobs::progress(&db, job, load)
+    natstudy_core::store::jobs::progress(&db, job, load)
         .await
         .expect("progress");
-    let jobs = natstudy::store::jobs::list(&db, study).await.expect("list");
+    let jobs = natstudy_core::store::jobs::list(&db, study)
+        .await
+        .expect("list");
     assert_eq!((jobs[0].state.as_str(), jobs[0].total), ("running", 0));
     assert_eq!(
         (jobs[0].load_read, jobs[0].load_of),
         (4_987_654_321, 13_476_839_424)
     );
-    let pace = natstudy::store::jobs::Progress {
+    let pace = natstudy_core::store::jobs::Progress {
         done: 10,
         total: 40,
         tokens: 5_000,
@@ -125,10 +128,12 @@ async fn proposals_and_jobs(store: Store) {
         load_read: 13_476_839_424,
         load_of: 13_476_839_424,
     };
-    natstudy::store::jobs::progress(&db, job, pace)
+    natstudy_core::store::jobs::progress(&db, job, pace)
         .await
         .expect("progress");
-    let jobs = natstudy::store::jobs::list(&db, study).await.expect("list");
+    let jobs = natstudy_core::store::jobs::list(&db, study)
+        .await
+        .expect("list");
     assert_eq!(
         (jobs[0].state.as_str(), jobs[0].done, jobs[0].total),
         ("running", 10, 40)
@@ -137,15 +142,17 @@ async fn proposals_and_jobs(store: Store) {
         (jobs[0].tokens, jobs[0].counting_ms, jobs[0].eta_ms),
         (5_000, 20_000, Some(60_000))
     );
-    natstudy::store::jobs::finish(
+    natstudy_core::store::jobs::finish(
         &db,
         job,
-        natstudy::store::JobState::Done,
+        natstudy_core::store::JobState::Done,
         "scored 40 methods",
     )
     .await
     .expect("finish");
-    let jobs = natstudy::store::jobs::list(&db, study).await.expect("list");
+    let jobs = natstudy_core::store::jobs::list(&db, study)
+        .await
+        .expect("list");
     assert_eq!(
         (jobs[0].state.as_str(), jobs[0].message.as_str()),
         ("done", "scored 40 methods")
@@ -172,17 +179,17 @@ async fn proposals_and_jobs_postgres() {
 /// timeout at every tick, a scoring job stalled for minutes; on PostgreSQL, behind the work's
 /// own row lock, for ever.) A finished job then reads n of n; a failed one keeps its count.
 async fn progress_beside_the_work(store: Store) {
-    use natstudy::service::jobs::{
+    use natstudy_core::service::jobs::{
         with_progress, with_progress_to_the_end, Counters, JobKind, PROGRESS_EVERY,
     };
     use std::sync::atomic::Ordering;
     use std::time::Duration;
     let (db, guard) = fresh_db(store).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "S", "")
+    let study = natstudy_core::store::studies::create(&db, None, "S", "")
         .await
         .expect("study");
-    let jobs = natstudy::store::jobs::list;
-    let job = natstudy::store::jobs::create(&db, study, None, JobKind::Score, "score", "{}")
+    let jobs = natstudy_core::store::jobs::list;
+    let job = natstudy_core::store::jobs::create(&db, study, None, JobKind::Score, "score", "{}")
         .await
         .expect("job");
     let counters = Counters::default();
@@ -247,10 +254,10 @@ async fn progress_beside_the_work_postgres() {
 /// the job ends `stopped`. Over HTTP only the study's staff may stop it, an ended job is a
 /// conflict, and a stopped job runs again.
 async fn stopping_jobs(store: Store) {
-    use natstudy::service::jobs::{
+    use natstudy_core::service::jobs::{
         stop, with_progress, Counters, JobKind, JobLimits, JobRunner, PROGRESS_EVERY,
     };
-    use natstudy::store::JobState;
+    use natstudy_core::store::JobState;
     use natstudy_tests::{Role, TestApp};
     use reqwest::StatusCode;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -266,13 +273,13 @@ async fn stopping_jobs(store: Store) {
     app.add_user("sam", PW, Role::Researcher)
         .await
         .expect("sam");
-    let study = natstudy::store::studies::create_owned(&db, None, Some(rita), "A", "")
+    let study = natstudy_core::store::studies::create_owned(&db, None, Some(rita), "A", "")
         .await
         .expect("study");
     let row = |job| {
         let db = db.clone();
         async move {
-            natstudy::store::jobs::list(&db, study)
+            natstudy_core::store::jobs::list(&db, study)
                 .await
                 .expect("jobs")
                 .into_iter()
@@ -282,7 +289,7 @@ async fn stopping_jobs(store: Store) {
     };
     let params = r#"{"model":"ref.arpa","log10":false}"#;
     let new_job =
-        || natstudy::store::jobs::create(&db, study, None, JobKind::Score, "score", params);
+        || natstudy_core::store::jobs::create(&db, study, None, JobKind::Score, "score", params);
 
     // queued behind a held slot: stopped at once, its work never runs
     let runner = JobRunner::new(
@@ -319,7 +326,7 @@ async fn stopping_jobs(store: Store) {
 
     // running: the stop asked over HTTP reaches the work through its progress writes
     let running = new_job().await.expect("job");
-    assert!(natstudy::store::jobs::start(&db, running)
+    assert!(natstudy_core::store::jobs::start(&db, running)
         .await
         .expect("start"));
     let counters = Counters::default();
@@ -331,7 +338,7 @@ async fn stopping_jobs(store: Store) {
         }
         Err::<(), _>("stopped")
     };
-    let post = |c: &reqwest::Client, job: natstudy::ids::JobId, what: &str| {
+    let post = |c: &reqwest::Client, job: natstudy_vocab::ids::JobId, what: &str| {
         c.post(app.url(&format!("/api/studies/jobs/{what}")))
             .form(&[("study", study.to_string()), ("job", job.to_string())])
             .send()
@@ -358,18 +365,18 @@ async fn stopping_jobs(store: Store) {
     let (state, message) = counters.ended_by("never".into());
     assert_eq!(state, JobState::Stopped);
     assert!(message.contains("nothing stored"), "{message}");
-    natstudy::store::jobs::finish(&db, running, state, &message)
+    natstudy_core::store::jobs::finish(&db, running, state, &message)
         .await
         .expect("finish");
     // an ended job does not stop again; another study's job is not found
     let r = post(&rita_c, running, "stop").await.expect("post");
     assert_eq!(r.status(), StatusCode::CONFLICT);
-    let other = natstudy::store::studies::create(&db, None, "B", "")
+    let other = natstudy_core::store::studies::create(&db, None, "B", "")
         .await
         .expect("B");
     assert!(matches!(
         stop(&db, other, queued).await,
-        Err(natstudy::service::ServiceError::NotFound(_))
+        Err(natstudy_core::service::ServiceError::NotFound(_))
     ));
     // and a stopped job runs again, to its end
     std::fs::copy(
@@ -379,7 +386,7 @@ async fn stopping_jobs(store: Store) {
         app.models_dir.join("ref.arpa"),
     )
     .expect("model");
-    let again: natstudy::ids::JobId = post(&rita_c, running, "retry")
+    let again: natstudy_vocab::ids::JobId = post(&rita_c, running, "retry")
         .await
         .expect("retry")
         .json()
@@ -398,12 +405,12 @@ async fn stopping_jobs(store: Store) {
     let r = natstudy_tests::reference_study(&db, "R", false)
         .await
         .expect("study");
-    let model = natstudy::service::load_model(&app.models_dir.join("ref.arpa"))
+    let model = natstudy_core::service::load_model(&app.models_dir.join("ref.arpa"))
         .await
         .expect("model");
     let asked = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counted = asked.clone();
-    let stopped = natstudy::service::scoring::score_study(
+    let stopped = natstudy_core::service::scoring::score_study(
         &db,
         r,
         None,
@@ -421,7 +428,7 @@ async fn stopping_jobs(store: Store) {
     let stopped = stopped.map(|s| s.methods);
     natstudy_tests::assert_stopped_storing_nothing(&db, r, "ngram-stopped", &stopped).await;
     // each thread stops after the method it is on, not at the end of the study's methods
-    let methods = natstudy::store::analysis::sources(&db, r)
+    let methods = natstudy_core::store::analysis::sources(&db, r)
         .await
         .expect("sources");
     let asked = asked.load(Ordering::Relaxed);
@@ -431,21 +438,21 @@ async fn stopping_jobs(store: Store) {
         methods.len()
     );
     // a job asked to stop while its model loaded scores nothing once loaded
-    let loading = natstudy::store::jobs::create(&db, r, None, JobKind::Score, "score", params)
+    let loading = natstudy_core::store::jobs::create(&db, r, None, JobKind::Score, "score", params)
         .await
         .expect("job");
-    assert!(natstudy::store::jobs::start(&db, loading)
+    assert!(natstudy_core::store::jobs::start(&db, loading)
         .await
         .expect("start"));
     assert_eq!(
         stop(&db, r, loading).await.expect("stop"),
         JobState::Running
     );
-    let models = Arc::new(natstudy::service::models::ModelCache::new(
+    let models = Arc::new(natstudy_core::service::models::ModelCache::new(
         app.models_dir.clone(),
         1,
     ));
-    natstudy::service::scoring::run_scoring(
+    natstudy_core::service::scoring::run_scoring(
         db.clone(),
         loading,
         r,
@@ -454,7 +461,7 @@ async fn stopping_jobs(store: Store) {
         false,
     )
     .await;
-    let j = natstudy::store::jobs::list(&db, r)
+    let j = natstudy_core::store::jobs::list(&db, r)
         .await
         .expect("jobs")
         .into_iter()
@@ -462,7 +469,7 @@ async fn stopping_jobs(store: Store) {
         .expect("job");
     assert_eq!(j.state, JobState::Stopped, "{}", j.message);
     assert!(j.message.contains("at 0 of 0"), "{}", j.message);
-    let none = natstudy::service::scoring::ce_of_model(&db, r, "ref")
+    let none = natstudy_core::service::scoring::ce_of_model(&db, r, "ref")
         .await
         .expect("rows");
     assert!(none.is_empty());
@@ -607,10 +614,10 @@ async fn line_maps_and_the_fixed_side_are_stored_and_exported() {
         ),
     ]
     .join("\n");
-    let study = natstudy::store::studies::create(&db, None, "fixed", "")
+    let study = natstudy_core::store::studies::create(&db, None, "fixed", "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(
+    natstudy_core::service::import_items_text(
         &db,
         study,
         None,

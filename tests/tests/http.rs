@@ -226,7 +226,7 @@ async fn sessions_are_shared_between_instances_postgres() {
 /// researcher of another study (refused on everything of this one).
 async fn role_matrix(store: Store) {
     let (app, guard) = app_with_users(store).await;
-    let study = natstudy::store::studies::create(&app.db, None, "S", "")
+    let study = natstudy_core::store::studies::create(&app.db, None, "S", "")
         .await
         .expect("study");
     // rita works on S; rob is a researcher of another study only
@@ -234,35 +234,41 @@ async fn role_matrix(store: Store) {
     app.add_user("rob", PW, Role::Researcher)
         .await
         .expect("rob");
-    let robs = natstudy::store::studies::create(&app.db, None, "Rob's", "")
+    let robs = natstudy_core::store::studies::create(&app.db, None, "Rob's", "")
         .await
         .expect("study");
-    natstudy::store::members::add(
+    natstudy_core::store::members::add(
         &app.db,
         robs,
         "rob",
-        natstudy::store::members::MemberRole::Owner,
+        natstudy_core::store::members::MemberRole::Owner,
         None,
     )
     .await
     .expect("member");
     let rob = app.signed_in("rob", PW).await.expect("rob");
-    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
-        .await
-        .expect("items");
-    let pool = natstudy::store::assign::ensure_pool(&app.db, study, 2)
+    natstudy_core::service::import_items_text(
+        &app.db,
+        study,
+        None,
+        ("b", ONE_BUG),
+        ("t", ONE_ITEM),
+    )
+    .await
+    .expect("items");
+    let pool = natstudy_core::store::assign::ensure_pool(&app.db, study, 2)
         .await
         .expect("pool");
-    let spec = natstudy::store::assign::BatchSpec {
+    let spec = natstudy_core::store::assign::BatchSpec {
         name: "b0".into(),
-        strategy: natstudy::store::assign::Strategy::DynamicQueue,
+        strategy: natstudy_core::store::assign::Strategy::DynamicQueue,
         filter: Default::default(),
         annotators: pool.clone(),
         seed: 1,
         lease_secs: 60,
         avoid_same_bug: false,
     };
-    let batch = natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+    let batch = natstudy_core::store::assign::create_batch(&app.db, study, None, &spec)
         .await
         .expect("batch")
         .id;
@@ -671,13 +677,13 @@ async fn role_matrix(store: Store) {
         assert_eq!(status, StatusCode::FORBIDDEN, "{role:?} annotate/state");
     }
     // an annotator account finds the studies it annotates in
-    let ann_id = natstudy::store::users::credentials(&app.db, "ann")
+    let ann_id = natstudy_core::store::users::credentials(&app.db, "ann")
         .await
         .expect("db")
         .expect("ann")
         .user
         .id;
-    let ann_annotator = natstudy::store::invites::enrol_user(&app.db, study, ann_id)
+    let ann_annotator = natstudy_core::store::invites::enrol_user(&app.db, study, ann_id)
         .await
         .expect("enrol");
     let mine: serde_json::Value = clients[3]
@@ -724,16 +730,16 @@ async fn role_matrix(store: Store) {
     };
     assert_eq!(start(&clients[3].1).await, s_for_ann(0, 0, false));
     // given the study's item in a batch of its own, then finished: as the rating page counts
-    let spec = natstudy::store::assign::BatchSpec {
+    let spec = natstudy_core::store::assign::BatchSpec {
         name: "ann's".into(),
         annotators: vec![ann_annotator],
         ..spec.clone()
     };
-    natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+    natstudy_core::store::assign::create_batch(&app.db, study, None, &spec)
         .await
         .expect("batch");
     assert_eq!(start(&clients[3].1).await, s_for_ann(0, 1, false));
-    natstudy::service::participation::finish(&app.db, study, ann_annotator)
+    natstudy_core::service::participation::finish(&app.db, study, ann_annotator)
         .await
         .expect("finish");
     assert_eq!(start(&clients[3].1).await, s_for_ann(0, 1, true));
@@ -743,19 +749,19 @@ async fn role_matrix(store: Store) {
     assert!(names(start(&clients[2].1).await).contains(&"S".to_string()));
     assert_eq!(start(&rob).await.rating, vec![], "rob rates nothing");
     // a researcher given items to rate (`batch create --users rita`) sees both lists
-    let rita_id = natstudy::store::users::credentials(&app.db, "rita")
+    let rita_id = natstudy_core::store::users::credentials(&app.db, "rita")
         .await
         .expect("db")
         .expect("rita")
         .user
         .id;
-    natstudy::store::invites::enrol_user(&app.db, study, rita_id)
+    natstudy_core::store::invites::enrol_user(&app.db, study, rita_id)
         .await
         .expect("enrol rita");
     let rita = start(&clients[2].1).await;
     assert_eq!(rita.rating, vec![s_as(0, 0, false)]);
     assert!(names(rita).contains(&"S".to_string()));
-    let audit = natstudy::store::audit::for_study(&app.db, study, 50)
+    let audit = natstudy_core::store::audit::for_study(&app.db, study, 50)
         .await
         .expect("audit");
     for action in [
@@ -779,7 +785,9 @@ async fn role_matrix(store: Store) {
         );
     }
     // what the refused calls would have done did not happen
-    let users = natstudy::store::users::list(&app.db).await.expect("users");
+    let users = natstudy_core::store::users::list(&app.db)
+        .await
+        .expect("users");
     assert_eq!(
         users
             .iter()
@@ -787,14 +795,14 @@ async fn role_matrix(store: Store) {
             .count(),
         1
     );
-    let studies = natstudy::store::studies::list(&app.db)
+    let studies = natstudy_core::store::studies::list(&app.db)
         .await
         .expect("studies");
     assert_eq!(studies.iter().filter(|s| s.name == "made-here").count(), 1);
     // a participant who joined by invite (no account) finds their study on the start page,
     // as it counts their progress; a review-only participant finds none
     let joined = app.client();
-    let token = natstudy::store::invites::create_invite(&app.db, study, batch, 5, None)
+    let token = natstudy_core::store::invites::create_invite(&app.db, study, batch, 5, None)
         .await
         .expect("invite");
     join_by_invite(&app, &joined, &token).await;
@@ -806,14 +814,14 @@ async fn role_matrix(store: Store) {
         (study, false)
     );
     let reviewer = app.client();
-    let token = natstudy::store::invites::create_review_invite(&app.db, study, 1, None)
+    let token = natstudy_core::store::invites::create_review_invite(&app.db, study, 1, None)
         .await
         .expect("review invite");
     join_by_invite(&app, &reviewer, &token).await;
     assert_eq!(start(&reviewer).await, nothing);
     // a signed-in account that joins by an invite finds that study too, and a study it
     // already rates in as the account stays listed once
-    let token = natstudy::store::invites::create_invite(&app.db, study, batch, 5, None)
+    let token = natstudy_core::store::invites::create_invite(&app.db, study, batch, 5, None)
         .await
         .expect("invite");
     for c in [&rob, &clients[2].1] {
@@ -864,10 +872,12 @@ async fn cross_site_posts_are_refused() {
         .await
         .expect("post");
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
-    assert!(natstudy::store::users::credentials(&app.db, "csrf-victim")
-        .await
-        .expect("db")
-        .is_none());
+    assert!(
+        natstudy_core::store::users::credentials(&app.db, "csrf-victim")
+            .await
+            .expect("db")
+            .is_none()
+    );
     // the same request from this origin works
     let r = c
         .post(app.url("/api/users/add"))
@@ -885,7 +895,7 @@ async fn cross_site_posts_are_refused() {
 /// Participants only ever see and rate what was handed to them.
 async fn participants_are_confined_to_their_items(store: Store) {
     let (app, guard) = app_with_users(store).await;
-    let study = natstudy::store::studies::create(&app.db, None, "P", "")
+    let study = natstudy_core::store::studies::create(&app.db, None, "P", "")
         .await
         .expect("study");
     let two = format!("{ONE_BUG}\n{}", ONE_BUG.replace("B-1", "B-2"));
@@ -895,7 +905,7 @@ async fn participants_are_confined_to_their_items(store: Store) {
             .replace("naming_1", "naming_2")
             .replace("B-1", "B-2")
     );
-    natstudy::service::import_items_text(&app.db, study, None, ("b", &two), ("t", &items))
+    natstudy_core::service::import_items_text(&app.db, study, None, ("b", &two), ("t", &items))
         .await
         .expect("items");
     sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
@@ -903,20 +913,20 @@ async fn participants_are_confined_to_their_items(store: Store) {
         .execute(&mut *app.db.write().await.expect("write"))
         .await
         .expect("k=1");
-    let spec = natstudy::store::assign::BatchSpec {
+    let spec = natstudy_core::store::assign::BatchSpec {
         name: "q".into(),
-        strategy: natstudy::store::assign::Strategy::DynamicQueue,
+        strategy: natstudy_core::store::assign::Strategy::DynamicQueue,
         filter: Default::default(),
         annotators: vec![],
         seed: 1,
         lease_secs: 600,
         avoid_same_bug: false,
     };
-    let batch = natstudy::store::assign::create_batch(&app.db, study, None, &spec)
+    let batch = natstudy_core::store::assign::create_batch(&app.db, study, None, &spec)
         .await
         .expect("batch")
         .id;
-    let token = natstudy::store::invites::create_invite(&app.db, study, batch, 2, None)
+    let token = natstudy_core::store::invites::create_invite(&app.db, study, batch, 2, None)
         .await
         .expect("invite");
     let s = study.to_string();
@@ -999,7 +1009,7 @@ async fn participants_are_confined_to_their_items(store: Store) {
         "revise of a foreign item shows only one's own"
     );
     // another study is out of reach
-    let other = natstudy::store::studies::create(&app.db, None, "Other", "")
+    let other = natstudy_core::store::studies::create(&app.db, None, "Other", "")
         .await
         .expect("other");
     let r = clients[0]
@@ -1037,12 +1047,12 @@ async fn participants_are_confined_to_their_items_postgres() {
 async fn charts_download_as_svg_and_png() {
     let (app, guard) = app_with_users(Store::Sqlite).await;
     let r = natstudy_tests::reference_dir().join("study-small");
-    let study = natstudy::store::studies::create(&app.db, None, "R", "")
+    let study = natstudy_core::store::studies::create(&app.db, None, "R", "")
         .await
         .expect("study");
     // rita works on this study
     app.add_member(study, "rita").await.expect("member");
-    natstudy::service::import_items(
+    natstudy_core::service::import_items(
         &app.db,
         study,
         &r.join("bugs.jsonl"),
@@ -1050,7 +1060,7 @@ async fn charts_download_as_svg_and_png() {
     )
     .await
     .expect("items");
-    natstudy::service::import_votes(&app.db, study, &r.join("survey.json"))
+    natstudy_core::service::import_votes(&app.db, study, &r.join("survey.json"))
         .await
         .expect("votes");
     let rita = app.signed_in("rita", PW).await.expect("rita");
@@ -1164,12 +1174,18 @@ async fn invite_links_say_whether_they_work() {
     let invited = |name: &'static str| {
         let db = app.db.clone();
         async move {
-            let study = natstudy::store::studies::create(&db, None, name, "")
+            let study = natstudy_core::store::studies::create(&db, None, name, "")
                 .await
                 .expect("study");
-            natstudy::service::import_items_text(&db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
-                .await
-                .expect("items");
+            natstudy_core::service::import_items_text(
+                &db,
+                study,
+                None,
+                ("b", ONE_BUG),
+                ("t", ONE_ITEM),
+            )
+            .await
+            .expect("items");
             let (_, token) = natstudy_tests::open_queue(&db, study, 1)
                 .await
                 .expect("queue");
@@ -1183,10 +1199,10 @@ async fn invite_links_say_whether_they_work() {
             .form(&[("token", token.to_owned())])
             .send()
     };
-    let count = |s: natstudy::ids::StudyId| {
+    let count = |s: natstudy_vocab::ids::StudyId| {
         let db = app.db.clone();
         async move {
-            natstudy::service::monitor::monitor(&db, s)
+            natstudy_core::service::monitor::monitor(&db, s)
                 .await
                 .expect("monitor")
                 .annotators
@@ -1261,7 +1277,7 @@ async fn invite_links_say_whether_they_work() {
         StatusCode::UNAUTHORIZED
     );
     // a review-only invite says so, and its participant reviews (and only in this study)
-    let review_token = natstudy::store::invites::create_review_invite(&app.db, study, 1, None)
+    let review_token = natstudy_core::store::invites::create_review_invite(&app.db, study, 1, None)
         .await
         .expect("review invite");
     assert_eq!(
@@ -1278,7 +1294,7 @@ async fn invite_links_say_whether_they_work() {
         review_next(&reviewer).await.expect("next").status(),
         StatusCode::OK
     );
-    let other = natstudy::store::studies::create(&app.db, None, "Other", "")
+    let other = natstudy_core::store::studies::create(&app.db, None, "Other", "")
         .await
         .expect("other");
     let elsewhere = reviewer
@@ -1314,12 +1330,18 @@ async fn invite_links_say_whether_they_work() {
 /// one session row each, none left behind.
 async fn joins_check_the_link_and_renew_the_session(store: Store) {
     let (app, guard) = app_with_users(store).await;
-    let study = natstudy::store::studies::create(&app.db, None, "Links", "")
+    let study = natstudy_core::store::studies::create(&app.db, None, "Links", "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
-        .await
-        .expect("items");
+    natstudy_core::service::import_items_text(
+        &app.db,
+        study,
+        None,
+        ("b", ONE_BUG),
+        ("t", ONE_ITEM),
+    )
+    .await
+    .expect("items");
     let (batch, token) = natstudy_tests::open_queue(&app.db, study, 3)
         .await
         .expect("queue");
@@ -1388,9 +1410,14 @@ async fn joins_check_the_link_and_renew_the_session(store: Store) {
         .fetch_one(&app.db.pool)
         .await
         .expect("invite id");
-    natstudy::store::monitor::close_invite(&app.db, study, natstudy::ids::InviteId(id), None)
-        .await
-        .expect("close");
+    natstudy_core::store::monitor::close_invite(
+        &app.db,
+        study,
+        natstudy_vocab::ids::InviteId(id),
+        None,
+    )
+    .await
+    .expect("close");
     let late = join(&app.client(), &token).await.expect("join");
     assert_eq!(late.status(), StatusCode::FORBIDDEN);
     assert!(late.text().await.expect("body").contains("closed"));
@@ -1398,7 +1425,7 @@ async fn joins_check_the_link_and_renew_the_session(store: Store) {
     let again = join(&visitor, &token).await.expect("join again");
     assert!(again.status().is_success(), "{}", again.status());
     // a link used up after it was seen admits no one more
-    let one = natstudy::store::invites::create_invite(&app.db, study, batch, 1, None)
+    let one = natstudy_core::store::invites::create_invite(&app.db, study, batch, 1, None)
         .await
         .expect("invite");
     let r = join(&app.client(), &one).await.expect("join");
@@ -1427,9 +1454,9 @@ async fn participant_at_an_item(
     app: &TestApp,
     name: &str,
 ) -> (
-    natstudy::ids::StudyId,
+    natstudy_vocab::ids::StudyId,
     reqwest::Client,
-    natstudy::ids::ItemId,
+    natstudy_vocab::ids::ItemId,
     String,
 ) {
     use natstudy_tests::participants;
@@ -1693,8 +1720,8 @@ async fn admins_manage_accounts_and_keep_one_admin() {
 /// open claim (asking for the state again gets the same one, nothing more is claimed), and a
 /// repeated vote (same token) is answered the same way.
 async fn a_vote_answers_with_the_next_item(store: Store) {
-    use natstudy::ids::ItemId;
     use natstudy_tests::participants::{participant, state, vote};
+    use natstudy_vocab::ids::ItemId;
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = natstudy_tests::reference_study(&db, "Next", false)
         .await
@@ -1759,12 +1786,18 @@ on_both_stores!(a_vote_answers_with_the_next_item => a_vote_answers_with_the_nex
 async fn a_review_page_number_from_outside_is_bounded() {
     use natstudy_tests::participants;
     let (app, guard) = app_with_users(Store::Sqlite).await;
-    let study = natstudy::store::studies::create(&app.db, None, "Pages", "")
+    let study = natstudy_core::store::studies::create(&app.db, None, "Pages", "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(&app.db, study, None, ("b", ONE_BUG), ("t", ONE_ITEM))
-        .await
-        .expect("items");
+    natstudy_core::service::import_items_text(
+        &app.db,
+        study,
+        None,
+        ("b", ONE_BUG),
+        ("t", ONE_ITEM),
+    )
+    .await
+    .expect("items");
     let (_, token) = natstudy_tests::open_queue(&app.db, study, 5)
         .await
         .expect("queue");
@@ -1926,7 +1959,7 @@ async fn every_kind_of_vote_is_stored_over_http(store: Store) {
         form.extend(timing.iter().map(|(k, v)| (*k, v.clone())));
         c.post(app.url("/api/annotate/vote")).form(&form).send()
     };
-    let now = natstudy::db::now_ms();
+    let now = natstudy_core::db::now_ms();
     let measured = |secs: f64| {
         vec![
             ("time_secs", secs.to_string()),

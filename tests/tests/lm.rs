@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use natstudy_tests::cli;
 
-use natstudy::engine::lm::{arpa, estimate::estimate, Model};
+use natstudy_engine::lm::{arpa, estimate::estimate, Model};
 
 fn reference() -> PathBuf {
     natstudy_tests::reference_dir().join("lm")
@@ -76,8 +76,8 @@ fn estimates_match_lmplz_ngram_by_ngram() {
 fn heldout_totals_match_kenlm_query() {
     let ours = trained();
     // what `lm score` and the scoring job use: the probing layout, built from the model
-    let scorer = natstudy::engine::lm::Scorer::from_model(ours.clone()).expect("probing");
-    assert!(matches!(scorer, natstudy::engine::lm::Scorer::Probing(_)));
+    let scorer = natstudy_engine::lm::Scorer::from_model(ours.clone()).expect("probing");
+    assert!(matches!(scorer, natstudy_engine::lm::Scorer::Probing(_)));
     let heldout = std::fs::read_to_string(reference().join("heldout.txt")).expect("heldout");
     let scores = std::fs::read_to_string(reference().join("heldout_scores.tsv")).expect("scores");
     let mut checked = 0;
@@ -214,14 +214,14 @@ async fn a_study_gets_cross_entropies_from_natstudy_alone() {
         .await
         .expect("db");
     let url = db.url.clone();
-    natstudy::demo::ensure(&db).await.expect("demo study");
+    natstudy_core::demo::ensure(&db).await.expect("demo study");
     let dir = tempfile::tempdir().expect("dir");
     let corpus = dir.path().join("corpus");
     std::fs::create_dir_all(&corpus).expect("mkdir");
     java_corpus(&corpus);
     let arpa_path = dir.path().join("java.arpa").display().to_string();
     let bin_path = dir.path().join("java.bin").display().to_string();
-    let study = natstudy::demo::STUDY;
+    let study = natstudy_core::demo::STUDY;
     let corpus_dir = corpus.display().to_string();
     for out in [&arpa_path, &bin_path] {
         let args = [
@@ -239,14 +239,13 @@ async fn a_study_gets_cross_entropies_from_natstudy_alone() {
         cli(&url, &args).await.expect("train");
     }
     // ARPA and binary score the same
-    let a = natstudy::engine::lm::binary::load(std::path::Path::new(&arpa_path)).expect("arpa");
-    let b =
-        natstudy::engine::lm::binary::load_scorer(std::path::Path::new(&bin_path)).expect("bin");
+    let a = natstudy_engine::lm::binary::load(std::path::Path::new(&arpa_path)).expect("arpa");
+    let b = natstudy_engine::lm::binary::load_scorer(std::path::Path::new(&bin_path)).expect("bin");
     assert!(
-        matches!(b, natstudy::engine::lm::Scorer::Probing(_)),
+        matches!(b, natstudy_engine::lm::Scorer::Probing(_)),
         "a trained .bin is in the probing layout"
     );
-    let toks = natstudy::engine::lm::tokenize::tokens(
+    let toks = natstudy_engine::lm::tokenize::tokens(
         "int f(int count) { return count + 1; }",
         Default::default(),
     );
@@ -265,7 +264,7 @@ async fn a_study_gets_cross_entropies_from_natstudy_alone() {
     )
     .await
     .expect("score");
-    let id = natstudy::store::studies::id_by_name(&db, study)
+    let id = natstudy_core::store::studies::id_by_name(&db, study)
         .await
         .expect("study");
     let n: i64 = sqlx::query_scalar(

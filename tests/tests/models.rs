@@ -3,8 +3,8 @@
 //! deleted by the staff of the study that uploaded it or by an admin — never by another
 //! study's staff; a model placed in the folder by hand only by an admin.
 
-use natstudy::ids::StudyId;
 use natstudy_tests::{fresh_db, Role, Store, TestApp};
+use natstudy_vocab::ids::StudyId;
 use reqwest::StatusCode;
 
 const PW: &str = "a-long-password";
@@ -14,7 +14,7 @@ const ARPA: &str =
 /// Researchers rita and sam, each the owner of a study (A, B), and their signed-in clients.
 async fn two_studies(
     app: &TestApp,
-    db: &natstudy::store::Db,
+    db: &natstudy_core::service::Db,
 ) -> (StudyId, StudyId, reqwest::Client, reqwest::Client) {
     let rita = app
         .add_user("rita", PW, Role::Researcher)
@@ -24,10 +24,10 @@ async fn two_studies(
         .add_user("sam", PW, Role::Researcher)
         .await
         .expect("sam");
-    let a = natstudy::store::studies::create_owned(db, None, Some(rita), "A", "")
+    let a = natstudy_core::store::studies::create_owned(db, None, Some(rita), "A", "")
         .await
         .expect("A");
-    let b = natstudy::store::studies::create_owned(db, None, Some(sam), "B", "")
+    let b = natstudy_core::store::studies::create_owned(db, None, Some(sam), "B", "")
         .await
         .expect("B");
     let rita_c = app.signed_in("rita", PW).await.expect("rita");

@@ -61,13 +61,13 @@ async fn scored(store: Store) {
     )
     .await
     .expect("gguf");
-    let sources = natstudy::store::analysis::sources(&db, study)
+    let sources = natstudy_core::store::analysis::sources(&db, study)
         .await
         .expect("sources");
-    let rows = natstudy::service::scoring::ce_of_model(&db, study, "llama")
+    let rows = natstudy_core::service::scoring::ce_of_model(&db, study, "llama")
         .await
         .expect("rows");
-    let bits = natstudy::service::scoring::ce_of_model(&db, study, "llama-bits")
+    let bits = natstudy_core::service::scoring::ce_of_model(&db, study, "llama-bits")
         .await
         .expect("rows");
     assert_eq!(
@@ -76,7 +76,7 @@ async fn scored(store: Store) {
         "every method has two tokens or more"
     );
     assert_eq!(bits.len(), rows.len());
-    let packed = natstudy::service::scoring::ce_of_model(&db, study, "llama-q8_0")
+    let packed = natstudy_core::service::scoring::ce_of_model(&db, study, "llama-q8_0")
         .await
         .expect("rows");
     assert_eq!(packed.len(), rows.len(), "the GGUF file under its stem");
@@ -152,13 +152,13 @@ async fn scored(store: Store) {
     // error, and stores nothing under its name
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let counted = asked.clone();
-    let stopped = natstudy::service::neural::score_study(
+    let stopped = natstudy_core::service::neural::score_study(
         &db,
         study,
         None,
         std::sync::Arc::new(lm),
         "llama-stopped",
-        natstudy::service::neural::Run {
+        natstudy_core::service::neural::Run {
             batch: 1,
             threads: Some(1),
             ..Default::default()
@@ -244,9 +244,9 @@ async fn the_scoring_job_runs_a_model_folder() {
     // itself, told to stop, ends before its next tensor
     for model in ["tiny-llama", "tiny-q4.gguf"] {
         stopped_while_loading(&app, &db, study, model).await;
-        let told = natstudy::service::jobs::Counters::default();
+        let told = natstudy_core::service::jobs::Counters::default();
         told.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let e = natstudy::service::neural::load_until(
+        let e = natstudy_core::service::neural::load_until(
             &app.models_dir.join(model),
             &told,
             &Default::default(),
@@ -265,7 +265,7 @@ async fn the_scoring_job_runs_a_model_folder() {
     }
     for (model, name) in [("tiny-llama", "tiny-llama"), ("tiny-q4.gguf", "tiny-q4")] {
         scoring_job(&c, &app, &db, study, model).await;
-        let rows = natstudy::service::scoring::ce_of_model(&db, study, name)
+        let rows = natstudy_core::service::scoring::ce_of_model(&db, study, name)
             .await
             .expect("rows");
         assert_eq!(rows.len(), 357, "{model}");
@@ -277,13 +277,16 @@ async fn the_scoring_job_runs_a_model_folder() {
 /// before scoring anything, and nothing is stored under the model's name.
 async fn stopped_while_loading(
     app: &natstudy_tests::TestApp,
-    db: &natstudy::store::Db,
-    study: natstudy::ids::StudyId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
     model: &str,
 ) {
     let (job, run) = started_scoring(app, db, study, model, Default::default()).await;
-    let state = natstudy::service::jobs::stop(db, study, job).await;
-    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
+    let state = natstudy_core::service::jobs::stop(db, study, job).await;
+    assert_eq!(
+        state.expect("stop"),
+        natstudy_core::store::JobState::Running
+    );
     run.await;
     ended_stopped(app, db, study, job, model).await;
 }
@@ -294,8 +297,8 @@ async fn stopped_while_loading(
 /// load it will never make.
 async fn stopped_while_another_loads(
     app: &natstudy_tests::TestApp,
-    db: &natstudy::store::Db,
-    study: natstudy::ids::StudyId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
     model: &str,
 ) {
     let (entered, holding) = std::sync::mpsc::channel::<()>();
@@ -303,7 +306,7 @@ async fn stopped_while_another_loads(
     let never = std::sync::atomic::AtomicBool::new(false);
     let path = app.models_dir.join(model);
     let other = tokio::spawn(async move {
-        natstudy::service::neural::checked_load(
+        natstudy_core::service::neural::checked_load(
             &path,
             natstudy_nlm::Device::Cpu,
             &never,
@@ -321,7 +324,7 @@ async fn stopped_while_another_loads(
     let (job, run) = started_scoring(app, db, study, model, Default::default()).await;
     let run = tokio::spawn(run);
     // the job is waiting for its turn (its progress ticks read the row meanwhile)
-    tokio::time::sleep(natstudy::service::jobs::PROGRESS_EVERY * 2).await;
+    tokio::time::sleep(natstudy_core::service::jobs::PROGRESS_EVERY * 2).await;
     assert!(!run.is_finished(), "the job waits for the other load");
     let waits = (
         std::time::Duration::from_secs(30),
@@ -341,8 +344,8 @@ async fn stopped_while_another_loads(
 /// the bytes read when it stopped, and the load reads no tensor after.
 async fn stopped_part_way_through_the_load(
     app: &natstudy_tests::TestApp,
-    db: &natstudy::store::Db,
-    study: natstudy::ids::StudyId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
     model: &str,
 ) {
     use std::sync::{Arc, Mutex};
@@ -355,7 +358,7 @@ async fn stopped_part_way_through_the_load(
     let seen = Arc::new(Mutex::new(Seen::default()));
     let (entered, paused) = std::sync::mpsc::channel::<()>();
     let entered = Mutex::new(entered);
-    let load = natstudy::service::neural::NeuralLoader::new({
+    let load = natstudy_core::service::neural::NeuralLoader::new({
         let seen = seen.clone();
         move |path, device, stop| {
             let lm = natstudy_nlm::CausalLm::load_until(path, device, &|l| {
@@ -416,25 +419,27 @@ async fn stopped_part_way_through_the_load(
 /// models `load` reads, and its work, not yet run.
 async fn started_scoring(
     app: &natstudy_tests::TestApp,
-    db: &natstudy::store::Db,
-    study: natstudy::ids::StudyId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
     model: &str,
-    load: natstudy::service::neural::NeuralLoader,
+    load: natstudy_core::service::neural::NeuralLoader,
 ) -> (
-    natstudy::ids::JobId,
+    natstudy_vocab::ids::JobId,
     impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    use natstudy::service::jobs::JobKind;
+    use natstudy_core::service::jobs::JobKind;
     let params = serde_json::json!({ "model": model, "log10": false }).to_string();
-    let job = natstudy::store::jobs::create(db, study, None, JobKind::Score, "score", &params)
+    let job = natstudy_core::store::jobs::create(db, study, None, JobKind::Score, "score", &params)
         .await
         .expect("job");
-    assert!(natstudy::store::jobs::start(db, job).await.expect("start"));
+    assert!(natstudy_core::store::jobs::start(db, job)
+        .await
+        .expect("start"));
     let models = std::sync::Arc::new(
-        natstudy::service::models::ModelCache::new(app.models_dir.clone(), 1)
+        natstudy_core::service::models::ModelCache::new(app.models_dir.clone(), 1)
             .with_neural_loader(load),
     );
-    let run = natstudy::service::scoring::run_scoring(
+    let run = natstudy_core::service::scoring::run_scoring(
         db.clone(),
         job,
         study,
@@ -448,13 +453,15 @@ async fn started_scoring(
 /// Expects the job to have ended stopped with nothing stored under the model's name.
 async fn ended_stopped(
     app: &natstudy_tests::TestApp,
-    db: &natstudy::store::Db,
-    study: natstudy::ids::StudyId,
-    job: natstudy::ids::JobId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
+    job: natstudy_vocab::ids::JobId,
     model: &str,
-) -> natstudy::store::jobs::JobRecord {
-    use natstudy::store::JobState;
-    let jobs = natstudy::store::jobs::list(db, study).await.expect("jobs");
+) -> natstudy_core::store::jobs::JobRecord {
+    use natstudy_core::store::JobState;
+    let jobs = natstudy_core::store::jobs::list(db, study)
+        .await
+        .expect("jobs");
     let j = jobs.into_iter().find(|j| j.id == job).expect("job");
     assert_eq!(j.state, JobState::Stopped, "{model}: {}", j.message);
     assert!(
@@ -462,8 +469,8 @@ async fn ended_stopped(
         "{model}: {}",
         j.message
     );
-    let name = natstudy::service::neural::default_name(&app.models_dir.join(model));
-    let rows = natstudy::service::scoring::ce_of_model(db, study, &name).await;
+    let name = natstudy_core::service::neural::default_name(&app.models_dir.join(model));
+    let rows = natstudy_core::service::scoring::ce_of_model(db, study, &name).await;
     assert!(rows.expect("rows").is_empty(), "{model}");
     j
 }
@@ -471,13 +478,16 @@ async fn ended_stopped(
 /// Asks the running `job` to stop, as the study page asks, and waits up to `within` for its
 /// `run` to end (`why` says what the wait expects).
 async fn stop_and_wait(
-    db: &natstudy::store::Db,
-    (study, job): (natstudy::ids::StudyId, natstudy::ids::JobId),
+    db: &natstudy_core::service::Db,
+    (study, job): (natstudy_vocab::ids::StudyId, natstudy_vocab::ids::JobId),
     run: tokio::task::JoinHandle<()>,
     (within, why): (std::time::Duration, &str),
 ) {
-    let state = natstudy::service::jobs::stop(db, study, job).await;
-    assert_eq!(state.expect("stop"), natstudy::store::JobState::Running);
+    let state = natstudy_core::service::jobs::stop(db, study, job).await;
+    assert_eq!(
+        state.expect("stop"),
+        natstudy_core::store::JobState::Running
+    );
     tokio::time::timeout(within, run)
         .await
         .expect(why)
@@ -488,11 +498,11 @@ async fn stop_and_wait(
 async fn scoring_job(
     c: &reqwest::Client,
     app: &natstudy_tests::TestApp,
-    db: &natstudy::store::Db,
-    study: natstudy::ids::StudyId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
     model: &str,
 ) {
-    use natstudy::store::JobState;
+    use natstudy_core::store::JobState;
     let j = job_end(c, app, db, study, model).await;
     assert_eq!(j.state, JobState::Done, "{model}: {}", j.message);
     assert!(
@@ -527,12 +537,12 @@ async fn scoring_job(
 async fn job_end(
     c: &reqwest::Client,
     app: &natstudy_tests::TestApp,
-    db: &natstudy::store::Db,
-    study: natstudy::ids::StudyId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
     model: &str,
-) -> natstudy::store::jobs::JobRecord {
-    use natstudy::store::JobState;
-    let job: natstudy::ids::JobId = c
+) -> natstudy_core::store::jobs::JobRecord {
+    use natstudy_core::store::JobState;
+    let job: natstudy_vocab::ids::JobId = c
         .post(app.url("/api/studies/score"))
         .form(&[("study", study.to_string()), ("model", model.into())])
         .send()
@@ -543,7 +553,9 @@ async fn job_end(
         .expect("job id");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let j = loop {
-        let jobs = natstudy::store::jobs::list(db, study).await.expect("jobs");
+        let jobs = natstudy_core::store::jobs::list(db, study)
+            .await
+            .expect("jobs");
         let j = jobs.into_iter().find(|j| j.id == job).expect("job");
         if j.state == JobState::Done || j.state == JobState::Failed {
             break j;
@@ -562,7 +574,7 @@ async fn job_end(
 /// taken — what the model itself proposes first, among the names the engine may use.
 #[tokio::test]
 async fn a_masked_model_names_the_renamed_variable() {
-    use natstudy::engine::transform::NameScorer;
+    use natstudy_engine::transform::NameScorer;
     let model_dir = reference_dir().join("nlm/models/roberta");
     let dir = tempfile::tempdir().expect("dir");
     let method = "    int sum(int[] values) {\n        int total = 0;\n        for (int value : values) {\n            total += value;\n        }\n        return total;\n    }\n";
@@ -593,13 +605,13 @@ async fn a_masked_model_names_the_renamed_variable() {
     .await
     .expect("transform");
     let rows = natstudy_tests::read_jsonl(&out);
-    let names = natstudy::service::neural::load_masked(&model_dir)
+    let names = natstudy_core::service::neural::load_masked(&model_dir)
         .await
         .expect("model");
-    let masked = method.replace("total", natstudy::engine::transform::MASK);
+    let masked = method.replace("total", natstudy_engine::transform::MASK);
     let used = ["sum", "values", "value", "total"];
     let first = names
-        .propose(&masked, natstudy::engine::transform::MASK)
+        .propose(&masked, natstudy_engine::transform::MASK)
         .into_iter()
         .find(|n| {
             !used.contains(&n.as_str())
@@ -625,7 +637,7 @@ async fn a_masked_model_names_the_renamed_variable() {
 /// on serving.
 #[tokio::test]
 async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
-    use natstudy::store::JobState;
+    use natstudy_core::store::JobState;
     use natstudy_tests::{Role, TestApp};
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let study = natstudy_tests::reference_study(&db, "S", false)

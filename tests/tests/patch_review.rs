@@ -161,15 +161,15 @@ async fn patch_review(store: Store) {
 
     // an admin decides one disagreement correct: one more correct patch, and the figures move
     let open: Vec<(String, String)> = {
-        let db = natstudy::store::Db::connect(&url).await.expect("db");
-        let id = natstudy::store::studies::id_by_name(&db, "rev")
+        let db = natstudy_core::service::Db::connect(&url).await.expect("db");
+        let id = natstudy_core::store::studies::id_by_name(&db, "rev")
             .await
             .expect("id");
-        let rows = natstudy::store::reviews::tasks(&db, id)
+        let rows = natstudy_core::store::reviews::tasks(&db, id)
             .await
             .expect("tasks");
-        let tasks = natstudy::store::analysis::review_tasks(&rows);
-        natstudy::engine::analysis::open_disagreements(&tasks)
+        let tasks = natstudy_core::store::analysis::review_tasks(&rows);
+        natstudy_engine::analysis::open_disagreements(&tasks)
             .into_iter()
             .map(|i| (rows[i].tool.clone(), rows[i].target.clone()))
             .collect()
@@ -277,12 +277,12 @@ on_both_stores!(patch_review => patch_review_sqlite, patch_review_postgres);
 /// The page's queue: no patch is held by or judged by more than k reviewers, a reviewer gets
 /// back the patch they hold, a full patch refuses a newcomer's verdict, and verdicts are checked.
 async fn review_queue(store: Store) {
-    use natstudy::service::reviews;
+    use natstudy_core::service::reviews;
     let (db, guard) = fresh_db(store).await.expect("db");
     let url = db.url.clone();
     let fx: PathBuf = fixtures_dir().join("patch-review");
     study(&url, "q", &p(&fx, "npr_results.csv")).await;
-    let id = natstudy::store::studies::id_by_name(&db, "q")
+    let id = natstudy_core::store::studies::id_by_name(&db, "q")
         .await
         .expect("id");
     reviews::create(&db, id, None, reviews::CreateOptions::default())
@@ -335,7 +335,7 @@ async fn review_queue(store: Store) {
     let after = next("ann").await;
     assert_eq!((after.done, after.task == a.task), (1, false));
     // a task of another study is not found from this one
-    let other = natstudy::store::studies::create(&db, None, "other", "")
+    let other = natstudy_core::store::studies::create(&db, None, "other", "")
         .await
         .expect("other");
     assert!(reviews::submit(&db, other, c.task, "cy", "correct", "")
@@ -353,7 +353,7 @@ async fn review_queue(store: Store) {
         .expect("eve was given it");
     // and no account can take a participant reviewer's name
     for name in ["S2@invite", "s2@INVITE", "S3@import"] {
-        let err = natstudy::service::accounts::add_user(
+        let err = natstudy_core::service::accounts::add_user(
             &db,
             None,
             name,

@@ -30,14 +30,14 @@ fn study_files() -> (String, String) {
 
 /// A study of the two items with an open invite link: (study, invite token).
 async fn study_with_invite(
-    db: &natstudy::store::Db,
+    db: &natstudy_core::service::Db,
     name: &str,
-) -> (natstudy::ids::StudyId, String) {
-    let study = natstudy::store::studies::create(db, None, name, "")
+) -> (natstudy_vocab::ids::StudyId, String) {
+    let study = natstudy_core::store::studies::create(db, None, name, "")
         .await
         .expect("study");
     let (bugs, items) = study_files();
-    natstudy::service::import_items_text(db, study, None, ("b", &bugs), ("t", &items))
+    natstudy_core::service::import_items_text(db, study, None, ("b", &bugs), ("t", &items))
         .await
         .expect("items");
     let (_, token) = open_queue(db, study, 5).await.expect("queue");

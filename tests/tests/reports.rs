@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use futures_util::future::join_all;
-use natstudy::service::reports::ReportCache;
-use natstudy::store::assign;
+use natstudy_core::service::reports::ReportCache;
+use natstudy_core::store::assign;
 use natstudy_tests::{fresh_db, on_both_stores, reference_study, Role, Store, TestApp};
 use reqwest::StatusCode;
 
@@ -52,11 +52,11 @@ async fn results_are_computed_once_per_change(store: Store) {
     assert_eq!(cache.computed(), 1, "charts come from the same report");
 
     // a new vote: k raised to 6 (a change too), one annotator rates one item
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.ratings_per_item = 6;
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("k");
     let pool = assign::ensure_pool(&db, study, 1).await.expect("pool");
@@ -72,7 +72,7 @@ async fn results_are_computed_once_per_change(store: Store) {
     assign::create_batch(&db, study, None, &spec)
         .await
         .expect("batch");
-    let now = natstudy::db::now_ms();
+    let now = natstudy_core::db::now_ms();
     let h = assign::next_item(&db, study, pool[0], now)
         .await
         .expect("next")
@@ -250,7 +250,7 @@ async fn repair_results_and_cross_entropies_round_trip(store: Store) {
     let app = TestApp::start(db.clone()).await.expect("server");
     app.add_user("ada", PW, Role::Admin).await.expect("admin");
     let c = app.signed_in("ada", PW).await.expect("sign in");
-    let first = natstudy::store::studies::id_by_name(&db, "First")
+    let first = natstudy_core::store::studies::id_by_name(&db, "First")
         .await
         .expect("id");
     for file in ["npr_results.csv", "ce_scores.csv"] {
@@ -370,7 +370,7 @@ async fn survey_json_is_laid_out_as_rq1_reads_it(store: Store) {
     )))
     .await
     .expect("import the export");
-    let copy = natstudy::store::studies::id_by_name(&db, "Copy")
+    let copy = natstudy_core::store::studies::id_by_name(&db, "Copy")
         .await
         .expect("id");
     let (all, timed): (i64, i64) = sqlx::query_as(
@@ -421,7 +421,7 @@ async fn survey_json_is_laid_out_as_rq1_reads_it(store: Store) {
     let id = |name: &'static str| {
         let db = db.clone();
         async move {
-            natstudy::store::studies::id_by_name(&db, name)
+            natstudy_core::store::studies::id_by_name(&db, name)
                 .await
                 .expect("id")
         }

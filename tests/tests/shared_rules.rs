@@ -6,7 +6,7 @@ use natstudy_tests::{cli, fresh_db, on_both_stores, Role, Store, TestApp};
 
 const PW: &str = "a-long-password";
 
-async fn invites_of(db: &natstudy::store::Db) -> i64 {
+async fn invites_of(db: &natstudy_core::service::Db) -> i64 {
     sqlx::query_scalar("SELECT COUNT(*) FROM invites")
         .fetch_one(&db.pool)
         .await
@@ -18,7 +18,7 @@ async fn invites_of(db: &natstudy::store::Db) -> i64 {
 async fn invite_caps_hold_on_the_page_and_the_command_line(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let (study, _) = natstudy_tests::small::study(&db, "Rules").await;
-    let batch: natstudy::ids::BatchId =
+    let batch: natstudy_vocab::ids::BatchId =
         sqlx::query_scalar("SELECT id FROM batches WHERE study_id = $1")
             .bind(study)
             .fetch_one(&db.pool)

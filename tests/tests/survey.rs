@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use app::model::StudySettingsForm;
 use fantoccini::Locator;
-use natstudy::store::assign::{self, BatchSpec, ItemFilter, Strategy};
-use natstudy::store::Db;
+use natstudy_core::service::Db;
+use natstudy_core::store::assign::{self, BatchSpec, ItemFilter, Strategy};
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Store, TestApp};
 
@@ -71,12 +71,18 @@ where
 #[tokio::test]
 async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, "Survey test", "")
+    let study = natstudy_core::store::studies::create(&db, None, "Survey test", "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
+    natstudy_core::service::import_items_text(
+        &db,
+        study,
+        None,
+        ("bugs", BUGS),
+        ("t", TRANSFORMATIONS),
+    )
+    .await
+    .expect("items");
     let spec = BatchSpec {
         name: "b".into(),
         strategy: Strategy::DynamicQueue,
@@ -90,16 +96,16 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
         .await
         .expect("batch")
         .id;
-    let token = natstudy::store::invites::create_invite(&db, study, batch, 5, None)
+    let token = natstudy_core::store::invites::create_invite(&db, study, batch, 5, None)
         .await
         .expect("invite");
     // a study-specific consent text and screener
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.consent_text = "Custom consent for this study.".into();
     settings.screener_json = r#"[{"name": "java", "label": "Years of Java", "options": ["0-2", "3+"]}, {"name": "team", "label": "Team", "options": []}]"#.into();
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("save settings");
     let app = TestApp::start(db.clone()).await.expect("server");
@@ -351,11 +357,11 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
 /// back to that page, and the revision is what counts.
 #[tokio::test]
 async fn rated_items_are_listed_a_page_at_a_time() {
-    use natstudy::store::survey::REVIEW_PAGE;
+    use natstudy_core::store::survey::REVIEW_PAGE;
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let per = REVIEW_PAGE as usize;
     let n = per + 5;
-    let study = natstudy::store::studies::create(&db, None, "Pages", "")
+    let study = natstudy_core::store::studies::create(&db, None, "Pages", "")
         .await
         .expect("study");
     let (mut bugs, mut items) = (String::new(), String::new());
@@ -371,7 +377,7 @@ async fn rated_items_are_listed_a_page_at_a_time() {
             "source": format!("int m() {{ return {i} + 0; }}\n"), "summary": format!("item number {i}")}).to_string());
         items.push('\n');
     }
-    natstudy::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
+    natstudy_core::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
         .await
         .expect("items");
     let (_, token) = natstudy_tests::open_queue(&db, study, 5)
@@ -384,7 +390,7 @@ async fn rated_items_are_listed_a_page_at_a_time() {
         .expect("invite");
     b.join_consent_and_start().await.expect("the first item");
     // every item rated (through the store, as the survey would)
-    let annotator: natstudy::ids::AnnotatorId =
+    let annotator: natstudy_vocab::ids::AnnotatorId =
         sqlx::query_scalar("SELECT id FROM annotators WHERE study_id = $1")
             .bind(study)
             .fetch_one(&db.pool)
@@ -392,17 +398,24 @@ async fn rated_items_are_listed_a_page_at_a_time() {
             .expect("the participant");
     let mut order = Vec::new();
     for i in 0..n {
-        let h = assign::next_item(&db, study, annotator, natstudy::db::now_ms())
+        let h = assign::next_item(&db, study, annotator, natstudy_core::db::now_ms())
             .await
             .expect("next")
             .expect("an item");
         let vote = natstudy_tests::test_vote(&format!("t{i}"), 1, 2, Some(3.0));
-        assign::submit(&db, study, annotator, h.item, &vote, natstudy::db::now_ms())
-            .await
-            .expect("vote");
+        assign::submit(
+            &db,
+            study,
+            annotator,
+            h.item,
+            &vote,
+            natstudy_core::db::now_ms(),
+        )
+        .await
+        .expect("vote");
         order.push(h.item);
     }
-    let summary = |item: natstudy::ids::ItemId| {
+    let summary = |item: natstudy_vocab::ids::ItemId| {
         let db = db.clone();
         async move {
             sqlx::query_scalar::<_, String>("SELECT summary FROM items WHERE id = $1")
@@ -487,7 +500,7 @@ async fn rated_items_are_listed_a_page_at_a_time() {
 struct Joined {
     db: Db,
     guard: natstudy_tests::DbGuard,
-    study: natstudy::ids::StudyId,
+    study: natstudy_vocab::ids::StudyId,
     token: String,
     app: TestApp,
     b: Browser,
@@ -538,17 +551,23 @@ async fn joined(
 ) -> Joined {
     let run: Run = run.into();
     let (db, guard) = fresh_db(run.store).await.expect("db");
-    let study = natstudy::store::studies::create(&db, None, name, "")
+    let study = natstudy_core::store::studies::create(&db, None, name, "")
         .await
         .expect("study");
-    natstudy::service::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    natstudy_core::service::import_items_text(
+        &db,
+        study,
+        None,
+        ("bugs", BUGS),
+        ("t", TRANSFORMATIONS),
+    )
+    .await
+    .expect("items");
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     configure(&mut settings);
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("settings");
     let (_, token) = natstudy_tests::open_queue(&db, study, 5)
@@ -727,7 +746,7 @@ async fn a_full_study_gives_no_completion_code(viewport: (u32, u32)) {
     // meanwhile every item gets its one rating from elsewhere
     let survey = r#"{"naming": {"1": {"X1": {"CR": 1, "CC": 1, "Time": 3}}, "2": {"X1": {"CR": 2, "CC": 1, "Time": 4}}},
                      "expression": {"1": {"X1": {"CR": 4, "CC": 3, "Time": 5}}}}"#;
-    natstudy::service::import_votes_text(&db, study, None, "survey.json", survey)
+    natstudy_core::service::import_votes_text(&db, study, None, "survey.json", survey)
         .await
         .expect("votes");
     b.goto_hydrated(&app.url(&format!("/annotate/{study}")))
@@ -772,7 +791,7 @@ async fn a_full_study_gives_no_completion_code(viewport: (u32, u32)) {
         .expect("join");
     assert_eq!(r.status(), reqwest::StatusCode::FORBIDDEN);
     assert!(r.text().await.expect("body").contains("full"));
-    let listed = natstudy::store::monitor::invites(&db, study)
+    let listed = natstudy_core::store::monitor::invites(&db, study)
         .await
         .expect("invites");
     assert!(listed[0].full, "the monitor flags the link");
@@ -887,7 +906,7 @@ async fn a_reload_keeps_the_answer_in_progress(run: Run) {
         .expect("type");
     // three seconds on the item before the reload count after it
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let reloaded_at = natstudy::db::now_ms();
+    let reloaded_at = natstudy_core::db::now_ms();
     b.client.refresh().await.expect("reload");
     b.wait_for_text("#hydrated", "interactive")
         .await
@@ -924,7 +943,7 @@ async fn a_reload_keeps_the_answer_in_progress(run: Run) {
     // the time counts the three seconds before the reload and never more than the item was
     // on screen (the browser and this test read one clock; how long hydration, the clicks and
     // the typing took before the wait depends on the machine's load, so it is not guessed)
-    let now = natstudy::db::now_ms();
+    let now = natstudy_core::db::now_ms();
     let since_shown = (now - started) as f64 / 1000.0;
     let since_reload = (now - reloaded_at) as f64 / 1000.0;
     assert!(
@@ -1025,7 +1044,7 @@ async fn finished_outcome(db: &Db) -> Option<String> {
 }
 
 /// `n` other participants each take an item and leave it held.
-async fn others_hold(app: &TestApp, study: natstudy::ids::StudyId, token: &str, n: usize) {
+async fn others_hold(app: &TestApp, study: natstudy_vocab::ids::StudyId, token: &str, n: usize) {
     for _ in 0..n {
         let c = natstudy_tests::participants::participant(&app.base, study, token).await;
         assert!(
@@ -1081,11 +1100,11 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(r
     })
     .await;
     // the way back: a page of this server, so the browser can arrive there
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.completion_url = app.url("/favicon.svg?cc={code}");
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("settings");
     // two others take the other two items and leave
@@ -1103,7 +1122,7 @@ async fn a_crowd_participant_waits_for_held_items_then_goes_back_with_the_code(r
         "no Finish while items may come"
     );
     // a leaver's lease lapses: the page finds the item by itself
-    let now = natstudy::db::now_ms();
+    let now = natstudy_core::db::now_ms();
     let mut tx = db.begin_write(study).await.expect("write");
     sqlx::query(
         "UPDATE assignments SET lease_expires_at = $1, created_at = $2 \
@@ -1365,13 +1384,13 @@ async fn an_attention_failure_ends_the_survey_and_leaves_the_analysis(run: Run) 
         .expect("the screen-out code");
     let outcome = finished_outcome(&db).await;
     assert_eq!(outcome.as_deref(), Some("screened_out"));
-    let data = natstudy::store::analysis::study_data(&db, study)
+    let data = natstudy_core::store::analysis::study_data(&db, study)
         .await
         .expect("data");
     assert!(data.votes.is_empty(), "their vote is in no figure");
     assert_eq!(data.left_out.participants.len(), 1);
     assert_eq!(data.left_out.participants[0].votes, 1);
-    let report = natstudy::engine::analysis::report(&data);
+    let report = natstudy_engine::analysis::report(&data);
     assert_eq!(report.votes, 0);
     b.close().await;
     drop(app);
@@ -1385,7 +1404,7 @@ async fn the_screener_turns_a_participant_away(run: Run) {
     let (db, guard) = fresh_db(run.store).await.expect("db");
     let (study, token) = natstudy_tests::small::study(&db, "Screened").await;
     let app = TestApp::start(db.clone()).await.expect("server");
-    let mut settings = natstudy::service::studies::settings(&db, study)
+    let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
     settings.screener_json = r#"[{"name":"years","label":"Years of Java","options":["<1","1-3","3-5"],"screen_out":["<1"]},
@@ -1393,7 +1412,7 @@ async fn the_screener_turns_a_participant_away(run: Run) {
         .into();
     settings.screenout_code = "OUT-5".into();
     settings.screenout_url = app.url("/favicon.svg?out={code}");
-    natstudy::service::studies::update_settings(&db, study, None, &settings)
+    natstudy_core::service::studies::update_settings(&db, study, None, &settings)
         .await
         .expect("settings");
     let b = run.browser().await;

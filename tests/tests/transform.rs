@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use natstudy::engine::transform::{self, syntax, MethodSel, Operator, Request};
+use natstudy_engine::transform::{self, syntax, MethodSel, Operator, Request};
 use natstudy_tests::cli;
 
 fn corpus() -> Vec<(String, String)> {

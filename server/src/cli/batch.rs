@@ -1,10 +1,10 @@
 //! `natstudy batch …` and `natstudy invite …`: assigning annotation work.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use super::Global;
-use crate::store::assign::{self, ItemFilter};
+use natstudy_core::service::batches::{self, ItemFilter};
 
 #[derive(Subcommand, Debug)]
 pub enum BatchCommand {
@@ -101,8 +101,8 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
     let db = g.db().await?;
     match cmd {
         BatchCommand::Create(a) => {
-            let study = crate::store::studies::id_by_name(&db, &a.study).await?;
-            let request = crate::service::batches::BatchRequest {
+            let study = natstudy_core::service::studies::id_by_name(&db, &a.study).await?;
+            let request = natstudy_core::service::batches::BatchRequest {
                 filter: ItemFilter {
                     level: a.level,
                     operator: a.operator,
@@ -116,9 +116,9 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
                 seed: a.seed,
                 lease_secs: a.lease_minutes.max(1) * 60,
                 avoid_same_bug: !a.allow_same_bug_in_a_row,
-                ..crate::service::batches::BatchRequest::new(&a.name, &a.strategy)
+                ..natstudy_core::service::batches::BatchRequest::new(&a.name, &a.strategy)
             };
-            let info = crate::service::batches::create(&db, study, None, request).await?;
+            let info = natstudy_core::service::batches::create(&db, study, None, request).await?;
             println!(
                 "batch {} (id {}): {} items, {} planned assignments",
                 a.name, info.id, info.items, info.assignments
@@ -128,37 +128,37 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
             }
         }
         BatchCommand::Release { study, annotator } => {
-            let s = crate::store::studies::id_by_name(&db, &study).await?;
-            let a = assign::annotator_id(&db, s, &annotator).await?;
-            println!("released {} items", assign::release(&db, s, a, None).await?);
+            let s = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            let a = batches::annotator_by_code(&db, s, &annotator).await?;
+            println!(
+                "released {} items",
+                batches::release(&db, s, a, None).await?
+            );
         }
         BatchCommand::Lease {
             study,
             batch,
             minutes,
         } => {
-            let s = crate::store::studies::id_by_name(&db, &study).await?;
-            let b = assign::batch_id(&db, s, &batch).await?;
-            crate::service::batches::set_lease(&db, s, b, minutes, None).await?;
+            let s = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            let b = batches::by_name(&db, s, &batch).await?;
+            natstudy_core::service::batches::set_lease(&db, s, b, minutes, None).await?;
             println!("batch {batch}: leases of {minutes} minutes from now on");
         }
         BatchCommand::ReleaseIdle { study, minutes } => {
-            let s = crate::store::studies::id_by_name(&db, &study).await?;
+            let s = natstudy_core::service::studies::id_by_name(&db, &study).await?;
             let (holders, items) =
-                crate::service::batches::release_idle(&db, s, minutes, None).await?;
+                natstudy_core::service::batches::release_idle(&db, s, minutes, None).await?;
             println!(
                 "released {items} items held by {holders} participants idle for {minutes} minutes"
             );
         }
         BatchCommand::Move { study, from, to } => {
-            let s = crate::store::studies::id_by_name(&db, &study).await?;
-            let (f, t) = (
-                assign::annotator_id(&db, s, &from).await?,
-                assign::annotator_id(&db, s, &to).await?,
-            );
+            let s = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            let f = batches::annotator_by_code(&db, s, &from).await?;
             println!(
                 "moved {} items",
-                assign::move_unrated(&db, s, f, t, None).await?
+                batches::move_unrated(&db, s, f, &to, None).await?
             );
         }
     }
@@ -200,11 +200,11 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
             pilot,
         } => {
             // the page's rules: each through the service the page calls
-            use crate::service::invites;
-            let s = crate::store::studies::id_by_name(&db, &study).await?;
+            use natstudy_core::service::invites;
+            let s = natstudy_core::service::studies::id_by_name(&db, &study).await?;
             let path = match batch {
                 Some(batch) if !review => {
-                    let b = invites::batch_by_name(&db, s, &batch).await?;
+                    let b = natstudy_core::service::batches::by_name(&db, s, &batch).await?;
                     if !invites::batch_has_room(&db, b).await? {
                         eprintln!("warning: every item of batch {batch} already has k ratings: the link will turn participants away until there is room");
                     }
@@ -236,14 +236,8 @@ pub struct GoldArgs {
 
 pub async fn gold(g: &Global, a: GoldArgs) -> Result<()> {
     let db = g.db().await?;
-    let s = crate::store::studies::id_by_name(&db, &a.study).await?;
-    let value = match a.expect.as_str() {
-        "natural" => Some(false),
-        "unnatural" => Some(true),
-        "none" => None,
-        other => bail!("expected natural, unnatural or none, not {other}"),
-    };
-    crate::store::monitor::set_gold(&db, s, &a.item, value).await?;
+    let s = natstudy_core::service::studies::id_by_name(&db, &a.study).await?;
+    natstudy_core::service::monitor::set_gold(&db, s, &a.item, &a.expect).await?;
     println!("{}: gold {}", a.item, a.expect);
     Ok(())
 }

@@ -8,8 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::Global;
-use crate::service::exports::{self, Export};
-use crate::store::export;
+use natstudy_core::service::exports::{self, Export};
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
@@ -58,8 +57,12 @@ pub struct ExportArgs {
 
 /// `survey.json` as the published package's `rq1.py` reads it and, beside a file, the
 /// participants' numbers (`NAME-participants.csv`); what was left out on standard error.
-async fn survey(db: &crate::store::Db, study: crate::ids::StudyId, a: &ExportArgs) -> Result<u64> {
-    let options = crate::formats::replication::Options {
+async fn survey(
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
+    a: &ExportArgs,
+) -> Result<u64> {
+    let options = natstudy_engine::formats::replication::Options {
         all_items: a.all_items,
     };
     let layout = exports::survey(db, study, options).await?;
@@ -125,7 +128,7 @@ fn sink(path: &Option<PathBuf>) -> Result<Box<dyn Write + Send>> {
 
 pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
     let db = g.db().await?;
-    let study = crate::store::studies::id_by_name(&db, &a.study).await?;
+    let study = natstudy_core::service::studies::id_by_name(&db, &a.study).await?;
     if a.pilot && !matches!(a.what.as_str(), "votes" | "participants") {
         bail!("--pilot exports the pilot's votes or participants: --what votes or participants");
     }
@@ -184,7 +187,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             let mut b = sink(&Some(dir.join("bugs.jsonl")))?;
             let mut t = sink(&Some(dir.join("transformations.jsonl")))?;
-            let n = export::items(&db, study, &mut b, &mut t).await?;
+            let n = exports::items(&db, study, &mut b, &mut t).await?;
             b.flush()?;
             t.flush()?;
             n
@@ -193,62 +196,10 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             let Some(model) = &a.model else {
                 bail!("--what top-natural needs --model NAME")
             };
-            let data = crate::store::analysis::study_data(&db, study).await?;
-            let options = crate::engine::analysis::Options {
-                bootstrap: 0,
-                ..Default::default()
-            };
-            let report = tokio::task::spawn_blocking(move || {
-                crate::engine::analysis::report_with(&data, &options)
-            })
-            .await?;
-            let Some(m) = report.rnc.get(model) else {
-                bail!("no cross-entropy scores of model {model} in this study")
-            };
-            let sources: std::collections::HashMap<String, String> =
-                crate::store::analysis::sources(&db, study)
-                    .await?
-                    .into_iter()
-                    .collect();
-            let fixed: std::collections::HashMap<String, String> =
-                crate::store::analysis::fixed_sources(&db, study)
-                    .await?
-                    .into_iter()
-                    .collect();
-            let items: std::collections::HashMap<&str, &crate::engine::analysis::ItemResult> =
-                report
-                    .item_results
-                    .iter()
-                    .map(|r| (r.key.as_str(), r))
-                    .collect();
             let mut out = sink(&a.out)?;
-            let top = crate::engine::analysis::most_natural(m, a.percent);
-            for row in top {
-                let it = items.get(row.key.as_str());
-                let bug = it.map(|i| i.bug.clone()).unwrap_or_default();
-                // a training pair (transformed buggy → transformed fixed) when the fix followed
-                let transformed_fixed = fixed.get(&row.key);
-                let rec = serde_json::json!({
-                    "id": row.key,
-                    "bug_id": bug,
-                    "operator": it.map(|i| i.operator.clone()),
-                    "level": it.map(|i| i.level),
-                    "category": row.category,
-                    "rnc": row.rnc,
-                    "original": sources.get(&bug),
-                    "transformed": sources.get(&row.key),
-                    "fixed": fixed.get(&bug),
-                    "transformed_fixed": transformed_fixed,
-                    "pair": transformed_fixed.map(|f| serde_json::json!({
-                        "buggy": sources.get(&row.key),
-                        "fixed": f,
-                    })),
-                });
-                serde_json::to_writer(&mut out, &rec)?;
-                out.write_all(b"\n")?;
-            }
+            let n = exports::top_natural(&db, study, model, a.percent, &mut out).await?;
             out.flush()?;
-            top.len() as u64
+            n
         }
         other => {
             bail!("unknown export {other} (dataset, votes, matrix, survey, survey-participants, items, top-natural, reviews, review-verdicts, npr, ce, participants or benchmark)")

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use super::Global;
-use crate::store::imports::Outcome;
+use natstudy_core::service::Outcome;
 
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {
@@ -103,37 +103,50 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
             bugs,
             transformations,
         } => {
-            let id = crate::store::studies::id_by_name(&db, study).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                crate::service::import_items(&db, id, bugs, transformations).await?,
+                natstudy_core::service::import_items(&db, id, bugs, transformations).await?,
             )
         }
         ImportCommand::Votes { study, survey } => {
-            let id = crate::store::studies::id_by_name(&db, study).await?;
-            (study, crate::service::import_votes(&db, id, survey).await?)
-        }
-        ImportCommand::Npr { study, file } => {
-            let id = crate::store::studies::id_by_name(&db, study).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                crate::service::import_results(&db, id, crate::service::ResultsTable::Npr, file)
-                    .await?,
+                natstudy_core::service::import_votes(&db, id, survey).await?,
+            )
+        }
+        ImportCommand::Npr { study, file } => {
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
+            (
+                study,
+                natstudy_core::service::import_results(
+                    &db,
+                    id,
+                    natstudy_core::service::ResultsTable::Npr,
+                    file,
+                )
+                .await?,
             )
         }
         ImportCommand::Ce { study, file } => {
-            let id = crate::store::studies::id_by_name(&db, study).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                crate::service::import_results(&db, id, crate::service::ResultsTable::Ce, file)
-                    .await?,
+                natstudy_core::service::import_results(
+                    &db,
+                    id,
+                    natstudy_core::service::ResultsTable::Ce,
+                    file,
+                )
+                .await?,
             )
         }
         ImportCommand::Reviews { study, file } => {
-            let id = crate::store::studies::id_by_name(&db, study).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                crate::service::reviews::import_reviews(&db, id, file).await?,
+                natstudy_core::service::reviews::import_reviews(&db, id, file).await?,
             )
         }
     };
@@ -145,16 +158,16 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
 }
 
 async fn import_bugs(
-    db: &crate::store::Db,
+    db: &natstudy_core::service::Db,
     study: &str,
     pairs: &std::path::Path,
     out: Option<&std::path::Path>,
     multi_method: bool,
     encoding: Option<&str>,
 ) -> Result<()> {
-    use crate::engine::bugs::{encoding::Encoding, sources::Disk, Options};
     use anyhow::Context as _;
-    let id = crate::store::studies::id_by_name(db, study).await?;
+    use natstudy_engine::bugs::{encoding::Encoding, sources::Disk, Options};
+    let id = natstudy_core::service::studies::id_by_name(db, study).await?;
     let name = pairs.display().to_string();
     let text = std::fs::read_to_string(pairs).with_context(|| format!("cannot read {name}"))?;
     let n_pairs = text
@@ -183,7 +196,7 @@ async fn import_bugs(
     let pb = super::lm::bar(n_pairs as u64, "pairs");
     let tick = pb.clone();
     let started = std::time::Instant::now();
-    let result = crate::service::bug_import::import_bugs(
+    let result = natstudy_core::service::bug_import::import_bugs(
         db,
         id,
         None,

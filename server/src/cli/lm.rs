@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 
 use super::Global;
-use crate::engine::lm::{self, tokenize::TokenizeOptions};
+use natstudy_engine::lm::{self, tokenize::TokenizeOptions};
 
 #[derive(Subcommand, Debug)]
 pub enum LmCommand {
@@ -238,8 +238,8 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             let mut excluded: HashSet<u64> = HashSet::new();
             if let Some(s) = &exclude_study {
                 let db = g.db().await?;
-                let study = crate::store::studies::id_by_name(&db, s).await?;
-                for src in crate::store::analysis::sources(&db, study)
+                let study = natstudy_core::service::studies::id_by_name(&db, s).await?;
+                for src in natstudy_core::service::scoring::study_sources(&db, study)
                     .await?
                     .into_iter()
                     .map(|(_, s)| s)
@@ -366,12 +366,12 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             max_string_len,
         } => {
             let db = g.db().await?;
-            let id = crate::store::studies::id_by_name(&db, &study).await?;
-            if crate::service::neural::is_neural(&model) {
+            let id = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            if natstudy_core::service::neural::is_neural(&model) {
                 let unit = match (nats, log10) {
-                    (true, _) => crate::service::neural::Unit::Nats,
-                    (_, true) => crate::service::neural::Unit::Log10,
-                    _ => crate::service::neural::Unit::Bits,
+                    (true, _) => natstudy_core::service::neural::Unit::Nats,
+                    (_, true) => natstudy_core::service::neural::Unit::Log10,
+                    _ => natstudy_core::service::neural::Unit::Bits,
                 };
                 let target = NeuralTarget {
                     model: &model,
@@ -396,13 +396,13 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_else(|| "ngram".into()),
             };
-            let m = std::sync::Arc::new(crate::service::load_model(&model).await?);
+            let m = std::sync::Arc::new(natstudy_core::service::load_model(&model).await?);
             let opts = TokenizeOptions { max_string_len };
             let started = std::time::Instant::now();
             let pb = bar(0, "methods");
             let bar_len = pb.clone();
             let bar_inc = pb.clone();
-            let scored = crate::service::score_study(
+            let scored = natstudy_core::service::score_study(
                 &db,
                 id,
                 None,
@@ -422,7 +422,7 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
             let (n, tokens_n) = (scored.methods, scored.tokens);
             println!("scored {n} methods ({tokens_n} tokens) in {secs:.2} s ({:.0} tokens/s) as model {name}", tokens_n as f64 / secs.max(1e-9));
             if let Some(out) = out {
-                let rows = crate::service::scoring::ce_of_model(&db, id, &name).await?;
+                let rows = natstudy_core::service::scoring::ce_of_model(&db, id, &name).await?;
                 write_ce_csv(&out, &rows)?;
             }
         }
@@ -431,10 +431,10 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
 }
 
 /// `ce_scores.csv` (model,target,cross_entropy) of scored rows.
-fn write_ce_csv(out: &Path, rows: &[crate::formats::results::CeRecord]) -> Result<()> {
+fn write_ce_csv(out: &Path, rows: &[natstudy_engine::formats::results::CeRecord]) -> Result<()> {
     let file =
         std::fs::File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
-    let mut w = crate::service::exports::SafeCsv::new(std::io::BufWriter::new(file));
+    let mut w = natstudy_core::service::exports::SafeCsv::new(std::io::BufWriter::new(file));
     w.write_record(["model", "target", "cross_entropy"])?;
     for r in rows {
         w.write_record([
@@ -453,7 +453,7 @@ struct NeuralTarget<'a> {
     model: &'a Path,
     device: &'a str,
     name: Option<String>,
-    unit: crate::service::neural::Unit,
+    unit: natstudy_core::service::neural::Unit,
     max_len: Option<usize>,
     batch: usize,
     threads: Option<usize>,
@@ -462,8 +462,8 @@ struct NeuralTarget<'a> {
 /// `lm score` with a neural model: loaded once, the methods scored in batches of similar
 /// lengths, shortest first, with a bar of tokens/s.
 async fn score_neural(
-    db: &crate::store::Db,
-    study: crate::ids::StudyId,
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
     target: NeuralTarget<'_>,
     out: Option<&Path>,
 ) -> Result<()> {
@@ -476,9 +476,9 @@ async fn score_neural(
         batch,
         threads,
     } = target;
-    let name = name.unwrap_or_else(|| crate::service::neural::default_name(model));
+    let name = name.unwrap_or_else(|| natstudy_core::service::neural::default_name(model));
     let loading = std::time::Instant::now();
-    let lm = std::sync::Arc::new(crate::service::neural::load_on(model, device).await?);
+    let lm = std::sync::Arc::new(natstudy_core::service::neural::load_on(model, device).await?);
     println!(
         "loaded {} ({}, at most {} tokens) in {:.2} s",
         model.display(),
@@ -495,16 +495,16 @@ async fn score_neural(
     }
     let (bar_len, bar_inc) = (pb.clone(), pb.clone());
     // counted as a scoring job counts them
-    let counters = crate::service::jobs::Counters::default();
+    let counters = natstudy_core::service::jobs::Counters::default();
     let seen = counters.clone();
     let t0 = started;
-    let scored = crate::service::neural::score_study(
+    let scored = natstudy_core::service::neural::score_study(
         db,
         study,
         None,
         lm,
         &name,
-        crate::service::neural::Run {
+        natstudy_core::service::neural::Run {
             unit,
             max_len,
             batch,

@@ -18,8 +18,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use crate::store::Db;
 use app::model::Role;
+use natstudy_core::service::Db;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,7 +57,7 @@ pub struct Global {
     #[arg(
         long,
         global = true,
-        default_value_t = crate::priority::REQUEST_NICE,
+        default_value_t = natstudy_core::priority::REQUEST_NICE,
         value_parser = clap::value_parser!(i32).range(0..=19),
         env = "NATSTUDY_REQUEST_NICE"
     )]
@@ -182,7 +182,7 @@ pub struct ServeArgs {
     pub trusted_proxies: u16,
     /// Joins through invite links one client address may make at once; then one every two
     /// seconds (0: no limit, for a load test whose participants share one address)
-    #[arg(long, default_value_t = crate::service::throttle::JoinLimits::default().per_ip_burst)]
+    #[arg(long, default_value_t = natstudy_core::service::throttle::JoinLimits::default().per_ip_burst)]
     pub join_burst: u32,
     /// With --demo: allow an address other than loopback (the demo's passwords are public)
     #[arg(long)]
@@ -345,8 +345,8 @@ fn optional_text(value: String) -> String {
 
 /// Applies `study set`'s options to the study's settings, checked and stored as the page's.
 async fn study_set(db: &Db, set: StudySet) -> Result<()> {
-    let id = crate::store::studies::id_by_name(db, &set.study).await?;
-    let mut f = crate::service::studies::settings(db, id).await?;
+    let id = natstudy_core::service::studies::id_by_name(db, &set.study).await?;
+    let mut f = natstudy_core::service::studies::settings(db, id).await?;
     if let Some(k) = set.ratings_per_item {
         f.ratings_per_item = k;
     }
@@ -404,7 +404,7 @@ async fn study_set(db: &Db, set: StudySet) -> Result<()> {
     if let Some(p) = &set.consent_file {
         f.consent_text = read(p)?;
     }
-    crate::service::studies::update_settings(db, id, None, &f).await?;
+    natstudy_core::service::studies::update_settings(db, id, None, &f).await?;
     println!("{}", serde_json::to_string_pretty(&f)?);
     Ok(())
 }
@@ -453,11 +453,11 @@ pub fn main() -> ExitCode {
     std::env::set_var("CANDLE_NUM_THREADS", "1");
     // the runtime's threads below the main thread, which opens the database's write
     // connection, and below the threads the spawner starts (see `priority`)
-    crate::priority::set_request_nice(cli.global.request_nice);
-    crate::priority::keep_base_spawner();
+    natstudy_core::priority::set_request_nice(cli.global.request_nice);
+    natstudy_core::priority::keep_base_spawner();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .on_thread_start(crate::priority::lower_current_thread)
+        .on_thread_start(natstudy_core::priority::lower_current_thread)
         .build();
     let runtime = match runtime {
         Ok(r) => r,
@@ -488,8 +488,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         broken(c)
             || matches!(
-                c.downcast_ref::<crate::service::ServiceError>(),
-                Some(crate::service::ServiceError::Internal(inner)) if inner.chain().any(broken)
+                c.downcast_ref::<natstudy_core::service::ServiceError>(),
+                Some(natstudy_core::service::ServiceError::Internal(inner)) if inner.chain().any(broken)
             )
     })
 }
@@ -563,11 +563,11 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     }
     let db = g.db().await?;
     if args.demo {
-        crate::demo::check_data_is_demo(&db).await?;
+        natstudy_core::demo::check_data_is_demo(&db).await?;
     }
     let demo_link = if args.demo {
         Some(
-            crate::demo::ensure(&db)
+            natstudy_core::demo::ensure(&db)
                 .await
                 .context("cannot set up the demo")?,
         )
@@ -598,7 +598,7 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
         config.joins.unanswered = 0;
     }
     config.allowed_hosts = crate::web::limits::HostPolicy::parse(&args.allowed_hosts);
-    config.verify = crate::engine::verify::CompilerConfig {
+    config.verify = natstudy_engine::verify::CompilerConfig {
         java: args.java,
         classpath: args.verify_classpath,
         ..Default::default()
@@ -608,12 +608,12 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
     crate::web::serve(db, config, move |addr| {
         println!("natstudy listening on http://{addr}");
         if demo {
-            println!("demo study: {}", crate::demo::STUDY);
+            println!("demo study: {}", natstudy_core::demo::STUDY);
             if let Some(link) = &demo_link {
                 println!("anonymous participant link: http://{addr}{link}");
             }
             println!("sign in as (username / password):");
-            for (name, password, role) in crate::demo::ACCOUNTS {
+            for (name, password, role) in natstudy_core::demo::ACCOUNTS {
                 println!("  {name:<11} / {password:<21} ({role})");
             }
         }
@@ -644,36 +644,36 @@ async fn user(g: &Global, cmd: UserCommand) -> Result<()> {
     match cmd {
         UserCommand::Add { role, name } => {
             let password = read_password()?;
-            let id = crate::service::accounts::add_user(&db, None, &name, &password, role)
+            let id = natstudy_core::service::accounts::add_user(&db, None, &name, &password, role)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot add user {name}: {e}"))?;
             println!("added {role} {name} (id {id})");
         }
         UserCommand::Passwd { name } => {
             let password = read_password()?;
-            crate::service::accounts::set_password(&db, None, &name, &password)
+            natstudy_core::service::accounts::set_password(&db, None, &name, &password)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot set the password of {name}: {e}"))?;
             println!("password of {name} changed; its sessions have ended");
         }
         UserCommand::Disable { name } => {
-            crate::service::accounts::set_disabled(&db, None, &name, true)
+            natstudy_core::service::accounts::set_disabled(&db, None, &name, true)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot disable {name}: {e}"))?;
             println!("disabled {name}; its sessions have ended");
         }
         UserCommand::Enable { name } => {
-            crate::service::accounts::set_disabled(&db, None, &name, false)
+            natstudy_core::service::accounts::set_disabled(&db, None, &name, false)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot enable {name}: {e}"))?;
             println!("enabled {name}");
         }
         UserCommand::List => {
-            for u in crate::store::users::list(&db).await? {
+            for u in natstudy_core::service::accounts::list(&db).await? {
                 println!(
                     "{:<24} {:<10} {}",
-                    u.account.username,
-                    u.account.role,
+                    u.username,
+                    u.role,
                     if u.disabled { "disabled" } else { "active" }
                 );
             }
@@ -691,32 +691,27 @@ async fn study(g: &Global, cmd: StudyCommand) -> Result<()> {
             owner,
         } => {
             let owner = match owner {
-                Some(o) => Some(
-                    crate::store::users::credentials(&db, &o)
-                        .await?
-                        .with_context(|| format!("no account {o}"))?
-                        .user
-                        .id,
-                ),
+                Some(o) => Some(natstudy_core::service::accounts::id_by_name(&db, &o).await?),
                 None => None,
             };
-            let id = crate::service::studies::create(&db, None, owner, &name, &description).await?;
+            let id = natstudy_core::service::studies::create(&db, None, owner, &name, &description)
+                .await?;
             println!("created study {name} (id {id})");
         }
         StudyCommand::Member(cmd) => member(&db, cmd).await?,
         StudyCommand::ClearPilot { study } => {
-            let id = crate::store::studies::id_by_name(&db, &study).await?;
-            let (p, v) = crate::service::pilot::clear(&db, id, None).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            let (p, v) = natstudy_core::service::pilot::clear(&db, id, None).await?;
             println!("deleted {p} pilot participants and their {v} votes");
         }
         StudyCommand::Set(set) => study_set(&db, *set).await?,
         StudyCommand::Show { study } => {
-            let id = crate::store::studies::id_by_name(&db, &study).await?;
-            let f = crate::service::studies::settings(&db, id).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            let f = natstudy_core::service::studies::settings(&db, id).await?;
             println!("{}", serde_json::to_string_pretty(&f)?);
         }
         StudyCommand::List => {
-            for s in crate::store::studies::list(&db).await? {
+            for s in natstudy_core::service::studies::list_all(&db).await? {
                 println!(
                     "{:<40} bugs {:>5}  items {:>6}  votes {:>7}  annotators {:>4}",
                     s.name, s.bugs, s.items, s.votes, s.annotators
@@ -754,8 +749,8 @@ async fn participant(g: &Global, cmd: ParticipantCommand) -> Result<()> {
         ParticipantCommand::Exclude(a) => (true, a),
         ParticipantCommand::Include(a) => (false, a),
     };
-    let study = crate::store::studies::id_by_name(&db, &args.study).await?;
-    let moved = crate::service::exclusions::set_by_code(
+    let study = natstudy_core::service::studies::id_by_name(&db, &args.study).await?;
+    let moved = natstudy_core::service::exclusions::set_by_code(
         &db,
         study,
         &args.code,
@@ -777,22 +772,20 @@ async fn participant(g: &Global, cmd: ParticipantCommand) -> Result<()> {
 }
 
 async fn member(db: &Db, cmd: MemberCommand) -> Result<()> {
-    use crate::store::members::{self, MemberRole};
+    use natstudy_core::service::members;
     match cmd {
         MemberCommand::Add { study, user, role } => {
-            let role = MemberRole::parse(&role)
-                .with_context(|| format!("unknown role {role:?} (owner or member)"))?;
-            let id = crate::store::studies::id_by_name(db, &study).await?;
-            members::add(db, id, &user, role, None).await?;
-            println!("{user} is now {} of {study}", role.as_str());
+            let id = natstudy_core::service::studies::id_by_name(db, &study).await?;
+            members::add(db, id, None, &user, &role).await?;
+            println!("{user} is now {role} of {study}");
         }
         MemberCommand::Remove { study, user } => {
-            let id = crate::store::studies::id_by_name(db, &study).await?;
-            members::remove(db, id, &user, None).await?;
+            let id = natstudy_core::service::studies::id_by_name(db, &study).await?;
+            members::remove(db, id, None, &user).await?;
             println!("{user} removed from {study}");
         }
         MemberCommand::List { study } => {
-            let id = crate::store::studies::id_by_name(db, &study).await?;
+            let id = natstudy_core::service::studies::id_by_name(db, &study).await?;
             for (name, role) in members::list(db, id).await? {
                 println!("{name:<24} {role}");
             }

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Global;
-use crate::engine::analysis;
+use natstudy_engine::analysis;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -39,8 +39,7 @@ pub struct ReportArgs {
 
 pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     let db = g.db().await?;
-    let study = crate::store::studies::id_by_name(&db, &args.study).await?;
-    let data = crate::store::analysis::study_data_with(&db, study, args.include_excluded).await?;
+    let study = natstudy_core::service::studies::id_by_name(&db, &args.study).await?;
     let options = analysis::Options {
         min_gold_accuracy: args.min_gold_accuracy,
         bootstrap: args.bootstrap,
@@ -48,12 +47,9 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
         ..Default::default()
     };
     let missing_read = options.missing_npr;
-    let (report, figures) = tokio::task::spawn_blocking(move || {
-        let report = analysis::report_with(&data, &options);
-        let figures = crate::engine::plots::report_figures(&report, &data);
-        (report, figures)
-    })
-    .await?;
+    let (report, figures) =
+        natstudy_core::service::reports::analyse(&db, study, args.include_excluded, options)
+            .await?;
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("report.json");
@@ -61,11 +57,11 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
         // the tables and figures as a paper takes them, and report.tex
-        let tables = crate::present::tables(&report);
-        let figures = crate::present::figures(figures?);
+        let tables = natstudy_core::present::tables(&report);
+        let figures = natstudy_core::present::figures(figures?);
         let study = args.study.clone();
         let files = tokio::task::spawn_blocking(move || {
-            crate::service::paper::files(&study, &tables, &figures)
+            natstudy_core::service::paper::files(&study, &tables, &figures)
         })
         .await??;
         for (name, bytes) in &files {
@@ -105,7 +101,10 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else if args.out.is_none() {
-        print!("{}", crate::present::render_text(&args.study, &report));
+        print!(
+            "{}",
+            natstudy_core::present::render_text(&args.study, &report)
+        );
     }
     Ok(())
 }

@@ -6,9 +6,9 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use super::Global;
-use crate::engine::analysis::{open_disagreements, states, TaskState};
-use crate::engine::review::tce::Javac;
-use crate::service::reviews::{self, CreateOptions};
+use natstudy_core::service::reviews::{self, CreateOptions};
+use natstudy_engine::analysis::TaskState;
+use natstudy_engine::review::tce::Javac;
 
 #[derive(Subcommand, Debug)]
 pub enum ReviewCommand {
@@ -71,7 +71,7 @@ pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
             tce,
             javac,
         } => {
-            let id = crate::store::studies::id_by_name(&db, &study).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, &study).await?;
             let javac = (tce || classpath.is_some()).then_some(Javac {
                 program: javac,
                 classpath,
@@ -86,16 +86,9 @@ pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
             }
         }
         ReviewCommand::List { study, open } => {
-            let id = crate::store::studies::id_by_name(&db, &study).await?;
-            let rows = crate::store::reviews::tasks(&db, id).await?;
-            let tasks = crate::store::analysis::review_tasks(&rows);
-            let open_ones: std::collections::HashSet<usize> =
-                open_disagreements(&tasks).into_iter().collect();
-            for (i, (t, s)) in rows.iter().zip(states(&tasks)).enumerate() {
-                if open && !open_ones.contains(&i) {
-                    continue;
-                }
-                let state = match s {
+            let id = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            for t in reviews::list(&db, id, open).await? {
+                let state = match t.state {
                     TaskState::Pending => "pending".to_owned(),
                     TaskState::Disagreement => "disagreement".to_owned(),
                     TaskState::Decided { correct, by } => format!(
@@ -103,11 +96,8 @@ pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
                         if correct { "correct" } else { "not correct" }
                     ),
                 };
-                let verdicts: Vec<String> = t
-                    .verdicts
-                    .iter()
-                    .map(|(r, v, _)| format!("{r}:{}", v.as_str()))
-                    .collect();
+                let verdicts: Vec<String> =
+                    t.verdicts.iter().map(|(r, v)| format!("{r}:{v}")).collect();
                 println!("{}\t{}\t{state}\t{}", t.tool, t.target, verdicts.join(" "));
             }
         }
@@ -117,7 +107,7 @@ pub async fn run(g: &Global, cmd: ReviewCommand) -> Result<()> {
             target,
             ruling,
         } => {
-            let id = crate::store::studies::id_by_name(&db, &study).await?;
+            let id = natstudy_core::service::studies::id_by_name(&db, &study).await?;
             let ruling = reviews::parse_ruling(&ruling)?;
             reviews::rule(&db, id, None, &tool, &target, ruling).await?;
             println!("{tool} / {target}: recorded");

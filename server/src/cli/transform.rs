@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::generate::{self, Options};
+use natstudy_engine::generate::{self, Options};
 
 #[derive(Args, Debug)]
 pub struct TransformArgs {
@@ -43,13 +43,15 @@ pub async fn run(args: TransformArgs) -> Result<()> {
     let name = args.bugs.display().to_string();
     let text =
         std::fs::read_to_string(&args.bugs).with_context(|| format!("cannot read {name}"))?;
-    let bugs = crate::formats::items::parse_bugs(&text, &name)?;
-    let model: Option<Box<dyn crate::engine::transform::NameScorer + Send>> =
+    let bugs = natstudy_engine::formats::items::parse_bugs(&text, &name)?;
+    let model: Option<Box<dyn natstudy_engine::transform::NameScorer + Send>> =
         match (&args.model, &args.names_model) {
-            (Some(path), _) => Some(Box::new(crate::engine::NgramNames(
-                crate::service::load_model(path).await?,
+            (Some(path), _) => Some(Box::new(natstudy_engine::NgramNames(
+                natstudy_core::service::load_model(path).await?,
             ))),
-            (None, Some(dir)) => Some(Box::new(crate::service::neural::load_masked(dir).await?)),
+            (None, Some(dir)) => Some(Box::new(
+                natstudy_core::service::neural::load_masked(dir).await?,
+            )),
             (None, None) => None,
         };
     let opts = Options {
@@ -81,7 +83,7 @@ pub async fn run(args: TransformArgs) -> Result<()> {
         let mut next = BTreeMap::new();
         let scorer = model
             .as_deref()
-            .map(|m| m as &dyn crate::engine::transform::NameScorer);
+            .map(|m| m as &dyn natstudy_engine::transform::NameScorer);
         let out = generate::generate(&bugs, &name, &opts, scorer, &mut next, &|| pb.inc(1));
         pb.finish_and_clear();
         out
@@ -113,8 +115,8 @@ pub async fn run(args: TransformArgs) -> Result<()> {
 /// The explanation as people read it: per bug, per operator, what was kept and what was
 /// refused where; then per operator the refusals by rule, most frequent first.
 fn explanation_text(
-    bugs: &[crate::formats::items::BugRecord],
-    explained: &[Result<Vec<crate::engine::transform::Explanation>, String>],
+    bugs: &[natstudy_engine::formats::items::BugRecord],
+    explained: &[Result<Vec<natstudy_engine::transform::Explanation>, String>],
 ) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();

@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Global;
-use crate::engine::verify::{CompilerConfig, Options, TestCommand};
+use natstudy_engine::verify::{CompilerConfig, Options, TestCommand};
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -48,7 +48,7 @@ pub struct VerifyArgs {
 
 pub async fn run(g: &Global, a: VerifyArgs) -> Result<()> {
     let db = g.db().await?;
-    let study = crate::store::studies::id_by_name(&db, &a.study).await?;
+    let study = natstudy_core::service::studies::id_by_name(&db, &a.study).await?;
     let options = Options {
         compiler: (!a.no_compile).then(|| CompilerConfig {
             java: a.java.clone(),
@@ -67,7 +67,7 @@ pub async fn run(g: &Global, a: VerifyArgs) -> Result<()> {
     let bar = super::lm::bar(0, "checks");
     let b = bar.clone();
     let started = std::time::Instant::now();
-    let (summary, checks) = crate::service::verification::run(
+    let (summary, checks) = natstudy_core::service::verification::run(
         &db,
         study,
         options,

@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use tower_sessions::Session;
 
 use super::AppState;
-use crate::ids::StudyId;
-use crate::service;
+use natstudy_core::service;
+use natstudy_vocab::ids::StudyId;
 
 /// The signed-in account, if it is staff of `study`; otherwise the answer to send (401 when
 /// nobody is signed in, 403 when the account may not act on the study).
@@ -35,8 +35,8 @@ pub async fn staff_of(
 
 /// A service error as a plain HTTP answer (the pages' server functions map theirs in
 /// `app::auth::internal`); internal details are logged, not sent.
-pub(super) fn error_response(e: crate::service::ServiceError) -> Response {
-    use crate::service::ServiceError;
+pub(super) fn error_response(e: natstudy_core::service::ServiceError) -> Response {
+    use natstudy_core::service::ServiceError;
     let (code, text) = match e {
         ServiceError::NotFound(what) => (StatusCode::NOT_FOUND, format!("not found: {what}")),
         ServiceError::Invalid(why) => (StatusCode::UNPROCESSABLE_ENTITY, why),

@@ -358,7 +358,7 @@ impl Clients {
         if self.limit == 0 {
             return Some(None);
         }
-        let key = crate::service::throttle::client_key(ip);
+        let key = natstudy_core::service::throttle::client_key(ip);
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let n = open.entry(key).or_insert(0);
         if *n >= self.limit {

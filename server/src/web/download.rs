@@ -1,10 +1,10 @@
 //! Export downloads for staff: streamed as the database yields rows.
 
-use crate::ids::StudyId;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use natstudy_vocab::ids::StudyId;
 use tower_sessions::Session;
 
 use super::AppState;
@@ -76,7 +76,7 @@ impl ChannelSink {
     }
 }
 
-impl crate::service::exports::Sink for ChannelSink {
+impl natstudy_core::service::exports::Sink for ChannelSink {
     fn pace(&mut self) -> futures_util::future::BoxFuture<'_, std::io::Result<()>> {
         Box::pin(async move {
             if self.buf.len() >= CHUNK {
@@ -100,10 +100,10 @@ pub async fn export(
     if let Err(refused) = super::access::staff_of(&state, &session, study).await {
         return refused;
     }
-    let Some((kind, mime)) = crate::service::exports::Export::download(&what) else {
+    let Some((kind, mime)) = natstudy_core::service::exports::Export::download(&what) else {
         return (StatusCode::NOT_FOUND, "unknown export").into_response();
     };
-    if !crate::service::studies::exists(&state.db, study)
+    if !natstudy_core::service::studies::exists(&state.db, study)
         .await
         .unwrap_or(false)
     {
@@ -115,11 +115,12 @@ pub async fn export(
     if kind.laid_out() {
         // laid out whole first: a study that does not fit the layout gets its reason
         let mut body = Vec::new();
-        let written = crate::service::exports::write(&state.db, study, kind, &mut body).await;
+        let written =
+            natstudy_core::service::exports::write(&state.db, study, kind, &mut body).await;
         drop(slot);
         return match written {
             Ok(_) => download(mime, &format!("study-{study}-{what}"), Body::from(body)),
-            Err(crate::service::ServiceError::Invalid(why)) => {
+            Err(natstudy_core::service::ServiceError::Invalid(why)) => {
                 (StatusCode::UNPROCESSABLE_ENTITY, why).into_response()
             }
             Err(e) => {
@@ -138,7 +139,7 @@ pub async fn export(
             tx: tx.clone(),
             stall,
         };
-        let res = crate::service::exports::write(&db, study, kind, &mut w).await;
+        let res = natstudy_core::service::exports::write(&db, study, kind, &mut w).await;
         let res = match res {
             Ok(_) => w.send_buffer().await.map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
@@ -218,11 +219,11 @@ async fn result_download(
     };
     let (found, missing) = match kind {
         ResultFile::Figure => (
-            crate::service::reports::chart(&state.reports, &state.db, study, file).await,
+            natstudy_core::service::reports::chart(&state.reports, &state.db, study, file).await,
             "no such figure (yet)",
         ),
         ResultFile::Table => (
-            crate::service::reports::table(&state.reports, &state.db, study, file).await,
+            natstudy_core::service::reports::table(&state.reports, &state.db, study, file).await,
             "no such table (yet)",
         ),
     };
@@ -244,7 +245,7 @@ pub async fn paper_zip(
     let Ok(_slot) = state.exports.slots.clone().try_acquire_owned() else {
         return busy();
     };
-    let zipped = crate::service::reports::paper_zip(&state.reports, &state.db, study).await;
+    let zipped = natstudy_core::service::reports::paper_zip(&state.reports, &state.db, study).await;
     result_file(
         study,
         "paper.zip",
@@ -267,7 +268,7 @@ fn busy() -> Response {
 fn result_file(
     study: StudyId,
     file: &str,
-    found: crate::service::ServiceResult<Option<(Vec<u8>, &'static str)>>,
+    found: natstudy_core::service::ServiceResult<Option<(Vec<u8>, &'static str)>>,
     missing: &'static str,
 ) -> Response {
     match found {
@@ -291,7 +292,8 @@ pub fn attachment(name: &str) -> HeaderValue {
             _ => '_',
         })
         .collect();
-    let exact = percent_encoding::utf8_percent_encode(name, crate::service::urls::NOT_UNRESERVED);
+    let exact =
+        percent_encoding::utf8_percent_encode(name, natstudy_core::service::urls::NOT_UNRESERVED);
     HeaderValue::from_str(&format!(
         "attachment; filename=\"{plain}\"; filename*=UTF-8''{exact}"
     ))
@@ -325,7 +327,7 @@ mod tests {
             "attachment; filename=\"Mod_le.png\"; filename*=UTF-8''Mod%C3%A8le.png"
         );
     }
-    use crate::service::exports::Sink;
+    use natstudy_core::service::exports::Sink;
     use std::io::Write;
     use std::time::Duration;
 

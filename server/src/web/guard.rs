@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
 use super::AppState;
-use crate::ids::{AnnotatorId, StudyId};
 use app::model::Role;
+use natstudy_vocab::ids::{AnnotatorId, StudyId};
 
 /// Refuses cross-site state-changing requests. Browsers send `Sec-Fetch-Site` and `Origin`;
 /// a request that carries either must come from this site. (The session cookie is also

@@ -26,8 +26,8 @@ use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::{time::Duration as CookieDuration, SameSite};
 use tower_sessions::{Expiry, SessionManagerLayer};
 
-use crate::service::Db;
 use app::backend::BackendHandle;
+use natstudy_core::service::Db;
 
 /// What the handlers share.
 #[derive(Clone, FromRef)]
@@ -42,7 +42,7 @@ pub struct AppState {
     pub model_quota_bytes: u64,
     /// Exports running at once, and how long a stalled client may hold one.
     pub exports: download::ExportLimits,
-    pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
+    pub reports: std::sync::Arc<natstudy_core::service::reports::ReportCache>,
 }
 
 /// How the web server is set up.
@@ -67,11 +67,11 @@ pub struct WebConfig {
     /// The most bytes of models one study may upload (the models folder is shared).
     pub model_quota_bytes: u64,
     /// Sign-in throttling.
-    pub login: crate::service::throttle::LoginLimits,
+    pub login: natstudy_core::service::throttle::LoginLimits,
     /// Joins through invite links per client address.
-    pub joins: crate::service::throttle::JoinLimits,
+    pub joins: natstudy_core::service::throttle::JoinLimits,
     /// Background jobs: how many at once, heartbeat, when a silent one counts as dead.
-    pub jobs: crate::service::jobs::JobLimits,
+    pub jobs: natstudy_core::service::jobs::JobLimits,
     /// Export downloads: how many at once, how long a stalled client may hold one.
     pub exports: download::ExportLimits,
     /// A header that trusted reverse proxies append the client's address to (e.g.
@@ -79,10 +79,10 @@ pub struct WebConfig {
     /// the client wrote). Unset: the peer address.
     pub client_ip_header: Option<limits::ClientIpHeader>,
     /// Results computed once per change of a study's data, shared by every viewer.
-    pub reports: std::sync::Arc<crate::service::reports::ReportCache>,
+    pub reports: std::sync::Arc<natstudy_core::service::reports::ReportCache>,
     /// The JDK and class/source paths the study page's verification job compiles with (set by
     /// whoever runs the server: pages never name a path or a command).
-    pub verify: crate::engine::verify::CompilerConfig,
+    pub verify: natstudy_engine::verify::CompilerConfig,
     /// Open connections at most, and how long a client may hold one idle.
     pub connections: connections::ConnectionLimits,
     /// The host names requests may be addressed to (`Host`), beside IP literals and
@@ -140,7 +140,7 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
     let backend = backend::DomainBackend::handle(
         db.clone(),
         &backend::BackendConfig {
-            devices: crate::service::devices::DeviceKey::derive(key.master()),
+            devices: natstudy_core::service::devices::DeviceKey::derive(key.master()),
             secure_cookies: config.secure_cookies,
             models_dir: config.models_dir.clone(),
             session: app::backend::SessionPolicy {

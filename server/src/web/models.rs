@@ -9,10 +9,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use tokio::io::AsyncWriteExt;
 use tower_sessions::Session;
 
-use crate::ids::StudyId;
+use natstudy_vocab::ids::StudyId;
 
 use super::AppState;
-use crate::service::models::{valid_folder_name, valid_name, Reservation};
+use natstudy_core::service::models::{valid_folder_name, valid_name, Reservation};
 
 /// `POST /studies/{id}/models` (multipart: field `model`, or fields `folder` and `files`):
 /// stores an ARPA or binary n-gram model, a GGUF file or a Hugging Face model folder in the
@@ -34,8 +34,11 @@ pub async fn upload(
         Ok(user) => user,
         Err(refused) => return refused,
     };
-    let reserved =
-        crate::service::models::Reservation::start(&state.db, study, state.model_quota_bytes);
+    let reserved = natstudy_core::service::models::Reservation::start(
+        &state.db,
+        study,
+        state.model_quota_bytes,
+    );
     let mut quota = match reserved.await {
         Ok(quota) => quota,
         Err(e) => return io_error(std::io::Error::other(e.to_string())).into_response(),
@@ -53,9 +56,14 @@ pub async fn upload(
     }
     match receive(&state.models_dir, &mut form, &mut quota).await {
         Ok(name) => {
-            if let Err(e) =
-                crate::service::models::uploaded(&state.db, study, Some(actor.id), &name, quota)
-                    .await
+            if let Err(e) = natstudy_core::service::models::uploaded(
+                &state.db,
+                study,
+                Some(actor.id),
+                &name,
+                quota,
+            )
+            .await
             {
                 // not recorded: not kept (a file, or a folder)
                 let path = state.models_dir.join(&name);
@@ -218,7 +226,7 @@ async fn receive_file(
     f.sync_all().await.map_err(io_error)?;
     drop(f);
     if name.ends_with(".gguf") {
-        if let Err(e) = crate::service::models::check_gguf(&part.path).await {
+        if let Err(e) = natstudy_core::service::models::check_gguf(&part.path).await {
             // the message names the hidden file; the user knows it by its name
             let hidden = part.path.display().to_string();
             return Err(unprocessable(format!(
@@ -340,7 +348,7 @@ impl FolderUpload {
                 "no model files in the upload: a Hugging Face folder holds config.json, tokenizer.json and *.safetensors",
             ));
         }
-        if let Err(e) = crate::service::models::check_folder(&self.part).await {
+        if let Err(e) = natstudy_core::service::models::check_folder(&self.part).await {
             // the message names the hidden folder; the user knows it by its name
             let hidden = self.part.display().to_string();
             return Err(unprocessable(format!(

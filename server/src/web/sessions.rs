@@ -8,8 +8,8 @@ use tower_sessions::cookie::Key;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
 
-use crate::service;
-use crate::service::Db;
+use natstudy_core::service;
+use natstudy_core::service::Db;
 
 /// Sessions in natstudy's `sessions` table (`store::sessions`: writes in the group commit),
 /// encoded as JSON.
@@ -129,10 +129,13 @@ impl SessionStore for DbSessionStore {
             .map_err(backend_error)
     }
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
-        let found =
-            service::sessions::load(&self.db, &key_of(&id.to_string()), crate::db::now_ms())
-                .await
-                .map_err(backend_error)?;
+        let found = service::sessions::load(
+            &self.db,
+            &key_of(&id.to_string()),
+            natstudy_core::db::now_ms(),
+        )
+        .await
+        .map_err(backend_error)?;
         found.map(|data| decode(id, &data)).transpose()
     }
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
@@ -145,7 +148,7 @@ impl SessionStore for DbSessionStore {
 #[async_trait::async_trait]
 impl ExpiredDeletion for DbSessionStore {
     async fn delete_expired(&self) -> session_store::Result<()> {
-        service::sessions::delete_expired(&self.db, crate::db::now_ms())
+        service::sessions::delete_expired(&self.db, natstudy_core::db::now_ms())
             .await
             .map(|_| ())
             .map_err(backend_error)
@@ -180,12 +183,21 @@ mod tests {
         }
     }
 
+    /// A fresh SQLite database in a temporary directory (kept while the directory lives).
+    async fn temp_sqlite() -> (Db, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Db::connect(&Db::sqlite_url_in(dir.path()).expect("url"))
+            .await
+            .expect("db");
+        (db, dir)
+    }
+
     /// A session comes back as it was stored until it expires, and not after its deletion
     /// (sessions an older natstudy kept elsewhere: `tests/tests/abuse.rs`,
     /// `old_sessions_move_once_*`).
     #[tokio::test]
     async fn sessions_come_back_until_they_end() {
-        let (db, _dir) = crate::service::temp_sqlite().await;
+        let (db, _dir) = temp_sqlite().await;
         let store = DbSessionStore::open(&db).await.expect("store");
 
         let mut live = record(7, Duration::hours(1));
@@ -219,7 +231,7 @@ mod tests {
     /// carry the id either; the session still comes back by its id.
     #[tokio::test]
     async fn the_database_holds_no_session_id() {
-        let (db, _dir) = crate::service::temp_sqlite().await;
+        let (db, _dir) = temp_sqlite().await;
         let store = DbSessionStore::open(&db).await.expect("store");
         let mut live = record(7, Duration::hours(1));
         store.create(&mut live).await.expect("create");

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::engine::transform::{self, MethodSel, Operator, Request};
-use crate::engine::verify::{Compiler, CompilerConfig};
+use natstudy_engine::transform::{self, MethodSel, Operator, Request};
+use natstudy_engine::verify::{Compiler, CompilerConfig};
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -173,7 +173,7 @@ fn one_file(
 }
 
 pub fn run(corpus: &Path, setup: &Setup) -> Result<()> {
-    let ops = crate::generate::parse_operators(&setup.operators)?;
+    let ops = natstudy_engine::generate::parse_operators(&setup.operators)?;
     let files = read_corpus(corpus, setup.max_lines)?;
     let lines: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
     println!(

@@ -13,12 +13,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use tokio::sync::Mutex;
 
-use super::fixture::{bench_db, bench_study, commit_anchor, percentile};
+use super::fixture::{bench_db, commit_anchor, percentile};
 use crate::cli::Global;
-use crate::ids::StudyId;
-use crate::store::assign::{self, BatchSpec, Strategy};
-use crate::store::Db;
 use crate::survey_client;
+use natstudy_core::service::Db;
+use natstudy_vocab::ids::StudyId;
 
 /// What the load test does.
 #[derive(Debug, Clone)]
@@ -64,27 +63,14 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         bail!("--servers needs --database-url: the database those servers serve");
     }
     let (db, _tmp) = bench_db(g).await?;
-    if s.analyze && db.dialect != crate::db::Dialect::Postgres {
+    if s.analyze && db.dialect != natstudy_core::db::Dialect::Postgres {
         // natstudy never analyses SQLite: statistics there would be a state no deployment has
         bail!("--analyze is for PostgreSQL (give --database-url postgres://…)");
     }
-    let study = bench_study(&db, s.items).await?;
-    let spec = BatchSpec {
-        name: "load".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: Default::default(),
-        annotators: vec![],
-        seed: 1,
-        lease_secs: 1200,
-        avoid_same_bug: true,
-    };
-    let batch = assign::create_batch(&db, study, None, &spec).await?.id;
-    let invite =
-        crate::store::invites::create_invite(&db, study, batch, s.participants as i64, None)
-            .await?;
+    let study = natstudy_core::bench::study(&db, s.items).await?;
+    let invite = natstudy_core::bench::load_batch(&db, study, s.participants).await?;
     if s.analyze {
-        sqlx::query("ANALYZE")
-            .execute(&mut *db.write().await?)
+        natstudy_core::bench::analyze(&db)
             .await
             .context("ANALYZE")?;
     }
@@ -126,7 +112,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
         })
     };
     let groups_before = stats(&dbs);
-    let local_pg = db.dialect == crate::db::Dialect::Postgres;
+    let local_pg = db.dialect == natstudy_core::db::Dialect::Postgres;
     let cpu_before = super::cpu_time::sample(local_pg);
     let start = Instant::now();
     let deadline = start + s.duration;
@@ -249,12 +235,7 @@ pub async fn run(g: &Global, s: Setup) -> Result<()> {
             cpu.idle * 100.0
         );
     }
-    let k = assign::ratings_per_item(&db, study).await?;
-    let over = assign::completed_per_item(&db, study)
-        .await?
-        .iter()
-        .filter(|(_, n)| *n > k)
-        .count();
+    let over = natstudy_core::bench::items_over_k(&db, study).await?;
     println!("  items over k: {over}");
     commit_anchor(&db, votes_per_s).await
 }

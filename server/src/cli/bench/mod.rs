@@ -15,9 +15,7 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use crate::cli::Global;
-use crate::db::now_ms;
-use crate::store::assign::{self, BatchSpec, ItemFilter, Strategy};
-use fixture::{bench_db, bench_study, commit_anchor, percentile};
+use fixture::{bench_db, commit_anchor, percentile};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -201,7 +199,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             batch,
             threads,
         } => {
-            let run = crate::service::neural::Run {
+            let run = natstudy_core::service::neural::Run {
                 batch: usize::from(batch),
                 threads: threads.map(usize::from),
                 ..Default::default()
@@ -245,80 +243,28 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
 
 async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()> {
     let (db, _tmp) = bench_db(g).await?;
-    let study = bench_study(&db, items).await?;
-    let pool = assign::ensure_pool(&db, study, annotators).await?;
-    let spec = BatchSpec {
-        name: "bench".into(),
-        strategy: Strategy::DynamicQueue,
-        filter: ItemFilter::default(),
-        annotators: pool.clone(),
-        seed: 1,
-        lease_secs: 1200,
-        avoid_same_bug: true,
-    };
-    assign::create_batch(&db, study, None, &spec).await?;
-    let k = assign::ratings_per_item(&db, study).await? as u64;
+    let study = natstudy_core::bench::study(&db, items).await?;
+    let k = natstudy_core::service::studies::settings(&db, study)
+        .await?
+        .ratings_per_item as u64;
     let bar = indicatif::ProgressBar::new(items as u64 * k);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} votes {per_sec} eta {eta}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let db = Arc::new(db);
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for a in pool {
-        let db = db.clone();
-        let bar = bar.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::new();
-            let mut n = 0u64;
-            // as a participant's page: the first item asked for, each next one claimed with
-            // the vote before it (one job)
-            let mut t0 = Instant::now();
-            let mut next = assign::next_item(&db, study, a, now_ms()).await?;
-            while let Some(h) = next {
-                let vote = crate::domain::Vote::parse(
-                    app::model::VoteForm {
-                        cr: Some(2),
-                        cc: Some(2),
-                        time_secs: Some(10.0),
-                        // 32 hex digits, one per vote of the run
-                        token: format!("{:016x}{:016x}", a.get(), n),
-                        ..Default::default()
-                    },
-                    now_ms(),
-                )
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-                (_, next) = assign::submit_then_next(
-                    &db,
-                    study,
-                    a,
-                    h.item,
-                    &vote,
-                    now_ms(),
-                    assign::Consent::NotAsked,
-                )
-                .await?;
-                lat.push(t0.elapsed());
-                t0 = Instant::now();
-                n += 1;
-                bar.inc(1);
-            }
-            anyhow::Ok(lat)
-        }));
-    }
-    let mut all = Vec::new();
-    for t in tasks {
-        all.extend(t.await??);
-    }
-    let wall = start.elapsed();
+    let tick = bar.clone();
+    let run = natstudy_core::bench::vote_path(
+        db.clone(),
+        study,
+        annotators,
+        Arc::new(move || tick.inc(1)),
+    )
+    .await?;
     bar.finish_and_clear();
+    let (k, over, wall) = (run.k, run.off_k, run.wall);
+    let mut all = run.latencies;
     all.sort();
-    let over = assign::completed_per_item(&db, study)
-        .await?
-        .iter()
-        .filter(|(_, n)| *n as u64 != k)
-        .count();
     let votes_per_s = all.len() as f64 / wall.as_secs_f64();
     let g = db.group.stats();
     println!(
@@ -344,7 +290,7 @@ async fn assign_bench(g: &Global, annotators: usize, items: usize) -> Result<()>
 }
 
 fn report_bench(n: usize, bootstrap: usize) {
-    use crate::engine::analysis;
+    use natstudy_engine::analysis;
     let data = analysis::synthetic::study(n, 3);
     let t0 = Instant::now();
     let options = analysis::Options {
@@ -354,7 +300,7 @@ fn report_bench(n: usize, bootstrap: usize) {
     let report = analysis::report_with(&data, &options);
     let analysis_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let charts = crate::engine::plots::report_figures(&report, &data)
+    let charts = natstudy_engine::plots::report_figures(&report, &data)
         .map(|c| c.len())
         .unwrap_or(0);
     let json = serde_json::to_vec(&report).map(|v| v.len()).unwrap_or(0);
@@ -388,7 +334,7 @@ fn lm_bench(
             n_tokens += toks.len() as u64;
             toks
         });
-    let budget = crate::engine::lm::sorted::Budget {
+    let budget = natstudy_engine::lm::sorted::Budget {
         memory,
         temp_dir: None,
     };
@@ -418,7 +364,7 @@ fn lm_bench(
 
 /// Loads an ARPA model as `lm score` does and scores a token file on one core.
 fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()> {
-    use crate::engine::lm;
+    use natstudy_engine::lm;
     let t = Instant::now();
     let m = lm::binary::load_scorer(model)?; // ARPA or binary, as `lm score` loads it
     let loaded = t.elapsed().as_secs_f64();
@@ -444,7 +390,7 @@ fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()>
 fn lm_neural_bench(
     model: &std::path::Path,
     methods: &std::path::Path,
-    (rounds, device, run): (usize, &str, crate::service::neural::Run),
+    (rounds, device, run): (usize, &str, natstudy_core::service::neural::Run),
 ) -> Result<()> {
     use anyhow::Context as _;
     let text = std::fs::read_to_string(methods)
@@ -454,7 +400,7 @@ fn lm_neural_bench(
     let texts: Vec<&str> = methods.iter().map(String::as_str).collect();
     let t0 = Instant::now();
     let on = natstudy_nlm::device(device)?;
-    crate::service::neural::check_memory(model, &on)?;
+    natstudy_core::service::neural::check_memory(model, &on)?;
     let lm = natstudy_nlm::CausalLm::load_on(model, on)?;
     let batching = run.batching(&lm, texts.len());
     println!(
@@ -510,8 +456,8 @@ fn transform_bench(
     operators: &str,
     max_lines: Option<usize>,
 ) -> Result<()> {
-    use crate::engine::transform::{self, syntax, MethodSel, Request};
-    let ops = crate::generate::parse_operators(operators)?;
+    use natstudy_engine::transform::{self, syntax, MethodSel, Request};
+    let ops = natstudy_engine::generate::parse_operators(operators)?;
     let files: Vec<String> = compile::read_corpus(corpus, max_lines)?
         .into_iter()
         .map(|(_, text)| text)

@@ -6,18 +6,21 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use app::backend::{BackendError, BackendHandle, Entry, Member, SessionPolicy};
+use app::backend::{BackendError, BackendHandle, Member, SessionPolicy};
 use app::model::{
     AnnotateState, FileContext, GenerateRequest, GeneratedPreview, Monitor, MyStudy, Role,
     ScoringView, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
+use natstudy_types::Entry;
 
-use crate::ids::{AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId};
-use crate::present;
-use crate::service::jobs::JobRunner;
-use crate::service::throttle::Throttle;
-use crate::service::Db;
-use crate::service::{self, ServiceError};
+use natstudy_core::present;
+use natstudy_core::service::jobs::JobRunner;
+use natstudy_core::service::throttle::Throttle;
+use natstudy_core::service::Db;
+use natstudy_core::service::{self, ServiceError};
+use natstudy_vocab::ids::{
+    AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId,
+};
 
 /// The limits the domain applies to web callers.
 #[derive(Debug, Clone)]
@@ -28,7 +31,7 @@ pub struct BackendConfig {
     pub joins: service::throttle::JoinLimits,
     pub jobs: service::jobs::JobLimits,
     pub reports: Arc<service::reports::ReportCache>,
-    pub verify: crate::engine::verify::CompilerConfig,
+    pub verify: natstudy_engine::verify::CompilerConfig,
     /// The most bytes an uploaded dataset zip may hold uncompressed (its kept entries).
     pub max_zip_content: u64,
     /// The most bytes of models one study may upload.
@@ -54,7 +57,7 @@ pub struct DomainBackend {
     session: SessionPolicy,
     jobs: JobRunner,
     reports: Arc<service::reports::ReportCache>,
-    verify: crate::engine::verify::CompilerConfig,
+    verify: natstudy_engine::verify::CompilerConfig,
     survey: Arc<service::annotate::SurveyCache>,
     max_zip_content: u64,
 }
@@ -103,7 +106,7 @@ impl DomainBackend {
     async fn model(
         &self,
         name: Option<&str>,
-    ) -> Result<Option<Arc<crate::engine::lm::Scorer>>, BackendError> {
+    ) -> Result<Option<Arc<natstudy_engine::lm::Scorer>>, BackendError> {
         match name {
             None => Ok(None),
             Some(name) => self.models.get(name).await.map(Some).map_err(|e| match e {
@@ -117,7 +120,10 @@ impl DomainBackend {
     /// A slot of the instance's background work for a generator preview or addition of
     /// `study`: they count as its jobs (`--max-jobs`, a study's share of them); a caller that
     /// waits too long is told to come back.
-    async fn job_slot(&self, study: StudyId) -> Result<crate::service::jobs::Slot, BackendError> {
+    async fn job_slot(
+        &self,
+        study: StudyId,
+    ) -> Result<natstudy_core::service::jobs::Slot, BackendError> {
         self.jobs
             .slot(study, std::time::Duration::from_secs(60))
             .await

@@ -80,7 +80,7 @@ impl app::backend::StudyBackend for DomainBackend {
         kind: &str,
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError> {
-        use crate::service::Outcome;
+        use natstudy_core::service::Outcome;
         if kind == "bugs" {
             return self.import_bugs_zip(actor, study, files).await;
         }

@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use super::*;
-use crate::service::jobs::JobKind;
+use natstudy_core::service::jobs::JobKind;
 
 #[async_trait::async_trait]
 impl app::backend::StudyWorkBackend for DomainBackend {
@@ -38,7 +38,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
     ) -> Result<Vec<GeneratedPreview>, BackendError> {
         let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
-        let (bugs, proposals) = crate::service::propose(
+        let (bugs, proposals) = natstudy_core::service::propose(
             &self.db,
             study,
             &request.operators,
@@ -68,7 +68,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
                     level: r.level.as_str().to_owned(),
                     summary: r.summary.clone(),
                     touches_buggy: p.generated.touches_buggy,
-                    diff: crate::present::wire_rows(crate::engine::diff::diff_rows(
+                    diff: natstudy_core::present::wire_rows(natstudy_engine::diff::diff_rows(
                         old, &r.source, buggy,
                     )),
                 }
@@ -82,9 +82,14 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         request: &GenerateRequest,
     ) -> Result<Vec<app::model::OperatorWhy>, BackendError> {
         let _slot = self.job_slot(study).await?;
-        crate::service::generation::explain(&self.db, study, &request.operators, request.all_sites)
-            .await
-            .map_err(map)
+        natstudy_core::service::generation::explain(
+            &self.db,
+            study,
+            &request.operators,
+            request.all_sites,
+        )
+        .await
+        .map_err(map)
     }
     #[tracing::instrument(skip(self, keys), fields(keys = keys.len()))]
     async fn add_transformations(
@@ -94,7 +99,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError> {
-        use crate::service::Outcome;
+        use natstudy_core::service::Outcome;
         if keys.is_empty() {
             return Err(BackendError::Invalid(
                 "select at least one transformation".into(),
@@ -102,7 +107,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         }
         let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
-        match crate::service::add_proposals(
+        match natstudy_core::service::add_proposals(
             &self.db,
             study,
             Some(actor.id),
@@ -160,7 +165,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         )
         .await
         .map_err(map)?;
-        let options = crate::engine::verify::Options {
+        let options = natstudy_engine::verify::Options {
             compiler: Some(self.verify.clone()),
             tests: None,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),

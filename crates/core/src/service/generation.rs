@@ -1,0 +1,437 @@
+//! Generating items: the engine's transformations of a study's bugs, proposed as previews and
+//! added as items on request.
+
+use std::collections::BTreeMap;
+
+use super::{ServiceError, ServiceResult};
+use crate::store::Db;
+use crate::store::{self, imports::Outcome};
+use natstudy_engine::formats;
+use natstudy_vocab::ids::{StudyId, UserId};
+
+/// A generated transformation and the key the study page selects it by.
+pub struct Proposal {
+    pub key: String,
+    pub generated: natstudy_engine::generate::Generated,
+}
+
+/// The engine's transformations of a study's bugs that are not items yet, numbered after the
+/// study's items.
+pub async fn propose(
+    db: &Db,
+    study: StudyId,
+    operators: &str,
+    all_sites: bool,
+    model: Option<std::sync::Arc<natstudy_engine::lm::Scorer>>,
+) -> ServiceResult<(Vec<formats::items::BugRecord>, Vec<Proposal>)> {
+    let operators = natstudy_engine::generate::parse_operators(operators)
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let bugs = store::generation::bugs(db, study).await?;
+    let (mut next, seen) = store::generation::existing(db, study).await?;
+    let opts = natstudy_engine::generate::Options {
+        operators,
+        all_sites,
+    };
+    // the preview's client may leave (a closed tab, a reload): its work stops with it
+    let cancel = Cancel::default();
+    let cancelled = cancel.flag.clone();
+    let (bugs, generated) = tokio::task::spawn_blocking(move || {
+        let names = model.map(natstudy_engine::NgramNames);
+        let scorer = names
+            .as_ref()
+            .map(|m| m as &dyn natstudy_engine::transform::NameScorer);
+        let out = generate_until_cancelled(&bugs, &opts, scorer, &mut next, &cancelled)
+            .map(|p| p.within(MAX_PREVIEW_BYTES));
+        (bugs, out)
+    })
+    .await?;
+    drop(cancel);
+    let generated = generated.ok_or_else(|| {
+        ServiceError::Invalid("the preview was cancelled: its client went away".into())
+    })??;
+    let proposals = generated
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?
+        .into_iter()
+        .filter(|g| !seen.contains(&(g.record.bug_id.clone(), g.record.source.clone())))
+        .map(|g| Proposal {
+            key: format!(
+                "{}:{}:{}",
+                g.record.bug_id,
+                g.record.operator,
+                &store::imports::digest(&[&g.record.source])[..16]
+            ),
+            generated: g,
+        })
+        .collect();
+    Ok((bugs, proposals))
+}
+
+/// Bugs the preview works on between two looks at whether its client is still there.
+const CHUNK: usize = 8;
+
+/// The most bytes of transformed methods one preview (or addition) holds: past them it stops
+/// and asks for fewer operators or the command line (`natstudy transform` streams to a file).
+pub const MAX_PREVIEW_BYTES: usize = 64 << 20;
+
+/// A preview's generation, whole or stopped at [`MAX_PREVIEW_BYTES`].
+type Generation =
+    Result<Vec<natstudy_engine::generate::Generated>, natstudy_engine::generate::Problems>;
+
+/// What a preview's run gave: its transformations, or that they grew past the bound.
+#[derive(Debug)]
+enum Preview {
+    Done(Generation),
+    /// The bytes of transformed methods made when it stopped.
+    TooBig(usize),
+}
+
+impl Preview {
+    /// The generation, or why there is none.
+    fn within(self, max: usize) -> ServiceResult<Generation> {
+        match self {
+            Preview::Done(g) => Ok(g),
+            Preview::TooBig(n) => Err(ServiceError::Invalid(format!(
+                "the preview passed {} MiB of transformed methods ({} MiB made): choose fewer \
+                 operators, or generate on the command line (natstudy transform writes a file)",
+                max >> 20,
+                n >> 20
+            ))),
+        }
+    }
+}
+
+/// Set when the request that started a preview goes away (its future is dropped).
+#[derive(Default)]
+struct Cancel {
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for Cancel {
+    fn drop(&mut self) {
+        self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// [`natstudy_engine::generate::generate`] a few bugs at a time, stopping (`None`) as soon as `cancelled`
+/// is set: a preview whose client left spends no more CPU. The same transformations, numbered
+/// the same, and problems at the same lines as one run over every bug — unless their
+/// methods pass [`MAX_PREVIEW_BYTES`], where it stops ([`Preview::TooBig`]).
+fn generate_until_cancelled(
+    bugs: &[formats::items::BugRecord],
+    opts: &natstudy_engine::generate::Options,
+    scorer: Option<&dyn natstudy_engine::transform::NameScorer>,
+    next: &mut BTreeMap<formats::Level, usize>,
+    cancelled: &std::sync::atomic::AtomicBool,
+) -> Option<Preview> {
+    generate_bounded(bugs, opts, scorer, next, cancelled, MAX_PREVIEW_BYTES)
+}
+
+/// [`generate_until_cancelled`] with the bound `max_bytes`.
+fn generate_bounded(
+    bugs: &[formats::items::BugRecord],
+    opts: &natstudy_engine::generate::Options,
+    scorer: Option<&dyn natstudy_engine::transform::NameScorer>,
+    next: &mut BTreeMap<formats::Level, usize>,
+    cancelled: &std::sync::atomic::AtomicBool,
+    max_bytes: usize,
+) -> Option<Preview> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let mut bytes = 0usize;
+    for (i, chunk) in bugs.chunks(CHUNK).enumerate() {
+        if bytes > max_bytes {
+            return Some(Preview::TooBig(bytes));
+        }
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let stop = || cancelled.load(std::sync::atomic::Ordering::Relaxed);
+        let done = natstudy_engine::generate::generate_until(
+            chunk,
+            "study bugs",
+            opts,
+            scorer,
+            next,
+            &|| {},
+            &stop,
+        );
+        if stop() {
+            return None;
+        }
+        match done {
+            Ok(g) => {
+                bytes += g.iter().map(|g| g.record.source.len()).sum::<usize>();
+                out.extend(g)
+            }
+            Err(natstudy_engine::generate::Problems(p)) => {
+                problems.extend(p.into_iter().map(|mut p| {
+                    p.line += i * CHUNK;
+                    p
+                }))
+            }
+        }
+    }
+    if bytes > max_bytes {
+        return Some(Preview::TooBig(bytes));
+    }
+    Some(Preview::Done(if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(natstudy_engine::generate::Problems(problems))
+    }))
+}
+
+/// Applications kept, and per rule: refusals and the first place one happened.
+type OperatorTally<'r> = (usize, BTreeMap<&'r str, (usize, String)>);
+
+/// Why each operator did or did not apply to the study's bugs, summed over the bugs: per
+/// operator the applications kept and the refusals by rule (most frequent first, with the
+/// first bug and line where each happened).
+pub async fn explain(
+    db: &Db,
+    study: StudyId,
+    operators: &str,
+    all_sites: bool,
+) -> ServiceResult<Vec<natstudy_types::OperatorWhy>> {
+    let operators = natstudy_engine::generate::parse_operators(operators)
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    let bugs = store::generation::bugs(db, study).await?;
+    let opts = natstudy_engine::generate::Options {
+        operators: operators.clone(),
+        all_sites,
+    };
+    // the asker may leave: the work stops with them, between two chunks of bugs
+    let cancel = Cancel::default();
+    let cancelled = cancel.flag.clone();
+    let out: Option<Vec<natstudy_types::OperatorWhy>> = tokio::task::spawn_blocking(move || {
+        let explained = explain_until_cancelled(&bugs, &opts, &cancelled)?;
+        let mut per_op: BTreeMap<natstudy_engine::transform::Operator, OperatorTally<'_>> =
+            operators.iter().map(|o| (*o, Default::default())).collect();
+        for (bug, e) in bugs.iter().zip(&explained) {
+            let Ok(ops) = e else { continue };
+            for x in ops {
+                let entry = per_op.entry(x.operator).or_default();
+                entry.0 += x.applied;
+                for r in &x.refused {
+                    let rule = entry
+                        .1
+                        .entry(r.rule)
+                        .or_insert_with(|| (0, format!("{} line {}", bug.bug_id, r.line)));
+                    rule.0 += 1;
+                }
+            }
+        }
+        operators
+            .iter()
+            .map(|op| {
+                let (kept, rules) = per_op.remove(op).unwrap_or_default();
+                let mut refusals: Vec<natstudy_types::RefusalCount> = rules
+                    .into_iter()
+                    .map(|(rule, (count, example))| natstudy_types::RefusalCount {
+                        rule: rule.to_owned(),
+                        count,
+                        example,
+                    })
+                    .collect();
+                refusals.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(&b.rule)));
+                natstudy_types::OperatorWhy {
+                    operator: op.name().to_owned(),
+                    kept,
+                    refusals,
+                }
+            })
+            .collect::<Vec<_>>()
+            .into()
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(e.into()))?;
+    drop(cancel);
+    out.ok_or_else(|| {
+        ServiceError::Invalid("the explanation was cancelled: its client went away".into())
+    })
+}
+
+/// Each bug's explanation ([`natstudy_engine::generate::explain`]) a few bugs at a time, stopping
+/// (`None`) as soon as `cancelled` is set.
+fn explain_until_cancelled(
+    bugs: &[formats::items::BugRecord],
+    opts: &natstudy_engine::generate::Options,
+    cancelled: &std::sync::atomic::AtomicBool,
+) -> Option<Vec<Result<Vec<natstudy_engine::transform::Explanation>, String>>> {
+    let mut out = Vec::with_capacity(bugs.len());
+    for chunk in bugs.chunks(CHUNK) {
+        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        out.extend(natstudy_engine::generate::explain(chunk, opts, &|| {}));
+    }
+    Some(out)
+}
+
+/// Adds the selected proposals (by key) as items, numbered consecutively after the study's.
+pub async fn add_proposals(
+    db: &Db,
+    study: StudyId,
+    actor: Option<UserId>,
+    operators: &str,
+    all_sites: bool,
+    model: Option<std::sync::Arc<natstudy_engine::lm::Scorer>>,
+    keys: &[String],
+) -> ServiceResult<Outcome> {
+    let wanted: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
+    let (bugs, proposals) = propose(db, study, operators, all_sites, model).await?;
+    let (mut next, _) = store::generation::existing(db, study).await?;
+    let records: Vec<formats::items::TransformationRecord> = proposals
+        .into_iter()
+        .filter(|p| wanted.contains(p.key.as_str()))
+        .map(|p| {
+            let mut r = p.generated.record;
+            let n = next.entry(r.level).or_insert(1);
+            r.id = format!("{}_{n}", r.level.as_str());
+            *n += 1;
+            r
+        })
+        .collect();
+    if records.len() != wanted.len() {
+        return Err(ServiceError::Conflict(format!(
+            "{} of the {} selected transformations are no longer proposed (added already, or the bugs changed); preview again",
+            wanted.len() - records.len(),
+            wanted.len()
+        )));
+    }
+    let sources: Vec<&str> = records.iter().map(|r| r.source.as_str()).collect();
+    let digest = store::imports::digest(&sources);
+    let used: std::collections::HashSet<&str> = records.iter().map(|r| r.bug_id.as_str()).collect();
+    let bugs: Vec<formats::items::BugRecord> = bugs
+        .into_iter()
+        .filter(|b| used.contains(b.bug_id.as_str()))
+        .collect();
+    let derived = super::imports::derive_items(bugs.clone(), records.clone()).await?;
+    Ok(store::imports::items(db, study, actor, &digest, &bugs, &records, &derived).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bug(n: usize) -> formats::items::BugRecord {
+        let text = format!(
+            r#"{{"bug_id": "B-{n}", "project": "P", "file": "A.java", "method": "m", "source": "int m(int count) {{\n  if (count < {n}) {{\n    return count;\n  }}\n  return 0;\n}}\n", "buggy_lines": [2]}}"#
+        );
+        formats::items::parse_bugs(&text, "b.jsonl")
+            .expect("a bug")
+            .remove(0)
+    }
+
+    /// A preview of one long method (1,500 lines, every one buggy: thousands of sites) whose
+    /// client leaves stops within its current site, not after the method: before, the look at
+    /// the client came only between chunks of bugs, and such a method ran for minutes.
+    #[test]
+    fn a_preview_of_one_long_method_stops_when_cancelled() {
+        let mut body = String::from("int m(int a, int b) {\n    int s = 0;\n");
+        for i in 0..500 {
+            body.push_str(&format!(
+                "    int x{i} = a + {i};\n    if (x{i} < b) {{ s = s + x{i}; }}\n    for (int j{i} = 0; j{i} < 3; j{i}++) {{ s += j{i}; }}\n"
+            ));
+        }
+        body.push_str("    return s;\n}\n");
+        let lines: Vec<String> = (1..=body.lines().count()).map(|l| l.to_string()).collect();
+        let record = serde_json::json!({
+            "bug_id": "long", "project": "P", "file": "A.java", "method": "m",
+            "source": body, "buggy_lines": lines.iter().map(|l| l.parse::<u64>().unwrap_or(1)).collect::<Vec<_>>(),
+        });
+        let bugs = formats::items::parse_bugs(&record.to_string(), "b.jsonl").expect("a bug");
+        let opts = natstudy_engine::generate::Options {
+            operators: natstudy_engine::generate::parse_operators("all").expect("operators"),
+            all_sites: false,
+        };
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let setter = flag.clone();
+        let asked = std::time::Instant::now();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            setter.store(true, std::sync::atomic::Ordering::Relaxed);
+            std::time::Instant::now()
+        });
+        let mut next = BTreeMap::new();
+        let out = generate_until_cancelled(&bugs, &opts, None, &mut next, &flag);
+        let stopped_at = stopper.join().expect("stopper");
+        assert!(out.is_none(), "the preview ran to its end");
+        let after = stopped_at.elapsed();
+        assert!(
+            after < std::time::Duration::from_secs(5),
+            "it went on {after:?} after its client left ({:?} in all)",
+            asked.elapsed()
+        );
+    }
+
+    /// In chunks, the run gives what one run gives; cancelled, it stops before the next chunk.
+    #[test]
+    fn a_preview_stops_when_cancelled_and_is_otherwise_the_same() {
+        let bugs: Vec<_> = (1..=20).map(bug).collect();
+        let opts = natstudy_engine::generate::Options {
+            operators: natstudy_engine::generate::parse_operators("studied").expect("operators"),
+            all_sites: false,
+        };
+        let mut whole_next = BTreeMap::new();
+        let whole = natstudy_engine::generate::generate(
+            &bugs,
+            "study bugs",
+            &opts,
+            None,
+            &mut whole_next,
+            &|| {},
+        )
+        .expect("generated");
+        let mut next = BTreeMap::new();
+        let flag = std::sync::atomic::AtomicBool::new(false);
+        let chunked = match generate_until_cancelled(&bugs, &opts, None, &mut next, &flag) {
+            Some(Preview::Done(g)) => g.expect("generated"),
+            other => panic!("not cancelled, not too big: {other:?}"),
+        };
+        // bounded: past the bytes allowed, it stops and says so
+        let made: usize = chunked.iter().map(|g| g.record.source.len()).sum();
+        let mut again = BTreeMap::new();
+        match generate_bounded(&bugs, &opts, None, &mut again, &flag, made / 2) {
+            Some(Preview::TooBig(n)) => assert!(n > made / 2 && n <= made, "{n} of {made}"),
+            other => panic!("past the bound: {other:?}"),
+        }
+        match generate_bounded(&bugs, &opts, None, &mut BTreeMap::new(), &flag, made) {
+            Some(Preview::Done(Ok(g))) => assert_eq!(g.len(), chunked.len()),
+            other => panic!("within the bound: {other:?}"),
+        }
+        let refused = Preview::TooBig(70 << 20)
+            .within(MAX_PREVIEW_BYTES)
+            .expect_err("too big");
+        assert!(
+            refused.to_string().contains("choose fewer operators"),
+            "{refused}"
+        );
+        assert!(!whole.is_empty());
+        let ids = |g: &[natstudy_engine::generate::Generated]| {
+            g.iter()
+                .map(|g| (g.record.id.clone(), g.record.source.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&chunked), ids(&whole));
+        assert_eq!(next, whole_next);
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut next = BTreeMap::new();
+        assert!(generate_until_cancelled(&bugs, &opts, None, &mut next, &flag).is_none());
+        assert!(explain_until_cancelled(&bugs, &opts, &flag).is_none());
+        let whole = natstudy_engine::generate::explain(&bugs, &opts, &|| {});
+        let open = std::sync::atomic::AtomicBool::new(false);
+        let chunked = explain_until_cancelled(&bugs, &opts, &open).expect("not cancelled");
+        assert_eq!(
+            format!("{chunked:?}"),
+            format!("{whole:?}"),
+            "the same explanations"
+        );
+        assert!(next.is_empty(), "nothing was generated");
+        // a dropped request sets the flag
+        let cancel = Cancel::default();
+        let seen = cancel.flag.clone();
+        drop(cancel);
+        assert!(seen.load(std::sync::atomic::Ordering::Relaxed));
+    }
+}
