@@ -7,8 +7,8 @@ use leptos::prelude::*;
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require};
 #[cfg(feature = "ssr")]
-use crate::model::Role;
-use crate::model::{User, UserId, UserRow};
+use natstudy_types::Role;
+use natstudy_types::{User, UserId, UserRow};
 
 /// The signed-in user, or `None`.
 #[server(endpoint = "whoami")]

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 #[cfg(feature = "ssr")]
-use crate::model::AnnotatorId;
-use crate::model::{AnnotateState, ItemId, StudyId, VoteForm};
+use natstudy_types::AnnotatorId;
+use natstudy_types::{AnnotateState, ItemId, StudyId, VoteForm};
 
 #[cfg(feature = "ssr")]
 use crate::auth::PARTICIPANT_KEY;
@@ -38,7 +38,7 @@ pub const NOT_A_PARTICIPANT: &str = "you are not a participant of this study";
 
 /// What an invite link leads to, so the landing page can say at once when it is not valid.
 #[server(endpoint = "invite")]
-pub async fn invite_status(token: String) -> Result<crate::model::InviteStatus, ServerFnError> {
+pub async fn invite_status(token: String) -> Result<natstudy_types::InviteStatus, ServerFnError> {
     crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
     let current: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
@@ -59,7 +59,7 @@ pub async fn join_study(
 ) -> Result<(), ServerFnError> {
     use crate::auth::{backend, internal};
     let nonempty = |v: Option<String>| v.filter(|p| !p.trim().is_empty());
-    let identity = crate::model::CrowdIdentity {
+    let identity = natstudy_types::CrowdIdentity {
         platform: nonempty(platform),
         pid: nonempty(pid),
         study: nonempty(ext_study),
@@ -137,7 +137,7 @@ pub async fn get_annotate_state(
 pub async fn item_context(
     study: StudyId,
     item: ItemId,
-) -> Result<Option<crate::model::FileContext>, ServerFnError> {
+) -> Result<Option<natstudy_types::FileContext>, ServerFnError> {
     let a = me(study).await?;
     crate::auth::backend()?
         .item_context(study, a, item)

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use tower_sessions::Session;
 
 use crate::backend::{Backend, BackendError, BackendHandle};
-use crate::model::{Role, StudyId, User, UserId};
+use natstudy_types::{Role, StudyId, User, UserId};
 
 /// The key under which the signed-in user's id lives in the session.
 pub const USER_ID_KEY: &str = "user_id";
@@ -188,7 +188,7 @@ pub async fn require_reviewer(study: StudyId) -> Result<String, ServerFnError> {
             return Ok(u.username.clone());
         }
     } else {
-        let participant: Option<crate::model::AnnotatorId> =
+        let participant: Option<natstudy_types::AnnotatorId> =
             session().await?.get(PARTICIPANT_KEY).await.ok().flatten();
         if let Some(p) = participant {
             if let Some(name) = b.review_participant(study, p).await.map_err(internal)? {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::model::{
+use natstudy_types::{
     AnnotateState, AnnotatorId, BatchId, Entry, FileContext, GenerateRequest, GeneratedPreview,
     InviteId, ItemId, JobId, Monitor, MyStudy, ResultsView, ReviewItem, ReviewOverview,
     ReviewTaskId, Role, ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User,
@@ -108,7 +108,7 @@ pub trait SurveyBackend: Send + Sync + 'static {
         &self,
         token: &str,
         current: Option<AnnotatorId>,
-    ) -> Result<crate::model::InviteStatus, BackendError>;
+    ) -> Result<natstudy_types::InviteStatus, BackendError>;
     /// Joins a study through an invite: a new de-identified participant. `pid` is a
     /// crowd-worker id to keep (never shown unless exported on request). `current` is the
     /// session's participant, if any: one who comes back through the same invite continues as
@@ -116,7 +116,7 @@ pub trait SurveyBackend: Send + Sync + 'static {
     async fn join(
         &self,
         token: &str,
-        identity: &crate::model::CrowdIdentity,
+        identity: &natstudy_types::CrowdIdentity,
         current: Option<AnnotatorId>,
         client: Option<std::net::IpAddr>,
     ) -> Result<Entry, BackendError>;
@@ -323,7 +323,7 @@ pub trait StudyWorkBackend: Send + Sync + 'static {
         &self,
         study: StudyId,
         request: &GenerateRequest,
-    ) -> Result<Vec<crate::model::OperatorWhy>, BackendError>;
+    ) -> Result<Vec<natstudy_types::OperatorWhy>, BackendError>;
     /// Adds proposed transformations (by key) as items. Returns a message.
     async fn add_transformations(
         &self,

@@ -13,7 +13,6 @@ pub mod backend;
 #[cfg_attr(feature = "participant", allow(dead_code))]
 mod components;
 pub mod highlight;
-pub mod model;
 #[cfg_attr(feature = "participant", allow(dead_code))]
 mod pages;
 pub mod review_api;

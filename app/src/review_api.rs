@@ -4,12 +4,12 @@
 
 use leptos::prelude::*;
 
-use crate::model::{ReviewItem, ReviewOverview, ReviewTaskId, StudyId};
+use natstudy_types::{ReviewItem, ReviewOverview, ReviewTaskId, StudyId};
 
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, internal, require_reviewer, require_study};
 #[cfg(feature = "ssr")]
-use crate::model::Role;
+use natstudy_types::Role;
 
 /// The caller's next patch to review in the study, held for them (`None`: nothing left).
 #[server(endpoint = "review/next")]

@@ -6,8 +6,8 @@ use leptos::prelude::*;
 use server_fn::codec::Json;
 
 #[cfg(feature = "ssr")]
-use crate::model::StudySettingsForm;
-use crate::model::{
+use natstudy_types::StudySettingsForm;
+use natstudy_types::{
     AnnotatorId, BatchId, GeneratedPreview, HomeStudies, InviteId, JobId, Monitor, MyStudy,
     ResultsView, ScoringView, StudyDetail, StudyId, StudySummary,
 };
@@ -15,7 +15,7 @@ use crate::model::{
 #[cfg(feature = "ssr")]
 use crate::auth::{backend, current_user, internal, require, require_study};
 #[cfg(feature = "ssr")]
-use crate::model::Role;
+use natstudy_types::Role;
 
 /// The live state of a study (admins and researchers).
 #[server(endpoint = "studies/monitor")]
@@ -280,7 +280,7 @@ pub async fn propose_transformations(
     model: Option<String>,
 ) -> Result<Vec<GeneratedPreview>, ServerFnError> {
     require_study(study, Role::STAFF).await?;
-    let request = crate::model::GenerateRequest {
+    let request = natstudy_types::GenerateRequest {
         operators,
         all_sites: all_sites
             .as_deref()
@@ -298,8 +298,8 @@ pub async fn propose_transformations(
 #[server(endpoint = "studies/explain", input = Json)]
 pub async fn explain_generation(
     study: StudyId,
-    request: crate::model::GenerateRequest,
-) -> Result<Vec<crate::model::OperatorWhy>, ServerFnError> {
+    request: natstudy_types::GenerateRequest,
+) -> Result<Vec<natstudy_types::OperatorWhy>, ServerFnError> {
     require_study(study, Role::STAFF).await?;
     backend()?
         .explain_generation(study, &request)
@@ -311,7 +311,7 @@ pub async fn explain_generation(
 #[server(endpoint = "studies/add-transformations", input = Json)]
 pub async fn add_transformations(
     study: StudyId,
-    request: crate::model::GenerateRequest,
+    request: natstudy_types::GenerateRequest,
     keys: Vec<String>,
 ) -> Result<String, ServerFnError> {
     let actor = require_study(study, Role::STAFF).await?;
@@ -453,7 +453,7 @@ pub async fn my_studies() -> Result<Vec<MyStudy>, ServerFnError> {
 pub async fn start_studies() -> Result<HomeStudies, ServerFnError> {
     let backend = backend()?;
     let user = current_user().await?;
-    let participant: Option<crate::model::AnnotatorId> = crate::auth::session()
+    let participant: Option<natstudy_types::AnnotatorId> = crate::auth::session()
         .await?
         .get(crate::auth::PARTICIPANT_KEY)
         .await

@@ -11,7 +11,7 @@ use natstudy::web::WebConfig;
 use natstudy_core::service::Db;
 use natstudy_vocab::ids::{BatchId, StudyId, UserId};
 
-pub use app::model::Role;
+pub use natstudy_types::Role;
 
 /// Which database a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -621,7 +621,7 @@ pub fn test_vote(
         (token, salt).hash(&mut h);
         h.finish()
     };
-    let form = app::model::VoteForm {
+    let form = natstudy_types::VoteForm {
         cr: Some(cr),
         cc: Some(cc),
         time_secs,

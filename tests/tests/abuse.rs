@@ -1627,7 +1627,7 @@ async fn two_admins_demoting_each_other_leave_one(store: Store) {
         let id = accounts::add_user(&db, None, name, "a long passphrase 1", Role::Admin)
             .await
             .expect("admin");
-        admins.push(app::model::User {
+        admins.push(natstudy_types::User {
             id,
             username: name.into(),
             role: Role::Admin,

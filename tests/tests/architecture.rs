@@ -148,12 +148,28 @@ fn core_depends_on_no_ui_or_web_crate() {
 fn the_server_builds_without_the_store_in_reach() {
     let out = Command::new(env!("CARGO"))
         .current_dir(root())
-        .args(["tree", "--offline", "-e", "features", "--prefix", "none", "-p", "natstudy"])
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "features",
+            "--prefix",
+            "none",
+            "-p",
+            "natstudy",
+        ])
         .output()
         .expect("cargo tree");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let tree = String::from_utf8_lossy(&out.stdout);
-    assert!(tree.contains("natstudy-core"), "natstudy depends on natstudy-core: {tree}");
+    assert!(
+        tree.contains("natstudy-core"),
+        "natstudy depends on natstudy-core: {tree}"
+    );
     assert!(
         !tree.contains("natstudy-core feature \"testing\""),
         "the natstudy crate turns on core's testing feature (the store in reach)"
@@ -164,7 +180,16 @@ fn the_server_builds_without_the_store_in_reach() {
     // and the proof that the rule would hold: the feature tree of the tests' crate has it on
     let out = Command::new(env!("CARGO"))
         .current_dir(root())
-        .args(["tree", "--offline", "-e", "features", "--prefix", "none", "-p", "natstudy-tests"])
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "features",
+            "--prefix",
+            "none",
+            "-p",
+            "natstudy-tests",
+        ])
         .output()
         .expect("cargo tree");
     assert!(String::from_utf8_lossy(&out.stdout).contains("natstudy-core feature \"testing\""));

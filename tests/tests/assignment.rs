@@ -2055,7 +2055,7 @@ impl Timing {
             Timing::Unmeasured => ((Some(1e12), Some(now - 5000)), (None, Some(now - 5000))),
             Timing::MeasuredNoStart => ((Some(7.5), Some(now + 86_400_000)), (Some(7.5), None)),
         };
-        let form = app::model::VoteForm {
+        let form = natstudy_types::VoteForm {
             cr: Some(cr),
             cc: Some(5 - cr),
             comment: format!("{self:?}"),

@@ -430,7 +430,7 @@ async fn crowd_settings_are_set_by_the_page_and_the_cli(store: Store) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let shown: app::model::StudySettingsForm =
+    let shown: natstudy_types::StudySettingsForm =
         serde_json::from_slice(&out.stdout).expect("study show prints the settings as JSON");
     assert_eq!(shown, s);
     drop(app);

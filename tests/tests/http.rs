@@ -705,26 +705,26 @@ async fn role_matrix(store: Store) {
         async move {
             let r = req.send().await.expect("start");
             assert_eq!(r.status(), StatusCode::OK);
-            r.json::<app::model::HomeStudies>().await.expect("json")
+            r.json::<natstudy_types::HomeStudies>().await.expect("json")
         }
     };
-    let names = |s: app::model::HomeStudies| match s.staff {
+    let names = |s: natstudy_types::HomeStudies| match s.staff {
         Some(rows) => rows.into_iter().map(|r| r.name).collect(),
         None => panic!("a staff account's list, got {s:?}"),
     };
-    let nothing = app::model::HomeStudies {
+    let nothing = natstudy_types::HomeStudies {
         staff: None,
         rating: vec![],
     };
     assert_eq!(start(&clients[0].1).await, nothing);
-    let s_as = |rated, total, finished| app::model::MyStudy {
+    let s_as = |rated, total, finished| natstudy_types::MyStudy {
         id: study,
         name: "S".into(),
         rated,
         total,
         finished,
     };
-    let s_for_ann = |rated, total, finished| app::model::HomeStudies {
+    let s_for_ann = |rated, total, finished| natstudy_types::HomeStudies {
         staff: None,
         rating: vec![s_as(rated, total, finished)],
     };

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use app::model::StudySettingsForm;
 use fantoccini::Locator;
 use natstudy_core::service::Db;
 use natstudy_core::store::assign::{self, BatchSpec, ItemFilter, Strategy};
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Store, TestApp};
+use natstudy_types::StudySettingsForm;
 
 use natstudy_tests::small::{BUGS, TRANSFORMATIONS};
 

@@ -3,10 +3,10 @@
 use leptos::prelude::*;
 
 use crate::accounts_api::{whoami, Logout};
-use crate::model::Role;
+use natstudy_types::Role;
 
 /// The current user, loaded once per page and shared with every page through context.
-pub type CurrentUser = Resource<Result<Option<crate::model::User>, ServerFnError>>;
+pub type CurrentUser = Resource<Result<Option<natstudy_types::User>, ServerFnError>>;
 
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {

@@ -4,8 +4,8 @@ use leptos::prelude::*;
 
 use crate::components::layout::CurrentUser;
 use crate::components::status::ErrorBox;
-use crate::model::{HomeStudies, MyStudy, Role};
 use crate::pages::study::list::StudyTable;
+use natstudy_types::{HomeStudies, MyStudy, Role};
 
 /// Links to the studies the account (or this browser's participant) rates in, each with how
 /// far it is there. `empty` is said when there are none (to an annotator account; staff and
@@ -54,7 +54,7 @@ fn standing(rated: i64, total: i64, finished: bool) -> String {
 
 /// The studies a staff account works on, with their counts and a way to their results.
 #[component]
-fn StaffStudies(rows: Vec<crate::model::StudySummary>) -> impl IntoView {
+fn StaffStudies(rows: Vec<natstudy_types::StudySummary>) -> impl IntoView {
     if rows.is_empty() {
         return view! { <p class="muted" id="home-no-studies">"No studies yet."</p> }.into_any();
     }

@@ -7,11 +7,11 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::{ReviewItem, StudyId};
 use crate::pages::annotate::DiffTable;
 use crate::review_api::{
     get_review, get_review_overview, CreateReviewInvite, CreateReviews, RuleReview, SubmitReview,
 };
+use natstudy_types::{ReviewItem, StudyId};
 
 fn study_id() -> impl Fn() -> StudyId + Copy {
     let params = use_params_map();

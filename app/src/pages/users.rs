@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::accounts_api::{list_users, AddUser, ResetUserPassword, SetUserDisabled, SetUserRole};
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::Role;
+use natstudy_types::Role;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {

@@ -18,8 +18,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use app::model::Role;
 use natstudy_core::service::Db;
+use natstudy_types::Role;
 
 #[derive(Parser, Debug)]
 #[command(

@@ -57,8 +57,8 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
         // the tables and figures as a paper takes them, and report.tex
-        let tables = natstudy_core::present::tables(&report);
-        let figures = natstudy_core::present::figures(figures?);
+        let tables = natstudy_core::present::tables::tables(&report);
+        let figures = natstudy_core::present::wire::figures(figures?);
         let study = args.study.clone();
         let files = tokio::task::spawn_blocking(move || {
             natstudy_core::service::paper::files(&study, &tables, &figures)
@@ -103,7 +103,7 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     } else if args.out.is_none() {
         print!(
             "{}",
-            natstudy_core::present::render_text(&args.study, &report)
+            natstudy_core::present::text::render_text(&args.study, &report)
         );
     }
     Ok(())

@@ -3,9 +3,9 @@
 //! (`service::access`). The page guard's check of the raw path is a second check, never the
 //! only one: `/studies/%31/…` decodes to study 1 here whatever the guard made of it.
 
-use app::model::User;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use natstudy_types::User;
 use tower_sessions::Session;
 
 use super::AppState;

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use tower_sessions::Session;
 
 use super::AppState;
-use app::model::Role;
+use natstudy_types::Role;
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
 
 /// Refuses cross-site state-changing requests. Browsers send `Sec-Fetch-Site` and `Origin`;
@@ -194,7 +194,7 @@ fn session_ended(next: &str) -> Response {
 }
 
 /// The refusal page: the site's header (who is signed in, home, sign out) and what happened.
-fn forbidden(user: &app::model::User) -> Response {
+fn forbidden(user: &natstudy_types::User) -> Response {
     let who = format!("{} ({})", escape_html(&user.username), user.role.as_str());
     let page = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::highlight::highlight;
-use crate::model::{DiffLine, Seg};
+use natstudy_types::{DiffLine, Seg};
 
 pub(super) fn code_pieces(segs: Vec<Seg>) -> impl IntoView {
     segs.into_iter()

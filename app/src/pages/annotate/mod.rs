@@ -17,7 +17,7 @@ use crate::annotate_api::{
 };
 use crate::components::refresh::Refresh;
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::{AnnotateState, AnnotateStep, InviteStatus, ItemId, StudyId};
+use natstudy_types::{AnnotateState, AnnotateStep, InviteStatus, ItemId, StudyId};
 use rate::Rate;
 use steps::{Consent, GuidelineStep, Review, Thanks};
 
@@ -49,7 +49,7 @@ pub fn JoinPage() -> impl IntoView {
     let join = ServerAction::<JoinStudy>::new();
     let token = move || params.with(|p| p.get("token").unwrap_or_default());
     // the crowd platform's ids the link carries (Prolific, MTurk, SONA, a generic pid)
-    let identity = move || query.with(|q| crate::model::CrowdIdentity::from_query(|k| q.get(k)));
+    let identity = move || query.with(|q| natstudy_types::CrowdIdentity::from_query(|k| q.get(k)));
     let pid = move || identity().pid.unwrap_or_default();
     let platform = move || identity().platform.unwrap_or_default();
     let ext_study = move || identity().study.unwrap_or_default();

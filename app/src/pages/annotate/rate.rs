@@ -9,8 +9,8 @@ use leptos::prelude::*;
 use super::diff::{code_pieces, DiffTable};
 use crate::annotate_api::SubmitVote;
 use crate::components::status::ErrorBox;
-use crate::model::StudyId;
-use crate::model::{ItemView, Seg};
+use natstudy_types::StudyId;
+use natstudy_types::{ItemView, Seg};
 
 #[component]
 pub(super) fn Rate(
@@ -252,7 +252,7 @@ struct RateSignals {
     /// Rendered by the server (hydrated), not by the page after a vote.
     shown_at_load: bool,
     study: StudyId,
-    item: crate::model::ItemId,
+    item: natstudy_types::ItemId,
     /// A new item (not a revision): its time so far is kept across a reload.
     new_item: bool,
     cr: ReadSignal<Option<u8>>,
@@ -574,7 +574,7 @@ fn browser_hooks(x: RateSignals) {
 #[allow(clippy::too_many_arguments)]
 fn draft_hooks(
     study: StudyId,
-    item: crate::model::ItemId,
+    item: natstudy_types::ItemId,
     new_item: bool,
     cr: ReadSignal<Option<u8>>,
     set_cr: WriteSignal<Option<u8>>,
@@ -780,7 +780,7 @@ fn file_view(
 enum FileLoad {
     NotAsked,
     Loading,
-    Loaded(Option<crate::model::FileContext>),
+    Loaded(Option<natstudy_types::FileContext>),
     Failed(String),
 }
 

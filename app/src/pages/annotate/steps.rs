@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use crate::annotate_api::{FinishStudy, GiveConsent, StartRating};
-use crate::model::StudyId;
-use crate::model::{Outcome, RatedRow, ScreenerQuestion, Waiting};
+use natstudy_types::StudyId;
+use natstudy_types::{Outcome, RatedRow, ScreenerQuestion, Waiting};
 
 #[component]
 pub(super) fn Consent(

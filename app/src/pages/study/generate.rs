@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
-use crate::model::GeneratedPreview;
-use crate::model::StudyId;
 use crate::pages::annotate::DiffTable;
 use crate::study_api::{
     add_transformations, explain_generation, get_scoring, ProposeTransformations,
 };
+use natstudy_types::GeneratedPreview;
+use natstudy_types::StudyId;
 use natstudy_vocab::Operator;
 
 #[component]
@@ -24,7 +24,7 @@ pub fn Generate(study: StudyId) -> impl IntoView {
     let (selected, set_selected) = signal(BTreeSet::<String>::new());
     let add = Action::new(move |keys: &Vec<String>| {
         let keys = keys.clone();
-        let request = crate::model::GenerateRequest {
+        let request = natstudy_types::GenerateRequest {
             operators: operators.get_untracked(),
             all_sites: all_sites.get_untracked(),
             model: Some(model.get_untracked()).filter(|m| !m.is_empty()),
@@ -33,7 +33,7 @@ pub fn Generate(study: StudyId) -> impl IntoView {
     });
     // "Why not?": per operator, what was kept and which rule refused which sites
     let why = Action::new(move |_: &()| {
-        let request = crate::model::GenerateRequest {
+        let request = natstudy_types::GenerateRequest {
             operators: operators.get_untracked(),
             all_sites: all_sites.get_untracked(),
             model: None,
@@ -176,7 +176,7 @@ fn Proposal(
 
 /// Per operator: applications kept over the study's bugs and the rules that refused sites.
 #[component]
-fn WhyTable(rows: Vec<crate::model::OperatorWhy>) -> impl IntoView {
+fn WhyTable(rows: Vec<natstudy_types::OperatorWhy>) -> impl IntoView {
     view! {
         <table class="grid why" id="why">
                 <thead><tr><th>"Operator"</th><th>"Kept"</th><th>"Refused sites: how often, why, e.g. where"</th></tr></thead>

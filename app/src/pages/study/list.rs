@@ -4,8 +4,8 @@ use leptos::prelude::*;
 
 use crate::components::layout::CurrentUser;
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::Role;
 use crate::study_api::{list_studies, CreateStudy};
+use natstudy_types::Role;
 
 #[component]
 pub fn StudiesPage() -> impl IntoView {
@@ -48,7 +48,7 @@ pub fn StudiesPage() -> impl IntoView {
 /// its name, so that a phone shows both before the table scrolls); on a phone the table
 /// scrolls, not the page.
 #[component]
-pub fn StudyTable(rows: Vec<crate::model::StudySummary>, id: &'static str) -> impl IntoView {
+pub fn StudyTable(rows: Vec<natstudy_types::StudySummary>, id: &'static str) -> impl IntoView {
     view! {
         <div class="table-scroll" tabindex="0" role="region" aria-label="Studies">
             <table class="grid" id=id>

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
-use crate::model::StudyId;
 use crate::study_api::{get_members, AddMember, RemoveMember};
+use natstudy_types::StudyId;
 
 #[component]
 pub fn Members(study: StudyId) -> impl IntoView {
@@ -22,7 +22,7 @@ pub fn Members(study: StudyId) -> impl IntoView {
             <p class="muted">"Researchers see and work on the studies they are members of; admins on every study."</p>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
-                    let admin = matches!(user.await, Ok(Some(u)) if u.role == crate::model::Role::Admin);
+                    let admin = matches!(user.await, Ok(Some(u)) if u.role == natstudy_types::Role::Admin);
                     match members.await {
                         Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                         Ok(list) => view! {

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use crate::model::StudyId;
+use natstudy_types::StudyId;
 
 pub mod generate;
 pub mod list;

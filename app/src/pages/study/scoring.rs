@@ -5,9 +5,9 @@ use leptos::prelude::*;
 
 use crate::components::refresh::Refresh;
 use crate::components::status::ErrorBox;
-use crate::model::StudyId;
-use crate::model::{JobRow, ScoringView};
 use crate::study_api::{get_scoring, DeleteModel, RetryJob, StartScoring, StartVerify, StopJob};
+use natstudy_types::StudyId;
+use natstudy_types::{JobRow, ScoringView};
 
 /// A size in the binary unit it reads best in, one decimal.
 fn size(bytes: u64) -> String {

@@ -5,12 +5,12 @@ use leptos::prelude::*;
 
 use crate::components::refresh::Refresh;
 use crate::components::status::{ErrorBox, Loading};
-use crate::model::StudyId;
-use crate::model::{Monitor, StudySettingsForm};
 use crate::study_api::{
     get_monitor, ClearPilot, CloseInvite, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator,
     PilotLink, ReleaseAnnotator, ReleaseIdle, SaveSettings, SetBatchLease, SetExclusion,
 };
+use natstudy_types::StudyId;
+use natstudy_types::{Monitor, StudySettingsForm};
 
 /// The time now, in ms since the epoch (the browser's clock in the browser).
 fn now_ms() -> i64 {
@@ -56,7 +56,7 @@ fn strategy_words(s: &str) -> &'static str {
 pub fn StudyWork(study: StudyId) -> impl IntoView {
     let user = expect_context::<crate::components::layout::CurrentUser>();
     let is_admin = move || async move {
-        matches!(user.await, Ok(Some(u)) if u.role == crate::model::Role::Admin)
+        matches!(user.await, Ok(Some(u)) if u.role == natstudy_types::Role::Admin)
     };
     let settings = ServerAction::<SaveSettings>::new();
     let upload = ServerAction::<ImportUpload>::new();
@@ -596,7 +596,7 @@ fn PilotPanel(
 #[component]
 fn InviteList(
     study: StudyId,
-    invites: Vec<crate::model::InviteRow>,
+    invites: Vec<natstudy_types::InviteRow>,
     admin: bool,
     close: ServerAction<CloseInvite>,
     /// Whether the study has a batch an invite link could join.

@@ -163,7 +163,7 @@ pub async fn authenticate(
     let (hash, user) = match creds {
         Some(c) if !c.disabled => (
             c.password_hash.unwrap_or_default(),
-            Some((crate::present::user(c.user), c.session_epoch)),
+            Some((crate::present::wire::user(c.user), c.session_epoch)),
         ),
         _ => (crate::password::dummy_hash().to_owned(), None),
     };
@@ -176,7 +176,7 @@ pub async fn authenticate(
 pub async fn session_user(db: &Db, id: UserId, epoch: i64) -> ServiceResult<Option<User>> {
     Ok(store::users::by_session(db, id, epoch)
         .await?
-        .map(crate::present::user))
+        .map(crate::present::wire::user))
 }
 
 /// The account called `username`.
@@ -192,6 +192,6 @@ pub async fn list(db: &Db) -> ServiceResult<Vec<natstudy_types::UserRow>> {
     Ok(store::users::list(db)
         .await?
         .into_iter()
-        .map(crate::present::user_row)
+        .map(crate::present::wire::user_row)
         .collect())
 }

@@ -11,7 +11,7 @@ use natstudy_types::DiffLine;
 
 use super::memo::Memo;
 use super::{ServiceError, ServiceResult};
-use crate::present::wire_rows;
+use crate::present::wire::wire_rows;
 use crate::store::Db;
 use crate::store::{self, StoreError};
 use natstudy_vocab::ids::{AnnotatorId, ItemId, StudyId};
@@ -104,7 +104,7 @@ async fn item_diff(
                     l.buggy_new = l.new_no.is_some_and(|n| marked.contains(&n));
                 }
             }
-            crate::present::bounded_rows(lines)
+            crate::present::wire::bounded_rows(lines)
         })
     })
     .await

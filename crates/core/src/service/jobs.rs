@@ -389,7 +389,7 @@ pub async fn list(
     Ok(store::jobs::list(db, study)
         .await?
         .into_iter()
-        .map(crate::present::job_row)
+        .map(crate::present::wire::job_row)
         .collect())
 }
 

@@ -46,7 +46,7 @@ pub fn files(
         out.push((format!("tables/{}.csv", t.id), table_csv(t)?));
         out.push((
             format!("tables/{}.tex", t.id),
-            crate::present::table_latex(t).into_bytes(),
+            crate::present::latex::table_latex(t).into_bytes(),
         ));
     }
     for f in figures {
@@ -58,7 +58,7 @@ pub fn files(
     }
     out.push((
         "report.tex".to_owned(),
-        crate::present::report_latex(study, tables, figures).into_bytes(),
+        crate::present::latex::report_latex(study, tables, figures).into_bytes(),
     ));
     Ok(out)
 }

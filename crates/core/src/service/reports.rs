@@ -196,8 +196,8 @@ async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Compute
         let report = analysis::report_with(&data, &options);
         let figures = plots::report_figures(&report, &data);
         (
-            crate::present::headline(&name, &report),
-            crate::present::tables(&report),
+            crate::present::text::headline(&name, &report),
+            crate::present::tables::tables(&report),
             figures,
         )
     })
@@ -208,7 +208,7 @@ async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Compute
         view: ResultsView {
             headline,
             tables,
-            figures: crate::present::figures(
+            figures: crate::present::wire::figures(
                 figures.map_err(|e| ServiceError::Internal(e.into()))?,
             ),
             votes,
@@ -291,7 +291,7 @@ pub async fn table(
     Ok(match format {
         "csv" => Some((super::paper::table_csv(t)?, "text/csv; charset=utf-8")),
         "tex" => Some((
-            crate::present::table_latex(t).into_bytes(),
+            crate::present::latex::table_latex(t).into_bytes(),
             "application/x-tex; charset=utf-8",
         )),
         _ => None,

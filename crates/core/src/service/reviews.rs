@@ -239,7 +239,7 @@ pub async fn rule(
 pub const MAX_NOTE_CHARS: usize = natstudy_engine::formats::results::MAX_NOTE_CHARS;
 
 fn diff_lines(old: &str, new: &str) -> Vec<natstudy_types::DiffLine> {
-    crate::present::wire_rows(natstudy_engine::diff::diff_rows(old, new, &[]))
+    crate::present::wire::wire_rows(natstudy_engine::diff::diff_rows(old, new, &[]))
 }
 
 /// The reviewer's next patch, held for them (diffs of the buggy method against the patch and

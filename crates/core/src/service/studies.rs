@@ -40,7 +40,7 @@ pub async fn detail(db: &Db, study: StudyId) -> ServiceResult<Option<natstudy_ty
     let Some(counts) = store::studies::counts_of(db, study).await? else {
         return Ok(None);
     };
-    Ok(Some(crate::present::study_detail(
+    Ok(Some(crate::present::wire::study_detail(
         counts,
         store::studies::level_counts(db, study).await?,
         store::studies::items(db, study, 500).await?,
@@ -263,7 +263,7 @@ pub async fn list_for(
     };
     Ok(studies
         .into_iter()
-        .map(crate::present::study_summary)
+        .map(crate::present::wire::study_summary)
         .collect())
 }
 
@@ -277,7 +277,7 @@ pub async fn list_all(db: &Db) -> ServiceResult<Vec<natstudy_types::StudySummary
     Ok(store::studies::list(db)
         .await?
         .into_iter()
-        .map(crate::present::study_summary)
+        .map(crate::present::wire::study_summary)
         .collect())
 }
 

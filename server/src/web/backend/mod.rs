@@ -7,11 +7,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use app::backend::{BackendError, BackendHandle, Member, SessionPolicy};
-use app::model::{
+use natstudy_types::Entry;
+use natstudy_types::{
     AnnotateState, FileContext, GenerateRequest, GeneratedPreview, Monitor, MyStudy, Role,
     ScoringView, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
-use natstudy_types::Entry;
 
 use natstudy_core::present;
 use natstudy_core::service::jobs::JobRunner;

@@ -10,7 +10,7 @@ impl app::backend::ReviewBackend for DomainBackend {
         &self,
         reviewer: &str,
         study: StudyId,
-    ) -> Result<Option<app::model::ReviewItem>, BackendError> {
+    ) -> Result<Option<natstudy_types::ReviewItem>, BackendError> {
         service::reviews::next_for(&self.db, study, reviewer)
             .await
             .map_err(map)
@@ -68,7 +68,7 @@ impl app::backend::ReviewBackend for DomainBackend {
     async fn review_overview(
         &self,
         study: StudyId,
-    ) -> Result<app::model::ReviewOverview, BackendError> {
+    ) -> Result<natstudy_types::ReviewOverview, BackendError> {
         service::reviews::overview(&self.db, study)
             .await
             .map_err(map)

@@ -56,7 +56,7 @@ impl app::backend::StudyBackend for DomainBackend {
             .map_err(map)
     }
     #[tracing::instrument(skip(self))]
-    async fn results(&self, study: StudyId) -> Result<app::model::ResultsView, BackendError> {
+    async fn results(&self, study: StudyId) -> Result<natstudy_types::ResultsView, BackendError> {
         service::reports::results_view(&self.reports, &self.db, study)
             .await
             .map_err(map)

@@ -10,7 +10,7 @@ impl app::backend::SurveyBackend for DomainBackend {
         &self,
         token: &str,
         current: Option<AnnotatorId>,
-    ) -> Result<app::model::InviteStatus, BackendError> {
+    ) -> Result<natstudy_types::InviteStatus, BackendError> {
         service::invites::status(&self.db, token, current)
             .await
             .map_err(map)
@@ -47,7 +47,7 @@ impl app::backend::SurveyBackend for DomainBackend {
             .ok_or_else(|| BackendError::NotFound("invite".into()))?;
         let entry = service::invites::join(&self.db, &invite, &identity, current)
             .await
-            .map(present::entry)
+            .map(present::wire::entry)
             .map_err(map)?;
         if current != Some(entry.annotator) {
             self.throttle.joined(client, entry.annotator);
@@ -68,7 +68,7 @@ impl app::backend::SurveyBackend for DomainBackend {
             .map_err(BackendError::TooMany)?;
         service::invites::resume(&self.db, code)
             .await
-            .map(|e| e.map(present::entry))
+            .map(|e| e.map(present::wire::entry))
             .map_err(map)
     }
     async fn annotator_in(

@@ -68,9 +68,9 @@ impl app::backend::StudyWorkBackend for DomainBackend {
                     level: r.level.as_str().to_owned(),
                     summary: r.summary.clone(),
                     touches_buggy: p.generated.touches_buggy,
-                    diff: natstudy_core::present::wire_rows(natstudy_engine::diff::diff_rows(
-                        old, &r.source, buggy,
-                    )),
+                    diff: natstudy_core::present::wire::wire_rows(
+                        natstudy_engine::diff::diff_rows(old, &r.source, buggy),
+                    ),
                 }
             })
             .collect())
@@ -80,7 +80,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         &self,
         study: StudyId,
         request: &GenerateRequest,
-    ) -> Result<Vec<app::model::OperatorWhy>, BackendError> {
+    ) -> Result<Vec<natstudy_types::OperatorWhy>, BackendError> {
         let _slot = self.job_slot(study).await?;
         natstudy_core::service::generation::explain(
             &self.db,

@@ -14,12 +14,20 @@ use super::{AssignmentStatus, Db, StoreError, StoreResult};
 use natstudy_engine::assignment;
 use natstudy_vocab::ids::{AnnotatorId, ItemId, StudyId};
 
+#[macro_use]
+mod sql;
 mod batches;
+mod hold;
+mod progress;
 mod queue;
+mod release;
 mod votes;
 
 pub use batches::*;
+pub use hold::*;
+pub use progress::*;
 pub use queue::*;
+pub use release::*;
 pub use votes::*;
 
 /// Annotators `S1..Sn` of the study (created when missing), in code order.

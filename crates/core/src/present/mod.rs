@@ -1,0 +1,7 @@
+//! Engine results and store rows as people read them: the report's tables (`tables`) as text
+//! (`text`) and LaTeX (`latex`), and the pages' wire types (`wire`).
+
+pub mod latex;
+pub mod tables;
+pub mod text;
+pub mod wire;
