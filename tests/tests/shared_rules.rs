@@ -13,6 +13,32 @@ async fn invites_of(db: &natstudy_core::service::Db) -> i64 {
         .expect("count")
 }
 
+/// A rule refused through the page's server function and through `natstudy`, each with `words`.
+async fn refused_by_both(
+    c: &reqwest::Client,
+    app: &TestApp,
+    url: &str,
+    (endpoint, form): (&str, &[(&str, String)]),
+    args: &[&str],
+    words: &str,
+) {
+    let r = c
+        .post(app.url(endpoint))
+        .form(form)
+        .send()
+        .await
+        .expect("page");
+    assert!(
+        !r.status().is_success(),
+        "{endpoint} {form:?}: {}",
+        r.status()
+    );
+    let page = r.text().await.expect("text");
+    assert!(page.contains(words), "{endpoint} {form:?}: {page}");
+    let err = cli(url, args).await.expect_err("the command refuses");
+    assert!(format!("{err:#}").contains(words), "{args:?}: {err:#}");
+}
+
 /// An invite's cap: a review invite admits 1 to 1,000 reviewers and a survey invite 1 to
 /// 100,000 participants, on the page and on the command line alike.
 async fn invite_caps_hold_on_the_page_and_the_command_line(store: Store) {
@@ -62,23 +88,9 @@ async fn invite_caps_hold_on_the_page_and_the_command_line(store: Store) {
             "an invite admits 1 to 100000 participants, not 100001",
         ),
     ] {
-        let r = c
-            .post(app.url(endpoint))
-            .form(&form)
-            .send()
-            .await
-            .expect("page");
-        assert!(
-            !r.status().is_success(),
-            "{endpoint} {form:?}: {}",
-            r.status()
-        );
-        let page = r.text().await.expect("text");
-        assert!(page.contains(words), "{endpoint}: {page}");
         let mut all = vec!["invite", "create", "--study", "Rules"];
         all.extend(&args);
-        let err = cli(&db.url, &all).await.expect_err("the command refuses");
-        assert!(format!("{err:#}").contains(words), "{args:?}: {err:#}");
+        refused_by_both(&c, &app, &db.url, (endpoint, &form), &all, words).await;
         assert_eq!(invites_of(&db).await, before, "{args:?}: nothing written");
     }
     // within the rules both make the link
@@ -103,3 +115,149 @@ async fn invite_caps_hold_on_the_page_and_the_command_line(store: Store) {
 }
 
 on_both_stores!(invite_caps_hold_on_the_page_and_the_command_line => invite_caps_hold_on_the_page_and_the_command_line_sqlite, invite_caps_hold_on_the_page_and_the_command_line_postgres);
+
+/// The batch's and the members' rules: a lease of 1 to 1,440 minutes, release-idle of a
+/// minute to a week, a known strategy and a name for a new batch, a member's standing owner or
+/// member; the page and the command line refuse each with the same words and change nothing.
+async fn batch_and_member_rules_hold_on_the_page_and_the_command_line(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, _) = natstudy_tests::small::study(&db, "Rules").await;
+    let (batch, batch_name, lease): (i64, String, i64) =
+        sqlx::query_as("SELECT id, name, lease_secs FROM batches WHERE study_id = $1")
+            .bind(study)
+            .fetch_one(&db.pool)
+            .await
+            .expect("the batch");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    app.add_user("bob", PW, Role::Researcher)
+        .await
+        .expect("researcher");
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    let state = || async {
+        let batches: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM batches")
+            .fetch_one(&db.pool)
+            .await
+            .expect("batches");
+        let lease: i64 = sqlx::query_scalar("SELECT lease_secs FROM batches WHERE id = $1")
+            .bind(batch)
+            .fetch_one(&db.pool)
+            .await
+            .expect("lease");
+        let members: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_members")
+            .fetch_one(&db.pool)
+            .await
+            .expect("members");
+        (batches, lease, members)
+    };
+    let before = state().await;
+    assert_eq!(before.1, lease);
+    let (s, b) = (study.to_string(), batch.to_string());
+    // (endpoint, form, command, words)
+    type Case = (
+        &'static str,
+        Vec<(&'static str, String)>,
+        Vec<String>,
+        &'static str,
+    );
+    let words = |line: &str| -> Vec<String> { line.split(' ').map(str::to_owned).collect() };
+    let lease = |m: &str| -> Case {
+        let form = vec![
+            ("study", s.clone()),
+            ("batch", b.clone()),
+            ("minutes", m.into()),
+        ];
+        let args = words(&format!(
+            "batch lease --study Rules --batch {batch_name} --minutes {m}"
+        ));
+        (
+            "/api/studies/batch-lease",
+            form,
+            args,
+            "a lease is 1–1440 minutes",
+        )
+    };
+    let create = |name: &str, strategy: &str, why: &'static str| -> Case {
+        let form = vec![
+            ("study", s.clone()),
+            ("name", name.into()),
+            ("strategy", strategy.into()),
+        ];
+        let mut args = words("batch create --study Rules --name");
+        args.extend([name.to_owned(), "--strategy".into(), strategy.into()]);
+        ("/api/studies/batch", form, args, why)
+    };
+    let cases: Vec<Case> = vec![
+        lease("0"),
+        lease("1441"),
+        (
+            "/api/studies/release-idle",
+            vec![("study", s.clone()), ("minutes", "0".into())],
+            words("batch release-idle --study Rules --minutes 0"),
+            "idle for 1 minute to a week",
+        ),
+        create(
+            "B2",
+            "lottery",
+            "unknown strategy lottery (fixed or dynamic)",
+        ),
+        create("  ", "dynamic", "a batch needs a name"),
+        (
+            "/api/studies/members/add",
+            vec![
+                ("study", s.clone()),
+                ("username", "bob".into()),
+                ("role", "boss".into()),
+            ],
+            words("study member add --study Rules bob --role boss"),
+            "a member is an owner or a member",
+        ),
+    ];
+    for (endpoint, form, args, why) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused_by_both(&c, &app, &db.url, (endpoint, &form), &args, why).await;
+        assert_eq!(state().await, before, "{args:?}: nothing changed");
+    }
+    // within the rules both act
+    let r = c
+        .post(app.url("/api/studies/batch-lease"))
+        .form(&[
+            ("study", s.as_str()),
+            ("batch", b.as_str()),
+            ("minutes", "1440"),
+        ])
+        .send()
+        .await
+        .expect("page");
+    assert!(r.status().is_success(), "{}", r.status());
+    assert_eq!(state().await.1, 1440 * 60);
+    cli(
+        &db.url,
+        &[
+            "batch",
+            "lease",
+            "--study",
+            "Rules",
+            "--batch",
+            &batch_name,
+            "--minutes",
+            "1",
+        ],
+    )
+    .await
+    .expect("a lease of a minute");
+    assert_eq!(state().await.1, 60);
+    cli(
+        &db.url,
+        &[
+            "study", "member", "add", "--study", "Rules", "bob", "--role", "owner",
+        ],
+    )
+    .await
+    .expect("an owner");
+    assert_eq!(state().await.2, before.2 + 1);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(batch_and_member_rules_hold_on_the_page_and_the_command_line => batch_and_member_rules_hold_on_the_page_and_the_command_line_sqlite, batch_and_member_rules_hold_on_the_page_and_the_command_line_postgres);

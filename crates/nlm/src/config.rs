@@ -15,13 +15,33 @@ pub enum Family {
     GptBigCode,
 }
 
+/// The per-family facts are exhaustive matches, no `_ =>`: a new family does not compile until
+/// each says what it is (`name`, `mlp_matrices`, and `families::Model::load`).
 impl Family {
+    /// Every family natstudy runs.
+    pub const ALL: [Family; 4] = [
+        Family::Llama,
+        Family::GptNeo,
+        Family::Bloom,
+        Family::GptBigCode,
+    ];
+
+    /// Its `model_type` in `config.json`.
     pub fn name(self) -> &'static str {
         match self {
             Family::Llama => "llama",
             Family::GptNeo => "gpt_neo",
             Family::Bloom => "bloom",
             Family::GptBigCode => "gpt_bigcode",
+        }
+    }
+
+    /// The weight matrices of a layer's MLP: a gated MLP (llama's) has three, the others two.
+    /// What a forward pass costs follows it (`cost.rs`).
+    pub fn mlp_matrices(self) -> u64 {
+        match self {
+            Family::Llama => 3,
+            Family::GptNeo | Family::Bloom | Family::GptBigCode => 2,
         }
     }
 }
@@ -66,15 +86,17 @@ impl Config {
 
     pub fn parse(v: &Value) -> Result<Config, String> {
         let family = match v.get("model_type").and_then(Value::as_str) {
-            Some("llama") => Family::Llama,
-            Some("gpt_neo") => Family::GptNeo,
-            Some("bloom") => Family::Bloom,
-            Some("gpt_bigcode") => Family::GptBigCode,
-            Some(other) => {
-                return Err(format!(
-                    "model_type `{other}`: natstudy runs llama, gpt_neo, bloom and gpt_bigcode"
-                ))
-            }
+            Some(t) => match Family::ALL.into_iter().find(|f| f.name() == t) {
+                Some(f) => f,
+                None => {
+                    let names: Vec<&str> = Family::ALL.iter().map(|f| f.name()).collect();
+                    return Err(format!(
+                        "model_type `{t}`: natstudy runs {} and {}",
+                        names[..names.len() - 1].join(", "),
+                        names[names.len() - 1]
+                    ));
+                }
+            },
             None => return Err("no model_type".into()),
         };
         let need = |keys: &[&str]| -> Result<usize, String> {

@@ -1,7 +1,7 @@
 //! What a forward pass costs, in multiply-adds: what orders a study's batches (the costliest
 //! first) and what a scoring job's time left follows.
 
-use crate::config::{Config, Family};
+use crate::config::Config;
 
 /// A model's cost of a forward pass: each position goes through every projection and the
 /// output head (a multiply-add per weight), and each pair of positions of a sequence meets
@@ -23,11 +23,7 @@ impl Cost {
             n(c.heads).saturating_mul(hd),
             n(c.kv_heads).saturating_mul(hd),
         );
-        // llama's MLP gates: three matrices; the others' two
-        let mlp: u64 = match c.family {
-            Family::Llama => 3,
-            _ => 2,
-        };
+        let mlp = c.family.mlp_matrices();
         let projections = [
             d.saturating_mul(q.saturating_add(kv.saturating_mul(2))),
             q.saturating_mul(d),
