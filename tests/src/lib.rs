@@ -474,7 +474,7 @@ pub async fn reference_study(db: &Db, name: &str, with_votes: bool) -> Result<St
     let study = natstudy_core::service::studies::create(db, None, None, name, "")
         .await
         .map_err(err)?;
-    natstudy_core::service::import_items(
+    natstudy_core::service::imports::import_items(
         db,
         study,
         &dir.join("bugs.jsonl"),
@@ -483,7 +483,7 @@ pub async fn reference_study(db: &Db, name: &str, with_votes: bool) -> Result<St
     .await
     .map_err(err)?;
     if with_votes {
-        natstudy_core::service::import_votes(db, study, &dir.join("survey.json"))
+        natstudy_core::service::imports::import_votes(db, study, &dir.join("survey.json"))
             .await
             .map_err(err)?;
     }
@@ -680,7 +680,7 @@ pub mod small {
         let study = natstudy_core::store::studies::create(db, None, name, "")
             .await
             .expect("study");
-        natstudy_core::service::import_items_text(
+        natstudy_core::service::imports::import_items_text(
             db,
             study,
             None,

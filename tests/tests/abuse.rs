@@ -1151,7 +1151,7 @@ async fn counts_stay_exact(store: Store) {
         let s = natstudy_core::store::studies::create(&db, None, "B", "")
             .await
             .expect("study");
-        natstudy_core::service::import_items(
+        natstudy_core::service::imports::import_items(
             &db,
             s,
             &study_small("bugs.jsonl"),
@@ -1364,7 +1364,7 @@ async fn big_study(db: &natstudy_core::service::Db) -> (StudyId, String) {
                 + "\n"
         })
         .collect();
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         db,
         study,
         None,
@@ -1692,7 +1692,7 @@ async fn imported_votes_keep_to_their_own_annotators() {
         .await
         .expect("code");
     assert_eq!(online, "S1");
-    natstudy_core::service::import_votes(
+    natstudy_core::service::imports::import_votes(
         &db,
         study,
         &natstudy_tests::reference_dir().join("study-small/survey.json"),
@@ -1870,7 +1870,7 @@ async fn a_long_method_reaches_the_page_shortened() {
     let study = natstudy_core::store::studies::create(&db, None, "Long", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(&db, study, None, ("b", &bug), ("t", &item))
+    natstudy_core::service::imports::import_items_text(&db, study, None, ("b", &bug), ("t", &item))
         .await
         .expect("items");
     let (_, token) = open_queue(&db, study, 5).await.expect("queue");
@@ -2092,7 +2092,7 @@ async fn a_huge_context_file_is_sent_as_a_bounded_part() {
     let study = natstudy_core::store::studies::create(&db, None, "Huge file", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &db,
         study,
         None,

@@ -341,7 +341,7 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         "level": "naming", "source": b0["source"].as_str().expect("src").replace("limit", "lim"),
         "summary": "hand-made"
     });
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &db,
         study,
         None,
@@ -513,7 +513,7 @@ async fn a_slow_upload_shows_its_progress() {
 async fn researcher_scores_a_study_with_an_uploaded_model() {
     let (db, guard, app, study) = ritas_study("Scored").await;
     let r = reference();
-    natstudy_core::service::import_items(
+    natstudy_core::service::imports::import_items(
         &db,
         study,
         &r.join("bugs.jsonl"),

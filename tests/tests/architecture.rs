@@ -208,6 +208,50 @@ fn the_backend_adapter_is_split_by_area_and_short() {
     }
 }
 
+/// No source file's body (what comes before its `#[cfg(test)]` module) is over 600 lines.
+/// The files listed were over it when the rule came (#69) and are still to split: each may
+/// shrink but not grow past its ceiling, and a file off the list keeps to 600.
+#[test]
+fn no_source_file_is_over_600_lines() {
+    const STILL_TO_SPLIT: [(&str, usize); 6] = [
+        ("app/src/pages/annotate/rate.rs", 905),
+        ("crates/transform/src/conditionals.rs", 690),
+        ("crates/core/src/store/survey.rs", 668),
+        ("app/src/pages/study/work.rs", 660),
+        ("crates/types/src/lib.rs", 644),
+        ("crates/core/src/store/assign/votes.rs", 628),
+    ];
+    let mut files = Vec::new();
+    for dir in ["app/src", "server/src", "crates"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    assert!(files.len() > 150, "sources: {}", files.len());
+    let mut over = Vec::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(root())
+            .expect("under the root")
+            .display()
+            .to_string();
+        if rel.contains("/tests/") || rel.ends_with("/tests.rs") || rel.contains("/benches/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("source");
+        let body = text
+            .lines()
+            .position(|l| l.starts_with("#[cfg(test)]"))
+            .unwrap_or_else(|| text.lines().count());
+        let ceiling = STILL_TO_SPLIT
+            .iter()
+            .find(|(p, _)| *p == rel)
+            .map_or(600, |(_, n)| *n);
+        if body > ceiling {
+            over.push(format!("{rel}: {body} lines (at most {ceiling})"));
+        }
+    }
+    assert!(over.is_empty(), "split by what they hold: {over:#?}");
+}
+
 /// The workspace's members, as its `Cargo.toml` lists them.
 fn members() -> Vec<String> {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");

@@ -29,7 +29,7 @@ async fn study_with_items(db: &Db, bugs: usize) -> StudyId {
             ));
         }
     }
-    natstudy_core::service::import_items_text(db, study, None, ("b", &b), ("t", &t))
+    natstudy_core::service::imports::import_items_text(db, study, None, ("b", &b), ("t", &t))
         .await
         .expect("items");
     study
@@ -2293,7 +2293,7 @@ async fn an_import_mixes_timed_and_untimed_votes(store: Store) {
     }
     let file = tempfile::NamedTempFile::new().expect("file");
     std::fs::write(file.path(), survey.to_string()).expect("write");
-    natstudy_core::service::import_votes(&db, study, file.path())
+    natstudy_core::service::imports::import_votes(&db, study, file.path())
         .await
         .expect("the import is written whole");
     let (all, timed): (i64, i64) = sqlx::query_as("SELECT COUNT(*), COUNT(time_secs) FROM votes")

@@ -92,7 +92,7 @@ async fn matrix(store: Store) {
         .expect("an item");
     let r = participants::vote(&app.base, &participant, study, item, &submit, SECRET).await;
     assert!(r.status().is_success(), "vote: {}", r.status());
-    natstudy_core::service::import_votes(
+    natstudy_core::service::imports::import_votes(
         &app.db,
         study,
         &natstudy_tests::reference_dir().join("study-small/survey.json"),

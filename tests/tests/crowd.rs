@@ -17,7 +17,7 @@ async fn crowd_study(db: &Db) -> (StudyId, String) {
     let study = natstudy_core::store::studies::create(db, None, "Crowd", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         db,
         study,
         None,

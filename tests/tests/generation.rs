@@ -11,7 +11,7 @@ async fn proposals_and_jobs(store: Store) {
     let study = natstudy_core::store::studies::create(&db, None, "G", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items(
+    natstudy_core::service::imports::import_items(
         &db,
         study,
         &r.join("bugs.jsonl"),
@@ -46,17 +46,22 @@ async fn proposals_and_jobs(store: Store) {
     assert_eq!(seen, distinct);
     let statements = next[&natstudy_engine::formats::Level::Statement];
 
-    let (_, proposals) =
-        natstudy_core::service::propose(&db, study, "ReverseIf,SwitchRelation", false, None)
-            .await
-            .expect("propose");
+    let (_, proposals) = natstudy_core::service::generation::propose(
+        &db,
+        study,
+        "ReverseIf,SwitchRelation",
+        false,
+        None,
+    )
+    .await
+    .expect("propose");
     assert!(proposals.len() >= 60, "{} proposals", proposals.len());
     let keys: Vec<String> = proposals
         .iter()
         .filter(|p| p.generated.record.operator == "ReverseIf")
         .map(|p| p.key.clone())
         .collect();
-    let added = natstudy_core::service::add_proposals(
+    let added = natstudy_core::service::generation::add_proposals(
         &db,
         study,
         None,
@@ -81,14 +86,22 @@ async fn proposals_and_jobs(store: Store) {
             .expect("the first added item");
     assert_eq!(op, "ReverseIf");
     // added ones are no longer proposed; adding them again is refused
-    let (_, again) = natstudy_core::service::propose(&db, study, "ReverseIf", false, None)
-        .await
-        .expect("propose again");
-    assert!(again.is_empty());
-    let err =
-        natstudy_core::service::add_proposals(&db, study, None, "ReverseIf", false, None, &keys)
+    let (_, again) =
+        natstudy_core::service::generation::propose(&db, study, "ReverseIf", false, None)
             .await
-            .expect_err("stale keys");
+            .expect("propose again");
+    assert!(again.is_empty());
+    let err = natstudy_core::service::generation::add_proposals(
+        &db,
+        study,
+        None,
+        "ReverseIf",
+        false,
+        None,
+        &keys,
+    )
+    .await
+    .expect_err("stale keys");
     assert!(err.to_string().contains("no longer proposed"), "{err}");
 
     // a job: progress and result are stored
@@ -405,7 +418,7 @@ async fn stopping_jobs(store: Store) {
     let r = natstudy_tests::reference_study(&db, "R", false)
         .await
         .expect("study");
-    let model = natstudy_core::service::load_model(&app.models_dir.join("ref.arpa"))
+    let model = natstudy_core::service::models::load_model(&app.models_dir.join("ref.arpa"))
         .await
         .expect("model");
     let asked = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -617,7 +630,7 @@ async fn line_maps_and_the_fixed_side_are_stored_and_exported() {
     let study = natstudy_core::store::studies::create(&db, None, "fixed", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &db,
         study,
         None,

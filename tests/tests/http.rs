@@ -247,7 +247,7 @@ async fn role_matrix(store: Store) {
     .await
     .expect("member");
     let rob = app.signed_in("rob", PW).await.expect("rob");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &app.db,
         study,
         None,
@@ -905,9 +905,15 @@ async fn participants_are_confined_to_their_items(store: Store) {
             .replace("naming_1", "naming_2")
             .replace("B-1", "B-2")
     );
-    natstudy_core::service::import_items_text(&app.db, study, None, ("b", &two), ("t", &items))
-        .await
-        .expect("items");
+    natstudy_core::service::imports::import_items_text(
+        &app.db,
+        study,
+        None,
+        ("b", &two),
+        ("t", &items),
+    )
+    .await
+    .expect("items");
     sqlx::query("UPDATE studies SET ratings_per_item = 1 WHERE id = $1")
         .bind(study)
         .execute(&mut *app.db.write().await.expect("write"))
@@ -1052,7 +1058,7 @@ async fn charts_download_as_svg_and_png() {
         .expect("study");
     // rita works on this study
     app.add_member(study, "rita").await.expect("member");
-    natstudy_core::service::import_items(
+    natstudy_core::service::imports::import_items(
         &app.db,
         study,
         &r.join("bugs.jsonl"),
@@ -1060,7 +1066,7 @@ async fn charts_download_as_svg_and_png() {
     )
     .await
     .expect("items");
-    natstudy_core::service::import_votes(&app.db, study, &r.join("survey.json"))
+    natstudy_core::service::imports::import_votes(&app.db, study, &r.join("survey.json"))
         .await
         .expect("votes");
     let rita = app.signed_in("rita", PW).await.expect("rita");
@@ -1177,7 +1183,7 @@ async fn invite_links_say_whether_they_work() {
             let study = natstudy_core::store::studies::create(&db, None, name, "")
                 .await
                 .expect("study");
-            natstudy_core::service::import_items_text(
+            natstudy_core::service::imports::import_items_text(
                 &db,
                 study,
                 None,
@@ -1333,7 +1339,7 @@ async fn joins_check_the_link_and_renew_the_session(store: Store) {
     let study = natstudy_core::store::studies::create(&app.db, None, "Links", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &app.db,
         study,
         None,
@@ -1789,7 +1795,7 @@ async fn a_review_page_number_from_outside_is_bounded() {
     let study = natstudy_core::store::studies::create(&app.db, None, "Pages", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &app.db,
         study,
         None,

@@ -67,11 +67,11 @@ async fn two_reviewers_review_by_keyboard_and_an_admin_decides() {
             .expect("csv");
     }
     let npr = String::from_utf8(w.into_inner().expect("csv")).expect("utf8");
-    natstudy_core::service::import_results_text(
+    natstudy_core::service::imports::import_results_text(
         &db,
         study,
         None,
-        natstudy_core::service::ResultsTable::Npr,
+        natstudy_core::service::imports::ResultsTable::Npr,
         "npr_results.csv",
         &npr,
     )

@@ -37,9 +37,15 @@ async fn study_with_invite(
         .await
         .expect("study");
     let (bugs, items) = study_files();
-    natstudy_core::service::import_items_text(db, study, None, ("b", &bugs), ("t", &items))
-        .await
-        .expect("items");
+    natstudy_core::service::imports::import_items_text(
+        db,
+        study,
+        None,
+        ("b", &bugs),
+        ("t", &items),
+    )
+    .await
+    .expect("items");
     let (_, token) = open_queue(db, study, 5).await.expect("queue");
     (study, token)
 }

@@ -74,7 +74,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     let study = natstudy_core::store::studies::create(&db, None, "Survey test", "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &db,
         study,
         None,
@@ -377,9 +377,15 @@ async fn rated_items_are_listed_a_page_at_a_time() {
             "source": format!("int m() {{ return {i} + 0; }}\n"), "summary": format!("item number {i}")}).to_string());
         items.push('\n');
     }
-    natstudy_core::service::import_items_text(&db, study, None, ("b", &bugs), ("t", &items))
-        .await
-        .expect("items");
+    natstudy_core::service::imports::import_items_text(
+        &db,
+        study,
+        None,
+        ("b", &bugs),
+        ("t", &items),
+    )
+    .await
+    .expect("items");
     let (_, token) = natstudy_tests::open_queue(&db, study, 5)
         .await
         .expect("queue");
@@ -554,7 +560,7 @@ async fn joined(
     let study = natstudy_core::store::studies::create(&db, None, name, "")
         .await
         .expect("study");
-    natstudy_core::service::import_items_text(
+    natstudy_core::service::imports::import_items_text(
         &db,
         study,
         None,
@@ -746,7 +752,7 @@ async fn a_full_study_gives_no_completion_code(viewport: (u32, u32)) {
     // meanwhile every item gets its one rating from elsewhere
     let survey = r#"{"naming": {"1": {"X1": {"CR": 1, "CC": 1, "Time": 3}}, "2": {"X1": {"CR": 2, "CC": 1, "Time": 4}}},
                      "expression": {"1": {"X1": {"CR": 4, "CC": 3, "Time": 5}}}}"#;
-    natstudy_core::service::import_votes_text(&db, study, None, "survey.json", survey)
+    natstudy_core::service::imports::import_votes_text(&db, study, None, "survey.json", survey)
         .await
         .expect("votes");
     b.goto_hydrated(&app.url(&format!("/annotate/{study}")))

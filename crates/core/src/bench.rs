@@ -26,7 +26,8 @@ pub async fn study(db: &Db, items: usize) -> Result<StudyId> {
             "{{\"id\": \"naming_{i}\", \"bug_id\": \"B-{i}\", \"operator\": \"RenameVariable-1\", \"level\": \"naming\", \"source\": \"int m() {{ return {i} + 0; }}\\n\", \"summary\": \"s\"}}\n"
         ));
     }
-    crate::service::import_items_text(db, study, None, ("bugs", &bugs), ("t", &trs)).await?;
+    crate::service::imports::import_items_text(db, study, None, ("bugs", &bugs), ("t", &trs))
+        .await?;
     Ok(study)
 }
 

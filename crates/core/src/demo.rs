@@ -75,7 +75,7 @@ pub async fn ensure(db: &Db) -> Result<String> {
         None,
     )
     .await?;
-    crate::service::import_items_text(
+    crate::service::imports::import_items_text(
         db,
         study,
         None,

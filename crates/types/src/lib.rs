@@ -5,11 +5,13 @@
 //! need not depend on the UI crate (an architecture test holds it).
 
 pub mod cookie;
+mod entry;
 mod vote_form;
 pub mod words;
 
 use serde::{Deserialize, Serialize};
 
+pub use entry::Entry;
 pub use vote_form::VoteForm;
 
 pub use natstudy_vocab::ids::{
@@ -686,25 +688,5 @@ mod tests {
             id("generic", "p", None, None)
         );
         assert_eq!(ids(&[("STUDY_ID", "st")]), CrowdIdentity::default());
-    }
-}
-
-/// A participant as a join or a resume code finds them: who, in which study, and whether they
-/// came for the patch review (a review-only invite) rather than the survey.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
-    pub annotator: AnnotatorId,
-    pub study: StudyId,
-    pub review: bool,
-}
-
-impl Entry {
-    /// The page the participant continues on.
-    pub fn page(&self) -> String {
-        if self.review {
-            format!("/studies/{}/review", self.study)
-        } else {
-            format!("/annotate/{}", self.study)
-        }
     }
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use super::Global;
-use natstudy_core::service::Outcome;
+use natstudy_core::service::imports::Outcome;
 
 #[derive(Subcommand, Debug)]
 pub enum ImportCommand {
@@ -106,24 +106,25 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
             let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                natstudy_core::service::import_items(&db, id, bugs, transformations).await?,
+                natstudy_core::service::imports::import_items(&db, id, bugs, transformations)
+                    .await?,
             )
         }
         ImportCommand::Votes { study, survey } => {
             let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                natstudy_core::service::import_votes(&db, id, survey).await?,
+                natstudy_core::service::imports::import_votes(&db, id, survey).await?,
             )
         }
         ImportCommand::Npr { study, file } => {
             let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                natstudy_core::service::import_results(
+                natstudy_core::service::imports::import_results(
                     &db,
                     id,
-                    natstudy_core::service::ResultsTable::Npr,
+                    natstudy_core::service::imports::ResultsTable::Npr,
                     file,
                 )
                 .await?,
@@ -133,10 +134,10 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
             let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
             (
                 study,
-                natstudy_core::service::import_results(
+                natstudy_core::service::imports::import_results(
                     &db,
                     id,
-                    natstudy_core::service::ResultsTable::Ce,
+                    natstudy_core::service::imports::ResultsTable::Ce,
                     file,
                 )
                 .await?,

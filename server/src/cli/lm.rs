@@ -396,13 +396,13 @@ pub async fn run(g: &Global, cmd: LmCommand) -> Result<()> {
                     .map(|s| s.to_string_lossy().to_string())
                     .unwrap_or_else(|| "ngram".into()),
             };
-            let m = std::sync::Arc::new(natstudy_core::service::load_model(&model).await?);
+            let m = std::sync::Arc::new(natstudy_core::service::models::load_model(&model).await?);
             let opts = TokenizeOptions { max_string_len };
             let started = std::time::Instant::now();
             let pb = bar(0, "methods");
             let bar_len = pb.clone();
             let bar_inc = pb.clone();
-            let scored = natstudy_core::service::score_study(
+            let scored = natstudy_core::service::scoring::score_study(
                 &db,
                 id,
                 None,

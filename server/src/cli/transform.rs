@@ -47,7 +47,7 @@ pub async fn run(args: TransformArgs) -> Result<()> {
     let model: Option<Box<dyn natstudy_engine::transform::NameScorer + Send>> =
         match (&args.model, &args.names_model) {
             (Some(path), _) => Some(Box::new(natstudy_engine::NgramNames(
-                natstudy_core::service::load_model(path).await?,
+                natstudy_core::service::models::load_model(path).await?,
             ))),
             (None, Some(dir)) => Some(Box::new(
                 natstudy_core::service::neural::load_masked(dir).await?,

@@ -4,8 +4,10 @@
 use std::path::Path;
 
 use super::{ServiceError, ServiceResult};
+use crate::store;
+/// What an import did: the rows it wrote, or nothing (the same file again).
+pub use crate::store::imports::Outcome;
 use crate::store::Db;
-use crate::store::{self, imports::Outcome};
 use natstudy_engine::formats;
 use natstudy_vocab::ids::{StudyId, UserId};
 

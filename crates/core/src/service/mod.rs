@@ -38,11 +38,6 @@ pub mod throttle;
 pub mod urls;
 pub mod verification;
 
-pub use crate::store::imports::Outcome;
 /// The handle on the data every service takes (the store's: the database and its group commit).
 pub use crate::store::Db;
 pub use error::{ServiceError, ServiceResult};
-pub use generation::{add_proposals, propose, Proposal};
-pub use imports::*;
-pub use models::load_model;
-pub use scoring::{score_study, Scored};

@@ -80,13 +80,14 @@ impl app::backend::StudyBackend for DomainBackend {
         kind: &str,
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError> {
-        use natstudy_core::service::Outcome;
+        use natstudy_core::service::imports::Outcome;
         if kind == "bugs" {
             return self.import_bugs_zip(actor, study, files).await;
         }
-        let kind = service::ImportKind::parse(kind)
+        let kind = service::imports::ImportKind::parse(kind)
             .ok_or_else(|| BackendError::Invalid(format!("unknown import kind {kind}")))?;
-        let outcome = service::import_upload(&self.db, study, Some(actor.id), kind, &files).await;
+        let outcome =
+            service::imports::import_upload(&self.db, study, Some(actor.id), kind, &files).await;
         match outcome.map_err(map)? {
             Outcome::Imported { rows } => Ok(format!("imported {rows} rows")),
             Outcome::AlreadyImported => Ok("already imported: nothing to do".into()),

@@ -38,7 +38,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
     ) -> Result<Vec<GeneratedPreview>, BackendError> {
         let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
-        let (bugs, proposals) = natstudy_core::service::propose(
+        let (bugs, proposals) = natstudy_core::service::generation::propose(
             &self.db,
             study,
             &request.operators,
@@ -99,7 +99,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError> {
-        use natstudy_core::service::Outcome;
+        use natstudy_core::service::imports::Outcome;
         if keys.is_empty() {
             return Err(BackendError::Invalid(
                 "select at least one transformation".into(),
@@ -107,7 +107,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         }
         let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
-        match natstudy_core::service::add_proposals(
+        match natstudy_core::service::generation::add_proposals(
             &self.db,
             study,
             Some(actor.id),

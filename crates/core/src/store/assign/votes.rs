@@ -642,7 +642,7 @@ mod tests {
         let study = crate::store::studies::create(&db, None, "fast", "")
             .await
             .expect("study");
-        crate::service::import_items_text(
+        crate::service::imports::import_items_text(
             &db,
             study,
             None,
