@@ -10,4 +10,5 @@
 
 pub mod cli;
 pub mod survey_client;
+pub mod transport;
 pub mod web;

@@ -475,7 +475,7 @@ async fn dripped_request_bodies_cannot_hold_the_connections() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let app = TestApp::start_with(db.clone(), |c| {
         c.connections.max = 4;
-        c.connections.body_pace = natstudy::web::body_pace::BodyPace {
+        c.connections.body_pace = natstudy::transport::body_pace::BodyPace {
             grace: Duration::from_secs(2),
             min_bytes_per_sec: 64,
         };
@@ -546,7 +546,7 @@ async fn dripped_request_bodies_cannot_hold_the_connections() {
 async fn a_slow_body_flood_from_sixteen_addresses_leaves_room() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     // the test holds 4,096 sockets of its own
-    let fit = natstudy::web::connections::fit_to_descriptors(4096 + 512);
+    let fit = natstudy::transport::connections::fit_to_descriptors(4096 + 512);
     if fit < 4096 + 512 {
         eprintln!("SKIPPED: {fit} open files fit; the flood needs 4,608");
         return;

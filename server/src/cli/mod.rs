@@ -157,11 +157,11 @@ pub struct ServeArgs {
     pub max_exports: usize,
     /// Connections open at once (more wait to be accepted); lowered to what the open-files
     /// limit holds
-    #[arg(long, default_value_t = crate::web::connections::ConnectionLimits::default().max)]
+    #[arg(long, default_value_t = crate::transport::connections::ConnectionLimits::default().max)]
     pub max_connections: usize,
     /// Connections open at once from one client address (an IPv6 /64); one more is answered
     /// 503 (0: no limit; off with --client-ip-header, where every connection is the proxy's)
-    #[arg(long, default_value_t = crate::web::connections::ConnectionLimits::default().per_client)]
+    #[arg(long, default_value_t = crate::transport::connections::ConnectionLimits::default().per_client)]
     pub max_connections_per_client: usize,
     /// Header that trusted reverse proxies append the client's address to (e.g.
     /// x-forwarded-for, as nginx's $proxy_add_x_forwarded_for and Caddy do); the entry the

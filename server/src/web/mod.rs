@@ -3,8 +3,6 @@
 pub mod access;
 pub mod assets;
 pub mod backend;
-pub mod body_pace;
-pub mod connections;
 pub mod download;
 pub mod fn_errors;
 pub mod guard;
@@ -12,6 +10,7 @@ pub mod limits;
 pub mod models;
 pub mod sessions;
 
+use crate::transport::connections;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 

@@ -20,7 +20,7 @@
 //!   server starts reading it, so an idle keep-alive connection also closes after that long;
 //! - a request body must deliver its next chunk within [`ConnectionLimits::body_idle`] (a
 //!   stalled upload fails and frees its connection), and keep an average pace after a grace
-//!   ([`ConnectionLimits::body_pace`], `web::body_pace`): a body dripped a byte every few
+//!   ([`ConnectionLimits::body_pace`], `transport::body_pace`): a body dripped a byte every few
 //!   seconds fails too. When every slot is taken and no connection is idle, the connection
 //!   whose body has come in slowest (for at least [`SLOWEST_AFTER`]) is closed to make room;
 //! - a response body must produce its next chunk within [`ConnectionLimits::response_idle`]
