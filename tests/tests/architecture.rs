@@ -11,14 +11,14 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The crates `package` depends on in normal builds (with `features`), by name.
-fn dependencies(package: &str, features: &[&str]) -> Vec<String> {
+/// `cargo tree` of `package` over edges `edges` (with `features`), a line per node.
+fn cargo_tree(package: &str, edges: &str, features: &[&str]) -> String {
     let mut cmd = Command::new(env!("CARGO"));
     cmd.current_dir(root()).args([
         "tree",
         "--offline",
         "-e",
-        "normal",
+        edges,
         "--prefix",
         "none",
         "-p",
@@ -33,7 +33,12 @@ fn dependencies(package: &str, features: &[&str]) -> Vec<String> {
         "cargo tree -p {package}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The crates `package` depends on in normal builds (with `features`), by name.
+fn dependencies(package: &str, features: &[&str]) -> Vec<String> {
+    cargo_tree(package, "normal", features)
         .lines()
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .collect()
@@ -146,26 +151,7 @@ fn core_depends_on_no_ui_or_web_crate() {
 /// it on (only `tests/` does), so `cargo build -p natstudy` fails on any `store::` path there.
 #[test]
 fn the_server_builds_without_the_store_in_reach() {
-    let out = Command::new(env!("CARGO"))
-        .current_dir(root())
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "features",
-            "--prefix",
-            "none",
-            "-p",
-            "natstudy",
-        ])
-        .output()
-        .expect("cargo tree");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tree = String::from_utf8_lossy(&out.stdout);
+    let tree = cargo_tree("natstudy", "features", &[]);
     assert!(
         tree.contains("natstudy-core"),
         "natstudy depends on natstudy-core: {tree}"
@@ -178,21 +164,9 @@ fn the_server_builds_without_the_store_in_reach() {
     assert!(lib.contains("#[cfg(not(feature = \"testing\"))]"));
     assert!(lib.contains("pub(crate) mod store;"));
     // and the proof that the rule would hold: the feature tree of the tests' crate has it on
-    let out = Command::new(env!("CARGO"))
-        .current_dir(root())
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "features",
-            "--prefix",
-            "none",
-            "-p",
-            "natstudy-tests",
-        ])
-        .output()
-        .expect("cargo tree");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("natstudy-core feature \"testing\""));
+    assert!(
+        cargo_tree("natstudy-tests", "features", &[]).contains("natstudy-core feature \"testing\"")
+    );
 }
 
 /// The pages' domain handle is implemented a file per area, each a short list of service calls:
