@@ -11,7 +11,7 @@
 use leptos::prelude::*;
 use tower_sessions::Session;
 
-use crate::backend::{Backend, BackendError, BackendHandle};
+use natstudy_types::backend::{Backend, BackendError, BackendHandle};
 use natstudy_types::{Role, StudyId, User, UserId};
 
 /// The key under which the signed-in user's id lives in the session.

@@ -1,15 +1,13 @@
 //! natstudy's user interface: Leptos components, pages, wire types and server functions.
 //!
 //! Compiles for `ssr` (inside the `natstudy` server) and `hydrate` (wasm32, in the browser).
-//! It never touches a database: server functions reach the domain through [`backend::Backend`],
-//! which the server provides as context.
+//! It never touches a database: server functions reach the domain through
+//! `natstudy_types::backend::Backend`, which the server provides as context.
 
 pub mod accounts_api;
 pub mod annotate_api;
 #[cfg(feature = "ssr")]
 pub mod auth;
-#[cfg(feature = "ssr")]
-pub mod backend;
 #[cfg_attr(feature = "participant", allow(dead_code))]
 mod components;
 pub mod highlight;

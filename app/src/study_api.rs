@@ -502,7 +502,7 @@ pub async fn get_study(id: StudyId) -> Result<StudyDetail, ServerFnError> {
         .await
         .map_err(internal)?
         .ok_or_else(|| {
-            internal(crate::backend::BackendError::NotFound(format!(
+            internal(natstudy_types::backend::BackendError::NotFound(format!(
                 "study {id}"
             )))
         })

@@ -1422,7 +1422,7 @@ async fn pooled_connections_plan_again_as_tables_grow_postgres() {
 /// of `REVIEW_PAGE`, then the rest; a page past the last is the last; the count is of every
 /// vote; and the list is of the annotator's own study only.
 async fn rated_items_come_a_page_at_a_time(store: Store) {
-    use natstudy_core::store::survey::{my_votes, REVIEW_PAGE};
+    use natstudy_core::store::my_votes::{my_votes, REVIEW_PAGE};
     let (db, guard) = fresh_db(store).await.expect("db");
     let per = REVIEW_PAGE as usize;
     // two pages and a half
@@ -1436,7 +1436,7 @@ async fn rated_items_come_a_page_at_a_time(store: Store) {
     }
     // the other annotator's vote is not on the list
     rate_next(&db, study, pool[1], "other").await;
-    let items = |page: &natstudy_core::store::survey::MyVotes| {
+    let items = |page: &natstudy_core::store::my_votes::MyVotes| {
         page.rows.iter().map(|r| r.0).collect::<Vec<_>>()
     };
     let first = my_votes(&db, study, pool[0], 0).await.expect("page 1");
@@ -1753,11 +1753,11 @@ async fn my_votes_come_from_the_annotator_index_postgres() {
         .expect("set");
     let plan: Vec<String> = sqlx::query_scalar(&format!(
         "EXPLAIN {}",
-        natstudy_core::store::survey::MY_VOTES_SQL
+        natstudy_core::store::my_votes::MY_VOTES_SQL
     ))
     .bind(1i64)
     .bind(1i64)
-    .bind(natstudy_core::store::survey::REVIEW_PAGE)
+    .bind(natstudy_core::store::my_votes::REVIEW_PAGE)
     .bind(0i64)
     .fetch_all(&mut *tx)
     .await

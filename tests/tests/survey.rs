@@ -357,7 +357,7 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
 /// back to that page, and the revision is what counts.
 #[tokio::test]
 async fn rated_items_are_listed_a_page_at_a_time() {
-    use natstudy_core::store::survey::REVIEW_PAGE;
+    use natstudy_core::store::my_votes::REVIEW_PAGE;
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let per = REVIEW_PAGE as usize;
     let n = per + 5;

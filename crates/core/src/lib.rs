@@ -8,7 +8,11 @@
 //! - `domain`: the rules of a vote, independent of storage.
 //! - `service`: the use cases, one function each, returning [`service::ServiceError`].
 //! - `present`: the mapping of store rows and engine results to wire types, text and LaTeX.
+//! - `api`: [`api::Core`], the implementation of the pages' use cases
+//!   (`natstudy_types::backend`): each method a service call, or the use case itself where only
+//!   the pages need it.
 
+pub mod api;
 pub mod bench;
 pub mod db;
 pub mod demo;

@@ -20,6 +20,7 @@ mod naming;
 mod operator;
 mod purity;
 mod swap;
+mod switches;
 pub mod syntax;
 mod types;
 

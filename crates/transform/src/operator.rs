@@ -3,7 +3,9 @@
 
 pub use natstudy_vocab::{Operator, UnknownOperator};
 
-use super::{conditionals, declarations, expression, loops, naming, swap, Candidate, Ctx};
+use super::{
+    conditionals, declarations, expression, loops, naming, swap, switches, Candidate, Ctx,
+};
 
 use Operator::*;
 
@@ -22,7 +24,7 @@ pub(crate) fn candidates(op: Operator, ctx: &Ctx<'_>) -> Vec<Candidate> {
         For2While => loops::for_to_while(ctx),
         While2For => loops::while_to_for(ctx),
         ElseIf2If => conditionals::else_if_to_if(ctx),
-        Switch2If => conditionals::switch_to_if(ctx),
+        Switch2If => switches::switch_to_if(ctx),
         SwapStatement => swap::swap_statements(ctx),
         ReverseIf => conditionals::reverse_if(ctx),
         If2CondExp => conditionals::if_to_cond(ctx),

@@ -2,7 +2,7 @@
 //! arguments it could not read included (`study=abc`, `page=-1`): those are the client's
 //! mistake, and answered here as 400 Bad Request — the body (what the browser's half reads) is
 //! kept as it was. Errors of the functions themselves keep the status they set
-//! (`web::backend::map`).
+//! (`natstudy_core::api::map`).
 
 use axum::body::Body;
 use axum::extract::Request;

@@ -2,7 +2,6 @@
 
 pub mod access;
 pub mod assets;
-pub mod backend;
 pub mod download;
 pub mod fn_errors;
 pub mod guard;
@@ -25,8 +24,8 @@ use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::{time::Duration as CookieDuration, SameSite};
 use tower_sessions::{Expiry, SessionManagerLayer};
 
-use app::backend::BackendHandle;
 use natstudy_core::service::Db;
+use natstudy_types::backend::BackendHandle;
 
 /// What the handlers share.
 #[derive(Clone, FromRef)]
@@ -136,13 +135,13 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .site_addr(config.addr)
         .build();
     let key = sessions::cookie_key(&db).await?;
-    let backend = backend::DomainBackend::handle(
+    let backend = natstudy_core::api::Core::handle(
         db.clone(),
-        &backend::BackendConfig {
+        &natstudy_core::api::BackendConfig {
             devices: natstudy_core::service::devices::DeviceKey::derive(key.master()),
             secure_cookies: config.secure_cookies,
             models_dir: config.models_dir.clone(),
-            session: app::backend::SessionPolicy {
+            session: natstudy_types::backend::SessionPolicy {
                 max_age_secs: config.session_max_secs,
                 idle_secs: config.idle_timeout_secs,
             },

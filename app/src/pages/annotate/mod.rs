@@ -4,6 +4,7 @@
 
 mod diff;
 mod rate;
+mod rate_browser;
 mod steps;
 
 use leptos::prelude::*;

@@ -9,6 +9,7 @@ use natstudy_types::StudyId;
 pub mod generate;
 pub mod list;
 pub mod members;
+mod monitor;
 pub mod overview;
 pub mod results;
 pub mod scoring;

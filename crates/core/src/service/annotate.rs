@@ -397,7 +397,7 @@ async fn state_of(
         // only an item this annotator rated may be revised (its vote fills the form); anything
         // else shows the queue, which never hands out an item the annotator rated
         let mine = match revise {
-            Some(item) => store::survey::my_vote(db, annotator, item)
+            Some(item) => store::my_votes::my_vote(db, annotator, item)
                 .await?
                 .map(|vote| (item, vote)),
             None => None,
@@ -425,7 +425,7 @@ async fn state_of(
                 let original_left = !settings.randomise_sides
                     || match side {
                         Some(left) => left,
-                        None => store::survey::original_left(db, annotator, item).await?,
+                        None => store::my_votes::original_left(db, annotator, item).await?,
                     };
                 AnnotateStep::Rate(Box::new(ItemView {
                     item,
@@ -448,7 +448,7 @@ async fn state_of(
                 let now = crate::db::now_ms();
                 let waiting =
                     waiting(db, &settings, study, annotator, done, me.waiting_since, now).await?;
-                let mine = store::survey::my_votes(db, study, annotator, page).await?;
+                let mine = store::my_votes::my_votes(db, study, annotator, page).await?;
                 let (pages, before) = (mine.pages(), mine.before());
                 AnnotateStep::Review {
                     rated: mine

@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod members;
 pub mod models;
 pub mod monitor;
+pub mod my_votes;
 pub mod pilot;
 pub mod resume_codes;
 pub mod reviews;

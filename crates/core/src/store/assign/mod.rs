@@ -21,6 +21,8 @@ mod hold;
 mod progress;
 mod queue;
 mod release;
+#[macro_use]
+mod vote_sql;
 mod votes;
 
 pub use batches::*;

@@ -4,7 +4,7 @@
 use super::*;
 
 #[async_trait::async_trait]
-impl app::backend::AccountsBackend for DomainBackend {
+impl natstudy_types::backend::AccountsBackend for Core {
     fn device_cookie(&self, username: &str) -> String {
         self.devices.set_cookie(username, self.secure_cookies)
     }

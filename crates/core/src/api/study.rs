@@ -4,7 +4,7 @@
 use super::*;
 
 #[async_trait::async_trait]
-impl app::backend::StudyBackend for DomainBackend {
+impl natstudy_types::backend::StudyBackend for Core {
     async fn members(&self, study: StudyId) -> Result<Vec<Member>, BackendError> {
         service::members::list(&self.db, study).await.map_err(map)
     }
@@ -80,7 +80,7 @@ impl app::backend::StudyBackend for DomainBackend {
         kind: &str,
         files: Vec<(String, String)>,
     ) -> Result<String, BackendError> {
-        use natstudy_core::service::imports::Outcome;
+        use crate::service::imports::Outcome;
         if kind == "bugs" {
             return self.import_bugs_zip(actor, study, files).await;
         }
@@ -121,7 +121,7 @@ impl app::backend::StudyBackend for DomainBackend {
             .map(|s| {
                 format!(
                     " — only {} matched, fewer than the sample of {s} asked for",
-                    app::text::count(info.items as i64, "item")
+                    natstudy_types::words::count(info.items as i64, "item")
                 )
             })
             .unwrap_or_default();
@@ -133,13 +133,13 @@ impl app::backend::StudyBackend for DomainBackend {
         Ok(if info.assignments == 0 {
             format!(
                 "batch {name}: {} in a dynamic queue (participants lease items as they go){short}",
-                app::text::count(info.items as i64, "item")
+                natstudy_types::words::count(info.items as i64, "item")
             )
         } else {
             format!(
                 "batch {name}: {}, {} planned{short}",
-                app::text::count(info.items as i64, "item"),
-                app::text::count(info.assignments as i64, "assignment")
+                natstudy_types::words::count(info.items as i64, "item"),
+                natstudy_types::words::count(info.assignments as i64, "assignment")
             )
         })
     }

@@ -4,7 +4,7 @@
 use super::*;
 
 #[async_trait::async_trait]
-impl app::backend::SurveyBackend for DomainBackend {
+impl natstudy_types::backend::SurveyBackend for Core {
     #[tracing::instrument(skip(self, token))]
     async fn invite_status(
         &self,

@@ -2,10 +2,10 @@
 
 #[allow(unused_imports)]
 use super::*;
-use natstudy_core::service::jobs::JobKind;
+use crate::service::jobs::JobKind;
 
 #[async_trait::async_trait]
-impl app::backend::StudyWorkBackend for DomainBackend {
+impl natstudy_types::backend::StudyWorkBackend for Core {
     #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
     async fn stop_job(&self, actor: &User, study: StudyId, job: JobId) -> Result<(), BackendError> {
         service::jobs::stop(&self.db, study, job)
@@ -38,7 +38,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
     ) -> Result<Vec<GeneratedPreview>, BackendError> {
         let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
-        let (bugs, proposals) = natstudy_core::service::generation::propose(
+        let (bugs, proposals) = crate::service::generation::propose(
             &self.db,
             study,
             &request.operators,
@@ -68,9 +68,9 @@ impl app::backend::StudyWorkBackend for DomainBackend {
                     level: r.level.as_str().to_owned(),
                     summary: r.summary.clone(),
                     touches_buggy: p.generated.touches_buggy,
-                    diff: natstudy_core::present::wire::wire_rows(
-                        natstudy_engine::diff::diff_rows(old, &r.source, buggy),
-                    ),
+                    diff: crate::present::wire::wire_rows(natstudy_engine::diff::diff_rows(
+                        old, &r.source, buggy,
+                    )),
                 }
             })
             .collect())
@@ -82,14 +82,9 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         request: &GenerateRequest,
     ) -> Result<Vec<natstudy_types::OperatorWhy>, BackendError> {
         let _slot = self.job_slot(study).await?;
-        natstudy_core::service::generation::explain(
-            &self.db,
-            study,
-            &request.operators,
-            request.all_sites,
-        )
-        .await
-        .map_err(map)
+        crate::service::generation::explain(&self.db, study, &request.operators, request.all_sites)
+            .await
+            .map_err(map)
     }
     #[tracing::instrument(skip(self, keys), fields(keys = keys.len()))]
     async fn add_transformations(
@@ -99,7 +94,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         request: &GenerateRequest,
         keys: Vec<String>,
     ) -> Result<String, BackendError> {
-        use natstudy_core::service::imports::Outcome;
+        use crate::service::imports::Outcome;
         if keys.is_empty() {
             return Err(BackendError::Invalid(
                 "select at least one transformation".into(),
@@ -107,7 +102,7 @@ impl app::backend::StudyWorkBackend for DomainBackend {
         }
         let _slot = self.job_slot(study).await?;
         let model = self.model(request.model.as_deref()).await?;
-        match natstudy_core::service::generation::add_proposals(
+        match crate::service::generation::add_proposals(
             &self.db,
             study,
             Some(actor.id),

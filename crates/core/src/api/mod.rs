@@ -1,4 +1,4 @@
-//! The server's implementation of `app::backend::Backend`, one file per area (accounts, the
+//! The server's implementation of `natstudy_types::backend::Backend`, one file per area (accounts, the
 //! survey, a study's staff, its background work, patch review): each method one call into a
 //! service, mapped to wire types; here the handle, its configuration, and the one mapping of
 //! service errors to backend errors.
@@ -6,18 +6,18 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use app::backend::{BackendError, BackendHandle, Member, SessionPolicy};
+use natstudy_types::backend::{BackendError, BackendHandle, Member, SessionPolicy};
 use natstudy_types::Entry;
 use natstudy_types::{
     AnnotateState, FileContext, GenerateRequest, GeneratedPreview, Monitor, MyStudy, Role,
     ScoringView, StudyDetail, StudySettingsForm, StudySummary, User, UserRow, VoteForm,
 };
 
-use natstudy_core::present;
-use natstudy_core::service::jobs::JobRunner;
-use natstudy_core::service::throttle::Throttle;
-use natstudy_core::service::Db;
-use natstudy_core::service::{self, ServiceError};
+use crate::present;
+use crate::service::jobs::JobRunner;
+use crate::service::throttle::Throttle;
+use crate::service::Db;
+use crate::service::{self, ServiceError};
 use natstudy_vocab::ids::{
     AnnotatorId, BatchId, InviteId, ItemId, JobId, ReviewTaskId, StudyId, UserId,
 };
@@ -44,7 +44,7 @@ pub struct BackendConfig {
 
 /// The domain as the pages reach it.
 #[derive(Clone, Debug)]
-pub struct DomainBackend {
+pub struct Core {
     db: Db,
     models_dir: std::path::PathBuf,
     /// Each model loaded once and shared by score jobs and generator previews.
@@ -62,7 +62,7 @@ pub struct DomainBackend {
     max_zip_content: u64,
 }
 
-impl DomainBackend {
+impl Core {
     /// The backend, with its background work started (the job reaper, throttle pruning).
     pub fn handle(db: Db, config: &BackendConfig) -> BackendHandle {
         let jobs = JobRunner::new(db.clone(), config.jobs);
@@ -82,7 +82,7 @@ impl DomainBackend {
             db.clone(),
             std::time::Duration::from_secs(300),
         ));
-        Arc::new(DomainBackend {
+        Arc::new(Core {
             db,
             models_dir: config.models_dir.clone(),
             models: Arc::new(service::models::ModelCache::new(
@@ -120,10 +120,7 @@ impl DomainBackend {
     /// A slot of the instance's background work for a generator preview or addition of
     /// `study`: they count as its jobs (`--max-jobs`, a study's share of them); a caller that
     /// waits too long is told to come back.
-    async fn job_slot(
-        &self,
-        study: StudyId,
-    ) -> Result<natstudy_core::service::jobs::Slot, BackendError> {
+    async fn job_slot(&self, study: StudyId) -> Result<crate::service::jobs::Slot, BackendError> {
         self.jobs
             .slot(study, std::time::Duration::from_secs(60))
             .await
@@ -131,7 +128,7 @@ impl DomainBackend {
     }
 }
 
-impl DomainBackend {
+impl Core {
     /// The study page's import of a dataset: a zip (sent as base64) of checkouts with their
     /// `pairs.csv`; the answer names what was imported and what was skipped, and why.
     async fn import_bugs_zip(

@@ -4,7 +4,7 @@
 use super::*;
 
 #[async_trait::async_trait]
-impl app::backend::ReviewBackend for DomainBackend {
+impl natstudy_types::backend::ReviewBackend for Core {
     #[tracing::instrument(skip(self))]
     async fn review_next(
         &self,

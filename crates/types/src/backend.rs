@@ -1,11 +1,12 @@
-//! The handle through which server functions reach the domain (ssr only).
+//! The use cases as the pages reach them: one signature each (ssr only, feature `backend`).
 //!
-//! `app` knows nothing of databases: the `natstudy` server implements [`Backend`] and provides
-//! it as Leptos context (`Arc<dyn Backend>`), so the dependency points from server to app only.
+//! The app's server functions call these traits through the handle the server provides as
+//! Leptos context (`Arc<dyn Backend>`); `natstudy-core` implements them (`core::api`), so
+//! neither the app nor the core depends on the other, and no adapter sits between them.
 
 use std::sync::Arc;
 
-use natstudy_types::{
+use crate::{
     AnnotateState, AnnotatorId, BatchId, Entry, FileContext, GenerateRequest, GeneratedPreview,
     InviteId, ItemId, JobId, Monitor, MyStudy, ResultsView, ReviewItem, ReviewOverview,
     ReviewTaskId, Role, ScoringView, StudyDetail, StudyId, StudySettingsForm, StudySummary, User,
@@ -108,7 +109,7 @@ pub trait SurveyBackend: Send + Sync + 'static {
         &self,
         token: &str,
         current: Option<AnnotatorId>,
-    ) -> Result<natstudy_types::InviteStatus, BackendError>;
+    ) -> Result<crate::InviteStatus, BackendError>;
     /// Joins a study through an invite: a new de-identified participant. `pid` is a
     /// crowd-worker id to keep (never shown unless exported on request). `current` is the
     /// session's participant, if any: one who comes back through the same invite continues as
@@ -116,7 +117,7 @@ pub trait SurveyBackend: Send + Sync + 'static {
     async fn join(
         &self,
         token: &str,
-        identity: &natstudy_types::CrowdIdentity,
+        identity: &crate::CrowdIdentity,
         current: Option<AnnotatorId>,
         client: Option<std::net::IpAddr>,
     ) -> Result<Entry, BackendError>;
@@ -323,7 +324,7 @@ pub trait StudyWorkBackend: Send + Sync + 'static {
         &self,
         study: StudyId,
         request: &GenerateRequest,
-    ) -> Result<Vec<natstudy_types::OperatorWhy>, BackendError>;
+    ) -> Result<Vec<crate::OperatorWhy>, BackendError>;
     /// Adds proposed transformations (by key) as items. Returns a message.
     async fn add_transformations(
         &self,
