@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use natstudy_tests::{
-    cli, compare_json, fixtures_dir, fresh_db, on_both_stores, reference_dir, Store,
+    cli, compare_json, fixtures_dir, fresh_db, natstudy_bin, on_both_stores, reference_dir, Store,
 };
 use serde_json::Value;
 
@@ -175,6 +175,56 @@ async fn patch_review(store: Store) {
             .collect()
     };
     assert_eq!(open.len() as u64, pr["disagreements"].as_u64().expect("n"));
+    // the command's list is the admins' page: `review list --open` names the overview's open
+    // disagreements in its order, `review list` every task
+    let listed = |open_only: bool| {
+        let mut args = vec![
+            "--database-url",
+            url.as_str(),
+            "review",
+            "list",
+            "--study",
+            "rev",
+        ];
+        if open_only {
+            args.push("--open");
+        }
+        let out = std::process::Command::new(natstudy_bin().expect("the binary"))
+            .args(&args)
+            .output()
+            .expect("natstudy review list");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let page: Vec<(String, String)> = {
+        let db = natstudy_core::service::Db::connect(&url).await.expect("db");
+        let id = natstudy_core::service::studies::id_by_name(&db, "rev")
+            .await
+            .expect("id");
+        natstudy_core::service::reviews::overview(&db, id)
+            .await
+            .expect("overview")
+            .open
+            .into_iter()
+            .map(|r| (r.tool, r.target))
+            .collect()
+    };
+    assert_eq!(page, open);
+    let text = listed(true);
+    let named: Vec<(String, String)> = text
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f[2], "disagreement", "{l}");
+            (f[0].to_owned(), f[1].to_owned())
+        })
+        .collect();
+    assert_eq!(named, page, "review list --open");
+    assert_eq!(
+        listed(false).lines().count() as u64,
+        pr["tasks"].as_u64().expect("n"),
+        "review list"
+    );
     let (tool, target) = &open[0];
     cli(
         &url,

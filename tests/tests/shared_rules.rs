@@ -261,3 +261,125 @@ async fn batch_and_member_rules_hold_on_the_page_and_the_command_line(store: Sto
 }
 
 on_both_stores!(batch_and_member_rules_hold_on_the_page_and_the_command_line => batch_and_member_rules_hold_on_the_page_and_the_command_line_sqlite, batch_and_member_rules_hold_on_the_page_and_the_command_line_postgres);
+
+/// Drop-outs: moving a participant's unrated items to a code the study does not have is
+/// refused by the page and by `natstudy batch move` in the same words, and nothing moves;
+/// within the rules `batch release` and `batch move` do what the page's release and move do,
+/// item for item.
+async fn drop_outs_are_handled_alike_on_the_page_and_the_command_line(store: Store) {
+    use natstudy_core::store::assign;
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, _) = natstudy_tests::small::study(&db, "Rules").await;
+    // five participants in one fixed group (k = 5): each is planned every item
+    let pool = assign::ensure_pool(&db, study, 5).await.expect("pool");
+    let spec = assign::BatchSpec {
+        name: "fixed".into(),
+        strategy: assign::Strategy::FixedGroups,
+        filter: Default::default(),
+        annotators: pool.clone(),
+        seed: 1,
+        lease_secs: 600,
+        avoid_same_bug: false,
+    };
+    assign::create_batch(&db, study, None, &spec)
+        .await
+        .expect("batch");
+    // two more, outside the batch, to take moved items: S6 and S7
+    let all = assign::ensure_pool(&db, study, 7).await.expect("pool of 7");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", PW, Role::Admin).await.expect("admin");
+    let c = app.signed_in("ada", PW).await.expect("sign in");
+    // each participant's assignments by status: what the two paths are compared by
+    let held = || async {
+        let rows: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT an.code, a.status, COUNT(*) FROM assignments a \
+             JOIN annotators an ON an.id = a.annotator_id \
+             GROUP BY an.code, a.status ORDER BY an.code, a.status",
+        )
+        .fetch_all(&db.pool)
+        .await
+        .expect("assignments");
+        rows
+    };
+    let of = |rows: &[(String, String, i64)], code: &str| -> Vec<(String, i64)> {
+        rows.iter()
+            .filter(|(c, _, _)| c == code)
+            .map(|(_, s, n)| (s.clone(), *n))
+            .collect()
+    };
+    let before = held().await;
+    assert_eq!(of(&before, "S1"), vec![("assigned".to_owned(), 3)]);
+    assert!(of(&before, "S6").is_empty());
+    let s = study.to_string();
+    refused_by_both(
+        &c,
+        &app,
+        &db.url,
+        (
+            "/api/studies/move",
+            &[
+                ("study", s.clone()),
+                ("annotator", pool[0].to_string()),
+                ("to", "NOPE".into()),
+            ],
+        ),
+        &["batch", "move", "--study", "Rules", "S1", "NOPE"],
+        "annotator NOPE",
+    )
+    .await;
+    assert_eq!(held().await, before, "nothing moved");
+
+    // within the rules: the page releases S1 and the command S2; the page moves S3's items to
+    // S6 and the command S4's to S7 — each pair ends the same
+    let page = |endpoint: &'static str, form: Vec<(&'static str, String)>| {
+        let c = c.clone();
+        let url = app.url(endpoint);
+        async move {
+            let r = c.post(url).form(&form).send().await.expect("page");
+            assert!(r.status().is_success(), "{endpoint}: {}", r.status());
+            r.text().await.expect("text")
+        }
+    };
+    let freed = page(
+        "/api/studies/release",
+        vec![("study", s.clone()), ("annotator", pool[0].to_string())],
+    )
+    .await;
+    assert_eq!(freed.trim(), "3", "the page's count");
+    cli(&db.url, &["batch", "release", "--study", "Rules", "S2"])
+        .await
+        .expect("release");
+    let moved = page(
+        "/api/studies/move",
+        vec![
+            ("study", s.clone()),
+            ("annotator", pool[2].to_string()),
+            ("to", "S6".into()),
+        ],
+    )
+    .await;
+    assert_eq!(moved.trim(), "3", "the page's count");
+    cli(&db.url, &["batch", "move", "--study", "Rules", "S4", "S7"])
+        .await
+        .expect("move");
+    let after = held().await;
+    assert_eq!(of(&after, "S1"), vec![("released".to_owned(), 3)]);
+    assert_eq!(
+        of(&after, "S1"),
+        of(&after, "S2"),
+        "release: page and command"
+    );
+    assert_eq!(of(&after, "S3"), vec![("released".to_owned(), 3)]);
+    assert_eq!(of(&after, "S3"), of(&after, "S4"), "move: page and command");
+    assert_eq!(of(&after, "S6"), vec![("assigned".to_owned(), 3)]);
+    assert_eq!(
+        of(&after, "S6"),
+        of(&after, "S7"),
+        "moved: page and command"
+    );
+    assert_eq!(all.len(), 7);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(drop_outs_are_handled_alike_on_the_page_and_the_command_line => drop_outs_are_handled_alike_on_the_page_and_the_command_line_sqlite, drop_outs_are_handled_alike_on_the_page_and_the_command_line_postgres);

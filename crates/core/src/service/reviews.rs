@@ -308,16 +308,33 @@ pub struct TaskListing {
     pub verdicts: Vec<(String, String)>,
 }
 
-/// The study's review tasks with their states; `open_only`: only the disagreements an admin
-/// must decide.
-pub async fn list(db: &Db, study: StudyId, open_only: bool) -> ServiceResult<Vec<TaskListing>> {
+/// The study's review tasks as stored, each with its state, and the indexes of the open
+/// disagreements: what the command's list and the admins' overview both read.
+struct Tasks {
+    rows: Vec<store::reviews::TaskRow>,
+    states: Vec<natstudy_engine::analysis::TaskState>,
+    open: Vec<usize>,
+}
+
+async fn tasks(db: &Db, study: StudyId) -> ServiceResult<Tasks> {
     use natstudy_engine::analysis::{open_disagreements, states};
     let rows = store::reviews::tasks(db, study).await?;
     let tasks = store::analysis::review_tasks(&rows);
-    let open: std::collections::HashSet<usize> = open_disagreements(&tasks).into_iter().collect();
+    Ok(Tasks {
+        states: states(&tasks),
+        open: open_disagreements(&tasks),
+        rows,
+    })
+}
+
+/// The study's review tasks with their states; `open_only`: only the disagreements an admin
+/// must decide (the overview's `open`).
+pub async fn list(db: &Db, study: StudyId, open_only: bool) -> ServiceResult<Vec<TaskListing>> {
+    let Tasks { rows, states, open } = tasks(db, study).await?;
+    let open: std::collections::HashSet<usize> = open.into_iter().collect();
     Ok(rows
         .iter()
-        .zip(states(&tasks))
+        .zip(states)
         .enumerate()
         .filter(|(i, _)| !open_only || open.contains(i))
         .map(|(_, (t, state))| TaskListing {
@@ -336,11 +353,13 @@ pub async fn list(db: &Db, study: StudyId, open_only: bool) -> ServiceResult<Vec
 /// The study's patch review for its admins: open disagreements (with diffs and verdicts) and
 /// the standing automatic decisions.
 pub async fn overview(db: &Db, study: StudyId) -> ServiceResult<natstudy_types::ReviewOverview> {
-    use natstudy_engine::analysis::{open_disagreements, states, TaskState};
-    let rows = store::reviews::tasks(db, study).await?;
-    let tasks = store::analysis::review_tasks(&rows);
-    let st = states(&tasks);
-    let open = open_disagreements(&tasks)
+    use natstudy_engine::analysis::TaskState;
+    let Tasks {
+        rows,
+        states: st,
+        open,
+    } = tasks(db, study).await?;
+    let open = open
         .into_iter()
         .map(|i| {
             let t = &rows[i];
