@@ -2180,6 +2180,45 @@ async fn an_unknown_page_is_a_404_with_a_title() {
     guard.drop_now(db).await;
 }
 
+/// A study that is not there is one 404 page with a title, for an admin (who may open every
+/// study) too: not the study page with its message twice and every action form under it.
+#[tokio::test]
+async fn a_missing_study_is_one_404_page() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    let c = app
+        .signed_in("ada", "a-long-password")
+        .await
+        .expect("sign in");
+    for path in ["/studies/99", "/studies/99/results", "/studies/x"] {
+        let r = c.get(app.url(path)).send().await.expect("page");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+        let page = r.text().await.expect("html");
+        assert!(
+            page.contains("<title>Not found · natstudy</title>"),
+            "{path}: {page:.3000}"
+        );
+        assert_eq!(page.matches("<h1>Not found").count(), 1, "{path}");
+        assert!(!page.contains("<form"), "{path}: no action forms");
+        if path != "/studies/x" {
+            assert_eq!(page.matches("no study 99").count(), 1, "{path}: {page}");
+        }
+    }
+    // a study that is there opens
+    let (study, _) = natstudy_tests::small::study(&db, "Here").await;
+    let r = c
+        .get(app.url(&format!("/studies/{study}")))
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(r.status(), StatusCode::OK);
+    drop(app);
+    guard.drop_now(db).await;
+}
+
 /// A body over the limit is refused in words (its size, the limit, what to do), and to a
 /// server function in the encoding its caller reads (it showed "missing delimiter").
 #[tokio::test]

@@ -203,6 +203,8 @@ pub trait StudyBackend: Send + Sync + 'static {
         study: StudyId,
         username: &str,
     ) -> Result<(), BackendError>;
+    /// Whether a study of this id exists (the pages under `/studies/{id}` answer 404 when not).
+    async fn study_exists(&self, study: StudyId) -> Result<bool, BackendError>;
     /// The studies `user` may see (admins: all).
     async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError>;
     async fn create_study(

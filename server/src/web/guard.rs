@@ -78,7 +78,7 @@ pub async fn pages(
     // every page and route under /studies/{id} names a study by a number that fits an id:
     // anything else (`/studies/99999999999999999999999`, `/studies/x/…`) is no study at all
     if names_no_study(req.uri().path()) {
-        return (StatusCode::NOT_FOUND, "no such study").into_response();
+        return no_such_study(None);
     }
     // invited participants have no account: their session names their annotator record
     // (the lifetime rules apply to them too)
@@ -130,6 +130,11 @@ pub async fn pages(
                 if !state.backend.may_access(&u, study).await.unwrap_or(false) {
                     tracing::warn!(user = %u.username, %study, "refused: not a member of the study");
                     return forbidden(&u);
+                }
+                // an admin may open every study, and a study that is not there is none: one
+                // page that says so (not the study page's parts each failing on their own)
+                if let Ok(false) = state.backend.study_exists(study).await {
+                    return no_such_study(Some(study));
                 }
             }
             next.run(req).await
@@ -191,6 +196,25 @@ fn session_ended(next: &str) -> Response {
         .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
         .body(Body::from(page))
         .unwrap_or_else(|_| StatusCode::UNAUTHORIZED.into_response())
+}
+
+/// The page of a study that is not there (404): titled as the app's own 404 page.
+fn no_such_study(study: Option<StudyId>) -> Response {
+    let what = study.map_or_else(|| "no such study".to_owned(), |s| format!("no study {s}"));
+    let page = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>Not found · natstudy</title><link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head>\
+         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">natstudy</a></header>\
+         <main class=\"page\"><h1>Not found</h1><p id=\"not-found\">There is {what} here: it may \
+         have been deleted, or the link is mistyped. <a href=\"/studies\">The studies</a> lists \
+         those you may open.</p></main></body></html>"
+    );
+    Response::builder()
+        .status(StatusCode::NOT_FOUND)
+        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .body(Body::from(page))
+        .unwrap_or_else(|_| StatusCode::NOT_FOUND.into_response())
 }
 
 /// The refusal page: the site's header (who is signed in, home, sign out) and what happened.

@@ -31,6 +31,9 @@ impl natstudy_types::backend::StudyBackend for Core {
             .await
             .map_err(map)
     }
+    async fn study_exists(&self, study: StudyId) -> Result<bool, BackendError> {
+        service::studies::exists(&self.db, study).await.map_err(map)
+    }
     async fn list_studies(&self, user: &User) -> Result<Vec<StudySummary>, BackendError> {
         service::studies::list_for(&self.db, user)
             .await
