@@ -290,6 +290,10 @@ async fn admin_sets_up_a_study_and_sees_a_participant_vote() {
         .await
         .expect("results");
     b.wait_contains("#results-votes", "1").await;
+    // …of which the figures count none: the page says so beside the study's count
+    b.wait_for_text("#results-analysed", "0")
+        .await
+        .expect("the analysed votes");
     // one vote of k = 5: no item is complete, so no category and no chart of categories;
     // the page says so first and lists the item as incomplete
     b.wait_contains("#results-headline", "have all k = 5 ratings")

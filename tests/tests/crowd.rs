@@ -1117,6 +1117,15 @@ async fn excluded_participants_leave_k_and_every_figure(store: Store) {
         .await
         .expect("monitor");
     assert_eq!(monitor.items_with, vec![1, 2], "one item without k again");
+    assert_eq!(
+        monitor
+            .batches
+            .iter()
+            .map(|b| b.complete)
+            .collect::<Vec<_>>(),
+        vec![2],
+        "the batch's items with k counted ratings"
+    );
     let row = monitor
         .annotators
         .iter()
@@ -1399,6 +1408,14 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
         .expect("monitor");
     assert_eq!((monitor.pilot_participants, monitor.pilot_votes), (0, 0));
     assert_eq!(monitor.items_with, vec![0, 3]);
+    assert_eq!(
+        monitor
+            .batches
+            .iter()
+            .map(|b| b.complete)
+            .collect::<Vec<_>>(),
+        vec![3]
+    );
     let audit: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM audit_log WHERE study_id = $1 AND action = 'pilot.clear'",
     )

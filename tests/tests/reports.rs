@@ -129,6 +129,9 @@ async fn results_stand_on_complete_items_only(store: Store) {
             .expect("delete");
     }
     let view = results(&c, &app, &study.to_string()).await;
+    // the figures count the complete items' votes; the page says so beside every vote
+    assert_eq!(view["votes"], 297 * 5 - 2);
+    assert_eq!(view["analysed_votes"], 296 * 5);
     let headline: Vec<String> = serde_json::from_value(view["headline"].clone()).expect("lines");
     assert!(
         headline[0].starts_with("296 of 297 items have all k = 5 ratings"),

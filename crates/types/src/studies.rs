@@ -163,6 +163,9 @@ pub struct BatchRow {
     pub name: String,
     pub strategy: String,
     pub items: i64,
+    /// Its items with all k ratings.
+    #[serde(default)]
+    pub complete: i64,
     pub annotators: i64,
     /// How long a claim of its dynamic queue is held without an answer, in minutes.
     #[serde(default)]
@@ -217,7 +220,11 @@ pub struct ResultsView {
     pub tables: Vec<TableView>,
     /// The figures, in the order a paper shows them.
     pub figures: Vec<FigureView>,
+    /// Every vote of the study.
     pub votes: i64,
+    /// The votes the figures count: those on items with all k ratings, from participants
+    /// not excluded (the headline's "votes").
+    pub analysed_votes: i64,
 }
 
 /// A figure of the results: its stable id (the file name of its downloads), title, caption (what

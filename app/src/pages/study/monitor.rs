@@ -115,6 +115,9 @@ pub(super) fn MonitorView(
                         crate::text::count(needed, "participant"), m.k)}
                 </p>
             })}
+            // the study's items, whatever batch holds them (a batch's own progress is its row
+            // under Batches)
+            <p class="muted" id="hist-of">{format!("The study's {} by their ratings so far:", crate::text::count(items, "item"))}</p>
             <div class="hist" id="ratings-hist">
                 {m.items_with
                     .iter()
@@ -234,16 +237,16 @@ pub(super) fn MonitorView(
             })}
             <h3>"Batches"</h3>
             <table class="grid" id="batches">
-                <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Annotators"</th>{admin.then(|| view! { <th>"Invite"</th> })}<th>"Lease (minutes)"</th></tr></thead>
+                <thead><tr><th>"Batch"</th><th>"Strategy"</th><th class="num">"Items"</th><th class="num">"Complete"</th><th class="num">"Annotators"</th>{admin.then(|| view! { <th>"Invite"</th> })}<th>"Lease (minutes)"</th></tr></thead>
                 <tbody>
                     {no_batches.then(|| view! {
-                        <tr><td colspan=columns(5) class="muted" id="no-batches">"No batches yet: build one under Build a batch."</td></tr>
+                        <tr><td colspan=columns(6) class="muted" id="no-batches">"No batches yet: build one under Build a batch."</td></tr>
                     })}
                     {m.batches
                         .into_iter()
                         .map(|b| view! {
                             <tr>
-                                <td>{b.name}</td><td>{strategy_words(&b.strategy)}</td><td class="num">{b.items}</td><td class="num">{b.annotators}</td>
+                                <td>{b.name}</td><td>{strategy_words(&b.strategy)}</td><td class="num">{b.items}</td><td class="num batch-complete">{b.complete}</td><td class="num">{b.annotators}</td>
                                 {admin.then(|| view! {
                                     <td>
                                         <ActionForm action=invite attr:class="inline">

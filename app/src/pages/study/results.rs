@@ -25,7 +25,13 @@ pub fn ResultsPage() -> impl IntoView {
                     Ok(r) => {
                         let study = id();
                         view! {
-                        <p class="muted">"Analysis of " <b id="results-votes">{r.votes}</b> " votes; refreshed every 15 s."</p>
+                        {if r.analysed_votes == r.votes {
+                            view! { <p class="muted">"Analysis of " <b id="results-votes">{r.votes}</b> " " {crate::text::noun(r.votes, "vote")} "; refreshed every 15 s."</p> }.into_any()
+                        } else {
+                            // the figures stand on complete items (and included participants)
+                            // only: the headline's count, said beside the study's
+                            view! { <p class="muted">"Analysis of " <b id="results-analysed">{r.analysed_votes}</b> " of the " <b id="results-votes">{r.votes}</b> " votes: those on items with all their ratings, from participants not excluded; refreshed every 15 s."</p> }.into_any()
+                        }}
                         <section class="card" id="results-headline">
                             {r.headline.into_iter().map(|l| view! { <p>{l}</p> }).collect_view()}
                         </section>

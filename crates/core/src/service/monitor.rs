@@ -85,6 +85,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
             name: b.name,
             strategy: b.strategy.as_str().to_owned(),
             items: b.items,
+            complete: b.complete,
             annotators: b.annotators,
             lease_minutes: (b.lease_secs + 59) / 60,
         })

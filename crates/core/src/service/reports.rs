@@ -188,7 +188,7 @@ async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Compute
     let data = store::analysis::study_data(db, study).await?;
     let votes = data.votes.len() as i64;
     let study_name = name.clone();
-    let (headline, tables, figures) = tokio::task::spawn_blocking(move || {
+    let (headline, tables, figures, analysed_votes) = tokio::task::spawn_blocking(move || {
         let options = analysis::Options {
             bootstrap: PAGE_BOOTSTRAP,
             ..Default::default()
@@ -199,6 +199,7 @@ async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Compute
             crate::present::text::headline(&name, &report),
             crate::present::tables::tables(&report),
             figures,
+            report.votes as i64,
         )
     })
     .await?;
@@ -212,6 +213,7 @@ async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Compute
                 figures.map_err(|e| ServiceError::Internal(e.into()))?,
             ),
             votes,
+            analysed_votes,
         },
     })
 }

@@ -51,6 +51,8 @@ pub struct BatchSummary {
     pub name: String,
     pub strategy: Strategy,
     pub items: i64,
+    /// Its items with the study's k counted ratings (as `completed_per_item` counts them).
+    pub complete: i64,
     pub annotators: i64,
     pub lease_secs: i64,
 }
@@ -205,7 +207,10 @@ fn excluded_reason(r: &sqlx::any::AnyRow) -> Result<Option<String>, sqlx::Error>
 pub async fn batches(db: &Db, study: StudyId) -> StoreResult<Vec<BatchSummary>> {
     let rows = sqlx::query(
         "SELECT b.id, b.name, b.strategy, b.lease_secs, (SELECT COUNT(*) FROM batch_items bi WHERE bi.batch_id = b.id) AS items, \
-         (SELECT COUNT(*) FROM batch_annotators ba WHERE ba.batch_id = b.id) AS annotators FROM batches b WHERE b.study_id = $1 ORDER BY b.id",
+         (SELECT COUNT(*) FROM batch_items bi WHERE bi.batch_id = b.id AND \
+          (SELECT COUNT(*) FROM votes v WHERE v.item_id = bi.item_id AND v.counted = 1) >= s.ratings_per_item) AS complete, \
+         (SELECT COUNT(*) FROM batch_annotators ba WHERE ba.batch_id = b.id) AS annotators \
+         FROM batches b JOIN studies s ON s.id = b.study_id WHERE b.study_id = $1 ORDER BY b.id",
     )
     .bind(study)
     .fetch_all(&db.pool)
@@ -218,6 +223,7 @@ pub async fn batches(db: &Db, study: StudyId) -> StoreResult<Vec<BatchSummary>> 
                 name: r.try_get("name")?,
                 strategy: r.try_get("strategy")?,
                 items: r.try_get("items")?,
+                complete: r.try_get("complete")?,
                 annotators: r.try_get("annotators")?,
                 lease_secs: r.try_get("lease_secs")?,
             })
