@@ -175,6 +175,20 @@ impl Browser {
         Ok(())
     }
 
+    /// A touch screen: Chromium's touch emulation, under which pages match `(hover: none)`
+    /// and `(pointer: coarse)` as a phone's do.
+    pub async fn touch(&self) -> Result<()> {
+        let cmd = "Emulation.setTouchEmulationEnabled";
+        self.client
+            .issue_cmd(Cdp {
+                cmd,
+                params: serde_json::json!({ "enabled": true, "maxTouchPoints": 5 }),
+            })
+            .await
+            .with_context(|| format!("DevTools {cmd}"))?;
+        Ok(())
+    }
+
     /// Runs `script` in every page this browser loads from now on, before the page's own
     /// scripts (Chromium's `Page.addScriptToEvaluateOnNewDocument`).
     pub async fn before_each_page(&self, script: &str) -> Result<()> {
@@ -350,7 +364,13 @@ impl Browser {
         self.click("#consent-submit").await?;
         self.wait_for_text("#start", "Start rating").await?;
         self.click("#start").await?;
-        self.wait_for_text("#submit", "Submit (Enter)").await
+        // "Submit (Enter)", or "Submit" on a touch screen
+        self.client
+            .wait()
+            .at_most(self.patience)
+            .for_element(fantoccini::Locator::Css("#submit"))
+            .await?;
+        Ok(())
     }
 
     /// How far the current page scrolls sideways, in CSS pixels: 0 or less where it fits its

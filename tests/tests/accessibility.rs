@@ -134,6 +134,23 @@ async fn results_page(width: u32, height: u32) -> Vec<String> {
     ] {
         b.goto_hydrated(&app.url(&path)).await.expect("page");
         assert_eq!(b.client.title().await.expect("title"), title);
+        if page == "study" {
+            // the monitor's participants a line each (their forms made a phone's rows ~250 px)
+            b.wait_contains("#annotators", "imported").await;
+            let tallest = b
+                .client
+                .execute(
+                    "return Math.max(...Array.from(document.querySelectorAll('#annotators tbody tr'))\
+                     .map(r => r.getBoundingClientRect().height))",
+                    vec![],
+                )
+                .await
+                .expect("rows");
+            assert!(
+                tallest.as_f64().is_some_and(|h| h > 0.0 && h <= 64.0),
+                "{width} px: a participant's row is {tallest} px tall"
+            );
+        }
         check(&b, page, &mut found).await;
     }
     b.close().await;

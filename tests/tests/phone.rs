@@ -50,6 +50,17 @@ async fn study_with_invite(
     (study, token)
 }
 
+/// Opens the invite link `token` and waits until the page is interactive.
+async fn open_invite(b: &Browser, app: &TestApp, token: &str) {
+    b.client
+        .goto(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("goto");
+    b.wait_for_text("#hydrated", "interactive")
+        .await
+        .expect("hydrated");
+}
+
 async fn js(b: &Browser, script: &str) -> serde_json::Value {
     b.client.execute(script, vec![]).await.expect("script")
 }
@@ -64,13 +75,7 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
         .set_window_size(390, 844)
         .await
         .expect("phone-sized window");
-    b.client
-        .goto(&app.url(&format!("/join/{token}")))
-        .await
-        .expect("goto");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
+    open_invite(&b, &app, &token).await;
     // a participant's pages load the participants' small bundle
     let links = js(
         &b,
@@ -281,6 +286,20 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
         right.as_f64().is_some_and(|r| r > 0.0 && r <= 390.0),
         "a Revise link ends at {right} px on a 390 px screen"
     );
+    // the headings whole ("Readabilit" was clipped) and each link one word on one line
+    // ("Revi/se" broke in two)
+    let clipped = js(
+        &b,
+        "return Array.from(document.querySelectorAll('#rated th')).filter(th => th.scrollWidth > th.clientWidth + 1).map(th => th.textContent)",
+    )
+    .await;
+    assert_eq!(clipped, serde_json::json!([]), "clipped headings");
+    let lines = js(
+        &b,
+        "return Math.max(...Array.from(document.querySelectorAll('#rated a.revise')).map(a => a.getClientRects().length))",
+    )
+    .await;
+    assert_eq!(lines, serde_json::json!(1), "a Revise link on one line");
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
@@ -439,4 +458,84 @@ async fn take_part_works_before_the_page_is_interactive_on_a_laptop() {
 #[tokio::test]
 async fn take_part_works_before_the_page_is_interactive_on_a_phone() {
     take_part_works_before_the_page_is_interactive((390, 844)).await;
+}
+
+/// A touch screen has no keys: the rating view names none ("Submit", not "Submit (Enter)";
+/// "Guideline", "Context: file and project"; no key rule), while a laptop's names them.
+#[tokio::test]
+async fn a_touch_screen_names_no_keys() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (_, token) = study_with_invite(&db, "Touch").await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    for touch in [true, false] {
+        let b = Browser::start_sized(390, 844).await.expect("browser");
+        if touch {
+            b.touch().await.expect("touch emulation");
+        }
+        open_invite(&b, &app, &token).await;
+        let coarse = js(
+            &b,
+            "return matchMedia('(hover: none) and (pointer: coarse)').matches",
+        )
+        .await;
+        assert_eq!(coarse, serde_json::json!(touch), "the screen's pointer");
+        b.join_consent_and_start().await.expect("the rating view");
+        let shown = js(
+            &b,
+            "return [document.querySelector('#submit').innerText.trim(), \
+             document.querySelector('#guideline-toggle').innerText.trim(), \
+             document.querySelector('#context summary').innerText.trim(), \
+             getComputedStyle(document.querySelector('#key-hint')).display]",
+        )
+        .await;
+        let expected = if touch {
+            serde_json::json!(["Submit", "Guideline", "Context: file and project", "none"])
+        } else {
+            serde_json::json!([
+                "Submit (Enter)",
+                "Guideline (g)",
+                "Context (c): file and project",
+                "block"
+            ])
+        };
+        assert_eq!(shown, expected, "touch: {touch}");
+        b.close().await;
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+/// The rating view's focus rings show (they were hard to see on the diff region, the Context
+/// summary and the comment box): a dark ring with yellow bands, the same on every focusable
+/// part, once the keyboard moves focus.
+#[tokio::test]
+async fn the_rating_views_focus_rings_show() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (_, token) = study_with_invite(&db, "Focus").await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start_sized(1366, 900).await.expect("browser");
+    open_invite(&b, &app, &token).await;
+    b.join_consent_and_start().await.expect("the rating view");
+    // the keyboard in use (Tab), so that focus shows as the keyboard's
+    b.press("\u{E004}").await.expect("tab");
+    for css in [".diff-wrap", "#context summary", "textarea[name=comment]"] {
+        let ring = js(
+            &b,
+            &format!(
+                "const el = document.querySelector('{css}'); el.focus(); \
+                 const cs = getComputedStyle(el); \
+                 return [el.matches(':focus-visible'), cs.outlineStyle, cs.outlineWidth, \
+                         cs.outlineColor, cs.boxShadow.includes('rgb(242, 176, 30)')]"
+            ),
+        )
+        .await;
+        assert_eq!(
+            ring,
+            serde_json::json!([true, "solid", "3px", "rgb(29, 35, 41)", true]),
+            "{css}"
+        );
+    }
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
 }

@@ -347,6 +347,11 @@ async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     b.wait_for_text("#thanks h1", "Thank you!")
         .await
         .expect("thanks");
+    // the study sets no code: the page says so, and how pay or credit is arranged
+    b.wait_contains("#no-code-set", "This study gives no completion code")
+        .await;
+    b.wait_contains("#no-code-set", "pay or course credit")
+        .await;
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
@@ -1003,6 +1008,10 @@ async fn a_finished_participant_copies_the_code_and_the_link_says_so(viewport: (
     b.wait_for_text("#completion-code", "C0DE-42")
         .await
         .expect("the code");
+    assert!(
+        b.client.find(Locator::Css("#no-code-set")).await.is_err(),
+        "a study with a code does not say it has none"
+    );
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");

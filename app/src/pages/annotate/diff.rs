@@ -35,6 +35,81 @@ pub(super) fn indent_style(segs: &[Seg]) -> String {
     format!("--indent:{cols}ch")
 }
 
+/// The whitespace every code line of the diff starts with, blank lines aside: the method's own
+/// indentation in its class, which the page says once instead of drawing on every line (on a
+/// phone it took four of some thirty columns).
+pub(super) fn common_indent(rows: &[DiffLine]) -> String {
+    let mut common: Option<String> = None;
+    for r in rows.iter().filter(|r| r.kind != "skip") {
+        for segs in [&r.old, &r.new] {
+            let text: String = segs.iter().map(|s| s.text.as_str()).collect();
+            if text.trim().is_empty() {
+                continue;
+            }
+            let lead = text.chars().take_while(|c| *c == ' ' || *c == '\t');
+            common = Some(match common {
+                None => lead.collect(),
+                Some(c) => c
+                    .chars()
+                    .zip(lead)
+                    .take_while(|(a, b)| a == b)
+                    .map(|(a, _)| a)
+                    .collect(),
+            });
+        }
+    }
+    common.unwrap_or_default()
+}
+
+/// The rows with the first `n` characters of indentation cut from every code line (a blank
+/// line loses what whitespace it has, up to `n`).
+pub(super) fn dedent(rows: Vec<DiffLine>, n: usize) -> Vec<DiffLine> {
+    if n == 0 {
+        return rows;
+    }
+    let cut = |segs: Vec<Seg>| {
+        let mut left = n;
+        let mut out = Vec::with_capacity(segs.len());
+        for mut s in segs {
+            if left > 0 {
+                let ws = s
+                    .text
+                    .bytes()
+                    .take(left)
+                    .take_while(|b| *b == b' ' || *b == b'\t')
+                    .count();
+                s.text.drain(..ws);
+                left = if s.text.is_empty() { left - ws } else { 0 };
+                if s.text.is_empty() {
+                    continue;
+                }
+            }
+            out.push(s);
+        }
+        out
+    };
+    rows.into_iter()
+        .map(|mut r| {
+            if r.kind != "skip" {
+                r.old = cut(r.old);
+                r.new = cut(r.new);
+            }
+            r
+        })
+        .collect()
+}
+
+/// What the page says of the indentation it took off: "indented 4 spaces" (a tab counts 4).
+pub(super) fn indent_words(indent: &str) -> Option<String> {
+    let cols: usize = indent.chars().map(|c| if c == '\t' { 4 } else { 1 }).sum();
+    (cols > 0).then(|| {
+        format!(
+            "The method is indented {} in its file; its lines are shown from that column.",
+            crate::text::count(cols as i64, "space")
+        )
+    })
+}
+
 /// A row standing for lines a long diff does not show ("… 120 unchanged lines …").
 fn skipped_row(r: &DiffLine) -> AnyView {
     let text: String = r.old.iter().map(|s| s.text.as_str()).collect();
@@ -62,6 +137,10 @@ pub fn DiffTable(
     #[prop(optional)]
     id: Option<&'static str>,
 ) -> impl IntoView {
+    // the method's own indentation, said once
+    let indent = common_indent(&rows);
+    let indent_note = indent_words(&indent);
+    let rows = dedent(rows, indent.chars().count());
     let (old_label, new_label) = labels.unwrap_or(("Original", "Transformed"));
     let id = id.unwrap_or("diff");
     // the survey's table keeps its plain label ids; others prefix theirs with the table's id
@@ -132,6 +211,7 @@ pub fn DiffTable(
     let unified_label = format!("{old_label} (−) and {} (+)", new_label.to_lowercase());
     view! {
         // a region of its own that scrolls: reachable and scrollable by keyboard
+        {indent_note.map(|w| view! { <p class="muted indent-note">{w}</p> })}
         <div class="diff-wrap" tabindex="0" role="region" aria-label="The original and the transformed method">
             <Show
                 when=move || unified.get()
@@ -148,5 +228,100 @@ pub fn DiffTable(
                 </table>
             </Show>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: &str, old: &[(&str, bool)], new: &[(&str, bool)]) -> DiffLine {
+        let segs = |v: &[(&str, bool)]| {
+            v.iter()
+                .map(|(t, c)| Seg {
+                    text: (*t).to_owned(),
+                    changed: *c,
+                })
+                .collect()
+        };
+        DiffLine {
+            kind: kind.into(),
+            old_no: Some(1),
+            new_no: Some(1),
+            old: segs(old),
+            new: segs(new),
+            buggy: false,
+            buggy_new: false,
+        }
+    }
+
+    fn texts(rows: &[DiffLine]) -> Vec<(String, String)> {
+        let join = |s: &[Seg]| s.iter().map(|s| s.text.as_str()).collect::<String>();
+        rows.iter().map(|r| (join(&r.old), join(&r.new))).collect()
+    }
+
+    /// The indentation every non-blank line shares comes off, across the segments a change
+    /// splits a line into; a blank line and a skipped stretch stay; deeper lines keep the rest.
+    #[test]
+    fn the_methods_own_indentation_is_said_once() {
+        let rows = vec![
+            line(
+                "same",
+                &[("    int f(int a) {", false)],
+                &[("    int f(int a) {", false)],
+            ),
+            line(
+                "changed",
+                &[("  ", false), ("      return a < b;", true)],
+                &[("  ", false), ("      return b > a;", true)],
+            ),
+            line("same", &[("  ", false)], &[("", false)]),
+            DiffLine {
+                kind: "skip".into(),
+                old_no: None,
+                new_no: None,
+                old: vec![Seg {
+                    text: "… 3 unchanged lines …".into(),
+                    changed: false,
+                }],
+                new: vec![],
+                buggy: false,
+                buggy_new: false,
+            },
+            line("same", &[("    }", false)], &[("    }", false)]),
+        ];
+        let indent = common_indent(&rows);
+        assert_eq!(indent, "    ");
+        let out = dedent(rows, indent.chars().count());
+        assert_eq!(
+            texts(&out),
+            vec![
+                ("int f(int a) {".into(), "int f(int a) {".into()),
+                ("    return a < b;".into(), "    return b > a;".into()),
+                (String::new(), String::new()),
+                ("… 3 unchanged lines …".into(), String::new()),
+                ("}".into(), "}".into()),
+            ]
+        );
+        // the change keeps its marking: the first segment (all indentation) is gone
+        assert_eq!(out[1].old.len(), 1);
+        assert!(out[1].old[0].changed);
+        assert_eq!(
+            indent_words(&indent).as_deref(),
+            Some("The method is indented 4 spaces in its file; its lines are shown from that column.")
+        );
+        // tabs count four; no shared indentation, nothing said
+        assert_eq!(
+            indent_words("\t").as_deref(),
+            Some("The method is indented 4 spaces in its file; its lines are shown from that column.")
+        );
+        let flush = vec![line(
+            "same",
+            &[("class A {", false)],
+            &[("class A {", false)],
+        )];
+        assert_eq!(common_indent(&flush), "");
+        assert_eq!(indent_words(""), None);
+        assert_eq!(texts(&dedent(flush.clone(), 0)), texts(&flush));
     }
 }

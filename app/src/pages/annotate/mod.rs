@@ -298,7 +298,7 @@ fn Survey(
                 <progress max="100" value=pct></progress>
             </div>
             <button type="button" class="secondary" id="guideline-toggle" on:click=move |_| set_show_guideline.update(|v| *v = !*v)>
-                "Guideline (g)"
+                "Guideline"<span class="key-name">" (g)"</span>
             </button>
         </header>
         <section class="card guideline" id="guideline" class:hidden=move || !show_guideline.get()>

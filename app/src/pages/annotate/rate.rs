@@ -198,7 +198,7 @@ pub(super) fn Rate(
                     }
                 }
             >
-                <summary>"Context (c): file and project"</summary>
+                <summary>"Context"<span class="key-name">" (c)"</span>": file and project"</summary>
                 <p class="facts">
                     "Project " <b>{item.project.clone()}</b> " · file " <code>{item.file_path.clone()}</code>
                     {item.bug_id.clone().map(|b| view! { " · bug " <b id="bug-id">{b}</b> })}
@@ -239,7 +239,8 @@ pub(super) fn Rate(
                     }
                 }
             >
-                "Submit (Enter)"
+                // a touch screen has no keys to name (`.key-name` is hidden there)
+                "Submit"<span class="key-name">" (Enter)"</span>
             </button>
             // (a session that ended shows the page's own way back: the state read fails too)
             {move || vote.value().get().and_then(|r| r.err()).filter(|e| !super::session_lost(e)).map(|e| view! { <ErrorBox message=e.to_string() /> })}

@@ -151,7 +151,8 @@ pub(super) fn Review(
             </p>
             {nav()}
             <table class="grid" id="rated">
-                <thead><tr><th>"Transformation"</th><th class="num">"Readability"</th><th class="num">"Conventions"</th><th><span class="visually-hidden">"Revise"</span></th></tr></thead>
+                // soft hyphens: a phone's narrow columns break a heading at a syllable, never clip it
+                <thead><tr><th>"Trans\u{ad}formation"</th><th class="num">"Read\u{ad}ability"</th><th class="num">"Con\u{ad}ventions"</th><th><span class="visually-hidden">"Revise"</span></th></tr></thead>
                 <tbody>
                     {rated
                         .into_iter()
@@ -206,6 +207,12 @@ pub(super) fn Thanks(
             "You stopped before the work this study asks for: there is no completion code.".to_string()
         }
     });
+    // a study that sets no code: say so, and what that means for pay or credit
+    let no_code_set = (!has_code && completion_code.is_none() && !screened_out).then_some(
+        "This study gives no completion code: nothing more is needed from you, and you may close \
+         this page. If you take part for pay or course credit, the researchers credit you from \
+         their own records, where the participant code at the top of this page names you.",
+    );
     let label = match outcome {
         Outcome::Partial => "Partial completion code: ",
         Outcome::ScreenedOut => "Code: ",
@@ -237,6 +244,7 @@ pub(super) fn Thanks(
                 }
             })}
             {withheld.map(|w| view! { <p class="notice" id="no-code">{w}</p> })}
+            {no_code_set.map(|w| view! { <p class="notice" id="no-code-set">{w}</p> })}
             {redirect.map(|url| view! {
                 <p id="return">"You are being sent back to the study platform. If nothing happens, "
                     <a id="return-link" href=url>"return to the study platform"</a> "."</p>
