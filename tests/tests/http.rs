@@ -2181,10 +2181,10 @@ async fn an_unknown_page_is_a_404_with_a_title() {
 }
 
 /// A study that is not there is one 404 page with a title, for an admin (who may open every
-/// study) too: not the study page with its message twice and every action form under it.
-#[tokio::test]
-async fn a_missing_study_is_one_404_page() {
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+/// study) too: not the study page with its message twice and every action form under it; its
+/// id percent-encoded alike.
+async fn a_missing_study_is_one_404_page(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
     let app = TestApp::start(db.clone()).await.expect("server");
     app.add_user("ada", "a-long-password", Role::Admin)
         .await
@@ -2193,7 +2193,12 @@ async fn a_missing_study_is_one_404_page() {
         .signed_in("ada", "a-long-password")
         .await
         .expect("sign in");
-    for path in ["/studies/99", "/studies/99/results", "/studies/x"] {
+    for path in [
+        "/studies/99",
+        "/studies/99/results",
+        "/studies/%399",
+        "/studies/x",
+    ] {
         let r = c.get(app.url(path)).send().await.expect("page");
         assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
         let page = r.text().await.expect("html");
@@ -2218,6 +2223,8 @@ async fn a_missing_study_is_one_404_page() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+on_both_stores!(a_missing_study_is_one_404_page => a_missing_study_is_one_404_page_sqlite, a_missing_study_is_one_404_page_postgres);
 
 /// A body over the limit is refused in words (its size, the limit, what to do), and to a
 /// server function in the encoding its caller reads (it showed "missing delimiter").

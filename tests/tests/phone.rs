@@ -507,13 +507,12 @@ async fn a_touch_screen_names_no_keys() {
 
 /// The rating view's focus rings show (they were hard to see on the diff region, the Context
 /// summary and the comment box): a dark ring with yellow bands, the same on every focusable
-/// part, once the keyboard moves focus.
-#[tokio::test]
-async fn the_rating_views_focus_rings_show() {
+/// part, once the keyboard moves focus; on a laptop and on a phone.
+async fn the_rating_views_focus_rings_show((width, height): (u32, u32)) {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let (_, token) = study_with_invite(&db, "Focus").await;
     let app = TestApp::start(db.clone()).await.expect("server");
-    let b = Browser::start_sized(1366, 900).await.expect("browser");
+    let b = Browser::start_sized(width, height).await.expect("browser");
     open_invite(&b, &app, &token).await;
     b.join_consent_and_start().await.expect("the rating view");
     // the keyboard in use (Tab), so that focus shows as the keyboard's
@@ -532,10 +531,20 @@ async fn the_rating_views_focus_rings_show() {
         assert_eq!(
             ring,
             serde_json::json!([true, "solid", "3px", "rgb(29, 35, 41)", true]),
-            "{css}"
+            "{width} px: {css}"
         );
     }
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn the_rating_views_focus_rings_show_on_a_laptop() {
+    the_rating_views_focus_rings_show((1366, 900)).await;
+}
+
+#[tokio::test]
+async fn the_rating_views_focus_rings_show_on_a_phone() {
+    the_rating_views_focus_rings_show((390, 844)).await;
 }

@@ -175,68 +175,75 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The page a participant gets on the survey without a session: how to continue.
-fn session_ended(next: &str) -> Response {
+/// A page the guard answers itself (it runs before the app): the site's head and top bar
+/// (`nav`: what follows the brand in it), then `main`, with `status`.
+fn guard_page(status: StatusCode, title: &str, nav: &str, main: &str) -> Response {
     let page = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Continue the study · natstudy</title><link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head>\
-         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">natstudy</a></header>\
-         <main class=\"page\"><section class=\"card narrow\" id=\"session-ended\"><h1>Continue the study</h1>\
-         <p>This browser has no session for the study: it ended after a while without activity, \
-         or you started on another device. Your answers so far are saved.</p>\
-         <ul><li><a href=\"/resume\" id=\"resume-link\">Continue with your resume code</a> \
-         (shown at the top of every survey page, like <code>K3M9Q-X2P7A</code>), or</li>\
-         <li>open the invite link you were given again, in this browser.</li></ul>\
-         <p class=\"muted\">Taking part with an account? <a href=\"/login?next={next}\" id=\"sign-in-link\">Sign in</a>.</p>\
-         </section></main></body></html>"
+         <title>{title} · natstudy</title><link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head>\
+         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">natstudy</a>{nav}</header>\
+         <main class=\"page\">{main}</main></body></html>"
     );
     Response::builder()
-        .status(StatusCode::UNAUTHORIZED)
+        .status(status)
         .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
         .body(Body::from(page))
-        .unwrap_or_else(|_| StatusCode::UNAUTHORIZED.into_response())
+        .unwrap_or_else(|_| status.into_response())
+}
+
+/// The page a participant gets on the survey without a session: how to continue.
+fn session_ended(next: &str) -> Response {
+    guard_page(
+        StatusCode::UNAUTHORIZED,
+        "Continue the study",
+        "",
+        &format!(
+            "<section class=\"card narrow\" id=\"session-ended\"><h1>Continue the study</h1>\
+             <p>This browser has no session for the study: it ended after a while without activity, \
+             or you started on another device. Your answers so far are saved.</p>\
+             <ul><li><a href=\"/resume\" id=\"resume-link\">Continue with your resume code</a> \
+             (shown at the top of every survey page, like <code>K3M9Q-X2P7A</code>), or</li>\
+             <li>open the invite link you were given again, in this browser.</li></ul>\
+             <p class=\"muted\">Taking part with an account? <a href=\"/login?next={next}\" id=\"sign-in-link\">Sign in</a>.</p>\
+             </section>"
+        ),
+    )
 }
 
 /// The page of a study that is not there (404): titled as the app's own 404 page.
 fn no_such_study(study: Option<StudyId>) -> Response {
     let what = study.map_or_else(|| "no such study".to_owned(), |s| format!("no study {s}"));
-    let page = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Not found · natstudy</title><link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head>\
-         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">natstudy</a></header>\
-         <main class=\"page\"><h1>Not found</h1><p id=\"not-found\">There is {what} here: it may \
-         have been deleted, or the link is mistyped. <a href=\"/studies\">The studies</a> lists \
-         those you may open.</p></main></body></html>"
-    );
-    Response::builder()
-        .status(StatusCode::NOT_FOUND)
-        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .body(Body::from(page))
-        .unwrap_or_else(|_| StatusCode::NOT_FOUND.into_response())
+    guard_page(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        "",
+        &format!(
+            "<h1>Not found</h1><p id=\"not-found\">There is {what} here: it may \
+             have been deleted, or the link is mistyped. <a href=\"/studies\">The studies</a> lists \
+             those you may open.</p>"
+        ),
+    )
 }
 
 /// The refusal page: the site's header (who is signed in, home, sign out) and what happened.
 fn forbidden(user: &natstudy_types::User) -> Response {
     let who = format!("{} ({})", escape_html(&user.username), user.role.as_str());
-    let page = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>Forbidden · natstudy</title><link rel=\"stylesheet\" href=\"/pkg/natstudy.css\"></head>\
-         <body><header class=\"topbar\"><a class=\"brand\" href=\"/\">natstudy</a><nav class=\"nav\">\
-         <a href=\"/\">Home</a><span class=\"who\" id=\"who\">{who}</span>\
-         <form class=\"inline\" method=\"post\" action=\"/api/logout\"><button type=\"submit\" id=\"logout\">Sign out</button></form>\
-         </nav></header><main class=\"page\"><h1>Forbidden</h1>\
-         <p>You are signed in as {who}, and this account may not open this page (it belongs to a \
-         study you are not a member of, or needs another role). Ask the study's owner or an admin \
-         for access, or <a href=\"/\">go back home</a>.</p></main></body></html>"
-    );
-    Response::builder()
-        .status(StatusCode::FORBIDDEN)
-        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .body(Body::from(page))
-        .unwrap_or_else(|_| StatusCode::FORBIDDEN.into_response())
+    guard_page(
+        StatusCode::FORBIDDEN,
+        "Forbidden",
+        &format!(
+            "<nav class=\"nav\"><a href=\"/\">Home</a><span class=\"who\" id=\"who\">{who}</span>\
+             <form class=\"inline\" method=\"post\" action=\"/api/logout\"><button type=\"submit\" id=\"logout\">Sign out</button></form>\
+             </nav>"
+        ),
+        &format!(
+            "<h1>Forbidden</h1>\
+             <p>You are signed in as {who}, and this account may not open this page (it belongs to a \
+             study you are not a member of, or needs another role). Ask the study's owner or an admin \
+             for access, or <a href=\"/\">go back home</a>.</p>"
+        ),
+    )
 }
 
 /// Text safe inside HTML.
