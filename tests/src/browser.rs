@@ -373,6 +373,15 @@ impl Browser {
         Ok(())
     }
 
+    /// With `NATSTUDY_SCREENSHOTS=DIR` set, keeps what the window shows as `DIR/NAME` (a PNG),
+    /// to look at; without it, nothing.
+    pub async fn keep_screenshot(&self, name: &str) {
+        if let Ok(dir) = std::env::var("NATSTUDY_SCREENSHOTS") {
+            let png = self.client.screenshot().await.expect("screenshot");
+            std::fs::write(std::path::Path::new(&dir).join(name), png).expect("write");
+        }
+    }
+
     /// How far the current page scrolls sideways, in CSS pixels: 0 or less where it fits its
     /// window.
     pub async fn sideways(&self) -> Result<f64> {

@@ -525,6 +525,24 @@ pub async fn open_queue(db: &Db, study: StudyId, cap: i64) -> Result<(BatchId, S
     Ok((batch, token))
 }
 
+/// A study `name` holding the items of `bugs` and `transformations` (files' text, as the
+/// import reads them).
+pub async fn study_of(db: &Db, name: &str, bugs: &str, transformations: &str) -> Result<StudyId> {
+    let study = natstudy_core::store::studies::create(db, None, name, "")
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    natstudy_core::service::imports::import_items_text(
+        db,
+        study,
+        None,
+        ("bugs.jsonl", bugs),
+        ("transformations.jsonl", transformations),
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(study)
+}
+
 /// A participant's side of the survey over HTTP, against any server (`base`: its URL): the
 /// requests of `natstudy::survey_client` (which the load benchmark sends too), failing as
 /// tests do.

@@ -152,6 +152,30 @@ async fn results_page(width: u32, height: u32) -> Vec<String> {
             );
         }
         check(&b, page, &mut found).await;
+        if page == "study" {
+            // the generator's preview, a proposal open: its checkboxes labelled, outside
+            // the summaries, targets of 24 px, the diff's colours at AA
+            b.click("#generate-preview").await.expect("preview");
+            b.wait_contains("#generate-count", "proposed").await;
+            assert!(
+                !b.text_of("#generate-count").await.starts_with("0 "),
+                "the preview proposes something"
+            );
+            b.click("#proposals details summary").await.expect("open");
+            b.wait_contains("#proposals details[open] table", "Original")
+                .await;
+            let small = b
+                .client
+                .execute(
+                    "return [...document.querySelectorAll('#proposals input, #proposals summary, #proposals button')] \
+                     .map(e => e.getBoundingClientRect()).filter(r => r.width > 0 && (r.width < 24 || r.height < 24)).length",
+                    vec![],
+                )
+                .await
+                .expect("js");
+            assert_eq!(small, 0, "{width} px: targets under 24 px");
+            check(&b, "generator preview", &mut found).await;
+        }
     }
     b.close().await;
     drop(app);

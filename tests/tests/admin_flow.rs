@@ -396,6 +396,20 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         .expect("open");
     b.wait_contains("#proposals details[open] table", "if (!(")
         .await;
+    // opened at its first change, which is on screen; the proposal names its lines, and its
+    // checkbox has that as its label (outside the summary)
+    let opened = b
+        .client
+        .execute(
+            "const row = document.getElementById('proposal-0-change-1'); const r = row.getBoundingClientRect(); \
+             const pick = document.getElementById('pick-0'); \
+             return [r.top >= 0 && r.bottom <= window.innerHeight, document.activeElement === row, \
+                     pick.labels.length === 1 && /line/.test(pick.labels[0].textContent), !!pick.closest('summary')]",
+            vec![],
+        )
+        .await
+        .expect("js");
+    assert_eq!(opened, serde_json::json!([true, true, true, false]));
     b.click("#generate-select-all").await.expect("select all");
     b.wait_contains("#generate-add", &format!("Add {n} selected"))
         .await;
@@ -429,7 +443,13 @@ async fn researcher_generates_transformations_and_adds_them_as_items() {
         "no site: the method has nothing this operator rewrites",
     )
     .await;
-    b.wait_contains("#why", "changes no buggy line").await;
+    // in the page's words: its own checkbox, not the command line's flag
+    b.wait_contains(
+        "#why",
+        "changes no buggy line (allowed with \u{201c}also away from the buggy lines\u{201d})",
+    )
+    .await;
+    assert!(!b.text_of("#why").await.contains("--all-sites"));
     b.close().await;
     guard.drop_now(db).await;
 }

@@ -57,6 +57,23 @@ async fn upload(b: &Browser, zip: &Path) {
     b.click("#upload-submit").await.expect("import");
 }
 
+/// The admin `ada` and a study `name`, created by the command line.
+async fn admin_and_study(
+    app: &TestApp,
+    db: &natstudy_core::service::Db,
+    name: &str,
+) -> natstudy_vocab::ids::StudyId {
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    cli(&db.url, &["study", "create", name])
+        .await
+        .expect("study");
+    natstudy_core::store::studies::id_by_name(db, name)
+        .await
+        .expect("id")
+}
+
 async fn bug_count(db: &natstudy_core::service::Db) -> i64 {
     sqlx::query_scalar("SELECT COUNT(*) FROM bugs")
         .fetch_one(&db.pool)
@@ -71,15 +88,7 @@ async fn a_zip_of_checkouts_imports_and_bad_zips_are_refused() {
     let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 1 << 20)
         .await
         .expect("server");
-    app.add_user("ada", "a-long-password", Role::Admin)
-        .await
-        .expect("admin");
-    cli(&db.url, &["study", "create", "d4j"])
-        .await
-        .expect("study");
-    let study = natstudy_core::store::studies::id_by_name(&db, "d4j")
-        .await
-        .expect("id");
+    let study = admin_and_study(&app, &db, "d4j").await;
     let dir = tempfile::tempdir().expect("dir");
     let reference = reference_dir().join("defects4j-lang");
     let mut entries = vec![(
@@ -133,6 +142,56 @@ async fn a_zip_of_checkouts_imports_and_bad_zips_are_refused() {
     b.wait_contains("#upload-result", "Lang-4: a change outside any method")
         .await;
     assert_eq!(bug_count(&db).await, 1);
+    b.close().await;
+    guard.drop_now(db).await;
+}
+
+/// Every form that uploads refuses a file over the server's limit in words: its size and the
+/// limit in MB and what to do, in the page's own error style (it showed "error deserializing
+/// server function results: Invalid format: missing delimiter").
+#[tokio::test]
+async fn each_upload_form_refuses_a_file_over_the_limit_in_words() {
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 1 << 20)
+        .await
+        .expect("server");
+    let study = admin_and_study(&app, &db, "big").await;
+    let dir = tempfile::tempdir().expect("dir");
+    let big = dir.path().join("transformations.jsonl");
+    std::fs::write(&big, vec![b'x'; 3 << 19]).expect("file");
+    let model = dir.path().join("big.arpa");
+    std::fs::write(&model, vec![b'x'; 3 << 19]).expect("file");
+    let b = Browser::start().await.expect("browser");
+    b.open_as(
+        &app.url(""),
+        &format!("/studies/{study}"),
+        ("ada", "a-long-password", "ada (admin)"),
+    )
+    .await
+    .expect("study page");
+    // the import: items
+    b.choose_file("#upload-files", &big).await.expect("choose");
+    b.click("#upload-submit").await.expect("import");
+    b.wait_contains("#upload-error", "MB and the limit here is")
+        .await;
+    let words = b.text_of("#upload-error").await;
+    // a model file
+    b.choose_file("#model-file", &model).await.expect("choose");
+    b.click("#model-upload").await.expect("upload");
+    b.wait_contains("#model-upload-error", "MB and the limit here is")
+        .await;
+    let model_words = b.text_of("#model-upload-error").await;
+    for (form, text) in [("import", &words), ("model", &model_words)] {
+        assert!(
+            text.contains("1.6 MB") && text.contains("1.0 MB"),
+            "{form}: {text}"
+        );
+        assert!(
+            !text.contains("deserializ") && !text.contains("server function"),
+            "{form}: {text}"
+        );
+    }
+    assert_eq!(bug_count(&db).await, 0);
     b.close().await;
     guard.drop_now(db).await;
 }

@@ -77,8 +77,12 @@ async fn the_report_writes_its_tables_as_csv_and_latex() {
     let figures: Vec<&str> = doc
         .lines()
         .filter_map(|l| l.split("{figures/").nth(1))
-        .filter_map(|l| l.strip_suffix(".pdf}"))
+        .filter_map(|l| l.split_once(".pdf}").map(|(id, _)| id))
         .collect();
+    // at the size each was drawn (never stretched to the text's width), in a text as wide as
+    // the widest
+    assert!(!doc.contains("width=\\linewidth"), "{doc}");
+    assert!(doc.contains("{geometry}"), "{doc}");
     assert!(figures.len() >= 7, "{figures:?}");
     for id in &figures {
         assert!(doc.contains(&format!("\\label{{fig:{id}}}")), "{id}");

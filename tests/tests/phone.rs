@@ -92,10 +92,7 @@ async fn a_phone_reads_the_transformed_code_and_each_item_from_the_top() {
     b.join_consent_and_start().await.expect("the rating view");
 
     // NATSTUDY_SCREENSHOTS=DIR keeps what the phone showed, to look at
-    if let Ok(dir) = std::env::var("NATSTUDY_SCREENSHOTS") {
-        let png = b.client.screenshot().await.expect("screenshot");
-        std::fs::write(std::path::Path::new(&dir).join("phone-rating.png"), png).expect("write");
-    }
+    b.keep_screenshot("phone-rating.png").await;
     // unified by default on a phone, and nothing wider than the screen
     b.client
         .find(Locator::Css("table.diff.unified"))

@@ -38,7 +38,7 @@ const links = document.querySelectorAll('figure.chart a[href$=".pdf"], a[href$="
 return [document.documentElement.scrollWidth, window.innerWidth, figures.length, outside.length, wide, links, outside.slice(0, 5).join('; '), lowest[0], lowest[1]];
 "#;
 
-async fn measure(width: u32, height: u32) -> (serde_json::Value, f64) {
+async fn measure(width: u32, height: u32) -> (serde_json::Value, f64, serde_json::Value) {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     let study = natstudy_tests::reference_study_with_results(&db, "Paper")
         .await
@@ -57,10 +57,22 @@ async fn measure(width: u32, height: u32) -> (serde_json::Value, f64) {
         .await;
     let measured = b.client.execute(MEASURE, vec![]).await.expect("measure");
     let keyed = arrow_right_scrolls(&b).await;
+    // per wide figure: whether it scrolls, whether a cue above it says so
+    let cues = b
+        .client
+        .execute(
+            "return [...document.querySelectorAll('figure.chart.wide')].map(f => { \
+               const img = f.querySelector('.chart-image'); const cue = f.querySelector('.scroll-cue'); \
+               return [img.scrollWidth > img.clientWidth, !!cue && cue.offsetParent !== null \
+                       && cue.getBoundingClientRect().bottom <= img.getBoundingClientRect().top + 1]; })",
+            vec![],
+        )
+        .await
+        .expect("cues");
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
-    (measured, keyed)
+    (measured, keyed, cues)
 }
 
 /// How far the right arrow key scrolls the first wide figure's box, focused as a keyboard
@@ -102,7 +114,18 @@ async fn arrow_right_scrolls(b: &Browser) -> f64 {
 #[tokio::test]
 async fn the_results_fit_a_phone_and_every_figure_holds_its_legend() {
     for (width, height, device) in [(390, 844, "phone"), (1366, 900, "laptop")] {
-        let (m, keyed) = measure(width, height).await;
+        let (m, keyed, cues) = measure(width, height).await;
+        // a figure that scrolls says so above it; one that fits says nothing
+        for cue in cues.as_array().expect("figures") {
+            assert_eq!(cue[0], cue[1], "{device}: a wide figure's cue: {cues}");
+        }
+        assert!(
+            width > 700
+                || cues
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|x| x[0] == true)),
+            "{device}: no wide figure scrolls: {cues}"
+        );
         let n = |i: usize| m[i].as_u64().unwrap_or(u64::MAX);
         assert!(
             n(0) <= n(1),

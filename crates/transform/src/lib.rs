@@ -571,8 +571,9 @@ fn run(
     Ok((out, explained))
 }
 
-/// The rule for a site that changes no buggy line.
-const NOT_BUGGY: &str = "changes no buggy line (allowed with --all-sites)";
+/// The rule for a site that changes no buggy line, in the command line's words (a page names
+/// its own control instead: `natstudy_core`'s explain).
+pub const NOT_BUGGY: &str = "changes no buggy line (allowed with --all-sites)";
 
 /// Whether a site's edits reach within a line of a buggy line (the lines each edit spans, one
 /// more on either side: a rewrite's diff may align an edited line with its neighbour).

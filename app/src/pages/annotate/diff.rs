@@ -3,19 +3,67 @@
 
 use leptos::prelude::*;
 
-use crate::highlight::highlight;
+use super::changes::{change_list, change_starts, ChangeIds, ChangeNav, LineNumbersToggle};
+use crate::highlight::tokens;
 use natstudy_types::{DiffLine, Seg};
 
-pub(super) fn code_pieces(segs: Vec<Seg>) -> impl IntoView {
-    segs.into_iter()
-        .map(|s| {
-            let toks = highlight(&s.text)
+/// One piece of a line's code: each Java token its own span (a line breaks between tokens,
+/// never inside one: `style/main.css` keeps a token whole), a comment a span per word, and a
+/// break allowed after an opening bracket or a comma and before a dot, where Java's own style
+/// breaks a long line.
+fn token_view(class: &'static str, tok: String) -> AnyView {
+    match class {
+        "ws" => tok.into_any(),
+        "com" => {
+            let mut words = Vec::new();
+            let mut word = String::new();
+            let mut space = false;
+            for c in tok.chars() {
+                if c.is_whitespace() != space && !word.is_empty() {
+                    words.push((space, std::mem::take(&mut word)));
+                }
+                space = c.is_whitespace();
+                word.push(c);
+            }
+            if !word.is_empty() {
+                words.push((space, word));
+            }
+            words
                 .into_iter()
-                .map(|(class, t)| view! { <span class=class>{t}</span> })
+                .map(|(space, w)| {
+                    if space {
+                        w.into_any()
+                    } else {
+                        view! { <span class="com">{w}</span> }.into_any()
+                    }
+                })
+                .collect_view()
+                .into_any()
+        }
+        _ => {
+            let before = matches!(tok.as_str(), "." | "::" | "->");
+            let after = matches!(tok.as_str(), "(" | "[" | ",");
+            let class = (!class.is_empty()).then_some(class);
+            view! { {before.then(|| view! { <wbr /> })}<span class=class>{tok}</span>{after.then(|| view! { <wbr /> })} }
+                .into_any()
+        }
+    }
+}
+
+/// A line's code: its changed segments marked, each token whole (see `token_view`), inside a
+/// line box of its own (`.cl`: where a token longer than the line scrolls, not split).
+pub(super) fn code_pieces(segs: Vec<Seg>) -> impl IntoView {
+    let pieces = segs
+        .into_iter()
+        .map(|s| {
+            let toks = tokens(&s.text)
+                .into_iter()
+                .map(|(class, t)| token_view(class, t))
                 .collect_view();
             view! { <span class:chg=s.changed>{toks}</span> }
         })
-        .collect_view()
+        .collect_view();
+    view! { <div class="cl">{pieces}</div> }
 }
 
 /// A code line's indentation in columns (a tab is 4, as the page draws it), as the style that
@@ -125,6 +173,25 @@ fn side(no: Option<u32>, segs: Vec<Seg>, class: &'static str, buggy: bool) -> im
     }
 }
 
+/// A row's part in a change, as the row carries it: the change's id on its first row, and
+/// whether the change is the one the navigation is at (every row of it is marked).
+type Mark = (Option<String>, Option<Signal<bool>>);
+
+fn mark_of(
+    starts: &[Option<(usize, bool)>],
+    i: usize,
+    ids: &ChangeIds,
+    at: RwSignal<Option<usize>>,
+) -> Mark {
+    match starts.get(i).copied().flatten() {
+        Some((k, first)) => (
+            first.then(|| ids.row(k)),
+            Some(Signal::derive(move || at.get() == Some(k))),
+        ),
+        None => (None, None),
+    }
+}
+
 #[component]
 pub fn DiffTable(
     rows: Vec<DiffLine>,
@@ -134,34 +201,41 @@ pub fn DiffTable(
     #[prop(optional)]
     labels: Option<(&'static str, &'static str)>,
     /// The table's id (default `diff`).
+    #[prop(optional, into)]
+    id: Option<String>,
+    /// Previous / next change buttons and a list of the changes (the survey's and the
+    /// review's diffs).
     #[prop(optional)]
-    id: Option<&'static str>,
+    navigate: bool,
 ) -> impl IntoView {
     // the method's own indentation, said once
     let indent = common_indent(&rows);
     let indent_note = indent_words(&indent);
     let rows = dedent(rows, indent.chars().count());
     let (old_label, new_label) = labels.unwrap_or(("Original", "Transformed"));
-    let id = id.unwrap_or("diff");
-    // the survey's table keeps its plain label ids; others prefix theirs with the table's id
-    let prefix = if id == "diff" {
-        String::new()
-    } else {
-        format!("{id}-")
-    };
-    let (left_id, right_id) = (
-        format!("{prefix}left-label"),
-        format!("{prefix}right-label"),
-    );
+    let id = id.unwrap_or_else(|| "diff".into());
+    let ids = ChangeIds::new(&id);
+    let side_id = id.clone();
+    let (left_id, right_id) = (ids.name("left-label"), ids.name("right-label"));
+    let starts = change_starts(&rows);
+    let changes = change_list(&rows, &starts);
+    let at = RwSignal::new(None::<usize>);
+    // on a phone the unified view has one gutter (the transformed side's numbers); this
+    // shows the original's as well
+    let both_numbers = RwSignal::new(false);
     let side_rows = rows.clone();
+    let (side_starts, side_ids) = (starts.clone(), ids.clone());
     let side_by_side = move || {
         side_rows
             .clone()
             .into_iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(i, r)| {
                 if r.kind == "skip" {
                     return skipped_row(&r);
                 }
+                let (row_id, current) = mark_of(&side_starts, i, &side_ids, at);
+                let is_current = move || current.is_some_and(|c| c.get());
                 let (oc, nc) = match r.kind.as_str() {
                     "removed" => ("del", "empty"),
                     "added" => ("empty", "add"),
@@ -171,31 +245,40 @@ pub fn DiffTable(
                 let left_orig = side(r.old_no, r.old.clone(), oc, r.buggy);
                 let right_new = side(r.new_no, r.new.clone(), nc, r.buggy_new);
                 if original_left {
-                    view! { <tr>{left_orig}{right_new}</tr> }.into_any()
+                    view! { <tr id=row_id.clone() tabindex=row_id.as_ref().map(|_| "-1") class:current=is_current>{left_orig}{right_new}</tr> }.into_any()
                 } else {
                     let left_new = side(r.new_no, r.new, nc, r.buggy_new);
                     let right_orig = side(r.old_no, r.old, oc, r.buggy);
-                    view! { <tr>{left_new}{right_orig}</tr> }.into_any()
+                    view! { <tr id=row_id.clone() tabindex=row_id.as_ref().map(|_| "-1") class:current=is_current>{left_new}{right_orig}</tr> }.into_any()
                 }
             })
             .collect_view()
     };
+    let (uni_starts, uni_ids) = (starts.clone(), ids.clone());
     let unified_rows = move || {
         rows.clone()
             .into_iter()
-            .flat_map(|r| {
+            .enumerate()
+            .flat_map(|(i, r)| {
                 let mut out = Vec::new();
                 let buggy = r.buggy;
                 let (old_indent, new_indent) = (indent_style(&r.old), indent_style(&r.new));
+                let (mut row_id, current) = mark_of(&uni_starts, i, &uni_ids, at);
+                let is_current = move || current.is_some_and(|c| c.get());
+                let tabindex = row_id.as_ref().map(|_| "-1");
                 match r.kind.as_str() {
                     "skip" => out.push(skipped_row(&r)),
-                    "same" => out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln">{r.new_no}</td><td class="mark"></td><td class="code" class:buggy=buggy style=old_indent>{code_pieces(r.old)}</td></tr> }.into_any()),
+                    "same" => out.push(view! { <tr><td class="ln ln-old">{r.old_no}</td><td class="ln ln-new">{r.new_no}</td><td class="mark"></td><td class="code" class:buggy=buggy style=old_indent>{code_pieces(r.old)}</td></tr> }.into_any()),
                     _ => {
-                        if r.old_no.is_some() {
-                            out.push(view! { <tr><td class="ln">{r.old_no}</td><td class="ln"></td><td class="mark">"-"</td><td class="code del" class:buggy=buggy style=old_indent>{code_pieces(r.old)}</td></tr> }.into_any());
+                        if let Some(old_no) = r.old_no {
+                            // one gutter on a phone: a removed line shows its original number
+                            // there, marked as the original's
+                            let alt = view! { <span class="ln-alt" title="line of the original">{old_no}</span> };
+                            out.push(view! { <tr id=row_id.take() tabindex=tabindex class:current=is_current><td class="ln ln-old">{old_no}</td><td class="ln ln-new">{alt}</td><td class="mark">"-"</td><td class="code del" class:buggy=buggy style=old_indent>{code_pieces(r.old)}</td></tr> }.into_any());
                         }
                         if r.new_no.is_some() {
-                            out.push(view! { <tr><td class="ln"></td><td class="ln">{r.new_no}</td><td class="mark">"+"</td><td class="code add" class:buggy=r.buggy_new style=new_indent>{code_pieces(r.new)}</td></tr> }.into_any());
+                            let tabindex = row_id.is_some().then_some("-1");
+                            out.push(view! { <tr id=row_id tabindex=tabindex class:current=is_current><td class="ln ln-old"></td><td class="ln ln-new">{r.new_no}</td><td class="mark">"+"</td><td class="code add" class:buggy=r.buggy_new style=new_indent>{code_pieces(r.new)}</td></tr> }.into_any());
                         }
                     }
                 }
@@ -209,25 +292,37 @@ pub fn DiffTable(
         (new_label, old_label)
     };
     let unified_label = format!("{old_label} (−) and {} (+)", new_label.to_lowercase());
+    let nav = (navigate && !changes.is_empty())
+        .then(|| view! { <ChangeNav changes ids=ids.clone() at /> });
+    let toggle_id = ids.name("line-numbers");
     view! {
-        // a region of its own that scrolls: reachable and scrollable by keyboard
         {indent_note.map(|w| view! { <p class="muted indent-note">{w}</p> })}
-        <div class="diff-wrap" tabindex="0" role="region" aria-label="The original and the transformed method">
+        <LineNumbersToggle id=toggle_id unified both_numbers />
+        // a region of its own: reachable by keyboard, and it scrolls sideways when a token is
+        // longer than its line
+        <div
+            class="diff-wrap"
+            class:both-numbers=move || both_numbers.get()
+            tabindex="0"
+            role="region"
+            aria-label="The original and the transformed method"
+        >
             <Show
                 when=move || unified.get()
                 fallback=move || view! {
-                    <table class="diff side" id=id>
+                    <table class="diff side" id=side_id.clone()>
                         <thead><tr><th colspan="2" id=left_id.clone()>{l}</th><th colspan="2" id=right_id.clone()>{r}</th></tr></thead>
                         <tbody>{side_by_side()}</tbody>
                     </table>
                 }
             >
-                <table class="diff unified" id=id>
+                <table class="diff unified" id=id.clone()>
                     <thead><tr><th colspan="4">{unified_label.clone()}</th></tr></thead>
                     <tbody>{unified_rows()}</tbody>
                 </table>
             </Show>
         </div>
+        {nav}
     }
 }
 

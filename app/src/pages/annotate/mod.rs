@@ -2,6 +2,7 @@
 //! diff and the project context, revision, finishing. Works as plain forms without JavaScript;
 //! with it, the keyboard drives everything and time on item is measured in the browser.
 
+mod changes;
 mod diff;
 mod rate;
 mod rate_browser;
@@ -10,6 +11,7 @@ mod steps;
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_params_map, use_query_map};
 
+pub use changes::{show_change, where_changed};
 pub use diff::DiffTable;
 
 use crate::annotate_api::{

@@ -4,7 +4,7 @@
 use leptos::html;
 use leptos::prelude::*;
 
-use super::diff::{code_pieces, DiffTable};
+use super::diff::{code_pieces, indent_style, DiffTable};
 use super::rate_browser::{
     answered_before_hydration, browser_hooks, draft_hooks, point_to, unanswered, Question,
     RateSignals, KEY_HINT,
@@ -185,7 +185,7 @@ pub(super) fn Rate(
                     {move || if unified.get() { "Side by side" } else { "Unified" }}
                 </button>
             </div>
-            <DiffTable rows=item.diff.clone() original_left=item.original_left unified />
+            <DiffTable rows=item.diff.clone() original_left=item.original_left unified navigate=true />
             <details
                 class="context"
                 id="context"
@@ -291,11 +291,14 @@ fn file_view(
             let n = first + i as u32;
             let inside = method_line.is_some_and(|m| n >= m && n < m + method_lines);
             let is_first = method_line == Some(n);
-            let code = code_pieces(vec![Seg { text: l.to_owned(), changed: false }]);
+            let segs = vec![Seg { text: l.to_owned(), changed: false }];
+            // a wrapped line hangs at its own indentation, as in the diff
+            let indent = indent_style(&segs);
+            let code = code_pieces(segs);
             if is_first {
-                view! { <tr class="in-method" node_ref=method_ref><td class="ln">{n}</td><td class="code">{code}</td></tr> }.into_any()
+                view! { <tr class="in-method" node_ref=method_ref><td class="ln">{n}</td><td class="code" style=indent>{code}</td></tr> }.into_any()
             } else {
-                view! { <tr class:in-method=inside><td class="ln">{n}</td><td class="code">{code}</td></tr> }.into_any()
+                view! { <tr class:in-method=inside><td class="ln">{n}</td><td class="code" style=indent>{code}</td></tr> }.into_any()
             }
         })
         .collect_view()

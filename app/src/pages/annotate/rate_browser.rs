@@ -273,6 +273,21 @@ pub(super) fn browser_hooks(x: RateSignals) {
                     set_context_open.update(|v| *v = !*v);
                     set_context_opened.set(true);
                 }
+                // previous / next change: what the diff's own buttons do
+                k @ ("n" | "p") => {
+                    let id = if k == "n" {
+                        "next-change"
+                    } else {
+                        "prev-change"
+                    };
+                    if let Some(button) = document().get_element_by_id(id).and_then(|e| {
+                        leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::HtmlElement>(e)
+                            .ok()
+                    }) {
+                        e.prevent_default();
+                        button.click();
+                    }
+                }
                 _ => {}
             }
         });
@@ -501,7 +516,7 @@ impl Question {
 }
 
 /// The keyboard rule, as the page states it.
-pub(super) const KEY_HINT: &str = "Keys: 1–4 answer the open question you are in (Tab moves between the questions), else the first open one · once both are answered, a digit changes only the question you are in, and says so · Backspace clears · Enter submits · g guideline · c context";
+pub(super) const KEY_HINT: &str = "Keys: 1–4 answer the open question you are in (Tab moves between the questions), else the first open one · once both are answered, a digit changes only the question you are in, and says so · Backspace clears · Enter submits · n / p next / previous change · g guideline · c context";
 
 /// What a digit does when both questions are answered and neither holds the focus.
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]

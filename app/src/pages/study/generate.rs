@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use leptos::prelude::*;
 
 use crate::components::status::ErrorBox;
-use crate::pages::annotate::DiffTable;
+use crate::pages::annotate::{show_change, where_changed, DiffTable};
 use crate::study_api::{
     add_transformations, explain_generation, get_scoring, ProposeTransformations,
 };
@@ -65,7 +65,19 @@ pub fn Generate(study: StudyId) -> impl IntoView {
         false,
     );
     let list = move || preview.value().get();
-    let (unified, _) = signal(false);
+    // side by side where there is room for it; unified on a narrow screen
+    let (unified, set_unified) = signal(false);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let narrow = window()
+            .inner_width()
+            .ok()
+            .and_then(|w| w.as_f64())
+            .is_some_and(|w| w < 900.0);
+        set_unified.set(narrow);
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = set_unified;
     view! {
         <section class="card" id="generate">
             <h2>"Generate transformations"</h2>
@@ -130,7 +142,7 @@ pub fn Generate(study: StudyId) -> impl IntoView {
                             </button>
                         </div>
                         <ul class="proposals" id="proposals">
-                            {items.into_iter().map(|p| view! { <Proposal p selected set_selected unified /> }).collect_view()}
+                            {items.into_iter().enumerate().map(|(index, p)| view! { <Proposal p index selected set_selected unified /> }).collect_view()}
                         </ul>
                     }.into_any()
                 }
@@ -143,9 +155,12 @@ pub fn Generate(study: StudyId) -> impl IntoView {
     }
 }
 
+/// One proposal: its checkbox and what it is (bug, operator, summary, the lines it changes) as
+/// the checkbox's label, and under it the diff, opened at its first change.
 #[component]
 fn Proposal(
     p: GeneratedPreview,
+    index: usize,
     selected: ReadSignal<BTreeSet<String>>,
     set_selected: WriteSignal<BTreeSet<String>>,
     unified: ReadSignal<bool>,
@@ -153,22 +168,40 @@ fn Proposal(
     let key = p.key.clone();
     let key_checked = p.key.clone();
     let title = format!("{} · {} ({}) — ", p.bug_id, p.operator, p.level);
+    // two renamings of one name read alike: the lines they change tell them apart
+    let lines = format!(" · {}", where_changed(&p.diff));
     let off_bug = (!p.touches_buggy).then_some(" · away from the buggy lines");
+    let pick = format!("pick-{index}");
+    let table = format!("proposal-{index}");
+    let first = format!("{table}-change-1");
+    let (open, set_open) = signal(false);
+    let diff = p.diff;
     view! {
-        <li>
-            <details>
-                <summary>
-                    <input type="checkbox" class="proposal-pick"
-                        prop:checked=move || selected.with(|s| s.contains(&key_checked))
-                        on:click=|ev| ev.stop_propagation()
-                        on:change=move |ev| {
-                            let on = event_target_checked(&ev);
-                            let k = key.clone();
-                            set_selected.update(|s| { if on { s.insert(k); } else { s.remove(&k); } });
-                        } />
-                    " " {title} <crate::text::Summary text=p.summary /> {off_bug}
-                </summary>
-                <DiffTable rows=p.diff original_left=true unified />
+        <li class="proposal">
+            <div class="proposal-head">
+                <input type="checkbox" class="proposal-pick" id=pick.clone()
+                    prop:checked=move || selected.with(|s| s.contains(&key_checked))
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        let k = key.clone();
+                        set_selected.update(|s| { if on { s.insert(k); } else { s.remove(&k); } });
+                    } />
+                <label for=pick>{title} <crate::text::Summary text=p.summary /> {lines} {off_bug}</label>
+            </div>
+            // the diff is drawn when opened (a preview of hundreds of proposals stays light),
+            // then brought to its first change
+            <details on:toggle=move |e| {
+                let is_open = event_target::<leptos::web_sys::HtmlDetailsElement>(&e).open();
+                set_open.set(is_open);
+                if is_open {
+                    let first = first.clone();
+                    request_animation_frame(move || show_change(&first));
+                }
+            }>
+                <summary>"Diff"</summary>
+                <Show when=move || open.get()>
+                    <DiffTable rows=diff.clone() original_left=true unified id=table.clone() navigate=true />
+                </Show>
             </details>
         </li>
     }

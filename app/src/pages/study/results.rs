@@ -49,6 +49,8 @@ pub fn ResultsPage() -> impl IntoView {
                                         <figure class=if f.wide { "chart wide" } else { "chart" } id=format!("{}-svg", f.id)>
                                             // a wide figure keeps its size on a phone and scrolls in its
                                             // card: by keyboard too
+                                            // on a phone it says so (a figure cut at the screen's edge read as all of it)
+                                            {f.wide.then(|| view! { <p class="scroll-cue">"Wider than the screen: swipe it sideways for the rest, its legend included →"</p> })}
                                             <div class="chart-image" role="img" aria-label=f.title.clone() tabindex=f.wide.then_some("0") inner_html=f.svg></div>
                                             <figcaption>
                                                 <b>{f.title}". "</b>{f.caption}" "

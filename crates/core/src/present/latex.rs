@@ -17,7 +17,8 @@ pub fn table_latex(t: &TableView) -> String {
         .collect();
     let mut s = String::new();
     let _ = writeln!(s, "% natstudy: {}", latex_escape(&t.title));
-    let _ = writeln!(s, "\\begin{{table}}[t]\n  \\centering");
+    // here (after its section's heading) where it fits; a [t] float went above the heading
+    let _ = writeln!(s, "\\begin{{table}}[htbp]\n  \\centering");
     let caption = if t.note.is_empty() {
         latex_escape(&t.title)
     } else {
@@ -94,10 +95,13 @@ pub fn latex_escape(text: &str) -> String {
 
 /// `report.tex`: a document that inputs every table (`tables/ID.tex`) and includes every figure
 /// (`figures/ID.pdf`, with its title and caption and `\label{fig:ID}`), and compiles with
-/// pdflatex from a stock TeX Live (article, inputenc, fontenc, booktabs, graphicx).
+/// pdflatex from a stock TeX Live (article, geometry, inputenc, fontenc, booktabs, graphicx).
+/// The text is as wide as a two-column paper's page (7.16 in, geometry) and every figure is
+/// placed at the size it was drawn (3.5 in a column, 7.16 in across), so that their text is
+/// the size the figures set it in, the same in all; one wider than the text would shrink.
 pub fn report_latex(study: &str, tables: &[TableView], figures: &[FigureView]) -> String {
     let mut s = String::from(
-        "\\documentclass{article}\n% the figures are PDF 1.7; pdfTeX takes them without a warning when told\n\\ifdefined\\pdfminorversion\\pdfminorversion=7\\fi\n\\ifdefined\\pdfsuppresswarningpagegroup\\pdfsuppresswarningpagegroup=1\\fi\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n\\begin{document}\n",
+        "\\documentclass{article}\n% the figures are PDF 1.7; pdfTeX takes them without a warning when told\n\\ifdefined\\pdfminorversion\\pdfminorversion=7\\fi\n\\ifdefined\\pdfsuppresswarningpagegroup\\pdfsuppresswarningpagegroup=1\\fi\n\\usepackage[utf8]{inputenc}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n\\usepackage{graphicx}\n% a two-column paper's text width (7.16 in): the wide figures at their drawn size\n\\usepackage[textwidth=7.2in,textheight=9in]{geometry}\n\\begin{document}\n",
     );
     s.push_str(&format!("\\section*{{{}}}\n", latex_escape(study)));
     for t in tables {
@@ -105,7 +109,7 @@ pub fn report_latex(study: &str, tables: &[TableView], figures: &[FigureView]) -
     }
     for f in figures {
         s.push_str(&format!(
-            "\\begin{{figure}}[htbp]\n  \\centering\n  \\includegraphics[width=\\linewidth,height=0.8\\textheight,keepaspectratio]{{figures/{}.pdf}}\n  \\caption{{{}. {}}}\n  \\label{{fig:{}}}\n\\end{{figure}}\n",
+            "\\begin{{figure}}[htbp]\n  \\centering\n  \\resizebox{{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}}{{!}}{{\\includegraphics{{figures/{}.pdf}}}}\n  \\caption{{{}. {}}}\n  \\label{{fig:{}}}\n\\end{{figure}}\n",
             f.id,
             latex_escape(&f.title),
             latex_escape(&f.caption),
@@ -165,5 +169,31 @@ mod tests {
             tex.contains("\\toprule") && tex.contains("\\midrule") && tex.contains("\\bottomrule")
         );
         assert!(tex.contains("$-$ 2U/(n1$\\cdot$n2)"), "{tex}");
+        assert!(tex.contains("\\begin{table}[htbp]"), "{tex}");
+    }
+
+    /// Figures at their drawn size (shrunk only if wider than the text), the text as wide as
+    /// the widest figure, the tables after the study's heading.
+    #[test]
+    fn figures_keep_their_drawn_size() {
+        let f = |id: &str, wide: bool| FigureView {
+            id: id.into(),
+            title: "T".into(),
+            caption: "C".into(),
+            svg: String::new(),
+            wide,
+        };
+        let t = TableView {
+            id: "levels".into(),
+            title: "L".into(),
+            note: String::new(),
+            header: vec!["a".into()],
+            rows: vec![],
+        };
+        let doc = report_latex("S", &[t], &[f("narrow", false), f("wide", true)]);
+        assert!(!doc.contains("width=\\linewidth"), "{doc}");
+        assert!(doc.contains("\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{\\includegraphics{figures/wide.pdf}}"), "{doc}");
+        assert!(doc.contains("\\usepackage[textwidth=7.2in,textheight=9in]{geometry}"));
+        assert!(doc.find("\\section*{S}") < doc.find("\\input{tables/levels}"));
     }
 }

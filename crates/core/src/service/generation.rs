@@ -184,6 +184,16 @@ fn generate_bounded(
 /// Applications kept, and per rule: refusals and the first place one happened.
 type OperatorTally<'r> = (usize, BTreeMap<&'r str, (usize, String)>);
 
+/// A refusal rule as the study page says it: the page's own control, not the command line's
+/// flag, for what allows a site away from the buggy lines.
+fn page_words(rule: &str) -> String {
+    if rule == natstudy_engine::transform::NOT_BUGGY {
+        "changes no buggy line (allowed with \u{201c}also away from the buggy lines\u{201d})".into()
+    } else {
+        rule.to_owned()
+    }
+}
+
 /// Why each operator did or did not apply to the study's bugs, summed over the bugs: per
 /// operator the applications kept and the refusals by rule (most frequent first, with the
 /// first bug and line where each happened).
@@ -228,7 +238,7 @@ pub async fn explain(
                 let mut refusals: Vec<natstudy_types::RefusalCount> = rules
                     .into_iter()
                     .map(|(rule, (count, example))| natstudy_types::RefusalCount {
-                        rule: rule.to_owned(),
+                        rule: page_words(rule),
                         count,
                         example,
                     })
