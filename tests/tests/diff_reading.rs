@@ -114,6 +114,9 @@ async fn the_diff_is_read_on_the_page_and_every_change_is_a_step_away() {
                 && boxed[1].as_f64().is_some_and(|x| x > 0.0),
             "{w}: the diff is cut to a box ({boxed})"
         );
+        // a line that scrolls is reachable by keyboard: nothing serious for axe
+        let serious = b.axe_serious().await.expect("axe");
+        assert!(serious.is_empty(), "{w}: {serious:?}");
         // the long literal is whole on one line (its line scrolls), never split
         let literal = js(
             &b,

@@ -25,6 +25,11 @@ async fn review(b: &Browser, verdicts: &[(&str, &str)]) {
             "the tool's name is hidden: {page}"
         );
         assert!(b.client.find(Locator::Css("#patch-diff")).await.is_ok());
+        // a staff page like the others: nothing serious or critical for axe (the first task)
+        if i == 0 {
+            let serious = b.axe_serious().await.expect("axe");
+            assert!(serious.is_empty(), "the review page: {serious:?}");
+        }
         // the diffs wrap in their box: the page never scrolls sideways, on a phone too
         let overflow = b.sideways().await.expect("js");
         assert!(overflow <= 0.0, "{target}: scrolls sideways by {overflow}");
@@ -163,6 +168,8 @@ async fn two_reviewers_review_by_keyboard_and_an_admin_decides() {
         .await;
     b.wait_contains("#disagreements", "ruth: correct").await;
     b.wait_contains("#disagreements", "@invite: wrong").await;
+    let serious = b.axe_serious().await.expect("axe");
+    assert!(serious.is_empty(), "the decisions page: {serious:?}");
     // the decisions page fits a phone too
     b.client.set_window_size(390, 844).await.expect("size");
     let overflow = b.sideways().await.expect("js");

@@ -158,6 +158,27 @@ pub(super) fn indent_words(indent: &str) -> Option<String> {
     })
 }
 
+/// Gives every line box of the table `table` that scrolls (a token wider than its line) a
+/// place in the tab order, and takes it from those that no longer do.
+#[cfg(feature = "hydrate")]
+fn focusable_scrolling_lines(table: &str) {
+    let Ok(lines) = document().query_selector_all(&format!("#{table} .cl")) else {
+        return;
+    };
+    for i in 0..lines.length() {
+        let Some(el) = lines.get(i).and_then(|n| {
+            leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::Element>(n).ok()
+        }) else {
+            continue;
+        };
+        if el.scroll_width() > el.client_width() {
+            let _ = el.set_attribute("tabindex", "0");
+        } else {
+            let _ = el.remove_attribute("tabindex");
+        }
+    }
+}
+
 /// A row standing for lines a long diff does not show ("… 120 unchanged lines …").
 fn skipped_row(r: &DiffLine) -> AnyView {
     let text: String = r.old.iter().map(|s| s.text.as_str()).collect();
@@ -292,6 +313,22 @@ pub fn DiffTable(
         (new_label, old_label)
     };
     let unified_label = format!("{old_label} (−) and {} (+)", new_label.to_lowercase());
+    // a line whose token is wider than the screen scrolls: such a line takes the focus, so
+    // that a keyboard scrolls it too (looked at once drawn, in either view, and on resizing)
+    #[cfg(feature = "hydrate")]
+    {
+        let table = id.clone();
+        Effect::new(move |_| {
+            unified.track();
+            let table = table.clone();
+            request_animation_frame(move || focusable_scrolling_lines(&table));
+        });
+        let table = id.clone();
+        let resize = window_event_listener(leptos::ev::resize, move |_| {
+            focusable_scrolling_lines(&table)
+        });
+        on_cleanup(move || resize.remove());
+    }
     let nav = (navigate && !changes.is_empty())
         .then(|| view! { <ChangeNav changes ids=ids.clone() at /> });
     let toggle_id = ids.name("line-numbers");
