@@ -294,8 +294,19 @@ impl CausalLm {
     /// load ends with
     /// [`NlmError::Stopped`] (a job stopped while its model loads).
     pub fn load_until(path: &Path, device: Device, stop: Stop) -> NlmResult<CausalLm> {
+        Self::load_packed_until(path, device, gguf::Packing::Packed, stop)
+    }
+
+    /// [`CausalLm::load_until`], a GGUF file's projections held as `packing` says (a folder
+    /// ignores it).
+    pub fn load_packed_until(
+        path: &Path,
+        device: Device,
+        packing: gguf::Packing,
+        stop: Stop,
+    ) -> NlmResult<CausalLm> {
         if gguf::is_gguf(path) {
-            Self::gguf(path, device, gguf::Packing::Packed, stop)
+            Self::gguf(path, device, packing, stop)
         } else {
             Self::folder(path, device, stop)
         }

@@ -311,3 +311,21 @@ fn a_load_stops_when_told_and_reads_no_further() {
         );
     }
 }
+
+/// A GGUF file's size dequantized, read from its header, is at least four times its packed
+/// weights' in a Q4 file; dequantizing at load is chosen only where it takes at most a quarter
+/// of the memory free, and never where the free memory is unknown.
+#[test]
+fn a_gguf_file_is_dequantized_at_load_only_where_it_fits_four_times() {
+    use natstudy_nlm::gguf::{f32_bytes, packing_within, weight_bytes};
+    let path = data().join("gguf").join("llama-q4_0.gguf");
+    let (f32, packed) = (
+        f32_bytes(&path).expect("f32"),
+        weight_bytes(&path).expect("packed"),
+    );
+    assert!(f32 > packed, "{f32} dequantized, {packed} packed");
+    assert_eq!(packing_within(f32, Some(4 * f32)), Packing::F32);
+    assert_eq!(packing_within(f32, Some(4 * f32 - 1)), Packing::Packed);
+    assert_eq!(packing_within(f32, None), Packing::Packed);
+    assert_eq!(packing_within(u64::MAX, Some(u64::MAX)), Packing::Packed);
+}

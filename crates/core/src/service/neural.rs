@@ -106,7 +106,15 @@ pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm
 /// against the memory the one before it left.
 pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natstudy_nlm::CausalLm> {
     let device = natstudy_nlm::device(device).map_err(|e| ServiceError::Invalid(e.to_string()))?;
-    checked_load(dir, device, &NEVER, natstudy_nlm::CausalLm::load_on).await
+    checked_load(dir, device, &NEVER, |d, device| {
+        let packing = if device.is_cpu() {
+            gguf_packing(d)
+        } else {
+            natstudy_nlm::gguf::Packing::Packed
+        };
+        natstudy_nlm::CausalLm::load_packed_until(d, device, packing, &|_| false)
+    })
+    .await
 }
 
 /// [`load`] for a job that may be stopped meanwhile, read by `loader` (the instance's
@@ -179,7 +187,23 @@ impl NeuralLoader {
 
 impl Default for NeuralLoader {
     fn default() -> Self {
-        NeuralLoader(std::sync::Arc::new(natstudy_nlm::CausalLm::load_until))
+        NeuralLoader(std::sync::Arc::new(|path, device, stop| {
+            natstudy_nlm::CausalLm::load_packed_until(path, device, gguf_packing(path), stop)
+        }))
+    }
+}
+
+/// How a GGUF file's projections are held on this machine: dequantized at load where that
+/// takes at most a quarter of the memory free, packed otherwise
+/// ([`natstudy_nlm::gguf::packing_within`]); a folder ignores it.
+pub fn gguf_packing(path: &std::path::Path) -> natstudy_nlm::gguf::Packing {
+    use natstudy_nlm::gguf;
+    if !gguf::is_gguf(path) {
+        return gguf::Packing::Packed;
+    }
+    match gguf::f32_bytes(path) {
+        Ok(bytes) => gguf::packing_within(bytes, memory_free()),
+        Err(_) => gguf::Packing::Packed,
     }
 }
 

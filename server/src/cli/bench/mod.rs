@@ -117,6 +117,10 @@ pub enum BenchCommand {
         /// Threads on the CPU, each scoring its own batches (default: every core)
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: Option<u16>,
+        /// A GGUF file's projections: `auto` (as `lm score` holds them: dequantized at load
+        /// where that takes at most a quarter of the memory free), `packed` or `f32`
+        #[arg(long, default_value = "auto", value_parser = ["auto", "packed", "f32"])]
+        gguf: String,
     },
     /// Every operator on every method of a directory of .java files (every line counted as
     /// buggy, every application kept): methods/s, and engine time against parse time alone
@@ -198,6 +202,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             device,
             batch,
             threads,
+            gguf,
         } => {
             let run = natstudy_core::service::neural::Run {
                 batch: usize::from(batch),
@@ -205,7 +210,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
                 ..Default::default()
             };
             tokio::task::spawn_blocking(move || {
-                lm_neural_bench(&model, &methods, (rounds, &device, run))
+                lm_neural_bench(&model, &methods, (rounds, &device, run, &gguf))
             })
             .await?
         }
@@ -390,7 +395,7 @@ fn score_bench(model: &std::path::Path, heldout: &std::path::Path) -> Result<()>
 fn lm_neural_bench(
     model: &std::path::Path,
     methods: &std::path::Path,
-    (rounds, device, run): (usize, &str, natstudy_core::service::neural::Run),
+    (rounds, device, run, gguf): (usize, &str, natstudy_core::service::neural::Run, &str),
 ) -> Result<()> {
     use anyhow::Context as _;
     let text = std::fs::read_to_string(methods)
@@ -401,7 +406,16 @@ fn lm_neural_bench(
     let t0 = Instant::now();
     let on = natstudy_nlm::device(device)?;
     natstudy_core::service::neural::check_memory(model, &on)?;
-    let lm = natstudy_nlm::CausalLm::load_on(model, on)?;
+    let packing = match gguf {
+        "packed" => natstudy_nlm::gguf::Packing::Packed,
+        "f32" => natstudy_nlm::gguf::Packing::F32,
+        _ if on.is_cpu() => natstudy_core::service::neural::gguf_packing(model),
+        _ => natstudy_nlm::gguf::Packing::Packed,
+    };
+    if natstudy_nlm::gguf::is_gguf(model) {
+        println!("GGUF projections: {packing:?}");
+    }
+    let lm = natstudy_nlm::CausalLm::load_packed_until(model, on, packing, &|_| false)?;
     let batching = run.batching(&lm, texts.len());
     println!(
         "{} ({}, at most {} tokens) loaded on {device} in {:.3} s; batches of {}, {} at once",
