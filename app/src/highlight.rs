@@ -59,11 +59,13 @@ pub fn tokens(text: &str) -> Vec<(&'static str, String)> {
             i = (i + 1).min(chars.len());
         } else if c.is_alphanumeric() || c == '_' || c == '$' {
             let number = c.is_ascii_digit();
+            // whether the number is hexadecimal so far (one pass: a long token stays linear)
+            let mut hex = false;
             while i < chars.len() {
                 let d = chars[i];
+                hex |= number && matches!(d, 'x' | 'X');
                 // the sign of an exponent: 1e-5, 0x1p+3 (a hex number's e is a digit)
                 let exponent_sign = number && matches!(d, '+' | '-') && {
-                    let hex = chars[start..i].iter().any(|c| matches!(c, 'x' | 'X'));
                     let prev = chars[i - 1];
                     if hex {
                         matches!(prev, 'p' | 'P')

@@ -57,21 +57,25 @@ async fn upload(b: &Browser, zip: &Path) {
     b.click("#upload-submit").await.expect("import");
 }
 
-/// The admin `ada` and a study `name`, created by the command line.
+/// A server taking uploads of 1 MiB at most, its admin `ada` and a study `name` (created by
+/// the command line).
 async fn admin_and_study(
-    app: &TestApp,
     db: &natstudy_core::service::Db,
     name: &str,
-) -> natstudy_vocab::ids::StudyId {
+) -> (TestApp, natstudy_vocab::ids::StudyId) {
+    let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 1 << 20)
+        .await
+        .expect("server");
     app.add_user("ada", "a-long-password", Role::Admin)
         .await
         .expect("admin");
     cli(&db.url, &["study", "create", name])
         .await
         .expect("study");
-    natstudy_core::store::studies::id_by_name(db, name)
+    let study = natstudy_core::store::studies::id_by_name(db, name)
         .await
-        .expect("id")
+        .expect("id");
+    (app, study)
 }
 
 async fn bug_count(db: &natstudy_core::service::Db) -> i64 {
@@ -85,10 +89,7 @@ async fn bug_count(db: &natstudy_core::service::Db) -> i64 {
 async fn a_zip_of_checkouts_imports_and_bad_zips_are_refused() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
     // 1 MiB uploads: a zip's sources may hold 4 MiB uncompressed
-    let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 1 << 20)
-        .await
-        .expect("server");
-    let study = admin_and_study(&app, &db, "d4j").await;
+    let (app, study) = admin_and_study(&db, "d4j").await;
     let dir = tempfile::tempdir().expect("dir");
     let reference = reference_dir().join("defects4j-lang");
     let mut entries = vec![(
@@ -152,10 +153,7 @@ async fn a_zip_of_checkouts_imports_and_bad_zips_are_refused() {
 #[tokio::test]
 async fn each_upload_form_refuses_a_file_over_the_limit_in_words() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let app = TestApp::start_with(db.clone(), |c| c.max_upload_bytes = 1 << 20)
-        .await
-        .expect("server");
-    let study = admin_and_study(&app, &db, "big").await;
+    let (app, study) = admin_and_study(&db, "big").await;
     let dir = tempfile::tempdir().expect("dir");
     let big = dir.path().join("transformations.jsonl");
     std::fs::write(&big, vec![b'x'; 3 << 19]).expect("file");
