@@ -31,7 +31,7 @@ const LOGIT_ROWS: usize = 256;
 pub use candle_core::Device;
 pub use config::Family;
 pub use cost::Cost;
-pub use families::with_candle_ops;
+pub use families::{with_candle_ops, PANEL_BYTES};
 pub use masked::{Fill, MaskedLm};
 
 /// Why a model cannot be loaded or run.
@@ -125,7 +125,7 @@ pub type NlmResult<T> = Result<T, NlmError>;
 
 #[cfg(test)]
 mod plan_tests {
-    use super::{plan, Batching, CPU_PADDING};
+    use super::{plan, Batching, CPU_FILLED, CPU_PADDING};
 
     #[test]
     fn batches_are_shortest_first_and_within_their_bounds() {
@@ -136,6 +136,7 @@ mod plan_tests {
             scores: usize::MAX,
             workers: 1,
             real_per_pad: 0,
+            filled: 0,
         };
         let got = plan(&lengths, b, 4);
         assert_eq!(got, vec![vec![1, 4, 3], vec![6, 0], vec![2], vec![5]]);
@@ -173,6 +174,7 @@ mod plan_tests {
             scores: 2 * 8 * 100 * 100,
             workers: 1,
             real_per_pad: 0,
+            filled: 0,
         };
         assert_eq!(plan(&[100, 100, 100], b, 8), vec![vec![0, 1], vec![2]]);
         assert!(plan(&[], b, 8).is_empty());
@@ -189,6 +191,34 @@ mod plan_tests {
             (b.sequences, b.workers, b.real_per_pad),
             (8, 2, CPU_PADDING)
         );
+    }
+
+    /// Short methods make no tiny batches: 20 methods of 30 tokens on 2 threads are 3 a
+    /// batch by count (90 positions) but fill batches to `CPU_FILLED` positions; the
+    /// reference's 20 methods (30 to 500 tokens) keep batches of 3 or more; one at a time
+    /// stays one at a time.
+    #[test]
+    fn short_methods_fill_their_batches() {
+        let short = [30; 20];
+        let b = Batching::for_cpu(short.len(), 2, 8);
+        assert_eq!(b.sequences, 3);
+        let got = plan(&short, b, 9);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(got
+            .iter()
+            .all(|g| g.len() * 30 >= CPU_FILLED || g == got.last().expect("last")));
+        assert_eq!(got.concat().len(), 20);
+        // scattered lengths (which the padding bound alone cut into batches of one or two):
+        // no batch but the last under CPU_FILLED real positions
+        let mixed: Vec<usize> = (0..20).map(|i| 30 + i * i).collect();
+        let got = plan(&mixed, Batching::for_cpu(20, 2, 8), 9);
+        assert!(got.len() >= 4, "{got:?}");
+        for g in &got[..got.len() - 1] {
+            let real: usize = g.iter().map(|&i| mixed[i]).sum();
+            assert!(real >= CPU_FILLED, "{got:?}");
+        }
+        let one = plan(&short, Batching::for_cpu(20, 2, 1), 9);
+        assert!(one.iter().all(|g| g.len() == 1));
     }
 }
 
@@ -208,8 +238,8 @@ pub fn device(name: &str) -> NlmResult<Device> {
 
 /// The bytes a model's weights take in memory once loaded on the CPU, read from its files'
 /// headers without loading a tensor: a folder's tensors as f32 (the type every product runs
-/// in, whatever the file stores: a bfloat16 checkpoint doubles), a GGUF file's projections
-/// packed plus its embeddings and norms in f32 and one projection dequantized. The forward
+/// in, whatever the file stores: a bfloat16 checkpoint doubles), a GGUF file's weights packed
+/// plus its norms in f32 and a panel of dequantized tiles per core. The forward
 /// pass needs more (its batches are bounded by [`Batching`]): this is the floor, what tells a
 /// 7B model in f32 (28 GB) from a machine of 16 GB before anything is read.
 pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
@@ -433,6 +463,9 @@ impl CausalLm {
         }
         let input = Tensor::from_vec(padded, (seqs.len(), t), &self.device)?;
         let hidden = self.model.hidden(&input)?;
+        if let Some(scored) = self.tiled_scores(&hidden, seqs)? {
+            return Ok(scored);
+        }
         let mut out = Vec::with_capacity(seqs.len());
         for (b, ids) in seqs.iter().enumerate() {
             let n = ids.len();
@@ -457,6 +490,45 @@ impl CausalLm {
             }));
         }
         Ok(out)
+    }
+
+    /// The scores of a batch's hidden states `[B, T, hidden]` where the head is held in tiles
+    /// on the CPU: every sequence's predicting positions through the head at once, a panel of
+    /// the vocabulary at a time ([`families::Proj::tiled_losses`]); `None` elsewhere.
+    fn tiled_scores(
+        &self,
+        hidden: &Tensor,
+        seqs: &[&[u32]],
+    ) -> NlmResult<Option<Vec<Option<Scored>>>> {
+        let mut rows = Vec::with_capacity(seqs.len());
+        let mut next = Vec::new();
+        for (b, ids) in seqs.iter().enumerate() {
+            if ids.len() >= 2 {
+                rows.push(hidden.get(b)?.narrow(0, 0, ids.len() - 1)?);
+                next.extend_from_slice(&ids[1..]);
+            }
+        }
+        let x = Tensor::cat(&rows, 0)?;
+        let Some(losses) = self.model.head().tiled_losses(&x, &next) else {
+            return Ok(None);
+        };
+        let losses = losses?;
+        let mut at = 0;
+        let scored = seqs
+            .iter()
+            .map(|ids| {
+                let n = ids.len();
+                (n >= 2).then(|| {
+                    let sum: f64 = losses[at..at + n - 1].iter().sum();
+                    at += n - 1;
+                    Scored {
+                        ce_nats: sum / (n - 1) as f64,
+                        tokens: n,
+                    }
+                })
+            })
+            .collect();
+        Ok(Some(scored))
     }
 
     /// Scores texts in batches (shortest first, as `plan` groups them), each truncated to
@@ -611,6 +683,11 @@ impl CausalLm {
 /// On the CPU, real positions a batch has for each padded one, at least.
 pub const CPU_PADDING: usize = 16;
 
+/// On the CPU, real positions a batch of several sequences reaches where it can: a product's
+/// rows below which the kernels run far below their speed (and a packed model's weights,
+/// dequantized once a batch, cost a larger share).
+pub const CPU_FILLED: usize = 256;
+
 /// How many sequences run in one forward pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Batching {
@@ -626,6 +703,11 @@ pub struct Batching {
     /// At least this many real positions in a batch for each padded one (0: no bound). On
     /// the CPU a padded position costs what a real one does.
     pub real_per_pad: usize,
+    /// A batch of fewer real positions than this takes sequences past `sequences`, and a
+    /// padded position for every real one (within the other bounds): a product of a few
+    /// dozen rows runs far below the kernels' speed, and a packed model dequantizes its
+    /// weights once a batch whatever its size.
+    pub filled: usize,
 }
 
 impl Default for Batching {
@@ -636,6 +718,7 @@ impl Default for Batching {
             scores: 1 << 26,
             workers: 1,
             real_per_pad: 0,
+            filled: 0,
         }
     }
 }
@@ -645,13 +728,15 @@ impl Batching {
     /// batches small enough that every thread gets several (`sequences` at most), and at most
     /// one padded position for every [`CPU_PADDING`] real ones (a study's many methods,
     /// sorted by length, pad far less; a handful of methods of scattered lengths ran 5% slower
-    /// in batches of 3 than one at a time).
+    /// in batches of 3 than one at a time), but no batch of short methods under
+    /// [`CPU_FILLED`] positions while more are left (unless one at a time was asked for).
     pub fn for_cpu(n: usize, threads: usize, sequences: usize) -> Batching {
         let threads = threads.max(1);
         Batching {
             sequences: sequences.clamp(1, n.div_ceil(4 * threads).max(1)),
             workers: threads,
             real_per_pad: CPU_PADDING,
+            filled: if sequences > 1 { CPU_FILLED } else { 0 },
             ..Batching::default()
         }
     }
@@ -672,8 +757,11 @@ pub fn plan(lengths: &[usize], batching: Batching, heads: usize) -> Vec<Vec<usiz
         let n = current.len() + 1;
         // sorted: every sequence of the batch pads up to `t`
         let padded = n.saturating_mul(t).saturating_sub(real + t);
-        let fits = n <= batching.sequences.max(1)
-            && padded.saturating_mul(batching.real_per_pad) <= real + t
+        // a batch short of `filled` takes a padded position for every real one
+        let filling = real < batching.filled;
+        let per_pad = if filling { 1 } else { batching.real_per_pad };
+        let fits = (n <= batching.sequences.max(1) || filling)
+            && padded.saturating_mul(per_pad) <= real + t
             && n.saturating_mul(t) <= batching.positions
             && n.saturating_mul(heads.max(1))
                 .saturating_mul(t)

@@ -10,6 +10,7 @@ use super::{ServiceError, ServiceResult};
 use crate::store;
 use crate::store::Db;
 use natstudy_engine::formats;
+use natstudy_nlm::gguf::Packing;
 use natstudy_vocab::ids::{StudyId, UserId};
 
 /// The unit a cross-entropy is stored in.
@@ -107,12 +108,7 @@ pub async fn load(dir: &std::path::Path) -> ServiceResult<natstudy_nlm::CausalLm
 pub async fn load_on(dir: &std::path::Path, device: &str) -> ServiceResult<natstudy_nlm::CausalLm> {
     let device = natstudy_nlm::device(device).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     checked_load(dir, device, &NEVER, |d, device| {
-        let packing = if device.is_cpu() {
-            gguf_packing(d)
-        } else {
-            natstudy_nlm::gguf::Packing::Packed
-        };
-        natstudy_nlm::CausalLm::load_packed_until(d, device, packing, &|_| false)
+        natstudy_nlm::CausalLm::load_packed_until(d, device, Packing::Packed, &|_| false)
     })
     .await
 }
@@ -188,22 +184,8 @@ impl NeuralLoader {
 impl Default for NeuralLoader {
     fn default() -> Self {
         NeuralLoader(std::sync::Arc::new(|path, device, stop| {
-            natstudy_nlm::CausalLm::load_packed_until(path, device, gguf_packing(path), stop)
+            natstudy_nlm::CausalLm::load_packed_until(path, device, Packing::Packed, stop)
         }))
-    }
-}
-
-/// How a GGUF file's projections are held on this machine: dequantized at load where that
-/// takes at most a quarter of the memory free, packed otherwise
-/// ([`natstudy_nlm::gguf::packing_within`]); a folder ignores it.
-pub fn gguf_packing(path: &std::path::Path) -> natstudy_nlm::gguf::Packing {
-    use natstudy_nlm::gguf;
-    if !gguf::is_gguf(path) {
-        return gguf::Packing::Packed;
-    }
-    match gguf::f32_bytes(path) {
-        Ok(bytes) => gguf::packing_within(bytes, memory_free()),
-        Err(_) => gguf::Packing::Packed,
     }
 }
 

@@ -45,7 +45,7 @@ pub struct LlamaLayer {
 
 /// A llama model's weights, from wherever they were read.
 pub struct LlamaWeights {
-    pub embed: Embedding,
+    pub embed: Embed,
     pub layers: Vec<LlamaLayer>,
     pub norm: Norm,
     pub head: Proj,
@@ -91,7 +91,7 @@ impl LlamaWeights {
         let norm = Norm::rms(h, c.eps, m.pp("norm"))?;
         let head = super::lm_head(c, &vb, embed.embeddings(), "lm_head")?;
         Ok(LlamaWeights {
-            embed,
+            embed: Embed::Dense(embed),
             layers,
             norm,
             head,
@@ -101,9 +101,30 @@ impl LlamaWeights {
     }
 }
 
+/// The token embeddings: f32, or a GGUF file's table packed (its rows dequantized as they
+/// are looked up).
+pub enum Embed {
+    Dense(Embedding),
+    Packed(std::sync::Arc<super::Packed>),
+}
+
+impl Embed {
+    /// `[B, T, hidden]` of token ids `[B, T]`.
+    fn forward(&self, ids: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Embed::Dense(e) => e.forward(ids),
+            Embed::Packed(p) => {
+                let (b, t) = ids.dims2()?;
+                let rows = p.rows(&ids.flatten_all()?.to_vec1::<u32>()?)?;
+                Tensor::from_vec(rows, (b, t, p.k()), ids.device())
+            }
+        }
+    }
+}
+
 pub struct Llama {
     c: Config,
-    embed: Embedding,
+    embed: Embed,
     layers: Vec<LlamaLayer>,
     norm: Norm,
     pub(super) head: Proj,

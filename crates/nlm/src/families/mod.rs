@@ -9,10 +9,12 @@
 mod attend;
 mod bigcode;
 mod bloom;
+mod dequant;
 mod gpt_neo;
 mod llama;
 mod loss;
 mod norm;
+mod packed;
 mod product;
 mod softmax;
 mod swiglu;
@@ -24,9 +26,10 @@ use candle_nn::{Linear, VarBuilder};
 use crate::config::{Config, Family};
 use crate::NlmResult;
 
-pub use llama::{GateUp, Llama, LlamaLayer, LlamaWeights, Qkv, Rope};
+pub use llama::{Embed, GateUp, Llama, LlamaLayer, LlamaWeights, Qkv, Rope};
 pub use loss::token_losses;
 pub use norm::Norm;
+pub use packed::{Packed, PANEL_BYTES};
 pub use product::with_candle_ops;
 pub use swiglu::GatedUp;
 
@@ -66,6 +69,16 @@ impl Model {
             Model::Bloom(m) => m.head.forward(hidden)?,
             Model::BigCode(m) => m.head.forward(hidden)?,
         })
+    }
+
+    /// The output projection.
+    pub fn head(&self) -> &Proj {
+        match self {
+            Model::Llama(m) => &m.head,
+            Model::GptNeo(m) => &m.head,
+            Model::Bloom(m) => &m.head,
+            Model::BigCode(m) => &m.head,
+        }
     }
 }
 
@@ -117,13 +130,15 @@ impl Module for Dense {
     }
 }
 
-/// A projection: dense (a Hugging Face folder, or a GGUF file dequantized at load) or packed (a
-/// GGUF file's quantized weight, dequantized to f32 just before each product and let go after
-/// it: memory stays the file's size plus one projection, and the product is the dequantized
-/// model's exactly — candle's products on packed blocks quantize the activations too, and on
-/// the CPU run a method's many positions twenty times slower).
+/// A projection: dense (a Hugging Face folder, or a GGUF file dequantized at load) or a GGUF
+/// file's quantized weight: on the CPU packed in column tiles, each panel dequantized just
+/// before the f32 kernel reads it ([`Packed`]); elsewhere (a GPU) dequantized whole just before
+/// each product and let go after it. Either way the product is the dequantized model's
+/// exactly.
 pub enum Proj {
     Dense(Dense),
+    /// On the CPU (shared with the token embeddings where the head is tied to them).
+    Tiles(std::sync::Arc<Packed>),
     Packed(std::sync::Arc<QTensor>),
     /// The embeddings as the output projection.
     Tied(Linear),
@@ -133,11 +148,49 @@ impl Module for Proj {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         match self {
             Proj::Dense(l) => l.forward(x),
+            Proj::Tiles(p) => packed::project(x, p),
             Proj::Packed(q) => {
                 let w = q.dequantize(x.device())?;
                 product::project(x, &w, product::Weight::OutIn)
             }
             Proj::Tied(l) => product::project(x, l.weight(), product::Weight::OutIn),
+        }
+    }
+}
+
+/// Whether weights loaded on `device` now are for this crate's CPU kernels (tiled, packed in
+/// tiles): the CPU, unless [`with_candle_ops`] runs.
+pub fn cpu_kernels(device: &Device) -> bool {
+    device.is_cpu() && !product::candle_ops()
+}
+
+impl Proj {
+    /// The negative log-likelihood of `next[i]` given each row `i` of `x` `[r, hidden]`
+    /// ([`loss::head_losses`]): `None` where the head is not held in tiles on the CPU (the
+    /// caller makes the logits a few hundred rows at a time instead).
+    pub fn tiled_losses(&self, x: &Tensor, next: &[u32]) -> Option<candle_core::Result<Vec<f64>>> {
+        if !product::on_cpu_f32(x) {
+            return None;
+        }
+        let (r, k) = match x.dims2() {
+            Ok(d) => d,
+            Err(e) => return Some(Err(e)),
+        };
+        let losses = |blocks: packed::Blocks<'_>, vocab| {
+            product::read(x, |x| loss::head_losses(x, (r, k), next, (blocks, vocab)))
+        };
+        match self {
+            Proj::Tiles(p) if p.parts() == 1 => Some(losses(packed::Blocks::Packed(p), p.n())),
+            Proj::Dense(d) if d.held == product::Weight::Tiled && d.bias.is_none() => {
+                let vocab = match d.wt.dim(1) {
+                    Ok(v) => v,
+                    Err(e) => return Some(Err(e)),
+                };
+                Some(product::read(&d.wt, |w| {
+                    losses(packed::Blocks::F32 { w, parts: 1 }, vocab)
+                }))
+            }
+            _ => None,
         }
     }
 }

@@ -49,11 +49,8 @@ pub(super) fn tile(parts: &[&[f32]], k: usize, n: usize) -> candle_core::Result<
     for from in (0..n).step_by(COLS) {
         let width = COLS.min(n - from);
         for p in parts {
-            // the tile's output rows (`width × k` values, in a core's cache) read by column
-            let rows = &p[from * k..(from + width) * k];
-            for i in 0..k {
-                out.extend(rows.chunks_exact(k).map(|r| r[i]));
-            }
+            // the tile's output rows, as they lie
+            out.extend_from_slice(&p[from * k..(from + width) * k]);
         }
     }
     Ok(out)
@@ -146,6 +143,11 @@ pub fn with_candle_ops<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether [`with_candle_ops`] runs on this thread.
+pub(super) fn candle_ops() -> bool {
+    CANDLE_OPS.with(std::cell::Cell::get)
+}
+
 /// Whether `t` is f32 on the CPU: what the operations of this module's siblings run on
 /// (unless [`with_candle_ops`] says otherwise).
 pub(super) fn on_cpu_f32(t: &Tensor) -> bool {
@@ -203,6 +205,26 @@ pub(super) fn tiles(
     tiles
 }
 
+/// One tile's product: rows `row..` of `x` `[m, k]` by the tile's weight block `w` (a
+/// row-major `[k, c]`, as [`Weight::Tiled`] holds it) into the tile `d` `[r, c]`.
+pub(super) fn tile_product(
+    d: faer::MatMut<'_, f32>,
+    x: faer::MatRef<'_, f32>,
+    row: usize,
+    w: &[f32],
+) {
+    let (r, c) = (d.nrows(), d.ncols());
+    let k = x.ncols();
+    faer::linalg::matmul::matmul(
+        d,
+        faer::Accum::Replace,
+        x.submatrix(row, 0, r, k),
+        faer::MatRef::from_column_major_slice(w, k, c),
+        1.0f32,
+        faer::Par::Seq,
+    );
+}
+
 impl CustomOp2 for Product {
     fn name(&self) -> &'static str {
         "faer-product"
@@ -229,38 +251,44 @@ impl CustomOp2 for Product {
             }
         };
         let mut dst = vec![0f32; m * n];
-        if m > 0 && n > 0 && k > 0 {
-            let x = faer::MatRef::from_row_major_slice(x, m, k);
-            tiles(
-                faer::MatMut::from_row_major_slice_mut(&mut dst, m, n),
-                share(m),
-            )
-            .into_par_iter()
-            .for_each(|(row, col, d)| {
-                let (r, c) = (d.nrows(), d.ncols());
-                // the tile's columns of the weight `[k, n]`
-                let w = match self.held {
-                    // a tile's weight is one contiguous `[k, c]` block at `k · col`
-                    Weight::Tiled => {
-                        faer::MatRef::from_row_major_slice(&w[k * col..k * (col + c)], k, c)
-                    }
-                    Weight::InOut => {
-                        faer::MatRef::from_row_major_slice(w, k, n).submatrix(0, col, k, c)
-                    }
-                    Weight::OutIn => faer::MatRef::from_row_major_slice(w, n, k)
-                        .transpose()
-                        .submatrix(0, col, k, c),
-                };
-                faer::linalg::matmul::matmul(
-                    d,
-                    faer::Accum::Replace,
-                    x.submatrix(row, 0, r, k),
-                    w,
-                    1.0f32,
-                    faer::Par::Seq,
-                );
-            });
+        if m == 0 || n == 0 || k == 0 {
+            return Ok((CpuStorage::F32(dst), Shape::from((m, n))));
         }
+        let x = faer::MatRef::from_row_major_slice(x, m, k);
+        if self.held == Weight::Tiled {
+            // a tile's weight is one contiguous `[k, c]` block at `k · col`
+            super::packed::over_tiles(
+                &mut dst,
+                (m, n, k),
+                super::packed::Blocks::F32 { w, parts: 1 },
+                || (),
+                |_, row, d, w| tile_product(d, x, row, w),
+            )?;
+            return Ok((CpuStorage::F32(dst), Shape::from((m, n))));
+        }
+        tiles(
+            faer::MatMut::from_row_major_slice_mut(&mut dst, m, n),
+            share(m),
+        )
+        .into_par_iter()
+        .for_each(|(row, col, d)| {
+            let (r, c) = (d.nrows(), d.ncols());
+            // the tile's columns of the weight `[k, n]`
+            let w = match self.held {
+                Weight::OutIn => faer::MatRef::from_row_major_slice(w, n, k)
+                    .transpose()
+                    .submatrix(0, col, k, c),
+                _ => faer::MatRef::from_row_major_slice(w, k, n).submatrix(0, col, k, c),
+            };
+            faer::linalg::matmul::matmul(
+                d,
+                faer::Accum::Replace,
+                x.submatrix(row, 0, r, k),
+                w,
+                1.0f32,
+                faer::Par::Seq,
+            );
+        });
         Ok((CpuStorage::F32(dst), Shape::from((m, n))))
     }
 }

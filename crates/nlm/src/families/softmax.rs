@@ -87,15 +87,25 @@ fn exp_row(v: &mut [f32], max: f32) -> f32 {
 
 /// `ln Σ e^x` of a row (not empty), under the CPU's widest vector unit.
 pub fn log_sum_exp(row: &[f32]) -> f32 {
+    let (max, sum) = max_sum_exp(row);
+    if !max.is_finite() {
+        return max;
+    }
+    max + sum.ln()
+}
+
+/// The largest of a row (not empty) and `Σ e^(x − max)` (the sum left out where the largest
+/// is not finite), under the CPU's widest vector unit.
+pub fn max_sum_exp(row: &[f32]) -> (f32, f32) {
     struct Lse<'a>(&'a [f32]);
     impl pulp::WithSimd for Lse<'_> {
-        type Output = f32;
+        type Output = (f32, f32);
         #[inline(always)]
-        fn with_simd<S: pulp::Simd>(self, _simd: S) -> f32 {
+        fn with_simd<S: pulp::Simd>(self, _simd: S) -> (f32, f32) {
             let v = self.0;
             let max = max_of(v);
             if !max.is_finite() {
-                return max;
+                return (max, 0.0);
             }
             let mut lanes = [0f32; LANES];
             let mut chunks = v.chunks_exact(LANES);
@@ -109,7 +119,7 @@ pub fn log_sum_exp(row: &[f32]) -> f32 {
                 .iter()
                 .map(|x| exp_nonpositive(*x - max))
                 .sum();
-            max + (tail + lanes.iter().sum::<f32>()).ln()
+            (max, tail + lanes.iter().sum::<f32>())
         }
     }
     pulp::Arch::new().dispatch(Lse(row))

@@ -7,9 +7,10 @@
 //! pages each time, then read again). Elsewhere (a GPU) the weights are held gate then up and
 //! candle's ops run.
 
-use candle_core::{CpuStorage, CustomOp2, Layout, Shape, Tensor};
-use rayon::prelude::*;
+use candle_core::quantized::QTensor;
+use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Shape, Tensor};
 
+use super::packed::{over_tiles, Blocks, Packed};
 use super::product;
 
 /// Rows of a tile whose gates and ups are made at once: `ROWS × 2 × COLS` floats (1.5 MB a
@@ -19,10 +20,18 @@ const ROWS: usize = 1024;
 
 /// The gate and up projections with the activation between them.
 pub struct GatedUp {
-    /// `[in, 2n]`: on the CPU the column tiles interleaved, elsewhere the gate then the up.
-    wt: Tensor,
+    held: Held,
     n: usize,
-    interleaved: bool,
+}
+
+/// How [`GatedUp`]'s weights are held.
+enum Held {
+    /// `[in, 2n]`, the column tiles interleaved (the CPU).
+    Interleaved(Tensor),
+    /// `[in, 2n]`, the gate then the up (elsewhere).
+    Stacked(Tensor),
+    /// A GGUF file's, packed in the same tiles (the CPU).
+    Packed(Packed),
 }
 
 impl GatedUp {
@@ -37,17 +46,26 @@ impl GatedUp {
                 up.dims()
             )));
         }
-        let interleaved = product::on_cpu_f32(gate);
-        let wt = if interleaved {
+        let held = if product::on_cpu_f32(gate) {
             let k = gate.dim(1)?;
             let tiles = product::read(gate, |g| {
                 product::read(up, |u| product::tile(&[g, u], k, n))
             })?;
-            Tensor::from_vec(tiles, (k, 2 * n), gate.device())?
+            Held::Interleaved(Tensor::from_vec(tiles, (k, 2 * n), gate.device())?)
         } else {
-            Tensor::cat(&[gate, up], 0)?.t()?.contiguous()?
+            Held::Stacked(Tensor::cat(&[gate, up], 0)?.t()?.contiguous()?)
         };
-        Ok(GatedUp { wt, n, interleaved })
+        Ok(GatedUp { held, n })
+    }
+
+    /// From a GGUF file's packed gate and up projections (`[n, in]` each), held packed in
+    /// the interleaved tiles (the CPU).
+    pub fn packed(gate: &QTensor, up: &QTensor) -> candle_core::Result<GatedUp> {
+        let p = Packed::new(&[&[gate], &[up]])?;
+        Ok(GatedUp {
+            n: p.n(),
+            held: Held::Packed(p),
+        })
     }
 
     /// `silu(x·Gᵀ) · (x·Uᵀ)` of `x` `[.., in]`: `[.., n]`.
@@ -59,21 +77,29 @@ impl GatedUp {
         let k = *last;
         *last = self.n;
         let rows = x.elem_count() / k.max(1);
-        if self.interleaved {
-            // the tiles are this crate's product's alone, whatever `with_candle_ops` says now
-            if !product::cpu_f32(x) {
-                return Err(candle_core::Error::Msg(
-                    "an interleaved MLP is for f32 on the CPU".into(),
-                ));
+        let wt = match &self.held {
+            Held::Stacked(wt) => {
+                let both = product::project(x, wt, product::Weight::InOut)?;
+                let last = both.rank() - 1;
+                return both.narrow(last, 0, self.n)?.silu()?
+                    * both.narrow(last, self.n, self.n)?;
             }
-            let x2 = x.contiguous()?.reshape((rows, k))?;
-            return x2
-                .apply_op2_no_bwd(&self.wt, &Fused { n: self.n })?
-                .reshape(dims);
+            Held::Interleaved(wt) => Some(wt),
+            Held::Packed(_) => None,
+        };
+        // the tiles are this crate's product's alone, whatever `with_candle_ops` says now
+        if !product::cpu_f32(x) {
+            return Err(candle_core::Error::Msg(
+                "an interleaved MLP is for f32 on the CPU".into(),
+            ));
         }
-        let both = product::project(x, &self.wt, product::Weight::InOut)?;
-        let last = both.rank() - 1;
-        both.narrow(last, 0, self.n)?.silu()? * both.narrow(last, self.n, self.n)?
+        let x2 = x.contiguous()?.reshape((rows, k))?;
+        match (wt, &self.held) {
+            (Some(wt), _) => x2.apply_op2_no_bwd(wt, &Fused { n: self.n })?,
+            (None, Held::Packed(p)) => x2.apply_op1_no_bwd(&FusedPacked(p))?,
+            (None, _) => return Err(candle_core::Error::Msg("an MLP without weights".into())),
+        }
+        .reshape(dims)
     }
 }
 
@@ -97,30 +123,58 @@ impl CustomOp2 for Fused {
         let x = product::contiguous(s1, l1, "the MLP's input")?;
         let w = product::contiguous(s2, l2, "the MLP's weight")?;
         let (m, k) = l1.shape().dims2()?;
-        let n = self.n;
-        if l2.shape().dims2()? != (k, 2 * n) {
+        if l2.shape().dims2()? != (k, 2 * self.n) {
             return Err(candle_core::Error::Msg(format!(
                 "an MLP of [{m}, {k}] by a weight {:?}",
                 l2.dims()
             )));
         }
-        let mut dst = vec![0f32; m * n];
-        if m > 0 && n > 0 && k > 0 {
-            let x = faer::MatRef::from_row_major_slice(x, m, k);
-            product::tiles(
-                faer::MatMut::from_row_major_slice_mut(&mut dst, m, n),
-                product::share(m),
-            )
-            .into_par_iter()
-            // the gates and ups of a tile: one buffer for each of rayon's shares of the
-            // tiles, written by the product before it is read (not zeroed for each tile)
-            .for_each_init(Vec::new, |both: &mut Vec<f32>, (row, col, mut d)| {
+        gated_up(x, (m, k, self.n), Blocks::F32 { w, parts: 2 })
+    }
+}
+
+/// [`GatedUp::forward`] of packed weights on the CPU.
+struct FusedPacked<'a>(&'a Packed);
+
+impl CustomOp1 for FusedPacked<'_> {
+    fn name(&self) -> &'static str {
+        "packed-gated-up"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = product::contiguous(s, l, "the MLP's input")?;
+        let (m, k) = l.shape().dims2()?;
+        if self.0.parts() != 2 {
+            return Err(candle_core::Error::Msg(
+                "a packed MLP of other than a gate and an up projection".into(),
+            ));
+        }
+        gated_up(x, (m, k, self.0.n()), Blocks::Packed(self.0))
+    }
+}
+
+/// `silu(x·Gᵀ) · (x·Uᵀ)` of `x` `[m, k]`, each tile's block its gates' `[k, c]` then its
+/// ups'.
+fn gated_up(
+    x: &[f32],
+    (m, k, n): (usize, usize, usize),
+    blocks: Blocks<'_>,
+) -> candle_core::Result<(CpuStorage, Shape)> {
+    let mut dst = vec![0f32; m * n];
+    if m > 0 && n > 0 && k > 0 {
+        let x = faer::MatRef::from_row_major_slice(x, m, k);
+        // the gates and ups of a tile: one buffer for each of rayon's shares of the tiles,
+        // written by the product before it is read (not zeroed for each tile)
+        over_tiles(
+            &mut dst,
+            (m, n, k),
+            blocks,
+            Vec::new,
+            |both: &mut Vec<f32>, row, mut d, w| {
                 let (r, c) = (d.nrows(), d.ncols());
-                // this tile's gates then ups: two contiguous `[k, c]` blocks at `2·k·col`
-                let at = 2 * k * col;
                 let halves = [
-                    faer::MatRef::from_row_major_slice(&w[at..at + k * c], k, c),
-                    faer::MatRef::from_row_major_slice(&w[at + k * c..at + 2 * k * c], k, c),
+                    faer::MatRef::from_column_major_slice(&w[..k * c], k, c),
+                    faer::MatRef::from_column_major_slice(&w[k * c..2 * k * c], k, c),
                 ];
                 let need = ROWS.min(r) * 2 * c;
                 if both.len() < need {
@@ -147,10 +201,10 @@ impl CustomOp2 for Fused {
                         }
                     }
                 }
-            });
-        }
-        Ok((CpuStorage::F32(dst), Shape::from((m, n))))
+            },
+        )?;
     }
+    Ok((CpuStorage::F32(dst), Shape::from((m, n))))
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
 //! GGUF files (llama.cpp's format) of the llama family — CodeLlama quantized for a laptop's
-//! memory: the configuration and the tokenizer from the file's metadata, the projections kept in
-//! their packed form (`Q4_0`, `Q8_0`, the k-quants, …) and dequantized one at a time for their
-//! product, the token embeddings and norms as f32: the scores are the dequantized model's, as
-//! transformers computes them. candle's reader checks every length and offset against the file.
+//! memory: the configuration and the tokenizer from the file's metadata, the weights kept in
+//! their packed form (`Q4_0`, `Q8_0`, the k-quants, …; on the CPU in column tiles, a panel
+//! dequantized just before the f32 kernel reads it, see `families/packed.rs`), the norms as
+//! f32: the scores are the dequantized model's, as transformers computes them. candle's reader
+//! checks every length and offset against the file.
 
 mod header;
 mod tokenizer;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use candle_core::quantized::gguf_file::{TensorInfo, Value};
 use candle_core::quantized::QTensor;
@@ -16,14 +18,15 @@ use candle_core::{DType, Device};
 use candle_nn::Embedding;
 
 use crate::config::{Config, Family};
-use crate::families::{Dense, GateUp, GatedUp, LlamaWeights, Norm, Proj, Qkv, Rope};
+use crate::families::{Dense, Embed, GateUp, GatedUp, LlamaWeights, Norm, Packed, Proj, Qkv, Rope};
 use crate::{NlmError, NlmResult};
 
-/// How a GGUF file's projections are held.
+/// How a GGUF file's weights are held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Packing {
-    /// In their quantized form (the file's size in memory), each dequantized just before its
-    /// product.
+    /// In their quantized form (the file's size in memory), dequantized a panel at a time
+    /// just before the product reads them: on the CPU at 0.9–1× the f32 speed (SmolLM2-135M
+    /// Q4_1, 2 cores), the same scores to the bit.
     #[default]
     Packed,
     /// Dequantized to f32 at load (four to eight times the memory; no work per product).
@@ -66,68 +69,27 @@ pub fn load(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -
 }
 
 /// The bytes a GGUF file's weights take once loaded with [`Packing::Packed`], read from its
-/// header alone: the projections packed as they lie, the token embeddings and the norms as
-/// f32, and one projection dequantized for its product (the largest).
+/// header alone: every tensor packed as it lies (the token embeddings too, looked up from the
+/// packed table), the norms as f32, and a panel of dequantized tiles for each product that
+/// may run at once (one per core, [`crate::PANEL_BYTES`] each).
 pub fn weight_bytes(path: &Path) -> NlmResult<u64> {
     guarded(path, || {
         let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
         let (_, content) = header::open(path)?;
-        let tied = !content.tensor_infos.contains_key("output.weight");
-        let (mut total, mut largest) = (0u64, 0u64);
+        let mut total = 0u64;
         for (name, info) in &content.tensor_infos {
             let dims = info.shape.dims();
             let (elements, packed) = extent(info)
                 .ok_or_else(|| at(format!("tensor `{name}`: dimensions {dims:?} overflow")))?;
-            let f32 = elements.saturating_mul(4);
-            total = total.saturating_add(match (dims.len(), name.as_str()) {
-                (1, _) => f32,
-                // dequantized for the lookup; kept packed too where the head is tied to it
-                (_, "token_embd.weight") if tied => f32.saturating_add(packed),
-                (_, "token_embd.weight") => f32,
-                _ => packed,
+            total = total.saturating_add(if dims.len() == 1 {
+                elements.saturating_mul(4)
+            } else {
+                packed
             });
-            if dims.len() == 2 && (name != "token_embd.weight" || tied) {
-                largest = largest.max(f32);
-            }
         }
-        Ok(total.saturating_add(largest))
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+        Ok(total.saturating_add(cores.saturating_mul(crate::PANEL_BYTES as u64)))
     })
-}
-
-/// The bytes a GGUF file's weights take once loaded with [`Packing::F32`] (every tensor
-/// dequantized; a head tied to the embeddings counted twice, to be safe), from its header.
-pub fn f32_bytes(path: &Path) -> NlmResult<u64> {
-    guarded(path, || {
-        let at = |e: String| NlmError::Model(format!("{}: {e}", path.display()));
-        let (_, content) = header::open(path)?;
-        let tied = !content.tensor_infos.contains_key("output.weight");
-        let mut total = 0u64;
-        for (name, info) in &content.tensor_infos {
-            let (elements, _) = extent(info).ok_or_else(|| {
-                at(format!(
-                    "tensor `{name}`: dimensions {:?} overflow",
-                    info.shape.dims()
-                ))
-            })?;
-            let f32 = elements.saturating_mul(4);
-            let twice = tied && name == "token_embd.weight";
-            total = total.saturating_add(if twice { f32.saturating_mul(2) } else { f32 });
-        }
-        Ok(total)
-    })
-}
-
-/// How to hold a GGUF file's projections given `f32_bytes` (their size dequantized,
-/// [`f32_bytes`]) and the memory free: dequantized at load ([`Packing::F32`]) where that takes
-/// at most a quarter of the memory free — each product then runs at the f32 kernels' speed
-/// (SmolLM2-135M Q4_1 on 2 cores: 720 tokens/s against 168 packed, 0.9 GB at peak against
-/// 0.6) — packed otherwise (a 7B file on a laptop), and packed where the free memory is not
-/// known.
-pub fn packing_within(f32_bytes: u64, free: Option<u64>) -> Packing {
-    match free {
-        Some(free) if f32_bytes.checked_mul(4).is_some_and(|b| b <= free) => Packing::F32,
-        _ => Packing::Packed,
-    }
 }
 
 /// A tensor's elements and its bytes as packed in the file, from its header; `None` where its
@@ -203,14 +165,21 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
             )))
         }
     };
+    // packed on the CPU: in column tiles, each panel dequantized for its product
+    let tiles = packing == Packing::Packed && crate::families::cpu_kernels(device);
     let proj = |t: QTensor| -> NlmResult<Proj> {
         Ok(match packing {
-            Packing::Packed => Proj::Packed(std::sync::Arc::new(t)),
+            Packing::Packed if tiles => Proj::Tiles(Arc::new(Packed::new(&[&[&t]])?)),
+            Packing::Packed => Proj::Packed(Arc::new(t)),
             Packing::F32 => Proj::Dense(Dense::new(&t.dequantize(device)?, None)?),
         })
     };
-    // dequantized projections of the same input fuse into one product
+    // projections of the same input fuse into one product
     let fused = |ts: Vec<QTensor>| -> NlmResult<Proj> {
+        if tiles {
+            let refs: Vec<&QTensor> = ts.iter().collect();
+            return Ok(Proj::Tiles(Arc::new(Packed::new(&[&refs])?)));
+        }
         let ws = ts
             .iter()
             .map(|t| t.dequantize(device))
@@ -229,7 +198,17 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
         h,
         "token_embd.weight",
     )?;
-    let embed = Embedding::new(embed_q.dequantize(device)?, h);
+    let tied = !content.tensor_infos.contains_key("output.weight");
+    // packed, the table is also the head where it is tied to it
+    let (embed, embed_q) = if tiles {
+        let table = Arc::new(Packed::new(&[&[&embed_q]])?);
+        (Embed::Packed(table.clone()), Err(table))
+    } else {
+        (
+            Embed::Dense(Embedding::new(embed_q.dequantize(device)?, h)),
+            Ok(embed_q),
+        )
+    };
     let mut layers = Vec::with_capacity(c.layers);
     for i in 0..c.layers {
         let norm1 = norm(tensor(&format!("blk.{i}.attn_norm.weight"))?)?;
@@ -248,7 +227,7 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
             get("ffn_up", c.intermediate, h)?,
         );
         let (qkv, gate_up) = match packing {
-            Packing::Packed => (
+            Packing::Packed if !tiles => (
                 Qkv::Separate {
                     q: proj(q)?,
                     k: proj(k)?,
@@ -258,6 +237,10 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
                     gate: proj(gate)?,
                     up: proj(up)?,
                 },
+            ),
+            Packing::Packed => (
+                Qkv::Fused(fused(vec![q, k, v])?),
+                GateUp::Fused(GatedUp::packed(&gate, &up)?),
             ),
             Packing::F32 => (
                 Qkv::Fused(fused(vec![q, k, v])?),
@@ -277,16 +260,15 @@ fn read(path: &Path, device: &Device, packing: Packing, stop: crate::Stop) -> Nl
         });
     }
     let norm_out = norm(tensor("output_norm.weight")?)?;
-    let head = if content.tensor_infos.contains_key("output.weight") {
-        proj(shaped(
+    let head = match embed_q {
+        _ if !tied => proj(shaped(
             tensor("output.weight")?,
             c.vocab,
             h,
             "output.weight",
-        )?)?
-    } else {
-        // tied to the embeddings
-        proj(embed_q)?
+        )?)?,
+        Ok(embed_q) => proj(embed_q)?,
+        Err(table) => Proj::Tiles(table),
     };
     // all read (a tensor the model has no use for is not read): a last chance to stop
     if stop(crate::Loaded {

@@ -117,10 +117,14 @@ pub enum BenchCommand {
         /// Threads on the CPU, each scoring its own batches (default: every core)
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
         threads: Option<u16>,
-        /// A GGUF file's projections: `auto` (as `lm score` holds them: dequantized at load
-        /// where that takes at most a quarter of the memory free), `packed` or `f32`
+        /// A GGUF file's weights: `auto` (as `lm score` holds them: packed), `packed`, or `f32`
+        /// (dequantized at load: the f32 kernels' speed on three to eight times the memory)
         #[arg(long, default_value = "auto", value_parser = ["auto", "packed", "f32"])]
         gguf: String,
+        /// Writes each method's tokens and cross-entropy (nats) of the last round as JSON, in
+        /// the methods' order (`crates/nlm/bench/compare.py` compares it with transformers')
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Every operator on every method of a directory of .java files (every line counted as
     /// buggy, every application kept): methods/s, and engine time against parse time alone
@@ -203,6 +207,7 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             batch,
             threads,
             gguf,
+            out,
         } => {
             let run = natstudy_core::service::neural::Run {
                 batch: usize::from(batch),
@@ -210,7 +215,12 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
                 ..Default::default()
             };
             tokio::task::spawn_blocking(move || {
-                lm_neural_bench(&model, &methods, (rounds, &device, run, &gguf))
+                lm_neural_bench(
+                    &model,
+                    &methods,
+                    (rounds, &device, run, &gguf),
+                    out.as_deref(),
+                )
             })
             .await?
         }
@@ -396,6 +406,7 @@ fn lm_neural_bench(
     model: &std::path::Path,
     methods: &std::path::Path,
     (rounds, device, run, gguf): (usize, &str, natstudy_core::service::neural::Run, &str),
+    out: Option<&std::path::Path>,
 ) -> Result<()> {
     use anyhow::Context as _;
     let text = std::fs::read_to_string(methods)
@@ -409,7 +420,6 @@ fn lm_neural_bench(
     let packing = match gguf {
         "packed" => natstudy_nlm::gguf::Packing::Packed,
         "f32" => natstudy_nlm::gguf::Packing::F32,
-        _ if on.is_cpu() => natstudy_core::service::neural::gguf_packing(model),
         _ => natstudy_nlm::gguf::Packing::Packed,
     };
     if natstudy_nlm::gguf::is_gguf(model) {
@@ -426,14 +436,17 @@ fn lm_neural_bench(
         batching.sequences,
         batching.workers,
     );
+    let mut scores = vec![None; texts.len()];
     for round in 1..=rounds.max(1) {
         let start = Instant::now();
         let mut tokens = 0usize;
         lm.score_texts(&texts, None, batching, |scored| {
-            tokens += scored
-                .iter()
-                .filter_map(|(_, s)| s.map(|s| s.tokens))
-                .sum::<usize>();
+            for &(i, s) in scored {
+                tokens += s.map_or(0, |s| s.tokens);
+                if let Some(slot) = scores.get_mut(i) {
+                    *slot = s;
+                }
+            }
             true
         })?;
         let secs = start.elapsed().as_secs_f64();
@@ -447,6 +460,17 @@ fn lm_neural_bench(
         "peak memory {} MiB",
         peak_rss_mib().map_or("?".into(), |m| m.to_string())
     );
+    if let Some(out) = out {
+        let rows: Vec<serde_json::Value> = scores
+            .iter()
+            .map(|s| match s {
+                Some(s) => serde_json::json!({ "tokens": s.tokens, "ce_nats": s.ce_nats }),
+                None => serde_json::Value::Null,
+            })
+            .collect();
+        std::fs::write(out, serde_json::to_string(&rows)?)
+            .with_context(|| format!("cannot write {}", out.display()))?;
+    }
     Ok(())
 }
 

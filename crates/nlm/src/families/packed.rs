@@ -1,0 +1,504 @@
+//! A GGUF file's projections in their packed form (`Q4_0`, `Q4_1`, `Q8_0`, the k-quants, …) on
+//! the CPU, cut as an f32 weight is tiled ([`product::Weight::Tiled`]): each column tile holds
+//! its rows of each part, packed. A product dequantizes a panel of tiles at a time into the
+//! very blocks an f32 tile holds and runs the f32 kernel on them, so that
+//! - the scores are the dequantized model's to the bit (the same values through the same
+//!   kernel in the same order; candle's packed products quantize the activations to 8 bits
+//!   too, and run a method's many positions twenty times slower);
+//! - memory holds the file's packed bytes plus a panel per product running ([`PANEL_BYTES`]),
+//!   not the weights in f32 (four to eight times the file);
+//! - dequantizing costs `k × columns` once per product against the product's
+//!   `rows × k × columns`: a batch of a few hundred positions runs at the f32 kernel's speed.
+//!
+//! The token embeddings are looked up from the same packed table (its rows dequantized as
+//! they are looked up), which is also the output projection where the head is tied to them.
+
+use std::borrow::Cow;
+use std::sync::Mutex;
+
+use candle_core::quantized::{GgmlDType, QTensor, QuantizedType};
+use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor};
+use rayon::prelude::*;
+
+use super::dequant;
+use super::product::{self, COLS};
+
+/// Bytes of dequantized tiles a product holds at once: enough tiles for every thread to have
+/// several (a 4,096-wide model's tile is 3 MB), little beside the weights.
+pub const PANEL_BYTES: usize = 16 << 20;
+
+/// Rows of one packed weight within a tile.
+struct Piece {
+    rows: usize,
+    data: Data,
+}
+
+/// A piece's packed bytes.
+enum Data {
+    /// Of a type decoded here ([`dequant::decodes`]), straight into a panel.
+    Bytes { dtype: GgmlDType, bytes: Vec<u8> },
+    /// Of another (the k-quants), through candle's decoder.
+    Candle(Box<dyn QuantizedType>),
+}
+
+/// A weight (or several side by side) `[n, k]` packed, in column tiles.
+pub struct Packed {
+    k: usize,
+    /// Output columns of each part.
+    n: usize,
+    parts: usize,
+    /// `tiles[j][p]`: part `p`'s rows `j·COLS..` as pieces, each of one source weight.
+    tiles: Vec<Vec<Vec<Piece>>>,
+    bytes: usize,
+}
+
+/// Panels let go by the products that used them, for the next: a product of a layer takes the
+/// buffer the previous one filled instead of fresh pages (safe to share between the
+/// workers' threads, unlike a thread's own buffer, which a worker waiting on its product's
+/// tiles may be asked to lend to another product it picks up meanwhile).
+static SPARE: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
+
+fn take_panel(len: usize) -> Vec<f32> {
+    let mut v = SPARE
+        .lock()
+        .ok()
+        .and_then(|mut s| s.pop())
+        .unwrap_or_default();
+    if v.len() < len {
+        v.resize(len, 0.0);
+    }
+    v
+}
+
+fn give_back(v: Vec<f32>) {
+    if let Ok(mut s) = SPARE.lock() {
+        // one a worker; more are let go
+        if s.len() < rayon::current_num_threads().max(1) {
+            s.push(v);
+        }
+    }
+}
+
+fn msg(m: String) -> candle_core::Error {
+    candle_core::Error::Msg(m)
+}
+
+impl Packed {
+    /// From parts side by side (the MLP's gate and up: `&[&[gate], &[up]]`), each part one
+    /// weight `[n, k]` or several stacked by rows (the attention's `&[&[q, k, v]]`), as the
+    /// file holds them; on the CPU only. Each tile copies its rows' packed bytes.
+    pub fn new(parts: &[&[&QTensor]]) -> candle_core::Result<Packed> {
+        let k = match parts.first().and_then(|p| p.first()) {
+            Some(t) => t.shape().dims2()?.1,
+            None => return Err(msg("a packed weight of no tensor".into())),
+        };
+        let mut n = None;
+        let mut cut = Vec::with_capacity(parts.len());
+        let mut bytes = 0;
+        for stack in parts {
+            let (tiles, rows, b) = Self::cut(stack, k)?;
+            if n.is_some_and(|n| n != rows) {
+                return Err(msg(format!(
+                    "packed parts of {} and {rows} rows side by side",
+                    n.unwrap_or_default()
+                )));
+            }
+            n = Some(rows);
+            bytes += b;
+            cut.push(tiles);
+        }
+        let n = n.unwrap_or_default();
+        let count = n.div_ceil(COLS);
+        // tile by tile, each part's pieces
+        let mut tiles: Vec<Vec<Vec<Piece>>> = (0..count).map(|_| Vec::new()).collect();
+        for part in cut {
+            for (j, pieces) in part.into_iter().enumerate() {
+                if let Some(t) = tiles.get_mut(j) {
+                    t.push(pieces);
+                }
+            }
+        }
+        Ok(Packed {
+            k,
+            n,
+            parts: parts.len(),
+            tiles,
+            bytes,
+        })
+    }
+
+    /// A stack of weights `[rows, k]` cut at the tiles' rows: each tile's pieces, the rows in
+    /// all, the bytes held.
+    fn cut(stack: &[&QTensor], k: usize) -> candle_core::Result<(Vec<Vec<Piece>>, usize, usize)> {
+        let mut tiles: Vec<Vec<Piece>> = Vec::new();
+        let (mut at, mut bytes) = (0usize, 0usize);
+        for t in stack {
+            let (rows, kk) = t.shape().dims2()?;
+            let dtype = t.dtype();
+            let block = dtype.block_size();
+            if kk != k || block == 0 || !k.is_multiple_of(block) {
+                return Err(msg(format!(
+                    "a packed weight [{rows}, {kk}] of {dtype:?} (blocks of {block}) beside rows of {k}"
+                )));
+            }
+            if !t.device().is_cpu() {
+                return Err(msg("a packed weight in tiles off the CPU".into()));
+            }
+            let row_bytes = k / block * dtype.type_size();
+            let data = t.data()?;
+            if data.len() != rows * row_bytes {
+                return Err(msg(format!(
+                    "a packed weight [{rows}, {k}] of {dtype:?} in {} bytes",
+                    data.len()
+                )));
+            }
+            let mut r = 0;
+            while r < rows {
+                let j = (at + r) / COLS;
+                let end = ((j + 1) * COLS - at).min(rows);
+                if tiles.len() <= j {
+                    tiles.resize_with(j + 1, Vec::new);
+                }
+                // rows of whole blocks: each slice starts at a multiple of the block's size,
+                // where the source's blocks lie (its buffer is of blocks)
+                let slice = &data[r * row_bytes..end * row_bytes];
+                let data = if dequant::decodes(dtype) {
+                    Data::Bytes {
+                        dtype,
+                        bytes: slice.to_vec(),
+                    }
+                } else {
+                    Data::Candle(dtype.from_data(Cow::Borrowed(slice)))
+                };
+                tiles[j].push(Piece {
+                    rows: end - r,
+                    data,
+                });
+                bytes += slice.len();
+                r = end;
+            }
+            at += rows;
+        }
+        Ok((tiles, at, bytes))
+    }
+
+    /// Input columns.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Output columns of each part.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Parts side by side (the fused MLP's two).
+    pub(super) fn parts(&self) -> usize {
+        self.parts
+    }
+
+    /// Bytes of packed weights held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Writes tile `j`'s block as [`product::Weight::Tiled`] holds it: for each part a
+    /// row-major `[k, c]` (its column `r` is the weight's row `j·COLS + r`).
+    fn dequantize_tile(&self, j: usize, out: &mut [f32]) -> candle_core::Result<()> {
+        let k = self.k;
+        let c = COLS.min(self.n - j * COLS);
+        let Some(parts) = self.tiles.get(j) else {
+            return Err(msg(format!("tile {j} of a packed weight of {}", self.n)));
+        };
+        for (pieces, block) in parts.iter().zip(out.chunks_exact_mut(k * c)) {
+            let mut col = 0;
+            for piece in pieces {
+                let dst = &mut block[col * k..(col + piece.rows) * k];
+                match &piece.data {
+                    Data::Bytes { dtype, bytes } => {
+                        if !dequant::decode(*dtype, bytes, dst) {
+                            return Err(msg(format!(
+                                "a packed {dtype:?} piece of {} bytes",
+                                bytes.len()
+                            )));
+                        }
+                    }
+                    Data::Candle(data) => match data.dequantize(piece.rows * k)? {
+                        CpuStorage::F32(rows) => dst.copy_from_slice(&rows),
+                        _ => {
+                            return Err(msg("a packed weight dequantized to other than f32".into()))
+                        }
+                    },
+                }
+                col += piece.rows;
+            }
+        }
+        Ok(())
+    }
+
+    /// The rows `ids` of a single weight (the token embeddings), `[ids, k]`.
+    pub fn rows(&self, ids: &[u32]) -> candle_core::Result<Vec<f32>> {
+        let k = self.k;
+        let mut out = vec![0f32; ids.len() * k];
+        for (&id, dst) in ids.iter().zip(out.chunks_exact_mut(k.max(1))) {
+            let id = id as usize;
+            let piece = (id < self.n)
+                .then(|| self.tiles.get(id / COLS)?.first())
+                .flatten()
+                .and_then(|pieces| {
+                    let mut local = id % COLS;
+                    pieces.iter().find_map(|p| {
+                        if local < p.rows {
+                            Some((p, local))
+                        } else {
+                            local -= p.rows;
+                            None
+                        }
+                    })
+                });
+            let Some((p, local)) = piece else {
+                return Err(msg(format!("token id {id} of {} embeddings", self.n)));
+            };
+            match &p.data {
+                Data::Bytes { dtype, bytes } => {
+                    let size = bytes.len() / p.rows.max(1);
+                    let row = &bytes[local * size..(local + 1) * size];
+                    if !dequant::decode(*dtype, row, dst) {
+                        return Err(msg(format!("an embedding of {dtype:?} in {size} bytes")));
+                    }
+                }
+                Data::Candle(data) => match data.embedding(&[local as u32], p.rows, k)? {
+                    CpuStorage::F32(row) if row.len() == k => dst.copy_from_slice(&row),
+                    _ => return Err(msg("an embedding dequantized to other than k f32".into())),
+                },
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The weight blocks of a tiled product's column tiles: `parts · k · c` floats for a tile `c`
+/// columns wide, its parts one after the other (the MLP's gate then up).
+#[derive(Clone, Copy)]
+pub(super) enum Blocks<'a> {
+    /// Held whole, tile after tile ([`product::Weight::Tiled`]).
+    F32 { w: &'a [f32], parts: usize },
+    /// Packed, dequantized a panel of tiles at a time.
+    Packed(&'a Packed),
+}
+
+/// Calls `f(c0, width, blocks)` for the panels of at most `panel` column tiles of a weight
+/// `[k, n]`, left to right: `blocks` holds the panel's tiles' blocks, tile `t` at `t · parts · k · COLS` (for
+/// packed weights, dequantized into a buffer for the panel).
+pub(super) fn for_panels(
+    (n, k): (usize, usize),
+    blocks: Blocks<'_>,
+    panel: usize,
+    mut f: impl FnMut(usize, usize, &[f32]) -> candle_core::Result<()>,
+) -> candle_core::Result<()> {
+    let count = n.div_ceil(COLS);
+    let panel = panel.clamp(1, count.max(1));
+    match blocks {
+        Blocks::F32 { w, parts } => {
+            let per = parts * k;
+            if w.len() != per * n {
+                return Err(msg(format!(
+                    "tiles of {} values for [{k}, {parts} × {n}]",
+                    w.len()
+                )));
+            }
+            for j0 in (0..count).step_by(panel) {
+                let c0 = j0 * COLS;
+                let width = ((j0 + panel) * COLS).min(n) - c0;
+                f(c0, width, &w[per * c0..per * (c0 + width)])?;
+            }
+            Ok(())
+        }
+        Blocks::Packed(p) => {
+            if (p.n, p.k) != (n, k) {
+                return Err(msg(format!(
+                    "a packed weight [{}, {}] for a product to {n} by {k}",
+                    p.n, p.k
+                )));
+            }
+            let per_tile = p.parts * k * COLS;
+            let mut buf = take_panel(panel * per_tile);
+            let mut result = Ok(());
+            for j0 in (0..count).step_by(panel) {
+                let j1 = (j0 + panel).min(count);
+                let c0 = j0 * COLS;
+                let width = (j1 * COLS).min(n) - c0;
+                result = buf[..(j1 - j0) * per_tile]
+                    .par_chunks_mut(per_tile)
+                    .enumerate()
+                    .try_for_each(|(t, b)| p.dequantize_tile(j0 + t, b))
+                    .and_then(|()| f(c0, width, &buf));
+                if result.is_err() {
+                    break;
+                }
+            }
+            give_back(buf);
+            result
+        }
+    }
+}
+
+impl Blocks<'_> {
+    /// Parts side by side in each tile's block.
+    fn parts(&self) -> usize {
+        match self {
+            Blocks::F32 { parts, .. } => *parts,
+            Blocks::Packed(p) => p.parts,
+        }
+    }
+}
+
+/// Runs `each(state, row, tile, block)` on every tile of the output `dst` `[m, n]` (a
+/// thread's share of the rows by [`COLS`] columns, on the threads free), `block` the tile's
+/// weights, `state` a thread's `init()`.
+pub(super) fn over_tiles<S>(
+    dst: &mut [f32],
+    (m, n, k): (usize, usize, usize),
+    blocks: Blocks<'_>,
+    init: impl Fn() -> S + Sync + Send,
+    each: impl Fn(&mut S, usize, faer::MatMut<'_, f32>, &[f32]) + Sync + Send,
+) -> candle_core::Result<()> {
+    if m == 0 || n == 0 || k == 0 {
+        return Ok(());
+    }
+    let per_tile = blocks.parts() * k * COLS;
+    let mut out = faer::MatMut::from_row_major_slice_mut(dst, m, n);
+    // every tile at once where the weight is held whole; packed, as many as a panel holds
+    // (at least a tile for each thread)
+    let panel = match blocks {
+        Blocks::F32 { .. } => usize::MAX,
+        Blocks::Packed(_) => (PANEL_BYTES / 4 / per_tile).max(rayon::current_num_threads()),
+    };
+    for_panels((n, k), blocks, panel, |c0, width, panel| {
+        product::tiles(
+            out.as_mut().submatrix_mut(0, c0, m, width),
+            product::share(m),
+        )
+        .into_par_iter()
+        .for_each_init(&init, |s, (row, col, d)| {
+            let at = col / COLS * per_tile;
+            let c = d.ncols();
+            each(s, row, d, &panel[at..at + per_tile / COLS * c]);
+        });
+        Ok(())
+    })
+}
+
+/// `x · Wᵀ` of a packed weight on the CPU: [`Packed`]'s product as a candle operation.
+pub(super) struct Product<'a>(pub &'a Packed);
+
+impl CustomOp1 for Product<'_> {
+    fn name(&self) -> &'static str {
+        "packed-product"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = product::contiguous(s, l, "a projection's input")?;
+        let (m, k) = l.shape().dims2()?;
+        let n = self.0.n;
+        if self.0.parts != 1 {
+            return Err(msg("a product of a packed weight of two parts".into()));
+        }
+        let mut dst = vec![0f32; m * n];
+        if k > 0 {
+            let xm = faer::MatRef::from_row_major_slice(x, m, k);
+            over_tiles(
+                &mut dst,
+                (m, n, k),
+                Blocks::Packed(self.0),
+                || (),
+                |_, row, d, w| product::tile_product(d, xm, row, w),
+            )?;
+        }
+        Ok((CpuStorage::F32(dst), Shape::from((m, n))))
+    }
+}
+
+/// `x · Wᵀ` of `x` `[.., k]` by a packed weight: `[.., n]` (f32 on the CPU).
+pub fn project(x: &Tensor, w: &Packed) -> candle_core::Result<Tensor> {
+    let mut dims = x.dims().to_vec();
+    let Some(last) = dims.last_mut() else {
+        return Err(msg("a projection of a scalar".into()));
+    };
+    let k = *last;
+    *last = w.n;
+    if !product::cpu_f32(x) {
+        return Err(msg("a packed product is for f32 on the CPU".into()));
+    }
+    let rows = x.elem_count() / k.max(1);
+    x.contiguous()?
+        .reshape((rows, k))?
+        .apply_op1_no_bwd(&Product(w))?
+        .reshape(dims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::families::normal;
+    use candle_core::quantized::GgmlDType;
+
+    /// A packed product is the f32 product of the dequantized weight to the bit, for weights
+    /// one tile wide, several, stacked (pieces straddling a tile) and of two types; the rows
+    /// looked up are the dequantized rows.
+    #[test]
+    fn packed_products_are_the_dequantized_weights() {
+        for (rows, k, ns, dtype) in [
+            (3, 32, vec![7], GgmlDType::Q4_1),
+            (300, 64, vec![COLS + 45], GgmlDType::Q4_0),
+            (40, 64, vec![100, 150, 150], GgmlDType::Q8_0),
+            (5, 256, vec![2 * COLS], GgmlDType::Q4K),
+        ] {
+            let x = normal(0f32, 1.0, (rows, k), 1).expect("x");
+            let qs: Vec<QTensor> = ns
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let w = normal(0f32, 1.0, (n, k), 2 + i as u64).expect("w");
+                    QTensor::quantize(&w, dtype).expect("quantize")
+                })
+                .collect();
+            let deq: Vec<Tensor> = qs
+                .iter()
+                .map(|q| q.dequantize(&candle_core::Device::Cpu).expect("deq"))
+                .collect();
+            let stacked = Tensor::cat(&deq, 0).expect("cat");
+            let (tiled, _) = product::hold(&stacked).expect("hold");
+            let want = product::project(&x, &tiled, product::Weight::Tiled)
+                .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
+                .expect("f32");
+            let refs: Vec<&QTensor> = qs.iter().collect();
+            let packed = Packed::new(&[&refs]).expect("packed");
+            let got = project(&x, &packed)
+                .and_then(|t| t.flatten_all()?.to_vec1::<f32>())
+                .expect("packed");
+            assert_eq!(got, want, "{rows}x{k}x{ns:?} {dtype:?}");
+            // the rows looked up
+            let all = stacked.dim(0).expect("n") as u32;
+            let ids = [0, 1, all - 1, COLS as u32 % all];
+            let got = packed.rows(&ids).expect("rows");
+            let want: Vec<f32> = ids
+                .iter()
+                .flat_map(|&i| {
+                    stacked
+                        .get(i as usize)
+                        .and_then(|r| r.to_vec1::<f32>())
+                        .expect("row")
+                })
+                .collect();
+            assert_eq!(got, want);
+            assert!(packed.rows(&[all]).is_err());
+        }
+        // weights of other widths do not stack; a block must not straddle rows
+        let a = QTensor::quantize(&normal(0f32, 1.0, (4, 32), 3).expect("a"), GgmlDType::Q4_0);
+        let b = QTensor::quantize(&normal(0f32, 1.0, (4, 64), 3).expect("b"), GgmlDType::Q4_0);
+        let (a, b) = (a.expect("a"), b.expect("b"));
+        assert!(Packed::new(&[&[&a, &b]]).is_err());
+        assert!(Packed::new(&[&[&a], &[&b]]).is_err());
+    }
+}
