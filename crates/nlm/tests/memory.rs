@@ -15,8 +15,6 @@ struct Counts {
     embedding: u64,
     /// every projection of the layers and the head
     projections: u64,
-    /// the largest projection
-    largest: u64,
     /// the norms' weights
     norms: u64,
 }
@@ -41,7 +39,6 @@ fn counts(dir: &Path) -> Counts {
     Counts {
         embedding: vocab * h,
         projections: layers * layer + vocab * h,
-        largest: (vocab * h).max(i * h),
         norms: (2 * layers + 1) * h,
     }
 }
@@ -105,15 +102,17 @@ fn a_folders_weights_count_in_f32_whatever_its_files_store() {
 }
 
 /// The reference llama written as GGUF (`tests/data/make_references.py`, every matrix
-/// quantized): the projections and the head as packed blocks (Q8_0: 34 bytes for 32 weights;
-/// Q4_0: 18), the embeddings dequantized for their lookup, the norms in f32, and the largest
-/// projection once more in f32, dequantized for its product.
+/// quantized): the projections, the head and the embeddings as packed blocks (Q8_0: 34 bytes
+/// for 32 weights; Q4_0: 18) — the embeddings are looked up from the packed table — the norms
+/// in f32, and a panel of dequantized tiles for each core.
 #[test]
-fn a_gguf_files_weights_count_packed_with_one_projection_dequantized() {
+fn a_gguf_files_weights_count_packed_with_a_panel_per_core() {
     let c = counts(&reference().join("models/llama"));
     let data = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/gguf"));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let panels = cores * natstudy_nlm::PANEL_BYTES as u64;
     for (file, block_bytes) in [("llama-q8_0.gguf", 34), ("llama-q4_0.gguf", 18)] {
-        let want = c.projections / 32 * block_bytes + 4 * (c.embedding + c.norms + c.largest);
+        let want = (c.projections + c.embedding) / 32 * block_bytes + 4 * c.norms + panels;
         let got = natstudy_nlm::weight_bytes(&data.join(file)).expect("gguf");
         assert_eq!(got, want, "{file}");
     }
