@@ -81,9 +81,11 @@ def rate(out):
 
 
 def worst(a, b, key):
+    # a method of fewer than two tokens has no score (null in natstudy's file)
     a, b = json.load(open(a)), json.load(open(b))
-    assert len(a) == len(b) and all(x["tokens"] == y["tokens"] for x, y in zip(a, b)), "token counts differ"
-    return max(abs(x["ce_nats"] - y[key]) / abs(y[key]) for x, y in zip(a, b))
+    pairs = [(x, y) for x, y in zip(a, b) if x is not None and y["tokens"] >= 2]
+    assert len(a) == len(b) and all(x["tokens"] == y["tokens"] for x, y in pairs), "token counts differ"
+    return max(abs(x["ce_nats"] - y[key]) / abs(y[key]) for x, y in pairs)
 
 
 def span(xs):

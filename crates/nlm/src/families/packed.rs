@@ -49,7 +49,6 @@ pub struct Packed {
     parts: usize,
     /// `tiles[j][p]`: part `p`'s rows `j·COLS..` as pieces, each of one source weight.
     tiles: Vec<Vec<Vec<Piece>>>,
-    bytes: usize,
 }
 
 /// Panels let go by the products that used them, for the next: a product of a layer takes the
@@ -94,9 +93,8 @@ impl Packed {
         };
         let mut n = None;
         let mut cut = Vec::with_capacity(parts.len());
-        let mut bytes = 0;
         for stack in parts {
-            let (tiles, rows, b) = Self::cut(stack, k)?;
+            let (tiles, rows) = Self::cut(stack, k)?;
             if n.is_some_and(|n| n != rows) {
                 return Err(msg(format!(
                     "packed parts of {} and {rows} rows side by side",
@@ -104,7 +102,6 @@ impl Packed {
                 )));
             }
             n = Some(rows);
-            bytes += b;
             cut.push(tiles);
         }
         let n = n.unwrap_or_default();
@@ -123,15 +120,14 @@ impl Packed {
             n,
             parts: parts.len(),
             tiles,
-            bytes,
         })
     }
 
-    /// A stack of weights `[rows, k]` cut at the tiles' rows: each tile's pieces, the rows in
-    /// all, the bytes held.
-    fn cut(stack: &[&QTensor], k: usize) -> candle_core::Result<(Vec<Vec<Piece>>, usize, usize)> {
+    /// A stack of weights `[rows, k]` cut at the tiles' rows: each tile's pieces, and the
+    /// rows in all.
+    fn cut(stack: &[&QTensor], k: usize) -> candle_core::Result<(Vec<Vec<Piece>>, usize)> {
         let mut tiles: Vec<Vec<Piece>> = Vec::new();
-        let (mut at, mut bytes) = (0usize, 0usize);
+        let mut at = 0usize;
         for t in stack {
             let (rows, kk) = t.shape().dims2()?;
             let dtype = t.dtype();
@@ -146,7 +142,7 @@ impl Packed {
             }
             let row_bytes = k / block * dtype.type_size();
             let data = t.data()?;
-            if data.len() != rows * row_bytes {
+            if rows.checked_mul(row_bytes) != Some(data.len()) {
                 return Err(msg(format!(
                     "a packed weight [{rows}, {k}] of {dtype:?} in {} bytes",
                     data.len()
@@ -174,12 +170,11 @@ impl Packed {
                     rows: end - r,
                     data,
                 });
-                bytes += slice.len();
                 r = end;
             }
             at += rows;
         }
-        Ok((tiles, at, bytes))
+        Ok((tiles, at))
     }
 
     /// Input columns.
@@ -197,19 +192,14 @@ impl Packed {
         self.parts
     }
 
-    /// Bytes of packed weights held.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// Writes tile `j`'s block as [`product::Weight::Tiled`] holds it: for each part a
-    /// row-major `[k, c]` (its column `r` is the weight's row `j·COLS + r`).
+    /// Writes tile `j`'s block as [`product::Weight::Tiled`] holds it: for each part the
+    /// weight's rows `j·COLS..`, `k` values each.
     fn dequantize_tile(&self, j: usize, out: &mut [f32]) -> candle_core::Result<()> {
         let k = self.k;
-        let c = COLS.min(self.n - j * COLS);
         let Some(parts) = self.tiles.get(j) else {
             return Err(msg(format!("tile {j} of a packed weight of {}", self.n)));
         };
+        let c = COLS.min(self.n - j * COLS);
         for (pieces, block) in parts.iter().zip(out.chunks_exact_mut(k * c)) {
             let mut col = 0;
             for piece in pieces {

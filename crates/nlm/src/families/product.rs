@@ -12,8 +12,9 @@ use rayon::prelude::*;
 pub(super) const MIN_ROWS: usize = 256;
 
 /// Output columns of one tile, two of the kernel's 96-row panels: each tile's weight is held as
-/// one contiguous block ([`Weight::Tiled`]), so the kernel's first pass over it, which packs it
-/// while it multiplies, reads memory in order. Against 512-wide tiles of the `[in, out]` matrix
+/// one contiguous block ([`Weight::Tiled`]: the weight's rows for those columns, as checkpoints
+/// store them), so the kernel's first pass over it, which packs it while it multiplies, reads
+/// memory in order. Against 512-wide tiles of the `[in, out]` matrix
 /// (its rows 2–22 KB apart), one thread of an AVX-512 Xeon ran llama-350M's products 5–10%
 /// faster on 300 rows and 20% on 100 (the first pass is a larger share of a short product).
 pub(super) const COLS: usize = 192;
@@ -25,9 +26,12 @@ pub enum Weight {
     InOut,
     /// `[out, in]` (as checkpoints and embeddings hold it): the product is `x · Wᵀ`.
     OutIn,
-    /// `[in, out]` in column tiles (made by [`tile`]; the CPU only): the columns
-    /// `j·COLS..(j + 1)·COLS` (the last tile narrower) are a contiguous `[in, width]` block
-    /// starting at `in · j · COLS`. The product is `x · W`.
+    /// `[in, out]` in column tiles (the CPU only): the columns `j·COLS..(j + 1)·COLS` (the
+    /// last tile narrower) are a contiguous block starting at `in · j · COLS`, the weight's
+    /// rows for those columns as checkpoints store them (`[width, in]` row-major, which the
+    /// kernel reads as `[in, width]` column-major). A single weight's tiles are its rows as
+    /// they lie ([`hold`] keeps its storage); the fused MLP's interleave two ([`tile`]). The
+    /// product is `x · W`.
     Tiled,
 }
 
@@ -62,12 +66,9 @@ pub(super) fn hold(weight: &Tensor) -> candle_core::Result<(Tensor, Weight)> {
     if !on_cpu_f32(weight) {
         return Ok((weight.t()?.contiguous()?, Weight::InOut));
     }
+    // a single weight's tiles are its rows as they lie: its storage, read as `[in, out]`
     let (n, k) = weight.dims2()?;
-    let tiled = read(weight, |w| tile(&[w], k, n))?;
-    Ok((
-        Tensor::from_vec(tiled, (k, n), weight.device())?,
-        Weight::Tiled,
-    ))
+    Ok((weight.contiguous()?.reshape((k, n))?, Weight::Tiled))
 }
 
 /// `f` of the f32 values of `t`, on the CPU, read where they lie (a copy only where `t` is not
@@ -205,8 +206,9 @@ pub(super) fn tiles(
     tiles
 }
 
-/// One tile's product: rows `row..` of `x` `[m, k]` by the tile's weight block `w` (a
-/// row-major `[k, c]`, as [`Weight::Tiled`] holds it) into the tile `d` `[r, c]`.
+/// One tile's product: rows `row..` of `x` `[m, k]` by the tile's weight block `w` (the
+/// weight's `c` rows of `k`, as [`Weight::Tiled`] holds them: a column-major `[k, c]`) into
+/// the tile `d` `[r, c]`.
 pub(super) fn tile_product(
     d: faer::MatMut<'_, f32>,
     x: faer::MatRef<'_, f32>,
@@ -256,7 +258,7 @@ impl CustomOp2 for Product {
         }
         let x = faer::MatRef::from_row_major_slice(x, m, k);
         if self.held == Weight::Tiled {
-            // a tile's weight is one contiguous `[k, c]` block at `k · col`
+            // a tile's weight is one contiguous block of `c` rows of `k` at `k · col`
             super::packed::over_tiles(
                 &mut dst,
                 (m, n, k),
