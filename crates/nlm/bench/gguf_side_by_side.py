@@ -101,6 +101,8 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--work", default="/tmp/gguf-bench")
+    p.add_argument("--before", help="an earlier natstudy binary: a row for it, the file packed "
+                   "(its scores are not compared: a binary before #72 has no --out)")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     methods, n = methods_of(a.methods, a.work)
@@ -108,7 +110,11 @@ def main():
     t = str(a.threads)
     ns = [a.natstudy, "bench", "lm-neural", "--methods", methods, "--threads", t, "--rounds", "2"]
     hf = [a.python, os.path.join(HERE, "transformers_score.py")]
-    tools = {
+    tools = {}
+    if a.before:
+        tools[f"natstudy before ({os.path.basename(a.before)}), the GGUF file packed"] = (
+            [a.before] + ns[1:] + ["--model", a.gguf, "--gguf", "packed"])
+    tools |= {
         "natstudy, the GGUF file packed": ns + ["--model", a.gguf, "--gguf", "packed"],
         "natstudy, its f32 safetensors copy": ns + ["--model", folder],
         "transformers, the GGUF file dequantized to f32, one method at a time":
@@ -118,11 +124,13 @@ def main():
     }
     rates = {k: [] for k in tools}
     peaks = {k: [] for k in tools}
-    outs = {k: os.path.join(a.work, f"ce-{i}.json") for i, k in enumerate(tools)}
+    # an earlier binary's scores are not written (it has no --out)
+    outs = {k: None if tools[k][0] == a.before else os.path.join(a.work, f"ce-{i}.json")
+            for i, k in enumerate(tools)}
     notes = {}
     for r in range(a.rounds):
         for name, cmd in tools.items():
-            cmd = [c.replace("{out}", outs[name]) for c in cmd]
+            cmd = [c.replace("{out}", outs[name] or "") for c in cmd]
             if cmd[0] == a.natstudy:
                 cmd += ["--out", outs[name]]
             out, peak = run(cmd)
@@ -139,7 +147,8 @@ def main():
     print("|---|---|---|---|---|")
     for name in tools:
         label = name + (f" ({notes[name]})" if name in notes else "")
-        diffs = [f"{worst(outs[name], reference, key):.1e}" for key in ("ce_nats", "ce_nats_f64")]
+        diffs = ["—", "—"] if outs[name] is None else [
+            f"{worst(outs[name], reference, key):.1e}" for key in ("ce_nats", "ce_nats_f64")]
         if outs[name] == reference:
             diffs[0] = "—"
         print(f"| {label} | {span(rates[name])} | {span(peaks[name])} | {' | '.join(diffs)} |")

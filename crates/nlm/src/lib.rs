@@ -194,9 +194,9 @@ mod plan_tests {
     }
 
     /// Short methods make no tiny batches: 20 methods of 30 tokens on 2 threads are 3 a
-    /// batch by count (90 positions) but fill batches to `CPU_FILLED` positions; the
-    /// reference's 20 methods (30 to 500 tokens) keep batches of 3 or more; one at a time
-    /// stays one at a time.
+    /// batch by count (90 positions) but fill batches to `CPU_FILLED` positions; methods of
+    /// scattered short lengths, which the padding bound alone cut into batches of one or
+    /// two, fill theirs too; one at a time stays one at a time.
     #[test]
     fn short_methods_fill_their_batches() {
         let short = [30; 20];

@@ -68,7 +68,10 @@ fn smollm2_scores_java_as_transformers() {
         &std::fs::read_to_string(common::reference().join("methods.json")).expect("methods"),
     )
     .expect("json");
+    // each packing's scores, method by method: the packed file's are its f32 copy's to the bit
+    let mut scores: Vec<Vec<f64>> = Vec::new();
     for (packing, tolerance) in [(Packing::F32, 1e-5), (Packing::Packed, 1e-5)] {
+        let mut these = Vec::new();
         let lm = CausalLm::load_gguf(&path, candle_core::Device::Cpu, packing).expect("model");
         assert_eq!(
             lm.max_len() as u64,
@@ -84,6 +87,7 @@ fn smollm2_scores_java_as_transformers() {
                 .expect("ce")
                 .expect("scored")
                 .ce_nats;
+            these.push(got);
             let ce = expected["ce_nats"][i].as_f64().expect("ce");
             let rel = (got - ce).abs() / ce;
             worst = worst.max(rel);
@@ -93,5 +97,7 @@ fn smollm2_scores_java_as_transformers() {
             );
         }
         eprintln!("{packing:?}: worst relative difference {worst:e}");
+        scores.push(these);
     }
+    assert_eq!(scores[0], scores[1], "packed against dequantized at load");
 }

@@ -77,29 +77,26 @@ impl GatedUp {
         let k = *last;
         *last = self.n;
         let rows = x.elem_count() / k.max(1);
-        let wt = match &self.held {
+        // the tiles are this crate's product's alone, whatever `with_candle_ops` says now
+        let cpu_rows = || {
+            if !product::cpu_f32(x) {
+                return Err(candle_core::Error::Msg(
+                    "an interleaved MLP is for f32 on the CPU".into(),
+                ));
+            }
+            x.contiguous()?.reshape((rows, k))
+        };
+        match &self.held {
             Held::Stacked(wt) => {
                 let both = product::project(x, wt, product::Weight::InOut)?;
                 let last = both.rank() - 1;
-                return both.narrow(last, 0, self.n)?.silu()?
-                    * both.narrow(last, self.n, self.n)?;
+                both.narrow(last, 0, self.n)?.silu()? * both.narrow(last, self.n, self.n)?
             }
-            Held::Interleaved(wt) => Some(wt),
-            Held::Packed(_) => None,
-        };
-        // the tiles are this crate's product's alone, whatever `with_candle_ops` says now
-        if !product::cpu_f32(x) {
-            return Err(candle_core::Error::Msg(
-                "an interleaved MLP is for f32 on the CPU".into(),
-            ));
+            Held::Interleaved(wt) => cpu_rows()?
+                .apply_op2_no_bwd(wt, &Fused { n: self.n })?
+                .reshape(dims),
+            Held::Packed(p) => cpu_rows()?.apply_op1_no_bwd(&FusedPacked(p))?.reshape(dims),
         }
-        let x2 = x.contiguous()?.reshape((rows, k))?;
-        match (wt, &self.held) {
-            (Some(wt), _) => x2.apply_op2_no_bwd(wt, &Fused { n: self.n })?,
-            (None, Held::Packed(p)) => x2.apply_op1_no_bwd(&FusedPacked(p))?,
-            (None, _) => return Err(candle_core::Error::Msg("an MLP without weights".into())),
-        }
-        .reshape(dims)
     }
 }
 
