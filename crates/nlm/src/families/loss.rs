@@ -5,7 +5,7 @@
 use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor, D};
 use rayon::prelude::*;
 
-use super::packed::{for_panels, Blocks, PANEL_BYTES};
+use super::panels::{for_panels, Blocks, PANEL_BYTES};
 use super::product::{self, COLS};
 
 /// The negative log-likelihood (nats) of `next[i]` under the logits `[n, vocab]` of row `i`:

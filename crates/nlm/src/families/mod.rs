@@ -15,6 +15,7 @@ mod llama;
 mod loss;
 mod norm;
 mod packed;
+mod panels;
 mod product;
 mod softmax;
 mod swiglu;
@@ -29,7 +30,8 @@ use crate::NlmResult;
 pub use llama::{Embed, GateUp, Llama, LlamaLayer, LlamaWeights, Qkv, Rope};
 pub use loss::token_losses;
 pub use norm::Norm;
-pub use packed::{Packed, PANEL_BYTES};
+pub use packed::Packed;
+pub use panels::PANEL_BYTES;
 pub use product::with_candle_ops;
 pub use swiglu::GatedUp;
 
@@ -176,18 +178,18 @@ impl Proj {
             Ok(d) => d,
             Err(e) => return Some(Err(e)),
         };
-        let losses = |blocks: packed::Blocks<'_>, vocab| {
+        let losses = |blocks: panels::Blocks<'_>, vocab| {
             product::read(x, |x| loss::head_losses(x, (r, k), next, (blocks, vocab)))
         };
         match self {
-            Proj::Tiles(p) if p.parts() == 1 => Some(losses(packed::Blocks::Packed(p), p.n())),
+            Proj::Tiles(p) if p.parts() == 1 => Some(losses(panels::Blocks::Packed(&**p), p.n())),
             Proj::Dense(d) if d.held == product::Weight::Tiled && d.bias.is_none() => {
                 let vocab = match d.wt.dim(1) {
                     Ok(v) => v,
                     Err(e) => return Some(Err(e)),
                 };
                 Some(product::read(&d.wt, |w| {
-                    losses(packed::Blocks::F32 { w, parts: 1 }, vocab)
+                    losses(panels::Blocks::F32 { w, parts: 1 }, vocab)
                 }))
             }
             _ => None,

@@ -5,7 +5,8 @@
 //! - the scores are the dequantized model's to the bit (the same values through the same
 //!   kernel in the same order; candle's packed products quantize the activations to 8 bits
 //!   too, and run a method's many positions twenty times slower);
-//! - memory holds the file's packed bytes plus a panel per product running ([`PANEL_BYTES`]),
+//! - memory holds the file's packed bytes plus a panel per product running
+//!   ([`super::panels::PANEL_BYTES`]),
 //!   not the weights in f32 (four to eight times the file);
 //! - dequantizing costs `k × columns` once per product against the product's
 //!   `rows × k × columns`: a batch of a few hundred positions runs at the f32 kernel's speed.
@@ -14,18 +15,13 @@
 //! they are looked up), which is also the output projection where the head is tied to them.
 
 use std::borrow::Cow;
-use std::sync::Mutex;
 
 use candle_core::quantized::{GgmlDType, QTensor, QuantizedType};
 use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor};
-use rayon::prelude::*;
 
 use super::dequant;
+use super::panels::{over_tiles, Blocks, Decode};
 use super::product::{self, COLS};
-
-/// Bytes of dequantized tiles a product holds at once: enough tiles for every thread to have
-/// several (a 4,096-wide model's tile is 3 MB), little beside the weights.
-pub const PANEL_BYTES: usize = 16 << 20;
 
 /// Rows of one packed weight within a tile.
 struct Piece {
@@ -49,33 +45,6 @@ pub struct Packed {
     parts: usize,
     /// `tiles[j][p]`: part `p`'s rows `j·COLS..` as pieces, each of one source weight.
     tiles: Vec<Vec<Vec<Piece>>>,
-}
-
-/// Panels let go by the products that used them, for the next: a product of a layer takes the
-/// buffer the previous one filled instead of fresh pages (safe to share between the
-/// workers' threads, unlike a thread's own buffer, which a worker waiting on its product's
-/// tiles may be asked to lend to another product it picks up meanwhile).
-static SPARE: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
-
-fn take_panel(len: usize) -> Vec<f32> {
-    let mut v = SPARE
-        .lock()
-        .ok()
-        .and_then(|mut s| s.pop())
-        .unwrap_or_default();
-    if v.len() < len {
-        v.resize(len, 0.0);
-    }
-    v
-}
-
-fn give_back(v: Vec<f32>) {
-    if let Ok(mut s) = SPARE.lock() {
-        // one a worker; more are let go
-        if s.len() < rayon::current_num_threads().max(1) {
-            s.push(v);
-        }
-    }
 }
 
 fn msg(m: String) -> candle_core::Error {
@@ -267,116 +236,22 @@ impl Packed {
     }
 }
 
-/// The weight blocks of a tiled product's column tiles: `parts · k · c` floats for a tile `c`
-/// columns wide, its parts one after the other (the MLP's gate then up).
-#[derive(Clone, Copy)]
-pub(super) enum Blocks<'a> {
-    /// Held whole, tile after tile ([`product::Weight::Tiled`]).
-    F32 { w: &'a [f32], parts: usize },
-    /// Packed, dequantized a panel of tiles at a time.
-    Packed(&'a Packed),
-}
-
-/// Calls `f(c0, width, blocks)` for the panels of at most `panel` column tiles of a weight
-/// `[k, n]`, left to right: `blocks` holds the panel's tiles' blocks, tile `t` at `t · parts · k · COLS` (for
-/// packed weights, dequantized into a buffer for the panel).
-pub(super) fn for_panels(
-    (n, k): (usize, usize),
-    blocks: Blocks<'_>,
-    panel: usize,
-    mut f: impl FnMut(usize, usize, &[f32]) -> candle_core::Result<()>,
-) -> candle_core::Result<()> {
-    let count = n.div_ceil(COLS);
-    let panel = panel.clamp(1, count.max(1));
-    match blocks {
-        Blocks::F32 { w, parts } => {
-            let per = parts * k;
-            if w.len() != per * n {
-                return Err(msg(format!(
-                    "tiles of {} values for [{k}, {parts} × {n}]",
-                    w.len()
-                )));
-            }
-            for j0 in (0..count).step_by(panel) {
-                let c0 = j0 * COLS;
-                let width = ((j0 + panel) * COLS).min(n) - c0;
-                f(c0, width, &w[per * c0..per * (c0 + width)])?;
-            }
-            Ok(())
-        }
-        Blocks::Packed(p) => {
-            if (p.n, p.k) != (n, k) {
-                return Err(msg(format!(
-                    "a packed weight [{}, {}] for a product to {n} by {k}",
-                    p.n, p.k
-                )));
-            }
-            let per_tile = p.parts * k * COLS;
-            let mut buf = take_panel(panel * per_tile);
-            let mut result = Ok(());
-            for j0 in (0..count).step_by(panel) {
-                let j1 = (j0 + panel).min(count);
-                let c0 = j0 * COLS;
-                let width = (j1 * COLS).min(n) - c0;
-                result = buf[..(j1 - j0) * per_tile]
-                    .par_chunks_mut(per_tile)
-                    .enumerate()
-                    .try_for_each(|(t, b)| p.dequantize_tile(j0 + t, b))
-                    .and_then(|()| f(c0, width, &buf));
-                if result.is_err() {
-                    break;
-                }
-            }
-            give_back(buf);
-            result
-        }
+impl Decode for Packed {
+    fn k(&self) -> usize {
+        self.k
     }
-}
 
-impl Blocks<'_> {
-    /// Parts side by side in each tile's block.
+    fn n(&self) -> usize {
+        self.n
+    }
+
     fn parts(&self) -> usize {
-        match self {
-            Blocks::F32 { parts, .. } => *parts,
-            Blocks::Packed(p) => p.parts,
-        }
+        self.parts
     }
-}
 
-/// Runs `each(state, row, tile, block)` on every tile of the output `dst` `[m, n]` (a
-/// thread's share of the rows by [`COLS`] columns, on the threads free), `block` the tile's
-/// weights, `state` a thread's `init()`.
-pub(super) fn over_tiles<S>(
-    dst: &mut [f32],
-    (m, n, k): (usize, usize, usize),
-    blocks: Blocks<'_>,
-    init: impl Fn() -> S + Sync + Send,
-    each: impl Fn(&mut S, usize, faer::MatMut<'_, f32>, &[f32]) + Sync + Send,
-) -> candle_core::Result<()> {
-    if m == 0 || n == 0 || k == 0 {
-        return Ok(());
+    fn decode_tile(&self, j: usize, out: &mut [f32]) -> candle_core::Result<()> {
+        self.dequantize_tile(j, out)
     }
-    let per_tile = blocks.parts() * k * COLS;
-    let mut out = faer::MatMut::from_row_major_slice_mut(dst, m, n);
-    // every tile at once where the weight is held whole; packed, as many as a panel holds
-    // (at least a tile for each thread)
-    let panel = match blocks {
-        Blocks::F32 { .. } => usize::MAX,
-        Blocks::Packed(_) => (PANEL_BYTES / 4 / per_tile).max(rayon::current_num_threads()),
-    };
-    for_panels((n, k), blocks, panel, |c0, width, panel| {
-        product::tiles(
-            out.as_mut().submatrix_mut(0, c0, m, width),
-            product::share(m),
-        )
-        .into_par_iter()
-        .for_each_init(&init, |s, (row, col, d)| {
-            let at = col / COLS * per_tile;
-            let c = d.ncols();
-            each(s, row, d, &panel[at..at + per_tile / COLS * c]);
-        });
-        Ok(())
-    })
 }
 
 /// `x · Wᵀ` of a packed weight on the CPU: [`Packed`]'s product as a candle operation.

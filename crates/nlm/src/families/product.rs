@@ -257,17 +257,6 @@ impl CustomOp2 for Product {
             return Ok((CpuStorage::F32(dst), Shape::from((m, n))));
         }
         let x = faer::MatRef::from_row_major_slice(x, m, k);
-        if self.held == Weight::Tiled {
-            // a tile's weight is one contiguous block of `c` rows of `k` at `k · col`
-            super::packed::over_tiles(
-                &mut dst,
-                (m, n, k),
-                super::packed::Blocks::F32 { w, parts: 1 },
-                || (),
-                |_, row, d, w| tile_product(d, x, row, w),
-            )?;
-            return Ok((CpuStorage::F32(dst), Shape::from((m, n))));
-        }
         tiles(
             faer::MatMut::from_row_major_slice_mut(&mut dst, m, n),
             share(m),
@@ -277,10 +266,14 @@ impl CustomOp2 for Product {
             let (r, c) = (d.nrows(), d.ncols());
             // the tile's columns of the weight `[k, n]`
             let w = match self.held {
+                // a tile's weight is one contiguous block of `c` rows of `k` at `k · col`
+                Weight::Tiled => return tile_product(d, x, row, &w[k * col..k * (col + c)]),
                 Weight::OutIn => faer::MatRef::from_row_major_slice(w, n, k)
                     .transpose()
                     .submatrix(0, col, k, c),
-                _ => faer::MatRef::from_row_major_slice(w, k, n).submatrix(0, col, k, c),
+                Weight::InOut => {
+                    faer::MatRef::from_row_major_slice(w, k, n).submatrix(0, col, k, c)
+                }
             };
             faer::linalg::matmul::matmul(
                 d,

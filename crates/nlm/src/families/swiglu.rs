@@ -10,7 +10,8 @@
 use candle_core::quantized::QTensor;
 use candle_core::{CpuStorage, CustomOp1, CustomOp2, Layout, Shape, Tensor};
 
-use super::packed::{over_tiles, Blocks, Packed};
+use super::packed::Packed;
+use super::panels::{over_tiles, Blocks};
 use super::product;
 
 /// Rows of a tile whose gates and ups are made at once: `ROWS × 2 × COLS` floats (1.5 MB a
