@@ -52,7 +52,7 @@ proptest! {
         }
         let options = Options { bootstrap: 20, ..Options::default() };
         let report = report_with(&data, &options);
-        let figures = plots::report_figures(&report, &data).expect("figures");
+        let figures = plots::report_figures(&report).expect("figures");
         prop_assert!(!figures.is_empty());
         for f in &figures {
             let png = plots::svg_to_png(&f.id, &f.svg, 96.0).expect("png");

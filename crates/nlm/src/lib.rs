@@ -37,9 +37,11 @@ pub use masked::{Fill, MaskedLm};
 /// Why a model cannot be loaded or run.
 #[derive(Debug, thiserror::Error)]
 pub enum NlmError {
-    #[error("{0}")]
+    /// Shown without any backtrace its text picked up on the way (a reader's error formatted
+    /// into it while `RUST_BACKTRACE` was set): every answer is a page's text.
+    #[error("{}", without_backtrace(.0))]
     Model(String),
-    #[error("tokenizer: {0}")]
+    #[error("tokenizer: {}", without_backtrace(.0))]
     Tokenizer(String),
     /// Shown without the backtrace candle attaches when `RUST_BACKTRACE` is set (a job's
     /// message is a page's text); `Debug` keeps it, for the log.
@@ -57,8 +59,29 @@ fn candle_message(e: &candle_core::Error) -> String {
         Error::WithBacktrace { inner, .. } => candle_message(inner),
         Error::Context { inner, context } => format!("{context}\n{}", candle_message(inner)),
         Error::WithPath { inner, path } => format!("path: {path:?} {}", candle_message(inner)),
-        other => other.to_string(),
+        other => without_backtrace(&other.to_string()),
     }
+}
+
+/// `text` without the lines of a backtrace (Rust's form: `   0: frame` and `      at
+/// file:line`, and the `stack backtrace:` heading), whatever the environment asked for: a
+/// message is shown to people, the log keeps the detail.
+pub fn without_backtrace(text: &str) -> String {
+    let frame = |l: &str| {
+        let t = l.trim_start();
+        let indented = t.len() < l.len();
+        let numbered = t
+            .split_once(": ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        (indented && (numbered || t.starts_with("at ")))
+            || t == "stack backtrace:"
+            || t.starts_with("note: Some details are omitted")
+    };
+    if !text.lines().any(frame) {
+        return text.to_owned();
+    }
+    let kept: Vec<&str> = text.lines().filter(|l| !frame(l)).collect();
+    kept.join("\n").trim_end().to_owned()
 }
 
 /// How far a load has read: bytes of the weights' tensors read, of all the files hold (a
@@ -101,6 +124,37 @@ mod tests {
         // the backtrace's first frame, in the log's form only
         assert!(format!("{e:?}").contains("   0: "), "{e:?}");
         assert!(!e.to_string().contains("   0: "));
+    }
+
+    /// A reader's error formatted into a message (as the GGUF header's are) brings candle's
+    /// backtrace along when `RUST_BACKTRACE` is set: the message shows none of it.
+    #[test]
+    fn a_formatted_message_drops_the_backtrace_it_carried() {
+        let candle = candle_core::Error::WithBacktrace {
+            inner: Box::new(candle_core::Error::Msg(
+                "unknown dtype for tensor 37".into(),
+            )),
+            backtrace: Box::new(std::backtrace::Backtrace::force_capture()),
+        };
+        let raw = format!("model.gguf: a GGUF header natstudy does not read: {candle}");
+        assert!(raw.contains("   0: "), "{raw}");
+        let e = super::NlmError::Model(raw);
+        assert_eq!(
+            e.to_string(),
+            "model.gguf: a GGUF header natstudy does not read: unknown dtype for tensor 37"
+        );
+        let t = super::NlmError::Tokenizer(format!("merges: {candle}"));
+        assert_eq!(
+            t.to_string(),
+            "tokenizer: merges: unknown dtype for tensor 37"
+        );
+        let plain = "line 1: expected a number\n2: the next";
+        assert_eq!(super::without_backtrace("no frames here"), "no frames here");
+        assert_eq!(
+            super::without_backtrace(plain),
+            plain,
+            "no frame: kept whole"
+        );
     }
 
     #[test]

@@ -89,10 +89,11 @@ pub const COLUMNS: &[Column] = &[
     },
 ];
 
-/// A time on item the browser sent, if it is a measurement: finite, from zero to a day; anything
-/// else is stored as unmeasured.
+/// A time on item the browser sent, if it is a measurement: zero or a normal number up to a
+/// day (`formats::survey::is_time_on_item`); anything else (NaN, infinite, negative, longer,
+/// subnormal such as `1e-320`) is stored as unmeasured.
 fn measured(t: Option<f64>) -> Option<f64> {
-    t.filter(|t| (0.0..=MAX_TIME_SECS).contains(t))
+    t.filter(|t| natstudy_engine::formats::survey::is_time_on_item(*t))
 }
 
 /// Whether a start time the browser sent (ms since the epoch) can be when the item was shown:
@@ -277,6 +278,11 @@ mod tests {
             f64::NAN,
             f64::INFINITY,
             1.797e308,
+            1e-320,
+            5e-324,
+            -0.0 - 1e-310,
+            f64::MIN_POSITIVE / 2.0,
+            2e-308,
         ] {
             let f = VoteForm {
                 time_secs: Some(t),
@@ -289,6 +295,17 @@ mod tests {
             ..form()
         };
         assert_eq!(Vote::parse(f, NOW).expect("kept").time_secs(), Some(0.0));
+        for t in [f64::MIN_POSITIVE, 1e-300, 0.001, 12.5, MAX_TIME_SECS] {
+            let f = VoteForm {
+                time_secs: Some(t),
+                ..form()
+            };
+            assert_eq!(
+                Vote::parse(f, NOW).expect("kept").time_secs(),
+                Some(t),
+                "{t}"
+            );
+        }
     }
 
     #[test]

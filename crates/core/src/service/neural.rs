@@ -405,6 +405,7 @@ pub async fn score_study(
         Ok((rows, tokens))
     })
     .await??;
+    super::scoring::checked_scores(&rows)?;
     let methods = store::imports::replace_ce(db, study, actor, name, &rows).await?;
     Ok(NeuralScored {
         methods,

@@ -194,7 +194,7 @@ async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Compute
             ..Default::default()
         };
         let report = analysis::report_with(&data, &options);
-        let figures = plots::report_figures(&report, &data);
+        let figures = plots::report_figures(&report);
         (
             crate::present::text::headline(&name, &report),
             crate::present::tables::tables(&report),
@@ -232,7 +232,7 @@ pub async fn analyse(
     let data = store::analysis::study_data_with(db, study, include_excluded).await?;
     tokio::task::spawn_blocking(move || {
         let report = analysis::report_with(&data, &options);
-        let figures = plots::report_figures(&report, &data);
+        let figures = plots::report_figures(&report);
         (report, figures)
     })
     .await

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::*;
+use crate::formats::survey::is_time_on_item;
 use crate::formats::Level;
 use crate::stats::{self, Alternative, MannWhitney};
 
@@ -42,20 +43,28 @@ pub struct TimeReport {
     /// `mww_A_vs_B` tests, flattened into this object.
     #[serde(flatten)]
     pub tests: BTreeMap<String, MannWhitney>,
+    /// The times each level's figures and tests stand on (complete items, counted
+    /// participants, under the cutoff): what the time figure draws, so that it shows the
+    /// table's data (not in report.json: `by_level` says their counts).
+    #[serde(skip)]
+    pub times_by_level: BTreeMap<String, Vec<f64>>,
 }
 
 pub(super) fn time_report(data: &StudyData, results: &[ItemResult]) -> Option<TimeReport> {
-    let all: Vec<f64> = data.votes.iter().filter_map(|v| v.time_secs).collect();
+    // a stored time that is no measurement (one kept before the rule, or a forged import)
+    // is unmeasured here too
+    let measured = |v: &Vote| v.time_secs.filter(|t| is_time_on_item(*t));
+    let all: Vec<f64> = data.votes.iter().filter_map(measured).collect();
     let cutoff = stats::percentile(&all, 99.0).ok()?;
     let kept: Vec<&Vote> = data
         .votes
         .iter()
-        .filter(|v| v.time_secs.is_some_and(|t| t < cutoff))
+        .filter(|v| measured(v).is_some_and(|t| t < cutoff))
         .collect();
     let times = |pred: &dyn Fn(&Vote) -> bool| -> Vec<f64> {
         kept.iter()
             .filter(|v| pred(v))
-            .filter_map(|v| v.time_secs)
+            .filter_map(|v| measured(v))
             .collect()
     };
     let overall = times(&|_| true);
@@ -110,5 +119,9 @@ pub(super) fn time_report(data: &StudyData, results: &[ItemResult]) -> Option<Ti
         agreement: MeanStd::of(&agree),
         disagreement: MeanStd::of(&disagree),
         tests,
+        times_by_level: level_times
+            .into_iter()
+            .map(|(l, t)| (l.as_str().to_owned(), t))
+            .collect(),
     })
 }

@@ -315,6 +315,12 @@ pub fn parse_reviews(
     problems.finish(out)
 }
 
+/// Whether `x` can be a cross-entropy: a finite, non-negative number (a model whose scores
+/// come out NaN or infinite has failed, on either store alike).
+pub fn is_cross_entropy(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}
+
 /// Reads cross-entropy scores; `targets` are the study's known bug and transformation ids.
 pub fn parse_ce(
     text: &str,
@@ -330,7 +336,7 @@ pub fn parse_ce(
     let number = |s: &str| {
         s.parse::<f64>()
             .ok()
-            .filter(|x| x.is_finite() && *x >= 0.0)
+            .filter(|x| is_cross_entropy(*x))
             .ok_or(format!("{s:?} is not a non-negative number"))
     };
     table.read(

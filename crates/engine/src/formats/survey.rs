@@ -11,6 +11,15 @@ use super::{FormatError, Level, Problems};
 /// an import refuses it.
 pub const MAX_TIME_SECS: f64 = 86_400.0;
 
+/// Whether `t` seconds can be a measured time on item: zero, or a normal (not subnormal),
+/// positive number of at most [`MAX_TIME_SECS`]. A subnormal time such as `1e-320` is no
+/// browser's measurement, and a chart's axis over `[0, 1e-320]` has no ticks to compute (it
+/// once spun the results page for minutes): like NaN, infinities and negatives, it is
+/// unmeasured.
+pub fn is_time_on_item(t: f64) -> bool {
+    t == 0.0 || (t.is_normal() && t > 0.0 && t <= MAX_TIME_SECS)
+}
+
 /// One annotator's vote on one item.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurveyVote {
@@ -169,14 +178,14 @@ pub fn parse_survey(text: &str, file: &str) -> Result<Vec<SurveyVote>, FormatErr
                 let time_secs = match v.get("Time") {
                     None | Some(Value::Null) => None,
                     Some(t) => match t.as_f64() {
-                        Some(x) if (0.0..=MAX_TIME_SECS).contains(&x) => Some(x),
+                        Some(x) if is_time_on_item(x) => Some(x),
                         _ => {
                             problems.push(
                                 file,
                                 cursor,
                                 &format!("{path}.Time"),
                                 format!(
-                                    "expected seconds from 0 to {MAX_TIME_SECS} (a day), found {t}"
+                                    "expected seconds from 0 to {MAX_TIME_SECS} (a day), a normal number, found {t}"
                                 ),
                             );
                             None

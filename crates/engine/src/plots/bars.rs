@@ -9,6 +9,26 @@ use super::style::{self, Swatch, AXIS_FONT, GRID, OUTLINE, TICK_FONT};
 
 /// A count or share axis from `lo` to `hi`: round ends and a whole number of round steps.
 pub fn value_axis(lo: f64, hi: f64) -> (f64, f64, usize) {
+    // ends plotters can tick in bounded time, whatever the data (sums of huge values are
+    // infinite, values a denormal apart have no span)
+    let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+    let (lo, hi) = (finite(lo), finite(hi));
+    let (bottom, top, ticks) = round_axis(lo, hi);
+    let magnitude = bottom.abs().max(top.abs());
+    if bottom.is_finite()
+        && top.is_finite()
+        && top > bottom
+        && (top - bottom) > magnitude * 1e-9
+        && (2..=12).contains(&ticks)
+    {
+        return (bottom, top, ticks);
+    }
+    let (bottom, top) = super::boxes::tickable(lo, hi, lo >= 0.0);
+    (bottom, top, 6)
+}
+
+/// [`value_axis`] by round steps, for ordinary data.
+fn round_axis(lo: f64, hi: f64) -> (f64, f64, usize) {
     let span = (hi - lo).max(1e-12);
     let raw = span / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
@@ -20,7 +40,11 @@ pub fn value_axis(lo: f64, hi: f64) -> (f64, f64, usize) {
     let bottom = (lo / step).floor() * step;
     let top = (hi / step).ceil() * step;
     let top = if top <= bottom { bottom + step } else { top };
-    (bottom, top, ((top - bottom) / step).round() as usize + 1)
+    (
+        bottom,
+        top,
+        (((top - bottom) / step).round() as usize).saturating_add(1),
+    )
 }
 
 /// The share of a group's band its bar takes.
@@ -57,9 +81,11 @@ pub fn stacked(
     let labels: Vec<String> = groups.iter().map(|(g, _)| g.clone()).collect();
     let n = groups.len().max(1);
     let f = frame(&labels, PITCH * n as u32, &legend, width);
+    // a sum of huge values is infinite: the axis ends at the largest finite number then
     let max = groups
         .iter()
         .map(|(_, v)| v.iter().filter(|x| x.is_finite()).sum::<f64>())
+        .map(|sum| if sum.is_nan() { 0.0 } else { sum.min(f64::MAX) })
         .fold(0.0, f64::max)
         .max(1.0);
     let (_, top, ticks) = value_axis(0.0, max);
@@ -78,9 +104,10 @@ pub fn stacked(
                 }
                 let j = band(n, i);
                 let pad = ((1.0 - BAR) / 2.0 * f64::from(PITCH)).round() as u32;
+                // within the axis (a bar past its end has no pixel to end on)
                 let corners = [
-                    (base, SegmentValue::Exact(j)),
-                    (base + value, SegmentValue::Exact(j + 1)),
+                    (base.min(top), SegmentValue::Exact(j)),
+                    ((base + value).min(top), SegmentValue::Exact(j + 1)),
                 ];
                 let mut fill = Rectangle::new(corners.clone(), colour.filled());
                 fill.set_margin(pad, pad, 0, 0);
@@ -115,9 +142,15 @@ pub fn grouped(
         .filter(|x| x.is_finite());
     let (lo, hi) = values.fold((0.0f64, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
     // room beyond the longest bars for their numbers
-    let room = 0.18 * (hi - lo).max(1e-9);
-    let lo = if lo < 0.0 { lo - room } else { lo };
-    let (bottom, top, ticks) = value_axis(lo, hi + room);
+    // (in halves, and kept finite: extreme values must not make the axis infinite)
+    let room = (0.36 * (hi / 2.0 - lo / 2.0)).max(1e-9);
+    let lo = if lo < 0.0 {
+        (lo - room).max(-f64::MAX)
+    } else {
+        lo
+    };
+    let (bottom, top, ticks) = value_axis(lo, (hi + room).min(f64::MAX));
+    let (bottom_end, top_end) = (bottom, top);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (f.width, f.height)).into_drawing_area();
@@ -145,6 +178,8 @@ pub fn grouped(
                 let Some(value) = v.get(s).copied().flatten().filter(|x| x.is_finite()) else {
                     continue;
                 };
+                // within the axis (a bar past its end has no pixel to end on)
+                let value = value.clamp(bottom_end, top_end);
                 // series top to bottom, as the legend reads
                 let top = pad + SUB_BAR * s as u32;
                 let bottom = pitch - top - SUB_BAR;

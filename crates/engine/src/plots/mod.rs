@@ -14,7 +14,7 @@ pub use export::{svg_to_pdf, svg_to_png};
 
 use plotters::prelude::RGBColor;
 
-use super::analysis::{Category, Report, StudyData};
+use super::analysis::{Category, Report};
 use crate::formats::Level;
 use natstudy_vocab::Operator;
 
@@ -91,7 +91,7 @@ fn items_note(report: &Report) -> String {
 }
 
 /// Every figure of a report, in the order a paper shows them.
-pub fn report_figures(report: &Report, data: &StudyData) -> Result<Vec<Figure>, PlotError> {
+pub fn report_figures(report: &Report) -> Result<Vec<Figure>, PlotError> {
     let mut out = Vec::new();
     let categories = category_series();
     // levels always naming → expression → statement
@@ -142,16 +142,15 @@ pub fn report_figures(report: &Report, data: &StudyData) -> Result<Vec<Figure>, 
         )?);
     }
     if let Some(t) = &report.time {
+        // the times the table counts: complete items, counted participants, under the cutoff
         let groups: Vec<(String, Vec<f64>)> = Level::ALL
             .iter()
             .map(|l| {
-                let v = data
-                    .votes
-                    .iter()
-                    .filter(|v| data.items[v.item].level == *l)
-                    .filter_map(|v| v.time_secs)
-                    .filter(|x| *x < t.p99_cutoff)
-                    .collect();
+                let v = t
+                    .times_by_level
+                    .get(l.as_str())
+                    .cloned()
+                    .unwrap_or_default();
                 (l.as_str().to_owned(), v)
             })
             .collect();
@@ -163,7 +162,8 @@ pub fn report_figures(report: &Report, data: &StudyData) -> Result<Vec<Figure>, 
             "time_by_level",
             "Time on item by level",
             format!(
-                "Seconds on an item per vote at each level, times at or above the 99th percentile ({}) dropped; votes: {}. Whiskers at the most extreme times within 1.5 IQR, outliers as points.",
+                "Seconds on an item per vote at each level ({}, as the time table counts them), times at or above the 99th percentile ({}) dropped; votes: {}. Whiskers at the most extreme times within 1.5 IQR, outliers as points.",
+                items_note(report),
                 bars::number(t.p99_cutoff),
                 ns.join(", ")
             ),

@@ -56,6 +56,12 @@ pub fn roc_curves(
             .map_err(|e| e.to_string())?;
         for (i, (_, pts)) in curves.iter().enumerate() {
             let colour = style::SERIES_COLOURS[i % style::SERIES_COLOURS.len()];
+            // rates: finite, within the square (a point far outside it has no pixel)
+            let pts: Vec<(f64, f64)> = pts
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .map(|&(x, y)| (x.clamp(0.0, 1.0), y.clamp(0.0, 1.0)))
+                .collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
                 .map_err(|e| e.to_string())?;

@@ -24,7 +24,7 @@ fn figures() -> Vec<Figure> {
             ..Options::default()
         },
     );
-    report_figures(&report, &data).expect("figures")
+    report_figures(&report).expect("figures")
 }
 
 #[test]
@@ -425,4 +425,138 @@ fn a_zero_in_grouped_bars_is_a_number_not_an_empty_rectangle() {
     assert!(widths.iter().all(|&w| w > 0.0), "{widths:?}");
     let zeros = texts(&svg).iter().filter(|t| *t == "0.0").count();
     assert_eq!(zeros, 3, "{:?}", texts(&svg));
+}
+
+/// Runs `draw` on a thread of its own and says whether it ended within `secs`.
+fn ends_within<T: Send + 'static>(secs: u64, draw: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(draw());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .expect("the chart is drawn in bounded time")
+}
+
+/// Five participants voting 0, 1e-320 and 12.5 once spun the results page: the box plot's
+/// axis over [0, 1e-320] had its unit rounded to zero and plotters' ticks never ended.
+#[test]
+fn subnormal_and_equal_values_draw_a_chart_and_finish() {
+    for values in [
+        vec![0.0, 1e-320],
+        vec![1e-320],
+        vec![5e-324, 1e-323],
+        vec![0.0, 0.0, 0.0],
+        vec![12.5; 5],
+        vec![1e9, 1e9 + 1e-6],
+        vec![86_400.0, f64::from_bits(86_400f64.to_bits() + 1)],
+        vec![-1e-320, 1e-320],
+        vec![f64::MIN_POSITIVE, f64::MIN_POSITIVE * 2.0],
+    ] {
+        let groups = vec![("naming".to_owned(), values.clone())];
+        let svg = ends_within(20, move || {
+            boxes::box_plots(&groups, "time on item (s)", style::ONE_COLUMN)
+        });
+        let (svg, _) = svg.unwrap_or_else(|e| panic!("{values:?}: {e}"));
+        assert!(svg.contains("<svg"), "{values:?}");
+    }
+}
+
+/// A million values draw as one box in bounded time.
+#[test]
+fn a_million_values_draw_a_box() {
+    let values: Vec<f64> = (0..1_000_000).map(|i| f64::from(i % 977) * 0.25).collect();
+    let (svg, _) = ends_within(60, move || {
+        boxes::box_plots(&[("all".to_owned(), values)], "s", style::ONE_COLUMN)
+    })
+    .expect("svg");
+    assert!(svg.contains("<svg"));
+}
+
+mod bounded {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Numbers from every corner of `f64`: extremes, subnormals, zero, signs, ordinary sizes,
+    /// and values one ulp apart.
+    fn number() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            Just(0.0),
+            Just(-0.0),
+            Just(1e-320),
+            Just(5e-324),
+            Just(f64::MIN_POSITIVE),
+            Just(f64::MAX),
+            Just(-f64::MAX),
+            Just(1e308),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+            (0.0..1e5f64),
+            (-1e3..1e3f64),
+            any::<f64>(),
+            (1u64..1000).prop_map(|n| f64::from_bits(1_000_000_000f64.to_bits() + n)),
+        ]
+    }
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES")
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(48),
+            ..ProptestConfig::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// Every figure kind (box plots, stacked bars, grouped bars, ROC curves) ends on any
+        /// data: a single value, all values equal, values a denormal apart, extremes.
+        #[test]
+        fn every_figure_kind_draws_in_bounded_time(
+            a in proptest::collection::vec(number(), 0..12),
+            b in proptest::collection::vec(number(), 0..12),
+            same in number(),
+        ) {
+            let (a2, b2) = (a.clone(), b.clone());
+            let boxed = ends_within(20, move || {
+                boxes::box_plots(
+                    &[("a".to_owned(), a2), ("b".to_owned(), b2), ("same".to_owned(), vec![same; 3])],
+                    "s",
+                    style::ONE_COLUMN,
+                )
+            });
+            prop_assert!(boxed.is_ok(), "{boxed:?}");
+            let (a2, b2) = (a.clone(), b.clone());
+            let stacked = ends_within(20, move || {
+                bars::stacked(
+                    &[("a".to_owned(), a2), ("b".to_owned(), b2)],
+                    &[("x".to_owned(), style::SERIES_COLOURS[0]), ("y".to_owned(), style::SERIES_COLOURS[1])],
+                    "items",
+                    style::ONE_COLUMN,
+                )
+            });
+            prop_assert!(stacked.is_ok(), "{stacked:?}");
+            let rows: Vec<(String, Vec<Option<f64>>)> = a
+                .iter()
+                .zip(b.iter())
+                .enumerate()
+                .map(|(i, (x, y))| (format!("g{i}"), vec![Some(*x), Some(*y)]))
+                .collect();
+            let grouped = ends_within(20, move || {
+                bars::grouped(
+                    &rows,
+                    &[("x".to_owned(), style::SERIES_COLOURS[0]), ("y".to_owned(), style::SERIES_COLOURS[1])],
+                    "drop",
+                    style::ONE_COLUMN,
+                )
+            });
+            prop_assert!(grouped.is_ok(), "{grouped:?}");
+            let points: Vec<(f64, f64)> = a.iter().copied().zip(b.iter().copied()).collect();
+            let curves = ends_within(20, move || {
+                roc::roc_curves(&[("m".to_owned(), points)], style::ONE_COLUMN)
+            });
+            prop_assert!(curves.is_ok(), "{curves:?}");
+        }
+    }
 }

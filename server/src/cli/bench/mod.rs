@@ -315,7 +315,7 @@ fn report_bench(n: usize, bootstrap: usize) {
     let report = analysis::report_with(&data, &options);
     let analysis_s = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let charts = natstudy_engine::plots::report_figures(&report, &data)
+    let charts = natstudy_engine::plots::report_figures(&report)
         .map(|c| c.len())
         .unwrap_or(0);
     let json = serde_json::to_vec(&report).map(|v| v.len()).unwrap_or(0);
