@@ -428,6 +428,16 @@ impl ServerProcess {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
             .context("no VmHWM")
     }
+
+    /// The server's resident memory now (VmRSS), in KiB.
+    pub fn rss_kib(&self) -> Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .context("no VmRSS")
+    }
 }
 
 impl Drop for ServerProcess {

@@ -633,6 +633,116 @@ async fn a_slow_body_flood_from_sixteen_addresses_leaves_room() {
     assert!(peak_mib < 512, "peak RSS {peak_mib} MiB");
 }
 
+/// Bodies that trickle cost memory in proportion to their bytes, not their chunks: 256
+/// connections (one address's share) each send a server function's body 100 bytes every
+/// 0.1 s — inside the pace rule — to `/api/whoami` (public). Each chunk once held an 8 KiB
+/// piece of hyper's read buffer until the body was whole: 412 MB in 20 s from 4.8 MiB sent,
+/// kept after they closed. Now a body of chunks that stay small is cut, and what a body holds
+/// meanwhile is its bytes: the server's peak stays within 200 MB of its start, and it answers
+/// a visitor throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trickled_bodies_cost_their_bytes_not_their_chunks() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let fit = natstudy::transport::connections::fit_to_descriptors(256 + 256);
+    if fit < 256 + 256 {
+        eprintln!("SKIPPED: {fit} open files fit; the drips need 512");
+        return;
+    }
+    let (_dir, server) = served_with_an_admin(&[]).await;
+    // a first answer, so the idle figure counts what serving costs anyway
+    let client = reqwest::Client::new();
+    let r = client.get(server.url("/login")).send().await.expect("page");
+    assert_eq!(r.status(), StatusCode::OK);
+    let idle_kib = server.rss_kib().expect("rss");
+    let addr: std::net::SocketAddr = server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("address");
+    let started = Instant::now();
+    let mut drips = Vec::new();
+    for _ in 0..256 {
+        drips.push(tokio::spawn(async move {
+            // from an address of their own (the visitor's is another): 256 is one address's share
+            let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+            socket
+                .bind(std::net::SocketAddr::from(([127, 0, 0, 2], 0)))
+                .expect("bind");
+            let Ok(mut s) = socket.connect(addr).await else {
+                return (0usize, None);
+            };
+            let head = b"POST /api/whoami HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: 1000000\r\n\r\n";
+            if s.write_all(head).await.is_err() {
+                return (0, Some(started.elapsed()));
+            }
+            let chunk = [b'a'; 100];
+            let mut sent = 0usize;
+            while started.elapsed() < Duration::from_secs(20) {
+                if s.write_all(&chunk).await.is_err() {
+                    return (sent, Some(started.elapsed()));
+                }
+                sent += chunk.len();
+                let mut buf = [0u8; 256];
+                // an answer (a refusal) or a close: cut
+                if let Ok(r) = tokio::time::timeout(Duration::from_millis(100), s.read(&mut buf)).await {
+                    let _ = r;
+                    return (sent, Some(started.elapsed()));
+                }
+            }
+            (sent, None)
+        }));
+    }
+    // a visitor every half second meanwhile
+    let mut slowest = Duration::ZERO;
+    while started.elapsed() < Duration::from_secs(12) {
+        let t = Instant::now();
+        let r = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.get(server.url("/login")).send(),
+        )
+        .await
+        .expect("the visitor is answered")
+        .expect("page");
+        assert_eq!(r.status(), StatusCode::OK);
+        slowest = slowest.max(t.elapsed());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let mut sent = 0usize;
+    let mut cut = Vec::new();
+    for d in drips {
+        let (bytes, at) = tokio::time::timeout(Duration::from_secs(60), d)
+            .await
+            .expect("every drip ends")
+            .expect("task");
+        sent += bytes;
+        cut.push(at);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let peak_kib = server.peak_rss_kib().expect("rss");
+    let after_kib = server.rss_kib().expect("rss");
+    let grew_mib = peak_kib.saturating_sub(idle_kib) / 1024;
+    let cut_count = cut.iter().filter(|c| c.is_some()).count();
+    let last_cut = cut.iter().flatten().max().copied().unwrap_or_default();
+    eprintln!(
+        "256 trickled bodies, 100 B every 0.1 s: {} KiB sent, {cut_count} cut (the last at {:.1} s); server RSS {} MiB before, peak {} MiB (+{grew_mib}), {} MiB after; slowest visitor {} ms",
+        sent / 1024,
+        last_cut.as_secs_f64(),
+        idle_kib / 1024,
+        peak_kib / 1024,
+        after_kib / 1024,
+        slowest.as_millis()
+    );
+    assert_eq!(cut_count, 256, "every trickled body is cut");
+    assert!(
+        grew_mib < 200,
+        "the drips grew the server by {grew_mib} MiB"
+    );
+    assert!(
+        slowest < Duration::from_secs(2),
+        "a visitor waited {slowest:?}"
+    );
+}
+
 /// One address cannot take every connection: past its share it is answered 503 with
 /// Retry-After at once. Behind a reverse proxy (`--client-ip-header`) every connection is the
 /// proxy's, and the share is not applied.
@@ -2166,4 +2276,105 @@ async fn a_huge_context_file_is_sent_as_a_bounded_part() {
     }
     drop(app);
     guard.drop_now(db).await;
+}
+
+/// A preview of every operator at every site of one 240 KiB method (the longest an import
+/// takes is 256 KiB) on a `serve` process: it once grew the server by 47 MB a second until
+/// the client left. Now the preview estimates its work first (sites × the method's size) and
+/// refuses in words what exceeds its budget — before rewriting anything — and any preview
+/// stops at its time budget whether or not the client waits: the answer comes within
+/// 3 minutes, and the server's memory grows by less than 1 GB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_of_every_site_of_a_long_method_is_bounded() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = natstudy_core::service::Db::sqlite_url_in(dir.path()).expect("url");
+    let db = natstudy_core::service::Db::connect(&url).await.expect("db");
+    natstudy_core::service::accounts::add_user(&db, None, "admin", PW, Role::Admin)
+        .await
+        .expect("admin");
+    // about 240 KiB of statements of every kind the operators rewrite
+    let mut body = String::from("int m(int a, int b) {\n    int s = 0;\n");
+    let mut i = 0;
+    while body.len() < 240 * 1024 {
+        body.push_str(&format!(
+            "    int x{i} = a + {i};\n    if (x{i} < b && b != {i}) {{ s = s + x{i}; }}\n    for (int j{i} = 0; j{i} < 3; j{i}++) {{ s += j{i} * 2; }}\n"
+        ));
+        i += 1;
+    }
+    body.push_str("    return s;\n}\n");
+    let kib = body.len() / 1024;
+    let mut changed = body.clone();
+    changed = changed.replacen("int s = 0;", "int total = 0;", 1);
+    let bug =
+        serde_json::json!({"bug_id": "Big-1", "project": "P", "file": "A.java", "method": "m",
+        "source": body, "buggy_lines": [3]})
+        .to_string();
+    let item =
+        serde_json::json!({"id": "naming_1", "bug_id": "Big-1", "operator": "RenameVariable-1",
+        "level": "naming", "source": changed, "summary": "renames `s`"})
+        .to_string();
+    let study = natstudy_core::store::studies::create(&db, None, "Big", "")
+        .await
+        .expect("study");
+    natstudy_core::service::imports::import_items_text(&db, study, None, ("b", &bug), ("t", &item))
+        .await
+        .expect("items");
+    db.close().await;
+    let server = ServerProcess::start(dir.path(), &[]).expect("server");
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .expect("client");
+    let r = client
+        .post(server.url("/api/login"))
+        .form(&[("username", "admin"), ("password", PW)])
+        .send()
+        .await
+        .expect("login");
+    assert!(
+        r.status().is_success() || r.status().is_redirection(),
+        "{}",
+        r.status()
+    );
+    let before_kib = server.rss_kib().expect("rss");
+    let asked = Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(180),
+        client
+            .post(server.url("/api/studies/propose"))
+            .form(&[
+                ("study", study.to_string().as_str()),
+                ("operators", "all"),
+                ("all_sites", "on"),
+            ])
+            .send(),
+    )
+    .await
+    .expect("answered within 3 minutes")
+    .expect("answer");
+    let status = r.status();
+    let text = r.text().await.expect("body");
+    let took = asked.elapsed();
+    let peak_kib = server.peak_rss_kib().expect("rss");
+    let grew_mib = peak_kib.saturating_sub(before_kib) / 1024;
+    eprintln!(
+        "preview of every operator at every site of a {kib} KiB method: {status} in {:.1} s, server +{grew_mib} MiB (peak {} MiB): {}",
+        took.as_secs_f64(),
+        peak_kib / 1024,
+        text.chars().take(300).collect::<String>()
+    );
+    assert!(
+        status.is_success() || text.contains("budget") || text.contains("stopped"),
+        "results or a refusal in words: {status} {text}"
+    );
+    assert!(
+        grew_mib < 1024,
+        "the preview grew the server by {grew_mib} MiB"
+    );
+    if !status.is_success() {
+        assert!(
+            text.contains("choose fewer operators") || text.contains("natstudy transform"),
+            "{text}"
+        );
+    }
 }

@@ -872,6 +872,17 @@ async fn cross_site_posts_are_refused() {
         .await
         .expect("post");
     assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    // the same host name under another scheme is another site (an https page of another
+    // server on this host): its scheme is compared, not only its host
+    let https_origin = app.base.replacen("http://", "https://", 1);
+    let r = c
+        .post(app.url("/api/users/add"))
+        .header("origin", https_origin.as_str())
+        .form(&form)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "{https_origin}");
     assert!(
         natstudy_core::store::users::credentials(&app.db, "csrf-victim")
             .await
@@ -2249,4 +2260,47 @@ async fn a_body_over_the_limit_is_refused_in_words() {
     );
     drop(app);
     guard.drop_now(db).await;
+}
+
+/// `/annotate/{id}` is decided by the guard, the same way every time: a signed-in account
+/// that is no annotator of the study (an annotator account, a researcher, an admin) gets the
+/// refusal page (403) on every load, where the page's first answer once raced its headers
+/// (200 or 403 at random); the study's own participant gets the page on every load, and a
+/// participant of another study the way back in (401), never the page.
+async fn the_survey_page_decides_the_same_way_every_time(store: Store) {
+    use natstudy_tests::participants::participant;
+    let (app, guard) = app_with_users(store).await;
+    let (study, token) = natstudy_tests::small::study(&app.db, "Decided").await;
+    let (other, other_token) = natstudy_tests::small::study(&app.db, "Other").await;
+    let page = app.url(&format!("/annotate/{study}"));
+    for who in ["ann", "rita", "ada"] {
+        let c = app.signed_in(who, PW).await.expect("signed in");
+        for _ in 0..12 {
+            let r = c.get(&page).send().await.expect("page");
+            assert_eq!(r.status(), StatusCode::FORBIDDEN, "{who}");
+        }
+    }
+    let mine = participant(&app.base, study, &token).await;
+    let elsewhere = participant(&app.base, other, &other_token).await;
+    for _ in 0..12 {
+        let r = mine.get(&page).send().await.expect("page");
+        assert_eq!(r.status(), StatusCode::OK);
+        let r = elsewhere.get(&page).send().await.expect("page");
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        let body = r.text().await.expect("html");
+        assert!(body.contains("session-ended"), "the way back in");
+    }
+    let db = app.db.clone();
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn the_survey_page_decides_the_same_way_every_time_sqlite() {
+    the_survey_page_decides_the_same_way_every_time(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_survey_page_decides_the_same_way_every_time_postgres() {
+    the_survey_page_decides_the_same_way_every_time(Store::Postgres).await;
 }

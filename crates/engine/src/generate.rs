@@ -170,6 +170,37 @@ pub fn generate_until(
     }
 }
 
+/// What generating `bugs` would make at most ([`transform::estimate`] summed over the bugs;
+/// a bug the engine cannot read counts nothing here and is its problem in the run), asking
+/// `stop` between bugs: `None` once it says so.
+pub fn estimate(
+    bugs: &[BugRecord],
+    opts: &Options,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Option<transform::Estimate> {
+    use rayon::prelude::*;
+    let each: Vec<Option<transform::Estimate>> = bugs
+        .par_iter()
+        .map(|bug| {
+            if stop() {
+                return None;
+            }
+            let e = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                with_request(bug, opts, transform::estimate)
+            }));
+            Some(e.ok().and_then(Result::ok).unwrap_or_default())
+        })
+        .collect();
+    each.into_iter()
+        .try_fold(transform::Estimate::default(), |sum, e| {
+            let e = e?;
+            Some(transform::Estimate {
+                sites: sum.sites.saturating_add(e.sites),
+                bytes: sum.bytes.saturating_add(e.bytes),
+            })
+        })
+}
+
 /// Why each operator did or did not apply to each bug (`transform --explain`), in bug order;
 /// a bug the engine cannot read gets its error.
 pub fn explain(

@@ -417,7 +417,43 @@ pub fn transform(
     req: &Request<'_>,
     scorer: Option<&dyn NameScorer>,
 ) -> Result<Vec<Transformation>, TransformError> {
-    run(req, scorer, &|| false).map(|(t, _)| t)
+    run(req, scorer, &|| false, Run::Apply).map(|(t, _)| t)
+}
+
+/// What a run of the operators on one method would make at most, found without rewriting
+/// anything: the sites the operators propose (near a buggy line unless `all_sites`) and the
+/// bytes of text that many applications would hold (each its method, and its file when the
+/// request is a file). A preview asks this first and refuses in words what exceeds its budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Estimate {
+    pub sites: usize,
+    pub bytes: usize,
+}
+
+/// [`Estimate`] of a request.
+pub fn estimate(req: &Request<'_>) -> Result<Estimate, TransformError> {
+    let (_, explained) = run(req, None, &|| false, Run::Count)?;
+    let sites: usize = explained.iter().map(|e| e.applied).sum();
+    let text = req.source.len();
+    let per_site = if req.method_only {
+        text
+    } else {
+        // the method (at most the file) and the file
+        2 * text
+    };
+    Ok(Estimate {
+        sites,
+        bytes: sites.saturating_mul(per_site),
+    })
+}
+
+/// What a run does at each site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// Rewrite, parse and keep the application.
+    Apply,
+    /// Count the sites a run would try (`Explanation::applied`), rewriting nothing.
+    Count,
 }
 
 /// [`transform`], asking `stop` before each site: once it says so, the run ends with
@@ -428,7 +464,7 @@ pub fn transform_until(
     scorer: Option<&dyn NameScorer>,
     stop: &dyn Fn() -> bool,
 ) -> Result<Vec<Transformation>, TransformError> {
-    run(req, scorer, stop).map(|(t, _)| t)
+    run(req, scorer, stop, Run::Apply).map(|(t, _)| t)
 }
 
 /// Per operator of the request: how many applications were kept and every site refused, with
@@ -437,13 +473,14 @@ pub fn explain(
     req: &Request<'_>,
     scorer: Option<&dyn NameScorer>,
 ) -> Result<Vec<Explanation>, TransformError> {
-    run(req, scorer, &|| false).map(|(_, e)| e)
+    run(req, scorer, &|| false, Run::Apply).map(|(_, e)| e)
 }
 
 fn run(
     req: &Request<'_>,
     scorer: Option<&dyn NameScorer>,
     stop: &dyn Fn() -> bool,
+    mode: Run,
 ) -> Result<(Vec<Transformation>, Vec<Explanation>), TransformError> {
     let wrapped;
     let (src, first_line) = if req.method_only {
@@ -486,6 +523,7 @@ fn run(
     let buggy: HashSet<usize> = req.buggy_lines.iter().copied().collect();
     let mut out = Vec::new();
     let mut explained = Vec::new();
+    let mut counted = 0usize;
     for &op in req.operators {
         let mut seen = HashSet::new();
         let candidates = operator::candidates(op, &ctx);
@@ -503,6 +541,10 @@ fn run(
             // of which reads the whole method — for every site, a long method's quadratic)
             if !req.all_sites && !buggy.is_empty() && !near_buggy(&ctx, &cand.edits, &buggy) {
                 refuse(NOT_BUGGY);
+                continue;
+            }
+            if mode == Run::Count {
+                counted += 1;
                 continue;
             }
             let Some(new_src) = syntax::apply(src, &cand.edits) else {
@@ -564,7 +606,7 @@ fn run(
         }
         explained.push(Explanation {
             operator: op,
-            applied: out.len() - kept_before,
+            applied: out.len() - kept_before + std::mem::take(&mut counted),
             refused,
         });
     }

@@ -13,9 +13,12 @@ use natstudy_types::Role;
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
 
 /// Refuses cross-site state-changing requests. Browsers send `Sec-Fetch-Site` and `Origin`;
-/// a request that carries either must come from this site. (The session cookie is also
-/// `SameSite=Lax`, so a cross-site form post arrives without it.)
-pub async fn same_origin(req: Request, next: Next) -> Response {
+/// a request that carries either must come from this site: the origin's scheme and host both
+/// this server's (`https` when it sets secure cookies or its proxy says `X-Forwarded-Proto:
+/// https`, `http` otherwise; an `https://` page of another server on the same host name is
+/// another site). (The session cookie is also `SameSite=Lax`, so a cross-site form post
+/// arrives without it.)
+pub async fn same_origin(State(secure): State<bool>, req: Request, next: Next) -> Response {
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return next.run(req).await;
     }
@@ -30,12 +33,36 @@ pub async fn same_origin(req: Request, next: Next) -> Response {
             .get(header::HOST)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        let origin_host = origin.split("://").nth(1).unwrap_or("");
-        if origin == "null" || origin_host != host {
+        let forwarded = headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .map(str::trim);
+        let scheme = match forwarded {
+            Some(p) if p.eq_ignore_ascii_case("https") => "https",
+            Some(p) if p.eq_ignore_ascii_case("http") => "http",
+            _ if secure => "https",
+            _ => "http",
+        };
+        if !is_this_origin(origin, scheme, host) {
             return (StatusCode::FORBIDDEN, "cross-origin request refused").into_response();
         }
     }
     next.run(req).await
+}
+
+/// Whether a request's `Origin` is this server's: the same scheme, and the same host and port
+/// (a scheme's default port written or not).
+fn is_this_origin(origin: &str, scheme: &str, host: &str) -> bool {
+    let Some((o_scheme, o_host)) = origin.split_once("://") else {
+        return false;
+    };
+    let default = |h: &str| -> String {
+        let h = h.to_ascii_lowercase();
+        let port = if scheme == "https" { ":443" } else { ":80" };
+        h.strip_suffix(port).map(str::to_owned).unwrap_or(h)
+    };
+    o_scheme.eq_ignore_ascii_case(scheme) && !host.is_empty() && default(o_host) == default(host)
 }
 
 /// The study of a patch-review page (`/studies/{id}/review`).
@@ -90,7 +117,17 @@ pub async fn pages(
             session.get(app::auth::PARTICIPANT_KEY).await.ok().flatten();
         if let Some(p) = participant {
             match review {
-                None => return next.run(req).await,
+                // the survey of a study: only its own participant's (decided here, the same
+                // way every time, not by the page's first answer racing its headers)
+                None => match annotate_study(req.uri().path()) {
+                    None => return next.run(req).await,
+                    Some(study) => {
+                        if let Ok(Some(_)) = state.backend.annotator_in(study, Some(p), None).await
+                        {
+                            return next.run(req).await;
+                        }
+                    }
+                },
                 // a review page: only the participants of the study's review-only invite
                 Some(study) => {
                     if let Ok(Some(_)) = state.backend.review_participant(study, p).await {
@@ -125,6 +162,17 @@ pub async fn pages(
             Redirect::to(&format!("/login?next={encoded}")).into_response()
         }
         Some(u) if roles.contains(&u.role) => {
+            // a study's survey: its annotators only, decided before the page renders
+            if let Some(study) = annotate_study(req.uri().path()) {
+                match state.backend.annotator_in(study, None, Some(&u)).await {
+                    Ok(Some(_)) => return next.run(req).await,
+                    Ok(None) => return forbidden(&u),
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot tell a study's annotators");
+                        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                    }
+                }
+            }
             // a study's pages, downloads and uploads: its members only (admins: every study)
             if let Some(study) = study_of(req.uri().path()) {
                 if !state.backend.may_access(&u, study).await.unwrap_or(false) {
@@ -149,6 +197,15 @@ pub async fn pages(
 pub fn study_of(path: &str) -> Option<StudyId> {
     let segment = path.strip_prefix("/studies/")?.split('/').next()?;
     percent_decode(segment)?.parse().ok()
+}
+
+/// The study of a survey page (`/annotate/{id}`, the id percent-decoded as the router decodes
+/// it); `None` for any other path.
+fn annotate_study(path: &str) -> Option<StudyId> {
+    let segment = path.strip_prefix("/annotate/")?;
+    (!segment.contains('/'))
+        .then(|| percent_decode(segment)?.parse().ok())
+        .flatten()
 }
 
 /// A `/studies/{segment}…` path whose segment is not a study id.
@@ -302,5 +359,50 @@ mod tests {
         assert!(names_no_study("/studies/x/review"));
         assert!(!names_no_study("/studies/"));
         assert!(!names_no_study("/studies/%31/results"));
+        assert_eq!(annotate_study("/annotate/7"), Some(StudyId(7)));
+        assert_eq!(annotate_study("/annotate/%37"), Some(StudyId(7)));
+        assert_eq!(annotate_study("/annotate/7/x"), None);
+        assert_eq!(annotate_study("/annotate"), None);
+        assert_eq!(annotate_study("/studies/7"), None);
+    }
+
+    #[test]
+    fn an_origin_is_this_site_by_scheme_and_host() {
+        assert!(is_this_origin(
+            "http://127.0.0.1:3000",
+            "http",
+            "127.0.0.1:3000"
+        ));
+        assert!(
+            !is_this_origin("https://127.0.0.1:3000", "http", "127.0.0.1:3000"),
+            "another scheme"
+        );
+        assert!(!is_this_origin(
+            "http://127.0.0.1:3000",
+            "https",
+            "127.0.0.1:3000"
+        ));
+        assert!(is_this_origin(
+            "https://study.example",
+            "https",
+            "study.example:443"
+        ));
+        assert!(is_this_origin(
+            "HTTPS://Study.Example",
+            "https",
+            "study.example"
+        ));
+        assert!(!is_this_origin(
+            "http://evil.example",
+            "http",
+            "study.example"
+        ));
+        assert!(!is_this_origin("null", "http", "study.example"));
+        assert!(!is_this_origin("http://", "http", ""));
+        assert!(!is_this_origin(
+            "http://127.0.0.1:3000.evil",
+            "http",
+            "127.0.0.1:3000"
+        ));
     }
 }

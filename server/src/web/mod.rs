@@ -240,7 +240,10 @@ pub async fn router(db: Db, config: &WebConfig) -> anyhow::Result<Router> {
         .layer(axum::middleware::from_fn(
             fn_errors::arguments_are_client_errors,
         ))
-        .layer(axum::middleware::from_fn(guard::same_origin))
+        .layer(axum::middleware::from_fn_with_state(
+            config.secure_cookies,
+            guard::same_origin,
+        ))
         .layer(session_layer)
         // axum's own 2 MiB default would cut imports below --max-upload-mb: the limits are
         // body_limit's, per route

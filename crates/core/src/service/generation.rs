@@ -32,16 +32,20 @@ pub async fn propose(
         operators,
         all_sites,
     };
-    // the preview's client may leave (a closed tab, a reload): its work stops with it
+    // the preview's client may leave (a closed tab, a reload): its work stops with it; and it
+    // stops at its budget whether or not the client waits
     let cancel = Cancel::default();
-    let cancelled = cancel.flag.clone();
+    let budget = Budget::new(cancel.flag.clone());
     let (bugs, generated) = tokio::task::spawn_blocking(move || {
+        if let Err(e) = budget.admits(&bugs, &opts) {
+            return (bugs, Some(Err(e)));
+        }
         let names = model.map(natstudy_engine::NgramNames);
         let scorer = names
             .as_ref()
             .map(|m| m as &dyn natstudy_engine::transform::NameScorer);
-        let out = generate_until_cancelled(&bugs, &opts, scorer, &mut next, &cancelled)
-            .map(|p| p.within(MAX_PREVIEW_BYTES));
+        let out =
+            generate_bounded(&bugs, &opts, scorer, &mut next, &budget).map(|p| p.within(&budget));
         (bugs, out)
     })
     .await?;
@@ -69,9 +73,14 @@ pub async fn propose(
 /// Bugs the preview works on between two looks at whether its client is still there.
 const CHUNK: usize = 8;
 
-/// The most bytes of transformed methods one preview (or addition) holds: past them it stops
-/// and asks for fewer operators or the command line (`natstudy transform` streams to a file).
+/// The most bytes of transformed text one preview (or addition) holds — each application's
+/// method, and its file when the bug has one: a preview whose estimate exceeds them is refused
+/// before any rewriting, and a run stops once past them.
 pub const MAX_PREVIEW_BYTES: usize = 64 << 20;
+
+/// The longest a preview (or an addition, or an explanation) runs, whether or not its client
+/// waits.
+pub const MAX_PREVIEW_TIME: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// A preview's generation, whole or stopped at [`MAX_PREVIEW_BYTES`].
 type Generation =
@@ -83,19 +92,100 @@ enum Preview {
     Done(Generation),
     /// The bytes of transformed methods made when it stopped.
     TooBig(usize),
+    /// It ran out of its time.
+    TooLong,
+}
+
+/// What a preview may cost: its bytes ([`MAX_PREVIEW_BYTES`]) and its time
+/// ([`MAX_PREVIEW_TIME`]), and whether its client is still there.
+struct Budget {
+    cancelled: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    deadline: std::time::Instant,
+    max_bytes: usize,
+}
+
+impl Budget {
+    fn new(cancelled: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Budget {
+        Budget {
+            cancelled,
+            deadline: std::time::Instant::now() + MAX_PREVIEW_TIME,
+            max_bytes: MAX_PREVIEW_BYTES,
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancelled.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn out_of_time(&self) -> bool {
+        std::time::Instant::now() >= self.deadline
+    }
+
+    /// Whether the work is to stop now: its client left, or its time ran out.
+    fn stop(&self) -> bool {
+        self.cancelled() || self.out_of_time()
+    }
+
+    /// The work's estimate ([`natstudy_engine::generate::estimate`]) within the budget, or
+    /// why not, in words: the sites, the methods' size and what to do instead.
+    fn admits(
+        &self,
+        bugs: &[formats::items::BugRecord],
+        opts: &natstudy_engine::generate::Options,
+    ) -> ServiceResult<()> {
+        let stop = || self.stop();
+        let Some(e) = natstudy_engine::generate::estimate(bugs, opts, &stop) else {
+            return Err(self.why_stopped());
+        };
+        if e.bytes <= self.max_bytes {
+            return Ok(());
+        }
+        let largest = bugs.iter().map(|b| b.source.len()).max().unwrap_or(0);
+        Err(ServiceError::Invalid(format!(
+            "this preview would try {} applications of {} operators on {} bugs (methods up to \
+             {} KiB): about {} MiB of transformed text, over the preview's budget of {} MiB. \
+             Choose fewer operators{}, or generate on the command line (natstudy transform \
+             writes a file)",
+            e.sites,
+            opts.operators.len(),
+            bugs.len(),
+            largest.div_ceil(1024),
+            e.bytes >> 20,
+            self.max_bytes >> 20,
+            if opts.all_sites {
+                ", leave \u{201c}also away from the buggy lines\u{201d} off"
+            } else {
+                ""
+            }
+        )))
+    }
+
+    /// Why work stopped before its end: its client left, or its time ran out.
+    fn why_stopped(&self) -> ServiceError {
+        if self.cancelled() {
+            ServiceError::Invalid("the preview was cancelled: its client went away".into())
+        } else {
+            ServiceError::Invalid(format!(
+                "the preview ran for its {} s and stopped: choose fewer operators or bugs, or \
+                 generate on the command line (natstudy transform writes a file)",
+                MAX_PREVIEW_TIME.as_secs()
+            ))
+        }
+    }
 }
 
 impl Preview {
     /// The generation, or why there is none.
-    fn within(self, max: usize) -> ServiceResult<Generation> {
+    fn within(self, budget: &Budget) -> ServiceResult<Generation> {
         match self {
             Preview::Done(g) => Ok(g),
             Preview::TooBig(n) => Err(ServiceError::Invalid(format!(
                 "the preview passed {} MiB of transformed methods ({} MiB made): choose fewer \
                  operators, or generate on the command line (natstudy transform writes a file)",
-                max >> 20,
+                budget.max_bytes >> 20,
                 n >> 20
             ))),
+            Preview::TooLong => Err(budget.why_stopped()),
         }
     }
 }
@@ -112,40 +202,35 @@ impl Drop for Cancel {
     }
 }
 
-/// [`natstudy_engine::generate::generate`] a few bugs at a time, stopping (`None`) as soon as `cancelled`
-/// is set: a preview whose client left spends no more CPU. The same transformations, numbered
-/// the same, and problems at the same lines as one run over every bug — unless their
-/// methods pass [`MAX_PREVIEW_BYTES`], where it stops ([`Preview::TooBig`]).
-fn generate_until_cancelled(
-    bugs: &[formats::items::BugRecord],
-    opts: &natstudy_engine::generate::Options,
-    scorer: Option<&dyn natstudy_engine::transform::NameScorer>,
-    next: &mut BTreeMap<formats::Level, usize>,
-    cancelled: &std::sync::atomic::AtomicBool,
-) -> Option<Preview> {
-    generate_bounded(bugs, opts, scorer, next, cancelled, MAX_PREVIEW_BYTES)
-}
-
-/// [`generate_until_cancelled`] with the bound `max_bytes`.
+/// [`natstudy_engine::generate::generate`] a few bugs at a time within `budget`: stopping
+/// (`None`) as soon as its client leaves, [`Preview::TooLong`] once its time runs out,
+/// [`Preview::TooBig`] once the methods pass its bytes. Otherwise the same transformations,
+/// numbered the same, and problems at the same lines as one run over every bug.
 fn generate_bounded(
     bugs: &[formats::items::BugRecord],
     opts: &natstudy_engine::generate::Options,
     scorer: Option<&dyn natstudy_engine::transform::NameScorer>,
     next: &mut BTreeMap<formats::Level, usize>,
-    cancelled: &std::sync::atomic::AtomicBool,
-    max_bytes: usize,
+    budget: &Budget,
 ) -> Option<Preview> {
     let mut out = Vec::new();
     let mut problems = Vec::new();
     let mut bytes = 0usize;
+    let stopped = || {
+        if budget.cancelled() {
+            None
+        } else {
+            Some(Preview::TooLong)
+        }
+    };
     for (i, chunk) in bugs.chunks(CHUNK).enumerate() {
-        if bytes > max_bytes {
+        if bytes > budget.max_bytes {
             return Some(Preview::TooBig(bytes));
         }
-        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
-            return None;
+        if budget.stop() {
+            return stopped();
         }
-        let stop = || cancelled.load(std::sync::atomic::Ordering::Relaxed);
+        let stop = || budget.stop();
         let done = natstudy_engine::generate::generate_until(
             chunk,
             "study bugs",
@@ -156,11 +241,14 @@ fn generate_bounded(
             &stop,
         );
         if stop() {
-            return None;
+            return stopped();
         }
         match done {
             Ok(g) => {
-                bytes += g.iter().map(|g| g.record.source.len()).sum::<usize>();
+                bytes += g
+                    .iter()
+                    .map(|g| g.record.source.len() + g.file_source.as_ref().map_or(0, String::len))
+                    .sum::<usize>();
                 out.extend(g)
             }
             Err(natstudy_engine::generate::Problems(p)) => {
@@ -171,7 +259,7 @@ fn generate_bounded(
             }
         }
     }
-    if bytes > max_bytes {
+    if bytes > budget.max_bytes {
         return Some(Preview::TooBig(bytes));
     }
     Some(Preview::Done(if problems.is_empty() {
@@ -210,67 +298,68 @@ pub async fn explain(
         operators: operators.clone(),
         all_sites,
     };
-    // the asker may leave: the work stops with them, between two chunks of bugs
+    // the asker may leave: the work stops with them, between two chunks of bugs; and it stops
+    // at the preview's budget whether or not they wait
     let cancel = Cancel::default();
-    let cancelled = cancel.flag.clone();
-    let out: Option<Vec<natstudy_types::OperatorWhy>> = tokio::task::spawn_blocking(move || {
-        let explained = explain_until_cancelled(&bugs, &opts, &cancelled)?;
-        let mut per_op: BTreeMap<natstudy_engine::transform::Operator, OperatorTally<'_>> =
-            operators.iter().map(|o| (*o, Default::default())).collect();
-        for (bug, e) in bugs.iter().zip(&explained) {
-            let Ok(ops) = e else { continue };
-            for x in ops {
-                let entry = per_op.entry(x.operator).or_default();
-                entry.0 += x.applied;
-                for r in &x.refused {
-                    let rule = entry
-                        .1
-                        .entry(r.rule)
-                        .or_insert_with(|| (0, format!("{} line {}", bug.bug_id, r.line)));
-                    rule.0 += 1;
+    let budget = Budget::new(cancel.flag.clone());
+    let out =
+        tokio::task::spawn_blocking(move || -> ServiceResult<Vec<natstudy_types::OperatorWhy>> {
+            budget.admits(&bugs, &opts)?;
+            let explained =
+                explain_bounded(&bugs, &opts, &budget).ok_or_else(|| budget.why_stopped())?;
+            let mut per_op: BTreeMap<natstudy_engine::transform::Operator, OperatorTally<'_>> =
+                operators.iter().map(|o| (*o, Default::default())).collect();
+            for (bug, e) in bugs.iter().zip(&explained) {
+                let Ok(ops) = e else { continue };
+                for x in ops {
+                    let entry = per_op.entry(x.operator).or_default();
+                    entry.0 += x.applied;
+                    for r in &x.refused {
+                        let rule = entry
+                            .1
+                            .entry(r.rule)
+                            .or_insert_with(|| (0, format!("{} line {}", bug.bug_id, r.line)));
+                        rule.0 += 1;
+                    }
                 }
             }
-        }
-        operators
-            .iter()
-            .map(|op| {
-                let (kept, rules) = per_op.remove(op).unwrap_or_default();
-                let mut refusals: Vec<natstudy_types::RefusalCount> = rules
-                    .into_iter()
-                    .map(|(rule, (count, example))| natstudy_types::RefusalCount {
-                        rule: page_words(rule),
-                        count,
-                        example,
-                    })
-                    .collect();
-                refusals.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(&b.rule)));
-                natstudy_types::OperatorWhy {
-                    operator: op.name().to_owned(),
-                    kept,
-                    refusals,
-                }
-            })
-            .collect::<Vec<_>>()
-            .into()
-    })
-    .await
-    .map_err(|e| ServiceError::Internal(e.into()))?;
+            Ok(operators
+                .iter()
+                .map(|op| {
+                    let (kept, rules) = per_op.remove(op).unwrap_or_default();
+                    let mut refusals: Vec<natstudy_types::RefusalCount> = rules
+                        .into_iter()
+                        .map(|(rule, (count, example))| natstudy_types::RefusalCount {
+                            rule: page_words(rule),
+                            count,
+                            example,
+                        })
+                        .collect();
+                    refusals.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(&b.rule)));
+                    natstudy_types::OperatorWhy {
+                        operator: op.name().to_owned(),
+                        kept,
+                        refusals,
+                    }
+                })
+                .collect::<Vec<_>>())
+        })
+        .await
+        .map_err(|e| ServiceError::Internal(e.into()))?;
     drop(cancel);
-    out.ok_or_else(|| {
-        ServiceError::Invalid("the explanation was cancelled: its client went away".into())
-    })
+    out
 }
 
 /// Each bug's explanation ([`natstudy_engine::generate::explain`]) a few bugs at a time, stopping
-/// (`None`) as soon as `cancelled` is set.
-fn explain_until_cancelled(
+/// (`None`) as soon as the client leaves or the budget's time runs out.
+fn explain_bounded(
     bugs: &[formats::items::BugRecord],
     opts: &natstudy_engine::generate::Options,
-    cancelled: &std::sync::atomic::AtomicBool,
+    budget: &Budget,
 ) -> Option<Vec<Result<Vec<natstudy_engine::transform::Explanation>, String>>> {
     let mut out = Vec::with_capacity(bugs.len());
     for chunk in bugs.chunks(CHUNK) {
-        if cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+        if budget.stop() {
             return None;
         }
         out.extend(natstudy_engine::generate::explain(chunk, opts, &|| {}));
@@ -324,6 +413,87 @@ pub async fn add_proposals(
 mod tests {
     use super::*;
 
+    /// A budget of `max_bytes` and the preview's time, stopped by `flag`.
+    fn budget_of(flag: &std::sync::Arc<std::sync::atomic::AtomicBool>, max_bytes: usize) -> Budget {
+        Budget {
+            cancelled: flag.clone(),
+            deadline: std::time::Instant::now() + MAX_PREVIEW_TIME,
+            max_bytes,
+        }
+    }
+
+    /// A preview whose estimate exceeds its bytes is refused in words before any rewriting:
+    /// the sites, the methods' size, the budget and what to do instead; one within them runs.
+    /// Out of time, a run stops and says so (not "cancelled").
+    #[test]
+    fn a_preview_over_its_budget_is_refused_before_it_runs() {
+        let bugs: Vec<_> = (1..=4).map(bug).collect();
+        let opts = natstudy_engine::generate::Options {
+            operators: natstudy_engine::generate::parse_operators("all").expect("operators"),
+            all_sites: true,
+        };
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let e = natstudy_engine::generate::estimate(&bugs, &opts, &|| false).expect("estimated");
+        assert!(e.sites > 0 && e.bytes > 0, "{e:?}");
+        let mut next = BTreeMap::new();
+        let made = match generate_bounded(
+            &bugs,
+            &opts,
+            None,
+            &mut next,
+            &budget_of(&flag, MAX_PREVIEW_BYTES),
+        ) {
+            Some(Preview::Done(Ok(g))) => g,
+            other => panic!("{other:?}"),
+        };
+        let made_bytes: usize = made
+            .iter()
+            .map(|g| g.record.source.len() + g.file_source.as_ref().map_or(0, String::len))
+            .sum();
+        assert!(
+            made.len() <= e.sites,
+            "{} made, {} estimated",
+            made.len(),
+            e.sites
+        );
+        assert!(
+            made_bytes <= e.bytes,
+            "{made_bytes} made, {} estimated",
+            e.bytes
+        );
+        let small = budget_of(&flag, e.bytes - 1);
+        let refused = small.admits(&bugs, &opts).expect_err("over the budget");
+        let words = refused.to_string();
+        for says in [
+            "applications",
+            "operators",
+            "MiB",
+            "leave",
+            "natstudy transform",
+        ] {
+            assert!(words.contains(says), "{says}: {words}");
+        }
+        assert!(budget_of(&flag, e.bytes).admits(&bugs, &opts).is_ok());
+        let late = Budget {
+            cancelled: flag.clone(),
+            deadline: std::time::Instant::now(),
+            max_bytes: MAX_PREVIEW_BYTES,
+        };
+        assert!(matches!(
+            generate_bounded(&bugs, &opts, None, &mut BTreeMap::new(), &late),
+            Some(Preview::TooLong)
+        ));
+        let said = Preview::TooLong
+            .within(&late)
+            .expect_err("out of time")
+            .to_string();
+        assert!(
+            said.contains("stopped") && !said.contains("cancelled"),
+            "{said}"
+        );
+        assert!(explain_bounded(&bugs, &opts, &late).is_none());
+    }
+
     fn bug(n: usize) -> formats::items::BugRecord {
         let text = format!(
             r#"{{"bug_id": "B-{n}", "project": "P", "file": "A.java", "method": "m", "source": "int m(int count) {{\n  if (count < {n}) {{\n    return count;\n  }}\n  return 0;\n}}\n", "buggy_lines": [2]}}"#
@@ -364,7 +534,13 @@ mod tests {
             std::time::Instant::now()
         });
         let mut next = BTreeMap::new();
-        let out = generate_until_cancelled(&bugs, &opts, None, &mut next, &flag);
+        let out = generate_bounded(
+            &bugs,
+            &opts,
+            None,
+            &mut next,
+            &budget_of(&flag, MAX_PREVIEW_BYTES),
+        );
         let stopped_at = stopper.join().expect("stopper");
         assert!(out.is_none(), "the preview ran to its end");
         let after = stopped_at.elapsed();
@@ -394,24 +570,36 @@ mod tests {
         )
         .expect("generated");
         let mut next = BTreeMap::new();
-        let flag = std::sync::atomic::AtomicBool::new(false);
-        let chunked = match generate_until_cancelled(&bugs, &opts, None, &mut next, &flag) {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let chunked = match generate_bounded(
+            &bugs,
+            &opts,
+            None,
+            &mut next,
+            &budget_of(&flag, MAX_PREVIEW_BYTES),
+        ) {
             Some(Preview::Done(g)) => g.expect("generated"),
             other => panic!("not cancelled, not too big: {other:?}"),
         };
         // bounded: past the bytes allowed, it stops and says so
         let made: usize = chunked.iter().map(|g| g.record.source.len()).sum();
         let mut again = BTreeMap::new();
-        match generate_bounded(&bugs, &opts, None, &mut again, &flag, made / 2) {
+        match generate_bounded(&bugs, &opts, None, &mut again, &budget_of(&flag, made / 2)) {
             Some(Preview::TooBig(n)) => assert!(n > made / 2 && n <= made, "{n} of {made}"),
             other => panic!("past the bound: {other:?}"),
         }
-        match generate_bounded(&bugs, &opts, None, &mut BTreeMap::new(), &flag, made) {
+        match generate_bounded(
+            &bugs,
+            &opts,
+            None,
+            &mut BTreeMap::new(),
+            &budget_of(&flag, made),
+        ) {
             Some(Preview::Done(Ok(g))) => assert_eq!(g.len(), chunked.len()),
             other => panic!("within the bound: {other:?}"),
         }
         let refused = Preview::TooBig(70 << 20)
-            .within(MAX_PREVIEW_BYTES)
+            .within(&budget_of(&flag, MAX_PREVIEW_BYTES))
             .expect_err("too big");
         assert!(
             refused.to_string().contains("choose fewer operators"),
@@ -427,11 +615,19 @@ mod tests {
         assert_eq!(next, whole_next);
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
         let mut next = BTreeMap::new();
-        assert!(generate_until_cancelled(&bugs, &opts, None, &mut next, &flag).is_none());
-        assert!(explain_until_cancelled(&bugs, &opts, &flag).is_none());
+        assert!(generate_bounded(
+            &bugs,
+            &opts,
+            None,
+            &mut next,
+            &budget_of(&flag, MAX_PREVIEW_BYTES)
+        )
+        .is_none());
+        assert!(explain_bounded(&bugs, &opts, &budget_of(&flag, MAX_PREVIEW_BYTES)).is_none());
         let whole = natstudy_engine::generate::explain(&bugs, &opts, &|| {});
-        let open = std::sync::atomic::AtomicBool::new(false);
-        let chunked = explain_until_cancelled(&bugs, &opts, &open).expect("not cancelled");
+        let open = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let chunked = explain_bounded(&bugs, &opts, &budget_of(&open, MAX_PREVIEW_BYTES))
+            .expect("not cancelled");
         assert_eq!(
             format!("{chunked:?}"),
             format!("{whole:?}"),

@@ -46,15 +46,20 @@ pub struct DatasetRow {
 
 /// The one CSV writer of every export: each cell goes through [`neutralise`] on its way out,
 /// so no export can write a cell a spreadsheet would run (the architecture test keeps
-/// `csv::Writer` out of every other module of the server).
+/// `csv::Writer` out of every other module of the server). A record with a cell that holds a
+/// formula after a separator (`a;=1+1`: a spreadsheet that splits on `;` reads `=1+1`) is
+/// written with every field quoted, so that the separator stays inside its cell.
 pub struct SafeCsv<W: std::io::Write> {
-    inner: csv::Writer<W>,
+    out: std::io::BufWriter<W>,
+    /// The record being written, reused from record to record.
+    record: Vec<u8>,
 }
 
 impl<W: std::io::Write> SafeCsv<W> {
     pub fn new(out: W) -> SafeCsv<W> {
         SafeCsv {
-            inner: csv::Writer::from_writer(out),
+            out: std::io::BufWriter::new(out),
+            record: Vec::new(),
         }
     }
 
@@ -65,18 +70,33 @@ impl<W: std::io::Write> SafeCsv<W> {
         T: AsRef<[u8]>,
     {
         let cells: Vec<T> = record.into_iter().collect();
-        self.inner
-            .write_record(cells.iter().map(|c| neutralise(c.as_ref())))
+        let quoted = cells.iter().any(|c| formula_after_separator(c.as_ref()));
+        let style = if quoted {
+            csv::QuoteStyle::Always
+        } else {
+            csv::QuoteStyle::Necessary
+        };
+        let mut w = csv::WriterBuilder::new()
+            .quote_style(style)
+            .buffer_capacity(1024)
+            .from_writer(std::mem::take(&mut self.record));
+        w.write_record(cells.iter().map(|c| neutralise(c.as_ref())))?;
+        self.record = w
+            .into_inner()
+            .map_err(|e| csv::Error::from(std::io::Error::other(e.to_string())))?;
+        let written = self.out.write_all(&self.record);
+        self.record.clear();
+        Ok(written?)
     }
 
     pub fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
+        self.out.flush()
     }
 
     pub fn into_inner(self) -> anyhow::Result<W> {
-        self.inner
+        self.out
             .into_inner()
-            .map_err(|e| anyhow::anyhow!("csv: {e}"))
+            .map_err(|e| anyhow::anyhow!("csv: {}", e.error()))
     }
 }
 
@@ -91,14 +111,26 @@ where
     w.into_inner()
 }
 
-/// A cell that a spreadsheet would run as a formula (it begins with `= + - @`, a tab or a
-/// carriage return, and is not a number) gets a leading `'`: participants' comments and
-/// crowd ids are written by strangers.
+/// The characters that begin a formula in a spreadsheet (OWASP's list: `= + - @`, a tab, a
+/// carriage return).
+fn starts_formula(b: u8) -> bool {
+    matches!(b, b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
+}
+
+/// Whether a cell holds a formula's first character right after a separator a spreadsheet
+/// may split on (`,`, `;`, a tab, `|`): `a;=1+1` is two cells, the second a formula, in a
+/// spreadsheet that splits on `;`.
+fn formula_after_separator(cell: &[u8]) -> bool {
+    cell.windows(2)
+        .any(|w| matches!(w[0], b',' | b';' | b'\t' | b'|') && starts_formula(w[1]))
+}
+
+/// A cell that a spreadsheet would run as a formula (OWASP's rule: it begins with `= + - @`, a
+/// tab or a carriage return, or holds one after a separator, and is not a number) gets a
+/// leading `'`: participants' comments and crowd ids are written by strangers. (A record with
+/// a formula after a separator is also quoted whole: [`SafeCsv`].)
 pub fn neutralise(cell: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    let risky = matches!(
-        cell.first(),
-        Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r')
-    );
+    let risky = cell.first().is_some_and(|b| starts_formula(*b)) || formula_after_separator(cell);
     let number = std::str::from_utf8(cell)
         .ok()
         .is_some_and(|t| t.parse::<f64>().is_ok());
@@ -327,7 +359,7 @@ pub async fn votes_table(
     };
     let sql = format!(
         "SELECT i.item_key, i.level, i.operator, a.code, a.external_pid, a.imported, v.cr, v.cc, v.time_secs, v.started_at, v.submitted_at, \
-         v.original_left, v.context_opened, v.revision, v.comment, c.created_at AS handed_at{extra_sql} FROM votes v JOIN items i ON i.id = v.item_id \
+         v.original_left, v.side_known, v.context_opened, v.revision, v.comment, c.created_at AS handed_at{extra_sql} FROM votes v JOIN items i ON i.id = v.item_id \
          JOIN annotators a ON a.id = v.annotator_id \
          LEFT JOIN assignments c ON c.item_id = v.item_id AND c.annotator_id = v.annotator_id \
          WHERE i.study_id = $1 AND {which} ORDER BY i.id, a.id"
@@ -363,7 +395,13 @@ pub async fn votes_table(
             opt_f(time),
             opt_i(r.try_get("started_at")?),
             known(r.try_get::<i64, _>("submitted_at")?.to_string()),
-            known((r.try_get::<i64, _>("original_left")? != 0).to_string()),
+            // the side shown: empty where it cannot be proven (a vote stored before sides
+            // were stored as shown, in a study that randomised them for a while: 0033)
+            if r.try_get::<i64, _>("side_known")? == 0 {
+                String::new()
+            } else {
+                known((r.try_get::<i64, _>("original_left")? != 0).to_string())
+            },
             known((r.try_get::<i64, _>("context_opened")? != 0).to_string()),
             r.try_get::<i64, _>("revision")?.to_string(),
             r.try_get("comment")?,
@@ -577,5 +615,29 @@ mod tests {
         assert_eq!(&*neutralise(b"-0.25"), b"-0.25");
         assert_eq!(&*neutralise(b"plain text"), b"plain text");
         assert_eq!(&*neutralise(b""), b"");
+        // after a separator a spreadsheet may split on: a formula of its own cell
+        assert_eq!(&*neutralise(b";=1+1"), b"';=1+1");
+        assert_eq!(&*neutralise(b"a,@SUM(A1)"), b"'a,@SUM(A1)");
+        assert_eq!(&*neutralise(b"x|-2+3"), b"'x|-2+3");
+        assert_eq!(&*neutralise(b"a; b = 1;"), b"a; b = 1;", "a space between");
+    }
+
+    /// A record with a formula after a separator is quoted whole (the separator stays in its
+    /// cell for a spreadsheet that splits on `;`); other records are quoted as needed, and
+    /// both read back as written (bar the neutralising quote).
+    #[test]
+    fn a_formula_after_a_separator_is_quoted_in_its_cell() {
+        let line = super::csv_line(["1", ";=HYPERLINK(\"x\")", "plain"]).expect("csv");
+        assert_eq!(
+            String::from_utf8(line.clone()).expect("utf-8"),
+            "\"1\",\"';=HYPERLINK(\"\"x\"\")\",\"plain\"\n"
+        );
+        let plain = super::csv_line(["1", "a b", "c,d"]).expect("csv");
+        assert_eq!(String::from_utf8(plain).expect("utf-8"), "1,a b,\"c,d\"\n");
+        let mut r = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(line.as_slice());
+        let rec = r.records().next().expect("a record").expect("csv");
+        assert_eq!(rec.get(1), Some("';=HYPERLINK(\"x\")"));
     }
 }
