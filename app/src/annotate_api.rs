@@ -37,13 +37,18 @@ async fn me(study: StudyId) -> Result<AnnotatorId, ServerFnError> {
 pub const NOT_A_PARTICIPANT: &str = "you are not a participant of this study";
 
 /// What an invite link leads to, so the landing page can say at once when it is not valid.
+/// `identity`: the crowd platform's ids the link carries (a known platform id continues its
+/// participant on any device, even on a link whose places are all taken).
 #[server(endpoint = "invite")]
-pub async fn invite_status(token: String) -> Result<natstudy_types::InviteStatus, ServerFnError> {
+pub async fn invite_status(
+    token: String,
+    identity: Option<natstudy_types::CrowdIdentity>,
+) -> Result<natstudy_types::InviteStatus, ServerFnError> {
     crate::auth::current_user().await?;
     let session = crate::auth::session().await?;
     let current: Option<AnnotatorId> = session.get(PARTICIPANT_KEY).await.ok().flatten();
     crate::auth::backend()?
-        .invite_status(&token, current)
+        .invite_status(&token, current, &identity.unwrap_or_default())
         .await
         .map_err(crate::auth::internal)
 }

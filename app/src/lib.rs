@@ -22,6 +22,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
+use leptos_router::SsrMode;
 
 use crate::components::layout::Layout;
 use crate::pages::annotate::{AnnotatePage, JoinPage, ResumePage};
@@ -114,9 +115,13 @@ fn AppRoutes() -> impl IntoView {
             <Route path=path!("/studies/:id/results") view=ResultsPage />
             <Route path=path!("/studies/:id/review") view=review::ReviewPage />
             <Route path=path!("/studies/:id/review/decide") view=review::ReviewDecidePage />
-            <Route path=path!("/join/:token") view=JoinPage />
-            <Route path=path!("/resume") view=ResumePage />
-            <Route path=path!("/annotate/:study") view=AnnotatePage />
+            // the participant's pages are rendered whole before they are sent (`Async`): out of
+            // order, a page's answers arrive in templates that only JavaScript puts in place —
+            // without it the page said "Loading…" for ever; and the status is known before
+            // the headers go
+            <Route path=path!("/join/:token") view=JoinPage ssr=SsrMode::Async />
+            <Route path=path!("/resume") view=ResumePage ssr=SsrMode::Async />
+            <Route path=path!("/annotate/:study") view=AnnotatePage ssr=SsrMode::Async />
         </Routes>
     }
 }
@@ -130,9 +135,10 @@ fn AppRoutes() -> impl IntoView {
     view! {
         <Routes fallback=LoadInFull>
             <Route path=path!("/") view=HomePage />
-            <Route path=path!("/join/:token") view=JoinPage />
-            <Route path=path!("/resume") view=ResumePage />
-            <Route path=path!("/annotate/:study") view=AnnotatePage />
+            // rendered whole before they are sent, as in the full bundle's routes
+            <Route path=path!("/join/:token") view=JoinPage ssr=SsrMode::Async />
+            <Route path=path!("/resume") view=ResumePage ssr=SsrMode::Async />
+            <Route path=path!("/annotate/:study") view=AnnotatePage ssr=SsrMode::Async />
         </Routes>
     }
 }

@@ -58,6 +58,18 @@ impl Browser {
     }
 
     pub async fn start() -> Result<Browser> {
+        Browser::start_with(true).await
+    }
+
+    /// A browser with JavaScript off (Chromium's content setting): pages are what the server
+    /// rendered, forms post as plain HTML forms.
+    pub async fn start_without_javascript(width: u32, height: u32) -> Result<Browser> {
+        let b = Browser::start_with(false).await?;
+        b.client.set_window_size(width, height).await?;
+        Ok(b)
+    }
+
+    async fn start_with(javascript: bool) -> Result<Browser> {
         let port = free_port()?;
         // NATSTUDY_BROWSER_LOG=FILE: chromedriver's log with the page's console (hydration errors)
         let log = std::env::var("NATSTUDY_BROWSER_LOG").ok();
@@ -90,10 +102,17 @@ impl Browser {
         if log.is_some() {
             args.extend(["--enable-logging=stderr".into(), "--v=0".into()]);
         }
+        // 2: blocked (the setting a user's "Don't allow sites to use JavaScript" writes)
+        let prefs = if javascript {
+            serde_json::json!({})
+        } else {
+            serde_json::json!({ "profile.managed_default_content_settings.javascript": 2 })
+        };
         let caps = serde_json::json!({
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
-                "args": args
+                "args": args,
+                "prefs": prefs
             }
         });
         let caps = match caps {

@@ -1431,3 +1431,278 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
 on_both_stores!(pilot_votes_count_nowhere_and_are_cleared =>
     pilot_votes_count_nowhere_and_are_cleared_sqlite,
     pilot_votes_count_nowhere_and_are_cleared_postgres);
+
+/// The server decides when a participant's work is done: a hand-made finish after 1 of the
+/// N = 2 items asked gets no completion code while an item could still come — one they hold,
+/// or one free for them now — whether it comes as the page's request or a plain form post.
+/// (Before, only others' holds counted: one form post after one item gave "completed" and the
+/// full code.)
+async fn a_hand_made_finish_gets_no_code_for_work_not_done(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = crowd_study(&db).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    // one item rated; the vote's answer already holds the next item for them
+    let holder = participant(&base, study, &token).await;
+    let next = rate_one(&base, &holder, study, "a first item").await;
+    assert_eq!(next["done"], 1, "{next}");
+    assert!(
+        next["step"]["Rate"].is_object(),
+        "an item is held for them: {next}"
+    );
+    let end = finish(&base, &holder, study).await;
+    assert_eq!(end["outcome"], "Returned", "{end}");
+    assert!(end["completion_code"].is_null(), "{end}");
+    assert!(end["redirect"].is_null(), "{end}");
+    // one item rated, their hold given back: the last item is free for them now
+    let free = participant(&base, study, &token).await;
+    let next = rate_one(&base, &free, study, "a second item").await;
+    assert_eq!(next["done"], 1, "{next}");
+    let free_id = annotator_of(&db, study, &next).await;
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query(
+        "UPDATE assignments SET status = 'released' WHERE annotator_id = $1 AND status = 'leased'",
+    )
+    .bind(free_id)
+    .execute(&mut *tx)
+    .await
+    .expect("release");
+    tx.commit().await.expect("commit");
+    // the finish as a browser without JavaScript posts it: a form, HTML accepted
+    let r = free
+        .post(format!("{base}/api/annotate/finish"))
+        .header("accept", "text/html")
+        .header("origin", &base)
+        .form(&[("study", study.to_string())])
+        .send()
+        .await
+        .expect("finish");
+    assert!(
+        r.status().is_success() || r.status().is_redirection(),
+        "{}",
+        r.status()
+    );
+    let s = participants::state(&base, &free, study)
+        .await
+        .expect("state");
+    let end = &s["step"]["Finished"];
+    assert_eq!(end["outcome"], "Returned", "{s}");
+    assert!(end["completion_code"].is_null(), "{s}");
+    let outcomes: Vec<Option<String>> = sqlx::query_scalar(
+        "SELECT outcome FROM annotators WHERE study_id = $1 AND outcome IS NOT NULL ORDER BY id",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await
+    .expect("outcomes");
+    assert_eq!(
+        outcomes,
+        vec![Some("returned".to_owned()), Some("returned".to_owned())],
+        "no completion recorded"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_hand_made_finish_gets_no_code_for_work_not_done =>
+    a_hand_made_finish_gets_no_code_for_work_not_done_sqlite,
+    a_hand_made_finish_gets_no_code_for_work_not_done_postgres);
+
+/// A platform id is a participant before it is a place: on a link whose places are all taken
+/// (on Prolific the cap is the places bought, so the last joiners always meet one), the same
+/// `PROLIFIC_PID` on a new device is told it continues — the invite page's status and the
+/// join agree — and the join continues the same participant without a place; a stranger on
+/// the same link is told it is used up, with the way back for one who takes part.
+async fn a_known_platform_id_continues_on_a_full_link(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, _) = crowd_study(&db).await;
+    let batch = natstudy_core::store::assign::batch_id(&db, study, "online")
+        .await
+        .expect("batch");
+    let token = natstudy_core::store::invites::create_invite(&db, study, batch, 1, None)
+        .await
+        .expect("a link of one place");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    let prolific = ["prolific", "60aa77bb", "STUDY-2", "SESSION-2"];
+    let first = join_as(&base, study, &token, prolific)
+        .await
+        .expect("joined");
+    let code = participants::state(&base, &first, study)
+        .await
+        .expect("state")["code"]
+        .clone();
+    // a new device, the same id: the page's status says it continues
+    let status = |ids: [&'static str; 2]| {
+        let base = base.clone();
+        let token = token.clone();
+        async move {
+            participants::client()
+                .post(format!("{base}/api/invite"))
+                .form(&[
+                    ("token", token.as_str()),
+                    ("identity[platform]", ids[0]),
+                    ("identity[pid]", ids[1]),
+                ])
+                .send()
+                .await
+                .expect("invite")
+                .json::<serde_json::Value>()
+                .await
+                .expect("json")
+        }
+    };
+    assert_eq!(
+        status(["prolific", "60aa77bb"]).await,
+        serde_json::json!({"Open": {"study": "Crowd", "continuing": true, "finished": false, "review": false}})
+    );
+    assert_eq!(
+        status(["prolific", "someone-else"]).await,
+        serde_json::json!("UsedUp")
+    );
+    // the join on that device continues the same participant
+    let again = join_as(&base, study, &token, prolific)
+        .await
+        .expect("continued");
+    let s = participants::state(&base, &again, study)
+        .await
+        .expect("state");
+    assert_eq!(s["code"], code, "the same participant");
+    let refused = join_as(&base, study, &token, ["prolific", "someone-else", "", ""]).await;
+    assert!(
+        refused.is_err_and(|e| e.contains("used up")),
+        "a stranger gets no place"
+    );
+    let used: i64 = sqlx::query_scalar("SELECT used FROM invites WHERE study_id = $1 AND cap = 1")
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await
+        .expect("used");
+    assert_eq!(used, 1);
+    // the page: the invite landing rendered for the returning id offers to continue
+    let page = participants::client()
+        .get(format!(
+            "{base}/join/{token}?PROLIFIC_PID=60aa77bb&STUDY_ID=STUDY-2&SESSION_ID=S3"
+        ))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        page.contains("invite-continuing"),
+        "the resume form is offered"
+    );
+    assert!(!page.contains("invite-invalid"), "not refused");
+    let page = participants::client()
+        .get(format!("{base}/join/{token}?PROLIFIC_PID=stranger-1"))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        page.contains("used up") && page.contains("resume code"),
+        "the way back"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_known_platform_id_continues_on_a_full_link =>
+    a_known_platform_id_continues_on_a_full_link_sqlite,
+    a_known_platform_id_continues_on_a_full_link_postgres);
+
+/// A time on item that is no measurement does not reach the analysis: five participants vote
+/// with times 0, 1e-320 (a subnormal number), 12.5 and two more on a study of k = 1: the
+/// subnormal is stored as unmeasured, and the results — whose box plot's axis once never
+/// returned on [0, 1e-320] — answer within 20 s, as does `paper.zip`.
+async fn a_subnormal_time_on_item_is_unmeasured_and_the_results_answer(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_core::store::studies::create(&db, None, "Tiny times", "")
+        .await
+        .expect("study");
+    natstudy_core::service::imports::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
+        .await
+        .expect("items");
+    let mut s = natstudy_core::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    s.ratings_per_item = 5;
+    natstudy_core::service::studies::update_settings(&db, study, None, &s)
+        .await
+        .expect("settings");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 20).await.expect("invite");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    for secs in ["0", "1e-320", "12.5", "1e-320", "0"] {
+        let c = participant(&base, study, &token).await;
+        for _ in 0..3 {
+            let (item, tok) = participants::rate_step(&base, &c, study)
+                .await
+                .expect("an item");
+            let r = c
+                .post(format!("{base}/api/annotate/vote"))
+                .form(&[
+                    ("study", study.to_string()),
+                    ("item", item.to_string()),
+                    ("cr", "2".into()),
+                    ("cc", "3".into()),
+                    ("comment", String::new()),
+                    ("token", tok),
+                    ("time_secs", secs.to_owned()),
+                ])
+                .send()
+                .await
+                .expect("vote");
+            assert!(r.status().is_success(), "{}", r.status());
+        }
+    }
+    let times: Vec<Option<f64>> = sqlx::query_scalar("SELECT time_secs FROM votes ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("times");
+    assert_eq!(times.len(), 15);
+    assert!(
+        times.iter().flatten().all(|t| *t == 0.0 || *t == 12.5),
+        "no subnormal stored: {times:?}"
+    );
+    assert_eq!(times.iter().filter(|t| t.is_none()).count(), 6, "{times:?}");
+    let staff = app.add_user("rita", "a-long-password-1", natstudy_types::Role::Admin);
+    staff.await.expect("admin");
+    let c = app.signed_in("rita", "a-long-password-1").await.expect("signed in");
+    let asked = std::time::Instant::now();
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        c.post(app.url("/api/studies/results"))
+            .form(&[("study", study.to_string())])
+            .send(),
+    )
+    .await
+    .expect("the results answer within 20 s")
+    .expect("results");
+    assert!(r.status().is_success(), "{}", r.status());
+    let view: serde_json::Value = r.json().await.expect("json");
+    let figures = view["figures"].as_array().expect("figures");
+    assert!(
+        figures.iter().any(|f| f["id"] == "time_by_level"),
+        "the time figure is drawn"
+    );
+    let r = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        c.get(app.url(&format!("/studies/{study}/paper.zip"))).send(),
+    )
+    .await
+    .expect("paper.zip within 20 s")
+    .expect("paper.zip");
+    assert!(r.status().is_success(), "{}", r.status());
+    eprintln!("results of votes timed 0, 1e-320 and 12.5: answered in {:?}", asked.elapsed());
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_subnormal_time_on_item_is_unmeasured_and_the_results_answer =>
+    a_subnormal_time_on_item_is_unmeasured_and_the_results_answer_sqlite,
+    a_subnormal_time_on_item_is_unmeasured_and_the_results_answer_postgres);

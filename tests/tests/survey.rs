@@ -1655,3 +1655,115 @@ async fn a_reload_keeps_the_answer_in_progress_on_postgres_over_a_slow_link() {
     })
     .await;
 }
+
+/// Without JavaScript, the participant's whole path is plain server-rendered forms: the
+/// invite page (not "Loading…"), consent with the screener, the guideline, each item with its
+/// diff and both questions, the finish with its code — on a phone and a laptop, on both
+/// stores. Every vote reaches the database, the side stored is the side shown.
+async fn a_participant_rates_without_javascript(store: Store, (width, height): (u32, u32)) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = natstudy_tests::small::study(&db, "No script").await;
+    let mut s = natstudy_core::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    s.completion_code = "NOJS7".into();
+    natstudy_core::service::studies::update_settings(&db, study, None, &s)
+        .await
+        .expect("settings");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start_without_javascript(width, height)
+        .await
+        .expect("browser");
+    let page_text = |b: &Browser| {
+        let c = b.client.clone();
+        async move {
+            c.find(Locator::Css("main"))
+                .await
+                .expect("main")
+                .text()
+                .await
+                .expect("text")
+        }
+    };
+    for load in 0..3 {
+        b.client
+            .goto(&app.url(&format!("/join/{token}")))
+            .await
+            .expect("invite");
+        let text = page_text(&b).await;
+        assert!(!text.contains("Loading"), "load {load}: {text}");
+        assert!(text.contains("No script"), "load {load}: {text}");
+    }
+    let hydrated = b
+        .client
+        .find(Locator::Css("#hydrated"))
+        .await
+        .expect("marker")
+        .attr("data-hydrated")
+        .await
+        .expect("attribute");
+    assert_eq!(hydrated.as_deref(), Some("false"), "no script ran");
+    b.click("#join").await.expect("join");
+    b.wait_for_text("#consent-submit", "I agree and continue")
+        .await
+        .expect("consent page");
+    for css in [
+        "#screener-years option[value='1-3']",
+        "#screener-role option[value='developer']",
+    ] {
+        b.click(css).await.expect("screener answer");
+    }
+    b.click("#consent-submit").await.expect("consent");
+    b.wait_for_text("#start", "Start rating")
+        .await
+        .expect("guideline");
+    b.click("#start").await.expect("start");
+    for n in 1..=3 {
+        b.client
+            .wait()
+            .at_most(Duration::from_secs(20))
+            .for_element(Locator::Css("#vote-form #submit"))
+            .await
+            .unwrap_or_else(|e| panic!("item {n}: {e}"));
+        let text = page_text(&b).await;
+        assert!(!text.contains("Loading"), "item {n}: {text}");
+        let rows = b
+            .client
+            .find_all(Locator::Css("table.diff tbody tr"))
+            .await
+            .expect("diff rows");
+        assert!(!rows.is_empty(), "item {n}: the diff is on the page");
+        b.click("#cr-2").await.expect("readability");
+        b.click("#cc-3").await.expect("conventions");
+        b.click("#vote-form #submit").await.expect("submit");
+        let stored = votes(&db).await.len();
+        assert_eq!(stored, n, "item {n}: the vote reached the database");
+    }
+    b.wait_for_text("#finish", "Finish").await.expect("finish");
+    b.click("#finish").await.expect("finish");
+    b.wait_for_text("#completion-code", "NOJS7")
+        .await
+        .expect("the code");
+    let sides: Vec<i64> = sqlx::query_scalar("SELECT original_left FROM votes ORDER BY id")
+        .fetch_all(&db.pool)
+        .await
+        .expect("sides");
+    assert_eq!(
+        sides,
+        vec![1, 1, 1],
+        "sides not randomised: the original was on the left"
+    );
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn a_participant_rates_without_javascript_on_a_phone_sqlite() {
+    a_participant_rates_without_javascript(Store::Sqlite, (390, 844)).await;
+}
+
+#[tokio::test]
+async fn a_participant_rates_without_javascript_on_a_laptop_postgres() {
+    a_participant_rates_without_javascript(Store::Postgres, (1366, 900)).await;
+}

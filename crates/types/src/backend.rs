@@ -104,11 +104,13 @@ pub trait AccountsBackend: Send + Sync + 'static {
 /// The participant's survey: invites, joining and resuming, consent, rating, leases.
 #[async_trait::async_trait]
 pub trait SurveyBackend: Send + Sync + 'static {
-    /// What an invite link leads to (anyone may ask).
+    /// What an invite link leads to (anyone may ask); `identity`: the crowd platform's ids
+    /// the link carries (a known platform id continues its participant).
     async fn invite_status(
         &self,
         token: &str,
         current: Option<AnnotatorId>,
+        identity: &crate::CrowdIdentity,
     ) -> Result<crate::InviteStatus, BackendError>;
     /// Joins a study through an invite: a new de-identified participant. `pid` is a
     /// crowd-worker id to keep (never shown unless exported on request). `current` is the

@@ -58,7 +58,10 @@ pub fn JoinPage() -> impl IntoView {
     let ext_study = move || identity().study.unwrap_or_default();
     let ext_session = move || identity().session.unwrap_or_default();
     // say at once whether the link works, before anyone clicks "Take part"
-    let status = Resource::new(token, invite_status);
+    let status = Resource::new(
+        move || (token(), identity()),
+        |(token, identity)| invite_status(token, Some(identity)),
+    );
     view! {
         <leptos_meta::Title text="Invitation" />
         <section class="card narrow">
@@ -97,7 +100,8 @@ pub fn JoinPage() -> impl IntoView {
                             <p class="error" id="invite-invalid">"This study is full: every item already has all the ratings it needs, so there is nothing left to rate. Thank you for your interest."</p>
                         }.into_any(),
                         Ok(InviteStatus::UsedUp) => view! {
-                            <p class="error" id="invite-invalid">"This invite link has been used up: every place it offered is taken. Ask the study's organisers for a new link."</p>
+                            <p class="error" id="invite-invalid">"This invite link has been used up: every place it offered is taken. If you already take part, open the link your platform gives you (it carries your participant id) or continue with your resume code; otherwise ask the study's organisers for a new link."</p>
+                            <p><a href="/resume" id="resume-link">"Continue with a resume code"</a></p>
                         }.into_any(),
                         Ok(InviteStatus::Unknown) => view! {
                             <p class="error" id="invite-invalid">"This invite link is not valid. Check that you copied the whole link, or ask the study's organisers for a new one."</p>

@@ -185,7 +185,14 @@ pub(super) fn Thanks(
     redirect: Option<String>,
 ) -> impl IntoView {
     let screened_out = outcome == Outcome::ScreenedOut;
-    let saved = if screened_out {
+    let saved = if screened_out && rated > 0 {
+        // turned away after rating: the study's check items, not the screener
+        format!(
+            "Your survey has ended: on this study's check items (items with an agreed answer) \
+             your answers differed from the expected ones as often as the study allows. {}",
+            crate::text::answers_saved(rated)
+        )
+    } else if screened_out {
         "Thank you for your interest. This study is looking for participants with another \
          background: there are no items for you to rate."
             .to_string()

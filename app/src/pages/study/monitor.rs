@@ -91,13 +91,35 @@ pub(super) fn MonitorView(
         .map(|(n, c)| n as i64 * c)
         .sum();
     let (kappa, kappa_why) = crate::text::live_kappa(m.fleiss_kappa, m.complete_items);
-    // a crowd study: the work asked of each participant, and how many participants the items
-    // need (every item's k ratings, N a participant)
-    let per_participant = m.settings.items_per_participant;
+    // a crowd study: the work asked of each participant, and per batch how many places to
+    // buy (its items' k ratings, N a participant, less the places its links have given)
+    let per_participant = m.settings.items_per_participant.filter(|&n| n > 0);
     let items: i64 = m.items_with.iter().sum();
-    let needed = per_participant
-        .filter(|&n| n > 0)
-        .map(|n| (items.saturating_mul(m.k) + n - 1) / n);
+    let places: Vec<String> = per_participant
+        .map(|n| {
+            m.batches
+                .iter()
+                .map(|b| {
+                    let taken: i64 = m
+                        .invites
+                        .iter()
+                        .filter(|i| !i.pilot && i.batch.as_deref() == Some(b.name.as_str()))
+                        .map(|i| i.used)
+                        .sum();
+                    let p = places_to_buy(b.items, m.k, n, taken);
+                    format!(
+                        "Batch {}: {} × k {} ÷ {n}, rounded up, is {}; {} taken: {} to buy.",
+                        b.name,
+                        crate::text::count(b.items, "item"),
+                        m.k,
+                        crate::text::count(p.needed, "participant"),
+                        crate::text::count(taken, "place"),
+                        crate::text::count(p.to_buy, "place"),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     view! {
         // scrolls sideways on a phone: a region the keyboard reaches
         <section class="card" id="monitor" tabindex="0" role="region" aria-label="Live monitor">
@@ -108,12 +130,11 @@ pub(super) fn MonitorView(
                 <b id="live-kappa">{kappa}</b>
                 {kappa_why.map(|w| view! { <span class="muted" id="kappa-why">" (" {w} ")"</span> })}
             </p>
-            {per_participant.zip(needed).map(|(n, needed)| view! {
-                <p id="participants-needed">
-                    {format!("{} per participant: the {} need {} ({items} × k {} ÷ {n}, rounded up).",
-                        crate::text::count(n, "item"), crate::text::count(items, "item"),
-                        crate::text::count(needed, "participant"), m.k)}
-                </p>
+            {per_participant.map(|n| view! {
+                <div id="participants-needed">
+                    <p>{format!("{} per participant. Places to buy on the crowd platform, per batch:", crate::text::count(n, "item"))}</p>
+                    <ul>{places.iter().map(|line| view! { <li class="places">{line.clone()}</li> }).collect_view()}</ul>
+                </div>
             })}
             // the study's items, whatever batch holds them (a batch's own progress is its row
             // under Batches)
@@ -386,6 +407,8 @@ fn InviteList(
                     let path = i.path.clone();
                     let url = move || format!("{}{}", origin.get(), path);
                     let copy_url = url.clone();
+                    let prolific_url = url.clone();
+                    let survey = i.batch.is_some();
                     let state = if i.closed { "closed" } else if i.used >= i.cap { "used up" } else { "open" };
                     // open, but nothing left to give: a participant would rate nothing
                     let full = (!i.closed && i.used < i.cap && i.full).then(|| view! {
@@ -396,6 +419,10 @@ fn InviteList(
                             <td>
                                 <input type="text" readonly class="invite-url" prop:value=url.clone() aria-label="Invite link" on:focus=select_all />
                                 <button type="button" class="secondary copy" on:click=move |_| copy_text(&copy_url())>"Copy"</button>
+                                // the study URL Prolific asks for: the link with its ids' placeholders
+                                {survey.then(|| view! {
+                                    <button type="button" class="secondary copy copy-prolific" on:click=move |_| copy_text(&with_prolific_ids(&prolific_url()))>"Copy for Prolific"</button>
+                                })}
                             </td>
                             <td>{i.batch.clone().unwrap_or_else(|| "patch review".to_owned())}{i.pilot.then_some(" (pilot)")}</td>
                             <td class="num">{format!("{} / {}", i.used, i.cap)}</td>
@@ -417,4 +444,55 @@ fn InviteList(
         </table>
     }
     .into_any()
+}
+
+/// An invite link as Prolific's study URL: with the placeholders Prolific fills in for each
+/// participant (`PROLIFIC_PID`, `STUDY_ID`, `SESSION_ID`), which the invite page reads.
+pub fn with_prolific_ids(url: &str) -> String {
+    format!("{url}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}")
+}
+
+/// The places a batch needs on a crowd platform: every item's k ratings at N a participant,
+/// rounded up, and of them those its links have not given yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Places {
+    pub needed: i64,
+    pub to_buy: i64,
+}
+
+/// [`Places`] of a batch of `items` at `k` ratings an item, `n` items a participant, with
+/// `taken` places its links gave.
+pub fn places_to_buy(items: i64, k: i64, n: i64, taken: i64) -> Places {
+    let n = n.max(1);
+    let needed = items.saturating_mul(k.max(0)).saturating_add(n - 1) / n;
+    Places {
+        needed,
+        to_buy: (needed - taken).max(0),
+    }
+}
+
+#[cfg(test)]
+mod places_tests {
+    /// The batch's items, not the study's: 12 items × k 3 ÷ 4 = 9 participants (the study's
+    /// 297 items gave 223).
+    #[test]
+    fn places_are_counted_from_the_batch() {
+        let p = super::places_to_buy(12, 3, 4, 0);
+        assert_eq!((p.needed, p.to_buy), (9, 9));
+        assert_eq!(super::places_to_buy(12, 3, 4, 2).to_buy, 7);
+        assert_eq!(super::places_to_buy(13, 3, 4, 0).needed, 10, "rounded up");
+        assert_eq!(
+            super::places_to_buy(12, 3, 4, 20).to_buy,
+            0,
+            "never below zero"
+        );
+    }
+
+    #[test]
+    fn the_prolific_url_carries_the_ids_placeholders() {
+        assert_eq!(
+            super::with_prolific_ids("https://h/join/T"),
+            "https://h/join/T?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+        );
+    }
 }

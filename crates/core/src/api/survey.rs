@@ -10,8 +10,10 @@ impl natstudy_types::backend::SurveyBackend for Core {
         &self,
         token: &str,
         current: Option<AnnotatorId>,
+        identity: &natstudy_types::CrowdIdentity,
     ) -> Result<natstudy_types::InviteStatus, BackendError> {
-        service::invites::status(&self.db, token, current)
+        let identity = service::participation::check_identity(identity).map_err(map)?;
+        service::invites::status(&self.db, token, current, &identity)
             .await
             .map_err(map)
     }

@@ -91,9 +91,27 @@ pub async fn survey(
     options: replication::Options,
 ) -> ServiceResult<replication::Layout> {
     let votes = export::survey_votes(db, study).await?;
-    tokio::task::spawn_blocking(move || replication::lay_out(votes, options))
+    let layout = tokio::task::spawn_blocking(move || replication::lay_out(votes, options))
         .await?
-        .map_err(|e| ServiceError::Invalid(e.to_string()))
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    // an empty file without a word is no answer: say why no item is in it
+    if layout.items == 0 && !layout.left_out.is_empty() {
+        let mut counts: Vec<usize> = layout.left_out.iter().map(|(_, n)| *n).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        let counts: Vec<String> = counts.iter().map(ToString::to_string).collect();
+        return Err(ServiceError::Invalid(format!(
+            "survey.json holds the items with exactly {} votes (the published rq1.py reads {} \
+             raters an item), and none of this study's {} rated items has that many (they have \
+             {} votes): ask for every rated item (export --all-items), or use the votes table \
+             (--what votes)",
+            replication::RATERS,
+            replication::RATERS,
+            layout.left_out.len(),
+            counts.join(" or ")
+        )));
+    }
+    Ok(layout)
 }
 
 /// The mapping beside `survey.json`: `participant,code`, by number; the rows written.

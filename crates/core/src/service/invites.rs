@@ -27,11 +27,14 @@ fn check_cap(cap: i64, caps: &std::ops::RangeInclusive<i64>, who: &str) -> Servi
 }
 
 /// What an invite link says to the one who opens it (`current`: the participant this browser
-/// already is, if any).
+/// already is, if any; `identity`: the crowd platform's ids the link carries). A platform id
+/// is a participant before it is a place: a known id continues on any device, whether or not
+/// the link's places are all taken (the join continues them the same way).
 pub async fn status(
     db: &Db,
     token: &str,
     current: Option<AnnotatorId>,
+    identity: &store::invites::Identity,
 ) -> ServiceResult<InviteStatus> {
     if token.len() > MAX_TOKEN {
         return Ok(InviteStatus::Unknown);
@@ -48,6 +51,8 @@ pub async fn status(
     else {
         return Ok(InviteStatus::Unknown);
     };
+    let by_platform = store::invites::platform_participant(db, id, identity).await?;
+    let current = by_platform.or(current);
     let continuing = match current {
         Some(me) => store::invites::annotator_in(db, id, Some(me), None)
             .await?

@@ -188,7 +188,8 @@ pub async fn guideline_seen(
 
 /// The participant ends their work: answers are final, and the outcome decides their code
 /// ([`super::outcome::outcome_on_finish`]: no completion code before the N items asked while
-/// items held by others may still come to them).
+/// items may still come to them — held by them, free now, or held by others). The server
+/// decides this, whatever route asked: a hand-made finish after 1 of 4 items is `Returned`.
 pub async fn finish(
     db: &crate::store::Db,
     study: StudyId,
@@ -200,9 +201,12 @@ pub async fn finish(
     }
     let now = crate::db::now_ms();
     let done = standing.progress.0;
-    let may_come = crate::store::survey::work_may_come(db, study, annotator, now)
-        .await?
-        .is_some();
+    // work may come: held by them, free for them now, or held by others (a request that asks
+    // to finish early gets no completion code while any of it is there)
+    let may_come = crate::store::assign::work_left(db, study, annotator, now).await?
+        || crate::store::survey::work_may_come(db, study, annotator, now)
+            .await?
+            .is_some();
     let outcome = super::outcome::outcome_on_finish(
         &standing.settings,
         done,

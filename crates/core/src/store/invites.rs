@@ -332,6 +332,22 @@ async fn by_platform_id(
     })
 }
 
+/// The study's participant who joined with this platform id, if any (one platform id is one
+/// participant, on any device).
+pub async fn platform_participant(
+    db: &Db,
+    study: StudyId,
+    identity: &Identity,
+) -> StoreResult<Option<AnnotatorId>> {
+    if identity.platform().is_none() {
+        return Ok(None);
+    }
+    let mut conn = db.pool.acquire().await?;
+    Ok(by_platform_id(&mut conn, study, identity)
+        .await?
+        .map(|(a, _)| a))
+}
+
 /// [`join`] with the invite already found. A new participant is one group-commit job: the
 /// invite's use (refused when it is closed or used up, in the same statement) and the
 /// participant's row.

@@ -52,6 +52,61 @@ pub async fn progress(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreR
     progress_of(&r)
 }
 
+/// Whether work may still come to the annotator from their own side of the queue: a claim of
+/// theirs is open (planned, or leased and live), or an item of one of their batches has room
+/// for them — the queue's own checks (`candidate_checks!`: fewer than k ratings and live claims
+/// that count, no claim or vote of theirs). An annotator who let a lease lapse without ever
+/// answering gets no new lease (`LAPSED_UNANSWERED_SQL`), so no item with room counts for
+/// them. What others hold is `survey::work_may_come`. The server's finish asks both before it
+/// gives a completion code: a code is for the N items asked or for all the work there was,
+/// never because a request asked for one.
+pub async fn work_left(
+    db: &Db,
+    study: StudyId,
+    annotator: AnnotatorId,
+    now: i64,
+) -> StoreResult<bool> {
+    let held: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM assignments a JOIN batches b ON b.id = a.batch_id          WHERE a.annotator_id = $1 AND b.study_id = $2          AND (a.status = $3 OR (a.status = $4 AND a.lease_expires_at > $5))",
+    )
+    .bind(annotator)
+    .bind(study)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
+    .bind(now)
+    .fetch_one(&db.pool)
+    .await?;
+    if held > 0 {
+        return Ok(true);
+    }
+    let lapsed = sqlx::query(super::queue::LAPSED_UNANSWERED_SQL)
+        .bind(annotator)
+        .bind(now)
+        .bind(AssignmentStatus::Leased)
+        .bind(AssignmentStatus::Released)
+        .fetch_optional(&db.pool)
+        .await?;
+    if lapsed.is_some() {
+        return Ok(false);
+    }
+    let k = ratings_per_item(db, study).await?;
+    let free: Option<i64> = sqlx::query_scalar(concat!(
+        "SELECT bi.item_id FROM batch_annotators ba JOIN batches b ON b.id = ba.batch_id          JOIN batch_items bi ON bi.batch_id = b.id          WHERE ba.annotator_id = $1 AND b.study_id = $2 AND bi.rated_full = 0 AND ",
+        candidate_checks!("$1", "$7", "$4", "$5", "$3", "$6"),
+        " LIMIT 1"
+    ))
+    .bind(annotator)
+    .bind(study)
+    .bind(now)
+    .bind(AssignmentStatus::Assigned)
+    .bind(AssignmentStatus::Leased)
+    .bind(k)
+    .bind(AssignmentStatus::Released)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(free.is_some())
+}
+
 /// Completed ratings per item of the study (item id, count), for invariant checks and monitoring.
 pub async fn completed_per_item(db: &Db, study: StudyId) -> StoreResult<Vec<(ItemId, i64)>> {
     let rows = sqlx::query(

@@ -53,7 +53,7 @@ pub async fn next_item(
 /// they have no vote. Such an annotator gets no new lease: 15 joins that took a 3-item study's
 /// items, let them lapse and asked again took them again ahead of the real participant, each
 /// claim restarting the hold.
-const LAPSED_UNANSWERED_SQL: &str =
+pub(super) const LAPSED_UNANSWERED_SQL: &str =
     "SELECT 1 FROM annotators an WHERE an.id = $1 AND an.done_count = 0 \
      AND EXISTS (SELECT 1 FROM assignments a WHERE a.annotator_id = $1 AND a.status IN ($3, $4) \
      AND a.lease_expires_at IS NOT NULL AND a.lease_expires_at <= $2)";

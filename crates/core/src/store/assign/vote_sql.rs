@@ -7,13 +7,17 @@ use std::sync::LazyLock;
 use crate::domain::vote::COLUMNS;
 
 /// What a vote checks, as one row (none when the item is not the annotator's in this study):
-/// the assignment, the annotator's consent and finish, a revision recorded under the submit
+/// the assignment, the side its page showed (the original on the left unless the study
+/// randomises sides, then the assignment's drawn side: what the vote stores), the
+/// annotator's consent and finish, a revision recorded under the submit
 /// token (`seen`), k, the item's ratings (`rated`), the annotator's own (`mine`) and others'
 /// open claims (`claims`). `$1` item, `$2` annotator, `$3` study, `$4` submit token, `$5` now,
 /// `$6`/`$7` the statuses planned and leased (`bind_read`).
 macro_rules! vote_read {
     () => {
-        "SELECT a.id, a.status, a.lease_expires_at, a.original_left, an.finished_at, an.consented_at, \
+        "SELECT a.id, a.status, a.lease_expires_at, \
+         CASE WHEN (SELECT randomise_sides FROM studies WHERE id = $3) = 0 THEN 1 ELSE a.original_left END AS original_left, \
+         an.finished_at, an.consented_at, \
          (SELECT revision FROM vote_revisions WHERE annotator_id = $2 AND submit_token = $4) AS seen, \
          (SELECT ratings_per_item FROM studies WHERE id = $3) AS k, \
          (SELECT COUNT(*) FROM votes WHERE item_id = $1 AND counted = 1) AS rated, \
