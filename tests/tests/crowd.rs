@@ -1624,9 +1624,15 @@ async fn a_subnormal_time_on_item_is_unmeasured_and_the_results_answer(store: St
     let study = natstudy_core::store::studies::create(&db, None, "Tiny times", "")
         .await
         .expect("study");
-    natstudy_core::service::imports::import_items_text(&db, study, None, ("bugs", BUGS), ("t", TRANSFORMATIONS))
-        .await
-        .expect("items");
+    natstudy_core::service::imports::import_items_text(
+        &db,
+        study,
+        None,
+        ("bugs", BUGS),
+        ("t", TRANSFORMATIONS),
+    )
+    .await
+    .expect("items");
     let mut s = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
@@ -1634,7 +1640,9 @@ async fn a_subnormal_time_on_item_is_unmeasured_and_the_results_answer(store: St
     natstudy_core::service::studies::update_settings(&db, study, None, &s)
         .await
         .expect("settings");
-    let (_, token) = natstudy_tests::open_queue(&db, study, 20).await.expect("invite");
+    let (_, token) = natstudy_tests::open_queue(&db, study, 20)
+        .await
+        .expect("invite");
     let app = TestApp::start(db.clone()).await.expect("server");
     let base = app.base.clone();
     for secs in ["0", "1e-320", "12.5", "1e-320", "0"] {
@@ -1672,7 +1680,10 @@ async fn a_subnormal_time_on_item_is_unmeasured_and_the_results_answer(store: St
     assert_eq!(times.iter().filter(|t| t.is_none()).count(), 6, "{times:?}");
     let staff = app.add_user("rita", "a-long-password-1", natstudy_types::Role::Admin);
     staff.await.expect("admin");
-    let c = app.signed_in("rita", "a-long-password-1").await.expect("signed in");
+    let c = app
+        .signed_in("rita", "a-long-password-1")
+        .await
+        .expect("signed in");
     let asked = std::time::Instant::now();
     let r = tokio::time::timeout(
         std::time::Duration::from_secs(20),
@@ -1692,13 +1703,17 @@ async fn a_subnormal_time_on_item_is_unmeasured_and_the_results_answer(store: St
     );
     let r = tokio::time::timeout(
         std::time::Duration::from_secs(20),
-        c.get(app.url(&format!("/studies/{study}/paper.zip"))).send(),
+        c.get(app.url(&format!("/studies/{study}/paper.zip")))
+            .send(),
     )
     .await
     .expect("paper.zip within 20 s")
     .expect("paper.zip");
     assert!(r.status().is_success(), "{}", r.status());
-    eprintln!("results of votes timed 0, 1e-320 and 12.5: answered in {:?}", asked.elapsed());
+    eprintln!(
+        "results of votes timed 0, 1e-320 and 12.5: answered in {:?}",
+        asked.elapsed()
+    );
     drop(app);
     guard.drop_now(db).await;
 }

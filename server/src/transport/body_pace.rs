@@ -236,17 +236,15 @@ mod tests {
         assert!(!pace.kept(Duration::from_secs(20), 2), "a byte every 10 s");
     }
 
-    /// A body of `n` chunks of `size` bytes each.
-    fn chunked(
-        n: usize,
-        size: usize,
-    ) -> Metered<
-        http_body_util::StreamBody<
-            futures_util::stream::Iter<
-                std::vec::IntoIter<Result<Frame<Bytes>, std::convert::Infallible>>,
-            >,
+    /// A body of frames from a list, as a client's chunks arrive.
+    type Listed = http_body_util::StreamBody<
+        futures_util::stream::Iter<
+            std::vec::IntoIter<Result<Frame<Bytes>, std::convert::Infallible>>,
         >,
-    > {
+    >;
+
+    /// A body of `n` chunks of `size` bytes each.
+    fn chunked(n: usize, size: usize) -> Metered<Listed> {
         let frames: Vec<Result<Frame<Bytes>, std::convert::Infallible>> = (0..n)
             .map(|i| Ok(Frame::data(Bytes::from(vec![b'a' + (i % 26) as u8; size]))))
             .collect();
@@ -290,7 +288,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_of_tiny_chunks_is_cut() {
         use http_body_util::BodyExt;
-        let e = chunked(1000, 100).collect().await.err().expect("cut");
+        let e = chunked(1000, 100).collect().await.expect_err("cut");
         assert!(e.to_string().contains("chunks averaging under"), "{e}");
         let ok = chunked(1000, 300).collect().await.expect("kept").to_bytes();
         assert_eq!(ok.len(), 300_000);
