@@ -699,12 +699,11 @@ pub mod small {
         "\n"
     );
 
-    /// A study named `name` of these three items with a dynamic batch ("online") and an
-    /// invite link into it for five participants: (study, the link's token).
-    pub async fn study(
+    /// A study named `name` of these three items, with its default settings.
+    pub async fn items(
         db: &natstudy_core::service::Db,
         name: &str,
-    ) -> (natstudy_vocab::ids::StudyId, String) {
+    ) -> natstudy_vocab::ids::StudyId {
         let study = natstudy_core::store::studies::create(db, None, name, "")
             .await
             .expect("study");
@@ -717,6 +716,16 @@ pub mod small {
         )
         .await
         .expect("items");
+        study
+    }
+
+    /// A study named `name` of these three items with a dynamic batch ("online") and an
+    /// invite link into it for five participants: (study, the link's token).
+    pub async fn study(
+        db: &natstudy_core::service::Db,
+        name: &str,
+    ) -> (natstudy_vocab::ids::StudyId, String) {
+        let study = items(db, name).await;
         let (_, token) = super::open_queue(db, study, 5).await.expect("invite");
         (study, token)
     }

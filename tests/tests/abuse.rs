@@ -15,6 +15,11 @@ use reqwest::StatusCode;
 
 const PW: &str = "a-long-password";
 
+/// The tests that load the machine and time a visitor meanwhile (the floods, the trickled
+/// bodies, the preview of a long method) run one at a time: each measures its own load, not
+/// another's.
+static LOADED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn study_small(file: &str) -> std::path::PathBuf {
     reference_dir().join("study-small").join(file)
 }
@@ -136,6 +141,7 @@ async fn served_with_an_admin(args: &[&str]) -> (tempfile::TempDir, ServerProces
 
 #[tokio::test]
 async fn a_login_flood_is_throttled_and_memory_stays_flat() {
+    let _alone = LOADED.lock().await;
     let (_dir, server) = served_with_an_admin(&[]).await;
     let client = reqwest::Client::new();
     let started = Instant::now();
@@ -195,6 +201,7 @@ async fn a_login_flood_is_throttled_and_memory_stays_flat() {
 /// memory where one left it; a legitimate visitor is answered within a second throughout.
 #[tokio::test]
 async fn a_login_flood_from_many_addresses_keeps_memory_bounded() {
+    let _alone = LOADED.lock().await;
     let (_dir, server) = served_with_an_admin(&["--client-ip-header", "x-forwarded-for"]).await;
     let client = reqwest::Client::new();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -544,6 +551,7 @@ async fn dripped_request_bodies_cannot_hold_the_connections() {
 /// reported (README).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_body_flood_from_sixteen_addresses_leaves_room() {
+    let _alone = LOADED.lock().await;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     // the test holds 4,096 sockets of its own
     let fit = natstudy::transport::connections::fit_to_descriptors(4096 + 512);
@@ -642,6 +650,7 @@ async fn a_slow_body_flood_from_sixteen_addresses_leaves_room() {
 /// a visitor throughout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trickled_bodies_cost_their_bytes_not_their_chunks() {
+    let _alone = LOADED.lock().await;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let fit = natstudy::transport::connections::fit_to_descriptors(256 + 256);
     if fit < 256 + 256 {
@@ -2286,6 +2295,7 @@ async fn a_huge_context_file_is_sent_as_a_bounded_part() {
 /// 3 minutes, and the server's memory grows by less than 1 GB.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_preview_of_every_site_of_a_long_method_is_bounded() {
+    let _alone = LOADED.lock().await;
     let dir = tempfile::tempdir().expect("dir");
     let url = natstudy_core::service::Db::sqlite_url_in(dir.path()).expect("url");
     let db = natstudy_core::service::Db::connect(&url).await.expect("db");

@@ -7,25 +7,12 @@ use natstudy_tests::participants::{self, participant};
 use natstudy_tests::{fresh_db, on_both_stores, Store, TestApp};
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
 
-use natstudy_tests::small::{BUGS, TRANSFORMATIONS};
-
 const COMPLETE: &str = "https://app.prolific.com/submissions/complete?cc={code}";
 
 /// A study of three items, k = 1, N = 2, a partial code after 15 minutes of waiting, a
 /// completion URL, and an invite into a dynamic queue.
 async fn crowd_study(db: &Db) -> (StudyId, String) {
-    let study = natstudy_core::store::studies::create(db, None, "Crowd", "")
-        .await
-        .expect("study");
-    natstudy_core::service::imports::import_items_text(
-        db,
-        study,
-        None,
-        ("bugs", BUGS),
-        ("t", TRANSFORMATIONS),
-    )
-    .await
-    .expect("items");
+    let study = natstudy_tests::small::items(db, "Crowd").await;
     let mut s = natstudy_core::service::studies::settings(db, study)
         .await
         .expect("settings");
@@ -1621,18 +1608,7 @@ on_both_stores!(a_known_platform_id_continues_on_a_full_link =>
 /// returned on [0, 1e-320] — answer within 20 s, as does `paper.zip`.
 async fn a_subnormal_time_on_item_is_unmeasured_and_the_results_answer(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
-    let study = natstudy_core::store::studies::create(&db, None, "Tiny times", "")
-        .await
-        .expect("study");
-    natstudy_core::service::imports::import_items_text(
-        &db,
-        study,
-        None,
-        ("bugs", BUGS),
-        ("t", TRANSFORMATIONS),
-    )
-    .await
-    .expect("items");
+    let study = natstudy_tests::small::items(&db, "Tiny times").await;
     let mut s = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
@@ -1721,3 +1697,133 @@ async fn a_subnormal_time_on_item_is_unmeasured_and_the_results_answer(store: St
 on_both_stores!(a_subnormal_time_on_item_is_unmeasured_and_the_results_answer =>
     a_subnormal_time_on_item_is_unmeasured_and_the_results_answer_sqlite,
     a_subnormal_time_on_item_is_unmeasured_and_the_results_answer_postgres);
+
+/// The sides stored before a vote stored the side its page showed are repaired where the
+/// settings' audit proves them (migration 0033, run here on votes made as they were stored
+/// then): a study that never randomised had the original on the left for every vote; a vote
+/// given after randomising began, in a study that never stopped, keeps its drawn side; one
+/// given after randomising began in a study that later stopped cannot be proven — the votes
+/// export leaves its side empty.
+async fn sides_stored_before_are_repaired_where_proven(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let base = app.base.clone();
+    let mut studies = Vec::new();
+    for name in ["Never", "Always", "Stopped"] {
+        let study = natstudy_tests::small::items(&db, name).await;
+        let (_, token) = natstudy_tests::open_queue(&db, study, 5)
+            .await
+            .expect("invite");
+        let c = participant(&base, study, &token).await;
+        rate_one(&base, &c, study, "an item").await;
+        studies.push(study);
+    }
+    // as the votes were stored before: the assignment's drawn side, here the right; and the
+    // settings' history in the audit log, before and after the votes
+    let voted: i64 = sqlx::query_scalar("SELECT MIN(submitted_at) FROM votes")
+        .fetch_one(&db.pool)
+        .await
+        .expect("when");
+    let mut tx = db.begin_write(studies[0]).await.expect("write");
+    sqlx::query("UPDATE votes SET original_left = 0")
+        .execute(&mut *tx)
+        .await
+        .expect("sides");
+    sqlx::query("UPDATE vote_revisions SET original_left = 0")
+        .execute(&mut *tx)
+        .await
+        .expect("sides");
+    let audit = |study: natstudy_vocab::ids::StudyId, at: i64, on: bool| {
+        sqlx::query("INSERT INTO audit_log (at, study_id, action, detail) VALUES ($1, $2, 'study.settings', $3)")
+            .bind(at)
+            .bind(study)
+            .bind(format!("k=5, blind operator=false, blind bug=false, randomise sides={on}"))
+    };
+    audit(studies[0], voted - 5_000, false)
+        .execute(&mut *tx)
+        .await
+        .expect("audit");
+    audit(studies[1], voted - 5_000, true)
+        .execute(&mut *tx)
+        .await
+        .expect("audit");
+    audit(studies[2], voted - 5_000, true)
+        .execute(&mut *tx)
+        .await
+        .expect("audit");
+    audit(studies[2], voted + 5_000, false)
+        .execute(&mut *tx)
+        .await
+        .expect("audit");
+    // the migration's repair, as it runs on a database of that time
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sql = std::fs::read_to_string(root.join(match store {
+        Store::Sqlite => "migrations/sqlite/0033_sides_shown.sql",
+        Store::Postgres => "migrations/postgres/0033_sides_shown.sql",
+    }))
+    .expect("migration");
+    let statements: Vec<String> = sql
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .split(';')
+        .map(str::trim)
+        .filter(|s| s.starts_with("UPDATE"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(statements.len(), 4, "{statements:?}");
+    for s in &statements {
+        sqlx::query(s).execute(&mut *tx).await.expect("repair");
+    }
+    tx.commit().await.expect("commit");
+    let sides: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT v.original_left, v.side_known FROM votes v JOIN items i ON i.id = v.item_id ORDER BY i.study_id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("sides");
+    assert_eq!(
+        sides,
+        vec![(1, 1), (0, 1), (0, 0)],
+        "never: left; always: drawn; stopped: unknown"
+    );
+    // the votes export: the side, or empty where it cannot be proven
+    let side_of = |name: &'static str| {
+        let url = db.url.clone();
+        async move {
+            let dir = tempfile::tempdir().expect("dir");
+            let file = dir.path().join("votes.csv");
+            let out = file.to_str().expect("path").to_owned();
+            natstudy_tests::cli(
+                &url,
+                &["export", "--study", name, "--what", "votes", "--out", &out],
+            )
+            .await
+            .expect("export");
+            let text = std::fs::read_to_string(&file).expect("export");
+            let mut r = csv::Reader::from_reader(text.as_bytes());
+            let col = r
+                .headers()
+                .expect("header")
+                .iter()
+                .position(|h| h == "original_left")
+                .expect("column");
+            let row = r.records().next().expect("a vote").expect("row");
+            row.get(col).expect("cell").to_owned()
+        }
+    };
+    assert_eq!(side_of("Never").await, "true");
+    assert_eq!(side_of("Always").await, "false");
+    assert_eq!(
+        side_of("Stopped").await,
+        "",
+        "an unproven side is left empty"
+    );
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(sides_stored_before_are_repaired_where_proven =>
+    sides_stored_before_are_repaired_where_proven_sqlite,
+    sides_stored_before_are_repaired_where_proven_postgres);

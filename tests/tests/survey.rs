@@ -11,8 +11,6 @@ use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Store, TestApp};
 use natstudy_types::StudySettingsForm;
 
-use natstudy_tests::small::{BUGS, TRANSFORMATIONS};
-
 async fn votes(db: &Db) -> Vec<(i64, i64, i64, i64, Option<f64>)> {
     sqlx::query_as("SELECT item_id, cr, cc, revision, time_secs FROM votes ORDER BY id")
         .fetch_all(&db.pool)
@@ -71,18 +69,7 @@ where
 #[tokio::test]
 async fn participant_rates_with_the_keyboard_resumes_revises_and_finishes() {
     let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
-    let study = natstudy_core::store::studies::create(&db, None, "Survey test", "")
-        .await
-        .expect("study");
-    natstudy_core::service::imports::import_items_text(
-        &db,
-        study,
-        None,
-        ("bugs", BUGS),
-        ("t", TRANSFORMATIONS),
-    )
-    .await
-    .expect("items");
+    let study = natstudy_tests::small::items(&db, "Survey test").await;
     let spec = BatchSpec {
         name: "b".into(),
         strategy: Strategy::DynamicQueue,
@@ -562,18 +549,7 @@ async fn joined(
 ) -> Joined {
     let run: Run = run.into();
     let (db, guard) = fresh_db(run.store).await.expect("db");
-    let study = natstudy_core::store::studies::create(&db, None, name, "")
-        .await
-        .expect("study");
-    natstudy_core::service::imports::import_items_text(
-        &db,
-        study,
-        None,
-        ("bugs", BUGS),
-        ("t", TRANSFORMATIONS),
-    )
-    .await
-    .expect("items");
+    let study = natstudy_tests::small::items(&db, name).await;
     let mut settings = natstudy_core::service::studies::settings(&db, study)
         .await
         .expect("settings");
@@ -1718,13 +1694,28 @@ async fn a_participant_rates_without_javascript(store: Store, (width, height): (
         .await
         .expect("guideline");
     b.click("#start").await.expect("start");
+    let mut previous = String::new();
     for n in 1..=3 {
-        b.client
-            .wait()
-            .at_most(Duration::from_secs(20))
-            .for_element(Locator::Css("#vote-form #submit"))
-            .await
-            .unwrap_or_else(|e| panic!("item {n}: {e}"));
+        // the next item's page (not the last one's, still on screen while the post goes)
+        let mut item = String::new();
+        for _ in 0..200 {
+            if let Ok(input) = b
+                .client
+                .find(Locator::Css("#vote-form input[name=item]"))
+                .await
+            {
+                item = input.attr("value").await.ok().flatten().unwrap_or_default();
+                if !item.is_empty() && item != previous {
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            !item.is_empty() && item != previous,
+            "item {n}: a new item's page"
+        );
+        previous = item;
         let text = page_text(&b).await;
         assert!(!text.contains("Loading"), "item {n}: {text}");
         let rows = b
@@ -1736,8 +1727,11 @@ async fn a_participant_rates_without_javascript(store: Store, (width, height): (
         b.click("#cr-2").await.expect("readability");
         b.click("#cc-3").await.expect("conventions");
         b.click("#vote-form #submit").await.expect("submit");
-        let stored = votes(&db).await.len();
-        assert_eq!(stored, n, "item {n}: the vote reached the database");
+        wait_until(&format!("item {n}: the vote reaches the database"), || {
+            let db = db.clone();
+            async move { votes(&db).await.len() == n }
+        })
+        .await;
     }
     b.wait_for_text("#finish", "Finish").await.expect("finish");
     b.click("#finish").await.expect("finish");

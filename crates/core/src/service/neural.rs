@@ -405,7 +405,7 @@ pub async fn score_study(
         Ok((rows, tokens))
     })
     .await??;
-    super::scoring::checked_scores(&rows)?;
+    crate::domain::score::checked(&rows).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let methods = store::imports::replace_ce(db, study, actor, name, &rows).await?;
     Ok(NeuralScored {
         methods,

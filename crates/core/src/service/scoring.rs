@@ -52,26 +52,9 @@ pub async fn score_study(
             cross_entropy: ce,
         })
         .collect();
-    checked_scores(&rows)?;
+    crate::domain::score::checked(&rows).map_err(|e| ServiceError::Invalid(e.to_string()))?;
     let methods = store::imports::replace_ce(db, study, actor, name, &rows).await?;
     Ok(Scored { methods, tokens })
-}
-
-/// Scores a model made, checked before any is stored: each a cross-entropy
-/// (`formats::results::is_cross_entropy`). A NaN or infinite score fails the scoring with its
-/// method named, and nothing of it is stored (on SQLite and PostgreSQL alike).
-pub(crate) fn checked_scores(rows: &[formats::results::CeRecord]) -> ServiceResult<()> {
-    match rows
-        .iter()
-        .find(|r| !formats::results::is_cross_entropy(r.cross_entropy))
-    {
-        None => Ok(()),
-        Some(r) => Err(ServiceError::Invalid(format!(
-            "the model's score of {} came out {} (not a number a cross-entropy can be): the model \
-             failed on it, and none of its scores were stored",
-            r.target, r.cross_entropy
-        ))),
-    }
 }
 
 /// The study's cross-entropies under one model's name.
@@ -244,27 +227,6 @@ mod tests {
     use super::super::models::valid_name;
     use super::{public_reason, ServiceError};
     use std::path::Path;
-
-    /// A NaN or infinite score fails the scoring in words naming its method; finite ones pass.
-    #[test]
-    fn a_score_that_is_no_number_fails_the_scoring() {
-        let row = |target: &str, x: f64| natstudy_engine::formats::results::CeRecord {
-            model: "m".into(),
-            target: target.into(),
-            cross_entropy: x,
-        };
-        assert!(super::checked_scores(&[row("a", 0.0), row("b", 3.5)]).is_ok());
-        for bad in [f64::NAN, f64::INFINITY, -1.0] {
-            let e = super::checked_scores(&[row("a", 2.0), row("expression_3", bad)])
-                .expect_err("refused");
-            assert!(matches!(e, ServiceError::Invalid(_)), "{e:?}");
-            let words = e.to_string();
-            assert!(
-                words.contains("expression_3") && words.contains("none of its scores"),
-                "{words}"
-            );
-        }
-    }
 
     #[test]
     fn a_failed_job_names_the_model_not_its_path() {

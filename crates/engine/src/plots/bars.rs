@@ -23,7 +23,7 @@ pub fn value_axis(lo: f64, hi: f64) -> (f64, f64, usize) {
     {
         return (bottom, top, ticks);
     }
-    let (bottom, top) = super::boxes::tickable(lo, hi, lo >= 0.0);
+    let (bottom, top) = super::axis::tickable(lo, hi, lo >= 0.0);
     (bottom, top, 6)
 }
 

@@ -4,6 +4,7 @@
 //! repair tool its prediction changes by category and its drop in plausible and correct rates.
 //! Plain data in, text and bytes out.
 
+mod axis;
 mod bars;
 mod boxes;
 mod export;

@@ -560,3 +560,40 @@ mod bounded {
         }
     }
 }
+
+/// The time figure counts what its table counts: with k = 5 and some items short of their
+/// five votes, the caption's votes per level are the table's `by_level` counts (incomplete
+/// items' votes drawn once made the figure say 6, 7, 7 where the table said 3, 3, 5).
+#[test]
+fn the_time_figure_counts_what_its_table_counts() {
+    let mut data = synthetic::study(60, 11);
+    data.ratings_per_item = Some(5);
+    // every fourth item loses a vote: incomplete, out of the table and of the figure
+    let mut seen = std::collections::HashMap::new();
+    data.votes.retain(|v| {
+        let n = seen.entry(v.item).or_insert(0usize);
+        *n += 1;
+        !(v.item % 4 == 0 && *n == 1)
+    });
+    let report = report_with(
+        &data,
+        &Options {
+            bootstrap: 0,
+            ..Options::default()
+        },
+    );
+    let time = report.time.as_ref().expect("a time table");
+    let figure = report_figures(&report)
+        .expect("figures")
+        .into_iter()
+        .find(|f| f.id == "time_by_level")
+        .expect("the time figure");
+    for (level, ms) in &time.by_level {
+        let said = format!("{level} {}", ms.n);
+        assert!(figure.caption.contains(&said), "{said}: {}", figure.caption);
+    }
+    let drawn: usize = time.times_by_level.values().map(Vec::len).sum();
+    assert_eq!(drawn, time.n, "the figure draws the table's votes");
+    let all_timed = data.votes.iter().filter(|v| v.time_secs.is_some()).count();
+    assert!(drawn < all_timed, "incomplete items' votes are not drawn");
+}
