@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod assignment;
 pub mod bugs;
+pub mod design;
 pub mod diff;
 pub mod formats;
 pub mod generate;

@@ -12,8 +12,19 @@ pub enum StatsError {
 pub type Result<T> = std::result::Result<T, StatsError>;
 
 mod cohen;
+mod icc;
+mod mixed;
+mod ordinal;
+mod pairwise;
+mod proportion;
 mod resample;
 mod tukey;
+
+pub use icc::{icc_one_way, OneWayIcc};
+pub use mixed::{cumulative_logit_mixed, Factor, MixedOrdinalFit};
+pub use ordinal::{cumulative_logit, OrdinalFit};
+pub use pairwise::{beat_components, bradley_terry, elo, win_rates, Comparison, EloRule, Outcome};
+pub use proportion::{binomial_test, wilson, Proportion};
 
 pub use cohen::CohenPairs;
 pub use tukey::{tukey_box, TukeyBox};

@@ -61,6 +61,8 @@ pub enum AlphaMetric {
     Nominal,
     Ordinal,
     Interval,
+    /// ((c − k) / (c + k))², for values on a ratio scale (`krippendorff`'s "ratio")
+    Ratio,
 }
 
 /// Krippendorff's alpha prepared for resampling: the coincidence-matrix contribution of each
@@ -165,6 +167,14 @@ impl AlphaUnits {
             match self.metric {
                 AlphaMetric::Nominal => f64::from(u8::from(c != k)),
                 AlphaMetric::Interval => (self.values[c] - self.values[k]).powi(2),
+                AlphaMetric::Ratio => {
+                    let (a, b) = (self.values[c], self.values[k]);
+                    if a + b == 0.0 {
+                        0.0
+                    } else {
+                        ((a - b) / (a + b)).powi(2)
+                    }
+                }
                 AlphaMetric::Ordinal => {
                     let (lo, hi) = (c.min(k), c.max(k));
                     let s: f64 = ncs[lo..=hi].iter().sum();

@@ -87,7 +87,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// Parses JSON lines into objects, reporting unparsable lines. Blank lines are skipped.
-fn objects<'a>(
+pub(crate) fn objects<'a>(
     text: &'a str,
     file: &'a str,
     problems: &'a mut Problems,
