@@ -4,6 +4,7 @@
 //! states.
 
 use natstudy_engine::design::{self, report, responses, snippets};
+use natstudy_tests::{fresh_db, natstudy_bin, on_both_stores, Store};
 use serde_json::Value;
 
 /// The tolerance of a figure, by the name of the entry it is under.
@@ -54,8 +55,12 @@ fn compare(expected: &Value, got: &Value, path: &mut Vec<String>, wrong: &mut Ve
     }
 }
 
+fn reference(name: &str) -> std::path::PathBuf {
+    natstudy_tests::reference_dir().join("designs").join(name)
+}
+
 fn check_design(name: &str) {
-    let dir = natstudy_tests::reference_dir().join("designs").join(name);
+    let dir = reference(name);
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("reference file");
     let design = design::parse_design("design.toml", &read("design.toml")).expect("design");
     let snippets = snippets::parse_snippets("snippets.jsonl", &read("snippets.jsonl"), &design)
@@ -100,3 +105,206 @@ fn best_worst_scores_equal_the_reference() {
 fn comprehension_figures_equal_statsmodels_wilson() {
     check_design("comprehension");
 }
+
+/// `natstudy` with these arguments on the database at `url`: (success, stdout, stderr).
+fn natstudy(url: &str, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(natstudy_bin().expect("binary"))
+        .arg("--database-url")
+        .arg(url)
+        .args(args)
+        .output()
+        .expect("natstudy runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+/// A researcher's path with the command line alone, on each store: a study of each of the
+/// four designs made from its design file, its snippets and responses imported, its report
+/// equal to the reference libraries' figures, its responses exported as they were imported
+/// (and as the long table with its codebook); a bad file refused by line with nothing
+/// written; the design fixed once a response is recorded.
+async fn a_study_of_each_design_from_the_command_line(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let url = guard.url().expect("url");
+    let work = tempfile::tempdir().expect("dir");
+    for name in ["likert", "pairwise", "best-worst", "comprehension"] {
+        let dir = reference(name);
+        let path = |f: &str| dir.join(f).display().to_string();
+        let study = format!("Study of {name}");
+        let ok = |args: &[&str]| {
+            let (ok, out, err) = natstudy(&url, args);
+            assert!(ok, "natstudy {args:?}: {err}");
+            out
+        };
+        ok(&["study", "create", &study, "--design", &path("design.toml")]);
+        let shown = ok(&["study", "design", "--study", &study]);
+        let again = design::parse_design("shown", &shown).expect("the design as TOML");
+        let read = std::fs::read_to_string(dir.join("design.toml")).expect("design");
+        assert_eq!(
+            again,
+            design::parse_design("design.toml", &read).expect("design")
+        );
+        ok(&[
+            "import",
+            "snippets",
+            "--study",
+            &study,
+            &path("snippets.jsonl"),
+        ]);
+        // a responses file with one bad line at its end: refused by line, nothing written
+        let given = std::fs::read_to_string(dir.join("responses.jsonl")).expect("responses");
+        let bad = work.path().join(format!("{name}-bad.jsonl"));
+        let n = given.lines().count();
+        std::fs::write(
+            &bad,
+            format!("{given}{{\"participant\": \"P1\", \"question\": \"nope\"}}\n"),
+        )
+        .expect("write");
+        let (ok_bad, _, err) = natstudy(
+            &url,
+            &[
+                "import",
+                "responses",
+                "--study",
+                &study,
+                &bad.display().to_string(),
+            ],
+        );
+        assert!(!ok_bad, "a bad line is refused");
+        assert!(
+            err.contains(&format!("{name}-bad.jsonl:{}: field `question`", n + 1)),
+            "{err}"
+        );
+        let out = work.path().join(format!("{name}.jsonl"));
+        let out_s = out.display().to_string();
+        ok(&[
+            "export",
+            "--study",
+            &study,
+            "--what",
+            "responses",
+            "--out",
+            &out_s,
+        ]);
+        assert_eq!(
+            std::fs::read_to_string(&out).expect("export"),
+            "",
+            "nothing was written"
+        );
+        ok(&[
+            "import",
+            "responses",
+            "--study",
+            &study,
+            &path("responses.jsonl"),
+        ]);
+        let twice = ok(&[
+            "import",
+            "responses",
+            "--study",
+            &study,
+            &path("responses.jsonl"),
+        ]);
+        assert!(twice.contains("already imported"), "{twice}");
+        // the export gives back what was imported
+        ok(&[
+            "export",
+            "--study",
+            &study,
+            "--what",
+            "responses",
+            "--out",
+            &out_s,
+        ]);
+        let exported = std::fs::read_to_string(&out).expect("export");
+        assert_eq!(
+            lines(&exported),
+            lines(&given),
+            "{name}: export after import"
+        );
+        let csv_out = work.path().join(format!("{name}.csv"));
+        ok(&[
+            "export",
+            "--study",
+            &study,
+            "--what",
+            "responses",
+            "--format",
+            "csv",
+            "--out",
+            &csv_out.display().to_string(),
+        ]);
+        let table = std::fs::read_to_string(&csv_out).expect("csv");
+        assert_eq!(
+            table.lines().count(),
+            n + 1,
+            "a row a response and the header"
+        );
+        let book = std::fs::read_to_string(work.path().join(format!("{name}-codebook.csv")))
+            .expect("codebook");
+        assert!(
+            book.starts_with("question,kind,prompt,scale,labels"),
+            "{book}"
+        );
+        // the report's figures are the reference libraries'
+        let report_dir = work.path().join(format!("{name}-report"));
+        ok(&[
+            "report",
+            "--study",
+            &study,
+            "--out",
+            &report_dir.display().to_string(),
+        ]);
+        let report: Value = serde_json::from_str(
+            &std::fs::read_to_string(report_dir.join("report.json")).expect("report.json"),
+        )
+        .expect("JSON");
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("expected.json")).expect("expected"),
+        )
+        .expect("JSON");
+        let mut wrong = Vec::new();
+        compare(&expected, &report["questions"], &mut Vec::new(), &mut wrong);
+        assert!(wrong.is_empty(), "{name}: {}", wrong.join("\n"));
+        // the design is fixed now
+        let id = natstudy_core::service::studies::id_by_name(&db, &study)
+            .await
+            .expect("id");
+        let other = design::parse_design("naturalness", design::NATURALNESS).expect("design");
+        let mut changed = natstudy_core::service::designs::of(&db, id)
+            .await
+            .expect("design");
+        changed.title = other.title;
+        let refused = natstudy_core::service::designs::set(&db, id, &changed)
+            .await
+            .expect_err("fixed");
+        assert!(
+            refused
+                .to_string()
+                .contains("fixed once a response is recorded"),
+            "{refused}"
+        );
+    }
+    // snippets are for a designed study; a naturalness study says so
+    let (created, _, err) = natstudy(&url, &["study", "create", "Nat"]);
+    assert!(created, "{err}");
+    let snippets = reference("likert")
+        .join("snippets.jsonl")
+        .display()
+        .to_string();
+    let (ok, _, err) = natstudy(&url, &["import", "snippets", "--study", "Nat", &snippets]);
+    assert!(!ok && err.contains("naturalness study"), "{err}");
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_study_of_each_design_from_the_command_line => a_study_of_each_design_from_the_command_line_sqlite, a_study_of_each_design_from_the_command_line_postgres);

@@ -21,7 +21,9 @@ pub struct ExportArgs {
     /// and ce (the repair results and cross-entropies, as `import npr` and `import ce` read
     /// them), participants (one row per participant: crowd ids, outcome, code, time, gold,
     /// screener answers) or benchmark (a folder per item: transformed buggy and fixed files,
-    /// meta.json; index.jsonl)
+    /// meta.json; index.jsonl); for a study made from a design, responses (JSON lines, the
+    /// format `import responses` reads; `--format csv`: the same long table, with its codebook
+    /// beside the file)
     #[arg(long)]
     pub what: String,
     /// For the dataset: jsonl or csv
@@ -117,6 +119,45 @@ async fn survey(
     Ok(layout.votes as u64)
 }
 
+/// The responses of a designed study: JSON lines, or with `--format csv` the long table and,
+/// beside a file, its codebook (`NAME-codebook.csv`).
+async fn responses(
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
+    a: &ExportArgs,
+) -> Result<u64> {
+    let mut out = sink(&a.out)?;
+    let n = match a.format.as_str() {
+        "jsonl" => {
+            let text = natstudy_core::service::designs::export_responses(db, study).await?;
+            out.write_all(text.as_bytes())?;
+            text.lines().count() as u64
+        }
+        "csv" => {
+            let (table, codebook) =
+                natstudy_core::service::designs::export_responses_csv(db, study).await?;
+            out.write_all(table.as_bytes())?;
+            if let Some(path) = &a.out {
+                let stem = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "responses".into());
+                let book = path.with_file_name(format!("{stem}-codebook.csv"));
+                std::fs::write(&book, codebook)
+                    .with_context(|| format!("cannot write {}", book.display()))?;
+                eprintln!(
+                    "the codebook (each question, its kind, scale and labels) in {}",
+                    book.display()
+                );
+            }
+            table.lines().count().saturating_sub(1) as u64
+        }
+        other => bail!("unknown format {other} (jsonl or csv)"),
+    };
+    out.flush()?;
+    Ok(n)
+}
+
 fn sink(path: &Option<PathBuf>) -> Result<Box<dyn Write + Send>> {
     Ok(match path {
         Some(p) => Box::new(std::io::BufWriter::new(
@@ -133,6 +174,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
         bail!("--pilot exports the pilot's votes or participants: --what votes or participants");
     }
     let n = match a.what.as_str() {
+        "responses" => responses(&db, study, &a).await?,
         "dataset" => {
             let csv = match a.format.as_str() {
                 "jsonl" => false,
@@ -202,7 +244,7 @@ pub async fn run(g: &Global, a: ExportArgs) -> Result<()> {
             n
         }
         other => {
-            bail!("unknown export {other} (dataset, votes, matrix, survey, survey-participants, items, top-natural, reviews, review-verdicts, npr, ce, participants or benchmark)")
+            bail!("unknown export {other} (responses, dataset, votes, matrix, survey, survey-participants, items, top-natural, reviews, review-verdicts, npr, ce, participants or benchmark)")
         }
     };
     eprintln!("exported {n} rows");

@@ -41,6 +41,25 @@ pub enum ImportCommand {
         /// Their transformations: one JSON object a line (id, bug_id, operator, level, source)
         transformations: PathBuf,
     },
+    /// Snippets of a study made from a design (snippets.jsonl: a line per snippet, id, code,
+    /// language, and where the design needs them original, condition, key, options, context)
+    Snippets {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+        /// The JSON lines file
+        file: PathBuf,
+    },
+    /// Responses to a study made from a design (responses.jsonl, the format `export --what
+    /// responses` writes: participant, question, item/pair/set, answer or best and worst,
+    /// seconds); participants are made as imported participants
+    Responses {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+        /// The JSON lines file
+        file: PathBuf,
+    },
     /// Votes in the published replication layout (survey.json)
     Votes {
         /// The study, by its name (`natstudy study list` lists them)
@@ -108,6 +127,20 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
                 study,
                 natstudy_core::service::imports::import_items(&db, id, bugs, transformations)
                     .await?,
+            )
+        }
+        ImportCommand::Snippets { study, file } => {
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
+            (
+                study,
+                natstudy_core::service::designs::import_snippets(&db, id, file).await?,
+            )
+        }
+        ImportCommand::Responses { study, file } => {
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
+            (
+                study,
+                natstudy_core::service::designs::import_responses(&db, id, file).await?,
             )
         }
         ImportCommand::Votes { study, survey } => {

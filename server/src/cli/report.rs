@@ -40,6 +40,9 @@ pub struct ReportArgs {
 pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
     let db = g.db().await?;
     let study = natstudy_core::service::studies::id_by_name(&db, &args.study).await?;
+    if natstudy_core::service::designs::is_designed(&db, study).await? {
+        return designed(&db, study, &args).await;
+    }
     let options = analysis::Options {
         min_gold_accuracy: args.min_gold_accuracy,
         bootstrap: args.bootstrap,
@@ -105,6 +108,28 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
             "{}",
             natstudy_core::present::text::render_text(&args.study, &report)
         );
+    }
+    Ok(())
+}
+
+/// The report of a study made from a design: report.json with one entry per question, and
+/// the text of it on standard output.
+async fn designed(
+    db: &natstudy_core::service::Db,
+    study: natstudy_vocab::ids::StudyId,
+    args: &ReportArgs,
+) -> Result<()> {
+    let report =
+        natstudy_core::service::designs::report_json(db, study, args.include_excluded).await?;
+    let text = serde_json::to_string_pretty(&report)?;
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join("report.json");
+        std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if args.json || args.out.is_none() {
+        println!("{text}");
     }
     Ok(())
 }

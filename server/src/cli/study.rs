@@ -19,6 +19,16 @@ pub enum StudyCommand {
         /// The account that owns the study (researchers see only their studies)
         #[arg(long)]
         owner: Option<String>,
+        /// The study's design: a design file (TOML: its questions, see README "Designing a
+        /// study"), or `naturalness`, the published study's (the default)
+        #[arg(long)]
+        design: Option<String>,
+    },
+    /// Print a study's design as a design file (TOML)
+    Design {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
     },
     /// List studies with their counts
     List,
@@ -228,14 +238,36 @@ pub async fn run(g: &Global, cmd: StudyCommand) -> Result<()> {
             name,
             description,
             owner,
+            design,
         } => {
             let owner = match owner {
                 Some(o) => Some(natstudy_core::service::accounts::id_by_name(&db, &o).await?),
                 None => None,
             };
-            let id = natstudy_core::service::studies::create(&db, None, owner, &name, &description)
-                .await?;
+            let id = match design {
+                Some(given) => {
+                    let d = natstudy_core::service::designs::read_design(&given)?;
+                    natstudy_core::service::designs::create(
+                        &db,
+                        None,
+                        owner,
+                        &name,
+                        &description,
+                        &d,
+                    )
+                    .await?
+                }
+                None => {
+                    natstudy_core::service::studies::create(&db, None, owner, &name, &description)
+                        .await?
+                }
+            };
             println!("created study {name} (id {id})");
+        }
+        StudyCommand::Design { study } => {
+            let id = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            let d = natstudy_core::service::designs::of(&db, id).await?;
+            print!("{}", d.to_toml());
         }
         StudyCommand::Member(cmd) => member(&db, cmd).await?,
         StudyCommand::ClearPilot { study } => {

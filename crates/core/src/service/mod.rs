@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod annotate;
 pub mod batches;
 pub mod bug_import;
+pub mod designs;
 pub mod devices;
 pub mod error;
 pub mod exclusions;

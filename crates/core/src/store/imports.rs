@@ -303,6 +303,34 @@ pub fn imported_code(participant: &str) -> String {
 /// The ending of imported participants' codes.
 pub const IMPORTED: &str = natstudy_engine::formats::IMPORTED_SUFFIX;
 
+/// The annotator of an imported participant (made when new, in the imported namespace:
+/// [`imported_code`]); refused when the code is an online participant's.
+pub(super) async fn imported_annotator(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    study: StudyId,
+    participant: &str,
+    now: i64,
+) -> StoreResult<i64> {
+    let code = imported_code(participant);
+    sqlx::query("INSERT INTO annotators (study_id, code, created_at, imported) VALUES ($1, $2, $3, 1) ON CONFLICT (study_id, code) DO NOTHING")
+        .bind(study)
+        .bind(&code)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    let row = sqlx::query("SELECT id, imported FROM annotators WHERE study_id = $1 AND code = $2")
+        .bind(study)
+        .bind(&code)
+        .fetch_one(&mut **tx)
+        .await?;
+    if row.try_get::<i64, _>(1)? == 0 {
+        return Err(StoreError::Conflict(format!(
+            "participant {code} (an annotator of this study who is not imported)"
+        )));
+    }
+    Ok(row.try_get(0)?)
+}
+
 /// Imports votes in the replication layout; annotators are created from participant codes, in
 /// the imported namespace ([`imported_code`]).
 pub async fn votes(
@@ -328,26 +356,8 @@ pub async fn votes(
     let now = now_ms();
     for v in votes {
         if !annotators.contains_key(v.participant.as_str()) {
-            let code = imported_code(&v.participant);
-            sqlx::query("INSERT INTO annotators (study_id, code, created_at, imported) VALUES ($1, $2, $3, 1) ON CONFLICT (study_id, code) DO NOTHING")
-                .bind(study)
-                .bind(&code)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            let row = sqlx::query(
-                "SELECT id, imported FROM annotators WHERE study_id = $1 AND code = $2",
-            )
-            .bind(study)
-            .bind(&code)
-            .fetch_one(&mut *tx)
-            .await?;
-            if row.try_get::<i64, _>(1)? == 0 {
-                return Err(StoreError::Conflict(format!(
-                    "participant {code} (an annotator of this study who is not imported)"
-                )));
-            }
-            annotators.insert(&v.participant, row.try_get(0)?);
+            let id = imported_annotator(&mut tx, study, &v.participant, now).await?;
+            annotators.insert(&v.participant, id);
         }
     }
     let mut written = 0;

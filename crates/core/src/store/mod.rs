@@ -6,6 +6,7 @@ pub mod assign;
 pub mod audit;
 pub mod checks;
 pub(crate) mod codec;
+pub mod designs;
 pub mod exclusions;
 pub mod export;
 pub mod export_results;

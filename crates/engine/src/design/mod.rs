@@ -20,7 +20,7 @@ use toml::Spanned;
 
 use crate::formats::{FormatError, Problems};
 pub use kinds::{Kind, Unit};
-pub use record::{Answer, Response, Shown};
+pub use record::{Answer, Response, Shown, Snippet};
 
 /// The published naturalness study's design (Table 1 of the paper): two 4-point questions.
 pub const NATURALNESS: &str = include_str!("../../designs/naturalness.toml");
