@@ -1345,9 +1345,21 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
     assert!(exported_rows(&db, "votes", &[]).await.is_empty());
     assert!(exported_rows(&db, "participants", &[]).await.is_empty());
     assert_eq!(exported_rows(&db, "votes", &["--pilot"]).await.len(), 3);
+    let pilot_rows = exported_rows(&db, "participants", &["--pilot"]).await;
+    assert_eq!(pilot_rows.len(), 2);
+    let excluded = natstudy_core::service::participants::COLUMNS
+        .iter()
+        .position(|c| *c == "excluded")
+        .expect("column");
+    for row in &pilot_rows {
+        assert_eq!(
+            &row[excluded], "false",
+            "a pilot participant is not excluded"
+        );
+    }
     assert_eq!(
-        exported_rows(&db, "participants", &["--pilot"]).await.len(),
-        2
+        listed[0].annotators, 0,
+        "pilot participants are no study's annotators"
     );
     let page = rea
         .get(app.url(&format!("/studies/{study}/export/pilot-votes.csv")))

@@ -30,6 +30,18 @@ pub const COLUMNS: [&str; 17] = [
     "exclusion_reason",
 ];
 
+/// A time in seconds to the millisecond the browser measures it in (`3.514`, not the
+/// `3.5140000000000002` a median of two such times may be), with no trailing zeros.
+pub fn seconds(t: f64) -> String {
+    let s = format!("{t:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_owned()
+    }
+}
+
 /// Writes the table: the [`COLUMNS`] (times in unix ms, as the vote table's), then one column
 /// per screener question (`screener_NAME`), the study's questions first and any other answer
 /// a participant gave after them. `outcome` is `in_progress` until they finish;
@@ -101,10 +113,7 @@ pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink, pilot: bool) -> 
                 .unwrap_or_default(),
             outcome.to_owned(),
             code.unwrap_or_default().to_owned(),
-            figures
-                .median_time(r.id)
-                .map(|t| t.to_string())
-                .unwrap_or_default(),
+            figures.median_time(r.id).map(seconds).unwrap_or_default(),
             gold_passed.to_string(),
             (gold_seen - gold_passed).to_string(),
             super::monitor::speeder(figures.median_time(r.id), crowd.speeder_seconds)
@@ -123,4 +132,15 @@ pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink, pilot: bool) -> 
         n += 1;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn seconds_are_written_to_the_millisecond() {
+        assert_eq!(super::seconds(3.514_000_000_000_000_2), "3.514");
+        assert_eq!(super::seconds(12.0), "12");
+        assert_eq!(super::seconds(0.0006), "0.001");
+        assert_eq!(super::seconds(7.25), "7.25");
+    }
 }

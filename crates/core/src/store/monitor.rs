@@ -188,7 +188,8 @@ pub async fn participants(
                 outcome: r.try_get("outcome")?,
                 rated: r.try_get("rated")?,
                 screener_json: r.try_get("screener")?,
-                excluded: excluded_reason(r)?,
+                // a pilot participant counts nowhere, but is not excluded (no one left them out)
+                excluded: if pilot { None } else { excluded_reason(r)? },
             })
         })
         .collect::<Result<_, sqlx::Error>>()?)

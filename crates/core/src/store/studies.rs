@@ -74,7 +74,7 @@ const SUMMARY_SQL: &str = "SELECT s.id, s.name, s.description, s.ratings_per_ite
     (SELECT COUNT(*) FROM bugs b WHERE b.study_id = s.id) AS bugs, \
     (SELECT COUNT(*) FROM items i WHERE i.study_id = s.id) AS items, \
     (SELECT COUNT(*) FROM votes v JOIN items i ON i.id = v.item_id WHERE i.study_id = s.id AND v.counted = 1) AS votes, \
-    (SELECT COUNT(*) FROM annotators a WHERE a.study_id = s.id) AS annotators \
+    (SELECT COUNT(*) FROM annotators a WHERE a.study_id = s.id AND a.counted = 1) AS annotators \
     FROM studies s";
 
 /// A study with its headline counts.
