@@ -308,3 +308,58 @@ async fn a_study_of_each_design_from_the_command_line(store: Store) {
 }
 
 on_both_stores!(a_study_of_each_design_from_the_command_line => a_study_of_each_design_from_the_command_line_sqlite, a_study_of_each_design_from_the_command_line_postgres);
+
+/// The analysis at scale, on synthetic studies drawn from known latent models: every key
+/// figure defined, and the models find the effects the data were drawn with (the transformed
+/// snippets rated lower; the better snippets stronger). And `natstudy bench report --design
+/// all` runs.
+#[test]
+fn synthetic_studies_of_every_design_are_analysed_as_drawn() {
+    for kind in design::synthetic::KINDS {
+        let (d, s, r) = design::synthetic::study(kind, 40, 1200, 30).expect("study");
+        let out = report::analyse(&d, &s, &r);
+        let q = &out["q"];
+        let key = match kind {
+            "likert" => "mixed_ordinal_model",
+            "pairwise" => "bradley_terry",
+            "best-worst" => "scores",
+            _ => "items",
+        };
+        assert!(q[key].is_object(), "{kind}: {q}");
+        assert!(!out.to_string().contains("NaN"));
+        if kind == "likert" {
+            for model in ["ordinal_model", "mixed_ordinal_model"] {
+                let b = q[model]["coefficients"]["transformed"]
+                    .as_f64()
+                    .expect("coefficient");
+                assert!(b < -0.3, "{model}: transformed drawn 0.7 lower, fitted {b}");
+            }
+        }
+    }
+    let (ok, out, err) = {
+        let o = std::process::Command::new(natstudy_bin().expect("binary"))
+            .args([
+                "bench",
+                "report",
+                "--design",
+                "all",
+                "--responses",
+                "2000",
+                "--snippets",
+                "40",
+                "--participants",
+                "30",
+            ])
+            .output()
+            .expect("bench");
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    assert!(ok, "{err}");
+    for kind in design::synthetic::KINDS {
+        assert!(out.contains(&format!("{kind}: 2000 responses")), "{out}");
+    }
+}

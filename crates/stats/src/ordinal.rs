@@ -162,7 +162,7 @@ pub(crate) fn ordered(theta: &[f64]) -> bool {
 }
 
 /// Log-likelihood, gradient and Hessian over φ = (θ, β).
-fn derivatives(obs: &Observations, phi: &[f64]) -> (f64, Vec<f64>, Mat<f64>) {
+fn derivatives(obs: &Observations, weight: &[f64], phi: &[f64]) -> (f64, Vec<f64>, Mat<f64>) {
     let j = obs.thresholds();
     let m = phi.len();
     let (theta, beta) = phi.split_at(j);
@@ -171,12 +171,13 @@ fn derivatives(obs: &Observations, phi: &[f64]) -> (f64, Vec<f64>, Mat<f64>) {
     let mut hess = Mat::<f64>::zeros(m, m);
     let mut a_hi = vec![0.0; m];
     let mut a_lo = vec![0.0; m];
-    for i in 0..obs.category.len() {
+    let mut g = vec![0.0; m];
+    for (i, &w) in weight.iter().enumerate() {
         let cell = obs.cell(i, theta, obs.linear(i, beta));
         if cell.p <= 0.0 {
             return (f64::NEG_INFINITY, grad, hess);
         }
-        ll += cell.p.ln();
+        ll += w * cell.p.ln();
         let c = obs.category[i];
         a_hi.iter_mut().for_each(|v| *v = 0.0);
         a_lo.iter_mut().for_each(|v| *v = 0.0);
@@ -190,15 +191,15 @@ fn derivatives(obs: &Observations, phi: &[f64]) -> (f64, Vec<f64>, Mat<f64>) {
             a_hi[j + k] = -x;
             a_lo[j + k] = -x;
         }
-        let g: Vec<f64> = (0..m)
-            .map(|k| (cell.f_hi * a_hi[k] - cell.f_lo * a_lo[k]) / cell.p)
-            .collect();
+        for (k, gk) in g.iter_mut().enumerate() {
+            *gk = (cell.f_hi * a_hi[k] - cell.f_lo * a_lo[k]) / cell.p;
+        }
         for k in 0..m {
-            grad[k] += g[k];
+            grad[k] += w * g[k];
             for l in 0..m {
-                hess[(k, l)] += (cell.df_hi * a_hi[k] * a_hi[l] - cell.df_lo * a_lo[k] * a_lo[l])
-                    / cell.p
-                    - g[k] * g[l];
+                hess[(k, l)] += w
+                    * ((cell.df_hi * a_hi[k] * a_hi[l] - cell.df_lo * a_lo[k] * a_lo[l]) / cell.p
+                        - g[k] * g[l]);
             }
         }
     }
@@ -208,27 +209,48 @@ fn derivatives(obs: &Observations, phi: &[f64]) -> (f64, Vec<f64>, Mat<f64>) {
 /// Fits the model to `answers` (scale points) with covariate rows `x` (one per answer, the
 /// same number of columns each; no intercept column: the thresholds are the intercepts).
 pub fn cumulative_logit(answers: &[u32], x: &[Vec<f64>]) -> Result<OrdinalFit> {
-    let obs = Observations::new(answers, x)?;
+    let all = Observations::new(answers, x)?;
+    // answers of one category and one covariate row contribute alike: each distinct cell once,
+    // weighted by how many answers it holds
+    let mut cells: std::collections::HashMap<(usize, Vec<u64>), usize> = Default::default();
+    let mut obs = Observations {
+        levels: all.levels.clone(),
+        category: Vec::new(),
+        x: Vec::new(),
+        columns: all.columns,
+    };
+    let mut weight: Vec<f64> = Vec::new();
+    for (c, row) in all.category.iter().zip(&all.x) {
+        let key = (*c, row.iter().map(|v| v.to_bits()).collect());
+        let at = *cells.entry(key).or_insert_with(|| {
+            obs.category.push(*c);
+            obs.x.push(row.clone());
+            weight.push(0.0);
+            weight.len() - 1
+        });
+        weight[at] += 1.0;
+    }
     let j = obs.thresholds();
-    let mut phi: Vec<f64> = obs.start();
+    let mut phi: Vec<f64> = all.start();
     phi.extend(std::iter::repeat_n(0.0, obs.columns));
-    let (mut ll, mut grad, mut hess) = derivatives(&obs, &phi);
+    let (mut ll, mut grad, mut hess) = derivatives(&obs, &weight, &phi);
     for _ in 0..500 {
-        if grad.iter().all(|g| g.abs() < 1e-11) {
-            break;
-        }
         let info = Mat::<f64>::from_fn(phi.len(), phi.len(), |a, b| -hess[(a, b)]);
         let step = info
             .llt(Side::Lower)
             .map_err(|_| not_identified(&obs))?
             .solve(Mat::<f64>::from_fn(phi.len(), 1, |a, _| grad[a]));
+        // Newton's decrement: near the maximum the log-likelihood gains less than its own
+        // rounding, so there the full step is taken without asking it to grow
+        let decrement: f64 = (0..phi.len()).map(|a| grad[a] * step[(a, 0)]).sum();
+        let quadratic = decrement < 1e-6 * (1.0 + ll.abs());
         let mut t = 1.0;
         let mut moved = false;
         while t > 1e-12 {
             let next: Vec<f64> = (0..phi.len()).map(|a| phi[a] + t * step[(a, 0)]).collect();
             if ordered(&next[..j]) {
-                let (l2, g2, h2) = derivatives(&obs, &next);
-                if l2 >= ll {
+                let (l2, g2, h2) = derivatives(&obs, &weight, &next);
+                if l2 >= ll || (quadratic && l2.is_finite()) {
                     moved = (0..phi.len()).any(|a| next[a] != phi[a]);
                     (phi, ll, grad, hess) = (next, l2, g2, h2);
                     break;
@@ -236,13 +258,15 @@ pub fn cumulative_logit(answers: &[u32], x: &[Vec<f64>]) -> Result<OrdinalFit> {
             }
             t /= 2.0;
         }
-        if !moved {
+        let size = (0..phi.len()).fold(0.0f64, |m, a| m.max(step[(a, 0)].abs()));
+        if !moved || (quadratic && size < 1e-10) {
             break;
         }
     }
     // a logit of 30 is a probability of 1e-13: parameters beyond it are running to infinity
     // (the answers are separated by a condition), not converging
-    if !ll.is_finite() || grad.iter().any(|g| g.abs() > 1e-6) || phi.iter().any(|v| v.abs() > 30.0)
+    let scale = 1e-6 * (1.0 + weight.iter().sum::<f64>());
+    if !ll.is_finite() || grad.iter().any(|g| g.abs() > scale) || phi.iter().any(|v| v.abs() > 30.0)
     {
         return Err(not_identified(&obs));
     }

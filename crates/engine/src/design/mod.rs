@@ -12,6 +12,7 @@ pub mod record;
 pub mod report;
 pub mod responses;
 pub mod snippets;
+pub mod synthetic;
 
 use std::collections::HashSet;
 

@@ -5,6 +5,7 @@
 
 mod compile;
 mod cpu_time;
+mod designs;
 mod fixture;
 mod load;
 
@@ -71,6 +72,26 @@ pub enum BenchCommand {
         /// Bootstrap replicates for the agreement intervals
         #[arg(long, default_value_t = 1000)]
         bootstrap: usize,
+        /// Instead: a designed study's analysis (likert, pairwise, best-worst, answer; `all`
+        /// for each), on a synthetic study of --responses answers to --snippets snippets
+        #[arg(long)]
+        design: Option<String>,
+        /// Responses of the designed study
+        #[arg(long, default_value_t = 100_000)]
+        responses: usize,
+        /// Snippets of the designed study
+        #[arg(long, default_value_t = 1000)]
+        snippets: usize,
+        /// Participants of the designed study
+        #[arg(long, default_value_t = 200)]
+        participants: usize,
+        /// With --design likert: also time the mixed ordinal model, on this many responses
+        /// (0: not), and write them as CSV into --out for R's clmm (crates/stats/bench/clmm.R)
+        #[arg(long, default_value_t = 0)]
+        mixed: usize,
+        /// Where --mixed writes its data (mixed.csv)
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
     },
     /// Training a language model from a pre-tokenised corpus (one sentence a line): tokens/s,
     /// time to write the ARPA file, peak memory of the process. Compare with KenLM's
@@ -183,9 +204,32 @@ pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
             };
             load::run(g, setup).await
         }
-        BenchCommand::Report { items, bootstrap } => {
+        BenchCommand::Report {
+            items,
+            bootstrap,
+            design: None,
+            ..
+        } => {
             tokio::task::spawn_blocking(move || report_bench(items, bootstrap)).await?;
             Ok(())
+        }
+        BenchCommand::Report {
+            design: Some(design),
+            responses,
+            snippets,
+            participants,
+            mixed,
+            out,
+            ..
+        } => {
+            let shape = designs::Shape {
+                responses,
+                snippets,
+                participants,
+                mixed,
+                out,
+            };
+            tokio::task::spawn_blocking(move || designs::run(&design, &shape)).await?
         }
         BenchCommand::Lm {
             tokens,

@@ -96,7 +96,7 @@ pub(crate) fn answer(l: &Likert, value: &Value) -> Result<Answer, String> {
 }
 
 /// The question's report entry.
-pub(crate) fn analyse(l: &Likert, cx: &Context<'_>) -> Value {
+pub(crate) fn analyse(l: &Likert, cx: &Context<'_>, mixed_model: bool) -> Value {
     let answers: Vec<(usize, usize, u32)> = cx
         .single_answers()
         .filter_map(|(p, s, a)| match a {
@@ -200,20 +200,24 @@ pub(crate) fn analyse(l: &Likert, cx: &Context<'_>) -> Value {
     put(
         &mut out,
         "mixed_ordinal_model",
-        match stats::cumulative_logit_mixed(
-            &ys,
-            &x,
-            [
-                Factor {
-                    level: &participants,
-                    levels: cx.participants.len(),
-                },
-                Factor {
-                    level: &items,
-                    levels: cx.snippets.len(),
-                },
-            ],
-        ) {
+        match if mixed_model {
+            stats::cumulative_logit_mixed(
+                &ys,
+                &x,
+                [
+                    Factor {
+                        level: &participants,
+                        levels: cx.participants.len(),
+                    },
+                    Factor {
+                        level: &items,
+                        levels: cx.snippets.len(),
+                    },
+                ],
+            )
+        } else {
+            Err(stats::StatsError::Invalid("not asked for".into()))
+        } {
             Ok(fit) => Ok({
                 let named: Map<String, Value> = columns
                     .iter()
