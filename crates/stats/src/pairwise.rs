@@ -299,6 +299,33 @@ mod tests {
         assert!((t[0] + t[1]).abs() < 1e-12);
     }
 
+    /// Stigler's (1994) citations among four statistics journals, the worked example of R's
+    /// BradleyTerry2 (its vignette: abilities with Biometrika as 0 — Comm Statist −2.9491,
+    /// JASA −0.4796, JRSS-B 0.2690). Journal i "beats" j each time j cites i.
+    #[test]
+    fn the_citations_example_of_bradley_terry2() {
+        // cited (row) by citing (column): Biometrika, Comm Statist, JASA, JRSS-B
+        let cites = [
+            [714, 730, 498, 221],
+            [33, 425, 68, 17],
+            [320, 813, 1072, 142],
+            [284, 276, 325, 188],
+        ];
+        let mut c = Vec::new();
+        for (i, row) in cites.iter().enumerate() {
+            for (j, &n) in row.iter().enumerate() {
+                if i != j {
+                    c.extend(std::iter::repeat_n(cmp(i, j, Outcome::A), n));
+                }
+            }
+        }
+        let t = bradley_terry(4, &c).expect("fit");
+        let relative: Vec<f64> = t.iter().map(|x| x - t[0]).collect();
+        for (got, want) in relative[1..].iter().zip([-2.9491, -0.4796, 0.2690]) {
+            assert!((got - want).abs() < 1e-4, "{relative:?}");
+        }
+    }
+
     #[test]
     fn an_unbeaten_item_is_refused_in_words() {
         let c = [cmp(0, 1, Outcome::A), cmp(1, 2, Outcome::Tie)];
