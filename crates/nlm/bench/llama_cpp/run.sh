@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # llama.cpp's side of the GGUF comparison (#41), run by hand: builds llama.cpp's library from
-# the sources the `llama-cpp-sys-2` crate ships (crates.io; the crate leaves out llama-bench,
+# the sources the `llama-cpp-sys-2` crate ships (fetched by cargo from the registry the machine
+# is configured with; the crate leaves out llama-bench,
 # so score.cpp drives llama.h itself), then scores the same methods as natstudy's
 # `examples/score` with the same threads.
 #
@@ -16,8 +17,15 @@ work=${LLAMA_WORK:-/tmp/natstudy-llama-cpp}
 mkdir -p "$work" && cd "$work"
 version=0.1.161
 if [ ! -d "llama-cpp-sys-2-$version" ]; then
-  curl -sSfL -o lcs.crate "https://static.crates.io/crates/llama-cpp-sys-2/llama-cpp-sys-2-$version.crate"
-  tar xzf lcs.crate
+  # a throwaway manifest that depends on the crate: cargo fetches it through the machine's
+  # registry configuration (mirrors, offline caches) into its cache, where the .crate is a
+  # gzipped tarball of the sources
+  mkdir -p fetch/src && : > fetch/src/lib.rs
+  printf '[package]\nname = "fetch-llama"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\nllama-cpp-sys-2 = "=%s"\n[workspace]\n' \
+    "$version" > fetch/Cargo.toml
+  cargo fetch --manifest-path fetch/Cargo.toml
+  crate=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/*/"llama-cpp-sys-2-$version.crate" | head -n 1)
+  tar xzf "$crate"
 fi
 src="llama-cpp-sys-2-$version/llama.cpp"
 if [ ! -f "$src/build/src/libllama.a" ]; then
