@@ -276,6 +276,21 @@ async fn a_study_of_each_design_from_the_command_line(store: Store) {
         let mut wrong = Vec::new();
         compare(&expected, &report["questions"], &mut Vec::new(), &mut wrong);
         assert!(wrong.is_empty(), "{name}: {}", wrong.join("\n"));
+        // beside it, each question's tables and report.tex, which LaTeX compiles
+        let tables = std::fs::read_dir(report_dir.join("tables"))
+            .expect("tables")
+            .count();
+        assert!(tables >= 2, "{name}: {tables} table files");
+        let latex = std::process::Command::new("pdflatex")
+            .args(["-interaction=nonstopmode", "-halt-on-error", "report.tex"])
+            .current_dir(&report_dir)
+            .output()
+            .expect("pdflatex (scripts/setup --browser installs it)");
+        assert!(
+            latex.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&latex.stdout)
+        );
         // the design is fixed now
         let id = natstudy_core::service::studies::id_by_name(&db, &study)
             .await
@@ -294,6 +309,31 @@ async fn a_study_of_each_design_from_the_command_line(store: Store) {
                 .contains("fixed once a response is recorded"),
             "{refused}"
         );
+    }
+    // the results page's data: the questions' tables, to the study's staff
+    let app = natstudy_tests::TestApp::start(db.clone())
+        .await
+        .expect("server");
+    app.add_user("ada", "a-long-password", natstudy_tests::Role::Admin)
+        .await
+        .expect("admin");
+    let ada = app
+        .signed_in("ada", "a-long-password")
+        .await
+        .expect("sign in");
+    let id = natstudy_core::service::studies::id_by_name(&db, "Study of pairwise")
+        .await
+        .expect("id");
+    let page = ada
+        .post(app.url("/api/studies/results"))
+        .form(&[("study", id.to_string())])
+        .send()
+        .await
+        .expect("results");
+    assert!(page.status().is_success(), "{}", page.status());
+    let body = page.text().await.expect("body");
+    for want in ["better-ranking", "Bradley–Terry", "95% interval", "Elo"] {
+        assert!(body.contains(want), "{want} in {body}");
     }
     // snippets are for a designed study; a naturalness study says so
     let (created, _, err) = natstudy(&url, &["study", "create", "Nat"]);

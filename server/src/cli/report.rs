@@ -67,15 +67,7 @@ pub async fn run(g: &Global, args: ReportArgs) -> Result<()> {
             natstudy_core::service::paper::files(&study, &tables, &figures)
         })
         .await??;
-        for (name, bytes) in &files {
-            let path = dir.join(name);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("cannot create {}", parent.display()))?;
-            }
-            std::fs::write(&path, bytes)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
+        write_files(dir, &files)?;
         eprintln!(
             "wrote {} files: tables/ (CSV, LaTeX), figures/ (SVG, PDF, PNG) and report.tex",
             files.len()
@@ -127,9 +119,34 @@ async fn designed(
         let path = dir.join("report.json");
         std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
+        // each question's tables (CSV, LaTeX with their intervals) and report.tex
+        let tables = natstudy_core::present::questions::tables(&report);
+        let study = args.study.clone();
+        let files = tokio::task::spawn_blocking(move || {
+            natstudy_core::service::paper::files(&study, &tables, &[])
+        })
+        .await??;
+        write_files(dir, &files)?;
+        eprintln!(
+            "wrote {} files: tables/ (CSV, LaTeX) and report.tex",
+            files.len()
+        );
     }
     if args.json || args.out.is_none() {
         println!("{text}");
+    }
+    Ok(())
+}
+
+/// Writes each (path under `dir`, bytes), making the folders on the way.
+fn write_files(dir: &std::path::Path, files: &[(String, Vec<u8>)]) -> Result<()> {
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
 }
