@@ -291,6 +291,38 @@ async fn a_study_of_each_design_from_the_command_line(store: Store) {
             "{name}: {}",
             String::from_utf8_lossy(&latex.stdout)
         );
+        if name == "likert" {
+            // an excluded participant's responses count nowhere; --include-excluded puts them back
+            let count = |extra: &[&str]| {
+                let mut args = vec!["report", "--study", study.as_str(), "--json"];
+                args.extend_from_slice(extra);
+                let text = ok(&args);
+                let v: Value = serde_json::from_str(&text).expect("JSON");
+                v["responses"].as_u64().expect("responses")
+            };
+            let p1 = given.lines().filter(|l| l.contains("\"P1\"")).count() as u64;
+            ok(&[
+                "participant",
+                "exclude",
+                "--study",
+                &study,
+                "--reason",
+                "failed attention",
+                "P1@import",
+            ]);
+            assert_eq!(count(&[]), n as u64 - p1);
+            assert_eq!(count(&["--include-excluded"]), n as u64);
+            ok(&[
+                "participant",
+                "include",
+                "--study",
+                &study,
+                "--reason",
+                "a mistake",
+                "P1@import",
+            ]);
+            assert_eq!(count(&[]), n as u64);
+        }
         // the design is fixed now
         let id = natstudy_core::service::studies::id_by_name(&db, &study)
             .await
@@ -402,4 +434,95 @@ fn synthetic_studies_of_every_design_are_analysed_as_drawn() {
     for kind in design::synthetic::KINDS {
         assert!(out.contains(&format!("{kind}: 2000 responses")), "{out}");
     }
+}
+
+/// Data a figure is undefined on — a question with one answer, every answer the same, a
+/// participant in every cell, a snippet never compared, an unbeaten snippet — gives `null`
+/// with its reason beside it, never NaN, never a panic.
+#[test]
+fn undefined_figures_are_null_with_their_reason() {
+    let likert = design::parse_design(
+        "d.toml",
+        "title = \"T\"\nconditions = [\"a\", \"b\"]\n[[question]]\nid = \"q\"\nkind = \"likert\"\nprompt = \"P\"\npoints = 5\n",
+    )
+    .expect("design");
+    let snippets = snippets::parse_snippets(
+        "s.jsonl",
+        "{\"id\": \"S1\", \"code\": \"x\", \"condition\": \"a\"}\n{\"id\": \"S2\", \"code\": \"y\", \"condition\": \"b\"}\n",
+        &likert,
+    )
+    .expect("snippets");
+    let line = |p: &str, s: &str, a: u32| {
+        format!(
+            "{{\"participant\": \"{p}\", \"question\": \"q\", \"item\": \"{s}\", \"answer\": {a}}}"
+        )
+    };
+    for (what, lines) in [
+        ("one answer", vec![line("P1", "S1", 3)]),
+        (
+            "every answer the same",
+            vec![
+                line("P1", "S1", 3),
+                line("P2", "S1", 3),
+                line("P1", "S2", 3),
+                line("P2", "S2", 3),
+            ],
+        ),
+        (
+            "a participant in every cell",
+            vec![line("P1", "S1", 2), line("P1", "S2", 4)],
+        ),
+    ] {
+        let r = responses::parse_responses("r.jsonl", &lines.join("\n"), &likert, &snippets)
+            .expect("responses");
+        let out = report::analyse(&likert, &snippets, &r);
+        let text = out.to_string();
+        assert!(!text.contains("NaN"), "{what}: {text}");
+        let q = &out["q"];
+        for key in [
+            "fleiss_kappa",
+            "icc",
+            "ordinal_model",
+            "mixed_ordinal_model",
+        ] {
+            if q[key].is_null() {
+                assert!(
+                    q[format!("{key}_reason")].is_string(),
+                    "{what}: {key} null without a reason: {q}"
+                );
+            }
+        }
+        assert!(
+            q["alpha"]["nominal"].is_null(),
+            "{what}: alpha is undefined: {q}"
+        );
+        assert!(q["alpha"]["nominal_reason"].is_string(), "{what}: {q}");
+    }
+    // pairwise: S3 never compared, S1 never beaten
+    let pairwise = design::parse_design(
+        "d.toml",
+        "title = \"T\"\n[[question]]\nid = \"q\"\nkind = \"pairwise\"\nprompt = \"P\"\n",
+    )
+    .expect("design");
+    let snippets = snippets::parse_snippets(
+        "s.jsonl",
+        "{\"id\": \"S1\", \"code\": \"x\"}\n{\"id\": \"S2\", \"code\": \"y\"}\n{\"id\": \"S3\", \"code\": \"z\"}\n",
+        &pairwise,
+    )
+    .expect("snippets");
+    let r = responses::parse_responses(
+        "r.jsonl",
+        "{\"participant\": \"P1\", \"question\": \"q\", \"pair\": [\"S1\", \"S2\"], \"answer\": \"S1\"}\n",
+        &pairwise,
+        &snippets,
+    )
+    .expect("responses");
+    let out = report::analyse(&pairwise, &snippets, &r);
+    let q = &out["q"];
+    assert!(q["bradley_terry"].is_null(), "{q}");
+    let why = q["bradley_terry_reason"].as_str().expect("reason");
+    assert!(why.contains("[S1]") && why.contains("[S2]"), "{why}");
+    assert_eq!(q["never_compared"], serde_json::json!(["S3"]));
+    assert_eq!(q["win_rate"]["S1"], 1.0);
+    assert!(!out.to_string().contains("NaN"));
 }

@@ -749,3 +749,57 @@ fn natstudy_in(data: &std::path::Path, args: &[&str]) -> std::process::Output {
         .output()
         .expect("run")
 }
+
+/// The reference llama with its final norm's weights made NaN, in `dir`: every score it gives
+/// is NaN.
+fn nan_model(dir: &std::path::Path) {
+    let from = reference_dir().join("nlm/models/llama");
+    for f in ["config.json", "tokenizer.json", "tokenizer_config.json"] {
+        std::fs::copy(from.join(f), dir.join(f)).expect("copy");
+    }
+    let mut bytes = std::fs::read(from.join("model.safetensors")).expect("weights");
+    let n = u64::from_le_bytes(bytes[..8].try_into().expect("header length")) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).expect("header");
+    let offsets = &header["model.norm.weight"]["data_offsets"];
+    let (start, end) = (
+        8 + n + offsets[0].as_u64().expect("start") as usize,
+        8 + n + offsets[1].as_u64().expect("end") as usize,
+    );
+    for w in bytes[start..end].chunks_exact_mut(4) {
+        w.copy_from_slice(&f32::NAN.to_le_bytes());
+    }
+    std::fs::write(dir.join("model.safetensors"), bytes).expect("write");
+}
+
+/// A model whose scores come out NaN fails its scoring in words naming the method, and stores
+/// nothing, on each store alike (SQLite once refused the row as an internal error; PostgreSQL
+/// stored and exported `NaN`).
+async fn a_nan_score_fails_in_words_and_stores_nothing(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_tests::reference_study(&db, "S", true)
+        .await
+        .expect("study");
+    let dir = tempfile::tempdir().expect("dir");
+    nan_model(dir.path());
+    let m = dir.path().display().to_string();
+    let e = cli(
+        &db.url,
+        &[
+            "lm", "score", "--model", &m, "--study", "S", "--name", "nan", "--batch", "1",
+        ],
+    )
+    .await
+    .expect_err("a NaN score is refused");
+    let words = format!("{e:#}");
+    assert!(
+        words.contains("came out NaN") && words.contains("none of its scores were stored"),
+        "{words}"
+    );
+    let rows = natstudy_core::service::scoring::ce_of_model(&db, study, "nan")
+        .await
+        .expect("rows");
+    assert!(rows.is_empty(), "{} scores stored", rows.len());
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_nan_score_fails_in_words_and_stores_nothing => a_nan_score_fails_in_words_and_stores_nothing_sqlite, a_nan_score_fails_in_words_and_stores_nothing_postgres);
