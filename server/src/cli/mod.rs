@@ -125,7 +125,8 @@ pub struct ServeArgs {
     /// Create the demo study and one account per role (if missing) and print the logins
     #[arg(long)]
     pub demo: bool,
-    /// The built site (pkg/ and public files); default ./target/site
+    /// The built site (pkg/ and public files); default ./target/site, else the site a release
+    /// binary carries (written once into the data folder), else the checkout's
     #[arg(long, env = "NATSTUDY_SITE_ROOT")]
     pub site_root: Option<PathBuf>,
     /// Mark session cookies Secure (when served over HTTPS)
@@ -328,8 +329,17 @@ async fn serve(g: &Global, args: ServeArgs) -> Result<()> {
         None
     };
     let mut config = crate::web::WebConfig::new(args.addr);
-    if let Some(root) = args.site_root {
-        config.site_root = root;
+    match args.site_root {
+        Some(root) => config.site_root = root,
+        // a release binary away from its checkout serves the site built into it
+        None if !std::path::Path::new("target/site/pkg").is_dir()
+            && crate::web::embedded::present() =>
+        {
+            config.site_root = crate::web::embedded::unpack(&g.data_dir)
+                .context("cannot write the site this binary carries")?;
+            tracing::info!(site_root = %config.site_root.display(), "serving the site built into this binary");
+        }
+        None => {}
     }
     config.secure_cookies = args.secure_cookies;
     config.idle_timeout_secs = args.idle_minutes.max(1) * 60;

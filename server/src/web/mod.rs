@@ -3,6 +3,7 @@
 pub mod access;
 pub mod assets;
 pub mod download;
+pub mod embedded;
 pub mod fn_errors;
 pub mod guard;
 pub mod limits;
