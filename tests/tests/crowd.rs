@@ -1335,6 +1335,32 @@ async fn pilot_votes_count_nowhere_and_are_cleared(store: Store) {
     assert_eq!((monitor.pilot_participants, monitor.pilot_votes), (2, 3));
     let pilots: Vec<bool> = monitor.invites.iter().map(|i| i.pilot).collect();
     assert_eq!(pilots, vec![true, true, false], "newest first");
+    // `invite list` says which links are pilot links, and how full each is
+    let listed = std::process::Command::new(natstudy_tests::natstudy_bin().expect("binary"))
+        .args([
+            "--database-url",
+            &db.url,
+            "invite",
+            "list",
+            "--study",
+            "Crowd",
+        ])
+        .output()
+        .expect("invite list");
+    assert!(listed.status.success());
+    let lines: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let marked: Vec<bool> = lines.iter().map(|l| l.contains("pilot link")).collect();
+    assert_eq!(marked, vec![true, true, false], "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.starts_with("/join/") && l.contains(" used")),
+        "{lines:?}"
+    );
     let listed = natstudy_core::store::studies::list(&db)
         .await
         .expect("list");

@@ -187,6 +187,40 @@ pub enum InviteCommand {
         #[arg(long, conflicts_with = "review")]
         pilot: bool,
     },
+    /// List a study's invite links, newest first: path, what they join, places used of the
+    /// cap, and whether each is open, full, closed, a pilot link
+    List {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+    },
+}
+
+/// An invite link's line of `invite list`.
+fn invite_line(i: &natstudy_types::InviteRow) -> String {
+    let state = if i.closed {
+        "closed"
+    } else if i.full {
+        "full (every item has its k ratings)"
+    } else if i.used >= i.cap {
+        "used up"
+    } else {
+        "open"
+    };
+    format!(
+        "{}\t{}\t{}/{} used\t{state}{}",
+        i.path,
+        i.batch
+            .as_deref()
+            .map_or("review".to_owned(), |b| format!("batch {b}")),
+        i.used,
+        i.cap,
+        if i.pilot {
+            "\tpilot link: its participants count nowhere but export --pilot"
+        } else {
+            ""
+        }
+    )
 }
 
 pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
@@ -217,6 +251,23 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
                 _ => invites::create_review(&db, s, cap, None).await?,
             };
             println!("{path}");
+            // say what kind of link it is: a pilot link counts nowhere
+            let m = natstudy_core::service::monitor::monitor(&db, s).await?;
+            if let Some(i) = m.invites.iter().find(|i| i.path == path) {
+                if i.pilot {
+                    eprintln!("a pilot link (the study is in its pilot phase, or --pilot): its participants' ratings count nowhere but `export --pilot`");
+                }
+            }
+        }
+        InviteCommand::List { study } => {
+            let s = natstudy_core::service::studies::id_by_name(&db, &study).await?;
+            let m = natstudy_core::service::monitor::monitor(&db, s).await?;
+            if m.invites.is_empty() {
+                println!("no invite links (natstudy invite create makes one)");
+            }
+            for i in &m.invites {
+                println!("{}", invite_line(i));
+            }
         }
     }
     Ok(())
