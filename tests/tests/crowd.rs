@@ -650,6 +650,42 @@ async fn platform_ids_make_one_participant_and_the_table_lists_them(store: Store
         ),
         ("in_progress", "", "")
     );
+    // away longer than the study's items are held: timed out, as Prolific says it
+    let away = col(2, "participant").to_owned();
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query(
+        "UPDATE annotators SET created_at = created_at - 86400000, \
+         last_active = COALESCE(last_active, created_at) - 86400000 WHERE code = $1",
+    )
+    .bind(&away)
+    .execute(&mut *tx)
+    .await
+    .expect("age");
+    tx.commit().await.expect("commit");
+    natstudy_tests::cli(
+        &db.url,
+        &[
+            "export",
+            "--study",
+            "Crowd",
+            "--what",
+            "participants",
+            "--out",
+            &file.display().to_string(),
+        ],
+    )
+    .await
+    .expect("export");
+    let again = std::fs::read_to_string(&file).expect("file");
+    let outcome = natstudy_core::service::participants::COLUMNS
+        .iter()
+        .position(|c| *c == "outcome")
+        .expect("column");
+    let outcomes: Vec<String> = csv::Reader::from_reader(again.as_bytes())
+        .records()
+        .map(|r| r.expect("row")[outcome].to_owned())
+        .collect();
+    assert_eq!(outcomes, vec!["completed", "completed", "timed_out"]);
     for i in 0..3 {
         let joined: i64 = col(i, "joined_at").parse().expect("joined_at in unix ms");
         assert!(joined > 1_600_000_000_000, "{joined}");

@@ -44,7 +44,9 @@ pub fn seconds(t: f64) -> String {
 
 /// Writes the table: the [`COLUMNS`] (times in unix ms, as the vote table's), then one column
 /// per screener question (`screener_NAME`), the study's questions first and any other answer
-/// a participant gave after them. `outcome` is `in_progress` until they finish;
+/// a participant gave after them. `outcome` is `in_progress` until they finish
+/// (`timed_out` once they have been away longer than the study's longest hold, their items
+/// given back);
 /// `completion_code` the code their outcome earned; `speeder` whether their median time on
 /// item is under the study's threshold (empty: no threshold, or no measured time);
 /// `excluded` whether their votes are left out of the analysis, and `exclusion_reason` why
@@ -53,6 +55,8 @@ pub fn seconds(t: f64) -> String {
 pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink, pilot: bool) -> ServiceResult<u64> {
     let settings = store::survey::study_settings(db, study).await?;
     let rows = store::monitor::participants(db, study, pilot).await?;
+    let lease = store::monitor::longest_lease_ms(db, study).await?;
+    let now = crate::db::now_ms();
     let votes = store::monitor::votes(db, study).await?;
     let figures = Figures::of(&votes, settings.ratings_per_item);
     // the screener's questions: the study's, then any name an answer has that they lack
@@ -84,6 +88,8 @@ pub async fn write(db: &Db, study: StudyId, out: &mut dyn Sink, pilot: bool) -> 
     for (r, answers) in rows.iter().zip(&answers) {
         out.pace().await.map_err(|e| fail(e.into()))?;
         let (outcome, code) = match (r.finished_at, r.outcome) {
+            // gone longer than their items are held: Prolific's "timed-out"
+            (None, _) if now - r.last_active.unwrap_or(r.joined_at) > lease => ("timed_out", None),
             (None, _) => ("in_progress", None),
             (Some(_), Some(Outcome::Completed)) => {
                 ("completed", settings.completion_code.as_deref())

@@ -148,12 +148,25 @@ pub struct ParticipantRow {
     pub joined_at: i64,
     pub finished_at: Option<i64>,
     pub outcome: Option<super::Outcome>,
+    /// Their last request of the survey (unix ms), when they made one.
+    pub last_active: Option<i64>,
     /// Their votes (online or imported).
     pub rated: i64,
     /// Their screener answers as stored (a JSON object).
     pub screener_json: String,
     /// Why they are excluded from the analysis, when they are.
     pub excluded: Option<String>,
+}
+
+/// The longest hold of the study's batches, in ms: a participant idle for longer has had their
+/// items given back.
+pub async fn longest_lease_ms(db: &Db, study: StudyId) -> StoreResult<i64> {
+    let secs: Option<i64> = sqlx::query("SELECT MAX(lease_secs) FROM batches WHERE study_id = $1")
+        .bind(study)
+        .fetch_one(&db.pool)
+        .await?
+        .try_get(0)?;
+    Ok(secs.unwrap_or(1200) * 1000)
 }
 
 /// The study's participants in id order, with their votes counted: those of the study, or
@@ -166,7 +179,7 @@ pub async fn participants(
     let rows = sqlx::query(
         "SELECT a.id, a.code, a.platform, a.external_pid, a.external_study, a.external_session, \
          a.created_at, a.finished_at, a.outcome, a.screener, a.counted, a.exclusion_reason, \
-         (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS rated \
+         a.last_active, (SELECT COUNT(*) FROM votes v WHERE v.annotator_id = a.id) AS rated \
          FROM annotators a WHERE a.study_id = $1 AND a.pilot = $2 ORDER BY a.id",
     )
     .bind(study)
@@ -186,6 +199,7 @@ pub async fn participants(
                 joined_at: r.try_get("created_at")?,
                 finished_at: r.try_get("finished_at")?,
                 outcome: r.try_get("outcome")?,
+                last_active: r.try_get("last_active")?,
                 rated: r.try_get("rated")?,
                 screener_json: r.try_get("screener")?,
                 // a pilot participant counts nowhere, but is not excluded (no one left them out)
