@@ -276,6 +276,12 @@ async fn a_study_of_each_design_from_the_command_line(store: Store) {
         let mut wrong = Vec::new();
         compare(&expected, &report["questions"], &mut Vec::new(), &mut wrong);
         assert!(wrong.is_empty(), "{name}: {}", wrong.join("\n"));
+        if name == "likert" {
+            for q in ["readability", "convention"] {
+                let svg = report_dir.join(format!("figures/{q}_by_condition.svg"));
+                assert!(svg.is_file(), "{}", svg.display());
+            }
+        }
         // beside it, each question's tables and report.tex, which LaTeX compiles
         let tables = std::fs::read_dir(report_dir.join("tables"))
             .expect("tables")

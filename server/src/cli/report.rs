@@ -122,13 +122,20 @@ async fn designed(
         // each question's tables (CSV, LaTeX with their intervals) and report.tex
         let tables = natstudy_core::present::questions::tables(&report);
         let study = args.study.clone();
-        let files = tokio::task::spawn_blocking(move || {
-            natstudy_core::service::paper::files(&study, &tables, &[])
+        let drawn = report.clone();
+        let files = tokio::task::spawn_blocking(move || -> Result<_> {
+            let figures = natstudy_core::present::wire::figures(
+                natstudy_engine::plots::question_figures(&drawn)
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+            );
+            Ok(natstudy_core::service::paper::files(
+                &study, &tables, &figures,
+            )?)
         })
         .await??;
         write_files(dir, &files)?;
         eprintln!(
-            "wrote {} files: tables/ (CSV, LaTeX) and report.tex",
+            "wrote {} files: tables/ (CSV, LaTeX), figures/ (SVG, PDF, PNG) and report.tex",
             files.len()
         );
     }

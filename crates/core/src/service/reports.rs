@@ -186,16 +186,23 @@ impl ReportCache {
 async fn compute(db: &Db, study: StudyId, version: i64) -> ServiceResult<Computed> {
     let name = store::survey::study_settings(db, study).await?.name;
     if super::designs::is_designed(db, study).await? {
-        // a study of another design: its questions' tables (no figures yet)
+        // a study of another design: its questions' tables and figures
         let report = super::designs::report_json(db, study, false).await?;
         let responses = report["responses"].as_i64().unwrap_or(0);
+        let (report, figures) = tokio::task::spawn_blocking(move || {
+            let figures = plots::question_figures(&report);
+            (report, figures)
+        })
+        .await?;
         return Ok(Computed {
             version,
             study: name.clone(),
             view: ResultsView {
                 headline: crate::present::questions::headline(&name, &report),
                 tables: crate::present::questions::tables(&report),
-                figures: Vec::new(),
+                figures: crate::present::wire::figures(
+                    figures.map_err(|e| ServiceError::Internal(e.into()))?,
+                ),
                 votes: responses,
                 analysed_votes: responses,
             },

@@ -4,6 +4,7 @@
 //! repair tool its prediction changes by category and its drop in plausible and correct rates.
 //! Plain data in, text and bytes out.
 
+mod answers;
 mod axis;
 mod bars;
 mod boxes;
@@ -92,6 +93,8 @@ fn items_note(report: &Report) -> String {
 }
 
 /// Every figure of a report, in the order a paper shows them.
+pub use answers::question_figures;
+
 pub fn report_figures(report: &Report) -> Result<Vec<Figure>, PlotError> {
     let mut out = Vec::new();
     let categories = category_series();
