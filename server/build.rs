@@ -24,7 +24,7 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
     let site = manifest.join("../target/site");
-    println!("cargo:rerun-if-changed={}", site.display());
+    println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=NATSTUDY_EMBED_SITE");
     let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
     let wanted = match std::env::var("NATSTUDY_EMBED_SITE").as_deref() {
@@ -32,6 +32,10 @@ fn main() {
         Ok(_) => true,
         Err(_) => release,
     };
+    // only a build that embeds the site is rebuilt when the site changes
+    if wanted {
+        println!("cargo:rerun-if-changed={}", site.display());
+    }
     let mut files = Vec::new();
     if wanted && site.join("pkg").is_dir() {
         files_under(&site, &mut files);
