@@ -203,7 +203,7 @@ pub async fn export_responses(db: &Db, study: StudyId) -> ServiceResult<String> 
 /// question: its kind, prompt, scale or options, labels). Every cell is neutralised for
 /// spreadsheets (participants' answers are written by strangers).
 pub async fn export_responses_csv(db: &Db, study: StudyId) -> ServiceResult<(String, String)> {
-    use natstudy_engine::design::{Answer, Kind, Shown};
+    use natstudy_engine::design::{Answer, Shown};
     let (d, _, responses) = stored_responses(db, study, false).await?;
     let csv_error = |e: anyhow::Error| ServiceError::Invalid(format!("csv: {e}"));
     let mut table = crate::store::export::SafeCsv::new(Vec::new());
@@ -261,28 +261,7 @@ pub async fn export_responses_csv(db: &Db, study: StudyId) -> ServiceResult<(Str
         &["question", "kind", "prompt", "scale", "labels"].map(str::to_owned),
     )?;
     for q in &d.questions {
-        let (scale, labels) = match &q.kind {
-            Kind::Likert(l) => (format!("1-{}", l.points), l.labels.join(" | ")),
-            Kind::Choice(o) | Kind::Multi(o) => (o.options.join(" | "), String::new()),
-            Kind::Number(n) => (
-                format!(
-                    "{} to {}",
-                    n.min.map_or("-inf".into(), |m| m.to_string()),
-                    n.max.map_or("inf".into(), |m| m.to_string())
-                ),
-                String::new(),
-            ),
-            Kind::Text(t) => (format!("at most {} characters", t.max_chars), String::new()),
-            Kind::Pairwise(p) => (
-                if p.ties { "a, b or tie" } else { "a or b" }.to_owned(),
-                String::new(),
-            ),
-            Kind::BestWorst(b) => (format!("best and worst of {}", b.set_size), String::new()),
-            Kind::Answer(_) => (
-                "right or wrong (each snippet's key)".to_owned(),
-                String::new(),
-            ),
-        };
+        let (scale, labels) = q.kind.scale_words();
         write(
             &mut book,
             &[

@@ -133,6 +133,32 @@ impl Kind {
         kind.filter(|_| !before || problems.is_empty())
     }
 
+    /// The scale in words and its labels, as a codebook lists them.
+    pub fn scale_words(&self) -> (String, String) {
+        match self {
+            Kind::Likert(l) => (format!("1-{}", l.points), l.labels.join(" | ")),
+            Kind::Choice(o) | Kind::Multi(o) => (o.options.join(" | "), String::new()),
+            Kind::Number(n) => (
+                format!(
+                    "{} to {}",
+                    n.min.map_or("-inf".into(), |m| m.to_string()),
+                    n.max.map_or("inf".into(), |m| m.to_string())
+                ),
+                String::new(),
+            ),
+            Kind::Text(t) => (format!("at most {} characters", t.max_chars), String::new()),
+            Kind::Pairwise(p) => (
+                if p.ties { "a, b or tie" } else { "a or b" }.to_owned(),
+                String::new(),
+            ),
+            Kind::BestWorst(b) => (format!("best and worst of {}", b.set_size), String::new()),
+            Kind::Answer(_) => (
+                "right or wrong (each snippet's key)".to_owned(),
+                String::new(),
+            ),
+        }
+    }
+
     /// The settings as TOML `key = value` lines, as a design file writes them.
     pub fn settings_toml(&self) -> Vec<(&'static str, String)> {
         let list = |xs: &[String]| {
