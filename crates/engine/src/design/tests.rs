@@ -227,9 +227,17 @@ fn bad_snippets_name_their_line_and_field() {
 /// A design nested past the TOML reader's depth is refused in words, not by a stack overflow.
 #[test]
 fn a_deeply_nested_design_is_refused_in_words() {
-    let text = format!("title = \"T\"\nx = {}1{}\n", "{a=".repeat(5000), "}".repeat(5000));
+    let text = format!(
+        "title = \"T\"\nx = {}1{}\n",
+        "{a=".repeat(5000),
+        "}".repeat(5000)
+    );
     let e = parse_design("d.toml", &text).expect_err("too deep");
     assert!(e.to_string().contains("d.toml:2"), "{e}");
-    let text = format!("title = \"T\"\nx = {}{}\n", "[".repeat(50_000), "]".repeat(50_000));
+    let text = format!(
+        "title = \"T\"\nx = {}{}\n",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
     assert!(parse_design("d.toml", &text).is_err());
 }
