@@ -224,6 +224,26 @@ pub async fn set_exclusion(
     })
 }
 
+/// Marks an item as an attention (gold) item with the judgement expected of it, or clears
+/// it (admins): what happened, in words.
+#[server(endpoint = "studies/attention")]
+pub async fn set_attention_item(
+    study: StudyId,
+    item: String,
+    expect: String,
+) -> Result<String, ServerFnError> {
+    let actor = require_study(study, Role::ADMINS).await?;
+    let item = item.trim().to_owned();
+    backend()?
+        .set_attention_item(&actor, study, &item, &expect)
+        .await
+        .map_err(internal)?;
+    Ok(match expect.as_str() {
+        "none" => format!("{item} is no longer an attention item."),
+        e => format!("{item} is an attention item: expected {e}."),
+    })
+}
+
 /// Sets a batch's lease in minutes, for the claims made from now on (admins).
 #[server(endpoint = "studies/batch-lease")]
 pub async fn set_batch_lease(

@@ -370,17 +370,7 @@ impl Browser {
     /// On an invite link's page: takes part, answers the default screener, consents and starts
     /// rating; returns once the first item is on screen.
     pub async fn join_consent_and_start(&self) -> Result<()> {
-        self.click("#join").await?;
-        self.wait_for_text("#consent-submit", "I agree and continue")
-            .await?;
-        self.wait_for_text("#hydrated", "interactive").await?;
-        for css in [
-            "#screener-years option[value='1-3']",
-            "#screener-role option[value='developer']",
-        ] {
-            self.click(css).await?;
-        }
-        self.click("#consent-submit").await?;
+        self.join_and_consent("1-3", true).await?;
         self.wait_for_text("#start", "Start rating").await?;
         self.click("#start").await?;
         // "Submit (Enter)", or "Submit" on a touch screen
@@ -390,6 +380,34 @@ impl Browser {
             .for_element(fantoccini::Locator::Css("#submit"))
             .await?;
         Ok(())
+    }
+
+    /// On an invite link's page: takes part, answers the default screener (`years` of Java,
+    /// a developer's role) and consents. `scripted`: the page hydrates first (without
+    /// JavaScript it is a plain form, sent as it is).
+    pub async fn join_and_consent(&self, years: &str, scripted: bool) -> Result<()> {
+        self.click("#join").await?;
+        self.wait_for_text("#consent-submit", "I agree and continue")
+            .await?;
+        if scripted {
+            self.wait_for_text("#hydrated", "interactive").await?;
+        }
+        for css in [
+            format!("#screener-years option[value='{years}']"),
+            "#screener-role option[value='developer']".to_owned(),
+        ] {
+            self.click(&css).await?;
+        }
+        self.click("#consent-submit").await?;
+        Ok(())
+    }
+
+    /// [`Browser::join_consent_and_start`] on a page without JavaScript, up to the click on
+    /// "Start rating".
+    pub async fn join_consent_and_start_without_javascript(&self) -> Result<()> {
+        self.join_and_consent("1-3", false).await?;
+        self.wait_for_text("#start", "Start rating").await?;
+        self.click("#start").await
     }
 
     /// With `NATSTUDY_SCREENSHOTS=DIR` set, keeps what the window shows as `DIR/NAME` (a PNG),

@@ -2388,3 +2388,40 @@ async fn a_preview_of_every_site_of_a_long_method_is_bounded() {
         );
     }
 }
+
+/// A verification job is estimated before it starts (items × checks, a second each, over the
+/// workers) and refused in words when the estimate is past its time budget; within it, it is
+/// admitted. The small study's 3 items on one worker: about 3 s.
+async fn a_verification_over_its_budget_is_refused_before_it_starts(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_tests::small::items(&db, "Verified").await;
+    let options = natstudy_engine::verify::Options {
+        compiler: Some(Default::default()),
+        tests: None,
+        workers: 1,
+    };
+    let refused =
+        natstudy_core::service::verification::admits(&db, study, &options, Duration::from_secs(2))
+            .await
+            .expect_err("over its budget");
+    let said = refused.to_string();
+    assert!(
+        said.contains("3 items × 1 checks")
+            && said.contains("over a job's time budget of 2 s")
+            && said.contains("natstudy verify"),
+        "{said}"
+    );
+    natstudy_core::service::verification::admits(&db, study, &options, Duration::from_secs(3))
+        .await
+        .expect("within its budget");
+    let jobs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs")
+        .fetch_one(&db.pool)
+        .await
+        .expect("jobs");
+    assert_eq!(jobs, 0, "nothing started");
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_verification_over_its_budget_is_refused_before_it_starts =>
+    a_verification_over_its_budget_is_refused_before_it_starts_sqlite,
+    a_verification_over_its_budget_is_refused_before_it_starts_postgres);

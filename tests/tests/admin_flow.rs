@@ -1257,3 +1257,148 @@ async fn staff_exclude_a_participant_and_clear_the_pilot_on_the_page() {
     drop(app);
     guard.drop_now(db).await;
 }
+
+/// A paid study set up on the page, as a researcher buying places on Prolific does: the
+/// monitor counts the places from the batch (its 3 items × k 3 ÷ N 2, rounded up, is 5; a
+/// joined participant takes one), "Copy for Prolific" copies the link with Prolific's id
+/// placeholders, and an attention item is set on the page (an unknown item is refused by
+/// name) — by mouse on a laptop and by keyboard on a phone.
+#[tokio::test]
+async fn places_to_buy_the_prolific_link_and_attention_items_on_the_page() {
+    use natstudy_tests::participants::participant;
+    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (study, token) = natstudy_tests::small::study(&db, "Bought").await;
+    let mut s = natstudy_core::service::studies::settings(&db, study)
+        .await
+        .expect("settings");
+    s.ratings_per_item = 3;
+    s.items_per_participant = Some(2);
+    natstudy_core::service::studies::update_settings(&db, study, None, &s)
+        .await
+        .expect("settings");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    let b = Browser::start().await.expect("browser");
+    b.open_as(
+        &app.base,
+        &format!("/studies/{study}"),
+        ("ada", "a-long-password", "ada (admin)"),
+    )
+    .await
+    .expect("study page");
+    b.wait_contains("#participants-needed", "2 items per participant")
+        .await;
+    b.wait_contains(
+        "#participants-needed li.places",
+        "3 items × k 3 ÷ 2, rounded up, is 5 participants; 0 places taken: 5 places to buy.",
+    )
+    .await;
+    let _joined = participant(&app.base, study, &token).await;
+    b.wait_contains(
+        "#participants-needed li.places",
+        "1 place taken: 4 places to buy.",
+    )
+    .await;
+    // the clipboard, as the page's copy writes it
+    b.client
+        .execute(
+            "navigator.clipboard.writeText = t => { window.copied = t; return Promise.resolve(); }",
+            vec![],
+        )
+        .await
+        .expect("stub");
+    b.click("#invites .copy-prolific").await.expect("copy");
+    let mut copied = serde_json::Value::Null;
+    for _ in 0..50 {
+        copied = b
+            .client
+            .execute("return window.copied || null", vec![])
+            .await
+            .expect("copied");
+        if copied.is_string() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        copied,
+        serde_json::json!(format!(
+            "{}/join/{token}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}",
+            app.base
+        ))
+    );
+    let gold = |item: &'static str| {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, Option<i64>>(
+                "SELECT gold_unnatural FROM items WHERE item_key = $1",
+            )
+            .bind(item)
+            .fetch_one(&db.pool)
+            .await
+            .expect("item")
+        }
+    };
+    // a laptop, the mouse: an unknown item is refused by name, then naming_1 is set
+    b.client
+        .find(Locator::Css("#attention-item"))
+        .await
+        .expect("item field")
+        .send_keys("naming_9")
+        .await
+        .expect("typed");
+    b.click("#attention-submit").await.expect("set");
+    b.wait_contains("#attention-error", "naming_9").await;
+    b.client
+        .find(Locator::Css("#attention-item"))
+        .await
+        .expect("item field")
+        .clear()
+        .await
+        .expect("cleared");
+    b.client
+        .find(Locator::Css("#attention-item"))
+        .await
+        .expect("item field")
+        .send_keys("naming_1")
+        .await
+        .expect("typed");
+    b.click("#attention-submit").await.expect("set");
+    b.wait_contains(
+        "#attention-result",
+        "naming_1 is an attention item: expected unnatural.",
+    )
+    .await;
+    assert_eq!(gold("naming_1").await, Some(1));
+    // a phone, the keyboard: expected natural, sent with Enter
+    b.client.set_window_size(390, 844).await.expect("size");
+    b.goto_hydrated(&app.url(&format!("/studies/{study}")))
+        .await
+        .expect("reload");
+    b.click("#attention-expect option[value='natural']")
+        .await
+        .expect("natural");
+    b.client
+        .find(Locator::Css("#attention-item"))
+        .await
+        .expect("item field")
+        .send_keys("expression_1\u{E007}")
+        .await
+        .expect("typed");
+    b.wait_contains(
+        "#attention-result",
+        "expression_1 is an attention item: expected natural.",
+    )
+    .await;
+    assert_eq!(gold("expression_1").await, Some(0));
+    let overflow = b.sideways().await.expect("js");
+    assert!(
+        overflow <= 0.0,
+        "the phone's page scrolls sideways by {overflow}"
+    );
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}

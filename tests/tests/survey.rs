@@ -619,6 +619,18 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen(viewport: (u32, 
     b.wait_for_text("#hydrated", "interactive")
         .await
         .expect("hydrated");
+    // the first item too starts with the focus on its heading, not on the page's body
+    wait_until("the first item's heading focused", || async {
+        b.client
+            .execute(
+                "return document.activeElement && document.activeElement.id",
+                vec![],
+            )
+            .await
+            .expect("focus")
+            == "item-heading"
+    })
+    .await;
     b.click("#cr-2").await.expect("click");
     type_into_focus(&b, "4").await;
     assert!(checked(&b, "cr-2").await, "readability stays 2");
@@ -1410,20 +1422,7 @@ async fn the_screener_turns_a_participant_away(run: Run) {
     b.goto_hydrated(&app.url(&format!("/join/{token}")))
         .await
         .expect("invite page");
-    b.click("#join").await.expect("join");
-    b.wait_for_text("#consent-submit", "I agree and continue")
-        .await
-        .expect("consent");
-    b.wait_for_text("#hydrated", "interactive")
-        .await
-        .expect("hydrated");
-    for css in [
-        "#screener-years option[value='<1']",
-        "#screener-role option[value='developer']",
-    ] {
-        b.click(css).await.expect("answer");
-    }
-    b.click("#consent-submit").await.expect("consent");
+    b.join_and_consent("<1", true).await.expect("screened out");
     b.wait_for_text("#completion-code", "OUT-5")
         .await
         .expect("the screen-out code");
@@ -1679,21 +1678,9 @@ async fn a_participant_rates_without_javascript(store: Store, (width, height): (
         .await
         .expect("attribute");
     assert_eq!(hydrated.as_deref(), Some("false"), "no script ran");
-    b.click("#join").await.expect("join");
-    b.wait_for_text("#consent-submit", "I agree and continue")
+    b.join_consent_and_start_without_javascript()
         .await
-        .expect("consent page");
-    for css in [
-        "#screener-years option[value='1-3']",
-        "#screener-role option[value='developer']",
-    ] {
-        b.click(css).await.expect("screener answer");
-    }
-    b.click("#consent-submit").await.expect("consent");
-    b.wait_for_text("#start", "Start rating")
-        .await
-        .expect("guideline");
-    b.click("#start").await.expect("start");
+        .expect("to the first item");
     let mut previous = String::new();
     for n in 1..=3 {
         // the next item's page (not the last one's, still on screen while the post goes)
@@ -1750,6 +1737,77 @@ async fn a_participant_rates_without_javascript(store: Store, (width, height): (
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
+}
+
+/// A participant who lets the items held for them lapse without rating one gets no new hold
+/// (the queue's guard against joins that claim and walk away); coming back, the page says
+/// that, not that every item has its ratings (items are free again: another participant gets
+/// one).
+async fn a_lapsed_hold_is_told_as_it_is(store: Store, (width, height): (u32, u32)) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, token) = natstudy_tests::small::study(&db, "Lapsing").await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start_without_javascript(width, height)
+        .await
+        .expect("browser");
+    b.client
+        .goto(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite");
+    b.join_consent_and_start_without_javascript()
+        .await
+        .expect("to the first item");
+    wait_for_element(&b, "#vote-form", 30, "the first item").await;
+    let now = natstudy_core::db::now_ms();
+    let mut tx = db.begin_write(study).await.expect("write");
+    sqlx::query("UPDATE assignments SET lease_expires_at = $1, created_at = $2")
+        .bind(now - 1)
+        .bind(now - 3_600_000)
+        .execute(&mut *tx)
+        .await
+        .expect("lapse");
+    tx.commit().await.expect("commit");
+    b.client
+        .goto(&app.url(&format!("/annotate/{study}")))
+        .await
+        .expect("back");
+    b.wait_contains("#hold-lapsed", "went back to other participants")
+        .await;
+    assert!(
+        b.client
+            .find(Locator::Css("#nothing-to-rate"))
+            .await
+            .is_err(),
+        "no claim that the study is full"
+    );
+    b.close().await;
+    // the items are free: a new participant gets one
+    let other = Browser::start_without_javascript(width, height)
+        .await
+        .expect("browser");
+    other
+        .client
+        .goto(&app.url(&format!("/join/{token}")))
+        .await
+        .expect("invite");
+    other
+        .join_consent_and_start_without_javascript()
+        .await
+        .expect("to the first item");
+    wait_for_element(&other, "#vote-form", 30, "an item for the next participant").await;
+    other.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn a_lapsed_hold_is_told_as_it_is_on_a_phone_sqlite() {
+    a_lapsed_hold_is_told_as_it_is(Store::Sqlite, (390, 844)).await;
+}
+
+#[tokio::test]
+async fn a_lapsed_hold_is_told_as_it_is_on_a_laptop_postgres() {
+    a_lapsed_hold_is_told_as_it_is(Store::Postgres, (1366, 900)).await;
 }
 
 #[tokio::test]

@@ -274,6 +274,15 @@ pub trait StudyBackend: Send + Sync + 'static {
         exclude: bool,
         reason: &str,
     ) -> Result<Option<u64>, BackendError>;
+    /// Marks an item as an attention (gold) item with its expected judgement (`natural`,
+    /// `unnatural`), or clears it (`none`).
+    async fn set_attention_item(
+        &self,
+        actor: &User,
+        study: StudyId,
+        item: &str,
+        expect: &str,
+    ) -> Result<(), BackendError>;
     async fn move_annotator(
         &self,
         actor: &User,

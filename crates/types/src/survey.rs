@@ -146,6 +146,11 @@ pub enum AnnotateStep {
         waiting: Option<Waiting>,
         /// The ratings the study asks of each participant (N), if it sets it.
         required: Option<u64>,
+        /// Nothing rated and no item comes because the participant let the items held for
+        /// them lapse without an answer (they went back to others): the page says that, not
+        /// that the study is full.
+        #[serde(default)]
+        hold_lapsed: bool,
     },
     /// The participant finished. `completion_code` is the study's code when they rated at
     /// least `min_rated` items (`rated`), else `None`.

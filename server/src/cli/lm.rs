@@ -495,7 +495,8 @@ async fn score_neural(
     }
     let (bar_len, bar_inc) = (pb.clone(), pb.clone());
     // counted as a scoring job counts them
-    let counters = natstudy_core::service::jobs::Counters::default();
+    // no time budget: the command line's user stops it
+    let counters = natstudy_core::service::jobs::Counters::within(None);
     let seen = counters.clone();
     let t0 = started;
     let scored = natstudy_core::service::neural::score_study(

@@ -333,7 +333,8 @@ fn Survey(
             total,
             waiting,
             required,
-        } => view! { <Review study rated page pages before total waiting required finish /> }
+            hold_lapsed,
+        } => view! { <Review study rated page pages before total waiting required hold_lapsed finish /> }
             .into_any(),
         AnnotateStep::Finished {
             completion_code,

@@ -139,14 +139,29 @@ pub(super) fn browser_hooks(x: RateSignals) {
                     _ => narrow,
                 });
                 // every item starts at the top: its summary, diff and progress first, with
-                // the focus on its heading (a keyboard submit left it at the bottom)
-                window().scroll_to_with_x_and_y(0.0, 0.0);
-                if let Some(h) = document().get_element_by_id("item-heading").and_then(|e| {
-                    leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::HtmlElement>(e).ok()
-                }) {
-                    let _ = h.focus();
-                }
-                window().scroll_to_with_x_and_y(0.0, 0.0);
+                // the focus on its heading (a keyboard submit left it at the bottom). The first
+                // item after "Start rating" is drawn before it is in the page (its button, which
+                // held the focus, is gone): the heading is focused again once it is there.
+                let to_heading = || {
+                    window().scroll_to_with_x_and_y(0.0, 0.0);
+                    if let Some(h) = document().get_element_by_id("item-heading").and_then(|e| {
+                        leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::HtmlElement>(e)
+                            .ok()
+                    }) {
+                        let _ = h.focus();
+                    }
+                    window().scroll_to_with_x_and_y(0.0, 0.0);
+                };
+                to_heading();
+                request_animation_frame(move || {
+                    // not when the participant has already moved on (a click, a key)
+                    let body_or_nothing = document().active_element().is_none_or(|a| {
+                        a.tag_name().eq_ignore_ascii_case("body") || a.id() == "item-heading"
+                    });
+                    if body_or_nothing {
+                        to_heading();
+                    }
+                });
             });
         }
         let with_timer = {

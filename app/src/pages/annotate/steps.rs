@@ -79,6 +79,7 @@ pub(super) fn Review(
     total: u64,
     waiting: Option<Waiting>,
     required: Option<u64>,
+    hold_lapsed: bool,
     finish: ServerAction<FinishStudy>,
 ) -> impl IntoView {
     let shown = rated.len() as u64;
@@ -137,7 +138,9 @@ pub(super) fn Review(
         <section class="card">
             <h1>{if total == 0 { "Nothing to rate now" } else { "All items rated" }}</h1>
             {reached.then(|| view! { <p id="work-done">{format!("You rated the {} this study asks for. Finish to get your completion code.", crate::text::count(total as i64, "item"))}</p> })}
-            {if total == 0 {
+            {if total == 0 && hold_lapsed {
+                view! { <p id="hold-lapsed">"The items held for you went back to other participants: none was rated in the time the study holds an item. No new items are held for someone who let theirs lapse without rating, so there is nothing for you to rate now, and finishing gives no completion code."</p> }.into_any()
+            } else if total == 0 {
                 view! { <p id="nothing-to-rate">"Every item of this study already has all the ratings it needs, or is being rated by others: there is nothing for you to rate now. You may come back later with your resume code; finishing now gives no completion code."</p> }.into_any()
             } else {
                 view! { <p>"You may revise any answer before you finish. After finishing, answers are final."</p> }.into_any()

@@ -8,7 +8,8 @@ use crate::components::refresh::Refresh;
 use crate::components::status::{ErrorBox, Loading};
 use crate::study_api::{
     get_monitor, ClearPilot, CloseInvite, CreateBatch, CreateInvite, ImportUpload, MoveAnnotator,
-    PilotLink, ReleaseAnnotator, ReleaseIdle, SaveSettings, SetBatchLease, SetExclusion,
+    PilotLink, ReleaseAnnotator, ReleaseIdle, SaveSettings, SetAttentionItem, SetBatchLease,
+    SetExclusion,
 };
 use natstudy_types::StudyId;
 use natstudy_types::StudySettingsForm;
@@ -108,6 +109,7 @@ pub fn StudyWork(study: StudyId) -> impl IntoView {
                     monitor.await.ok().map(|m| view! { <SettingsForm study s=m.settings settings /> })
                 })}
             </Transition>
+            <AttentionItems study />
         })})}
         </Suspense>
     }
@@ -162,6 +164,36 @@ fn SettingsForm(
             {move || settings.value().get().map(|r| match r {
                 Ok(()) => view! { <p class="ok">"Saved."</p> }.into_any(),
                 Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+/// Attention (gold) items: an item with the judgement every attentive participant gives it;
+/// answered against it, the participant is told once, and the study's limit ends their
+/// survey (Settings). Works as a plain form without JavaScript.
+#[component]
+fn AttentionItems(study: StudyId) -> impl IntoView {
+    let set = ServerAction::<SetAttentionItem>::new();
+    view! {
+        <section class="card">
+            <h2>"Attention items"</h2>
+            <p class="muted">"An item every attentive participant judges the same way (e.g. a transformation that plainly breaks the conventions). Its expected judgement: natural (both answers 1 or 2) or unnatural (either 3 or 4)."</p>
+            <ActionForm action=set attr:id="attention-form" attr:class="row">
+                <input type="hidden" name="study" value=study.get() />
+                <label>"Item id" <input type="text" name="item" id="attention-item" required maxlength="200" placeholder="e.g. Lang-1_RenameVariable_0" /></label>
+                <label>"Expected"
+                    <select name="expect" id="attention-expect">
+                        <option value="unnatural">"unnatural"</option>
+                        <option value="natural">"natural"</option>
+                        <option value="none">"none (no longer an attention item)"</option>
+                    </select>
+                </label>
+                <button type="submit" id="attention-submit">"Set"</button>
+            </ActionForm>
+            {move || set.value().get().map(|r| match r {
+                Ok(msg) => view! { <p class="ok" id="attention-result">{msg}</p> }.into_any(),
+                Err(e) => view! { <div id="attention-error"><ErrorBox message=e.to_string() /></div> }.into_any(),
             })}
         </section>
     }

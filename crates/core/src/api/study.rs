@@ -192,6 +192,17 @@ impl natstudy_types::backend::StudyBackend for Core {
             .await
             .map_err(map)
     }
+    async fn set_attention_item(
+        &self,
+        _actor: &User,
+        study: StudyId,
+        item: &str,
+        expect: &str,
+    ) -> Result<(), BackendError> {
+        service::monitor::set_gold(&self.db, study, item, expect)
+            .await
+            .map_err(map)
+    }
     async fn set_batch_lease(
         &self,
         actor: &User,

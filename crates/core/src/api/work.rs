@@ -150,6 +150,14 @@ impl natstudy_types::backend::StudyWorkBackend for Core {
     }
     #[tracing::instrument(skip(self, actor), fields(actor = %actor.username))]
     async fn start_verify(&self, actor: &User, study: StudyId) -> Result<JobId, BackendError> {
+        let options = natstudy_engine::verify::Options {
+            compiler: Some(self.verify.clone()),
+            tests: None,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        service::verification::admits(&self.db, study, &options, service::jobs::JOB_BUDGET)
+            .await
+            .map_err(map)?;
         let job = service::jobs::create(
             &self.db,
             study,
@@ -160,11 +168,6 @@ impl natstudy_types::backend::StudyWorkBackend for Core {
         )
         .await
         .map_err(map)?;
-        let options = natstudy_engine::verify::Options {
-            compiler: Some(self.verify.clone()),
-            tests: None,
-            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
         self.jobs.spawn(
             job,
             study,

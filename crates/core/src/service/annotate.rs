@@ -454,6 +454,9 @@ async fn state_of(
                     waiting(db, &settings, study, annotator, done, me.waiting_since, now).await?;
                 let mine = store::my_votes::my_votes(db, study, annotator, page).await?;
                 let (pages, before) = (mine.pages(), mine.before());
+                let hold_lapsed = mine.total == 0
+                    && waiting.is_none()
+                    && store::assign::lapsed_unanswered(db, annotator, now).await?;
                 AnnotateStep::Review {
                     rated: mine
                         .rows
@@ -475,6 +478,7 @@ async fn state_of(
                     total: u64::try_from(mine.total).unwrap_or(0),
                     waiting,
                     required: required.and_then(|n| u64::try_from(n).ok()),
+                    hold_lapsed,
                 }
             }
         }

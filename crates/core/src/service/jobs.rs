@@ -151,13 +151,30 @@ impl JobRunner {
     }
 }
 
+/// A budget in words: "12 h", "90 min", "5 s".
+pub fn budget_words(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 && s.is_multiple_of(3600) {
+        format!("{} h", s / 3600)
+    } else if s >= 60 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
 /// How often a running job's counters are written into its row.
 pub const PROGRESS_EVERY: Duration = Duration::from_millis(300);
 
+/// The longest a job started from the study page runs (a verification, a scoring): past it,
+/// it stops and stores nothing, whether or not anyone watches. A job whose estimate is over
+/// it is refused before it starts (`verification::admits`); the command line has none.
+pub const JOB_BUDGET: Duration = Duration::from_secs(12 * 3600);
+
 /// What a job has done, of how much: set by its work (on any thread), written into its row
 /// by [`with_progress`] with the pace it implies ([`pace`]); and whether someone asked it to
-/// stop, read back with each write.
-#[derive(Debug, Clone, Default)]
+/// stop, read back with each write, or its time budget ran out.
+#[derive(Debug, Clone)]
 pub struct Counters {
     pub done: Arc<AtomicU64>,
     pub total: Arc<AtomicU64>,
@@ -174,9 +191,42 @@ pub struct Counters {
     pub load_of: Arc<AtomicU64>,
     /// When the work began ([`Counters::begin`]).
     began: Arc<OnceLock<Instant>>,
+    /// When the job was made, and how long it may run from then (`None`: no bound).
+    made: Instant,
+    budget: Option<Duration>,
+}
+
+/// A job's counters within [`JOB_BUDGET`].
+impl Default for Counters {
+    fn default() -> Self {
+        Counters::within(Some(JOB_BUDGET))
+    }
 }
 
 impl Counters {
+    /// Counters of a job that may run for `budget` from now (`None`: the command line's
+    /// work, stopped by its user).
+    pub fn within(budget: Option<Duration>) -> Self {
+        Counters {
+            done: Arc::default(),
+            total: Arc::default(),
+            stop: Arc::default(),
+            tokens: Arc::default(),
+            work_done: Arc::default(),
+            work_total: Arc::default(),
+            load_read: Arc::default(),
+            load_of: Arc::default(),
+            began: Arc::default(),
+            made: Instant::now(),
+            budget,
+        }
+    }
+
+    /// The job has run past its budget.
+    fn over_budget(&self) -> bool {
+        self.budget.is_some_and(|b| self.made.elapsed() >= b)
+    }
+
     /// The work begins (a model's load is over): `total` steps of `work` units in all (0
     /// where the steps cost alike). The pace is counted from now.
     pub fn begin(&self, total: u64, work: u64) {
@@ -219,18 +269,22 @@ impl Counters {
 
     /// Whether the job was asked to stop (as of the last progress write).
     pub fn stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed) || self.over_budget()
     }
 
     /// How a job that ended with an error ends: `stopped` (storing nothing) when it was asked
-    /// to, else `failed` with `why`.
+    /// to or ran out of its time, else `failed` with `why`.
     pub fn ended_by(&self, why: String) -> (store::JobState, String) {
         if self.stopping() {
             let Progress { done, total, .. } = self.read();
-            (
-                store::JobState::Stopped,
-                format!("stopped on request at {done} of {total}: nothing stored"),
-            )
+            let why = match self.budget {
+                Some(b) if !self.stop.load(Ordering::Relaxed) => format!(
+                    "stopped at its time budget of {} at {done} of {total}: nothing stored",
+                    budget_words(b)
+                ),
+                _ => format!("stopped on request at {done} of {total}: nothing stored"),
+            };
+            (store::JobState::Stopped, why)
         } else {
             (store::JobState::Failed, why)
         }
@@ -459,6 +513,34 @@ mod tests {
         assert_eq!(pace(s(30), (0, 40), 0, (0, 1_000)).eta_ms, None);
         assert_eq!(pace(s(30), (40, 40), 0, (1_000, 1_000)).eta_ms, None);
         assert_eq!(pace(s(30), (0, 0), 0, (0, 0)).eta_ms, None);
+    }
+
+    /// A job past its time budget stops whether or not anyone asked, and says it was the
+    /// budget; one asked to stop says that; one without a budget runs on.
+    #[test]
+    fn a_job_stops_at_its_time_budget_and_says_so() {
+        let c = Counters::within(Some(Duration::ZERO));
+        c.begin(10, 0);
+        c.step(0, 0);
+        assert!(c.stopping());
+        let (state, why) = c.ended_by("an error".into());
+        assert_eq!(state, store::JobState::Stopped);
+        assert_eq!(
+            why,
+            "stopped at its time budget of 0 s at 1 of 10: nothing stored"
+        );
+        let asked = Counters::default();
+        assert!(!asked.stopping(), "within the default budget");
+        asked.stop.store(true, Ordering::Relaxed);
+        assert!(asked
+            .ended_by(String::new())
+            .1
+            .starts_with("stopped on request"));
+        assert!(!Counters::within(None).stopping());
+        let failed = Counters::within(None).ended_by("no model".into());
+        assert_eq!(failed, (store::JobState::Failed, "no model".into()));
+        assert_eq!(budget_words(JOB_BUDGET), "12 h");
+        assert_eq!(budget_words(Duration::from_secs(5_400)), "90 min");
     }
 
     /// A runner of `concurrent` slots on a database in a folder of its own (kept while the

@@ -119,6 +119,42 @@ pub async fn run(
     Ok((summary, by_key))
 }
 
+/// What one check of one item costs at least, for a job's estimate: a javac run on its file
+/// takes about a second of a core.
+const SECONDS_A_CHECK: u64 = 1;
+
+/// Refuses, in words and before it starts, a verification job whose estimate (items ×
+/// checks, a second each, over the workers) is past a job's time budget
+/// (`budget`: the study page's is [`super::jobs::JOB_BUDGET`]); the command line's
+/// `natstudy verify` has none.
+pub async fn admits(
+    db: &Db,
+    study: StudyId,
+    options: &Options,
+    budget: std::time::Duration,
+) -> ServiceResult<()> {
+    let items: i64 = store::studies::level_counts(db, study)
+        .await?
+        .iter()
+        .map(|(_, n)| n)
+        .sum();
+    let checks = u64::from(options.compiler.is_some()) + u64::from(options.tests.is_some());
+    let workers = options.workers.max(1) as u64;
+    let secs = (items.max(0) as u64)
+        .saturating_mul(checks.max(1))
+        .saturating_mul(SECONDS_A_CHECK)
+        / workers;
+    if secs > budget.as_secs() {
+        return Err(super::ServiceError::Invalid(format!(
+            "{items} items × {} checks at about {SECONDS_A_CHECK} s each on {workers} workers is about {} h, over a job's time budget of {}: run `natstudy verify --study NAME` on the command line (no budget; it can go on with --unchecked), or make a study of fewer items",
+            checks.max(1),
+            secs.div_ceil(3600),
+            super::jobs::budget_words(budget)
+        )));
+    }
+    Ok(())
+}
+
 /// The study page's verification job: runs [`run`], records progress and the summary.
 pub async fn run_job(db: Db, job: natstudy_vocab::ids::JobId, study: StudyId, options: Options) {
     use std::sync::atomic::Ordering;

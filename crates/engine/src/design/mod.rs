@@ -13,6 +13,7 @@ pub mod report;
 pub mod responses;
 pub mod snippets;
 pub mod synthetic;
+pub mod units;
 
 use std::collections::HashSet;
 
@@ -125,6 +126,7 @@ pub(crate) struct RawQuestion {
     pub max: Option<Spanned<f64>>,
     pub ties: Option<Spanned<bool>>,
     pub set_size: Option<Spanned<i64>>,
+    pub per_snippet: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

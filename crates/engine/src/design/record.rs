@@ -171,4 +171,7 @@ pub struct Snippet {
     pub options: BTreeMap<String, Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// pairwise: compared with the snippets of its group only
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }

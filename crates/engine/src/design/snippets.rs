@@ -1,5 +1,6 @@
 //! `snippets.jsonl`: a study's items, one snippet a line —
-//! `{"id", "code", "language", "original"?, "condition"?, "key"?, "options"?, "context"?}`.
+//! `{"id", "code", "language", "original"?, "condition"?, "key"?, "options"?, "context"?,
+//! "group"?}` (a pairwise study compares the snippets of a group with each other only).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -17,7 +18,7 @@ pub const MAX_CODE_BYTES: usize = 256 * 1024;
 /// The most snippets a study imports at once.
 pub const MAX_SNIPPETS: usize = 100_000;
 
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 9] = [
     "id",
     "code",
     "language",
@@ -26,6 +27,7 @@ const FIELDS: [&str; 8] = [
     "key",
     "options",
     "context",
+    "group",
 ];
 
 /// Reads `text` (the file `file`) against `design`: every line checked, every problem named
@@ -94,6 +96,15 @@ pub fn parse_snippets(
         let original = text_field("original", false);
         let condition = text_field("condition", false);
         let context = text_field("context", false);
+        let group = text_field("group", false);
+        if let Some(g) = group.as_deref().filter(|g| !is_identifier(g)) {
+            problems.push(
+                file,
+                n,
+                "group",
+                format!("`{g}` is not a group name (letters, digits, _ and -, at most 64)"),
+            );
+        }
         if let Some(id) = &id {
             if !is_identifier(id) {
                 problems.push(
@@ -201,6 +212,7 @@ pub fn parse_snippets(
                 key,
                 options,
                 context,
+                group,
             });
         }
     }

@@ -52,6 +52,7 @@ pub fn study(
                 Default::default()
             },
             context: None,
+            group: None,
         })
         .collect();
     let leniency: Vec<f64> = (0..participants.max(1))

@@ -64,6 +64,26 @@ points = 12
         r#"title = "T"
 [[question]]
 id = "q"
+kind = "pairwise"
+prompt = "P"
+per_snippet = 0
+[[question]]
+id = "r"
+kind = "likert"
+prompt = "P"
+per_snippet = 3
+"#,
+        expect![[r#"
+            invalid input (3 problems; nothing was imported):
+              d.toml:6: field `per_snippet`: 0: a snippet is in 1 to 1000 pairs or sets
+              d.toml:9: field `points`: a likert question needs `points` (2 to 11)
+              d.toml:11: field `per_snippet`: a likert question has no `per_snippet`
+        "#]],
+    );
+    check(
+        r#"title = "T"
+[[question]]
+id = "q"
 kind = "likert"
 prompt = "P"
 points = 5
@@ -76,7 +96,7 @@ colour = "red"
 "#,
         expect![[r#"
             invalid input (1 problem; nothing was imported):
-              d.toml:12: field `colour`: unknown field `colour`, expected one of `id`, `kind`, `prompt`, `points`, `labels`, `options`, `max_chars`, `min`, `max`, `ties`, `set_size`
+              d.toml:12: field `colour`: unknown field `colour`, expected one of `id`, `kind`, `prompt`, `points`, `labels`, `options`, `max_chars`, `min`, `max`, `ties`, `set_size`, `per_snippet`
         "#]],
     );
     check(
@@ -217,7 +237,7 @@ fn bad_snippets_name_their_line_and_field() {
           s.jsonl:2: field `id`: `S1` is used twice
           s.jsonl:2: field `condition`: `c` is not one of the design's conditions (a, b)
           s.jsonl:2: field `key`: the right answer to `out`, `C`, is not one of its options
-          s.jsonl:3: field `colour`: unknown field; a snippet has id, code, language, original, condition, key, options, context
+          s.jsonl:3: field `colour`: unknown field; a snippet has id, code, language, original, condition, key, options, context, group
           s.jsonl:3: field `code`: empty
           s.jsonl:3: field `key`: missing the right answer to `out`
     "#]]

@@ -79,14 +79,7 @@ pub async fn work_left(
     if held > 0 {
         return Ok(true);
     }
-    let lapsed = sqlx::query(super::queue::LAPSED_UNANSWERED_SQL)
-        .bind(annotator)
-        .bind(now)
-        .bind(AssignmentStatus::Leased)
-        .bind(AssignmentStatus::Released)
-        .fetch_optional(&db.pool)
-        .await?;
-    if lapsed.is_some() {
+    if lapsed_unanswered(db, annotator, now).await? {
         return Ok(false);
     }
     let k = ratings_per_item(db, study).await?;
@@ -105,6 +98,19 @@ pub async fn work_left(
     .fetch_optional(&db.pool)
     .await?;
     Ok(free.is_some())
+}
+
+/// Whether the annotator let a hold lapse without ever answering (`LAPSED_UNANSWERED_SQL`):
+/// no new lease comes to them, and their page says so rather than that the study is full.
+pub async fn lapsed_unanswered(db: &Db, annotator: AnnotatorId, now: i64) -> StoreResult<bool> {
+    let lapsed = sqlx::query(super::queue::LAPSED_UNANSWERED_SQL)
+        .bind(annotator)
+        .bind(now)
+        .bind(AssignmentStatus::Leased)
+        .bind(AssignmentStatus::Released)
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(lapsed.is_some())
 }
 
 /// Completed ratings per item of the study (item id, count), for invariant checks and monitoring.

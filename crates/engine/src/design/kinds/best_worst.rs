@@ -19,6 +19,10 @@ pub const DEFAULT_SET: u8 = 4;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BestWorst {
     pub set_size: u8,
+    /// the sets each snippet is in (`None`: twice the set size, so `n` snippets give `2n`
+    /// sets)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_snippet: Option<u32>,
 }
 
 pub(crate) fn parse(q: &RawQuestion, at: &At<'_>, problems: &mut Problems) -> Option<BestWorst> {
@@ -38,7 +42,10 @@ pub(crate) fn parse(q: &RawQuestion, at: &At<'_>, problems: &mut Problems) -> Op
             return None;
         }
     };
-    Some(BestWorst { set_size })
+    Some(BestWorst {
+        set_size,
+        per_snippet: super::per_snippet(q, at, problems).ok()?,
+    })
 }
 
 /// Checks a best and a worst of `set` (as shown).

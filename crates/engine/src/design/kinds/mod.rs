@@ -96,8 +96,8 @@ impl Kind {
             "choice" | "multi" => &["options"],
             "text" => &["max_chars"],
             "number" => &["min", "max"],
-            "pairwise" => &["ties"],
-            "best-worst" => &["set_size"],
+            "pairwise" => &["ties", "per_snippet"],
+            "best-worst" => &["set_size", "per_snippet"],
             "answer" => &[],
             other => {
                 problems.push(
@@ -126,7 +126,7 @@ impl Kind {
             "multi" => options::parse(q, at, problems).map(Kind::Multi),
             "text" => text::parse(q, at, problems).map(Kind::Text),
             "number" => number::parse(q, at, problems).map(Kind::Number),
-            "pairwise" => Some(Kind::Pairwise(pairwise::parse(q))),
+            "pairwise" => pairwise::parse(q, at, problems).map(Kind::Pairwise),
             "best-worst" => best_worst::parse(q, at, problems).map(Kind::BestWorst),
             _ => Some(Kind::Answer(answer::Comprehension {})),
         };
@@ -185,8 +185,16 @@ impl Kind {
                 }
                 out
             }
-            Kind::Pairwise(p) => vec![("ties", p.ties.to_string())],
-            Kind::BestWorst(b) => vec![("set_size", b.set_size.to_string())],
+            Kind::Pairwise(p) => {
+                let mut out = vec![("ties", p.ties.to_string())];
+                out.extend(p.per_snippet.map(|n| ("per_snippet", n.to_string())));
+                out
+            }
+            Kind::BestWorst(b) => {
+                let mut out = vec![("set_size", b.set_size.to_string())];
+                out.extend(b.per_snippet.map(|n| ("per_snippet", n.to_string())));
+                out
+            }
             Kind::Answer(_) => Vec::new(),
         }
     }
@@ -228,5 +236,37 @@ fn given_keys(q: &RawQuestion, at: &At<'_>) -> Vec<(&'static str, usize)> {
     add("max", q.max.as_ref().map(|s| s.span().start));
     add("ties", q.ties.as_ref().map(|s| s.span().start));
     add("set_size", q.set_size.as_ref().map(|s| s.span().start));
+    add(
+        "per_snippet",
+        q.per_snippet.as_ref().map(|s| s.span().start),
+    );
     out
+}
+
+/// The most units a snippet may be in (`per_snippet`).
+pub const MAX_PER_SNIPPET: i64 = 1_000;
+
+/// `per_snippet`: the pairs (pairwise) or sets (best–worst) each snippet is in; `Err` after
+/// reporting a value out of range, `Ok(None)` when not given (the kind's default).
+pub(crate) fn per_snippet(
+    q: &RawQuestion,
+    at: &At<'_>,
+    problems: &mut Problems,
+) -> Result<Option<u32>, ()> {
+    match &q.per_snippet {
+        None => Ok(None),
+        Some(v) if (1..=MAX_PER_SNIPPET).contains(v.get_ref()) => Ok(Some(*v.get_ref() as u32)),
+        Some(v) => {
+            problems.push(
+                at.file,
+                at.of(v),
+                "per_snippet",
+                format!(
+                    "{}: a snippet is in 1 to {MAX_PER_SNIPPET} pairs or sets",
+                    v.get_ref()
+                ),
+            );
+            Err(())
+        }
+    }
 }

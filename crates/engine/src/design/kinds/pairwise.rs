@@ -9,8 +9,9 @@ use serde_json::{json, Map, Value};
 
 use super::super::context::{finite, put, Context};
 use super::super::record::Shown;
-use super::super::RawQuestion;
+use super::super::{At, RawQuestion};
 use super::Answer;
+use crate::formats::Problems;
 use crate::stats::{self, Comparison, EloRule, Outcome};
 
 /// The answer that says neither snippet of a pair is the better.
@@ -24,12 +25,17 @@ pub const MAX_BOOTSTRAP_SNIPPETS: usize = 200;
 pub struct Pairwise {
     /// whether `tie` is an answer
     pub ties: bool,
+    /// the pairs each snippet is in (`None`: every pair of a small study, else
+    /// `units::DEFAULT_PAIRS_PER_SNIPPET`; snippets with a group: every pair of the group)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_snippet: Option<u32>,
 }
 
-pub(crate) fn parse(q: &RawQuestion) -> Pairwise {
-    Pairwise {
+pub(crate) fn parse(q: &RawQuestion, at: &At<'_>, problems: &mut Problems) -> Option<Pairwise> {
+    Some(Pairwise {
         ties: q.ties.as_ref().is_none_or(|t| *t.get_ref()),
-    }
+        per_snippet: super::per_snippet(q, at, problems).ok()?,
+    })
 }
 
 /// Checks an answer about `pair` (A first): one of the pair's snippets, or `tie`.
