@@ -40,7 +40,9 @@ const METHOD: &str = "public int sum(int[] xs) {\n  int total = 0; // <s> </s> <
 fn a_tokenizer_file_the_library_panics_on_is_an_error_naming_it() {
     let tmp = tempfile::tempdir().expect("dir");
     // a continuing-subword prefix that cuts the byte-level `Ġ` inside its character: the
-    // crate slices a string at a byte that is not a character's boundary while reading
+    // crate (0.22) sliced a string at a byte that is not a character's boundary while
+    // reading; 0.23 refuses the token as out of its vocabulary. Either way: an error naming
+    // the file
     let cut = tmp.path().join("cut");
     folder_with("gptneo", &cut, |t| {
         t["model"]["continuing_subword_prefix"] = json!("(")
@@ -51,8 +53,9 @@ fn a_tokenizer_file_the_library_panics_on_is_an_error_naming_it() {
         .unwrap_or_default();
     assert!(
         e.contains("cut/tokenizer.json")
-            && e.contains("the tokenizers library failed reading it")
-            && e.contains("char boundary"),
+            && ((e.contains("the tokenizers library failed reading it")
+                && e.contains("char boundary"))
+                || e.contains("out of vocabulary")),
         "{e}"
     );
     // a SentencePiece normalization table of garbage bytes
