@@ -197,8 +197,8 @@ impl Spec {
                     user.push(AddedToken::from(t.clone(), false).normalized(false));
                 }
             }
-            tokenizer.add_special_tokens(special);
-            tokenizer.add_tokens(user);
+            tokenizer.add_special_tokens(special).map_err(bad)?;
+            tokenizer.add_tokens(user).map_err(bad)?;
         }
         Ok(tokenizer)
     }
