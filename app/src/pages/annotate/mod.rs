@@ -4,6 +4,7 @@
 
 mod changes;
 mod diff;
+mod keys;
 mod rate;
 mod rate_browser;
 mod steps;
