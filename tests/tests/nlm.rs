@@ -682,10 +682,10 @@ async fn a_model_larger_than_the_memory_free_is_refused_before_loading() {
     guard.drop_now(db).await;
 }
 
-/// A model folder whose `tokenizer.json` makes the tokenizers library panic (a continuing-
-/// subword prefix that cuts the byte-level `Ġ` inside its character): `natstudy lm score`
-/// fails with one error naming the file and what failed — no "thread … panicked" line from
-/// the panic it caught, no exit 101.
+/// A model folder whose `tokenizer.json` made the tokenizers library panic (a continuing-
+/// subword prefix that cuts the byte-level `Ġ` inside its character; 0.22 panicked, 0.23
+/// refuses the token as out of its vocabulary): `natstudy lm score` fails with one error
+/// naming the file and what failed — no "thread … panicked" line, no exit 101.
 #[test]
 fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
     let tmp = tempfile::tempdir().expect("dir");
@@ -709,7 +709,9 @@ fn a_tokenizer_the_library_panics_on_is_one_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("cut/tokenizer.json: the tokenizers library failed reading it"),
+        stderr.contains("cut/tokenizer.json: the tokenizers library failed reading it")
+            || (stderr.contains("cut/tokenizer.json: Token `")
+                && stderr.contains("` out of vocabulary")),
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
