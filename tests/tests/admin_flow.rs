@@ -1262,11 +1262,10 @@ async fn staff_exclude_a_participant_and_clear_the_pilot_on_the_page() {
 /// monitor counts the places from the batch (its 3 items × k 3 ÷ N 2, rounded up, is 5; a
 /// joined participant takes one), "Copy for Prolific" copies the link with Prolific's id
 /// placeholders, and an attention item is set on the page (an unknown item is refused by
-/// name) — by mouse on a laptop and by keyboard on a phone.
-#[tokio::test]
-async fn places_to_buy_the_prolific_link_and_attention_items_on_the_page() {
+/// name) — by mouse on a laptop and by keyboard on a phone, on each store.
+async fn places_to_buy_the_prolific_link_and_attention_items_on_the_page(store: Store) {
     use natstudy_tests::participants::participant;
-    let (db, guard) = fresh_db(Store::Sqlite).await.expect("db");
+    let (db, guard) = fresh_db(store).await.expect("db");
     let (study, token) = natstudy_tests::small::study(&db, "Bought").await;
     let mut s = natstudy_core::service::studies::settings(&db, study)
         .await
@@ -1401,4 +1400,14 @@ async fn places_to_buy_the_prolific_link_and_attention_items_on_the_page() {
     b.close().await;
     drop(app);
     guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn places_to_buy_the_prolific_link_and_attention_items_on_the_page_sqlite() {
+    places_to_buy_the_prolific_link_and_attention_items_on_the_page(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn places_to_buy_the_prolific_link_and_attention_items_on_the_page_postgres() {
+    places_to_buy_the_prolific_link_and_attention_items_on_the_page(Store::Postgres).await;
 }
