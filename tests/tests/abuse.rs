@@ -2425,3 +2425,47 @@ async fn a_verification_over_its_budget_is_refused_before_it_starts(store: Store
 on_both_stores!(a_verification_over_its_budget_is_refused_before_it_starts =>
     a_verification_over_its_budget_is_refused_before_it_starts_sqlite,
     a_verification_over_its_budget_is_refused_before_it_starts_postgres);
+
+/// A neural scoring is estimated before a job is made (its weights' parameters, the study's
+/// methods, this machine's cores, at an upper bound of a core's speed) and refused in words
+/// when even that is past the budget; within it, it is admitted, and an n-gram model passes.
+async fn a_scoring_over_its_budget_is_refused_before_it_starts(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_tests::small::items(&db, "Scored").await;
+    let models = tempfile::tempdir().expect("dir");
+    let llama = models.path().join("llama");
+    std::fs::create_dir_all(&llama).expect("dir");
+    let reference = natstudy_tests::reference_dir().join("nlm/models/llama");
+    for f in std::fs::read_dir(&reference).expect("reference model") {
+        let f = f.expect("entry").path();
+        if f.is_file() {
+            std::fs::copy(&f, llama.join(f.file_name().expect("name"))).expect("copy");
+        }
+    }
+    std::fs::write(models.path().join("tiny.arpa"), "\\data\\\n").expect("arpa");
+    let admits = |model: &'static str, budget: Duration| {
+        let (db, dir) = (db.clone(), models.path().to_owned());
+        async move { natstudy_core::service::scoring::admits(&db, &dir, study, model, budget).await }
+    };
+    let refused = admits("llama", Duration::ZERO)
+        .await
+        .expect_err("over its budget");
+    let said = refused.to_string();
+    assert!(
+        said.contains("with llama takes at least")
+            && said.contains("over a job's time budget of 0 s")
+            && said.contains("natstudy lm score"),
+        "{said}"
+    );
+    admits("llama", Duration::from_secs(12 * 3600))
+        .await
+        .expect("within its budget");
+    admits("tiny.arpa", Duration::ZERO)
+        .await
+        .expect("an n-gram model is not estimated");
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(a_scoring_over_its_budget_is_refused_before_it_starts =>
+    a_scoring_over_its_budget_is_refused_before_it_starts_sqlite,
+    a_scoring_over_its_budget_is_refused_before_it_starts_postgres);

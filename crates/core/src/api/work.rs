@@ -186,6 +186,15 @@ impl natstudy_types::backend::StudyWorkBackend for Core {
         if service::models::model_kind(&self.models_dir, model).is_none() {
             return Err(BackendError::NotFound(format!("model {model}")));
         }
+        service::scoring::admits(
+            &self.db,
+            &self.models_dir,
+            study,
+            model,
+            service::jobs::JOB_BUDGET,
+        )
+        .await
+        .map_err(map)?;
         let label = format!("score with {model}{}", if log10 { " (log10)" } else { "" });
         let params = serde_json::json!({ "model": model, "log10": log10 }).to_string();
         let job = service::jobs::create(

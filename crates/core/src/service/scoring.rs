@@ -57,6 +57,68 @@ pub async fn score_study(
     Ok(Scored { methods, tokens })
 }
 
+/// The most a CPU core is taken to compute for the up-front estimate of a neural scoring: an
+/// upper bound (the fastest kernels measured here run at a fraction of it), so that only work
+/// that could not end within the budget on any CPU is refused.
+const MAX_FLOPS_A_CORE: f64 = 200e9;
+/// The most bytes of source one token is taken to stand for (code tokenizers average 3 to 4).
+const MAX_BYTES_A_TOKEN: f64 = 8.0;
+
+/// The least time a neural scoring takes on `cores`: `source_bytes` of methods, a token per
+/// [`MAX_BYTES_A_TOKEN`] bytes at most, each through every parameter once (a multiply-add,
+/// two operations) at [`MAX_FLOPS_A_CORE`]; the parameters from the weights' bytes (f32: 4 a
+/// parameter; `packed`, a GGUF file: at most 8.5 bits a parameter, Q8_0's).
+pub fn least_seconds(weight_bytes: u64, packed: bool, source_bytes: u64, cores: usize) -> f64 {
+    let params = if packed {
+        weight_bytes as f64 * 8.0 / 8.5
+    } else {
+        weight_bytes as f64 / 4.0
+    };
+    let tokens = source_bytes as f64 / MAX_BYTES_A_TOKEN;
+    2.0 * params * tokens / (MAX_FLOPS_A_CORE * cores.max(1) as f64)
+}
+
+/// Refuses, in words and before a job is made, a neural scoring that could not end within
+/// `budget` ([`least_seconds`] on this machine's cores): the study page's jobs run within
+/// [`super::jobs::JOB_BUDGET`]; the command line's `lm score` has none. An n-gram model, a
+/// model whose headers cannot be read or that does not fit in memory (its job says why),
+/// passes.
+pub async fn admits(
+    db: &Db,
+    models: &Path,
+    study: StudyId,
+    model: &str,
+    budget: std::time::Duration,
+) -> ServiceResult<()> {
+    if model_kind(models, model) != Some(ModelKind::Neural) {
+        return Ok(());
+    }
+    let path = models.join(model);
+    let Ok(weights) = natstudy_nlm::weight_bytes(&path) else {
+        return Ok(());
+    };
+    // a model this machine cannot hold: its job refuses it first, saying what memory it needs
+    if super::neural::check_memory(&path, &natstudy_nlm::Device::Cpu).is_err() {
+        return Ok(());
+    }
+    let bytes: u64 = store::analysis::sources(db, study)
+        .await?
+        .iter()
+        .map(|(_, s)| s.len() as u64)
+        .sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let least = least_seconds(weights, natstudy_nlm::gguf::is_gguf(&path), bytes, cores);
+    if least > budget.as_secs_f64() {
+        return Err(ServiceError::Invalid(format!(
+            "scoring the study's {} KiB of methods with {model} takes at least {:.1} h on this machine's {cores} cores, over a job's time budget of {}: score it with `natstudy lm score` on the command line (no budget), on a GPU (`--device cuda`) or with a smaller model",
+            bytes / 1024,
+            least / 3600.0,
+            super::jobs::budget_words(budget)
+        )));
+    }
+    Ok(())
+}
+
 /// The study's cross-entropies under one model's name.
 pub async fn ce_of_model(
     db: &Db,
@@ -239,6 +301,25 @@ mod tests {
         let internal = ServiceError::Internal(anyhow::anyhow!("disk at /srv/x failed"));
         assert!(!public_reason(&internal.into(), path).contains("/srv"));
         assert!(!public_reason(&anyhow::anyhow!("/srv/y"), path).contains("/srv"));
+    }
+
+    /// The least time of a neural scoring: the README's 7B model in f32 (28 GB) on its study of
+    /// 600,000 tokens (2.4 MB of methods; the bound counts a token per 8 bytes) on 2 cores is at
+    /// least 2.9 h (about 5.5 h measured at best): admitted under 12 h; a 70B model on the same
+    /// study is not; a packed file counts more parameters a byte.
+    #[test]
+    fn a_neural_scoring_is_estimated_from_its_weights_and_sources() {
+        use super::least_seconds;
+        let h = |s: f64| s / 3600.0;
+        let seven = least_seconds(28_000_000_000, false, 2_400_000, 2);
+        assert!((h(seven) - 2.92).abs() < 0.01, "{}", h(seven));
+        assert!(h(least_seconds(280_000_000_000, false, 2_400_000, 2)) > 12.0);
+        let packed = least_seconds(4_000_000_000, true, 2_400_000, 2);
+        assert!(packed > least_seconds(4_000_000_000, false, 2_400_000, 2) * 3.7);
+        assert!(
+            least_seconds(1, false, 1, 0).is_finite(),
+            "no core counted is one"
+        );
     }
 
     #[test]
