@@ -2469,3 +2469,26 @@ async fn a_scoring_over_its_budget_is_refused_before_it_starts(store: Store) {
 on_both_stores!(a_scoring_over_its_budget_is_refused_before_it_starts =>
     a_scoring_over_its_budget_is_refused_before_it_starts_sqlite,
     a_scoring_over_its_budget_is_refused_before_it_starts_postgres);
+
+/// An attention item's id from a hand-made request is bounded as the page's field is: a
+/// longer one is refused in words, without being echoed back.
+async fn an_attention_item_id_is_bounded(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = natstudy_tests::small::items(&db, "Gold").await;
+    let long = "x".repeat(natstudy_core::service::monitor::MAX_ITEM_ID + 1);
+    let said = natstudy_core::service::monitor::set_gold(&db, study, &long, "unnatural")
+        .await
+        .expect_err("too long")
+        .to_string();
+    assert!(
+        said.contains("at most 1000 characters") && !said.contains(&long),
+        "{said}"
+    );
+    natstudy_core::service::monitor::set_gold(&db, study, "naming_1", "unnatural")
+        .await
+        .expect("a real id");
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(an_attention_item_id_is_bounded =>
+    an_attention_item_id_is_bounded_sqlite, an_attention_item_id_is_bounded_postgres);

@@ -576,6 +576,21 @@ async fn joined(
     }
 }
 
+/// Waits until the item's heading holds the focus (`what`: the wait's name).
+async fn heading_focused(b: &Browser, what: &str) {
+    wait_until(what, || async {
+        b.client
+            .execute(
+                "return document.activeElement && document.activeElement.id",
+                vec![],
+            )
+            .await
+            .expect("focus")
+            == "item-heading"
+    })
+    .await;
+}
+
 /// Sends keys to whatever holds the focus (a radio button a click left focused, say).
 async fn type_into_focus(b: &Browser, keys: &str) {
     b.client
@@ -620,17 +635,7 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen(viewport: (u32, 
         .await
         .expect("hydrated");
     // the first item too starts with the focus on its heading, not on the page's body
-    wait_until("the first item's heading focused", || async {
-        b.client
-            .execute(
-                "return document.activeElement && document.activeElement.id",
-                vec![],
-            )
-            .await
-            .expect("focus")
-            == "item-heading"
-    })
-    .await;
+    heading_focused(&b, "the first item's heading focused").await;
     b.click("#cr-2").await.expect("click");
     type_into_focus(&b, "4").await;
     assert!(checked(&b, "cr-2").await, "readability stays 2");
@@ -671,17 +676,7 @@ async fn mixed_mouse_and_keyboard_store_exactly_what_was_chosen(viewport: (u32, 
     b.press("\u{E007}").await.expect("enter");
     b.wait_for_text("#progress", "2 / 3").await.expect("saved");
     // the item is shown once its heading has the focus (then a focus set here stays)
-    wait_until("the third item shown", || async {
-        b.client
-            .execute(
-                "return document.activeElement && document.activeElement.id",
-                vec![],
-            )
-            .await
-            .expect("focus")
-            == "item-heading"
-    })
-    .await;
+    heading_focused(&b, "the third item shown").await;
 
     // 3. Tab into conventions first and press 3; then 1 with nothing in focus answers
     // readability; a further digit changes nothing and says why

@@ -181,7 +181,7 @@ fn AttentionItems(study: StudyId) -> impl IntoView {
             <p class="muted">"An item every attentive participant judges the same way (e.g. a transformation that plainly breaks the conventions). Its expected judgement: natural (both answers 1 or 2) or unnatural (either 3 or 4)."</p>
             <ActionForm action=set attr:id="attention-form" attr:class="row">
                 <input type="hidden" name="study" value=study.get() />
-                <label>"Item id" <input type="text" name="item" id="attention-item" required maxlength="200" placeholder="e.g. Lang-1_RenameVariable_0" /></label>
+                <label>"Item id" <input type="text" name="item" id="attention-item" required maxlength="1000" placeholder="e.g. Lang-1_RenameVariable_0" /></label>
                 <label>"Expected"
                     <select name="expect" id="attention-expect">
                         <option value="unnatural">"unnatural"</option>

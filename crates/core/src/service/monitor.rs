@@ -11,9 +11,18 @@ use natstudy_engine::{analysis, stats};
 use natstudy_types::{AnnotatorRow, BatchRow, Monitor};
 use natstudy_vocab::ids::{AnnotatorId, ItemId, StudyId};
 
+/// The longest item id an attention item is looked up by (the page's field allows as many).
+pub const MAX_ITEM_ID: usize = 1_000;
+
 /// Marks an item as a gold (attention) item whose expected judgement is `expect`: `natural`,
 /// `unnatural`, or `none` to clear it.
 pub async fn set_gold(db: &Db, study: StudyId, item: &str, expect: &str) -> ServiceResult<()> {
+    // a hand-made request is bounded as the page's field is (and nothing long is echoed)
+    if item.len() > MAX_ITEM_ID {
+        return Err(super::ServiceError::Invalid(format!(
+            "an item id is at most {MAX_ITEM_ID} characters"
+        )));
+    }
     let value = match expect {
         "natural" => Some(false),
         "unnatural" => Some(true),

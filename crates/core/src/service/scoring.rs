@@ -94,18 +94,20 @@ pub async fn admits(
         return Ok(());
     }
     let path = models.join(model);
-    let Ok(weights) = natstudy_nlm::weight_bytes(&path) else {
+    // the headers' reads and the memory's, off the request's thread
+    let read = path.clone();
+    let held = tokio::task::spawn_blocking(move || {
+        let weights = natstudy_nlm::weight_bytes(&read).ok()?;
+        // a model this machine cannot hold: its job refuses it first, saying what it needs
+        super::neural::check_memory(&read, &natstudy_nlm::Device::Cpu)
+            .ok()
+            .map(|()| weights)
+    })
+    .await?;
+    let Some(weights) = held else {
         return Ok(());
     };
-    // a model this machine cannot hold: its job refuses it first, saying what memory it needs
-    if super::neural::check_memory(&path, &natstudy_nlm::Device::Cpu).is_err() {
-        return Ok(());
-    }
-    let bytes: u64 = store::analysis::sources(db, study)
-        .await?
-        .iter()
-        .map(|(_, s)| s.len() as u64)
-        .sum();
+    let bytes = u64::try_from(store::analysis::source_chars(db, study).await?).unwrap_or(0);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let least = least_seconds(weights, natstudy_nlm::gguf::is_gguf(&path), bytes, cores);
     if least > budget.as_secs_f64() {

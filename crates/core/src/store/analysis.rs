@@ -155,6 +155,18 @@ pub async fn sources(db: &Db, study: StudyId) -> StoreResult<Vec<(String, String
     pairs(&rows)
 }
 
+/// The characters of every source of a study (bugs and transformations): what a scoring's
+/// estimate reads, summed by the database rather than every source read into memory.
+pub async fn source_chars(db: &Db, study: StudyId) -> StoreResult<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COALESCE((SELECT SUM(LENGTH(source)) FROM bugs WHERE study_id = $1), 0) \
+         + COALESCE((SELECT SUM(LENGTH(source)) FROM items WHERE study_id = $1), 0)",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await?)
+}
+
 /// The study's cross-entropies under one model's name, in the order they were stored.
 pub async fn ce_of_model(
     db: &Db,

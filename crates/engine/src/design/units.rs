@@ -1,7 +1,7 @@
 //! The units a designed study's participants answer — one snippet, a pair or a set — and the
 //! order each participant meets them in, drawn from the snippets and a seed so that every
 //! snippet is asked about as often as any other: pairs by a round-robin schedule (each
-//! snippet in as many pairs as any other, ±1, no pair twice), sets least-used first (each
+//! snippet in as many pairs as any other, ±1, no pair twice), sets round by round (each
 //! snippet in as many sets as any other, ±1, never twice in a set). What is shown is
 //! counterbalanced across the responses to a unit (A first in half of a pair's, each
 //! snippet of a set in each place once in `set_size` responses), and each participant's
@@ -107,8 +107,8 @@ pub fn pairs(
 
 /// The sets of `size` to answer best and worst about, each as indices: `per_snippet` sets a
 /// snippet (default twice the set size, so that `n` snippets give `2n` sets), every snippet
-/// in as many sets as any other (±1), never twice in one set; each set drawn from the
-/// snippets used least so far, ties broken by the seed.
+/// in as many sets as any other (±1), never twice in one set; drawn round by round, each
+/// round a seeded order of every snippet.
 pub fn sets(
     n: usize,
     size: usize,
@@ -123,19 +123,29 @@ pub fn sets(
     if count > MAX_UNITS {
         return Err(UnitsError::TooMany { units: count });
     }
+    // rounds of a seeded order each: a set takes the round's next snippets; when a round runs
+    // out within a set, the next round begins with the set's snippets moved to its end (each
+    // comes once a round, so no snippet is ever twice in a set and every count is within one
+    // of any other); the cost is the sets' size plus a shuffle a round
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut used = vec![0usize; n];
     let mut out = Vec::with_capacity(count);
-    let mut order: Vec<usize> = (0..n).collect();
+    let mut round: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
     for _ in 0..count {
-        // least used first, a fresh random order among equals
-        order.shuffle(&mut rng);
-        order.sort_by_key(|&i| used[i]);
-        let mut set = order[..size].to_vec();
-        set.sort_unstable();
-        for &i in &set {
-            used[i] += 1;
+        let mut set = Vec::with_capacity(size);
+        while set.len() < size {
+            match round.pop_front() {
+                Some(i) => set.push(i),
+                None => {
+                    let mut next: Vec<usize> = (0..n).collect();
+                    next.shuffle(&mut rng);
+                    let (fresh, taken): (Vec<usize>, Vec<usize>) =
+                        next.into_iter().partition(|i| !set.contains(i));
+                    round.extend(fresh);
+                    round.extend(taken);
+                }
+            }
         }
+        set.sort_unstable();
         out.push(set);
     }
     Ok(out)
@@ -421,5 +431,16 @@ mod tests {
         ));
         // the default: 2n sets of 4
         assert_eq!(sets(10, 4, None, 1).expect("sets").len(), 20);
+        // the largest study's sets are drawn at the cost of their size (a draw that sorted
+        // every snippet for each set did not end here)
+        let many = sets(100_000, 4, Some(8), 1).expect("sets");
+        assert_eq!(many.len(), 200_000);
+        let mut c = vec![0u8; 100_000];
+        for s in &many {
+            for &i in s {
+                c[i] += 1;
+            }
+        }
+        assert!(c.iter().all(|&k| k == 8));
     }
 }
