@@ -208,3 +208,34 @@ pub async fn heartbeat(study: StudyId) -> Result<(), ServerFnError> {
         .await
         .map_err(crate::auth::internal)
 }
+
+/// Saves the answers to a designed study's unit (idempotent on `token`), durably, before the
+/// next unit is shown; the answer carries that next state (`None`: ask `annotate/state`).
+/// `answers`: the form's fields by name (`answers[<question>]`, `answers[<question>.best]`, …);
+/// `time_secs`: the page's measure, when it has one.
+#[server(endpoint = "annotate/answer")]
+pub async fn submit_answers(
+    study: StudyId,
+    claim: i64,
+    token: String,
+    time_secs: Option<String>,
+    answers: Option<std::collections::BTreeMap<String, String>>,
+) -> Result<Option<AnnotateState>, ServerFnError> {
+    let a = me(study).await?;
+    // a design holds at most 64 questions; a multiple choice at most 50 options each
+    let fields: Vec<(String, String)> = answers
+        .unwrap_or_default()
+        .into_iter()
+        .take(64 * 52)
+        .collect();
+    let answer = natstudy_types::AnswerForm {
+        claim,
+        token,
+        time_secs: time_secs.and_then(|t| t.trim().parse::<f64>().ok()),
+        fields,
+    };
+    crate::auth::backend()?
+        .submit_answers(study, a, answer)
+        .await
+        .map_err(crate::auth::internal)
+}

@@ -177,6 +177,15 @@ pub trait SurveyBackend: Send + Sync + 'static {
         item: ItemId,
         vote: VoteForm,
     ) -> Result<Option<AnnotateState>, BackendError>;
+    /// Stores the annotator's answers to a designed study's unit (idempotent on its token),
+    /// durably, before the next unit is shown; the answer carries that next state as
+    /// [`Self::submit_vote`]'s does.
+    async fn submit_answers(
+        &self,
+        study: StudyId,
+        annotator: AnnotatorId,
+        answer: crate::AnswerForm,
+    ) -> Result<Option<AnnotateState>, BackendError>;
     async fn finish(&self, study: StudyId, annotator: AnnotatorId) -> Result<(), BackendError>;
     /// Keeps the annotator's leases alive while the rating page is open.
     async fn renew_leases(

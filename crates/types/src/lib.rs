@@ -16,6 +16,7 @@ mod diff;
 mod review;
 mod studies;
 mod survey;
+mod unit;
 mod work;
 
 pub use accounts::*;
@@ -24,6 +25,7 @@ pub use entry::Entry;
 pub use review::*;
 pub use studies::*;
 pub use survey::*;
+pub use unit::*;
 pub use vote_form::VoteForm;
 pub use work::*;
 

@@ -129,6 +129,8 @@ pub enum AnnotateStep {
     },
     Guideline,
     Rate(Box<ItemView>),
+    /// A designed study's unit: its snippets and the design's questions.
+    Answer(Box<crate::UnitView>),
     /// The queue has nothing more: the annotator's rated items, a page at a time.
     Review {
         /// The rated items on this page, in rating order.
@@ -151,6 +153,9 @@ pub enum AnnotateStep {
         /// that the study is full.
         #[serde(default)]
         hold_lapsed: bool,
+        /// A designed study's participant: what they answered is units (no list to revise).
+        #[serde(default)]
+        designed: bool,
     },
     /// The participant finished. `completion_code` is the study's code when they rated at
     /// least `min_rated` items (`rated`), else `None`.

@@ -167,14 +167,16 @@ pub async fn run(g: &Global, cmd: BatchCommand) -> Result<()> {
 
 #[derive(Subcommand, Debug)]
 pub enum InviteCommand {
-    /// Create an invite link into a batch, or with --review a review-only link whose
-    /// participants review the study's patches; prints its path (/join/TOKEN)
+    /// Create an invite link into a batch (a designed study's link needs none: its units go
+    /// to all its participants), or with --review a review-only link whose participants review
+    /// the study's patches; prints its path (/join/TOKEN)
     Create {
         /// The study, by its name (`natstudy study list` lists them)
         #[arg(long)]
         study: String,
-        /// The batch the link's participants rate, by its name
-        #[arg(long, required_unless_present = "review", conflicts_with = "review")]
+        /// The batch the link's participants rate, by its name (a naturalness study's link
+        /// needs one; a designed study's none)
+        #[arg(long, conflicts_with = "review")]
         batch: Option<String>,
         /// A review-only invite (patch review, no survey)
         #[arg(long)]
@@ -248,6 +250,8 @@ pub async fn invite(g: &Global, cmd: InviteCommand) -> Result<()> {
                         invites::create(&db, s, b, cap, None).await?
                     }
                 }
+                // a designed study's link leads into its survey (its units go to everyone)
+                None if !review => invites::create_for_design(&db, s, cap, pilot, None).await?,
                 _ => invites::create_review(&db, s, cap, None).await?,
             };
             println!("{path}");

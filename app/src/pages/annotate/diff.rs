@@ -50,13 +50,24 @@ fn token_view(class: &'static str, tok: String) -> AnyView {
     }
 }
 
+/// Provided around code that is not Java: its lines are shown plain (no highlighting).
+#[derive(Debug, Clone, Copy)]
+pub struct PlainCode(pub bool);
+
 /// A line's code: its changed segments marked, each token whole (see `token_view`), inside a
 /// line box of its own (`.cl`: where a token longer than the line scrolls, not split).
 pub(super) fn code_pieces(segs: Vec<Seg>) -> impl IntoView {
+    // a snippet in a language other than Java is shown as it is, without Java's colours
+    let plain = use_context::<PlainCode>().is_some_and(|p| p.0);
     let pieces = segs
         .into_iter()
         .map(|s| {
-            let toks = tokens(&s.text)
+            let toks = if plain {
+                vec![("", s.text.clone())]
+            } else {
+                tokens(&s.text)
+            };
+            let toks = toks
                 .into_iter()
                 .map(|(class, t)| token_view(class, t))
                 .collect_view();

@@ -2,6 +2,7 @@
 //! diff and the project context, revision, finishing. Works as plain forms without JavaScript;
 //! with it, the keyboard drives everything and time on item is measured in the browser.
 
+mod answer;
 mod changes;
 mod diff;
 mod keys;
@@ -17,7 +18,7 @@ pub use diff::DiffTable;
 
 use crate::annotate_api::{
     get_annotate_state, invite_status, FinishStudy, GiveConsent, JoinStudy, ResumeParticipant,
-    StartRating, SubmitVote,
+    StartRating, SubmitAnswers, SubmitVote,
 };
 use crate::components::refresh::Refresh;
 use crate::components::status::{ErrorBox, Loading};
@@ -177,6 +178,7 @@ pub fn AnnotatePage() -> impl IntoView {
     // the page of the rated items' list (from 1), kept while one of them is revised
     let page = move || query.with(|q| q.get("page").and_then(|s| s.parse::<u32>().ok()));
     let vote = ServerAction::<SubmitVote>::new();
+    let answer = ServerAction::<SubmitAnswers>::new();
     let consent = ServerAction::<GiveConsent>::new();
     let start = ServerAction::<StartRating>::new();
     let finish = ServerAction::<FinishStudy>::new();
@@ -197,6 +199,7 @@ pub fn AnnotatePage() -> impl IntoView {
     // the vote version whose answer was last shown: a vote's answer carries the next state,
     // so the page asks for it only when that answer did not (or after the other steps)
     let shown_vote = StoredValue::new(0usize);
+    let shown_answer = StoredValue::new(0usize);
     let state = Resource::new(
         move || {
             (
@@ -204,18 +207,27 @@ pub fn AnnotatePage() -> impl IntoView {
                 revise(),
                 page(),
                 vote.version().get(),
+                answer.version().get(),
                 consent.version().get(),
                 start.version().get(),
                 finish.version().get(),
                 polls.get(),
             )
         },
-        move |(s, r, p, v, ..)| {
+        move |(s, r, p, v, a, ..)| {
             let carried = (r.is_none() && v != shown_vote.get_value())
                 .then(|| vote.value().get_untracked())
                 .flatten()
                 .and_then(|answer| answer.ok().flatten());
             shown_vote.set_value(v);
+            // a unit's answer carries the next state as a vote's does
+            let carried = carried.or_else(|| {
+                (a != shown_answer.get_value())
+                    .then(|| answer.value().get_untracked())
+                    .flatten()
+                    .and_then(|given| given.ok().flatten())
+            });
+            shown_answer.set_value(a);
             async move {
                 let state = refresh
                     .read(async move {
@@ -263,7 +275,7 @@ pub fn AnnotatePage() -> impl IntoView {
         <Transition fallback=Loading>
             {move || Suspend::new(async move {
                 match state.await {
-                    Ok(s) => view! { <Survey s vote consent start finish show_guideline set_show_guideline /> }.into_any(),
+                    Ok(s) => view! { <Survey s vote answer consent start finish show_guideline set_show_guideline /> }.into_any(),
                     Err(e) if session_lost(&e) => view! { <SessionLost /> }.into_any(),
                     Err(e) => view! { <ErrorBox message=e.to_string() /> }.into_any(),
                 }
@@ -276,6 +288,7 @@ pub fn AnnotatePage() -> impl IntoView {
 fn Survey(
     s: AnnotateState,
     vote: ServerAction<SubmitVote>,
+    answer: ServerAction<SubmitAnswers>,
     consent: ServerAction<GiveConsent>,
     start: ServerAction<StartRating>,
     finish: ServerAction<FinishStudy>,
@@ -326,6 +339,9 @@ fn Survey(
         AnnotateStep::Rate(item) => {
             view! { <Rate study item=*item vote set_show_guideline /> }.into_any()
         }
+        AnnotateStep::Answer(unit) => {
+            view! { <answer::AnswerUnit study unit=*unit answer /> }.into_any()
+        }
         AnnotateStep::Review {
             rated,
             page,
@@ -335,7 +351,8 @@ fn Survey(
             waiting,
             required,
             hold_lapsed,
-        } => view! { <Review study rated page pages before total waiting required hold_lapsed finish /> }
+            designed,
+        } => view! { <Review study rated page pages before total waiting required hold_lapsed designed finish /> }
             .into_any(),
         AnnotateStep::Finished {
             completion_code,

@@ -80,6 +80,7 @@ pub(super) fn Review(
     waiting: Option<Waiting>,
     required: Option<u64>,
     hold_lapsed: bool,
+    designed: bool,
     finish: ServerAction<FinishStudy>,
 ) -> impl IntoView {
     let shown = rated.len() as u64;
@@ -130,6 +131,30 @@ pub(super) fn Review(
                     <p id="partial-offer">"You have waited long enough: you may stop now with a partial completion code, or keep waiting for more items."</p>
                     {finish_form("finish-partial", "Stop with a partial code")}
                 })}
+            </section>
+        }
+        .into_any();
+    }
+    if designed {
+        // a designed study's units: answered once each, nothing to revise
+        let said = if total == 0 {
+            "Every unit of this study already has all the answers it needs, or is being answered by others: there is nothing for you to answer now. You may come back later with your resume code; finishing now gives no completion code.".to_string()
+        } else {
+            format!(
+                "Your answers to {} are saved. Finish to get your completion code.",
+                crate::text::count(total as i64, "unit")
+            )
+        };
+        let said_id = if total == 0 {
+            "nothing-to-rate"
+        } else {
+            "work-done"
+        };
+        return view! {
+            <section class="card">
+                <h1>{if total == 0 { "Nothing to answer now" } else { "All answered" }}</h1>
+                <p id=said_id>{said}</p>
+                {finish_form("finish", "Finish")}
             </section>
         }
         .into_any();

@@ -147,6 +147,34 @@ impl natstudy_types::backend::SurveyBackend for Core {
             }
         }
     }
+    #[tracing::instrument(skip(self, answer), fields(claim = answer.claim, token = %answer.token))]
+    async fn submit_answers(
+        &self,
+        study: StudyId,
+        annotator: AnnotatorId,
+        answer: natstudy_types::AnswerForm,
+    ) -> Result<Option<AnnotateState>, BackendError> {
+        service::answering::submit(&self.db, study, annotator, answer)
+            .await
+            .map_err(map)?;
+        // the answer is kept: from here on a failure must not read as a lost answer
+        match service::annotate::annotate_state(
+            &self.db,
+            &self.survey,
+            study,
+            annotator,
+            None,
+            None,
+        )
+        .await
+        {
+            Ok(next) => Ok(Some(next)),
+            Err(e) => {
+                tracing::warn!(error = %e, "the state after an answer (the page will ask again)");
+                Ok(None)
+            }
+        }
+    }
     async fn finish(&self, study: StudyId, annotator: AnnotatorId) -> Result<(), BackendError> {
         service::participation::finish(&self.db, study, annotator)
             .await

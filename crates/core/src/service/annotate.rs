@@ -10,6 +10,7 @@ use std::sync::{Arc, LazyLock};
 use natstudy_types::DiffLine;
 
 use super::memo::Memo;
+pub use super::survey_cache::SurveyCache;
 use super::{ServiceError, ServiceResult};
 use crate::present::wire::wire_rows;
 use crate::store::Db;
@@ -118,127 +119,6 @@ fn guideline_memo(markdown: &str) -> Arc<String> {
     })
 }
 
-/// What the survey reads on every page and that never changes once written, kept per server
-/// (per database): which study an annotator belongs to, each item as it is shown (items,
-/// their bugs and projects are never rewritten or deleted in the shown fields; an annotator
-/// never moves to another study), and where an invite link leads (its study, batch and
-/// purpose; whether it is still open is the join's own check). A cache hit saves a database
-/// round trip per request. Each value holds its own key, checked on every hit: the memo's
-/// 64-bit fingerprints never decide who belongs to a study, which study's item is shown or
-/// where a token leads.
-pub struct SurveyCache {
-    members: Memo<(AnnotatorId, StudyId)>,
-    items: Memo<(StudyId, store::survey::ItemForDisplay)>,
-    invites: Memo<store::invites::InviteRef>,
-}
-
-impl Default for SurveyCache {
-    fn default() -> Self {
-        SurveyCache {
-            // ~100 bytes an entry: some 80,000 participants
-            members: Memo::new(8 << 20),
-            items: Memo::new(64 << 20),
-            // ~200 bytes an entry; only tokens that exist are kept
-            invites: Memo::new(2 << 20),
-        }
-    }
-}
-
-impl std::fmt::Debug for SurveyCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SurveyCache")
-            .field("members", &self.members.usage())
-            .field("items", &self.items.usage())
-            .field("invites", &self.invites.usage())
-            .finish()
-    }
-}
-
-impl SurveyCache {
-    /// The annotator of `study` that the session's participant or account is (as
-    /// `store::invites::annotator_in`), a known participant without a read.
-    pub async fn annotator_in(
-        &self,
-        db: &Db,
-        study: StudyId,
-        participant: Option<AnnotatorId>,
-        user: Option<natstudy_vocab::ids::UserId>,
-    ) -> Result<Option<AnnotatorId>, StoreError> {
-        let key = participant.map(|p| (p, study));
-        let fingerprint = key.map(|k| self.members.key(k));
-        if fingerprint
-            .and_then(|f| self.members.get_if(f, |held| Some(*held) == key))
-            .is_some()
-        {
-            return Ok(participant);
-        }
-        let found = store::invites::annotator_in(db, study, participant, user).await?;
-        if let (Some(f), Some(k)) = (fingerprint, key.filter(|_| found == participant)) {
-            self.members.get_or(f, 100, || k);
-        }
-        Ok(found)
-    }
-
-    /// Where an invite link leads (as `store::invites::invite_ref`), a known token
-    /// without a read.
-    pub async fn invite(
-        &self,
-        db: &Db,
-        token: &str,
-    ) -> Result<Option<Arc<store::invites::InviteRef>>, StoreError> {
-        let key = self.invites.key(token);
-        self.invites
-            .get_or_load(
-                key,
-                |held| held.token == token,
-                |found| 200 + found.token.len(),
-                || store::invites::invite_ref(db, token),
-            )
-            .await
-    }
-
-    /// The item as the rating page shows it (read once, then from memory).
-    async fn item(
-        &self,
-        db: &Db,
-        study: StudyId,
-        item: ItemId,
-    ) -> Result<Arc<(StudyId, store::survey::ItemForDisplay)>, StoreError> {
-        let key = self.items.key((study, item));
-        let held = self
-            .items
-            .get_or_load(
-                key,
-                |held| held.0 == study && held.1.id == item.0,
-                |(_, it)| {
-                    256 + [
-                        &it.summary,
-                        &it.operator,
-                        &it.source,
-                        &it.bug_key,
-                        &it.bug_source,
-                        &it.file_path,
-                        &it.method,
-                        &it.project,
-                    ]
-                    .iter()
-                    .map(|s| s.len())
-                    .sum::<usize>()
-                        + it.file_source.as_ref().map_or(0, String::len)
-                        + 4 * (it.buggy_lines.len()
-                            + it.transformed_buggy_lines.as_ref().map_or(0, Vec::len))
-                },
-                || async {
-                    store::survey::item_for_display(db, study, item)
-                        .await
-                        .map(|it| Some((study, it)))
-                },
-            )
-            .await?;
-        held.ok_or_else(|| StoreError::NotFound(format!("item {item}")))
-    }
-}
-
 /// Where a participant stands, with the item to show: the queue's next, or `revise` (an item
 /// they rated), or — when the queue has nothing more — `page` (from 1; a page past the last is
 /// the last) of the items they rated.
@@ -338,6 +218,22 @@ async fn state_of(
         annotator: me,
         progress: (done, total),
     } = store::survey::standing_issuing_resume_code(db, study, annotator).await?;
+    // a designed study's participants answer its units (its progress is theirs)
+    let designed = match store::designs::design(db, study).await? {
+        Some(_) => Some(
+            super::designs::of(db, study)
+                .await
+                .map_err(|e| StoreError::Invalid(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let (done, total) = match &designed {
+        Some(_) => (
+            store::units::answered(db, study, annotator).await?,
+            store::units::count(db, study).await?,
+        ),
+        None => (done, total),
+    };
     // attention items: told once after the first answer against the expected one, and at the
     // study's number of them the survey ends with the screen-out code
     let mut me = me;
@@ -382,10 +278,16 @@ async fn state_of(
         let screener = super::screener::of(&settings.screener_json);
         let text = if settings.consent_text.trim().is_empty() {
             format!(
-                "You are invited to take part in the study \"{}\". You will rate pairs of Java methods. \
+                "You are invited to take part in the study \"{}\". You will {}. \
                  Participation is voluntary; you may stop at any time. Your answers are stored under a code \
                  ({}) and never with your name.",
-                settings.name, me.code
+                settings.name,
+                if designed.is_some() {
+                    "answer questions about snippets of code"
+                } else {
+                    "rate pairs of Java methods"
+                },
+                me.code
             )
         } else {
             settings.consent_text.clone()
@@ -393,6 +295,17 @@ async fn state_of(
         AnnotateStep::Consent { text, screener }
     } else if !me.guideline_seen {
         AnnotateStep::Guideline
+    } else if let Some(design) = &designed {
+        designed_step(
+            db,
+            &settings,
+            study,
+            annotator,
+            design,
+            done,
+            me.waiting_since,
+        )
+        .await?
     } else {
         // only an item this annotator rated may be revised (its vote fills the form); anything
         // else shows the queue, which never hands out an item the annotator rated
@@ -450,8 +363,16 @@ async fn state_of(
             }
             None => {
                 let now = crate::db::now_ms();
-                let waiting =
-                    waiting(db, &settings, study, annotator, done, me.waiting_since, now).await?;
+                let waiting = waiting(
+                    db,
+                    &settings,
+                    (study, annotator),
+                    done,
+                    me.waiting_since,
+                    now,
+                    None,
+                )
+                .await?;
                 let mine = store::my_votes::my_votes(db, study, annotator, page).await?;
                 let (pages, before) = (mine.pages(), mine.before());
                 let hold_lapsed = mine.total == 0
@@ -479,6 +400,7 @@ async fn state_of(
                     waiting,
                     required: required.and_then(|n| u64::try_from(n).ok()),
                     hold_lapsed,
+                    designed: false,
                 }
             }
         }
@@ -499,6 +421,58 @@ async fn state_of(
     })
 }
 
+/// A designed study's step once the guideline is read: the participant's unit (held, or
+/// the next for them), or — nothing left for them now — the end of their work, waiting while
+/// units held by others may still come.
+async fn designed_step(
+    db: &Db,
+    settings: &store::survey::StudySettings,
+    study: StudyId,
+    annotator: AnnotatorId,
+    design: &natstudy_engine::design::Design,
+    done: i64,
+    waiting_since: Option<i64>,
+) -> Result<AnnotateStep, StoreError> {
+    let now = crate::db::now_ms();
+    let k = settings.ratings_per_item;
+    let quota = settings.crowd.items_per_participant;
+    let invalid = |e: ServiceError| StoreError::Invalid(e.to_string());
+    let claim = super::answering::claim_unit(db, study, annotator, design, k, quota, now)
+        .await
+        .map_err(invalid)?;
+    if let Some(claim) = claim {
+        if waiting_since.is_some() {
+            store::survey::set_waiting(db, study, annotator, None).await?;
+        }
+        let snippets = super::designs::stored_snippets(db, study)
+            .await
+            .map_err(invalid)?;
+        let view = super::answering::unit_view(design, &snippets, &claim).map_err(invalid)?;
+        return Ok(AnnotateStep::Answer(Box::new(view)));
+    }
+    let waiting = waiting(
+        db,
+        settings,
+        (study, annotator),
+        done,
+        waiting_since,
+        now,
+        Some(k),
+    )
+    .await?;
+    Ok(AnnotateStep::Review {
+        rated: Vec::new(),
+        page: 1,
+        pages: 1,
+        before: 0,
+        total: u64::try_from(done).unwrap_or(0),
+        waiting,
+        required: quota.and_then(|n| u64::try_from(n).ok()),
+        hold_lapsed: false,
+        designed: true,
+    })
+}
+
 /// What a participant is told, once, after an attention item answered against its expected
 /// answer.
 pub const ATTENTION_NOTICE: &str = "One of the pairs you rated was a check item whose answer is \
@@ -511,17 +485,21 @@ pub const ATTENTION_NOTICE: &str = "One of the pairs you rated was a check item 
 async fn waiting(
     db: &Db,
     settings: &store::survey::StudySettings,
-    study: StudyId,
-    annotator: AnnotatorId,
+    (study, annotator): (StudyId, AnnotatorId),
     done: i64,
     since: Option<i64>,
     now: i64,
+    designed_k: Option<i64>,
 ) -> Result<Option<Waiting>, StoreError> {
     let crowd = &settings.crowd;
     if crowd.items_per_participant.is_some_and(|n| done >= n) {
         return Ok(None);
     }
-    let Some(until) = store::survey::work_may_come(db, study, annotator, now).await? else {
+    let until = match designed_k {
+        Some(k) => store::units::work_may_come(db, study, annotator, k, now).await?,
+        None => store::survey::work_may_come(db, study, annotator, now).await?,
+    };
+    let Some(until) = until else {
         return Ok(None);
     };
     let since = match since {

@@ -9,7 +9,9 @@ use super::{ServiceError, ServiceResult};
 use crate::store;
 use crate::store::designs::NewResponse;
 use crate::store::Db;
-use natstudy_engine::design::{self, report, responses, snippets, Design, Response, Snippet};
+use natstudy_engine::design::{
+    self, report, responses, snippets, units, Design, Response, Snippet,
+};
 use natstudy_engine::formats::IMPORTED_SUFFIX;
 use natstudy_vocab::ids::{StudyId, UserId};
 
@@ -112,8 +114,36 @@ pub async fn import_snippets_text(
         .map(|s| Ok((s.id.clone(), serde_json::to_string(s)?)))
         .collect::<Result<_, serde_json::Error>>()
         .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    // the units are planned over all the study's snippets, those it had and these
+    let mut all = stored_snippets(db, study).await?;
+    all.extend(parsed);
+    let units = tokio::task::spawn_blocking(move || plan_units(&d, &all, study))
+        .await
+        .map_err(|e| ServiceError::Invalid(format!("the units could not be planned: {e}")))??;
     let digest = store::imports::digest(&[text]);
-    Ok(store::designs::add_snippets(db, study, actor, &digest, &rows).await?)
+    Ok(store::designs::add_snippets(db, study, actor, &digest, &rows, &units).await?)
+}
+
+/// The seed a study's plan and orders are drawn from: its id (a study's draw is the same on
+/// every run and store).
+pub fn study_seed(study: StudyId) -> u64 {
+    study.get() as u64
+}
+
+/// The units of a study (snippet ids, as planned), by the design's rules; too few snippets for
+/// a pair or a set are no units yet (not an error: more snippets may come), too many units
+/// are refused in words.
+fn plan_units(d: &Design, all: &[Snippet], study: StudyId) -> ServiceResult<Vec<Vec<String>>> {
+    match units::plan(d, all, study_seed(study)) {
+        Ok(planned) => Ok(planned
+            .into_iter()
+            .map(|u| u.into_iter().map(|i| all[i].id.clone()).collect())
+            .collect()),
+        Err(units::UnitsError::TooFewForPairs(_) | units::UnitsError::TooFewForSets { .. }) => {
+            Ok(Vec::new())
+        }
+        Err(e) => Err(ServiceError::Invalid(e.to_string())),
+    }
 }
 
 pub async fn import_snippets(

@@ -144,6 +144,26 @@ pub async fn batch_has_room(db: &Db, batch: BatchId) -> ServiceResult<bool> {
     Ok(store::invites::batch_has_room(db, batch).await?)
 }
 
+/// A new invite link into a designed study's survey (whose units go to all its
+/// participants; no batch): its path. Refused for a naturalness study (its links lead into a
+/// batch).
+pub async fn create_for_design(
+    db: &Db,
+    study: StudyId,
+    cap: i64,
+    pilot: bool,
+    actor: Option<UserId>,
+) -> ServiceResult<String> {
+    if !super::designs::is_designed(db, study).await? {
+        return Err(ServiceError::Invalid(
+            "a naturalness study's invite link leads into a batch: name one (--batch)".into(),
+        ));
+    }
+    check_cap(cap, &INVITE_CAPS, "participants")?;
+    let token = store::invites::create_design_invite(db, study, cap, pilot, actor).await?;
+    Ok(format!("/join/{token}"))
+}
+
 /// A new review-only invite link: its path.
 pub async fn create_review(
     db: &Db,

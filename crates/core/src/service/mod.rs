@@ -6,6 +6,7 @@
 pub mod access;
 pub mod accounts;
 pub mod annotate;
+pub mod answering;
 pub mod batches;
 pub mod bug_import;
 pub mod designs;
@@ -35,6 +36,7 @@ pub mod scoring;
 pub mod screener;
 pub mod sessions;
 pub mod studies;
+pub mod survey_cache;
 pub mod throttle;
 pub mod urls;
 pub mod verification;

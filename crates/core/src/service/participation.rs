@@ -200,13 +200,29 @@ pub async fn finish(
         return Ok(());
     }
     let now = crate::db::now_ms();
-    let done = standing.progress.0;
     // work may come: held by them, free for them now, or held by others (a request that asks
-    // to finish early gets no completion code while any of it is there)
-    let may_come = crate::store::assign::work_left(db, study, annotator, now).await?
-        || crate::store::survey::work_may_come(db, study, annotator, now)
-            .await?
-            .is_some();
+    // to finish early gets no completion code while any of it is there); a designed study's
+    // work is its units
+    let (done, may_come) = if super::designs::is_designed(db, study).await? {
+        let done = crate::store::units::answered(db, study, annotator).await?;
+        let quota_met = standing
+            .settings
+            .crowd
+            .items_per_participant
+            .is_some_and(|n| done >= n);
+        let k = standing.settings.ratings_per_item;
+        let may_come = !quota_met
+            && crate::store::units::work_may_come(db, study, annotator, k, now)
+                .await?
+                .is_some();
+        (done, may_come)
+    } else {
+        let may_come = crate::store::assign::work_left(db, study, annotator, now).await?
+            || crate::store::survey::work_may_come(db, study, annotator, now)
+                .await?
+                .is_some();
+        (standing.progress.0, may_come)
+    };
     let outcome = super::outcome::outcome_on_finish(
         &standing.settings,
         done,
@@ -223,7 +239,17 @@ pub async fn renew_leases(
     study: StudyId,
     annotator: AnnotatorId,
 ) -> ServiceResult<()> {
-    crate::store::assign::renew_leases(db, study, annotator, crate::db::now_ms()).await?;
+    let now = crate::db::now_ms();
+    crate::store::assign::renew_leases(db, study, annotator, now).await?;
+    crate::store::units::renew(
+        db,
+        study,
+        annotator,
+        now,
+        super::answering::HOLD_MS,
+        super::answering::MAX_HOLD_MS,
+    )
+    .await?;
     Ok(())
 }
 

@@ -57,14 +57,16 @@ pub async fn snippets(db: &Db, study: StudyId) -> StoreResult<Vec<String>> {
         .collect()
 }
 
-/// Adds snippets (id, record JSON) after those the study has, all or none; an id the study
-/// already has is refused.
+/// Adds snippets (id, record JSON) after those the study has, all or none, and replaces the
+/// study's units by `units` (planned over all its snippets); an id the study already has is
+/// refused, and so is any change once a participant was handed a unit.
 pub async fn add_snippets(
     db: &Db,
     study: StudyId,
     actor: Option<UserId>,
     digest: &str,
     snippets: &[(String, String)],
+    units: &[Vec<String>],
 ) -> StoreResult<Outcome> {
     let mut tx = db.begin_write(study).await?;
     if already(&mut tx, study, "snippets", digest).await? {
@@ -88,6 +90,7 @@ pub async fn add_snippets(
         .await
         .map_err(|e| StoreError::conflict_on_unique(e, format!("snippet {key} (in this study)")))?;
     }
+    super::units::replace_in(&mut tx, study, units).await?;
     mark(&mut tx, study, actor, "snippets", digest, snippets.len()).await?;
     super::studies::data_changed(&mut tx, study).await?;
     tx.commit().await?;

@@ -19,7 +19,19 @@ pub async fn create_invite(
     cap: i64,
     actor: Option<UserId>,
 ) -> StoreResult<String> {
-    insert_invite(db, study, Some(batch), cap, false, actor).await
+    insert_invite(db, study, Some(batch), cap, false, actor, "survey").await
+}
+
+/// An invite into a designed study's survey (its units are handed out to all its
+/// participants: no batch); a pilot invite when `pilot` or in the study's pilot phase.
+pub async fn create_design_invite(
+    db: &Db,
+    study: StudyId,
+    cap: i64,
+    pilot: bool,
+    actor: Option<UserId>,
+) -> StoreResult<String> {
+    insert_invite(db, study, None, cap, pilot, actor, "survey").await
 }
 
 /// A pilot invite into a batch, whatever the study's phase: its participants are pilot
@@ -31,7 +43,7 @@ pub async fn create_pilot_invite(
     cap: i64,
     actor: Option<UserId>,
 ) -> StoreResult<String> {
-    insert_invite(db, study, Some(batch), cap, true, actor).await
+    insert_invite(db, study, Some(batch), cap, true, actor, "survey").await
 }
 
 /// A review-only invite: its participants review the study's patches (and take no survey).
@@ -41,11 +53,11 @@ pub async fn create_review_invite(
     cap: i64,
     actor: Option<UserId>,
 ) -> StoreResult<String> {
-    insert_invite(db, study, None, cap, false, actor).await
+    insert_invite(db, study, None, cap, false, actor, "review").await
 }
 
-/// An invite into a batch of the study, or (no batch) a review-only invite; a pilot invite
-/// when `pilot`, or when the study is in its pilot phase.
+/// An invite of `purpose` (`survey` or `review`) into a batch of the study or none; a pilot
+/// invite when `pilot`, or when the study is in its pilot phase.
 async fn insert_invite(
     db: &Db,
     study: StudyId,
@@ -53,6 +65,7 @@ async fn insert_invite(
     cap: i64,
     pilot: bool,
     actor: Option<UserId>,
+    purpose: &str,
 ) -> StoreResult<String> {
     let mut bytes = [0u8; 18];
     rand::thread_rng().fill_bytes(&mut bytes);
@@ -66,7 +79,6 @@ async fn insert_invite(
             .await?
             .ok_or_else(|| StoreError::NotFound(format!("batch {batch} in this study")))?;
     }
-    let purpose = if batch.is_some() { "survey" } else { "review" };
     let pilot: i64 = sqlx::query_scalar(
         "INSERT INTO invites (study_id, batch_id, token, cap, purpose, created_at, pilot) \
          VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 = 1 THEN 1 ELSE (SELECT pilot FROM studies WHERE id = $1) END) \
@@ -84,6 +96,7 @@ async fn insert_invite(
     let what = match batch {
         Some(batch) if pilot == 1 => format!("pilot, batch {batch}, cap {cap}"),
         Some(batch) => format!("batch {batch}, cap {cap}"),
+        None if purpose == "survey" => format!("survey, cap {cap}"),
         None => format!("patch review, cap {cap}"),
     };
     audit::record(&mut *tx, actor, Some(study), "invite.create", &what).await?;

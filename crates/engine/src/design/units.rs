@@ -211,6 +211,22 @@ pub fn williams_row(n: usize, row: u64) -> Vec<usize> {
     v
 }
 
+/// The unit a participant is handed next, of the `open` ones (index, the responses it has or
+/// is held for): the fewest first, so that every unit reaches k before any is asked again,
+/// then the earliest in the participant's own order (`order`, a permutation of the study's
+/// unit indices: [`participant_order`]). Ties cannot remain: the order ranks every unit.
+pub fn next_unit(open: &[(usize, u64)], order: &[usize]) -> Option<usize> {
+    let mut rank = vec![usize::MAX; order.len()];
+    for (place, &unit) in order.iter().enumerate() {
+        if let Some(r) = rank.get_mut(unit) {
+            *r = place;
+        }
+    }
+    open.iter()
+        .min_by_key(|&&(unit, fill)| (fill, rank.get(unit).copied().unwrap_or(usize::MAX), unit))
+        .map(|&(unit, _)| unit)
+}
+
 /// The units of `design` over its `snippets` (indices into them): each snippet alone, or the
 /// pairs ([`pairs`], by the snippets' groups) or sets ([`sets`]) its questions ask about.
 pub fn plan(
@@ -251,6 +267,41 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn the_next_unit_is_the_least_answered_then_the_participants_own_order() {
+        // fill first: unit 2 has none yet
+        assert_eq!(next_unit(&[(0, 1), (1, 1), (2, 0)], &[0, 1, 2]), Some(2));
+        // equal fill: the participant's order decides
+        assert_eq!(next_unit(&[(0, 0), (1, 0), (2, 0)], &[2, 0, 1]), Some(2));
+        assert_eq!(next_unit(&[(0, 0), (1, 0)], &[2, 1, 0]), Some(1));
+        assert_eq!(next_unit(&[], &[0, 1]), None);
+    }
+
+    proptest! {
+        /// Participants handed units one by one, k each, in their own seeded orders: every
+        /// unit gets k responses, no participant a unit twice, and the first units of two
+        /// participants differ in general (each has an order of their own).
+        #[test]
+        fn handing_out_fills_every_unit_to_k(units in 1usize..30, k in 1u64..6, seed in any::<u64>()) {
+            let mut fill = vec![0u64; units];
+            let participants = k as usize + 2;
+            for p in 0..participants {
+                let order = participant_order(units, ItemOrder::Random, seed, p as u64);
+                let mut mine = HashSet::new();
+                loop {
+                    let open: Vec<(usize, u64)> = (0..units)
+                        .filter(|u| fill[*u] < k && !mine.contains(u))
+                        .map(|u| (u, fill[u]))
+                        .collect();
+                    let Some(u) = next_unit(&open, &order) else { break };
+                    prop_assert!(mine.insert(u));
+                    fill[u] += 1;
+                }
+            }
+            prop_assert!(fill.iter().all(|&f| f == k));
+        }
+    }
 
     fn counts(n: usize, units: &[Vec<usize>]) -> Vec<usize> {
         let mut c = vec![0; n];

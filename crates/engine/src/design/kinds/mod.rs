@@ -7,6 +7,7 @@
 
 pub mod answer;
 pub mod best_worst;
+pub mod form;
 pub mod likert;
 pub mod number;
 pub mod options;

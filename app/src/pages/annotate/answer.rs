@@ -1,0 +1,418 @@
+//! Answering one unit of a designed study: its snippets (one, a pair or a set, labelled A,
+//! B, … and stacked, readable on a phone), then the design's questions, each asked as its kind
+//! asks it. A plain form that works without JavaScript; with it, the keyboard answers
+//! (digits for points and options, `a`/`b` and `t` for a pair, letters for a set's best then
+//! worst, Enter to submit) and the time on the unit is measured from its first showing, across
+//! reloads.
+
+use leptos::html;
+use leptos::prelude::*;
+
+use super::diff::{code_pieces, indent_style, DiffTable, PlainCode};
+use crate::annotate_api::SubmitAnswers;
+use crate::components::status::ErrorBox;
+use natstudy_types::{Ask, QuestionView, SnippetView, StudyId, UnitView};
+
+/// What the keys do, said under the questions (hidden on a touch screen with `.key-name`).
+const KEY_HINT: &str = "Keys: digits choose a point or an option, a / b (t: tie) choose in a pair, letters choose a set's best and then its worst, Enter submits.";
+
+#[component]
+pub(super) fn AnswerUnit(
+    study: StudyId,
+    unit: UnitView,
+    answer: ServerAction<SubmitAnswers>,
+) -> impl IntoView {
+    let pending = answer.pending();
+    let form_ref = NodeRef::<html::Form>::new();
+    let time_ref = NodeRef::<html::Input>::new();
+    let heading_ref = NodeRef::<html::H1>::new();
+    #[cfg(feature = "hydrate")]
+    browser::hooks(unit.claim, form_ref, time_ref, heading_ref);
+    let set_size = unit.snippets.len();
+    let snippets = unit
+        .snippets
+        .into_iter()
+        .map(|s| view! { <Snippet s /> })
+        .collect_view();
+    let questions = unit
+        .questions
+        .into_iter()
+        .map(|q| view! { <Question q set_size /> })
+        .collect_view();
+    view! {
+        <section class="card item">
+            <h1 id="item-heading" class="item-heading" tabindex="-1" aria-live="polite" node_ref=heading_ref>
+                {unit.heading.clone()}
+            </h1>
+            <div class="snippets">{snippets}</div>
+        </section>
+        <ActionForm action=answer node_ref=form_ref attr:id="answer-form" attr:class="card questions">
+            <input type="hidden" name="study" value=study.get() />
+            <input type="hidden" name="claim" value=unit.claim />
+            <input type="hidden" name="token" value=unit.token.clone() />
+            <input type="hidden" name="time_secs" value="" node_ref=time_ref />
+            {questions}
+            <p class="muted keys" id="key-hint">{KEY_HINT}</p>
+            <button type="submit" id="submit" disabled=move || pending.get()>
+                "Submit"<span class="key-name">" (Enter)"</span>
+            </button>
+            {move || answer.value().get().and_then(|r| r.err()).filter(|e| !super::session_lost(e)).map(|e| view! { <ErrorBox message=e.to_string() /> })}
+        </ActionForm>
+    }
+}
+
+/// One snippet: its label, its diff or its lines, and its context.
+#[component]
+fn Snippet(s: SnippetView) -> impl IntoView {
+    // its own context: a snippet in another language is shown plain, its neighbours as they are
+    let plain = PlainCode(!s.highlighted);
+    view! { <leptos::context::Provider value=plain><SnippetBody s /></leptos::context::Provider> }
+}
+
+#[component]
+fn SnippetBody(s: SnippetView) -> impl IntoView {
+    let id = format!("snippet-{}", s.label);
+    let heading = format!("Snippet {}", s.label);
+    let language =
+        (!s.highlighted).then(|| view! { <span class="tag">{s.language.clone()}</span> });
+    let body = if s.is_diff {
+        let (unified, _) = signal(false);
+        view! { <DiffTable rows=s.rows id=format!("{id}-diff") original_left=true unified /> }
+            .into_any()
+    } else {
+        let rows = s
+            .rows
+            .into_iter()
+            .map(|r| {
+                let indent = indent_style(&r.new);
+                view! { <tr><td class="ln">{r.new_no}</td><td class="code" style=indent>{code_pieces(r.new)}</td></tr> }
+            })
+            .collect_view();
+        view! {
+            <div class="file-view" tabindex="0" role="region" aria-label=heading.clone()>
+                <table class="file"><tbody>{rows}</tbody></table>
+            </div>
+        }
+        .into_any()
+    };
+    view! {
+        <section class="snippet" id=id aria-label=heading.clone()>
+            <h2 class="snippet-label">{heading.clone()} " " {language}</h2>
+            {body}
+            {s.context.map(|c| view! { <p class="muted snippet-context">{c}</p> })}
+        </section>
+    }
+}
+
+/// One question, asked as its kind asks it. Every field is `answers[…]` (see `Ask`).
+#[component]
+fn Question(q: QuestionView, set_size: usize) -> impl IntoView {
+    let field = |suffix: &str| {
+        if suffix.is_empty() {
+            format!("answers[{}]", q.id)
+        } else {
+            format!("answers[{}.{suffix}]", q.id)
+        }
+    };
+    let dom = |suffix: &str| format!("q-{}-{suffix}", q.id);
+    let radio = |name: String, value: String, id: String, text: String| {
+        view! {
+            <label class="likert-option">
+                <input type="radio" name=name value=value id=id />
+                <span>{text}</span>
+            </label>
+        }
+    };
+    let body = match q.ask {
+        Ask::Scale { labels } => {
+            let options = labels
+                .into_iter()
+                .enumerate()
+                .map(|(i, label)| {
+                    let p = i + 1;
+                    let text = match label {
+                        Some(l) => format!("{p} {l}"),
+                        None => p.to_string(),
+                    };
+                    radio(field(""), p.to_string(), dom(&p.to_string()), text)
+                })
+                .collect_view();
+            view! { <div class="likert" data-keys="digits">{options}</div> }.into_any()
+        }
+        Ask::Choice { options } => {
+            let options = options
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    radio(field(""), o.clone(), dom(&(i + 1).to_string()), format!("{} {o}", i + 1))
+                })
+                .collect_view();
+            view! { <div class="likert" data-keys="digits">{options}</div> }.into_any()
+        }
+        Ask::Multi { options } => {
+            let options = options
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let n = (i + 1).to_string();
+                    view! {
+                        <label class="likert-option">
+                            <input type="checkbox" name=field(&n) value="on" id=dom(&n) />
+                            <span>{format!("{n} {o}")}</span>
+                        </label>
+                    }
+                })
+                .collect_view();
+            view! { <div class="likert" data-keys="toggle">{options}</div> }.into_any()
+        }
+        Ask::Text { max_chars } => view! {
+            <textarea name=field("") id=dom("text") rows="3" maxlength=max_chars aria-label=q.prompt.clone()></textarea>
+        }
+        .into_any(),
+        Ask::Number { min, max } => view! {
+            <input type="number" name=field("") id=dom("number") step="any" min=min max=max inputmode="decimal" aria-label=q.prompt.clone() />
+        }
+        .into_any(),
+        Ask::Pair { ties } => {
+            let mut options = vec![
+                radio(field(""), "A".into(), dom("A"), "A".into()),
+                radio(field(""), "B".into(), dom("B"), "B".into()),
+            ];
+            if ties {
+                options.push(radio(field(""), "tie".into(), dom("tie"), "Tie: neither".into()));
+            }
+            view! { <div class="likert" data-keys="pair">{options}</div> }.into_any()
+        }
+        Ask::BestWorst => {
+            // the set's labels are the snippets' (A, B, …): as many as the page shows
+            let group = |end: &'static str| {
+                let labels: Vec<String> = (0..set_size.min(26))
+                    .map(|i| char::from(b'A' + i as u8).to_string())
+                    .collect();
+                (field(end), dom(end), labels)
+            };
+            let (best_name, best_id, labels) = group("best");
+            let (worst_name, worst_id, _) = group("worst");
+            let (best_group, worst_group) = (best_id.clone(), worst_id.clone());
+            view! {
+                <fieldset class="best-worst" data-keys="letters" id=best_group>
+                    <legend>"Best"</legend>
+                    <SetChoice name=best_name id=best_id labels=labels.clone() />
+                </fieldset>
+                <fieldset class="best-worst" data-keys="letters" id=worst_group>
+                    <legend>"Worst"</legend>
+                    <SetChoice name=worst_name id=worst_id labels />
+                </fieldset>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <fieldset class="question" id=format!("q-{}", q.id)>
+            <legend>{q.prompt.clone()}</legend>
+            {body}
+        </fieldset>
+    }
+}
+
+/// A choice of one of the set's snippets by its label.
+#[component]
+fn SetChoice(name: String, id: String, labels: Vec<String>) -> impl IntoView {
+    labels
+        .into_iter()
+        .map(|l| {
+            view! {
+                <label class="likert-option">
+                    <input type="radio" name=name.clone() value=l.clone() id=format!("{id}-{l}") />
+                    <span>{l.clone()}</span>
+                </label>
+            }
+        })
+        .collect_view()
+}
+
+#[cfg(feature = "hydrate")]
+mod browser {
+    //! The keyboard and the time on the unit.
+
+    use leptos::html;
+    use leptos::prelude::*;
+    use leptos::wasm_bindgen::JsCast;
+    use leptos::web_sys::{HtmlElement, HtmlInputElement, KeyboardEvent};
+
+    fn now_ms() -> f64 {
+        js_sys::Date::now()
+    }
+
+    /// Installs the page's keys, its timer and the heading's focus for the unit `claim`.
+    pub fn hooks(
+        claim: i64,
+        form_ref: NodeRef<html::Form>,
+        time_ref: NodeRef<html::Input>,
+        heading_ref: NodeRef<html::H1>,
+    ) {
+        // the unit's first showing, kept across reloads of its page
+        let key = format!("natstudy.unit.{claim}.start");
+        let storage = window().local_storage().ok().flatten();
+        let start = storage
+            .as_ref()
+            .and_then(|s| s.get_item(&key).ok().flatten())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or_else(|| {
+                let now = now_ms();
+                if let Some(s) = &storage {
+                    let _ = s.set_item(&key, &now.to_string());
+                }
+                now
+            });
+        Effect::new(move |_| {
+            if let Some(h) = heading_ref.get() {
+                let _ = h.focus();
+                request_animation_frame(move || {
+                    let body_or_none = document()
+                        .active_element()
+                        .is_none_or(|a| a.tag_name().eq_ignore_ascii_case("body"));
+                    if body_or_none {
+                        let _ = h.focus();
+                    }
+                });
+            }
+        });
+        // the time is written into the form as it is sent
+        Effect::new(move |_| {
+            if let Some(form) = form_ref.get() {
+                let time_ref = time_ref;
+                let key = key.clone();
+                let on_submit =
+                    leptos::wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+                        if let Some(input) = time_ref.get_untracked() {
+                            let secs = ((now_ms() - start) / 1000.0).max(0.0);
+                            input.set_value(&format!("{secs:.3}"));
+                        }
+                        if let Some(s) = window().local_storage().ok().flatten() {
+                            let _ = s.remove_item(&key);
+                        }
+                    });
+                let _ = form.add_event_listener_with_callback_and_bool(
+                    "submit",
+                    on_submit.as_ref().unchecked_ref(),
+                    true,
+                );
+                on_submit.forget();
+            }
+        });
+        let handle = window_event_listener(leptos::ev::keydown, move |e: KeyboardEvent| {
+            if e.ctrl_key() || e.meta_key() || e.alt_key() {
+                return;
+            }
+            // typing into a text or number field is typing
+            let typing = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlElement>().ok())
+                .is_some_and(|t| {
+                    let tag = t.tag_name().to_ascii_lowercase();
+                    tag == "textarea"
+                        || (tag == "input"
+                            && t.get_attribute("type")
+                                .is_some_and(|ty| ty == "text" || ty == "number"))
+                });
+            if typing {
+                return;
+            }
+            let Some(form) = form_ref.get_untracked() else {
+                return;
+            };
+            let k = e.key();
+            if k == "Enter" {
+                e.prevent_default();
+                let _ = form.request_submit();
+                return;
+            }
+            if pick(&form, &k) {
+                e.prevent_default();
+            }
+        });
+        on_cleanup(move || handle.remove());
+    }
+
+    /// The inputs of a group of choices, in order.
+    fn inputs(group: &leptos::web_sys::Element) -> Vec<HtmlInputElement> {
+        let Ok(list) = group.query_selector_all("input") else {
+            return Vec::new();
+        };
+        (0..list.length())
+            .filter_map(|i| list.item(i))
+            .filter_map(|n| n.dyn_into::<HtmlInputElement>().ok())
+            .collect()
+    }
+
+    /// Answers the first open group that the key speaks to; whether one was answered.
+    fn pick(form: &leptos::web_sys::HtmlFormElement, key: &str) -> bool {
+        let Ok(groups) = form.query_selector_all("[data-keys]") else {
+            return false;
+        };
+        let groups: Vec<leptos::web_sys::Element> = (0..groups.length())
+            .filter_map(|i| groups.item(i))
+            .filter_map(|n| n.dyn_into().ok())
+            .collect();
+        let index = |kind: &str| -> Option<usize> {
+            let c = key.chars().next().filter(|_| key.chars().count() == 1)?;
+            match kind {
+                "digits" | "toggle" => match c {
+                    '1'..='9' => Some(c as usize - '1' as usize),
+                    '0' => Some(9),
+                    _ => None,
+                },
+                "pair" => match c.to_ascii_lowercase() {
+                    'a' => Some(0),
+                    'b' => Some(1),
+                    't' => Some(2),
+                    _ => None,
+                },
+                "letters" => {
+                    let c = c.to_ascii_lowercase();
+                    ('a'..='h').contains(&c).then(|| c as usize - 'a' as usize)
+                }
+                _ => None,
+            }
+        };
+        // the first group of the key's kind without an answer; else the one holding the focus
+        let focused = document().active_element();
+        let open = groups.iter().find(|g| {
+            let kind = g.get_attribute("data-keys").unwrap_or_default();
+            index(&kind).is_some()
+                && kind != "toggle"
+                && !inputs(g).iter().any(HtmlInputElement::checked)
+        });
+        let target = open.or_else(|| {
+            groups.iter().find(|g| {
+                let kind = g.get_attribute("data-keys").unwrap_or_default();
+                index(&kind).is_some()
+                    && focused
+                        .as_ref()
+                        .is_some_and(|f| g.contains(Some(f.unchecked_ref())))
+            })
+        });
+        let target = target.or_else(|| {
+            groups.iter().find(|g| {
+                let kind = g.get_attribute("data-keys").unwrap_or_default();
+                kind == "toggle" && index(&kind).is_some()
+            })
+        });
+        let Some(g) = target else {
+            return false;
+        };
+        let kind = g.get_attribute("data-keys").unwrap_or_default();
+        let Some(i) = index(&kind) else {
+            return false;
+        };
+        match inputs(g).get(i) {
+            Some(input) => {
+                input.click();
+                let _ = input.focus();
+                true
+            }
+            None => false,
+        }
+    }
+}

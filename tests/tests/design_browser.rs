@@ -1,0 +1,348 @@
+//! A designed study's participants in headless Chromium: invite link → consent → guideline →
+//! every unit answered → finish with the completion code, for each kind of unit (one snippet
+//! with a scale, a choice and a comprehension question; a pair; a set), by keyboard, by mouse
+//! and without JavaScript, on a phone and a laptop, on both stores. What reaches the export is
+//! checked against what the page showed: the sides and the order, and each answer.
+
+use std::time::Duration;
+
+use fantoccini::Locator;
+use natstudy_core::service::{designs, invites, Db};
+use natstudy_engine::design::parse_design;
+use natstudy_tests::browser::Browser;
+use natstudy_tests::{fresh_db, Store, TestApp};
+use natstudy_types::StudyId;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hands {
+    Keyboard,
+    Mouse,
+    NoJavaScript,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Design {
+    /// A snippet a unit: a 5-point scale, a choice and a comprehension question.
+    Snippet,
+    Pair,
+    Set,
+}
+
+const SNIPPET: &str = r#"title = "Reading snippets"
+[[question]]
+id = "readable"
+kind = "likert"
+prompt = "How easy is this snippet to read?"
+points = 5
+labels = ["Very hard", "Hard", "Neither", "Easy", "Very easy"]
+[[question]]
+id = "style"
+kind = "choice"
+prompt = "Which style is it closest to?"
+options = ["Google", "Sun", "Other"]
+[[question]]
+id = "output"
+kind = "answer"
+prompt = "What does it print?"
+"#;
+
+const PAIR: &str = r#"title = "Which reads better"
+[[question]]
+id = "better"
+kind = "pairwise"
+prompt = "Which of the two reads better?"
+ties = true
+"#;
+
+const SET: &str = r#"title = "Easiest and hardest"
+[[question]]
+id = "ease"
+kind = "best-worst"
+prompt = "Which is the easiest to understand, and which the hardest?"
+set_size = 3
+per_snippet = 1
+"#;
+
+/// Two Java snippets (one shown as a diff against its original) and one in Python (plain).
+const SNIPPETS: &str = r#"{"id": "J1", "code": "int add(int a, int b) {\n    return b + a;\n}", "original": "int add(int a, int b) {\n    return a + b;\n}", "language": "java", "key": {"output": "3"}, "options": {"output": ["2", "3", "4"]}, "context": "From a calculator."}
+{"id": "J2", "code": "for (int i = 0; i < 2; i++) {\n    System.out.println(i);\n}", "language": "java", "key": {"output": "0 1"}, "options": {"output": ["0 1", "1 2", "0 1 2"]}}
+{"id": "P1", "code": "def add(a, b):\n    return a + b", "language": "python", "key": {"output": "3"}, "options": {"output": ["3", "ab", "None"]}}
+"#;
+
+async fn designed(db: &Db, design: Design) -> (StudyId, String) {
+    let text = match design {
+        Design::Snippet => SNIPPET,
+        Design::Pair => PAIR,
+        Design::Set => SET,
+    };
+    let d = parse_design("design.toml", text).expect("design");
+    let study = designs::create(db, None, None, "Designed study", "", &d)
+        .await
+        .expect("study");
+    // a pair's or a set's design asks no question with a right answer: no keys
+    let snippets = match design {
+        Design::Snippet => SNIPPETS.to_owned(),
+        _ => SNIPPETS
+            .lines()
+            .map(|l| {
+                let mut v: Value = serde_json::from_str(l).expect("json");
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("key");
+                    o.remove("options");
+                }
+                format!("{v}\n")
+            })
+            .collect(),
+    };
+    designs::import_snippets_text(db, study, None, "snippets.jsonl", &snippets)
+        .await
+        .expect("snippets");
+    sqlx::query(
+        "UPDATE studies SET ratings_per_item = 1, completion_code = 'DONE42' WHERE id = $1",
+    )
+    .bind(study)
+    .execute(&mut *db.write().await.expect("write"))
+    .await
+    .expect("settings");
+    let path = invites::create_for_design(db, study, 5, false, None)
+        .await
+        .expect("invite");
+    (study, path)
+}
+
+async fn wait_for(b: &Browser, css: &str, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while b.client.find(Locator::Css(css)).await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The labels' snippets of the unit on screen, in the order shown: its snippets' sections.
+async fn units_on_screen(b: &Browser) -> usize {
+    b.client
+        .find_all(Locator::Css("section.snippet"))
+        .await
+        .expect("snippets")
+        .len()
+}
+
+/// Chooses the input `id` (a radio or a checkbox) by the participant's hands: a click, or
+/// for the keyboard the `key` that the page maps to it.
+async fn choose(b: &Browser, hands: Hands, id: &str, key: &str) {
+    match hands {
+        Hands::Keyboard => b.press(key).await.expect("key"),
+        Hands::Mouse | Hands::NoJavaScript => b.click(&format!("#{id}")).await.expect("click"),
+    }
+}
+
+async fn submit(b: &Browser, hands: Hands) {
+    match hands {
+        Hands::Keyboard => b.press("\u{E007}").await.expect("enter"),
+        _ => b.click("#submit").await.expect("submit"),
+    }
+}
+
+/// How many units the participant answered (the progress `n / total`).
+async fn progress(b: &Browser) -> String {
+    b.text_of("#progress").await
+}
+
+async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h): (u32, u32)) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, path) = designed(&db, design).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = match hands {
+        Hands::NoJavaScript => Browser::start_without_javascript(w, h).await,
+        _ => Browser::start_sized(w, h).await,
+    }
+    .expect("browser");
+    b.client.goto(&app.url(&path)).await.expect("invite");
+    if hands == Hands::NoJavaScript {
+        b.join_consent_and_start_without_javascript()
+            .await
+            .expect("start");
+    } else {
+        b.join_and_consent("1-3", true).await.expect("consent");
+        b.wait_for_text("#start", "Start rating")
+            .await
+            .expect("guideline");
+        b.click("#start").await.expect("start");
+    }
+    let units = match design {
+        Design::Snippet => 3,
+        Design::Pair => 3,
+        Design::Set => 1,
+    };
+    let mut shown_orders: Vec<Vec<String>> = Vec::new();
+    for n in 0..units {
+        wait_for(&b, "#answer-form", "a unit to answer").await;
+        if hands != Hands::NoJavaScript {
+            b.wait_for_text("#hydrated", "interactive")
+                .await
+                .expect("hydrated");
+        }
+        let count = units_on_screen(&b).await;
+        let expected = match design {
+            Design::Snippet => 1,
+            Design::Pair => 2,
+            Design::Set => 3,
+        };
+        assert_eq!(count, expected, "snippets shown");
+        // (axe runs as a script: on the pages with JavaScript)
+        if n == 0 && hands != Hands::NoJavaScript {
+            let serious = b.axe_serious().await.expect("axe");
+            assert!(serious.is_empty(), "{serious:?}");
+            assert!(b.sideways().await.expect("width") <= 0.5, "fits the screen");
+        }
+        // what the page shows, in order: each snippet's first code line
+        let mut order = Vec::new();
+        for label in ["A", "B", "C"].iter().take(count) {
+            order.push(b.text_of(&format!("#snippet-{label}")).await);
+        }
+        shown_orders.push(order);
+        match design {
+            Design::Snippet => {
+                choose(&b, hands, "q-readable-4", "4").await;
+                choose(&b, hands, "q-style-2", "2").await;
+                // the comprehension question offers the snippet's own options: the first
+                choose(&b, hands, "q-output-1", "1").await;
+            }
+            Design::Pair => choose(&b, hands, "q-better-B", "b").await,
+            Design::Set => {
+                choose(&b, hands, "q-ease-best-A", "a").await;
+                choose(&b, hands, "q-ease-worst-C", "c").await;
+            }
+        }
+        let before = progress(&b).await;
+        submit(&b, hands).await;
+        // the next unit, or the end of the work
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let now = progress(&b).await;
+            if now != before && !now.is_empty() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the answer was taken ({before})"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    // nothing is left: finish, and the completion code
+    wait_for(&b, "#finish", "the finish").await;
+    b.click("#finish").await.expect("finish");
+    b.wait_contains("body", "DONE42").await;
+    b.close().await;
+    // every answer is exported with what was shown and its time
+    let out = designs::export_responses(&db, study).await.expect("export");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let per_unit = match design {
+        Design::Snippet => 3,
+        _ => 1,
+    };
+    assert_eq!(lines.len(), units * per_unit, "{out}");
+    let code_of = |id: &str| -> &str {
+        match id {
+            "J1" => "return b + a",
+            "J2" => "System.out.println",
+            _ => "def add",
+        }
+    };
+    for l in &lines {
+        assert!(
+            l["seconds"].as_f64().is_some_and(|t| t > 0.0 && t < 600.0),
+            "{l}"
+        );
+    }
+    match design {
+        Design::Snippet => {
+            for l in lines.iter().filter(|l| l["question"] == "readable") {
+                assert_eq!(l["answer"], 4, "{l}");
+            }
+            for l in lines.iter().filter(|l| l["question"] == "style") {
+                assert_eq!(l["answer"], "Sun", "{l}");
+            }
+            let outputs: Vec<&str> = lines
+                .iter()
+                .filter(|l| l["question"] == "output")
+                .filter_map(|l| l["answer"].as_str())
+                .collect();
+            let mut sorted = outputs.clone();
+            sorted.sort();
+            assert_eq!(sorted, ["0 1", "2", "3"], "each snippet's first option");
+        }
+        Design::Pair => {
+            for (l, shown) in lines.iter().zip(&shown_orders) {
+                let pair: Vec<String> = serde_json::from_value(l["pair"].clone()).expect("pair");
+                // A was on top as recorded, and "B" is the second snippet shown
+                assert!(shown[0].contains(code_of(&pair[0])), "{shown:?} {pair:?}");
+                assert!(shown[1].contains(code_of(&pair[1])), "{shown:?} {pair:?}");
+                assert_eq!(l["answer"], pair[1].as_str());
+            }
+        }
+        Design::Set => {
+            let l = &lines[0];
+            let set: Vec<String> = serde_json::from_value(l["set"].clone()).expect("set");
+            for (i, id) in set.iter().enumerate() {
+                assert!(
+                    shown_orders[0][i].contains(code_of(id)),
+                    "{shown_orders:?} {set:?}"
+                );
+            }
+            assert_eq!(l["best"], set[0].as_str());
+            assert_eq!(l["worst"], set[2].as_str());
+        }
+    }
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+const PHONE: (u32, u32) = (390, 844);
+const LAPTOP: (u32, u32) = (1366, 900);
+
+#[tokio::test]
+async fn snippets_by_keyboard_on_a_phone_sqlite() {
+    a_participant_answers(Store::Sqlite, Design::Snippet, Hands::Keyboard, PHONE).await;
+}
+
+#[tokio::test]
+async fn snippets_without_javascript_on_a_laptop_postgres() {
+    a_participant_answers(
+        Store::Postgres,
+        Design::Snippet,
+        Hands::NoJavaScript,
+        LAPTOP,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pairs_by_keyboard_on_a_laptop_postgres() {
+    a_participant_answers(Store::Postgres, Design::Pair, Hands::Keyboard, LAPTOP).await;
+}
+
+#[tokio::test]
+async fn pairs_without_javascript_on_a_phone_sqlite() {
+    a_participant_answers(Store::Sqlite, Design::Pair, Hands::NoJavaScript, PHONE).await;
+}
+
+#[tokio::test]
+async fn sets_by_mouse_on_a_phone_postgres() {
+    a_participant_answers(Store::Postgres, Design::Set, Hands::Mouse, PHONE).await;
+}
+
+#[tokio::test]
+async fn sets_by_keyboard_on_a_laptop_sqlite() {
+    a_participant_answers(Store::Sqlite, Design::Set, Hands::Keyboard, LAPTOP).await;
+}
+
+#[tokio::test]
+async fn snippets_by_mouse_on_a_laptop_sqlite() {
+    a_participant_answers(Store::Sqlite, Design::Snippet, Hands::Mouse, LAPTOP).await;
+}

@@ -1,0 +1,375 @@
+//! A designed study served to its participants, through the services the web calls, on both
+//! stores: units handed out k each (the least answered first), never twice to one
+//! participant, held and let go by their leases, what was shown counterbalanced and recorded,
+//! answers read by each kind's rules (a bad one refused with nothing written), a resent
+//! answer stored once, and the finish deciding the code by the work that may still come.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use natstudy_core::service::{self, answering, designs, Db};
+use natstudy_core::store::assign;
+use natstudy_engine::design::parse_design;
+use natstudy_tests::{fresh_db, on_both_stores, Store};
+use natstudy_types::{AnnotatorId, AnswerForm, StudyId};
+use serde_json::Value;
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A study of `design` (TOML) with `n` Java snippets S1..Sn, k = `k`, and `people` participants.
+async fn designed_study(
+    db: &Db,
+    design: &str,
+    n: usize,
+    k: i64,
+    people: usize,
+) -> (StudyId, Vec<AnnotatorId>) {
+    let d = parse_design("design.toml", design).expect("design");
+    let study = designs::create(db, None, None, "designed", "", &d)
+        .await
+        .expect("study");
+    let lines: String = (1..=n)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"S{i}\", \"code\": \"int f{i}() {{ return {i}; }}\", \"language\": \"java\"}}\n"
+            )
+        })
+        .collect();
+    designs::import_snippets_text(db, study, None, "snippets.jsonl", &lines)
+        .await
+        .expect("snippets");
+    sqlx::query("UPDATE studies SET ratings_per_item = $2 WHERE id = $1")
+        .bind(study)
+        .bind(k)
+        .execute(&mut *db.write().await.expect("write"))
+        .await
+        .expect("k");
+    let pool = assign::ensure_pool(db, study, people).await.expect("pool");
+    (study, pool)
+}
+
+const PAIRWISE: &str = r#"title = "Which reads better"
+[[question]]
+id = "better"
+kind = "pairwise"
+prompt = "Which of the two reads better?"
+ties = true
+"#;
+
+fn form(claim: i64, token: &str, fields: &[(&str, &str)]) -> AnswerForm {
+    AnswerForm {
+        claim,
+        token: token.into(),
+        time_secs: Some(3.5),
+        fields: fields
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}
+
+async fn responses(db: &Db) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM responses")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count")
+}
+
+async fn designed_units_are_handed_out_k_each(store: Store) {
+    let (db, _guard) = fresh_db(store).await.expect("db");
+    // 5 snippets: all 10 pairs, each to be answered twice by 6 participants
+    let (study, pool) = designed_study(&db, PAIRWISE, 5, 2, 6).await;
+    let d = designs::of(&db, study).await.expect("design");
+    // handed out a minute ago: the page's 3.5 s are within the hold
+    let now = now_ms() - 60_000;
+    let mut firsts = HashSet::new();
+    let mut seen: HashMap<AnnotatorId, HashSet<Vec<String>>> = HashMap::new();
+    for (p, &a) in pool.iter().enumerate() {
+        let mut first = true;
+        while let Some(claim) = answering::claim_unit(&db, study, a, &d, 2, None, now)
+            .await
+            .expect("claim")
+        {
+            let mut unit = claim.shown.clone();
+            unit.sort();
+            assert!(
+                seen.entry(a).or_default().insert(unit),
+                "a participant is never handed a unit twice"
+            );
+            if first {
+                firsts.insert(claim.shown.clone());
+                first = false;
+            }
+            // the same unit again until it is answered (the hold is theirs)
+            let again = answering::claim_unit(&db, study, a, &d, 2, None, now)
+                .await
+                .expect("claim")
+                .expect("held");
+            assert_eq!(again.id, claim.id);
+            let pick = if p % 3 == 0 { "tie" } else { "A" };
+            let token = format!("t{}", claim.id);
+            let got = answering::submit(&db, study, a, form(claim.id, &token, &[("better", pick)]))
+                .await
+                .expect("answer");
+            assert_eq!(got, natstudy_core::store::units::Answered::Stored);
+            // the same submit again is the same answer
+            let again =
+                answering::submit(&db, study, a, form(claim.id, &token, &[("better", "B")]))
+                    .await
+                    .expect("resent");
+            assert_eq!(again, natstudy_core::store::units::Answered::Again);
+        }
+    }
+    assert!(firsts.len() > 1, "participants start on units of their own");
+    // every pair answered exactly k = 2 times, A first once each way (counterbalanced and
+    // recorded in the export as shown)
+    let out = designs::export_responses(&db, study).await.expect("export");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 20, "{out}");
+    let mut by_pair: BTreeMap<Vec<String>, Vec<Vec<String>>> = BTreeMap::new();
+    for l in &lines {
+        let shown: Vec<String> = serde_json::from_value(l["pair"].clone()).expect("pair");
+        let mut key = shown.clone();
+        key.sort();
+        by_pair.entry(key).or_default().push(shown);
+        assert_eq!(l["seconds"], 3.5);
+        // "A" is the snippet shown first
+        if l["answer"] != "tie" {
+            assert_eq!(l["answer"], l["pair"][0]);
+        }
+    }
+    assert_eq!(by_pair.len(), 10);
+    for (pair, shown) in &by_pair {
+        assert_eq!(shown.len(), 2, "{pair:?}");
+        assert_ne!(shown[0][0], shown[1][0], "{pair:?}: each side first once");
+    }
+    // the export reads back in as the same responses
+    let again = designs::create(
+        &db,
+        None,
+        None,
+        "re-imported",
+        "",
+        &parse_design("d", PAIRWISE).expect("design"),
+    )
+    .await
+    .expect("study");
+    let snippets: String = (1..=5)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"S{i}\", \"code\": \"int f{i}() {{ return {i}; }}\", \"language\": \"java\"}}\n"
+            )
+        })
+        .collect();
+    designs::import_snippets_text(&db, again, None, "s.jsonl", &snippets)
+        .await
+        .expect("snippets");
+    designs::import_responses_text(&db, again, None, "r.jsonl", &out)
+        .await
+        .expect("responses");
+    assert_eq!(
+        designs::export_responses(&db, again).await.expect("export"),
+        out
+    );
+}
+
+on_both_stores!(designed_units_are_handed_out_k_each => designed_units_are_handed_out_k_each_sqlite, designed_units_are_handed_out_k_each_postgres);
+
+const MIXED: &str = r#"title = "Reading"
+[[question]]
+id = "readable"
+kind = "likert"
+prompt = "How easy is it to read?"
+points = 5
+labels = ["Very hard", "Very easy"]
+[[question]]
+id = "smells"
+kind = "multi"
+prompt = "Which smells do you see?"
+options = ["long", "deep", "none"]
+[[question]]
+id = "why"
+kind = "text"
+prompt = "Why?"
+max_chars = 20
+[[question]]
+id = "minutes"
+kind = "number"
+prompt = "Minutes to fix a bug in it?"
+min = 0
+max = 60
+"#;
+
+async fn a_bad_answer_is_refused_with_nothing_written(store: Store) {
+    let (db, _guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = designed_study(&db, MIXED, 2, 1, 3).await;
+    let d = designs::of(&db, study).await.expect("design");
+    let now = now_ms();
+    let claim = answering::claim_unit(&db, study, pool[0], &d, 1, None, now)
+        .await
+        .expect("claim")
+        .expect("a unit");
+    let good = [
+        ("readable", "4"),
+        ("smells.1", "on"),
+        ("smells.3", "on"),
+        ("why", "short names"),
+        ("minutes", "12.5"),
+    ];
+    let refused = |fields: Vec<(&'static str, &'static str)>| {
+        let db = db.clone();
+        let claim = claim.id;
+        let a = pool[0];
+        async move {
+            let e = answering::submit(&db, study, a, form(claim, "x", &fields))
+                .await
+                .expect_err("refused");
+            e.to_string()
+        }
+    };
+    let without = |name: &str| -> Vec<(&'static str, &'static str)> {
+        good.iter().copied().filter(|(k, _)| *k != name).collect()
+    };
+    let with = |name: &'static str, value: &'static str| -> Vec<(&'static str, &'static str)> {
+        let mut v = without(name);
+        v.push((name, value));
+        v
+    };
+    for (fields, says) in [
+        (
+            without("readable"),
+            "“How easy is it to read?” is not answered",
+        ),
+        (with("readable", "6"), "“How easy is it to read?”"),
+        (with("why", "far more than twenty characters"), "at most 20"),
+        (with("minutes", "61"), "“Minutes to fix a bug in it?”"),
+        (with("minutes", "NaN"), "not a number"),
+    ] {
+        let e = refused(fields.clone()).await;
+        assert!(e.contains(says), "{fields:?}: {e}");
+    }
+    assert_eq!(responses(&db).await, 0, "nothing written");
+    // someone else's unit: refused
+    let e = answering::submit(&db, study, pool[1], form(claim.id, "y", &good))
+        .await
+        .expect_err("not theirs");
+    assert!(e.to_string().contains("not a unit handed to you"), "{e}");
+    // a lapsed hold goes to the next participant (k = 1): the other snippet first, then this
+    let later = now + answering::HOLD_MS + 1;
+    let other = answering::claim_unit(&db, study, pool[1], &d, 1, None, later - 1)
+        .await
+        .expect("claim")
+        .expect("the other unit");
+    assert_ne!(other.shown, claim.shown);
+    let taken = answering::claim_unit(&db, study, pool[2], &d, 1, None, later)
+        .await
+        .expect("claim");
+    assert_eq!(
+        taken.map(|c| c.shown),
+        Some(claim.shown.clone()),
+        "the lapsed unit is free again"
+    );
+    // the late answer of the first participant is still kept (the work was done)
+    answering::submit(&db, study, pool[0], form(claim.id, "late", &good))
+        .await
+        .expect("kept");
+    assert_eq!(responses(&db).await, 4, "one response a question");
+    let out = designs::export_responses(&db, study).await.expect("export");
+    assert!(out.contains("\"answer\":[\"long\",\"none\"]"), "{out}");
+    assert!(out.contains("\"answer\":12.5"), "{out}");
+    // another answer to an answered unit: refused, the first kept
+    let e = answering::submit(&db, study, pool[0], form(claim.id, "other", &good))
+        .await
+        .expect_err("answered");
+    assert!(e.to_string().contains("answered already"), "{e}");
+    assert_eq!(responses(&db).await, 4);
+}
+
+on_both_stores!(a_bad_answer_is_refused_with_nothing_written => a_bad_answer_is_refused_with_nothing_written_sqlite, a_bad_answer_is_refused_with_nothing_written_postgres);
+
+const BEST_WORST: &str = r#"title = "Easiest and hardest"
+item_order = "latin-square"
+[[question]]
+id = "ease"
+kind = "best-worst"
+prompt = "Which is the easiest and which the hardest to understand?"
+set_size = 4
+"#;
+
+async fn a_finish_gives_the_code_only_when_no_unit_can_come(store: Store) {
+    let (db, _guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = designed_study(&db, BEST_WORST, 8, 1, 2).await;
+    sqlx::query("UPDATE studies SET completion_code = 'C0DE' WHERE id = $1")
+        .bind(study)
+        .execute(&mut *db.write().await.expect("write"))
+        .await
+        .expect("code");
+    let d = designs::of(&db, study).await.expect("design");
+    let now = now_ms();
+    let claim = answering::claim_unit(&db, study, pool[0], &d, 1, None, now)
+        .await
+        .expect("claim")
+        .expect("a set");
+    assert_eq!(claim.shown.len(), 4);
+    answering::submit(
+        &db,
+        study,
+        pool[0],
+        form(claim.id, "t1", &[("ease.best", "B"), ("ease.worst", "D")]),
+    )
+    .await
+    .expect("answer");
+    let out = designs::export_responses(&db, study).await.expect("export");
+    let line: Value = serde_json::from_str(out.trim()).expect("json");
+    assert_eq!(line["set"], serde_json::json!(claim.shown));
+    assert_eq!(line["best"], claim.shown[1].as_str());
+    assert_eq!(line["worst"], claim.shown[3].as_str());
+    // sets are left: a finish now is a return without the code
+    service::participation::finish(&db, study, pool[0])
+        .await
+        .expect("finish");
+    let outcome: Option<String> =
+        sqlx::query_scalar("SELECT outcome FROM annotators WHERE id = $1")
+            .bind(pool[0])
+            .fetch_one(&db.pool)
+            .await
+            .expect("outcome");
+    assert_eq!(outcome.as_deref(), Some("returned"));
+    // the other participant answers every set left: then their finish is complete
+    while let Some(c) = answering::claim_unit(&db, study, pool[1], &d, 1, None, now)
+        .await
+        .expect("claim")
+    {
+        answering::submit(
+            &db,
+            study,
+            pool[1],
+            form(
+                c.id,
+                &format!("t{}", c.id),
+                &[("ease.best", "A"), ("ease.worst", "C")],
+            ),
+        )
+        .await
+        .expect("answer");
+    }
+    service::participation::finish(&db, study, pool[1])
+        .await
+        .expect("finish");
+    let outcome: Option<String> =
+        sqlx::query_scalar("SELECT outcome FROM annotators WHERE id = $1")
+            .bind(pool[1])
+            .fetch_one(&db.pool)
+            .await
+            .expect("outcome");
+    assert_eq!(outcome.as_deref(), Some("completed"));
+}
+
+on_both_stores!(a_finish_gives_the_code_only_when_no_unit_can_come => a_finish_gives_the_code_only_when_no_unit_can_come_sqlite, a_finish_gives_the_code_only_when_no_unit_can_come_postgres);
