@@ -23,6 +23,11 @@ pub struct Claim {
     pub answered: Option<(i64, Option<String>)>,
 }
 
+/// Of the open units (position, fill), the participant's next.
+pub type Choose = dyn Fn(&[(usize, u64)]) -> Option<usize> + Send + Sync;
+/// A unit's snippets (as planned), its position and its nth response: the order shown.
+pub type ShownOrder = dyn Fn(&[String], usize, u64) -> Vec<String> + Send + Sync;
+
 /// What [`claim_next`] asks of the design's rules.
 pub struct HandOut<'a> {
     pub now: i64,
@@ -33,9 +38,9 @@ pub struct HandOut<'a> {
     /// The units a participant answers at most (N), if the study sets it.
     pub quota: Option<i64>,
     /// Of the open units (position, fill), the participant's next.
-    pub choose: &'a (dyn Fn(&[(usize, u64)]) -> Option<usize> + Send + Sync),
+    pub choose: &'a Choose,
     /// A unit's snippets (as planned) in the order its `nth` response shows them.
-    pub shown: &'a (dyn Fn(&[String], usize, u64) -> Vec<String> + Send + Sync),
+    pub shown: &'a ShownOrder,
 }
 
 /// Why a study's units cannot be planned again.
