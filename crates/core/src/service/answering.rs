@@ -10,17 +10,12 @@ use natstudy_types::{AnswerForm, Ask, DiffLine, QuestionView, Seg, SnippetView, 
 
 use super::{ServiceError, ServiceResult};
 use crate::present::wire::{bounded_rows, wire_rows};
-use crate::store::designs::NewResponse;
+use crate::store::units::NewResponse;
 use crate::store::units::{Answered, Claim, HandOut};
 use crate::store::{self, Db};
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
 
-/// How long a unit is held for a participant before it may go to another (20 minutes, as a
-/// batch's default lease); a page that stays open renews it up to [`MAX_HOLD_MS`] from the
-/// claim.
-pub const HOLD_MS: i64 = 20 * 60 * 1000;
-/// The longest a page left open keeps a unit (from its claim).
-pub const MAX_HOLD_MS: i64 = 2 * 60 * 60 * 1000;
+pub use natstudy_engine::design::units::{HOLD_MS, MAX_HOLD_MS};
 
 /// The participant's unit — the one they hold, or the next for them — or `None` when no unit
 /// is left for them now.

@@ -203,7 +203,7 @@ pub async fn finish(
     // work may come: held by them, free for them now, or held by others (a request that asks
     // to finish early gets no completion code while any of it is there); a designed study's
     // work is its units
-    let (done, may_come) = if super::designs::is_designed(db, study).await? {
+    let (done, may_come) = if crate::store::designs::design(db, study).await?.is_some() {
         let done = crate::store::units::answered(db, study, annotator).await?;
         let quota_met = standing
             .settings
@@ -246,8 +246,8 @@ pub async fn renew_leases(
         study,
         annotator,
         now,
-        super::answering::HOLD_MS,
-        super::answering::MAX_HOLD_MS,
+        natstudy_engine::design::units::HOLD_MS,
+        natstudy_engine::design::units::MAX_HOLD_MS,
     )
     .await?;
     Ok(())

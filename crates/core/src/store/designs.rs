@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use sqlx::Row;
 
 use super::imports::{already, imported_annotator, mark, Outcome};
+pub use super::units::NewResponse;
 use super::{Db, StoreError, StoreResult};
 use crate::db::now_ms;
 use natstudy_vocab::ids::{StudyId, UserId};
@@ -97,16 +98,6 @@ pub async fn add_snippets(
     Ok(Outcome::Imported {
         rows: snippets.len(),
     })
-}
-
-/// One response to store: the participant's code as given, the question, the record (JSON)
-/// and the time on item.
-#[derive(Debug, Clone)]
-pub struct NewResponse {
-    pub participant: String,
-    pub question: String,
-    pub record: String,
-    pub seconds: Option<f64>,
 }
 
 /// Imports responses in their order, all or none; their participants are made as imported

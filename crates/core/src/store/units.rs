@@ -5,9 +5,18 @@
 
 use sqlx::Row;
 
-use super::designs::NewResponse;
 use super::{Db, StoreError, StoreResult};
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
+
+/// One response to store: the participant's code as given, the question, the record (JSON)
+/// and the time on item.
+#[derive(Debug, Clone)]
+pub struct NewResponse {
+    pub participant: String,
+    pub question: String,
+    pub record: String,
+    pub seconds: Option<f64>,
+}
 
 /// One participant's hold on one unit.
 #[derive(Debug, Clone, PartialEq)]

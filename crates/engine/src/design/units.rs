@@ -23,6 +23,13 @@ pub const DEFAULT_PAIRS_PER_SNIPPET: usize = 10;
 /// The most units a study is planned with (a pair or a set is a row of the store).
 pub const MAX_UNITS: usize = 200_000;
 
+/// How long a unit is held for a participant before it may go to another (20 minutes, as a
+/// batch's default lease); a page that stays open renews it up to [`MAX_HOLD_MS`] from the
+/// claim.
+pub const HOLD_MS: i64 = 20 * 60 * 1000;
+/// The longest a page left open keeps a unit (from its claim).
+pub const MAX_HOLD_MS: i64 = 2 * 60 * 60 * 1000;
+
 /// Why no units could be drawn.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnitsError {
