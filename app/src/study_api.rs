@@ -152,11 +152,11 @@ pub async fn create_batch(
         .map_err(internal)
 }
 
-/// A new invite link into a batch (admins).
+/// A new invite link into a batch, or (no batch) into a designed study's survey (admins).
 #[server(endpoint = "studies/invite")]
 pub async fn create_invite(
     study: StudyId,
-    batch: BatchId,
+    batch: Option<BatchId>,
     cap: i64,
 ) -> Result<String, ServerFnError> {
     let actor = require_study(study, Role::ADMINS).await?;

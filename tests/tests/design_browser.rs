@@ -11,7 +11,7 @@ use natstudy_core::service::{designs, invites, Db};
 use natstudy_engine::design::parse_design;
 use natstudy_tests::browser::Browser;
 use natstudy_tests::{fresh_db, Store, TestApp};
-use natstudy_types::StudyId;
+use natstudy_types::{Role, StudyId};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -236,6 +236,14 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
     b.click("#finish").await.expect("finish");
     b.wait_contains("body", "DONE42").await;
     b.close().await;
+    // every unit has its k answers: the link now turns a newcomer away before they consent
+    let late = Browser::start_without_javascript(w, h)
+        .await
+        .expect("browser");
+    late.client.goto(&app.url(&path)).await.expect("invite");
+    late.wait_contains("#invite-invalid", "This study is full")
+        .await;
+    late.close().await;
     // every answer is exported with what was shown and its time
     let out = designs::export_responses(&db, study).await.expect("export");
     let lines: Vec<Value> = out
@@ -345,4 +353,84 @@ async fn sets_by_keyboard_on_a_laptop_sqlite() {
 #[tokio::test]
 async fn snippets_by_mouse_on_a_laptop_sqlite() {
     a_participant_answers(Store::Sqlite, Design::Snippet, Hands::Mouse, LAPTOP).await;
+}
+
+/// The study page of a designed study: its units' progress, and a link into it made there by
+/// an admin, through which a participant joins and answers (counted on the page once
+/// answered).
+async fn the_study_page_makes_a_designed_studys_link(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, _) = designed(&db, Design::Pair).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    app.add_user("ada", "a-long-password", Role::Admin)
+        .await
+        .expect("admin");
+    let b = Browser::start().await.expect("browser");
+    b.open_as(
+        &app.base,
+        &format!("/studies/{study}"),
+        ("ada", "a-long-password", "ada (admin)"),
+    )
+    .await
+    .expect("study page");
+    b.wait_contains(
+        "#units-progress",
+        "0 of 3 units with all their answers (k = 1); 0 answers in all",
+    )
+    .await;
+    let before = b
+        .client
+        .find_all(Locator::Css("#invites .invite-url"))
+        .await
+        .map(|v| v.len())
+        .unwrap_or(0);
+    b.click("#design-invite").await.expect("new link");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let url = loop {
+        let found = b
+            .client
+            .find_all(Locator::Css("#invites .invite-url"))
+            .await
+            .unwrap_or_default();
+        if found.len() > before {
+            break found[0]
+                .prop("value")
+                .await
+                .expect("value")
+                .expect("a link");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new link is listed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(url.contains("/join/"), "{url}");
+    // a participant joins through it and answers one pair without JavaScript
+    let p = Browser::start_without_javascript(390, 844)
+        .await
+        .expect("browser");
+    p.client.goto(&url).await.expect("invite");
+    p.join_consent_and_start_without_javascript()
+        .await
+        .expect("start");
+    wait_for(&p, "#answer-form", "a pair").await;
+    p.click("#q-better-A").await.expect("A");
+    p.click("#submit").await.expect("submit");
+    wait_for(&p, "#answer-form", "the next pair").await;
+    p.close().await;
+    b.wait_contains("#units-progress", "1 answer in all").await;
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn the_study_page_makes_a_designed_studys_link_sqlite() {
+    the_study_page_makes_a_designed_studys_link(Store::Sqlite).await;
+}
+
+#[tokio::test]
+async fn the_study_page_makes_a_designed_studys_link_postgres() {
+    the_study_page_makes_a_designed_studys_link(Store::Postgres).await;
 }

@@ -255,12 +255,12 @@ pub trait StudyBackend: Send + Sync + 'static {
         seed: u64,
         verified_only: bool,
     ) -> Result<String, BackendError>;
-    /// A new invite link path into a batch.
+    /// A new invite link path into a batch, or (none) into a designed study's survey.
     async fn create_invite(
         &self,
         actor: &User,
         study: StudyId,
-        batch: BatchId,
+        batch: Option<BatchId>,
         cap: i64,
     ) -> Result<String, BackendError>;
     async fn release_annotator(

@@ -209,6 +209,18 @@ pub struct Monitor {
     pub pilot_participants: i64,
     #[serde(default)]
     pub pilot_votes: i64,
+    /// A designed study's units and their answers (`None`: a naturalness study).
+    #[serde(default)]
+    pub units: Option<UnitsProgress>,
+}
+
+/// A designed study's units: how many, how many have all k answers, the answers in all
+/// (of counted participants).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitsProgress {
+    pub units: i64,
+    pub complete: i64,
+    pub answered: i64,
 }
 
 /// A study's results as the results page shows them.

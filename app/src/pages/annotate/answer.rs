@@ -27,7 +27,7 @@ pub(super) fn AnswerUnit(
     let time_ref = NodeRef::<html::Input>::new();
     let heading_ref = NodeRef::<html::H1>::new();
     #[cfg(feature = "hydrate")]
-    browser::hooks(unit.claim, form_ref, time_ref, heading_ref);
+    browser::hooks(study, unit.claim, form_ref, time_ref, heading_ref);
     let set_size = unit.snippets.len();
     let snippets = unit
         .snippets
@@ -244,8 +244,10 @@ mod browser {
         js_sys::Date::now()
     }
 
-    /// Installs the page's keys, its timer and the heading's focus for the unit `claim`.
+    /// Installs the page's keys, its timer, the heading's focus and the hold's heartbeat for
+    /// the unit `claim`.
     pub fn hooks(
+        study: natstudy_types::StudyId,
         claim: i64,
         form_ref: NodeRef<html::Form>,
         time_ref: NodeRef<html::Input>,
@@ -332,7 +334,22 @@ mod browser {
                 e.prevent_default();
             }
         });
-        on_cleanup(move || handle.remove());
+        // the unit stays held while the page is open (up to the hold's longest)
+        let beat = set_interval_with_handle(
+            move || {
+                leptos::task::spawn_local(async move {
+                    let _ = crate::annotate_api::heartbeat(study).await;
+                })
+            },
+            std::time::Duration::from_secs(60),
+        )
+        .ok();
+        on_cleanup(move || {
+            handle.remove();
+            if let Some(b) = beat {
+                b.clear();
+            }
+        });
     }
 
     /// The inputs of a group of choices, in order.

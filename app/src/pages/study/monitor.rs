@@ -303,7 +303,24 @@ pub(super) fn MonitorView(
             </table>
             {move || invite.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
             {move || lease.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorBox message=e.to_string() /> })}
-            <InviteList study invites admin close batches=!no_batches />
+            {m.units.clone().map(|u| view! {
+                <h3>"Units"</h3>
+                <p id="units-progress">{format!(
+                    "{} of {} with all their answers (k = {}); {} in all. Its participants join by a link into the study (no batch).",
+                    u.complete,
+                    crate::text::count(u.units, "unit"),
+                    m.k,
+                    crate::text::count(u.answered, "answer"),
+                )}</p>
+                {admin.then(|| view! {
+                    <ActionForm action=invite attr:class="inline" attr:id="design-invite-form">
+                        <input type="hidden" name="study" value=study.get() />
+                        <label>"Places" <input type="number" name="cap" value="10" min="1" size="4" /></label>
+                        <button type="submit" class="secondary" id="design-invite">"New invite link"</button>
+                    </ActionForm>
+                })}
+            })}
+            <InviteList study invites admin close batches=!no_batches || m.units.is_some() />
             <PilotPanel study admin participants=m.pilot_participants ratings=m.pilot_votes actions=pilot />
         </section>
     }

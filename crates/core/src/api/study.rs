@@ -150,12 +150,19 @@ impl natstudy_types::backend::StudyBackend for Core {
         &self,
         actor: &User,
         study: StudyId,
-        batch: BatchId,
+        batch: Option<BatchId>,
         cap: i64,
     ) -> Result<String, BackendError> {
-        service::invites::create(&self.db, study, batch, cap, Some(actor.id))
-            .await
-            .map_err(map)
+        match batch {
+            Some(batch) => {
+                service::invites::create(&self.db, study, batch, cap, Some(actor.id)).await
+            }
+            None => {
+                service::invites::create_for_design(&self.db, study, cap, false, Some(actor.id))
+                    .await
+            }
+        }
+        .map_err(map)
     }
     async fn release_annotator(
         &self,

@@ -99,6 +99,17 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
             lease_minutes: (b.lease_secs + 59) / 60,
         })
         .collect();
+    let units = match store::designs::design(db, study).await? {
+        Some(_) => {
+            let (units, complete, answered) = store::units::progress(db, study, k).await?;
+            Some(natstudy_types::UnitsProgress {
+                units,
+                complete,
+                answered,
+            })
+        }
+        None => None,
+    };
     Ok(Monitor {
         invites,
         k,
@@ -110,6 +121,7 @@ pub async fn monitor(db: &Db, study: StudyId) -> ServiceResult<Monitor> {
         settings: super::studies::settings_form(&settings),
         pilot_participants,
         pilot_votes,
+        units,
     })
 }
 

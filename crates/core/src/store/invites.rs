@@ -196,14 +196,38 @@ pub struct InviteInfo {
 }
 
 /// The SQL of whether an invite (`i`) can give a new participant work: a review invite always;
-/// a survey invite while its batch has an item without k ratings (the queue's index).
+/// a survey invite while its batch has an item without k ratings (the queue's index); a
+/// designed study's invite (no batch) while a unit has fewer than k answers of counted
+/// participants ([`units_full`]).
 macro_rules! invite_full {
     () => {
-        "(i.batch_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM batch_items bi \
-          WHERE bi.batch_id = i.batch_id AND bi.rated_full = 0))"
+        concat!(
+            "((i.batch_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM batch_items bi \
+              WHERE bi.batch_id = i.batch_id AND bi.rated_full = 0)) \
+             OR (i.batch_id IS NULL AND i.purpose = 'survey' AND ",
+            $crate::store::invites::units_full!("i.study_id"),
+            "))"
+        )
+    };
+}
+
+/// The SQL of whether every unit of a designed study (`$study`: its id's expression) has k
+/// answers of counted participants (true too when it has no units).
+macro_rules! units_full {
+    ($study:literal) => {
+        concat!(
+            "NOT EXISTS (SELECT 1 FROM design_units u WHERE u.study_id = ",
+            $study,
+            " AND (SELECT COUNT(*) FROM unit_claims f JOIN annotators fa ON fa.id = f.annotator_id \
+               WHERE f.unit_id = u.id AND fa.counted = 1 AND f.answered_at IS NOT NULL) \
+             < (SELECT s2.ratings_per_item FROM studies s2 WHERE s2.id = ",
+            $study,
+            "))"
+        )
     };
 }
 pub(crate) use invite_full;
+pub(crate) use units_full;
 
 /// Whether a batch still has an item without k ratings (one index probe).
 pub async fn batch_has_room(db: &Db, batch: BatchId) -> StoreResult<bool> {
@@ -214,6 +238,19 @@ pub async fn batch_has_room(db: &Db, batch: BatchId) -> StoreResult<bool> {
             .await?
             .is_some(),
     )
+}
+
+/// Whether every unit of a designed study has its k answers ([`units_full`]).
+pub async fn designed_full(db: &Db, study: StudyId) -> StoreResult<bool> {
+    let full: i64 = sqlx::query_scalar(concat!(
+        "SELECT CASE WHEN ",
+        units_full!("$1"),
+        " THEN 1 ELSE 0 END"
+    ))
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(full != 0)
 }
 
 /// Whether the participant has finished the study.
@@ -403,6 +440,8 @@ pub async fn join_via(
         if !batch_has_room(db, batch).await? {
             return Err(StoreError::Forbidden(STUDY_FULL.into()));
         }
+    } else if !invite.review && designed_full(db, study).await? {
+        return Err(StoreError::Forbidden(STUDY_FULL.into()));
     }
     let join = Join {
         study,

@@ -428,3 +428,20 @@ pub async fn participant_code(db: &Db, annotator: AnnotatorId) -> StoreResult<St
         .await?
         .ok_or_else(|| StoreError::NotFound(format!("participant {annotator}")))
 }
+
+/// A designed study's units, those with k answers of counted participants, and those answers.
+pub async fn progress(db: &Db, study: StudyId, k: i64) -> StoreResult<(i64, i64, i64)> {
+    let rows: Vec<i64> = sqlx::query_scalar(
+        "SELECT (SELECT COUNT(*) FROM unit_claims f JOIN annotators fa ON fa.id = f.annotator_id \
+           WHERE f.unit_id = u.id AND fa.counted = 1 AND f.answered_at IS NOT NULL) \
+         FROM design_units u WHERE u.study_id = $1",
+    )
+    .bind(study)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok((
+        rows.len() as i64,
+        rows.iter().filter(|&&n| n >= k).count() as i64,
+        rows.iter().sum(),
+    ))
+}
