@@ -373,3 +373,101 @@ async fn a_finish_gives_the_code_only_when_no_unit_can_come(store: Store) {
 }
 
 on_both_stores!(a_finish_gives_the_code_only_when_no_unit_can_come => a_finish_gives_the_code_only_when_no_unit_can_come_sqlite, a_finish_gives_the_code_only_when_no_unit_can_come_postgres);
+
+/// Attention units of a pairwise study: read by line (a bad file refused with nothing
+/// written), handed to every participant once after their second pair, outside k and outside
+/// the export; a miss is told once, and at the study's limit the survey ends with the
+/// screen-out.
+async fn attention_units_check_every_participant(store: Store) {
+    let (db, _guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = designed_study(&db, PAIRWISE, 5, 1, 2).await;
+    let units = |db: Db| async move {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM design_units WHERE attention IS NOT NULL")
+                .fetch_one(&db.pool)
+                .await
+                .expect("count");
+        n
+    };
+    let bad = "{\"question\": \"better\", \"pair\": [\"S1\", \"S2\"], \"answer\": \"S1\"}\n\
+               {\"participant\": \"P1\", \"question\": \"better\", \"pair\": [\"S3\", \"S3\"], \"answer\": \"S3\"}\n";
+    let e = designs::import_attention_text(&db, study, "attention.jsonl", bad)
+        .await
+        .expect_err("refused");
+    assert!(e.to_string().contains("attention.jsonl:2:"), "{e}");
+    assert_eq!(units(db.clone()).await, 0, "nothing written");
+    let good = "{\"question\": \"better\", \"pair\": [\"S5\", \"S4\"], \"answer\": \"S5\"}\n";
+    designs::import_attention_text(&db, study, "attention.jsonl", good)
+        .await
+        .expect("attention");
+    assert_eq!(units(db.clone()).await, 1);
+    sqlx::query("UPDATE studies SET gold_failures = 1 WHERE id = $1")
+        .bind(study)
+        .execute(&mut *db.write().await.expect("write"))
+        .await
+        .expect("limit");
+    let d = designs::of(&db, study).await.expect("design");
+    let cache = service::annotate::SurveyCache::default();
+    for (p, &a) in pool.iter().enumerate() {
+        let screener = vec![
+            ("years".to_owned(), "1-3".to_owned()),
+            ("role".to_owned(), "developer".to_owned()),
+        ];
+        service::participation::consent(&db, study, a, screener)
+            .await
+            .expect("consent");
+        service::participation::guideline_seen(&db, study, a)
+            .await
+            .expect("guideline");
+        let now = now_ms() - 60_000;
+        let mut handed = Vec::new();
+        for n in 0..3 {
+            let c = answering::claim_unit(&db, study, a, &d, 1, None, now)
+                .await
+                .expect("claim")
+                .expect("a unit");
+            handed.push(c.clone());
+            // the first participant misses the check (B is S4), the second gets it right
+            let pick = if n == 2 && p == 0 { "B" } else { "A" };
+            answering::submit(
+                &db,
+                study,
+                a,
+                form(c.id, &format!("t{}", c.id), &[("better", pick)]),
+            )
+            .await
+            .expect("answer");
+        }
+        assert!(handed[0].attention.is_none() && handed[1].attention.is_none());
+        assert!(
+            handed[2].attention.is_some(),
+            "the check comes after two pairs"
+        );
+        assert_eq!(handed[2].shown, ["S5", "S4"], "shown as given");
+        let state = service::annotate::annotate_state(&db, &cache, study, a, None, None)
+            .await
+            .expect("state");
+        let outcome: Option<String> =
+            sqlx::query_scalar("SELECT outcome FROM annotators WHERE id = $1")
+                .bind(a)
+                .fetch_one(&db.pool)
+                .await
+                .expect("outcome");
+        if p == 0 {
+            assert_eq!(outcome.as_deref(), Some("screened_out"), "{state:?}");
+        } else {
+            assert_eq!(outcome, None, "{state:?}");
+            assert!(matches!(
+                state.step,
+                natstudy_types::AnnotateStep::Answer(_)
+            ));
+        }
+    }
+    // the export holds the pairs' answers, not the checks' (the screened-out participant's
+    // left out as an excluded participant's are)
+    let out = designs::export_responses(&db, study).await.expect("export");
+    assert!(!out.contains("[\"S5\",\"S4\"]"), "{out}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
+
+on_both_stores!(attention_units_check_every_participant => attention_units_check_every_participant_sqlite, attention_units_check_every_participant_postgres);

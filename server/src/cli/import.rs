@@ -50,6 +50,17 @@ pub enum ImportCommand {
         /// The JSON lines file
         file: PathBuf,
     },
+    /// Attention units of a study made from a design (attention.jsonl: the responses format
+    /// without participant and seconds, a line per question checked: question, item/pair/set,
+    /// the agreed answer or best and worst); every participant is shown each, outside k, and
+    /// its misses count toward the study's attention limit. Replaces the study's attention units
+    Attention {
+        /// The study, by its name (`natstudy study list` lists them)
+        #[arg(long)]
+        study: String,
+        /// The JSON lines file
+        file: PathBuf,
+    },
     /// Responses to a study made from a design (responses.jsonl, the format `export --what
     /// responses` writes: participant, question, item/pair/set, answer or best and worst,
     /// seconds); participants are made as imported participants
@@ -134,6 +145,13 @@ pub async fn run(g: &Global, cmd: ImportCommand) -> Result<()> {
             (
                 study,
                 natstudy_core::service::designs::import_snippets(&db, id, file).await?,
+            )
+        }
+        ImportCommand::Attention { study, file } => {
+            let id = natstudy_core::service::studies::id_by_name(&db, study).await?;
+            (
+                study,
+                natstudy_core::service::designs::import_attention(&db, id, file).await?,
             )
         }
         ImportCommand::Responses { study, file } => {

@@ -241,13 +241,17 @@ async fn state_of(
     if let (Some(allowed), false, true) =
         (settings.crowd.gold_failures, me.finished, me.guideline_seen)
     {
-        let failed = store::survey::gold_votes(db, annotator)
-            .await?
-            .into_iter()
-            .filter(|&(cr, cc, unnatural)| {
-                natstudy_engine::analysis::judges_unnatural(cr, cc) != unnatural
-            })
-            .count() as i64;
+        let failed = if designed.is_some() {
+            store::units::attention_misses(db, annotator).await?
+        } else {
+            store::survey::gold_votes(db, annotator)
+                .await?
+                .into_iter()
+                .filter(|&(cr, cc, unnatural)| {
+                    natstudy_engine::analysis::judges_unnatural(cr, cc) != unnatural
+                })
+                .count() as i64
+        };
         if failed >= allowed {
             // the survey ends, and the participant leaves the analysis
             let reason = format!("attention: {failed} check items answered against the expected answer (a survey ends at {allowed})");
@@ -263,7 +267,14 @@ async fn state_of(
             me.outcome = Some(store::Outcome::ScreenedOut);
         } else if failed > 0 && !me.attention_warned {
             store::survey::attention_warned(db, study, annotator).await?;
-            notice = Some(ATTENTION_NOTICE.to_owned());
+            notice = Some(
+                if designed.is_some() {
+                    DESIGNED_ATTENTION_NOTICE
+                } else {
+                    ATTENTION_NOTICE
+                }
+                .to_owned(),
+            );
         }
     }
     let required = settings.crowd.items_per_participant;
@@ -475,6 +486,11 @@ async fn designed_step(
 
 /// What a participant is told, once, after an attention item answered against its expected
 /// answer.
+/// The same, told in a designed study.
+pub const DESIGNED_ATTENTION_NOTICE: &str = "One of the units you answered was a check whose \
+    answer is agreed, and your answer differed from it. Please read each unit carefully: after \
+    further such answers the survey ends.";
+
 pub const ATTENTION_NOTICE: &str = "One of the pairs you rated was a check item whose answer is \
     agreed, and your answer differed from it. Please read each pair carefully: after further \
     such answers the survey ends.";

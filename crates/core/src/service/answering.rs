@@ -5,6 +5,7 @@
 //! shown and the time on the unit.
 
 use natstudy_engine::design::kinds::form;
+use natstudy_engine::design::{attention, Answer};
 use natstudy_engine::design::{units, Design, Kind, Response, Snippet};
 use natstudy_types::{AnswerForm, Ask, DiffLine, QuestionView, Seg, SnippetView, UnitView};
 
@@ -29,7 +30,7 @@ pub async fn claim_unit(
     now: i64,
 ) -> ServiceResult<Option<Claim>> {
     let seed = super::designs::study_seed(study);
-    let count = usize::try_from(store::units::count(db, study).await?).unwrap_or(0);
+    let count = usize::try_from(store::units::planned(db, study).await?).unwrap_or(0);
     // the participant's own order: a seeded shuffle, or their row of the Latin square
     let row = match design.item_order {
         natstudy_engine::design::ItemOrder::Random => annotator.get() as u64,
@@ -52,6 +53,7 @@ pub async fn claim_unit(
         hold_ms: HOLD_MS,
         quota,
         choose: &choose,
+        attention_due: &attention::attention_due,
         shown: &shown,
     };
     Ok(store::units::claim_next(db, study, annotator, &rules).await?)
@@ -188,9 +190,17 @@ pub async fn submit(
         .ok_or_else(|| ServiceError::Forbidden("not a unit handed to you".into()))?;
     if claim.answered.is_some() {
         // the same submit again is the same answer; another is refused (the store says which)
-        return Ok(
-            store::units::answer(db, study, annotator, claim.id, &answer.token, &[], 0).await?,
-        );
+        return Ok(store::units::answer(
+            db,
+            study,
+            annotator,
+            claim.id,
+            &answer.token,
+            &[],
+            0,
+            false,
+        )
+        .await?);
     }
     let snippets = super::designs::stored_snippets(db, study).await?;
     let code = store::units::participant_code(db, annotator).await?;
@@ -211,11 +221,25 @@ pub async fn submit(
         .shown
         .first()
         .and_then(|id| snippets.iter().find(|s| &s.id == id));
+    // an attention unit: its expected answers, which the given ones are checked against
+    let expect: std::collections::BTreeMap<String, Answer> = match &claim.attention {
+        Some(json) => serde_json::from_str(json).map_err(|e| {
+            ServiceError::Invalid(format!("a stored attention unit is unreadable: {e}"))
+        })?,
+        None => Default::default(),
+    };
+    let mut missed = false;
     let mut rows = Vec::with_capacity(design.questions.len());
     for q in &design.questions {
         let options = first.and_then(|s| s.options.get(&q.id)).map(Vec::as_slice);
         let given =
             form::form_answer(q, field, &claim.shown, options).map_err(ServiceError::Invalid)?;
+        if expect
+            .get(&q.id)
+            .is_some_and(|e| !attention::agrees(e, &given))
+        {
+            missed = true;
+        }
         let shown = form::shown_as(&q.kind, &claim.shown).map_err(ServiceError::Invalid)?;
         let response = Response {
             participant: code.clone(),
@@ -231,5 +255,15 @@ pub async fn submit(
             seconds: Some(seconds),
         });
     }
-    Ok(store::units::answer(db, study, annotator, claim.id, &answer.token, &rows, now).await?)
+    Ok(store::units::answer(
+        db,
+        study,
+        annotator,
+        claim.id,
+        &answer.token,
+        &rows,
+        now,
+        missed,
+    )
+    .await?)
 }

@@ -154,6 +154,35 @@ pub async fn import_snippets(
     import_snippets_text(db, study, None, &name(path), &read(path)?).await
 }
 
+/// Imports `attention.jsonl` (a file's name and text) into a designed study whose snippets
+/// are imported: its attention units, replacing those it had (refused once a participant was
+/// shown one).
+pub async fn import_attention_text(
+    db: &Db,
+    study: StudyId,
+    file: &str,
+    text: &str,
+) -> ServiceResult<Outcome> {
+    let d = designed(db, study).await?;
+    let snippets = stored_snippets(db, study).await?;
+    let units = design::attention::parse_attention(file, text, &d, &snippets)?;
+    let rows: Vec<(Vec<String>, String)> = units
+        .iter()
+        .map(|u| Ok((u.members.clone(), serde_json::to_string(&u.expect)?)))
+        .collect::<Result<_, serde_json::Error>>()
+        .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+    store::units::replace_attention(db, study, &rows).await?;
+    Ok(Outcome::Imported { rows: rows.len() })
+}
+
+pub async fn import_attention(
+    db: &Db,
+    study: StudyId,
+    path: &std::path::Path,
+) -> ServiceResult<Outcome> {
+    import_attention_text(db, study, &name(path), &read(path)?).await
+}
+
 /// Imports `responses.jsonl` into a designed study whose snippets are imported.
 pub async fn import_responses_text(
     db: &Db,

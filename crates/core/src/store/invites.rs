@@ -218,7 +218,7 @@ macro_rules! units_full {
         concat!(
             "NOT EXISTS (SELECT 1 FROM design_units u WHERE u.study_id = ",
             $study,
-            " AND (SELECT COUNT(*) FROM unit_claims f JOIN annotators fa ON fa.id = f.annotator_id \
+            " AND u.attention IS NULL AND (SELECT COUNT(*) FROM unit_claims f JOIN annotators fa ON fa.id = f.annotator_id \
                WHERE f.unit_id = u.id AND fa.counted = 1 AND f.answered_at IS NOT NULL) \
              < (SELECT s2.ratings_per_item FROM studies s2 WHERE s2.id = ",
             $study,

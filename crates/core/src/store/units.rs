@@ -30,6 +30,8 @@ pub struct Claim {
     pub claimed_at: i64,
     /// When it was answered (ms), with the submit token of that answer.
     pub answered: Option<(i64, Option<String>)>,
+    /// An attention unit's expected answers (JSON: question → answer).
+    pub attention: Option<String>,
 }
 
 /// Of the open units (position, fill), the participant's next.
@@ -48,6 +50,8 @@ pub struct HandOut<'a> {
     pub quota: Option<i64>,
     /// Of the open units (position, fill), the participant's next.
     pub choose: &'a Choose,
+    /// Whether an attention unit is due, after (regular, attention) units answered.
+    pub attention_due: &'a (dyn Fn(u64, u64) -> bool + Send + Sync),
     /// A unit's snippets (as planned) in the order its `nth` response shows them.
     pub shown: &'a ShownOrder,
 }
@@ -72,7 +76,7 @@ pub(crate) async fn replace_in(
     if claimed.is_some() {
         return Err(StoreError::Invalid(UNITS_FIXED.into()));
     }
-    sqlx::query("DELETE FROM design_units WHERE study_id = $1")
+    sqlx::query("DELETE FROM design_units WHERE study_id = $1 AND attention IS NULL")
         .bind(study)
         .execute(&mut *tx)
         .await?;
@@ -105,7 +109,7 @@ fn list(json: &str) -> StoreResult<Vec<String>> {
 }
 
 const CLAIM_COLUMNS: &str =
-    "c.id, u.position, c.shown, c.claimed_at, c.answered_at, c.token, c.held_until, u.id";
+    "c.id, u.position, c.shown, c.claimed_at, c.answered_at, c.token, c.held_until, u.id, u.attention";
 
 fn claim_of(r: &sqlx::any::AnyRow) -> StoreResult<Claim> {
     let answered: Option<i64> = r.try_get(4)?;
@@ -115,6 +119,7 @@ fn claim_of(r: &sqlx::any::AnyRow) -> StoreResult<Claim> {
         shown: list(&r.try_get::<String, _>(2)?)?,
         claimed_at: r.try_get(3)?,
         answered: answered.map(|at| (at, r.try_get(5).ok().flatten())),
+        attention: r.try_get(8)?,
     })
 }
 
@@ -145,9 +150,9 @@ pub async fn claim_next(
     if let Some(r) = held {
         let claim = claim_of(&r)?;
         let live = r.try_get::<i64, _>(6)? > now;
-        let fill: i64 = r.try_get(8)?;
+        let fill: i64 = r.try_get(9)?;
         // a lapsed hold no longer counts in its unit's fill: is there room for it again?
-        if live || fill < rules.k {
+        if live || fill < rules.k || claim.attention.is_some() {
             sqlx::query("UPDATE unit_claims SET held_until = $2 WHERE id = $1")
                 .bind(claim.id)
                 .bind(now + rules.hold_ms)
@@ -161,23 +166,47 @@ pub async fn claim_next(
             .execute(&mut *tx)
             .await?;
     }
-    if let Some(n) = rules.quota {
-        let answered: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM unit_claims c JOIN design_units u ON u.id = c.unit_id \
-             WHERE u.study_id = $1 AND c.annotator_id = $2 AND c.answered_at IS NOT NULL",
-        )
-        .bind(study)
-        .bind(annotator)
-        .fetch_one(&mut *tx)
-        .await?;
-        if answered >= n {
+    // the units answered: (regular, attention)
+    let done = sqlx::query(
+        "SELECT COALESCE(SUM(CASE WHEN u.attention IS NULL THEN 1 ELSE 0 END), 0), \
+                COALESCE(SUM(CASE WHEN u.attention IS NULL THEN 0 ELSE 1 END), 0) \
+         FROM unit_claims c JOIN design_units u ON u.id = c.unit_id \
+         WHERE u.study_id = $1 AND c.annotator_id = $2 AND c.answered_at IS NOT NULL",
+    )
+    .bind(study)
+    .bind(annotator)
+    .fetch_one(&mut *tx)
+    .await?;
+    let (regular, attention): (i64, i64) = (done.try_get(0)?, done.try_get(1)?);
+    if rules.quota.is_some_and(|n| regular >= n) {
+        tx.commit().await?;
+        return Ok(None);
+    }
+    // an attention unit they have not had, when one is due (or when nothing else is left)
+    let check = sqlx::query(
+        "SELECT u.id, u.position, u.members FROM design_units u \
+         WHERE u.study_id = $1 AND u.attention IS NOT NULL AND NOT EXISTS \
+         (SELECT 1 FROM unit_claims m WHERE m.unit_id = u.id AND m.annotator_id = $2) \
+         ORDER BY u.position LIMIT 1",
+    )
+    .bind(study)
+    .bind(annotator)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (regular, attention) = (
+        u64::try_from(regular).unwrap_or(0),
+        u64::try_from(attention).unwrap_or(0),
+    );
+    if let Some(r) = &check {
+        if (rules.attention_due)(regular, attention) {
+            let claim = insert_claim(&mut tx, annotator, r, now + rules.hold_ms, now).await?;
             tx.commit().await?;
-            return Ok(None);
+            return Ok(Some(claim));
         }
     }
     let rows = sqlx::query(&format!(
         "SELECT u.position, u.id, u.members, {FILL} FROM design_units u \
-         WHERE u.study_id = $1 AND NOT EXISTS \
+         WHERE u.study_id = $1 AND u.attention IS NULL AND NOT EXISTS \
          (SELECT 1 FROM unit_claims m WHERE m.unit_id = u.id AND m.annotator_id = $3)"
     ))
     .bind(study)
@@ -194,8 +223,15 @@ pub async fn claim_next(
         }
     }
     let Some(position) = (rules.choose)(&open) else {
+        // nothing else is left: the attention units they have not had, after some work
+        let claim = match &check {
+            Some(r) if regular > 0 => {
+                Some(insert_claim(&mut tx, annotator, r, now + rules.hold_ms, now).await?)
+            }
+            _ => None,
+        };
         tx.commit().await?;
-        return Ok(None);
+        return Ok(claim);
     };
     let Some(r) = rows
         .iter()
@@ -228,7 +264,109 @@ pub async fn claim_next(
         shown,
         claimed_at: now,
         answered: None,
+        attention: None,
     }))
+}
+
+/// Hands the attention unit of `r` (id, position, members) to the participant, shown as given.
+async fn insert_claim(
+    tx: &mut sqlx::AnyConnection,
+    annotator: AnnotatorId,
+    r: &sqlx::any::AnyRow,
+    held_until: i64,
+    now: i64,
+) -> StoreResult<Claim> {
+    let (unit, position, members): (i64, i64, String) =
+        (r.try_get(0)?, r.try_get(1)?, r.try_get(2)?);
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO unit_claims (unit_id, annotator_id, nth, shown, claimed_at, held_until) \
+         VALUES ($1, $2, 0, $3, $4, $5) RETURNING id",
+    )
+    .bind(unit)
+    .bind(annotator)
+    .bind(&members)
+    .bind(now)
+    .bind(held_until)
+    .fetch_one(&mut *tx)
+    .await?;
+    let attention: Option<String> =
+        sqlx::query_scalar("SELECT attention FROM design_units WHERE id = $1")
+            .bind(unit)
+            .fetch_one(&mut *tx)
+            .await?;
+    Ok(Claim {
+        id,
+        position: usize::try_from(position).unwrap_or(0),
+        shown: list(&members)?,
+        claimed_at: now,
+        answered: None,
+        attention,
+    })
+}
+
+/// The units of a designed study (`json`: an attention unit's snippets and its expected
+/// answers) replacing its attention units; refused once a participant was handed one.
+pub async fn replace_attention(
+    db: &Db,
+    study: StudyId,
+    units: &[(Vec<String>, String)],
+) -> StoreResult<()> {
+    let mut tx = db.begin_write(study).await?;
+    let handed = sqlx::query(
+        "SELECT 1 FROM unit_claims c JOIN design_units u ON u.id = c.unit_id \
+         WHERE u.study_id = $1 AND u.attention IS NOT NULL LIMIT 1",
+    )
+    .bind(study)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if handed.is_some() {
+        return Err(StoreError::Invalid(
+            "participants have been shown this study's attention units: they are fixed".into(),
+        ));
+    }
+    sqlx::query("DELETE FROM design_units WHERE study_id = $1 AND attention IS NOT NULL")
+        .bind(study)
+        .execute(&mut *tx)
+        .await?;
+    for (i, (members, expect)) in units.iter().enumerate() {
+        let json =
+            serde_json::to_string(members).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO design_units (study_id, position, members, attention) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(study)
+        .bind(ATTENTION_POSITIONS + i as i64)
+        .bind(json)
+        .bind(expect)
+        .execute(&mut *tx)
+        .await?;
+    }
+    super::studies::data_changed(&mut tx, study).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Where a study's attention units are numbered from (past any plan's units).
+const ATTENTION_POSITIONS: i64 = 1_000_000;
+
+/// The participant's attention units answered against their expected answers.
+pub async fn attention_misses(db: &Db, annotator: AnnotatorId) -> StoreResult<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COUNT(*) FROM unit_claims WHERE annotator_id = $1 AND missed = 1",
+    )
+    .bind(annotator)
+    .fetch_one(&db.pool)
+    .await?)
+}
+
+/// The number of the study's regular units (its plan's, attention units aside).
+pub async fn planned(db: &Db, study: StudyId) -> StoreResult<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COUNT(*) FROM design_units WHERE study_id = $1 AND attention IS NULL",
+    )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await?)
 }
 
 /// A claim of the participant in the study, answered or not.
@@ -271,6 +409,7 @@ pub async fn answer(
     token: &str,
     responses: &[NewResponse],
     now: i64,
+    missed: bool,
 ) -> StoreResult<Answered> {
     let mut tx = db.begin_write(study).await?;
     let r = sqlx::query(
@@ -308,10 +447,11 @@ pub async fn answer(
         .execute(&mut *tx)
         .await?;
     }
-    sqlx::query("UPDATE unit_claims SET answered_at = $2, token = $3 WHERE id = $1")
+    sqlx::query("UPDATE unit_claims SET answered_at = $2, token = $3, missed = $4 WHERE id = $1")
         .bind(claim)
         .bind(now)
         .bind(token)
+        .bind(i64::from(missed))
         .execute(&mut *tx)
         .await?;
     sqlx::query("UPDATE annotators SET last_active = $2 WHERE id = $1")
@@ -354,7 +494,7 @@ pub async fn work_may_come(
              WHERE f.unit_id = u.id AND fa.counted = 1 AND f.answered_at IS NULL AND f.held_until > $3) AS held, \
            (SELECT MIN(f.held_until) FROM unit_claims f \
              WHERE f.unit_id = u.id AND f.answered_at IS NULL AND f.held_until > $3) AS until \
-         FROM design_units u WHERE u.study_id = $1 AND NOT EXISTS \
+         FROM design_units u WHERE u.study_id = $1 AND u.attention IS NULL AND NOT EXISTS \
            (SELECT 1 FROM unit_claims m WHERE m.unit_id = u.id AND m.annotator_id = $2 \
             AND m.answered_at IS NOT NULL)",
     )
@@ -434,7 +574,7 @@ pub async fn progress(db: &Db, study: StudyId, k: i64) -> StoreResult<(i64, i64,
     let rows: Vec<i64> = sqlx::query_scalar(
         "SELECT (SELECT COUNT(*) FROM unit_claims f JOIN annotators fa ON fa.id = f.annotator_id \
            WHERE f.unit_id = u.id AND fa.counted = 1 AND f.answered_at IS NOT NULL) \
-         FROM design_units u WHERE u.study_id = $1",
+         FROM design_units u WHERE u.study_id = $1 AND u.attention IS NULL",
     )
     .bind(study)
     .fetch_all(&db.pool)

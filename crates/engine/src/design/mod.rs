@@ -6,6 +6,7 @@
 //! A kind is the unit of this code: `kinds/<kind>.rs` holds its settings and their checks,
 //! what an answer to it is, and its analysis.
 
+pub mod attention;
 pub mod context;
 pub mod kinds;
 pub mod record;
