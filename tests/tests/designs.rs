@@ -161,6 +161,50 @@ async fn a_study_of_each_design_from_the_command_line(store: Store) {
             &study,
             &path("snippets.jsonl"),
         ]);
+        // a link into it (a designed study's needs no batch), and an attention unit made of
+        // the first line of its responses, without its participant and time; the same line
+        // with its participant is refused by line
+        let link = ok(&["invite", "create", "--study", &study, "--cap", "3"]);
+        assert!(link.trim().starts_with("/join/"), "{link}");
+        let given_first = std::fs::read_to_string(dir.join("responses.jsonl"))
+            .expect("responses")
+            .lines()
+            .next()
+            .expect("a line")
+            .to_owned();
+        let mut check: Value = serde_json::from_str(&given_first).expect("json");
+        let attention_bad = work.path().join(format!("{name}-attention-bad.jsonl"));
+        std::fs::write(&attention_bad, format!("{check}\n")).expect("write");
+        let (ok_bad, _, err) = natstudy(
+            &url,
+            &[
+                "import",
+                "attention",
+                "--study",
+                &study,
+                &attention_bad.display().to_string(),
+            ],
+        );
+        assert!(!ok_bad, "a participant in an attention line is refused");
+        assert!(
+            err.contains(&format!(
+                "{name}-attention-bad.jsonl:1: field `participant`"
+            )),
+            "{err}"
+        );
+        if let Some(o) = check.as_object_mut() {
+            o.remove("participant");
+            o.remove("seconds");
+        }
+        let attention = work.path().join(format!("{name}-attention.jsonl"));
+        std::fs::write(&attention, format!("{check}\n")).expect("write");
+        ok(&[
+            "import",
+            "attention",
+            "--study",
+            &study,
+            &attention.display().to_string(),
+        ]);
         // a responses file with one bad line at its end: refused by line, nothing written
         let given = std::fs::read_to_string(dir.join("responses.jsonl")).expect("responses");
         let bad = work.path().join(format!("{name}-bad.jsonl"));
