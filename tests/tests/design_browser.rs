@@ -23,7 +23,8 @@ enum Hands {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Design {
-    /// A snippet a unit: a 5-point scale, a choice and a comprehension question.
+    /// A snippet a unit: a 5-point scale, a choice, a comprehension question, a multiple
+    /// choice, a text and a number.
     Snippet,
     Pair,
     Set,
@@ -45,6 +46,22 @@ options = ["Google", "Sun", "Other"]
 id = "output"
 kind = "answer"
 prompt = "What does it print?"
+[[question]]
+id = "smells"
+kind = "multi"
+prompt = "Which smells do you see?"
+options = ["long", "deep", "none"]
+[[question]]
+id = "why"
+kind = "text"
+prompt = "Why is it easy or hard?"
+max_chars = 200
+[[question]]
+id = "minutes"
+kind = "number"
+prompt = "Minutes to change it?"
+min = 0
+max = 60
 "#;
 
 const PAIR: &str = r#"title = "Which reads better"
@@ -137,6 +154,17 @@ async fn choose(b: &Browser, hands: Hands, id: &str, key: &str) {
     }
 }
 
+/// Types `keys` into the field `id` (focused by the keys, as Tab would).
+async fn type_into(b: &Browser, id: &str, keys: &str) {
+    b.client
+        .find(Locator::Css(&format!("#{id}")))
+        .await
+        .expect("field")
+        .send_keys(keys)
+        .await
+        .expect("keys");
+}
+
 async fn submit(b: &Browser, hands: Hands) {
     match hands {
         Hands::Keyboard => b.press("\u{E007}").await.expect("enter"),
@@ -196,6 +224,21 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
             assert!(serious.is_empty(), "{serious:?}");
             assert!(b.sideways().await.expect("width") <= 0.5, "fits the screen");
         }
+        // a new unit's form is empty: nothing given for the last one is carried into it
+        let carried = b
+            .client
+            .execute(
+                "return document.querySelectorAll('#answer-form input:checked').length + \
+                 Array.from(document.querySelectorAll('#answer-form textarea, #answer-form input[type=number]')) \
+                   .filter(e => e.value !== '').length",
+                vec![],
+            )
+            .await
+            .ok()
+            .and_then(|v| v.as_i64());
+        if hands != Hands::NoJavaScript {
+            assert_eq!(carried, Some(0), "unit {n} starts empty");
+        }
         // what the page shows, in order: each snippet's first code line
         let mut order = Vec::new();
         for label in ["A", "B", "C"].iter().take(count) {
@@ -208,6 +251,15 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
                 choose(&b, hands, "q-style-2", "2").await;
                 // the comprehension question offers the snippet's own options: the first
                 choose(&b, hands, "q-output-1", "1").await;
+                // boxes ticked (the keyboard: Space on each, reached by Tab) and fields typed in
+                for id in ["q-smells-1", "q-smells-3"] {
+                    match hands {
+                        Hands::Keyboard => type_into(&b, id, " ").await,
+                        _ => b.click(&format!("#{id}")).await.expect("tick"),
+                    }
+                }
+                type_into(&b, "q-why-text", "short names").await;
+                type_into(&b, "q-minutes-number", "12.5").await;
             }
             Design::Pair => choose(&b, hands, "q-better-B", "b").await,
             Design::Set => {
@@ -251,7 +303,7 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect();
     let per_unit = match design {
-        Design::Snippet => 3,
+        Design::Snippet => 6,
         _ => 1,
     };
     assert_eq!(lines.len(), units * per_unit, "{out}");
@@ -284,6 +336,15 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
             let mut sorted = outputs.clone();
             sorted.sort();
             assert_eq!(sorted, ["0 1", "2", "3"], "each snippet's first option");
+            for l in lines.iter().filter(|l| l["question"] == "smells") {
+                assert_eq!(l["answer"], serde_json::json!(["long", "none"]), "{l}");
+            }
+            for l in lines.iter().filter(|l| l["question"] == "why") {
+                assert_eq!(l["answer"], "short names", "{l}");
+            }
+            for l in lines.iter().filter(|l| l["question"] == "minutes") {
+                assert_eq!(l["answer"], 12.5, "{l}");
+            }
         }
         Design::Pair => {
             for (l, shown) in lines.iter().zip(&shown_orders) {

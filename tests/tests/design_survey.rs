@@ -125,6 +125,19 @@ async fn designed_units_are_handed_out_k_each(store: Store) {
         }
     }
     assert!(firsts.len() > 1, "participants start on units of their own");
+    // the units are fixed once handed out: more snippets are refused, nothing written
+    let more = "{\"id\": \"S6\", \"code\": \"int g() { return 6; }\", \"language\": \"java\"}\n";
+    let e = designs::import_snippets_text(&db, study, None, "more.jsonl", more)
+        .await
+        .expect_err("fixed");
+    assert!(e.to_string().contains("snippets are fixed"), "{e}");
+    assert_eq!(
+        designs::stored_snippets(&db, study)
+            .await
+            .expect("snippets")
+            .len(),
+        5
+    );
     // every pair answered exactly k = 2 times, A first once each way (counterbalanced and
     // recorded in the export as shown)
     let out = designs::export_responses(&db, study).await.expect("export");

@@ -340,7 +340,17 @@ fn Survey(
             view! { <Rate study item=*item vote set_show_guideline /> }.into_any()
         }
         AnnotateStep::Answer(unit) => {
-            view! { <answer::AnswerUnit study unit=*unit answer /> }.into_any()
+            // a new unit is a new form (keyed by its claim): what was typed, ticked or chosen
+            // for the last unit is never carried into the next; the same unit again (an answer
+            // refused) keeps what was given
+            let claim = unit.claim;
+            let unit = *unit;
+            view! {
+                <For each=move || [claim] key=|c| *c let:_claim>
+                    <answer::AnswerUnit study unit=unit.clone() answer />
+                </For>
+            }
+            .into_any()
         }
         AnnotateStep::Review {
             rated,
