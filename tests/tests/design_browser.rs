@@ -248,6 +248,29 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
         match design {
             Design::Snippet => {
                 choose(&b, hands, "q-readable-4", "4").await;
+                if n == 0 && hands != Hands::NoJavaScript {
+                    // the page opened again keeps what was given (the draft, kept in the
+                    // browser; a new navigation, which the browser's own form restore skips)
+                    let here = b.client.current_url().await.expect("url");
+                    b.client.goto(here.as_str()).await.expect("again");
+                    wait_for(&b, "#answer-form", "the unit again").await;
+                    b.wait_for_text("#hydrated", "interactive")
+                        .await
+                        .expect("hydrated");
+                    let kept = b
+                        .client
+                        .execute(
+                            "return document.getElementById('q-readable-4').checked",
+                            vec![],
+                        )
+                        .await
+                        .expect("checked");
+                    assert_eq!(
+                        kept,
+                        serde_json::json!(true),
+                        "the answer survives a reload"
+                    );
+                }
                 choose(&b, hands, "q-style-2", "2").await;
                 // the comprehension question offers the snippet's own options: the first
                 choose(&b, hands, "q-output-1", "1").await;

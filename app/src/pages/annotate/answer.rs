@@ -2,7 +2,8 @@
 //! B, … and stacked, readable on a phone), then the design's questions, each asked as its kind
 //! asks it. A plain form that works without JavaScript; with it, the keyboard answers
 //! (digits for points and options, `a`/`b` and `t` for a pair, letters for a set's best then
-//! worst, Enter to submit) and the time on the unit is measured from its first showing, across
+//! worst, Enter to submit), what is given is kept in the browser until it is sent (a reload
+//! brings it back), and the time on the unit is measured from its first showing, across
 //! reloads.
 
 use leptos::html;
@@ -280,11 +281,40 @@ mod browser {
                 });
             }
         });
-        // the time is written into the form as it is sent
+        // what is given is kept until it is sent: a reload brings it back
+        let draft_key = format!("natstudy.unit.{claim}.draft");
+        let draft_for_save = draft_key.clone();
+        Effect::new(move |_| {
+            if let Some(form) = form_ref.get() {
+                if let Some(saved) = window()
+                    .local_storage()
+                    .ok()
+                    .flatten()
+                    .and_then(|s| s.get_item(&draft_key).ok().flatten())
+                {
+                    restore(&saved);
+                }
+                let kept = form.clone();
+                let key = draft_for_save.clone();
+                let save = leptos::wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+                    if let Some(s) = window().local_storage().ok().flatten() {
+                        let _ = s.set_item(&key, &draft_of(&kept));
+                    }
+                });
+                for event in ["change", "input"] {
+                    let _ =
+                        form.add_event_listener_with_callback(event, save.as_ref().unchecked_ref());
+                }
+                save.forget();
+            }
+        });
+        // the time is written into the form as it is sent (and the draft let go)
+        let sent_draft = format!("natstudy.unit.{claim}.draft");
         Effect::new(move |_| {
             if let Some(form) = form_ref.get() {
                 let time_ref = time_ref;
                 let key = key.clone();
+                let sent_draft = sent_draft.clone();
                 let on_submit =
                     leptos::wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
                         if let Some(input) = time_ref.get_untracked() {
@@ -293,6 +323,7 @@ mod browser {
                         }
                         if let Some(s) = window().local_storage().ok().flatten() {
                             let _ = s.remove_item(&key);
+                            let _ = s.remove_item(&sent_draft);
                         }
                     });
                 let _ = form.add_event_listener_with_callback_and_bool(
@@ -350,6 +381,94 @@ mod browser {
                 b.clear();
             }
         });
+    }
+
+    /// A field's value (an input's or a text area's), read as the property it is.
+    fn value_of(node: &leptos::wasm_bindgen::JsValue) -> String {
+        js_sys::Reflect::get(node, &"value".into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    }
+
+    fn escape(s: &str) -> String {
+        s.replace('\\', "\\\\")
+            .replace('\n', "\\n")
+            .replace('\t', "\\t")
+    }
+
+    fn unescape(s: &str) -> String {
+        let mut out = String::with_capacity(s.len());
+        let mut chars = s.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some(other) => out.push(other),
+                    None => {}
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The answers given in the form as lines: a chosen option's or ticked box's id, or a
+    /// field's id, a tab and its value (escaped).
+    fn draft_of(form: &leptos::web_sys::HtmlFormElement) -> String {
+        let Ok(list) = form.query_selector_all("[name^='answers[']") else {
+            return String::new();
+        };
+        let mut out = String::new();
+        for i in 0..list.length() {
+            let Some(node) = list.item(i) else {
+                continue;
+            };
+            let Ok(el) = node.clone().dyn_into::<leptos::web_sys::Element>() else {
+                continue;
+            };
+            let kind = el.get_attribute("type").unwrap_or_default();
+            if kind == "radio" || kind == "checkbox" {
+                if node
+                    .dyn_into::<HtmlInputElement>()
+                    .is_ok_and(|input| input.checked())
+                {
+                    out.push_str(&escape(&el.id()));
+                    out.push('\n');
+                }
+            } else {
+                let value = value_of(&node);
+                if !value.is_empty() {
+                    out.push_str(&format!("{}\t{}\n", escape(&el.id()), escape(&value)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Gives the form back what a draft holds.
+    fn restore(draft: &str) {
+        for line in draft.lines() {
+            let (id, value) = match line.split_once('\t') {
+                Some((id, value)) => (unescape(id), Some(unescape(value))),
+                None => (unescape(line), None),
+            };
+            let Some(el) = document().get_element_by_id(&id) else {
+                continue;
+            };
+            match value {
+                Some(v) => {
+                    let _ = js_sys::Reflect::set(&el, &"value".into(), &v.into());
+                }
+                None => {
+                    if let Ok(input) = el.dyn_into::<HtmlInputElement>() {
+                        input.set_checked(true);
+                    }
+                }
+            }
+        }
     }
 
     /// The inputs of a group of choices, in order.
