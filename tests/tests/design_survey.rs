@@ -484,3 +484,65 @@ async fn attention_units_check_every_participant(store: Store) {
 }
 
 on_both_stores!(attention_units_check_every_participant => attention_units_check_every_participant_sqlite, attention_units_check_every_participant_postgres);
+
+/// Hand-made answers: a subnormal time from the page is not taken (the server's is), a unit
+/// answered days after it was handed out is untimed (a time on item is at most a day), and the
+/// export still reads every response back; after the finish no answer is taken.
+async fn hostile_times_and_answers_after_the_finish(store: Store) {
+    let (db, _guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = designed_study(&db, PAIRWISE, 4, 1, 2).await;
+    let d = designs::of(&db, study).await.expect("design");
+    let a = pool[0];
+    let minute_ago = now_ms() - 60_000;
+    let c = answering::claim_unit(&db, study, a, &d, 1, None, minute_ago)
+        .await
+        .expect("claim")
+        .expect("a pair");
+    let mut tiny = form(c.id, "t1", &[("better", "A")]);
+    tiny.time_secs = Some(1e-320);
+    answering::submit(&db, study, a, tiny)
+        .await
+        .expect("answer");
+    let days_ago = now_ms() - 2 * 86_400_000;
+    let c = answering::claim_unit(&db, study, a, &d, 1, None, days_ago)
+        .await
+        .expect("claim")
+        .expect("a pair");
+    let mut late = form(c.id, "t2", &[("better", "B")]);
+    late.time_secs = None;
+    answering::submit(&db, study, a, late)
+        .await
+        .expect("answer");
+    let out = designs::export_responses(&db, study).await.expect("export");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    let t = lines[0]["seconds"].as_f64().expect("timed");
+    assert!(
+        (59.0..120.0).contains(&t),
+        "the server's time, not 1e-320: {t}"
+    );
+    assert!(
+        lines[1].get("seconds").is_none(),
+        "untimed past a day: {}",
+        lines[1]
+    );
+    // the other participant holds a pair, finishes, and then sends its answer by hand
+    let b = pool[1];
+    let c = answering::claim_unit(&db, study, b, &d, 1, None, now_ms())
+        .await
+        .expect("claim")
+        .expect("a pair");
+    service::participation::finish(&db, study, b)
+        .await
+        .expect("finish");
+    let e = answering::submit(&db, study, b, form(c.id, "t3", &[("better", "A")]))
+        .await
+        .expect_err("finished");
+    assert!(e.to_string().contains("you finished this study"), "{e}");
+    assert_eq!(responses(&db).await, 2, "nothing written");
+}
+
+on_both_stores!(hostile_times_and_answers_after_the_finish => hostile_times_and_answers_after_the_finish_sqlite, hostile_times_and_answers_after_the_finish_postgres);

@@ -29,7 +29,8 @@ pub(super) fn AnswerUnit(
     let heading_ref = NodeRef::<html::H1>::new();
     #[cfg(feature = "hydrate")]
     browser::hooks(study, unit.claim, form_ref, time_ref, heading_ref);
-    let set_size = unit.snippets.len();
+    // a set's best and worst are chosen by the snippets' own labels
+    let labels: Vec<String> = unit.snippets.iter().map(|s| s.label.clone()).collect();
     let snippets = unit
         .snippets
         .into_iter()
@@ -38,7 +39,7 @@ pub(super) fn AnswerUnit(
     let questions = unit
         .questions
         .into_iter()
-        .map(|q| view! { <Question q set_size /> })
+        .map(|q| view! { <Question q labels=labels.clone() /> })
         .collect_view();
     view! {
         <section class="card item">
@@ -107,7 +108,7 @@ fn SnippetBody(s: SnippetView) -> impl IntoView {
 
 /// One question, asked as its kind asks it. Every field is `answers[…]` (see `Ask`).
 #[component]
-fn Question(q: QuestionView, set_size: usize) -> impl IntoView {
+fn Question(q: QuestionView, labels: Vec<String>) -> impl IntoView {
     let field = |suffix: &str| {
         if suffix.is_empty() {
             format!("answers[{}]", q.id)
@@ -185,13 +186,8 @@ fn Question(q: QuestionView, set_size: usize) -> impl IntoView {
             view! { <div class="likert" data-keys="pair">{options}</div> }.into_any()
         }
         Ask::BestWorst => {
-            // the set's labels are the snippets' (A, B, …): as many as the page shows
-            let group = |end: &'static str| {
-                let labels: Vec<String> = (0..set_size.min(26))
-                    .map(|i| char::from(b'A' + i as u8).to_string())
-                    .collect();
-                (field(end), dom(end), labels)
-            };
+            // the set's labels are the snippets' (A, B, …), as the page shows them
+            let group = |end: &'static str| (field(end), dom(end), labels.clone());
             let (best_name, best_id, labels) = group("best");
             let (worst_name, worst_id, _) = group("worst");
             let (best_group, worst_group) = (best_id.clone(), worst_id.clone());
@@ -366,15 +362,7 @@ mod browser {
             }
         });
         // the unit stays held while the page is open (up to the hold's longest)
-        let beat = set_interval_with_handle(
-            move || {
-                leptos::task::spawn_local(async move {
-                    let _ = crate::annotate_api::heartbeat(study).await;
-                })
-            },
-            std::time::Duration::from_secs(60),
-        )
-        .ok();
+        let beat = super::super::rate_browser::heartbeat_every_minute(study);
         on_cleanup(move || {
             handle.remove();
             if let Some(b) = beat {

@@ -330,15 +330,7 @@ pub(super) fn browser_hooks(x: RateSignals) {
         let ticker =
             set_interval_with_handle(stamp.clone(), std::time::Duration::from_millis(200)).ok();
         // keep the lease while the page is open
-        let beat = set_interval_with_handle(
-            move || {
-                leptos::task::spawn_local(async move {
-                    let _ = crate::annotate_api::heartbeat(study).await;
-                })
-            },
-            std::time::Duration::from_secs(60),
-        )
-        .ok();
+        let beat = heartbeat_every_minute(study);
         let stamp_click = stamp.clone();
         let on_submit = window_event_listener(ev::click, move |_| stamp_click());
         on_cleanup(move || {
@@ -516,6 +508,21 @@ pub(super) fn answered_before_hydration(token: &str, name: &str) -> Option<u8> {
         let _ = (token, name);
         None
     }
+}
+
+/// The survey page's heartbeat: the participant's holds renewed every minute while the page is
+/// open (the rating page's and a designed study's unit's).
+#[cfg(feature = "hydrate")]
+pub(super) fn heartbeat_every_minute(study: StudyId) -> Option<leptos::prelude::IntervalHandle> {
+    set_interval_with_handle(
+        move || {
+            leptos::task::spawn_local(async move {
+                let _ = crate::annotate_api::heartbeat(study).await;
+            })
+        },
+        std::time::Duration::from_secs(60),
+    )
+    .ok()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use natstudy_engine::design::kinds::form;
 use natstudy_engine::design::{attention, Answer};
 use natstudy_engine::design::{units, Design, Kind, Response, Snippet};
+use natstudy_engine::formats::survey::is_time_on_item;
 use natstudy_types::{AnswerForm, Ask, DiffLine, QuestionView, Seg, SnippetView, UnitView};
 
 use super::{ServiceError, ServiceResult};
@@ -205,10 +206,17 @@ pub async fn submit(
     let snippets = super::designs::stored_snippets(db, study).await?;
     let code = store::units::participant_code(db, annotator).await?;
     let now = crate::db::now_ms();
+    if store::invites::has_finished(db, annotator).await? {
+        return Err(ServiceError::Forbidden(
+            "you finished this study: no more answers are taken".into(),
+        ));
+    }
+    // the page's time when it is a time on item (no subnormal, at most a day) within the
+    // hold; else the server's, untimed past a day (what the responses file accepts)
     let held_secs = (now - claim.claimed_at).max(0) as f64 / 1000.0;
     let seconds = match answer.time_secs {
-        Some(t) if t.is_finite() && t > 0.0 && t <= held_secs + 1.0 => t,
-        _ => held_secs,
+        Some(t) if is_time_on_item(t) && t > 0.0 && t <= held_secs + 1.0 => Some(t),
+        _ => Some(held_secs).filter(|&t| is_time_on_item(t)),
     };
     let field = |name: &str| {
         answer
@@ -246,13 +254,13 @@ pub async fn submit(
             question: q.id.clone(),
             shown,
             answer: given,
-            seconds: Some(seconds),
+            seconds,
         };
         rows.push(NewResponse {
             participant: code.clone(),
             question: q.id.clone(),
             record: response.to_json_line(),
-            seconds: Some(seconds),
+            seconds,
         });
     }
     Ok(store::units::answer(
