@@ -455,7 +455,7 @@ async fn designed_step(
         if waiting_since.is_some() {
             store::survey::set_waiting(db, study, annotator, None).await?;
         }
-        let snippets = super::designs::stored_snippets(db, study)
+        let snippets = super::designs::snippets_by_id(db, study, &claim.shown)
             .await
             .map_err(invalid)?;
         let view = super::answering::unit_view(design, &snippets, &claim).map_err(invalid)?;

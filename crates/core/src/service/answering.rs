@@ -203,7 +203,7 @@ pub async fn submit(
         )
         .await?);
     }
-    let snippets = super::designs::stored_snippets(db, study).await?;
+    let snippets = super::designs::snippets_by_id(db, study, &claim.shown).await?;
     let code = store::units::participant_code(db, annotator).await?;
     let now = crate::db::now_ms();
     if store::invites::has_finished(db, annotator).await? {

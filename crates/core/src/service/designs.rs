@@ -89,8 +89,20 @@ async fn designed(db: &Db, study: StudyId) -> ServiceResult<Design> {
 
 /// The study's snippets, in the order imported.
 pub async fn stored_snippets(db: &Db, study: StudyId) -> ServiceResult<Vec<Snippet>> {
-    store::designs::snippets(db, study)
-        .await?
+    parse_snippets(store::designs::snippets(db, study).await?)
+}
+
+/// The snippets `ids` of the study (a unit's): read by key, whatever the study's size.
+pub async fn snippets_by_id(
+    db: &Db,
+    study: StudyId,
+    ids: &[String],
+) -> ServiceResult<Vec<Snippet>> {
+    parse_snippets(store::designs::snippets_by_id(db, study, ids).await?)
+}
+
+fn parse_snippets(records: Vec<String>) -> ServiceResult<Vec<Snippet>> {
+    records
         .iter()
         .map(|r| {
             serde_json::from_str(r)

@@ -58,6 +58,22 @@ pub async fn snippets(db: &Db, study: StudyId) -> StoreResult<Vec<String>> {
         .collect()
 }
 
+/// The records of the study's snippets `ids` (a unit's: a few), in no particular order.
+pub async fn snippets_by_id(db: &Db, study: StudyId, ids: &[String]) -> StoreResult<Vec<String>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let r: Option<String> = sqlx::query_scalar(
+            "SELECT record FROM snippets WHERE study_id = $1 AND snippet_key = $2",
+        )
+        .bind(study)
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await?;
+        out.extend(r);
+    }
+    Ok(out)
+}
+
 /// Adds snippets (id, record JSON) after those the study has, all or none, and replaces the
 /// study's units by `units` (planned over all its snippets); an id the study already has is
 /// refused, and so is any change once a participant was handed a unit.
