@@ -7,7 +7,9 @@ use natstudy_core::db::now_ms;
 use natstudy_core::service::Db;
 use natstudy_core::store::assign::{self, BatchSpec, ItemFilter, Strategy, Submitted};
 use natstudy_tests::{fresh_db, on_both_stores, Store};
-use natstudy_vocab::ids::{AnnotatorId, StudyId};
+use std::collections::{HashMap, HashSet};
+
+use natstudy_vocab::ids::{AnnotatorId, ItemId, StudyId};
 use rand::{Rng, SeedableRng};
 
 /// A study with `bugs` bugs of 3 transformations each.
@@ -596,13 +598,32 @@ async fn a_group_sees_leases_expire(store: Store) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let study = study_with_items(&db, 1).await; // 3 items
     set_k(&db, study, 1).await;
-    let pool = assign::ensure_pool(&db, study, 8).await.expect("pool");
-    queue_batch(&db, study, pool.clone(), 3, 60, false).await;
+    let mut pool = assign::ensure_pool(&db, study, 8).await.expect("pool");
+    let seed = 3;
+    let batch = queue_batch(&db, study, pool.clone(), seed, 60, false).await;
+    let items: Vec<i64> = sqlx::query_scalar("SELECT item_id FROM batch_items WHERE batch_id = $1")
+        .bind(batch)
+        .fetch_all(&db.pool)
+        .await
+        .expect("items");
     let t0 = now_ms();
     let first = assign::next_item(&db, study, pool[0], t0)
         .await
         .expect("next")
         .expect("the queue's first item");
+    // the late claim is made by one whose own order puts that first item first: once every
+    // lease expired, it is theirs unless the claim trusted the group's stale front
+    let own_first = |a: AnnotatorId| {
+        items
+            .iter()
+            .copied()
+            .min_by_key(|&i| assign::own_order(seed, a, ItemId(i)))
+    };
+    let late_one = (1..pool.len())
+        .find(|&i| own_first(pool[i]) == Some(first.item.get()))
+        .expect("an annotator who prefers the first item");
+    let last = pool.len() - 1;
+    pool.swap(late_one, last);
     // six claims while that lease lives (a group large enough to look for the front once),
     // and one after every lease so far has expired
     let db = Arc::new(db);
@@ -618,7 +639,7 @@ async fn a_group_sees_leases_expire(store: Store) {
     let late = handed[6].as_ref().expect("the late claim gets an item");
     assert_eq!(
         late.item, first.item,
-        "every lease expired: the queue's first item comes first"
+        "every lease expired: the first item is open again, and the late one's first"
     );
     assert_at_most_k(&db, study, 1).await;
     let db = Arc::try_unwrap(db).expect("one handle");
@@ -1523,12 +1544,42 @@ async fn queue_of_two(store: Store, bugs: usize, k: i64, seed: u64) -> QueueOfTw
     }
 }
 
+/// The queue's choice for annotator `a` of a batch of seed `seed`: among the first
+/// [`assign::QUEUE_WINDOW`] items of the queue's `order` that are `open` to them, the first in
+/// their own order ([`assign::own_order`]).
+fn queue_choice(
+    order: &[(i64, i64)],
+    open: impl Fn(i64) -> bool,
+    seed: u64,
+    a: AnnotatorId,
+) -> i64 {
+    order
+        .iter()
+        .map(|&(item, _)| item)
+        .filter(|&i| open(i))
+        .take(assign::QUEUE_WINDOW as usize)
+        .min_by_key(|&i| assign::own_order(seed, a, ItemId(i)))
+        .expect("an open item")
+}
+
+/// The rank of the first item of the queue's `order` that is `open`.
+fn first_open(order: &[(i64, i64)], open: impl Fn(i64) -> bool) -> i64 {
+    order
+        .iter()
+        .find(|&&(item, _)| open(item))
+        .map(|&(_, rank)| rank)
+        .expect("an open item")
+}
+
 /// An annotator ahead of the others — whose rated items still have room for others — begins
 /// to look at the first item that is not theirs, not at the queue's front: the rank moves on
 /// with their claims. A lease of theirs that expired and was reclaimed is theirs to take again:
-/// the reclaim sets the rank back, and that item is handed out first, as the queue's order says.
+/// the reclaim sets the rank back, and that item is in their window again. Every claim is the
+/// queue's choice: the first in the annotator's own order among the window of the first items
+/// open to them.
 async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
     // 12 items at k = 2
+    let seed = 9;
     let QueueOfTwo {
         db,
         guard,
@@ -1537,32 +1588,60 @@ async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
         order,
         a,
         b,
-    } = queue_of_two(store, 4, 2, 9).await;
-    // B rates the first two: full at k = 2 once A has too, so A's look may pass them
+    } = queue_of_two(store, 4, 2, seed).await;
+    let mut ratings: HashMap<i64, i64> = HashMap::new();
+    // B rates two, its own choice each: full at k = 2 once A has rated them too
     for i in 0..2 {
-        rate_next(&db, study, b, &format!("b{i}")).await;
+        let open = |it: i64| !ratings.contains_key(&it);
+        let expected = queue_choice(&order, open, seed, b);
+        let got = rate_next(&db, study, b, &format!("b{i}")).await.get();
+        assert_eq!(got, expected, "B's claim {i}");
+        ratings.insert(got, 1);
     }
-    // A alone rates four in the queue's order; its fifth claim found the first four its own
+    // A alone rates four; each claim the queue's choice among the items not A's with room
     let t0 = now_ms();
-    for (i, &(item, _)) in order.iter().take(4).enumerate() {
+    let mut mine: HashSet<i64> = HashSet::new();
+    let open_to_a = |mine: &HashSet<i64>, ratings: &HashMap<i64, i64>, it: i64| {
+        !mine.contains(&it) && ratings.get(&it).copied().unwrap_or(0) < 2
+    };
+    let mut seen = Vec::new();
+    for i in 0..4 {
+        let expected = queue_choice(&order, |it| open_to_a(&mine, &ratings, it), seed, a);
         let h = claim_at(&db, study, a, t0).await;
-        assert_eq!(h.item.get(), item, "claim {i} in the queue's order");
+        assert_eq!(h.item.get(), expected, "A's claim {i}");
         assign::submit(&db, study, a, h.item, &vote(format!("a{i}")), t0)
             .await
             .expect("vote");
+        mine.insert(expected);
+        *ratings.entry(expected).or_default() += 1;
+        seen.push(expected);
     }
+    // A's own order is not the queue's: four items of its window in another order
+    let queue_order: Vec<i64> = order
+        .iter()
+        .map(|&(it, _)| it)
+        .filter(|it| seen.contains(it))
+        .collect();
+    assert_ne!(seen, queue_order, "A's claims in the queue's order");
+    let own = first_open(&order, |it| open_to_a(&mine, &ratings, it));
+    let expected = queue_choice(&order, |it| open_to_a(&mine, &ratings, it), seed, a);
     let fifth = claim_at(&db, study, a, t0).await;
-    assert_eq!(fifth.item.get(), order[4].0);
-    assert_eq!(own_from(&db, batch, a).await, Some(order[4].1));
+    assert_eq!(fifth.item.get(), expected);
+    assert_eq!(own_from(&db, batch, a).await, Some(own));
+    mine.insert(expected);
     // the fifth lease expires unrated; A's next claim passes it (still A's) and moves on
     let later = t0 + 61_000;
+    let own = first_open(&order, |it| open_to_a(&mine, &ratings, it));
+    let expected = queue_choice(&order, |it| open_to_a(&mine, &ratings, it), seed, a);
     let sixth = claim_at(&db, study, a, later).await;
-    assert_eq!(sixth.item.get(), order[5].0);
-    assert_eq!(own_from(&db, batch, a).await, Some(order[5].1));
+    assert_eq!(sixth.item.get(), expected);
+    assert_eq!(own_from(&db, batch, a).await, Some(own));
     assign::submit(&db, study, a, sixth.item, &vote("a5".into()), later)
         .await
         .expect("vote");
-    // reclaimed, the fifth is A's to take again, before anything later
+    mine.insert(expected);
+    *ratings.entry(expected).or_default() += 1;
+    // reclaimed, the fifth is open to A again and in its window
     assert_eq!(
         assign::reclaim_expired(&db, study, later)
             .await
@@ -1570,8 +1649,20 @@ async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
         1
     );
     assert_eq!(own_from(&db, batch, a).await, None);
+    mine.remove(&fifth.item.get());
+    let window: Vec<i64> = order
+        .iter()
+        .map(|&(it, _)| it)
+        .filter(|&it| open_to_a(&mine, &ratings, it))
+        .take(assign::QUEUE_WINDOW as usize)
+        .collect();
+    assert!(
+        window.contains(&fifth.item.get()),
+        "the reclaimed item in A's window"
+    );
+    let expected = queue_choice(&order, |it| open_to_a(&mine, &ratings, it), seed, a);
     let again = claim_at(&db, study, a, later).await;
-    assert_eq!(again.item.get(), order[4].0, "the reclaimed item first");
+    assert_eq!(again.item.get(), expected);
     assign::submit(&db, study, a, again.item, &vote("a4".into()), later)
         .await
         .expect("vote");
@@ -1582,9 +1673,10 @@ async fn a_claim_looks_from_where_the_annotator_is(store: Store) {
 on_both_stores!(a_claim_looks_from_where_the_annotator_is => a_claim_looks_from_where_the_annotator_is_sqlite, a_claim_looks_from_where_the_annotator_is_postgres);
 
 /// Items with k ratings are passed by where an annotator's claims begin to look; once k is
-/// raised they have room again, and the annotator's next claim takes the first of them.
+/// raised they have room again, and the annotator's next claim looks at them again.
 async fn items_with_room_again_are_looked_at_again(store: Store) {
     // 6 items at k = 1
+    let seed = 4;
     let QueueOfTwo {
         db,
         guard,
@@ -1593,15 +1685,28 @@ async fn items_with_room_again_are_looked_at_again(store: Store) {
         order,
         a,
         b,
-    } = queue_of_two(store, 2, 1, 4).await;
+    } = queue_of_two(store, 2, 1, seed).await;
+    let mut full: HashSet<i64> = HashSet::new();
     for i in 0..3 {
-        rate_next(&db, study, a, &format!("k{i}")).await;
+        full.insert(rate_next(&db, study, a, &format!("k{i}")).await.get());
     }
-    // B finds the first three full: its claims take the fourth and the fifth
-    for (i, &(item, _)) in order[3..5].iter().enumerate() {
-        assert_eq!(rate_next(&db, study, b, &format!("l{i}")).await.get(), item);
+    let by_a = full.clone();
+    // B finds A's three full: its claims take two of the other three, its own choice each
+    let mut mine: HashSet<i64> = HashSet::new();
+    let mut own = 0;
+    for i in 0..2 {
+        let open = |it: i64| !full.contains(&it) && !mine.contains(&it);
+        own = first_open(&order, open);
+        let expected = queue_choice(&order, open, seed, b);
+        assert!(!by_a.contains(&expected));
+        assert_eq!(
+            rate_next(&db, study, b, &format!("l{i}")).await.get(),
+            expected
+        );
+        full.insert(expected);
+        mine.insert(expected);
     }
-    assert_eq!(own_from(&db, batch, b).await, Some(order[4].1));
+    assert_eq!(own_from(&db, batch, b).await, Some(own));
     let mut settings = natstudy_core::store::survey::study_settings(&db, study)
         .await
         .expect("settings");
@@ -1610,17 +1715,68 @@ async fn items_with_room_again_are_looked_at_again(store: Store) {
         .await
         .expect("k = 2");
     assert_eq!(own_from(&db, batch, b).await, None);
+    // every item but B's own has room again: B's choice is among A's three and the last one
+    let expected = queue_choice(&order, |it| !mine.contains(&it), seed, b);
     let first = claim_at(&db, study, b, now_ms()).await;
-    assert_eq!(
-        first.item.get(),
-        order[0].0,
-        "the first item has room again"
+    assert_eq!(first.item.get(), expected);
+    assert!(
+        by_a.contains(&expected),
+        "an item of A's, with room again (seed {seed})"
     );
     assert_done_counts(&db, study).await;
     guard.drop_now(db).await;
 }
 
 on_both_stores!(items_with_room_again_are_looked_at_again => items_with_room_again_are_looked_at_again_sqlite, items_with_room_again_are_looked_at_again_postgres);
+
+/// The participants who share the queue's front items meet them each in their own order:
+/// with the queue's order alone, the first k participants of a study with N items each got the
+/// same items in the same order, an item at the same place in every session. Every claim stays
+/// in the window at the queue's front (items fill to k from the front) and no item gets more
+/// than k.
+async fn participants_meet_the_front_items_in_their_own_order(store: Store) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let study = study_with_items(&db, 4).await; // 12 items
+    set_k(&db, study, 3).await;
+    let pool = assign::ensure_pool(&db, study, 3).await.expect("pool");
+    let seed = 11;
+    let batch = queue_batch(&db, study, pool.clone(), seed, 600, false).await;
+    let order: Vec<i64> = sqlx::query_scalar(
+        "SELECT item_id FROM batch_items WHERE batch_id = $1 ORDER BY queue_rank",
+    )
+    .bind(batch)
+    .fetch_all(&db.pool)
+    .await
+    .expect("order");
+    let order: Vec<(i64, i64)> = order.into_iter().zip(0..).collect();
+    let mut sessions = Vec::new();
+    for (p, &a) in pool.iter().enumerate() {
+        let mut session: Vec<i64> = Vec::new();
+        for i in 0..4 {
+            // k = 3 and three participants: every item is open to each but their own; the
+            // window the first 8 of those
+            let expected = queue_choice(&order, |it| !session.contains(&it), seed, a);
+            let got = rate_next(&db, study, a, &format!("p{p}-{i}")).await.get();
+            assert_eq!(got, expected, "participant {p}'s claim {i}");
+            session.push(got);
+        }
+        sessions.push(session);
+    }
+    let firsts: HashSet<i64> = sessions.iter().map(|s| s[0]).collect();
+    assert!(
+        firsts.len() > 1,
+        "every session begins with the same item: {sessions:?}"
+    );
+    assert!(
+        sessions.windows(2).all(|w| w[0] != w[1]),
+        "two sessions alike: {sessions:?}"
+    );
+    assert_at_most_k(&db, study, 3).await;
+    assert_done_counts(&db, study).await;
+    guard.drop_now(db).await;
+}
+
+on_both_stores!(participants_meet_the_front_items_in_their_own_order => participants_meet_the_front_items_in_their_own_order_sqlite, participants_meet_the_front_items_in_their_own_order_postgres);
 
 /// The database as it was before migration `version`, which added `column` to `annotators`:
 /// the column dropped and the migration forgotten; then the next instance to start

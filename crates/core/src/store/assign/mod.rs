@@ -266,6 +266,13 @@ pub(super) fn queue_rank(seed: u64, item: ItemId) -> i64 {
     ((z ^ (z >> 31)) >> 1) as i64
 }
 
+/// The annotator's own order among the candidates at the queue's front (the batch's order
+/// drawn again from the annotator's seed): the participants who share the front items meet
+/// them each in another order, so an item's place in a session is not the same for all.
+pub fn own_order(seed: u64, annotator: AnnotatorId, item: ItemId) -> i64 {
+    queue_rank(assignment::annotator_seed(seed, annotator.get()), item)
+}
+
 /// Keeps the queue's index current for every item of the study (after votes were imported,
 /// a batch was created, or k changed), in the caller's transaction.
 pub(crate) async fn refresh_full_study(

@@ -58,9 +58,8 @@ pub(super) const LAPSED_UNANSWERED_SQL: &str =
      AND EXISTS (SELECT 1 FROM assignments a WHERE a.annotator_id = $1 AND a.status IN ($3, $4) \
      AND a.lease_expires_at IS NOT NULL AND a.lease_expires_at <= $2)";
 
-/// A candidate for a new lease: its place in its batch's order and what the lease needs.
+/// A candidate for a new lease: what the choice and the lease need.
 struct Candidate {
-    rank: i64,
     same_bug: bool,
     item: ItemId,
     batch: BatchId,
@@ -70,9 +69,14 @@ struct Candidate {
     fixed: bool,
 }
 
-/// Candidates the queue looks at per batch: enough to step over an item of the bug the
-/// annotator just rated.
-const CANDIDATES: i64 = 8;
+/// Candidates the queue looks at per batch, its front's window: the first items with room
+/// that the annotator may take, among which they get the next in their own order
+/// ([`own_order`]) — another bug than the one just rated first. The window keeps the queue
+/// filling items to k from its front (no item past the window is handed out while the window
+/// has room), and the participants who share the front items meet them in orders of their
+/// own: with the queue's order alone, the first k participants got the same items in the same
+/// order, each item at the same place in every session.
+pub const QUEUE_WINDOW: i64 = 8;
 
 /// The first items of a batch's order ($1), from rank $9 on, without k ratings that annotator
 /// $2 may take at time $3 and whose ratings and others' claims leave room under k ($4): a range
@@ -239,7 +243,7 @@ pub(super) async fn next_item_in(
             .bind(hint_rank)
             .bind(k)
             .bind(AssignmentStatus::Released)
-            .bind(2i64)
+            .bind(QUEUE_WINDOW)
             .fetch_all(&mut *conn)
             .await?;
         let void = match open_of(&rows)? {
@@ -327,8 +331,8 @@ pub(super) async fn next_item_in(
         if candidates.is_empty() {
             return Ok(None);
         }
-        // the best first: another bug than the last rated, then the batch's order
-        candidates.sort_by_key(|c| (c.same_bug, c.rank));
+        // the best first: another bug than the last rated, then the annotator's own order
+        candidates.sort_by_key(|c| (c.same_bug, own_order(c.seed as u64, annotator, c.item)));
         for c in candidates {
             let until = now + 1000 * c.lease_secs;
             let left = original_left(c.seed as u64, annotator, c.item);
@@ -401,44 +405,35 @@ async fn candidates(
             shared.keep_own_from(batch.into(), annotator.into(), own, now);
         }
         let front = front.max(own);
-        // the first two usually decide (one of them is of another bug than the last rated);
-        // only when both are of that bug is the longer list asked for — the same choice
         let is_same_bug = |r: &sqlx::any::AnyRow| {
             avoid && last_bug.is_some() && r.try_get::<i64, _>("bug_id").ok() == last_bug
         };
+        // the window came along with the annotator's batches, or is asked for now
         let came: Option<&[&sqlx::any::AnyRow]> =
             found.filter(|&(b, _)| b == batch).map(|(_, rows)| rows);
-        // the two that came along decide unless both are of that bug
-        let limits: &[i64] = match came {
-            Some(rows) if (rows.len() as i64) < 2 || !rows.iter().all(|r| is_same_bug(r)) => &[],
-            Some(_) => &[CANDIDATES],
-            None => &[2, CANDIDATES],
-        };
-        let mut fetched = Vec::new();
-        for &limit in limits {
-            fetched = sqlx::query(sql)
-                .bind(batch)
-                .bind(annotator)
-                .bind(now)
-                .bind(k)
-                .bind(AssignmentStatus::Released)
-                .bind(AssignmentStatus::Assigned)
-                .bind(AssignmentStatus::Leased)
-                .bind(limit)
-                .bind(front)
-                .fetch_all(&mut *conn)
-                .await?;
-            if (fetched.len() as i64) < limit || !fetched.iter().all(is_same_bug) {
-                break;
+        let fetched = match came {
+            Some(_) => Vec::new(),
+            None => {
+                sqlx::query(sql)
+                    .bind(batch)
+                    .bind(annotator)
+                    .bind(now)
+                    .bind(k)
+                    .bind(AssignmentStatus::Released)
+                    .bind(AssignmentStatus::Assigned)
+                    .bind(AssignmentStatus::Leased)
+                    .bind(QUEUE_WINDOW)
+                    .bind(front)
+                    .fetch_all(&mut *conn)
+                    .await?
             }
-        }
+        };
         let rows: Vec<&sqlx::any::AnyRow> = match came {
-            Some(rows) if limits.is_empty() => rows.to_vec(),
-            _ => fetched.iter().collect(),
+            Some(rows) => rows.to_vec(),
+            None => fetched.iter().collect(),
         };
         for r in rows {
             out.push(Candidate {
-                rank: r.try_get("queue_rank")?,
                 same_bug: is_same_bug(r),
                 item: r.try_get("item_id")?,
                 batch,
@@ -468,7 +463,7 @@ mod tests {
             .bind(AssignmentStatus::Released)
             .bind(AssignmentStatus::Assigned)
             .bind(AssignmentStatus::Leased)
-            .bind(CANDIDATES)
+            .bind(QUEUE_WINDOW)
             .bind(0i64)
             .fetch_all(&db.pool)
             .await
@@ -486,7 +481,7 @@ mod tests {
             .bind(0i64)
             .bind(5i64)
             .bind(AssignmentStatus::Released)
-            .bind(2i64)
+            .bind(QUEUE_WINDOW)
             .fetch_all(&db.pool)
             .await
             .expect("plan");
