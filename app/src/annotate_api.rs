@@ -121,15 +121,22 @@ pub async fn resume_participant(code: String) -> Result<(), ServerFnError> {
     Ok(())
 }
 
-/// Where the caller stands in the study, with the item to rate (or to revise), or `page` (from
-/// 1) of the items they rated once the queue has nothing more.
+/// Where the caller stands in the study, with the item to rate (or to revise: `revise`, an
+/// item they rated; `unit`, their claim on a designed study's unit they answered), or `page`
+/// (from 1) of the items they rated once the queue has nothing more.
 #[server(endpoint = "annotate/state")]
 pub async fn get_annotate_state(
     study: StudyId,
     revise: Option<ItemId>,
     page: Option<u32>,
+    unit: Option<i64>,
 ) -> Result<AnnotateState, ServerFnError> {
     let a = me(study).await?;
+    let revise = match (revise, unit) {
+        (Some(item), _) => Some(natstudy_types::Revise::Item(item)),
+        (None, Some(claim)) => Some(natstudy_types::Revise::Unit(claim)),
+        (None, None) => None,
+    };
     crate::auth::backend()?
         .annotate_state(study, a, revise, page)
         .await
@@ -212,7 +219,8 @@ pub async fn heartbeat(study: StudyId) -> Result<(), ServerFnError> {
 /// Saves the answers to a designed study's unit (idempotent on `token`), durably, before the
 /// next unit is shown; the answer carries that next state (`None`: ask `annotate/state`).
 /// `answers`: the form's fields by name (`answers[<question>]`, `answers[<question>.best]`, …);
-/// `time_secs`: the page's measure, when it has one.
+/// `time_secs`: the page's measure, when it has one; `revise` (any value): the answers replace
+/// those given before to the unit.
 #[server(endpoint = "annotate/answer")]
 pub async fn submit_answers(
     study: StudyId,
@@ -220,6 +228,7 @@ pub async fn submit_answers(
     token: String,
     time_secs: Option<String>,
     answers: Option<std::collections::BTreeMap<String, String>>,
+    revise: Option<String>,
 ) -> Result<Option<AnnotateState>, ServerFnError> {
     let a = me(study).await?;
     // a design holds at most 64 questions; a multiple choice at most 50 options each
@@ -233,9 +242,16 @@ pub async fn submit_answers(
         token,
         time_secs: time_secs.and_then(|t| t.trim().parse::<f64>().ok()),
         fields,
+        revise: revise.is_some(),
     };
-    crate::auth::backend()?
+    let revised = answer.revise;
+    let next = crate::auth::backend()?
         .submit_answers(study, a, answer)
         .await
-        .map_err(crate::auth::internal)
+        .map_err(crate::auth::internal)?;
+    // a revision goes back to the list of units answered (without JavaScript too)
+    if revised {
+        leptos_axum::redirect(&format!("/annotate/{study}"));
+    }
+    Ok(next)
 }

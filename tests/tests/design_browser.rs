@@ -2,7 +2,8 @@
 //! every unit answered → finish with the completion code, for each kind of unit (one snippet
 //! with a scale, a choice and a comprehension question; a pair; a set), by keyboard, by mouse
 //! and without JavaScript, on a phone and a laptop, on both stores. What reaches the export is
-//! checked against what the page showed: the sides and the order, and each answer.
+//! checked against what the page showed: the sides and the order, and each answer. Also over
+//! a slow link, with an 11-point scale's two-digit keys, and with an attention unit.
 
 use std::time::Duration;
 
@@ -37,6 +38,12 @@ kind = "likert"
 prompt = "How easy is this snippet to read?"
 points = 5
 labels = ["Very hard", "Hard", "Neither", "Easy", "Very easy"]
+[[question]]
+id = "effort"
+kind = "likert"
+prompt = "How much effort would a change take?"
+points = 11
+labels = ["None", "Very much"]
 [[question]]
 id = "style"
 kind = "choice"
@@ -172,20 +179,49 @@ async fn submit(b: &Browser, hands: Hands) {
     }
 }
 
+/// The claim of the unit on screen (`None`: no unit).
+async fn claim_on_screen(b: &Browser) -> Option<String> {
+    b.client
+        .execute(
+            "const c = document.querySelector('#answer-form input[name=claim]'); return c ? c.value : null",
+            vec![],
+        )
+        .await
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+}
+
 /// How many units the participant answered (the progress `n / total`).
 async fn progress(b: &Browser) -> String {
     b.text_of("#progress").await
 }
 
-async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h): (u32, u32)) {
+async fn a_participant_answers(store: Store, design: Design, hands: Hands, size: (u32, u32)) {
+    a_participant_answers_over(store, design, hands, size, None).await
+}
+
+/// A slow mobile link: 400 ms each way, 400 kbit/s, no cache.
+const SLOW_LINK: (u32, u32) = (400, 400);
+
+/// [`a_participant_answers`] over a `link` (latency in ms, kbit/s) when given.
+async fn a_participant_answers_over(
+    store: Store,
+    design: Design,
+    hands: Hands,
+    (w, h): (u32, u32),
+    link: Option<(u32, u32)>,
+) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let (study, path) = designed(&db, design).await;
     let app = TestApp::start(db.clone()).await.expect("server");
-    let b = match hands {
+    let mut b = match hands {
         Hands::NoJavaScript => Browser::start_without_javascript(w, h).await,
         _ => Browser::start_sized(w, h).await,
     }
     .expect("browser");
+    if let Some((latency, kbit)) = link {
+        b.throttle(latency, kbit).await.expect("slow link");
+    }
     b.client.goto(&app.url(&path)).await.expect("invite");
     if hands == Hands::NoJavaScript {
         b.join_consent_and_start_without_javascript()
@@ -271,6 +307,14 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
                         "the answer survives a reload"
                     );
                 }
+                // the eleventh point of an 11-point scale: "1" then "1" at once by keyboard
+                match hands {
+                    Hands::Keyboard => {
+                        b.press("1").await.expect("key");
+                        b.press("1").await.expect("key");
+                    }
+                    _ => b.click("#q-effort-11").await.expect("click"),
+                }
                 choose(&b, hands, "q-style-2", "2").await;
                 // the comprehension question offers the snippet's own options: the first
                 choose(&b, hands, "q-output-1", "1").await;
@@ -326,7 +370,7 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect();
     let per_unit = match design {
-        Design::Snippet => 6,
+        Design::Snippet => 7,
         _ => 1,
     };
     assert_eq!(lines.len(), units * per_unit, "{out}");
@@ -347,6 +391,9 @@ async fn a_participant_answers(store: Store, design: Design, hands: Hands, (w, h
         Design::Snippet => {
             for l in lines.iter().filter(|l| l["question"] == "readable") {
                 assert_eq!(l["answer"], 4, "{l}");
+            }
+            for l in lines.iter().filter(|l| l["question"] == "effort") {
+                assert_eq!(l["answer"], 11, "{l}");
             }
             for l in lines.iter().filter(|l| l["question"] == "style") {
                 assert_eq!(l["answer"], "Sun", "{l}");
@@ -434,9 +481,245 @@ async fn sets_by_keyboard_on_a_laptop_sqlite() {
     a_participant_answers(Store::Sqlite, Design::Set, Hands::Keyboard, LAPTOP).await;
 }
 
+/// The answer page over a slow mobile link: the page loads, becomes interactive and takes
+/// every answer by keyboard, and the times are the page's own.
+#[tokio::test]
+async fn snippets_by_keyboard_on_a_phone_over_a_slow_link_postgres() {
+    a_participant_answers_over(
+        Store::Postgres,
+        Design::Snippet,
+        Hands::Keyboard,
+        PHONE,
+        Some(SLOW_LINK),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pairs_by_mouse_on_a_phone_postgres() {
+    a_participant_answers(Store::Postgres, Design::Pair, Hands::Mouse, PHONE).await;
+}
+
+#[tokio::test]
+async fn sets_without_javascript_on_a_laptop_postgres() {
+    a_participant_answers(Store::Postgres, Design::Set, Hands::NoJavaScript, LAPTOP).await;
+}
+
 #[tokio::test]
 async fn snippets_by_mouse_on_a_laptop_sqlite() {
     a_participant_answers(Store::Sqlite, Design::Snippet, Hands::Mouse, LAPTOP).await;
+}
+
+/// A participant revises an answer before the finish: the list of the pairs answered (each
+/// with its answer), the first shown again with its answer chosen, changed, and back on the
+/// list with the new answer; then the finish and the code. The export holds the revised
+/// answer, once.
+async fn a_participant_revises_an_answer(store: Store, hands: Hands, (w, h): (u32, u32)) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, path) = designed(&db, Design::Pair).await;
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = match hands {
+        Hands::NoJavaScript => Browser::start_without_javascript(w, h).await,
+        _ => Browser::start_sized(w, h).await,
+    }
+    .expect("browser");
+    b.client.goto(&app.url(&path)).await.expect("invite");
+    if hands == Hands::NoJavaScript {
+        b.join_consent_and_start_without_javascript()
+            .await
+            .expect("start");
+    } else {
+        b.join_and_consent("1-3", true).await.expect("consent");
+        b.wait_for_text("#start", "Start rating")
+            .await
+            .expect("guideline");
+        b.click("#start").await.expect("start");
+    }
+    for _ in 0..3 {
+        wait_for(&b, "#answer-form", "a pair to answer").await;
+        if hands != Hands::NoJavaScript {
+            b.wait_for_text("#hydrated", "interactive")
+                .await
+                .expect("hydrated");
+        }
+        let before = progress(&b).await;
+        choose(&b, hands, "q-better-B", "b").await;
+        submit(&b, hands).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while progress(&b).await == before {
+            assert!(std::time::Instant::now() < deadline, "taken ({before})");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    // the list of the pairs answered, each with its answer
+    wait_for(&b, "#answered", "the list of answers").await;
+    let rows = b
+        .client
+        .find_all(Locator::Css("#answered tbody tr"))
+        .await
+        .expect("rows");
+    assert_eq!(rows.len(), 3);
+    b.wait_contains("#answered tbody tr:nth-child(1) .unit-answers", "better: B")
+        .await;
+    b.click("#revise-1").await.expect("revise");
+    wait_for(&b, "#answer-form", "the pair again").await;
+    b.wait_contains("#item-heading", "Revise your answers")
+        .await;
+    let checked = b
+        .client
+        .execute(
+            "return document.getElementById('q-better-B').checked",
+            vec![],
+        )
+        .await
+        .expect("checked");
+    assert_eq!(
+        checked,
+        serde_json::json!(true),
+        "the answer given is chosen"
+    );
+    if hands != Hands::NoJavaScript {
+        b.wait_for_text("#hydrated", "interactive")
+            .await
+            .expect("hydrated");
+    }
+    choose(&b, hands, "q-better-A", "a").await;
+    submit(&b, hands).await;
+    wait_for(&b, "#answered", "the list again").await;
+    b.wait_contains("#answered tbody tr:nth-child(1) .unit-answers", "better: A")
+        .await;
+    b.click("#finish").await.expect("finish");
+    b.wait_contains("body", "DONE42").await;
+    b.close().await;
+    let out = designs::export_responses(&db, study).await.expect("export");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    let firsts = lines.iter().filter(|l| l["answer"] == l["pair"][0]).count();
+    assert_eq!(firsts, 1, "the revised pair answers A, the others B: {out}");
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn an_answer_revised_by_mouse_on_a_laptop_sqlite() {
+    a_participant_revises_an_answer(Store::Sqlite, Hands::Mouse, LAPTOP).await;
+}
+
+#[tokio::test]
+async fn an_answer_revised_without_javascript_on_a_phone_postgres() {
+    a_participant_revises_an_answer(Store::Postgres, Hands::NoJavaScript, PHONE).await;
+}
+
+/// An attention unit of a pairwise study in the browser (one miss ends the survey): it comes
+/// as the third unit, shown as given, and a participant who misses it gets the screen-out
+/// code there; one who answers it right goes on to the last pair and the completion code,
+/// and the export holds the pairs' answers, not the check's.
+async fn an_attention_unit_in_the_browser(
+    store: Store,
+    hands: Hands,
+    size: (u32, u32),
+    pass: bool,
+) {
+    let (db, guard) = fresh_db(store).await.expect("db");
+    let (study, path) = designed(&db, Design::Pair).await;
+    designs::import_attention_text(
+        &db,
+        study,
+        "attention.jsonl",
+        "{\"question\": \"better\", \"pair\": [\"J2\", \"J1\"], \"answer\": \"J2\"}\n",
+    )
+    .await
+    .expect("attention");
+    sqlx::query("UPDATE studies SET gold_failures = 1, screenout_code = 'OUT-7' WHERE id = $1")
+        .bind(study)
+        .execute(&mut *db.write().await.expect("write"))
+        .await
+        .expect("settings");
+    let app = TestApp::start(db.clone()).await.expect("server");
+    let b = Browser::start_sized(size.0, size.1).await.expect("browser");
+    b.client.goto(&app.url(&path)).await.expect("invite");
+    b.join_and_consent("1-3", true).await.expect("consent");
+    b.wait_for_text("#start", "Start rating")
+        .await
+        .expect("guideline");
+    b.click("#start").await.expect("start");
+    for n in 0..4 {
+        wait_for(&b, "#answer-form", "a unit to answer").await;
+        b.wait_for_text("#hydrated", "interactive")
+            .await
+            .expect("hydrated");
+        let (a, bb) = (b.text_of("#snippet-A").await, b.text_of("#snippet-B").await);
+        let check = n == 2;
+        if check {
+            assert!(
+                a.contains("System.out.println") && bb.contains("return b + a"),
+                "the check as given: {a:?} / {bb:?}"
+            );
+        }
+        // the check's right answer is A; the pairs get B
+        let (id, key) = if check && pass {
+            ("q-better-A", "a")
+        } else {
+            ("q-better-B", "b")
+        };
+        choose(&b, hands, id, key).await;
+        // the check is not work (the progress stays): the unit's claim says it was taken
+        let before = claim_on_screen(&b).await;
+        submit(&b, hands).await;
+        if check && !pass {
+            b.wait_for_text("#completion-code", "OUT-7")
+                .await
+                .expect("the screen-out code");
+            let outcome: Option<String> =
+                sqlx::query_scalar("SELECT outcome FROM annotators WHERE study_id = $1")
+                    .bind(study)
+                    .fetch_one(&db.pool)
+                    .await
+                    .expect("outcome");
+            assert_eq!(outcome.as_deref(), Some("screened_out"));
+            break;
+        }
+        if n == 3 {
+            break;
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while claim_on_screen(&b).await == before {
+            assert!(std::time::Instant::now() < deadline, "taken ({before:?})");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    if pass {
+        wait_for(&b, "#finish", "the finish").await;
+        b.click("#finish").await.expect("finish");
+        b.wait_contains("body", "DONE42").await;
+        let out = designs::export_responses(&db, study).await.expect("export");
+        assert_eq!(
+            out.lines().count(),
+            3,
+            "the three pairs, not the check: {out}"
+        );
+        for l in out.lines() {
+            let v: Value = serde_json::from_str(l).expect("json");
+            // every pair was answered B: the check (answered A) is not among them
+            assert_eq!(v["answer"], v["pair"][1], "{out}");
+        }
+    }
+    b.close().await;
+    drop(app);
+    guard.drop_now(db).await;
+}
+
+#[tokio::test]
+async fn an_attention_unit_missed_by_keyboard_on_a_phone_sqlite() {
+    an_attention_unit_in_the_browser(Store::Sqlite, Hands::Keyboard, PHONE, false).await;
+}
+
+#[tokio::test]
+async fn an_attention_unit_passed_by_mouse_on_a_laptop_postgres() {
+    an_attention_unit_in_the_browser(Store::Postgres, Hands::Mouse, LAPTOP, true).await;
 }
 
 /// The study page of a designed study: its units' progress, and a link into it made there by

@@ -69,6 +69,15 @@ fn form(claim: i64, token: &str, fields: &[(&str, &str)]) -> AnswerForm {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        revise: false,
+    }
+}
+
+/// [`form`] as a revision of the unit's answers.
+fn revision(claim: i64, token: &str, fields: &[(&str, &str)]) -> AnswerForm {
+    AnswerForm {
+        revise: true,
+        ..form(claim, token, fields)
     }
 }
 
@@ -386,6 +395,230 @@ async fn a_finish_gives_the_code_only_when_no_unit_can_come(store: Store) {
 }
 
 on_both_stores!(a_finish_gives_the_code_only_when_no_unit_can_come => a_finish_gives_the_code_only_when_no_unit_can_come_sqlite, a_finish_gives_the_code_only_when_no_unit_can_come_postgres);
+
+/// An attention unit is a check, not work: with N = 3 a participant who answered two pairs
+/// and the check has not done their work — a finish then is a return without the code (the
+/// third pair is free), the progress says 2 of 3 — and after the third pair it is complete.
+async fn an_attention_unit_is_not_work_toward_n(store: Store) {
+    let (db, _guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = designed_study(&db, PAIRWISE, 5, 1, 2).await;
+    designs::import_attention_text(
+        &db,
+        study,
+        "attention.jsonl",
+        "{\"question\": \"better\", \"pair\": [\"S5\", \"S4\"], \"answer\": \"S5\"}\n",
+    )
+    .await
+    .expect("attention");
+    sqlx::query(
+        "UPDATE studies SET items_per_participant = 3, completion_code = 'C0DE' WHERE id = $1",
+    )
+    .bind(study)
+    .execute(&mut *db.write().await.expect("write"))
+    .await
+    .expect("N");
+    let d = designs::of(&db, study).await.expect("design");
+    let cache = service::annotate::SurveyCache::default();
+    let now = now_ms();
+    // the first stops after the check; the second answers the third pair too
+    for (p, &a) in pool.iter().enumerate() {
+        let screener = vec![
+            ("years".to_owned(), "1-3".to_owned()),
+            ("role".to_owned(), "developer".to_owned()),
+        ];
+        service::participation::consent(&db, study, a, screener)
+            .await
+            .expect("consent");
+        service::participation::guideline_seen(&db, study, a)
+            .await
+            .expect("guideline");
+        let units = if p == 0 { 3 } else { 4 };
+        for n in 0..units {
+            let c = answering::claim_unit(&db, study, a, &d, 1, Some(3), now)
+                .await
+                .expect("claim")
+                .expect("a unit");
+            assert_eq!(c.attention.is_some(), n == 2, "the check after two pairs");
+            answering::submit(
+                &db,
+                study,
+                a,
+                form(c.id, &format!("t{p}-{n}"), &[("better", "A")]),
+            )
+            .await
+            .expect("answer");
+            if n == 2 {
+                let state = service::annotate::annotate_state(&db, &cache, study, a, None, None)
+                    .await
+                    .expect("state");
+                assert_eq!((state.done, state.total), (2, 3), "the check is not work");
+            }
+        }
+        if p == 1 {
+            assert!(
+                answering::claim_unit(&db, study, a, &d, 1, Some(3), now)
+                    .await
+                    .expect("claim")
+                    .is_none(),
+                "N units answered: nothing more"
+            );
+        }
+        service::participation::finish(&db, study, a)
+            .await
+            .expect("finish");
+        let outcome: Option<String> =
+            sqlx::query_scalar("SELECT outcome FROM annotators WHERE id = $1")
+                .bind(a)
+                .fetch_one(&db.pool)
+                .await
+                .expect("outcome");
+        let expected = if p == 0 { "returned" } else { "completed" };
+        assert_eq!(outcome.as_deref(), Some(expected), "participant {p}");
+    }
+}
+
+on_both_stores!(an_attention_unit_is_not_work_toward_n => an_attention_unit_is_not_work_toward_n_sqlite, an_attention_unit_is_not_work_toward_n_postgres);
+
+/// A participant revises an answer before the finish, as in the naturalness study: the list
+/// of answered units holds each with its answers in words (the checks aside), the unit shown
+/// again holds the answers given, and a revision replaces them in the export (the replaced
+/// answers kept in the store) with the first answer's time. A revision resent is one; a bad
+/// one is refused with nothing changed; a check cannot be revised; after the finish nothing
+/// can.
+async fn answers_are_revised_before_the_finish(store: Store) {
+    let (db, _guard) = fresh_db(store).await.expect("db");
+    let (study, pool) = designed_study(&db, PAIRWISE, 3, 1, 1).await;
+    designs::import_attention_text(
+        &db,
+        study,
+        "attention.jsonl",
+        "{\"question\": \"better\", \"pair\": [\"S2\", \"S1\"], \"answer\": \"S2\"}\n",
+    )
+    .await
+    .expect("attention");
+    let a = pool[0];
+    let d = designs::of(&db, study).await.expect("design");
+    let now = now_ms() - 60_000;
+    let mut claims = Vec::new();
+    // pair, pair, the check (answered right), pair
+    for n in 0..4 {
+        let c = answering::claim_unit(&db, study, a, &d, 1, None, now)
+            .await
+            .expect("claim")
+            .expect("a unit");
+        let pick = if n == 2 { "A" } else { "B" };
+        answering::submit(
+            &db,
+            study,
+            a,
+            form(c.id, &format!("t{n}"), &[("better", pick)]),
+        )
+        .await
+        .expect("answer");
+        claims.push(c);
+    }
+    assert!(claims[2].attention.is_some());
+    let listed = service::revising::answered_units(&db, study, a, &d)
+        .await
+        .expect("list");
+    assert_eq!(listed.len(), 3, "the pairs, not the check: {listed:?}");
+    assert_eq!(listed[0].claim, claims[0].id);
+    assert_eq!(listed[0].answers, "better: B");
+    assert!(listed[0].shown.starts_with("A int f"), "{listed:?}");
+    // the first pair shown again with its answer, then revised to A
+    let first = &claims[0];
+    let view = service::revising::revise_view(&db, study, a, &d, first.id)
+        .await
+        .expect("view")
+        .expect("revisable");
+    assert!(view.revising);
+    assert_eq!(view.given, [("better".to_owned(), "B".to_owned())]);
+    assert!(
+        service::revising::revise_view(&db, study, a, &d, claims[2].id)
+            .await
+            .expect("view")
+            .is_none(),
+        "a check is not revised"
+    );
+    let before = designs::export_responses(&db, study).await.expect("export");
+    let seconds_of = |out: &str, pair: &[String]| -> Vec<Value> {
+        out.lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+            .filter(|v| v["pair"] == serde_json::json!(pair))
+            .map(|v| v["seconds"].clone())
+            .collect()
+    };
+    // a bad revision: refused, nothing changed
+    let e = answering::submit(&db, study, a, revision(first.id, "r0", &[("better", "C")]))
+        .await
+        .expect_err("refused");
+    assert!(e.to_string().contains("neither A nor B"), "{e}");
+    assert_eq!(
+        designs::export_responses(&db, study).await.expect("export"),
+        before
+    );
+    for _ in 0..2 {
+        // the same revision twice is one
+        answering::submit(&db, study, a, revision(first.id, "r1", &[("better", "A")]))
+            .await
+            .expect("revised");
+    }
+    let after = designs::export_responses(&db, study).await.expect("export");
+    assert_eq!(after.lines().count(), 3, "{after}");
+    let revised: Vec<Value> = after
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+        .filter(|v| v["pair"] == serde_json::json!(first.shown))
+        .collect();
+    assert_eq!(revised.len(), 1, "{after}");
+    assert_eq!(revised[0]["answer"], first.shown[0].as_str(), "A now");
+    assert_eq!(
+        seconds_of(&after, &first.shown),
+        seconds_of(&before, &first.shown),
+        "the first answer's time"
+    );
+    let kept: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM responses WHERE claim_id = $1 AND replaced_at IS NOT NULL",
+    )
+    .bind(first.id)
+    .fetch_one(&db.pool)
+    .await
+    .expect("kept");
+    assert_eq!(kept, 1, "the replaced answer is kept");
+    let listed = service::revising::answered_units(&db, study, a, &d)
+        .await
+        .expect("list");
+    assert_eq!(listed[0].answers, "better: A");
+    // a check is answered once; an unknown claim is not theirs
+    let e = answering::submit(
+        &db,
+        study,
+        a,
+        revision(claims[2].id, "r2", &[("better", "B")]),
+    )
+    .await
+    .expect_err("a check");
+    assert!(e.to_string().contains("check"), "{e}");
+    assert!(
+        answering::submit(&db, study, a, revision(9_999, "r3", &[("better", "B")]))
+            .await
+            .is_err()
+    );
+    // after the finish, answers are final
+    service::participation::finish(&db, study, a)
+        .await
+        .expect("finish");
+    let e = answering::submit(&db, study, a, revision(first.id, "r4", &[("better", "B")]))
+        .await
+        .expect_err("final");
+    assert!(e.to_string().contains("final"), "{e}");
+    assert_eq!(
+        designs::export_responses(&db, study).await.expect("export"),
+        after
+    );
+}
+
+on_both_stores!(answers_are_revised_before_the_finish => answers_are_revised_before_the_finish_sqlite, answers_are_revised_before_the_finish_postgres);
 
 /// Attention units of a pairwise study: read by line (a bad file refused with nothing
 /// written), handed to every participant once after their second pair, outside k and outside

@@ -138,13 +138,14 @@ pub trait SurveyBackend: Send + Sync + 'static {
         participant: Option<AnnotatorId>,
         user: Option<&User>,
     ) -> Result<Option<AnnotatorId>, BackendError>;
-    /// Where the annotator stands, with the item to rate, or `revise` (one they rated), or —
-    /// when the queue has nothing more — `page` (from 1) of the list of rated items.
+    /// Where the annotator stands, with the item to rate, or `revise` (an item they rated or
+    /// a unit they answered), or — when the queue has nothing more — `page` (from 1) of the
+    /// list of rated items.
     async fn annotate_state(
         &self,
         study: StudyId,
         annotator: AnnotatorId,
-        revise: Option<ItemId>,
+        revise: Option<crate::Revise>,
         page: Option<u32>,
     ) -> Result<AnnotateState, BackendError>;
     /// The part of an item's method file shown under Context, when the annotator may see the

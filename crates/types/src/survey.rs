@@ -153,9 +153,13 @@ pub enum AnnotateStep {
         /// that the study is full.
         #[serde(default)]
         hold_lapsed: bool,
-        /// A designed study's participant: what they answered is units (no list to revise).
+        /// A designed study's participant: what they answered is units (`units`, not `rated`).
         #[serde(default)]
         designed: bool,
+        /// A designed study's units the participant answered (the attention checks aside),
+        /// in the order answered, each with a link to revise it.
+        #[serde(default)]
+        units: Vec<crate::AnsweredUnit>,
     },
     /// The participant finished. `completion_code` is the study's code when they rated at
     /// least `min_rated` items (`rated`), else `None`.

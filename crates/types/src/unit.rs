@@ -60,6 +60,32 @@ pub struct UnitView {
     pub token: String,
     /// What the unit is, in words ("this snippet", "these two snippets", "these four snippets").
     pub heading: String,
+    /// The answers given before, when the unit is shown again to be revised: each field's
+    /// name (as [`Ask`] names them, without `answers[…]`) and value.
+    #[serde(default)]
+    pub given: Vec<(String, String)>,
+    /// Shown again to revise the answers given (the form replaces them).
+    #[serde(default)]
+    pub revising: bool,
+}
+
+/// A unit the participant answered, in the list they may revise from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnsweredUnit {
+    /// The participant's claim on the unit (what a revision names).
+    pub claim: i64,
+    /// What was shown, in words ("S1", "S2 and S1", "S3, S1, S4, S2").
+    pub shown: String,
+    /// The answers, in words ("readable: 4; style: Sun").
+    pub answers: String,
+}
+
+/// What the survey page is asked to show again for a revision: a rated item of the
+/// naturalness study, or an answered unit (its claim) of a designed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Revise {
+    Item(crate::ItemId),
+    Unit(i64),
 }
 
 /// An answer as the page's form sends it: the unit's claim, the submit token, the time the page
@@ -70,4 +96,7 @@ pub struct AnswerForm {
     pub token: String,
     pub time_secs: Option<f64>,
     pub fields: Vec<(String, String)>,
+    /// Replaces the answers given before to this unit (a revision before the finish).
+    #[serde(default)]
+    pub revise: bool,
 }

@@ -15,7 +15,7 @@ use crate::components::status::ErrorBox;
 use natstudy_types::{Ask, QuestionView, SnippetView, StudyId, UnitView};
 
 /// What the keys do, said under the questions (hidden on a touch screen with `.key-name`).
-const KEY_HINT: &str = "Keys: digits choose a point or an option, a / b (t: tie) choose in a pair, letters choose a set's best and then its worst, Enter submits.";
+const KEY_HINT: &str = "Keys: digits choose a point or an option (0 is 10; 1 then 0 or 1 quickly, 10 or 11), a / b (t: tie) choose in a pair, letters choose a set's best and then its worst, Enter submits.";
 
 #[component]
 pub(super) fn AnswerUnit(
@@ -36,15 +36,21 @@ pub(super) fn AnswerUnit(
         .into_iter()
         .map(|s| view! { <Snippet s /> })
         .collect_view();
+    let given = unit.given.clone();
     let questions = unit
         .questions
         .into_iter()
-        .map(|q| view! { <Question q labels=labels.clone() /> })
+        .map(|q| view! { <Question q labels=labels.clone() given=given.clone() /> })
         .collect_view();
+    let heading = if unit.revising {
+        format!("Revise your answers: {}", unit.heading.to_lowercase())
+    } else {
+        unit.heading.clone()
+    };
     view! {
         <section class="card item">
             <h1 id="item-heading" class="item-heading" tabindex="-1" aria-live="polite" node_ref=heading_ref>
-                {unit.heading.clone()}
+                {heading}
             </h1>
             <div class="snippets">{snippets}</div>
         </section>
@@ -53,6 +59,7 @@ pub(super) fn AnswerUnit(
             <input type="hidden" name="claim" value=unit.claim />
             <input type="hidden" name="token" value=unit.token.clone() />
             <input type="hidden" name="time_secs" value="" node_ref=time_ref />
+            {unit.revising.then(|| view! { <input type="hidden" name="revise" value="1" /> })}
             {questions}
             <p class="muted keys" id="key-hint">{KEY_HINT}</p>
             <button type="submit" id="submit" disabled=move || pending.get()>
@@ -106,9 +113,22 @@ fn SnippetBody(s: SnippetView) -> impl IntoView {
     }
 }
 
-/// One question, asked as its kind asks it. Every field is `answers[…]` (see `Ask`).
+/// One question, asked as its kind asks it. Every field is `answers[…]` (see `Ask`); `given`:
+/// the answers given before (field name, value), filled in when the unit is revised.
 #[component]
-fn Question(q: QuestionView, labels: Vec<String>) -> impl IntoView {
+fn Question(q: QuestionView, labels: Vec<String>, given: Vec<(String, String)>) -> impl IntoView {
+    // a field's value given before, by its name without `answers[…]`
+    let given_of = |suffix: &str| {
+        let name = if suffix.is_empty() {
+            q.id.clone()
+        } else {
+            format!("{}.{suffix}", q.id)
+        };
+        given
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+    };
     let field = |suffix: &str| {
         if suffix.is_empty() {
             format!("answers[{}]", q.id)
@@ -117,10 +137,12 @@ fn Question(q: QuestionView, labels: Vec<String>) -> impl IntoView {
         }
     };
     let dom = |suffix: &str| format!("q-{}-{suffix}", q.id);
+    let chosen = given_of("");
     let radio = |name: String, value: String, id: String, text: String| {
+        let checked = chosen.as_deref() == Some(value.as_str());
         view! {
             <label class="likert-option">
-                <input type="radio" name=name value=value id=id />
+                <input type="radio" name=name value=value id=id checked=checked />
                 <span>{text}</span>
             </label>
         }
@@ -157,9 +179,10 @@ fn Question(q: QuestionView, labels: Vec<String>) -> impl IntoView {
                 .enumerate()
                 .map(|(i, o)| {
                     let n = (i + 1).to_string();
+                    let ticked = given_of(&n).is_some();
                     view! {
                         <label class="likert-option">
-                            <input type="checkbox" name=field(&n) value="on" id=dom(&n) />
+                            <input type="checkbox" name=field(&n) value="on" id=dom(&n) checked=ticked />
                             <span>{format!("{n} {o}")}</span>
                         </label>
                     }
@@ -168,11 +191,11 @@ fn Question(q: QuestionView, labels: Vec<String>) -> impl IntoView {
             view! { <div class="likert" data-keys="toggle">{options}</div> }.into_any()
         }
         Ask::Text { max_chars } => view! {
-            <textarea name=field("") id=dom("text") rows="3" maxlength=max_chars aria-label=q.prompt.clone()></textarea>
+            <textarea name=field("") id=dom("text") rows="3" maxlength=max_chars aria-label=q.prompt.clone()>{chosen.clone().unwrap_or_default()}</textarea>
         }
         .into_any(),
         Ask::Number { min, max } => view! {
-            <input type="number" name=field("") id=dom("number") step="any" min=min max=max inputmode="decimal" aria-label=q.prompt.clone() />
+            <input type="number" name=field("") id=dom("number") step="any" min=min max=max inputmode="decimal" aria-label=q.prompt.clone() value=chosen.clone() />
         }
         .into_any(),
         Ask::Pair { ties } => {
@@ -191,14 +214,15 @@ fn Question(q: QuestionView, labels: Vec<String>) -> impl IntoView {
             let (best_name, best_id, labels) = group("best");
             let (worst_name, worst_id, _) = group("worst");
             let (best_group, worst_group) = (best_id.clone(), worst_id.clone());
+            let (best, worst) = (given_of("best"), given_of("worst"));
             view! {
                 <fieldset class="best-worst" data-keys="letters" id=best_group>
                     <legend>"Best"</legend>
-                    <SetChoice name=best_name id=best_id labels=labels.clone() />
+                    <SetChoice name=best_name id=best_id labels=labels.clone() chosen=best />
                 </fieldset>
                 <fieldset class="best-worst" data-keys="letters" id=worst_group>
                     <legend>"Worst"</legend>
-                    <SetChoice name=worst_name id=worst_id labels />
+                    <SetChoice name=worst_name id=worst_id labels chosen=worst />
                 </fieldset>
             }
             .into_any()
@@ -212,15 +236,21 @@ fn Question(q: QuestionView, labels: Vec<String>) -> impl IntoView {
     }
 }
 
-/// A choice of one of the set's snippets by its label.
+/// A choice of one of the set's snippets by its label (`chosen`: the one given before).
 #[component]
-fn SetChoice(name: String, id: String, labels: Vec<String>) -> impl IntoView {
+fn SetChoice(
+    name: String,
+    id: String,
+    labels: Vec<String>,
+    chosen: Option<String>,
+) -> impl IntoView {
     labels
         .into_iter()
         .map(|l| {
+            let checked = chosen.as_deref() == Some(l.as_str());
             view! {
                 <label class="likert-option">
-                    <input type="radio" name=name.clone() value=l.clone() id=format!("{id}-{l}") />
+                    <input type="radio" name=name.clone() value=l.clone() id=format!("{id}-{l}") checked=checked />
                     <span>{l.clone()}</span>
                 </label>
             }
@@ -240,6 +270,9 @@ mod browser {
     fn now_ms() -> f64 {
         js_sys::Date::now()
     }
+
+    /// How soon after a "1" a second digit makes a two-digit point (10, 11).
+    const TWO_DIGITS_MS: f64 = 1000.0;
 
     /// Installs the page's keys, its timer, the heading's focus and the hold's heartbeat for
     /// the unit `claim`.
@@ -330,6 +363,8 @@ mod browser {
                 on_submit.forget();
             }
         });
+        let last_one: std::rc::Rc<std::cell::RefCell<Option<(leptos::web_sys::Element, f64)>>> =
+            Default::default();
         let handle = window_event_listener(leptos::ev::keydown, move |e: KeyboardEvent| {
             if e.ctrl_key() || e.meta_key() || e.alt_key() {
                 return;
@@ -357,8 +392,34 @@ mod browser {
                 let _ = form.request_submit();
                 return;
             }
-            if pick(&form, &k) {
+            // a second digit within a second of a "1" that chose a point of a scale (or an
+            // option of a list) of ten or more makes it 10 ("1" "0") or 11 ("1" "1"), in the
+            // same group
+            let now = now_ms();
+            if let Some((group, at)) = last_one.borrow_mut().take() {
+                let i = match k.as_str() {
+                    "0" => Some(9),
+                    "1" => Some(10),
+                    _ => None,
+                };
+                if let Some(input) = i
+                    .filter(|_| now - at < TWO_DIGITS_MS)
+                    .and_then(|i| inputs(&group).get(i).cloned())
+                {
+                    input.click();
+                    let _ = input.focus();
+                    e.prevent_default();
+                    return;
+                }
+            }
+            if let Some(group) = pick(&form, &k) {
                 e.prevent_default();
+                if k == "1"
+                    && group.get_attribute("data-keys").as_deref() == Some("digits")
+                    && inputs(&group).len() >= 10
+                {
+                    *last_one.borrow_mut() = Some((group, now));
+                }
             }
         });
         // the unit stays held while the page is open (up to the hold's longest)
@@ -470,11 +531,12 @@ mod browser {
             .collect()
     }
 
-    /// Answers the first open group that the key speaks to; whether one was answered.
-    fn pick(form: &leptos::web_sys::HtmlFormElement, key: &str) -> bool {
-        let Ok(groups) = form.query_selector_all("[data-keys]") else {
-            return false;
-        };
+    /// Answers the first open group that the key speaks to; the group answered.
+    fn pick(
+        form: &leptos::web_sys::HtmlFormElement,
+        key: &str,
+    ) -> Option<leptos::web_sys::Element> {
+        let groups = form.query_selector_all("[data-keys]").ok()?;
         let groups: Vec<leptos::web_sys::Element> = (0..groups.length())
             .filter_map(|i| groups.item(i))
             .filter_map(|n| n.dyn_into().ok())
@@ -523,20 +585,11 @@ mod browser {
                 kind == "toggle" && index(&kind).is_some()
             })
         });
-        let Some(g) = target else {
-            return false;
-        };
+        let g = target?;
         let kind = g.get_attribute("data-keys").unwrap_or_default();
-        let Some(i) = index(&kind) else {
-            return false;
-        };
-        match inputs(g).get(i) {
-            Some(input) => {
-                input.click();
-                let _ = input.focus();
-                true
-            }
-            None => false,
-        }
+        let input = inputs(g).get(index(&kind)?)?.clone();
+        input.click();
+        let _ = input.focus();
+        Some(g.clone())
     }
 }

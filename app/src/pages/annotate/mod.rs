@@ -175,6 +175,8 @@ pub fn AnnotatePage() -> impl IntoView {
         })
     };
     let revise = move || query.with(|q| q.get("revise").and_then(|s| s.parse::<ItemId>().ok()));
+    // a designed study's unit to revise: the participant's claim on it
+    let revise_unit = move || query.with(|q| q.get("unit").and_then(|s| s.parse::<i64>().ok()));
     // the page of the rated items' list (from 1), kept while one of them is revised
     let page = move || query.with(|q| q.get("page").and_then(|s| s.parse::<u32>().ok()));
     let vote = ServerAction::<SubmitVote>::new();
@@ -204,7 +206,7 @@ pub fn AnnotatePage() -> impl IntoView {
         move || {
             (
                 study(),
-                revise(),
+                (revise(), revise_unit()),
                 page(),
                 vote.version().get(),
                 answer.version().get(),
@@ -214,7 +216,7 @@ pub fn AnnotatePage() -> impl IntoView {
                 polls.get(),
             )
         },
-        move |(s, r, p, v, a, ..)| {
+        move |(s, (r, u), p, v, a, ..)| {
             let carried = (r.is_none() && v != shown_vote.get_value())
                 .then(|| vote.value().get_untracked())
                 .flatten()
@@ -233,7 +235,7 @@ pub fn AnnotatePage() -> impl IntoView {
                     .read(async move {
                         match carried {
                             Some(next) => Ok(next),
-                            None => get_annotate_state(s, r, p).await,
+                            None => get_annotate_state(s, r, p, u).await,
                         }
                     })
                     .await;
@@ -343,10 +345,10 @@ fn Survey(
             // a new unit is a new form (keyed by its claim): what was typed, ticked or chosen
             // for the last unit is never carried into the next; the same unit again (an answer
             // refused) keeps what was given
-            let claim = unit.claim;
+            let key = (unit.claim, unit.revising);
             let unit = *unit;
             view! {
-                <For each=move || [claim] key=|c| *c let:_claim>
+                <For each=move || [key] key=|c| *c let:_key>
                     <answer::AnswerUnit study unit=unit.clone() answer />
                 </For>
             }
@@ -362,7 +364,8 @@ fn Survey(
             required,
             hold_lapsed,
             designed,
-        } => view! { <Review study rated page pages before total waiting required hold_lapsed designed finish /> }
+            units,
+        } => view! { <Review study rated page pages before total waiting required hold_lapsed designed units finish /> }
             .into_any(),
         AnnotateStep::Finished {
             completion_code,

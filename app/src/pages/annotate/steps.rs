@@ -81,6 +81,7 @@ pub(super) fn Review(
     required: Option<u64>,
     hold_lapsed: bool,
     designed: bool,
+    units: Vec<natstudy_types::AnsweredUnit>,
     finish: ServerAction<FinishStudy>,
 ) -> impl IntoView {
     let shown = rated.len() as u64;
@@ -136,7 +137,7 @@ pub(super) fn Review(
         .into_any();
     }
     if designed {
-        // a designed study's units: answered once each, nothing to revise
+        // a designed study's units, each revisable until the finish
         let said = if total == 0 {
             "Every unit of this study already has all the answers it needs, or is being answered by others: there is nothing for you to answer now. You may come back later with your resume code; finishing now gives no completion code.".to_string()
         } else {
@@ -150,10 +151,32 @@ pub(super) fn Review(
         } else {
             "work-done"
         };
+        let list = (!units.is_empty()).then(|| {
+            view! {
+                <p>"You may revise any answer before you finish. After finishing, answers are final."</p>
+                <table class="grid" id="answered">
+                    <thead><tr><th>"Unit"</th><th>"Your answers"</th><th><span class="visually-hidden">"Revise"</span></th></tr></thead>
+                    <tbody>
+                        {units
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, u)| view! {
+                                <tr>
+                                    <td><code class="unit-shown">{u.shown}</code></td>
+                                    <td class="unit-answers">{u.answers}</td>
+                                    <td><a class="revise" id=format!("revise-{}", i + 1) href=format!("/annotate/{study}?unit={}", u.claim)>"Revise"</a></td>
+                                </tr>
+                            })
+                            .collect_view()}
+                    </tbody>
+                </table>
+            }
+        });
         return view! {
             <section class="card">
                 <h1>{if total == 0 { "Nothing to answer now" } else { "All answered" }}</h1>
                 <p id=said_id>{said}</p>
+                {list}
                 {finish_form("finish", "Finish")}
             </section>
         }

@@ -89,7 +89,7 @@ impl natstudy_types::backend::SurveyBackend for Core {
         &self,
         study: StudyId,
         annotator: AnnotatorId,
-        revise: Option<ItemId>,
+        revise: Option<natstudy_types::Revise>,
         page: Option<u32>,
     ) -> Result<AnnotateState, BackendError> {
         service::annotate::annotate_state(&self.db, &self.survey, study, annotator, revise, page)

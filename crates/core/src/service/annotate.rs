@@ -2,7 +2,7 @@
 //! rate (with its diff), the guideline's markdown made safe, the default screener.
 
 use natstudy_types::{
-    AnnotateState, AnnotateStep, FileContext, ItemView, Outcome, RatedRow, Waiting,
+    AnnotateState, AnnotateStep, FileContext, ItemView, Outcome, RatedRow, Revise,
 };
 
 use std::sync::{Arc, LazyLock};
@@ -120,14 +120,14 @@ fn guideline_memo(markdown: &str) -> Arc<String> {
 }
 
 /// Where a participant stands, with the item to show: the queue's next, or `revise` (an item
-/// they rated), or — when the queue has nothing more — `page` (from 1; a page past the last is
-/// the last) of the items they rated.
+/// they rated, a unit they answered), or — when the queue has nothing more — `page` (from 1;
+/// a page past the last is the last) of the items they rated.
 pub async fn annotate_state(
     db: &Db,
     cache: &SurveyCache,
     study: StudyId,
     annotator: AnnotatorId,
-    revise: Option<ItemId>,
+    revise: Option<Revise>,
     page: Option<u32>,
 ) -> Result<AnnotateState, StoreError> {
     let page = page.map_or(0, |p| i64::from(p.max(1)) - 1);
@@ -209,7 +209,7 @@ async fn state_of(
     cache: &SurveyCache,
     study: StudyId,
     annotator: AnnotatorId,
-    revise: Option<ItemId>,
+    revise: Option<Revise>,
     page: i64,
     next: Next,
 ) -> Result<AnnotateState, StoreError> {
@@ -228,10 +228,17 @@ async fn state_of(
         None => None,
     };
     let (done, total) = match &designed {
-        Some(_) => (
-            store::units::answered(db, study, annotator).await?,
-            store::units::count(db, study).await?,
-        ),
+        // the work (attention units are checks outside it), at most N units
+        Some(_) => {
+            let units = store::units::count(db, study).await?;
+            (
+                store::units::answered(db, study, annotator).await?,
+                settings
+                    .crowd
+                    .items_per_participant
+                    .map_or(units, |n| n.min(units)),
+            )
+        }
         None => (done, total),
     };
     // attention items: told once after the first answer against the expected one, and at the
@@ -307,24 +314,20 @@ async fn state_of(
     } else if !me.guideline_seen {
         AnnotateStep::Guideline
     } else if let Some(design) = &designed {
-        designed_step(
-            db,
-            &settings,
-            study,
-            annotator,
-            design,
-            done,
-            me.waiting_since,
-        )
-        .await?
+        let unit = match revise {
+            Some(Revise::Unit(claim)) => Some(claim),
+            _ => None,
+        };
+        let at = (study, annotator);
+        super::designed_step::step(db, &settings, at, design, done, me.waiting_since, unit).await?
     } else {
         // only an item this annotator rated may be revised (its vote fills the form); anything
         // else shows the queue, which never hands out an item the annotator rated
         let mine = match revise {
-            Some(item) => store::my_votes::my_vote(db, annotator, item)
+            Some(Revise::Item(item)) => store::my_votes::my_vote(db, annotator, item)
                 .await?
                 .map(|vote| (item, vote)),
-            None => None,
+            _ => None,
         };
         let target = match mine {
             Some((item, vote)) => Some((item, Some(vote), None)),
@@ -374,7 +377,7 @@ async fn state_of(
             }
             None => {
                 let now = crate::db::now_ms();
-                let waiting = waiting(
+                let waiting = super::waiting::waiting(
                     db,
                     &settings,
                     (study, annotator),
@@ -412,6 +415,7 @@ async fn state_of(
                     required: required.and_then(|n| u64::try_from(n).ok()),
                     hold_lapsed,
                     designed: false,
+                    units: Vec::new(),
                 }
             }
         }
@@ -432,58 +436,6 @@ async fn state_of(
     })
 }
 
-/// A designed study's step once the guideline is read: the participant's unit (held, or
-/// the next for them), or — nothing left for them now — the end of their work, waiting while
-/// units held by others may still come.
-async fn designed_step(
-    db: &Db,
-    settings: &store::survey::StudySettings,
-    study: StudyId,
-    annotator: AnnotatorId,
-    design: &natstudy_engine::design::Design,
-    done: i64,
-    waiting_since: Option<i64>,
-) -> Result<AnnotateStep, StoreError> {
-    let now = crate::db::now_ms();
-    let k = settings.ratings_per_item;
-    let quota = settings.crowd.items_per_participant;
-    let invalid = |e: ServiceError| StoreError::Invalid(e.to_string());
-    let claim = super::answering::claim_unit(db, study, annotator, design, k, quota, now)
-        .await
-        .map_err(invalid)?;
-    if let Some(claim) = claim {
-        if waiting_since.is_some() {
-            store::survey::set_waiting(db, study, annotator, None).await?;
-        }
-        let snippets = super::designs::snippets_by_id(db, study, &claim.shown)
-            .await
-            .map_err(invalid)?;
-        let view = super::answering::unit_view(design, &snippets, &claim).map_err(invalid)?;
-        return Ok(AnnotateStep::Answer(Box::new(view)));
-    }
-    let waiting = waiting(
-        db,
-        settings,
-        (study, annotator),
-        done,
-        waiting_since,
-        now,
-        Some(k),
-    )
-    .await?;
-    Ok(AnnotateStep::Review {
-        rated: Vec::new(),
-        page: 1,
-        pages: 1,
-        before: 0,
-        total: u64::try_from(done).unwrap_or(0),
-        waiting,
-        required: quota.and_then(|n| u64::try_from(n).ok()),
-        hold_lapsed: false,
-        designed: true,
-    })
-}
-
 /// What a participant is told, once, after an attention item answered against its expected
 /// answer.
 /// The same, told in a designed study.
@@ -494,48 +446,6 @@ pub const DESIGNED_ATTENTION_NOTICE: &str = "One of the units you answered was a
 pub const ATTENTION_NOTICE: &str = "One of the pairs you rated was a check item whose answer is \
     agreed, and your answer differed from it. Please read each pair carefully: after further \
     such answers the survey ends.";
-
-/// Whether the participant, with nothing to rate now, waits for items held by others
-/// ([`store::survey::work_may_come`]) — never once they rated the N items asked — noting when
-/// the wait began (its first sight), and when the partial code is offered.
-async fn waiting(
-    db: &Db,
-    settings: &store::survey::StudySettings,
-    (study, annotator): (StudyId, AnnotatorId),
-    done: i64,
-    since: Option<i64>,
-    now: i64,
-    designed_k: Option<i64>,
-) -> Result<Option<Waiting>, StoreError> {
-    let crowd = &settings.crowd;
-    if crowd.items_per_participant.is_some_and(|n| done >= n) {
-        return Ok(None);
-    }
-    let until = match designed_k {
-        Some(k) => store::units::work_may_come(db, study, annotator, k, now).await?,
-        None => store::survey::work_may_come(db, study, annotator, now).await?,
-    };
-    let Some(until) = until else {
-        return Ok(None);
-    };
-    let since = match since {
-        Some(t) => t,
-        None => {
-            store::survey::set_waiting(db, study, annotator, Some(now)).await?;
-            now
-        }
-    };
-    let secs = |ms: i64| u64::try_from(ms.max(0) / 1000).unwrap_or(0);
-    let partial_at = super::outcome::partial_from(crowd, since);
-    Ok(Some(Waiting {
-        required: crowd
-            .items_per_participant
-            .and_then(|n| u64::try_from(n).ok()),
-        free_in_secs: secs(until - now),
-        partial_offered: partial_at.is_some_and(|at| at <= now),
-        partial_in_secs: partial_at.filter(|&at| at > now).map(|at| secs(at - now)),
-    }))
-}
 
 /// The end of the survey: the code of the participant's outcome (the completion code only
 /// for the work asked, the partial code after the study's wait, the screen-out code for a

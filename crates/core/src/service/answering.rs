@@ -4,15 +4,11 @@
 //! their answers read from the page's form by each question's kind and stored with what was
 //! shown and the time on the unit.
 
-use natstudy_engine::design::kinds::form;
-use natstudy_engine::design::{attention, Answer};
-use natstudy_engine::design::{units, Design, Kind, Response, Snippet};
+use natstudy_engine::design::{attention, units, Design};
 use natstudy_engine::formats::survey::is_time_on_item;
-use natstudy_types::{AnswerForm, Ask, DiffLine, QuestionView, Seg, SnippetView, UnitView};
+use natstudy_types::AnswerForm;
 
 use super::{ServiceError, ServiceResult};
-use crate::present::wire::{bounded_rows, wire_rows};
-use crate::store::units::NewResponse;
 use crate::store::units::{Answered, Claim, HandOut};
 use crate::store::{self, Db};
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
@@ -60,125 +56,12 @@ pub async fn claim_unit(
     Ok(store::units::claim_next(db, study, annotator, &rules).await?)
 }
 
-/// The page's view of a claimed unit.
-pub fn unit_view(design: &Design, snippets: &[Snippet], claim: &Claim) -> ServiceResult<UnitView> {
-    let shown: Vec<&Snippet> = claim
-        .shown
-        .iter()
-        .map(|id| {
-            snippets.iter().find(|s| &s.id == id).ok_or_else(|| {
-                ServiceError::Invalid(format!("snippet {id} of a unit is not in the study"))
-            })
-        })
-        .collect::<ServiceResult<_>>()?;
-    let views = shown
-        .iter()
-        .enumerate()
-        .map(|(i, s)| snippet_view(i, s))
-        .collect();
-    let first = shown.first().copied();
-    let questions = design
-        .questions
-        .iter()
-        .map(|q| QuestionView {
-            id: q.id.clone(),
-            prompt: q.prompt.clone(),
-            ask: ask(&q.kind, first.and_then(|s| s.options.get(&q.id))),
-        })
-        .collect();
-    let heading = match shown.len() {
-        1 => "Read this snippet".to_owned(),
-        2 => "Compare these two snippets".to_owned(),
-        n => format!("Read these {n} snippets"),
-    };
-    Ok(UnitView {
-        claim: claim.id,
-        snippets: views,
-        questions,
-        token: super::participation::fresh_token(),
-        heading,
-    })
-}
-
-/// How a question of `kind` is asked; `options`: a comprehension question's options of the
-/// snippet (none: a typed answer).
-fn ask(kind: &Kind, options: Option<&Vec<String>>) -> Ask {
-    match kind {
-        Kind::Likert(l) => Ask::Scale {
-            labels: (1..=l.points)
-                .map(|p| l.label(p).map(str::to_owned))
-                .collect(),
-        },
-        Kind::Choice(o) => Ask::Choice {
-            options: o.options.clone(),
-        },
-        Kind::Multi(o) => Ask::Multi {
-            options: o.options.clone(),
-        },
-        Kind::Text(t) => Ask::Text {
-            max_chars: t.max_chars,
-        },
-        Kind::Number(n) => Ask::Number {
-            min: n.min,
-            max: n.max,
-        },
-        Kind::Pairwise(p) => Ask::Pair { ties: p.ties },
-        Kind::BestWorst(_) => Ask::BestWorst,
-        Kind::Answer(_) => match options {
-            Some(list) => Ask::Choice {
-                options: list.clone(),
-            },
-            None => Ask::Text {
-                max_chars: natstudy_engine::design::kinds::answer::MAX_ANSWER_CHARS as u32,
-            },
-        },
-    }
-}
-
-/// A snippet as shown: a diff against its original, or its own lines.
-fn snippet_view(i: usize, s: &Snippet) -> SnippetView {
-    let (rows, is_diff) = match &s.original {
-        Some(original) => (
-            wire_rows(natstudy_engine::diff::diff_rows(original, &s.code, &[])),
-            true,
-        ),
-        None => (
-            s.code
-                .lines()
-                .enumerate()
-                .map(|(n, line)| {
-                    let seg = vec![Seg {
-                        text: line.to_owned(),
-                        changed: false,
-                    }];
-                    DiffLine {
-                        kind: "same".into(),
-                        old_no: Some(n as u32 + 1),
-                        new_no: Some(n as u32 + 1),
-                        old: seg.clone(),
-                        new: seg,
-                        buggy: false,
-                        buggy_new: false,
-                    }
-                })
-                .collect(),
-            false,
-        ),
-    };
-    SnippetView {
-        label: form::label(i),
-        language: s.language.clone(),
-        highlighted: s.language.eq_ignore_ascii_case("java"),
-        rows: bounded_rows(rows),
-        is_diff,
-        context: s.context.clone(),
-    }
-}
-
 /// Reads and stores the participant's answers to a unit they were handed: every question of
 /// the design answered by its kind's rules (refused in words, naming the question, with
 /// nothing stored), with what was shown and the time on the unit — the page's measure when it
-/// is one (finite, positive, not longer than the unit was held), else the server's.
+/// is one (finite, positive, not longer than the unit was held), else the server's. With
+/// `answer.revise`, the answers replace those given before to the unit
+/// ([`super::revising::revise`]).
 pub async fn submit(
     db: &Db,
     study: StudyId,
@@ -189,6 +72,9 @@ pub async fn submit(
     let claim = store::units::claim(db, study, annotator, answer.claim)
         .await?
         .ok_or_else(|| ServiceError::Forbidden("not a unit handed to you".into()))?;
+    if claim.answered.is_some() && answer.revise {
+        return super::revising::revise(db, study, annotator, &design, &claim, &answer).await;
+    }
     if claim.answered.is_some() {
         // the same submit again is the same answer; another is refused (the store says which)
         return Ok(store::units::answer(
@@ -203,8 +89,6 @@ pub async fn submit(
         )
         .await?);
     }
-    let snippets = super::designs::snippets_by_id(db, study, &claim.shown).await?;
-    let code = store::units::participant_code(db, annotator).await?;
     let now = crate::db::now_ms();
     if store::invites::has_finished(db, annotator).await? {
         return Err(ServiceError::Forbidden(
@@ -218,51 +102,9 @@ pub async fn submit(
         Some(t) if is_time_on_item(t) && t > 0.0 && t <= held_secs + 1.0 => Some(t),
         _ => Some(held_secs).filter(|&t| is_time_on_item(t)),
     };
-    let field = |name: &str| {
-        answer
-            .fields
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
-    let first = claim
-        .shown
-        .first()
-        .and_then(|id| snippets.iter().find(|s| &s.id == id));
-    // an attention unit: its expected answers, which the given ones are checked against
-    let expect: std::collections::BTreeMap<String, Answer> = match &claim.attention {
-        Some(json) => serde_json::from_str(json).map_err(|e| {
-            ServiceError::Invalid(format!("a stored attention unit is unreadable: {e}"))
-        })?,
-        None => Default::default(),
-    };
-    let mut missed = false;
-    let mut rows = Vec::with_capacity(design.questions.len());
-    for q in &design.questions {
-        let options = first.and_then(|s| s.options.get(&q.id)).map(Vec::as_slice);
-        let given =
-            form::form_answer(q, field, &claim.shown, options).map_err(ServiceError::Invalid)?;
-        if expect
-            .get(&q.id)
-            .is_some_and(|e| !attention::agrees(e, &given))
-        {
-            missed = true;
-        }
-        let shown = form::shown_as(&q.kind, &claim.shown).map_err(ServiceError::Invalid)?;
-        let response = Response {
-            participant: code.clone(),
-            question: q.id.clone(),
-            shown,
-            answer: given,
-            seconds,
-        };
-        rows.push(NewResponse {
-            participant: code.clone(),
-            question: q.id.clone(),
-            record: response.to_json_line(),
-            seconds,
-        });
-    }
+    let (rows, missed) =
+        super::unit_page::read_answers(db, study, annotator, &design, &claim, &answer, seconds)
+            .await?;
     Ok(store::units::answer(
         db,
         study,

@@ -9,6 +9,7 @@ pub mod annotate;
 pub mod answering;
 pub mod batches;
 pub mod bug_import;
+pub mod designed_step;
 pub mod designs;
 pub mod devices;
 pub mod error;
@@ -32,14 +33,17 @@ pub mod participation;
 pub mod pilot;
 pub mod reports;
 pub mod reviews;
+pub mod revising;
 pub mod scoring;
 pub mod screener;
 pub mod sessions;
 pub mod studies;
 pub mod survey_cache;
 pub mod throttle;
+pub mod unit_page;
 pub mod urls;
 pub mod verification;
+pub mod waiting;
 
 /// The handle on the data every service takes (the store's: the database and its group commit).
 pub use crate::store::Db;

@@ -159,8 +159,8 @@ pub async fn import_responses(
     })
 }
 
-/// The study's responses as (participant's code, record JSON), in the order given (answers to
-/// attention units aside: they check the participant, not the snippets): those of counted
+/// The study's responses as (participant's code, record JSON), in the order given — those
+/// that count: a revision's replaced answers aside — (answers to attention units aside: they check the participant, not the snippets): those of counted
 /// participants, and with `include_excluded` those of excluded ones too (never a
 /// pilot's).
 pub async fn responses(
@@ -170,7 +170,7 @@ pub async fn responses(
 ) -> StoreResult<Vec<(String, String)>> {
     sqlx::query(
         "SELECT a.code, r.record FROM responses r JOIN annotators a ON a.id = r.annotator_id \
-         WHERE r.study_id = $1 AND (a.counted = 1 OR ($2 = 1 AND a.pilot = 0)) \
+         WHERE r.study_id = $1 AND r.replaced_at IS NULL AND (a.counted = 1 OR ($2 = 1 AND a.pilot = 0)) \
          AND NOT EXISTS (SELECT 1 FROM unit_claims c JOIN design_units u ON u.id = c.unit_id \
            WHERE c.id = r.claim_id AND u.attention IS NOT NULL) ORDER BY r.id",
     )

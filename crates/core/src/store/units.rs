@@ -93,17 +93,18 @@ pub(crate) async fn replace_in(
     Ok(())
 }
 
-/// The number of units the study has.
+/// The number of units the study has to be answered (its attention units, checks outside the
+/// work, not counted).
 pub async fn count(db: &Db, study: StudyId) -> StoreResult<i64> {
-    Ok(
-        sqlx::query_scalar("SELECT COUNT(*) FROM design_units WHERE study_id = $1")
-            .bind(study)
-            .fetch_one(&db.pool)
-            .await?,
+    Ok(sqlx::query_scalar(
+        "SELECT COUNT(*) FROM design_units WHERE study_id = $1 AND attention IS NULL",
     )
+    .bind(study)
+    .fetch_one(&db.pool)
+    .await?)
 }
 
-fn list(json: &str) -> StoreResult<Vec<String>> {
+pub(super) fn list(json: &str) -> StoreResult<Vec<String>> {
     serde_json::from_str(json)
         .map_err(|e| StoreError::Invalid(format!("a stored unit is unreadable: {e}")))
 }
@@ -464,11 +465,13 @@ pub async fn answer(
     Ok(Answered::Stored)
 }
 
-/// The units the participant answered.
+/// The units the participant answered, their work: the attention units they answered are
+/// checks, not counted (the quota N and the progress count the work alone).
 pub async fn answered(db: &Db, study: StudyId, annotator: AnnotatorId) -> StoreResult<i64> {
     Ok(sqlx::query_scalar(
         "SELECT COUNT(*) FROM unit_claims c JOIN design_units u ON u.id = c.unit_id \
-         WHERE u.study_id = $1 AND c.annotator_id = $2 AND c.answered_at IS NOT NULL",
+         WHERE u.study_id = $1 AND c.annotator_id = $2 AND c.answered_at IS NOT NULL \
+         AND u.attention IS NULL",
     )
     .bind(study)
     .bind(annotator)

@@ -43,6 +43,28 @@ impl Shown {
     }
 }
 
+/// The question and the answer of a response line this program stored (its own
+/// [`Response::to_json_line`]); `None` when it does not read as one.
+pub fn stored_answer(line: &str) -> Option<(String, Answer)> {
+    let v: Value = serde_json::from_str(line).ok()?;
+    let question = v.get("question")?.as_str()?.to_owned();
+    let answer = match (v.get("best"), v.get("worst"), v.get("answer")) {
+        (Some(best), Some(worst), _) => Answer::BestWorst {
+            best: best.as_str()?.to_owned(),
+            worst: worst.as_str()?.to_owned(),
+        },
+        (_, _, Some(Value::Number(n))) => Answer::Number(n.as_f64()?),
+        (_, _, Some(Value::String(s))) => Answer::Text(s.clone()),
+        (_, _, Some(Value::Array(list))) => Answer::Options(
+            list.iter()
+                .map(|x| x.as_str().map(str::to_owned))
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    };
+    Some((question, answer))
+}
+
 /// One answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
@@ -174,4 +196,47 @@ pub struct Snippet {
     /// pairwise: compared with the snippets of its group only
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stored_line_reads_back_as_its_answer() {
+        for (shown, answer) in [
+            (Shown::Item("S1".into()), Answer::Number(4.0)),
+            (Shown::Item("S1".into()), Answer::Number(12.5)),
+            (Shown::Item("S1".into()), Answer::Text("0 1".into())),
+            (
+                Shown::Item("S1".into()),
+                Answer::Options(vec!["long".into(), "none".into()]),
+            ),
+            (
+                Shown::Pair(["S2".into(), "S1".into()]),
+                Answer::Text("tie".into()),
+            ),
+            (
+                Shown::Set(vec!["S1".into(), "S2".into(), "S3".into()]),
+                Answer::BestWorst {
+                    best: "S3".into(),
+                    worst: "S1".into(),
+                },
+            ),
+        ] {
+            let r = Response {
+                participant: "P1".into(),
+                question: "q".into(),
+                shown,
+                answer: answer.clone(),
+                seconds: Some(3.0),
+            };
+            assert_eq!(
+                stored_answer(&r.to_json_line()),
+                Some(("q".to_owned(), answer))
+            );
+        }
+        assert_eq!(stored_answer("{\"question\": \"q\"}"), None);
+        assert_eq!(stored_answer("not json"), None);
+    }
 }

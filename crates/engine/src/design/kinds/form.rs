@@ -128,6 +128,68 @@ fn read(
     }
 }
 
+/// The form's fields (name, value) that give `answer` to `q` about the snippets `shown`, in
+/// the order shown: what the page fills in when the answer is shown again to be revised —
+/// [`form_answer`] reads them back as the same answer.
+pub fn form_fields(q: &Question, answer: &Answer, shown: &[String]) -> Vec<(String, String)> {
+    let label_of = |id: &str| {
+        shown
+            .iter()
+            .position(|s| s == id)
+            .map(label)
+            .unwrap_or_default()
+    };
+    match (&q.kind, answer) {
+        (Kind::Multi(o), Answer::Options(ticked)) => o
+            .options
+            .iter()
+            .enumerate()
+            .filter(|(_, option)| ticked.contains(option))
+            .map(|(i, _)| (format!("{}.{}", q.id, i + 1), "on".to_owned()))
+            .collect(),
+        (Kind::Pairwise(_), Answer::Text(pick)) if pick == pairwise::TIE => {
+            vec![(q.id.clone(), pairwise::TIE.to_owned())]
+        }
+        (Kind::Pairwise(_), Answer::Text(pick)) => vec![(q.id.clone(), label_of(pick))],
+        (Kind::BestWorst(_), Answer::BestWorst { best, worst }) => vec![
+            (format!("{}.best", q.id), label_of(best)),
+            (format!("{}.worst", q.id), label_of(worst)),
+        ],
+        (_, Answer::Number(x)) => vec![(q.id.clone(), number_text(*x))],
+        (_, Answer::Text(t)) => vec![(q.id.clone(), t.clone())],
+        _ => Vec::new(),
+    }
+}
+
+/// A number as a form gives it: a whole number without a fraction.
+fn number_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        (x as i64).to_string()
+    } else {
+        x.to_string()
+    }
+}
+
+/// An answer in words, for the list the participant revises from: a point or a number, the
+/// option or text, the options ticked, a pair's pick and a set's best and worst by the labels
+/// shown.
+pub fn answer_words(q: &Question, answer: &Answer, shown: &[String]) -> String {
+    let fields = form_fields(q, answer, shown);
+    match (&q.kind, answer) {
+        (Kind::Multi(_), Answer::Options(ticked)) if ticked.is_empty() => "none".to_owned(),
+        (Kind::Multi(_), Answer::Options(ticked)) => ticked.join(", "),
+        (Kind::BestWorst(_), _) => match fields.as_slice() {
+            [(_, best), (_, worst)] => format!("best {best}, worst {worst}"),
+            _ => String::new(),
+        },
+        _ => fields
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,6 +240,69 @@ options = ["x", "y", "z"]
             form_answer(m, fields(&[("m.1", "on"), ("m.3", "on")]), &shown, None),
             Ok(Answer::Options(vec!["x".into(), "z".into()]))
         );
+    }
+
+    #[test]
+    fn an_answer_given_back_as_fields_reads_as_itself() {
+        let d = design();
+        let shown = ["S1".to_owned()];
+        for (q, a) in [
+            (&d.questions[0], Answer::Number(4.0)),
+            (
+                &d.questions[1],
+                Answer::Options(vec!["x".into(), "z".into()]),
+            ),
+            (&d.questions[1], Answer::Options(Vec::new())),
+        ] {
+            let given = form_fields(q, &a, &shown);
+            let field = |name: &str| {
+                given
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            };
+            assert_eq!(
+                form_answer(q, field, &shown, None),
+                Ok(a.clone()),
+                "{given:?}"
+            );
+        }
+        assert_eq!(
+            form_fields(&d.questions[1], &Answer::Options(vec!["z".into()]), &shown),
+            [("m.3".to_owned(), "on".to_owned())]
+        );
+        let p = parse_design(
+            "p.toml",
+            "title = \"t\"\n[[question]]\nid = \"p\"\nkind = \"pairwise\"\nprompt = \"Better?\"\nties = true\n",
+        )
+        .expect("design");
+        let b = parse_design(
+            "b.toml",
+            "title = \"t\"\n[[question]]\nid = \"s\"\nkind = \"best-worst\"\nprompt = \"Ends?\"\nset_size = 3\n",
+        )
+        .expect("design");
+        let pair = ["S2".to_owned(), "S1".to_owned()];
+        assert_eq!(
+            form_fields(&p.questions[0], &Answer::Text("S1".into()), &pair),
+            [("p".to_owned(), "B".to_owned())]
+        );
+        assert_eq!(
+            answer_words(&p.questions[0], &Answer::Text("tie".into()), &pair),
+            "tie"
+        );
+        let set = ["S3".to_owned(), "S1".to_owned(), "S2".to_owned()];
+        let bw = Answer::BestWorst {
+            best: "S2".into(),
+            worst: "S3".into(),
+        };
+        assert_eq!(
+            form_fields(&b.questions[0], &bw, &set),
+            [
+                ("s.best".to_owned(), "C".to_owned()),
+                ("s.worst".to_owned(), "A".to_owned())
+            ]
+        );
+        assert_eq!(answer_words(&b.questions[0], &bw, &set), "best C, worst A");
     }
 
     #[test]
