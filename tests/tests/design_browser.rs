@@ -179,6 +179,23 @@ async fn submit(b: &Browser, hands: Hands) {
     }
 }
 
+/// Through the invite link at `url`: consent and the guideline, by `hands`, up to the first
+/// unit.
+async fn join_and_start(b: &Browser, url: &str, hands: Hands) {
+    b.client.goto(url).await.expect("invite");
+    if hands == Hands::NoJavaScript {
+        b.join_consent_and_start_without_javascript()
+            .await
+            .expect("start");
+    } else {
+        b.join_and_consent("1-3", true).await.expect("consent");
+        b.wait_for_text("#start", "Start rating")
+            .await
+            .expect("guideline");
+        b.click("#start").await.expect("start");
+    }
+}
+
 /// The claim of the unit on screen (`None`: no unit).
 async fn claim_on_screen(b: &Browser) -> Option<String> {
     b.client
@@ -222,18 +239,7 @@ async fn a_participant_answers_over(
     if let Some((latency, kbit)) = link {
         b.throttle(latency, kbit).await.expect("slow link");
     }
-    b.client.goto(&app.url(&path)).await.expect("invite");
-    if hands == Hands::NoJavaScript {
-        b.join_consent_and_start_without_javascript()
-            .await
-            .expect("start");
-    } else {
-        b.join_and_consent("1-3", true).await.expect("consent");
-        b.wait_for_text("#start", "Start rating")
-            .await
-            .expect("guideline");
-        b.click("#start").await.expect("start");
-    }
+    join_and_start(&b, &app.url(&path), hands).await;
     let units = match design {
         Design::Snippet => 3,
         Design::Pair => 3,
@@ -523,18 +529,7 @@ async fn a_participant_revises_an_answer(store: Store, hands: Hands, (w, h): (u3
         _ => Browser::start_sized(w, h).await,
     }
     .expect("browser");
-    b.client.goto(&app.url(&path)).await.expect("invite");
-    if hands == Hands::NoJavaScript {
-        b.join_consent_and_start_without_javascript()
-            .await
-            .expect("start");
-    } else {
-        b.join_and_consent("1-3", true).await.expect("consent");
-        b.wait_for_text("#start", "Start rating")
-            .await
-            .expect("guideline");
-        b.click("#start").await.expect("start");
-    }
+    join_and_start(&b, &app.url(&path), hands).await;
     for _ in 0..3 {
         wait_for(&b, "#answer-form", "a pair to answer").await;
         if hands != Hands::NoJavaScript {
@@ -640,12 +635,7 @@ async fn an_attention_unit_in_the_browser(
         .expect("settings");
     let app = TestApp::start(db.clone()).await.expect("server");
     let b = Browser::start_sized(size.0, size.1).await.expect("browser");
-    b.client.goto(&app.url(&path)).await.expect("invite");
-    b.join_and_consent("1-3", true).await.expect("consent");
-    b.wait_for_text("#start", "Start rating")
-        .await
-        .expect("guideline");
-    b.click("#start").await.expect("start");
+    join_and_start(&b, &app.url(&path), hands).await;
     for n in 0..4 {
         wait_for(&b, "#answer-form", "a unit to answer").await;
         b.wait_for_text("#hydrated", "interactive")
@@ -782,9 +772,15 @@ async fn the_study_page_makes_a_designed_studys_link(store: Store) {
         .await
         .expect("start");
     wait_for(&p, "#answer-form", "a pair").await;
+    let first = claim_on_screen(&p).await;
     p.click("#q-better-A").await.expect("A");
     p.click("#submit").await.expect("submit");
-    wait_for(&p, "#answer-form", "the next pair").await;
+    // the next pair's page (the form of the first is still there until the answer is taken)
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while claim_on_screen(&p).await == first {
+        assert!(std::time::Instant::now() < deadline, "the answer was taken");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     p.close().await;
     b.wait_contains("#units-progress", "1 answer in all").await;
     b.close().await;

@@ -73,6 +73,20 @@ fn form(claim: i64, token: &str, fields: &[(&str, &str)]) -> AnswerForm {
     }
 }
 
+/// The participant consents (the default screener answered) and has read the guideline.
+async fn consented(db: &Db, study: StudyId, a: AnnotatorId) {
+    let screener = vec![
+        ("years".to_owned(), "1-3".to_owned()),
+        ("role".to_owned(), "developer".to_owned()),
+    ];
+    service::participation::consent(db, study, a, screener)
+        .await
+        .expect("consent");
+    service::participation::guideline_seen(db, study, a)
+        .await
+        .expect("guideline");
+}
+
 /// [`form`] as a revision of the unit's answers.
 fn revision(claim: i64, token: &str, fields: &[(&str, &str)]) -> AnswerForm {
     AnswerForm {
@@ -422,16 +436,7 @@ async fn an_attention_unit_is_not_work_toward_n(store: Store) {
     let now = now_ms();
     // the first stops after the check; the second answers the third pair too
     for (p, &a) in pool.iter().enumerate() {
-        let screener = vec![
-            ("years".to_owned(), "1-3".to_owned()),
-            ("role".to_owned(), "developer".to_owned()),
-        ];
-        service::participation::consent(&db, study, a, screener)
-            .await
-            .expect("consent");
-        service::participation::guideline_seen(&db, study, a)
-            .await
-            .expect("guideline");
+        consented(&db, study, a).await;
         let units = if p == 0 { 3 } else { 4 };
         for n in 0..units {
             let c = answering::claim_unit(&db, study, a, &d, 1, Some(3), now)
@@ -655,16 +660,7 @@ async fn attention_units_check_every_participant(store: Store) {
     let d = designs::of(&db, study).await.expect("design");
     let cache = service::annotate::SurveyCache::default();
     for (p, &a) in pool.iter().enumerate() {
-        let screener = vec![
-            ("years".to_owned(), "1-3".to_owned()),
-            ("role".to_owned(), "developer".to_owned()),
-        ];
-        service::participation::consent(&db, study, a, screener)
-            .await
-            .expect("consent");
-        service::participation::guideline_seen(&db, study, a)
-            .await
-            .expect("guideline");
+        consented(&db, study, a).await;
         let now = now_ms() - 60_000;
         let mut handed = Vec::new();
         for n in 0..3 {

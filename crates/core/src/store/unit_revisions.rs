@@ -135,32 +135,12 @@ pub async fn revise(
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    for resp in responses {
-        sqlx::query(
-            "INSERT INTO responses (study_id, annotator_id, question, record, time_secs, submitted_at, claim_id) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(study)
-        .bind(annotator)
-        .bind(&resp.question)
-        .bind(&resp.record)
-        .bind(super::OptReal(resp.seconds))
-        .bind(now)
-        .bind(claim)
-        .execute(&mut *tx)
-        .await?;
-    }
     sqlx::query("UPDATE unit_claims SET token = $2 WHERE id = $1")
         .bind(claim)
         .bind(token)
         .execute(&mut *tx)
         .await?;
-    sqlx::query("UPDATE annotators SET last_active = $2 WHERE id = $1")
-        .bind(annotator)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-    super::studies::data_changed(&mut tx, study).await?;
+    super::units::store_responses(&mut tx, (study, annotator), claim, responses, now).await?;
     tx.commit().await?;
     Ok(Answered::Stored)
 }

@@ -433,6 +433,27 @@ pub async fn answer(
             ))
         };
     }
+    sqlx::query("UPDATE unit_claims SET answered_at = $2, token = $3, missed = $4 WHERE id = $1")
+        .bind(claim)
+        .bind(now)
+        .bind(token)
+        .bind(i64::from(missed))
+        .execute(&mut *tx)
+        .await?;
+    store_responses(&mut tx, (study, annotator), claim, responses, now).await?;
+    tx.commit().await?;
+    Ok(Answered::Stored)
+}
+
+/// Writes the responses to the participant's claim at `now` in the caller's transaction, with
+/// the participant's last activity and the study's data version.
+pub(super) async fn store_responses(
+    tx: &mut sqlx::AnyConnection,
+    (study, annotator): (StudyId, AnnotatorId),
+    claim: i64,
+    responses: &[NewResponse],
+    now: i64,
+) -> StoreResult<()> {
     for resp in responses {
         sqlx::query(
             "INSERT INTO responses (study_id, annotator_id, question, record, time_secs, submitted_at, claim_id) \
@@ -448,21 +469,12 @@ pub async fn answer(
         .execute(&mut *tx)
         .await?;
     }
-    sqlx::query("UPDATE unit_claims SET answered_at = $2, token = $3, missed = $4 WHERE id = $1")
-        .bind(claim)
-        .bind(now)
-        .bind(token)
-        .bind(i64::from(missed))
-        .execute(&mut *tx)
-        .await?;
     sqlx::query("UPDATE annotators SET last_active = $2 WHERE id = $1")
         .bind(annotator)
         .bind(now)
         .execute(&mut *tx)
         .await?;
-    super::studies::data_changed(&mut tx, study).await?;
-    tx.commit().await?;
-    Ok(Answered::Stored)
+    super::studies::data_changed(tx, study).await
 }
 
 /// The units the participant answered, their work: the attention units they answered are
