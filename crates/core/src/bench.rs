@@ -185,3 +185,112 @@ pub async fn durable_commit_rate(db: &Db, span: Duration) -> Result<f64> {
         .await?;
     Ok(rate)
 }
+
+/// A designed study of `snippets` Java snippets, its design `design` (the design file's text)
+/// and k = `k`: its units planned at the snippets' import.
+pub async fn designed_study(db: &Db, design: &str, snippets: usize, k: i64) -> Result<StudyId> {
+    let d = natstudy_engine::design::parse_design("bench.toml", design)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let name = format!("bench-units-{}", now_ms());
+    let study = crate::service::designs::create(db, None, None, &name, "benchmark", &d).await?;
+    let lines: String = (0..snippets)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"S{i}\", \"code\": \"int f{i}() {{ return {i}; }}\", \"language\": \"java\"}}\n"
+            )
+        })
+        .collect();
+    crate::service::designs::import_snippets_text(db, study, None, "bench.jsonl", &lines).await?;
+    let mut settings = crate::service::studies::settings(db, study).await?;
+    settings.ratings_per_item = k;
+    crate::service::studies::update_settings(db, study, None, &settings).await?;
+    Ok(study)
+}
+
+/// One run of a designed study's hand-out: each claim's and each answer's latency, the wall
+/// time, the units, how many ended short of k answers, and the answers in all (units × k when
+/// none is short or over).
+#[derive(Debug)]
+pub struct UnitPathRun {
+    pub claims: Vec<Duration>,
+    pub answers: Vec<Duration>,
+    pub wall: Duration,
+    pub k: i64,
+    pub units: usize,
+    pub short: usize,
+    pub answered: i64,
+}
+
+/// `participants` of the designed study at once, each claiming its next unit and answering it
+/// (`fields`: the form's fields, the same for every unit) until no unit is left for anyone;
+/// `on_answer` after each answer.
+pub async fn unit_path(
+    db: Arc<Db>,
+    study: StudyId,
+    participants: usize,
+    fields: Vec<(String, String)>,
+    on_answer: Arc<dyn Fn() + Send + Sync>,
+) -> Result<UnitPathRun> {
+    let pool = assign::ensure_pool(&db, study, participants).await?;
+    let design = Arc::new(crate::service::designs::of(&db, study).await?);
+    let k = assign::ratings_per_item(&db, study).await?;
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for a in pool {
+        let (db, design, fields, on_answer) = (
+            db.clone(),
+            design.clone(),
+            fields.clone(),
+            on_answer.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let (mut claims, mut answers) = (Vec::new(), Vec::new());
+            loop {
+                let t0 = Instant::now();
+                let Some(claim) = crate::service::answering::claim_unit(
+                    &db,
+                    study,
+                    a,
+                    &design,
+                    k,
+                    None,
+                    now_ms(),
+                )
+                .await?
+                else {
+                    break;
+                };
+                claims.push(t0.elapsed());
+                let t1 = Instant::now();
+                let form = natstudy_types::AnswerForm {
+                    claim: claim.id,
+                    token: format!("{:016x}{:016x}", a.get(), claim.id),
+                    time_secs: Some(10.0),
+                    fields: fields.clone(),
+                    revise: false,
+                };
+                crate::service::answering::submit(&db, study, a, form).await?;
+                answers.push(t1.elapsed());
+                on_answer();
+            }
+            anyhow::Ok((claims, answers))
+        }));
+    }
+    let (mut claims, mut answers) = (Vec::new(), Vec::new());
+    for t in tasks {
+        let (c, a) = t.await??;
+        claims.extend(c);
+        answers.extend(a);
+    }
+    let wall = start.elapsed();
+    let (units, full, answered) = crate::store::units::progress(&db, study, k).await?;
+    Ok(UnitPathRun {
+        claims,
+        answers,
+        wall,
+        k,
+        units: usize::try_from(units).unwrap_or(0),
+        short: usize::try_from(units - full).unwrap_or(0),
+        answered,
+    })
+}

@@ -25,6 +25,7 @@ pub mod reviews;
 pub mod sessions;
 pub mod studies;
 pub mod survey;
+pub mod unit_answers;
 pub mod unit_revisions;
 pub mod units;
 pub mod users;

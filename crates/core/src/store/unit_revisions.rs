@@ -4,7 +4,7 @@
 
 use sqlx::Row;
 
-use super::units::{Answered, NewResponse};
+use super::unit_answers::{Answered, NewResponse};
 use super::{Db, StoreError, StoreResult};
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
 
@@ -140,7 +140,8 @@ pub async fn revise(
         .bind(token)
         .execute(&mut *tx)
         .await?;
-    super::units::store_responses(&mut tx, (study, annotator), claim, responses, now).await?;
+    super::unit_answers::store_responses(&mut tx, (study, annotator), claim, responses, now)
+        .await?;
     tx.commit().await?;
     Ok(Answered::Stored)
 }

@@ -9,6 +9,7 @@ mod designs;
 mod fixture;
 mod lm;
 mod load;
+mod units;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +31,24 @@ pub enum BenchCommand {
         /// Items in the study, each asked for until it has k ratings
         #[arg(long, default_value_t = 400)]
         items: usize,
+    },
+    /// A designed study's hand-out: participants at once claim their next unit and answer it
+    /// until every unit has k answers (a pairwise design: every pair of --snippets snippets;
+    /// likert: each snippet); per claim and per answer p50/p99, answers/s. Uses a temporary
+    /// SQLite database unless --database-url is given.
+    Units {
+        /// Participants answering at once
+        #[arg(long, default_value_t = 50)]
+        participants: usize,
+        /// Snippets of the study (pairwise: n(n−1)/2 units)
+        #[arg(long, default_value_t = 40)]
+        snippets: usize,
+        /// Answers each unit needs (k)
+        #[arg(long, default_value_t = 3)]
+        k: i64,
+        /// pairwise or likert
+        #[arg(long, default_value = "pairwise")]
+        design: String,
     },
     /// The survey over real HTTP on loopback: participants join through one invite at once,
     /// then ask for an item, think, and vote until the time is up; p50/p99 per request,
@@ -181,6 +200,12 @@ pub enum BenchCommand {
 pub async fn run(g: &Global, cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Assign { annotators, items } => assign_bench(g, annotators, items).await,
+        BenchCommand::Units {
+            participants,
+            snippets,
+            k,
+            design,
+        } => units::run(g, participants, snippets, k, &design).await,
         BenchCommand::Http {
             participants,
             items,
