@@ -713,16 +713,20 @@ async fn an_attention_unit_passed_by_mouse_on_a_laptop_postgres() {
 }
 
 /// The study page of a designed study: its units' progress, and a link into it made there by
-/// an admin, through which a participant joins and answers (counted on the page once
-/// answered).
-async fn the_study_page_makes_a_designed_studys_link(store: Store) {
+/// an admin (by mouse on a laptop, by keyboard on a phone), through which a participant joins
+/// and answers (counted on the page once answered).
+async fn the_study_page_makes_a_designed_studys_link(
+    store: Store,
+    hands: Hands,
+    (w, h): (u32, u32),
+) {
     let (db, guard) = fresh_db(store).await.expect("db");
     let (study, _) = designed(&db, Design::Pair).await;
     let app = TestApp::start(db.clone()).await.expect("server");
     app.add_user("ada", "a-long-password", Role::Admin)
         .await
         .expect("admin");
-    let b = Browser::start().await.expect("browser");
+    let b = Browser::start_sized(w, h).await.expect("browser");
     b.open_as(
         &app.base,
         &format!("/studies/{study}"),
@@ -741,7 +745,18 @@ async fn the_study_page_makes_a_designed_studys_link(store: Store) {
         .await
         .map(|v| v.len())
         .unwrap_or(0);
-    b.click("#design-invite").await.expect("new link");
+    match hands {
+        // the button, focused, and Enter
+        Hands::Keyboard => b
+            .client
+            .find(Locator::Css("#design-invite"))
+            .await
+            .expect("the button")
+            .send_keys("\u{E007}")
+            .await
+            .expect("Enter"),
+        _ => b.click("#design-invite").await.expect("new link"),
+    }
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let url = loop {
         let found = b
@@ -790,10 +805,10 @@ async fn the_study_page_makes_a_designed_studys_link(store: Store) {
 
 #[tokio::test]
 async fn the_study_page_makes_a_designed_studys_link_sqlite() {
-    the_study_page_makes_a_designed_studys_link(Store::Sqlite).await;
+    the_study_page_makes_a_designed_studys_link(Store::Sqlite, Hands::Mouse, LAPTOP).await;
 }
 
 #[tokio::test]
-async fn the_study_page_makes_a_designed_studys_link_postgres() {
-    the_study_page_makes_a_designed_studys_link(Store::Postgres).await;
+async fn the_study_page_makes_a_designed_studys_link_by_keyboard_on_a_phone_postgres() {
+    the_study_page_makes_a_designed_studys_link(Store::Postgres, Hands::Keyboard, PHONE).await;
 }

@@ -76,7 +76,11 @@ struct Candidate {
 /// has room), and the participants who share the front items meet them in orders of their
 /// own: with the queue's order alone, the first k participants got the same items in the same
 /// order, each item at the same place in every session.
-pub const QUEUE_WINDOW: i64 = 8;
+pub const QUEUE_WINDOW: i64 = 4;
+
+/// The window when every item of [`QUEUE_WINDOW`] is of the bug just rated (avoid-same-bug):
+/// enough to step over them.
+const WIDER_WINDOW: i64 = 8;
 
 /// The first items of a batch's order ($1), from rank $9 on, without k ratings that annotator
 /// $2 may take at time $3 and whose ratings and others' claims leave room under k ($4): a range
@@ -408,29 +412,40 @@ async fn candidates(
         let is_same_bug = |r: &sqlx::any::AnyRow| {
             avoid && last_bug.is_some() && r.try_get::<i64, _>("bug_id").ok() == last_bug
         };
-        // the window came along with the annotator's batches, or is asked for now
+        // the window came along with the annotator's batches, or is asked for now; when all
+        // of it is of the bug just rated, the wider window is asked for
         let came: Option<&[&sqlx::any::AnyRow]> =
             found.filter(|&(b, _)| b == batch).map(|(_, rows)| rows);
-        let fetched = match came {
-            Some(_) => Vec::new(),
-            None => {
-                sqlx::query(sql)
-                    .bind(batch)
-                    .bind(annotator)
-                    .bind(now)
-                    .bind(k)
-                    .bind(AssignmentStatus::Released)
-                    .bind(AssignmentStatus::Assigned)
-                    .bind(AssignmentStatus::Leased)
-                    .bind(QUEUE_WINDOW)
-                    .bind(front)
-                    .fetch_all(&mut *conn)
-                    .await?
-            }
+        let all_same = |rows: &[&sqlx::any::AnyRow]| {
+            rows.len() as i64 >= QUEUE_WINDOW && rows.iter().all(|r| is_same_bug(r))
         };
+        let limits: &[i64] = match came {
+            Some(rows) if !all_same(rows) => &[],
+            Some(_) => &[WIDER_WINDOW],
+            None => &[QUEUE_WINDOW, WIDER_WINDOW],
+        };
+        let mut fetched = Vec::new();
+        for &limit in limits {
+            fetched = sqlx::query(sql)
+                .bind(batch)
+                .bind(annotator)
+                .bind(now)
+                .bind(k)
+                .bind(AssignmentStatus::Released)
+                .bind(AssignmentStatus::Assigned)
+                .bind(AssignmentStatus::Leased)
+                .bind(limit)
+                .bind(front)
+                .fetch_all(&mut *conn)
+                .await?;
+            let rows: Vec<&sqlx::any::AnyRow> = fetched.iter().collect();
+            if (fetched.len() as i64) < limit || !all_same(&rows) {
+                break;
+            }
+        }
         let rows: Vec<&sqlx::any::AnyRow> = match came {
-            Some(rows) => rows.to_vec(),
-            None => fetched.iter().collect(),
+            Some(rows) if limits.is_empty() => rows.to_vec(),
+            _ => fetched.iter().collect(),
         };
         for r in rows {
             out.push(Candidate {
