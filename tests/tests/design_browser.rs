@@ -556,7 +556,18 @@ async fn a_participant_revises_an_answer(store: Store, hands: Hands, (w, h): (u3
     assert_eq!(rows.len(), 3);
     b.wait_contains("#answered tbody tr:nth-child(1) .unit-answers", "better: B")
         .await;
-    b.click("#revise-1").await.expect("revise");
+    match hands {
+        // the link, focused, and Enter
+        Hands::Keyboard => b
+            .client
+            .find(Locator::Css("#revise-1"))
+            .await
+            .expect("the link")
+            .send_keys("\u{E007}")
+            .await
+            .expect("Enter"),
+        _ => b.click("#revise-1").await.expect("revise"),
+    }
     wait_for(&b, "#answer-form", "the pair again").await;
     b.wait_contains("#item-heading", "Revise your answers")
         .await;
@@ -578,7 +589,19 @@ async fn a_participant_revises_an_answer(store: Store, hands: Hands, (w, h): (u3
             .await
             .expect("hydrated");
     }
-    choose(&b, hands, "q-better-A", "a").await;
+    match hands {
+        // an answered question changes by its key once it holds the focus (the chosen
+        // option, as Tab reaches it)
+        Hands::Keyboard => b
+            .client
+            .find(Locator::Css("#q-better-B"))
+            .await
+            .expect("the chosen option")
+            .send_keys("a")
+            .await
+            .expect("a"),
+        _ => choose(&b, hands, "q-better-A", "a").await,
+    }
     submit(&b, hands).await;
     wait_for(&b, "#answered", "the list again").await;
     b.wait_contains("#answered tbody tr:nth-child(1) .unit-answers", "better: A")
@@ -601,6 +624,11 @@ async fn a_participant_revises_an_answer(store: Store, hands: Hands, (w, h): (u3
 #[tokio::test]
 async fn an_answer_revised_by_mouse_on_a_laptop_sqlite() {
     a_participant_revises_an_answer(Store::Sqlite, Hands::Mouse, LAPTOP).await;
+}
+
+#[tokio::test]
+async fn an_answer_revised_by_keyboard_on_a_phone_sqlite() {
+    a_participant_revises_an_answer(Store::Sqlite, Hands::Keyboard, PHONE).await;
 }
 
 #[tokio::test]
