@@ -594,6 +594,38 @@ async fn answers_are_revised_before_the_finish(store: Store) {
         .await
         .expect("list");
     assert_eq!(listed[0].answers, "better: A");
+    // at most MAX_REVISIONS versions, the first answer one of them (as a vote's): two so far,
+    // eighteen more, then the next is refused and changes nothing
+    for i in 0..18 {
+        let pick = if i % 2 == 0 { "B" } else { "A" };
+        answering::submit(
+            &db,
+            study,
+            a,
+            revision(first.id, &format!("m{i}"), &[("better", pick)]),
+        )
+        .await
+        .expect("revised");
+    }
+    let after = designs::export_responses(&db, study).await.expect("export");
+    let e = answering::submit(&db, study, a, revision(first.id, "m18", &[("better", "B")]))
+        .await
+        .expect_err("too many");
+    assert!(e.to_string().contains("at most 20 revisions"), "{e}");
+    assert_eq!(
+        designs::export_responses(&db, study).await.expect("export"),
+        after
+    );
+    // another participant's unit is not theirs to see again
+    let others = assign::ensure_pool(&db, study, 2).await.expect("pool");
+    assert_ne!(others[1], a);
+    assert!(
+        service::revising::revise_view(&db, study, others[1], &d, first.id)
+            .await
+            .expect("view")
+            .is_none(),
+        "not theirs"
+    );
     // a check is answered once; an unknown claim is not theirs
     let e = answering::submit(
         &db,

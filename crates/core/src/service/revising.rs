@@ -10,7 +10,7 @@ use natstudy_engine::design::record::stored_answer;
 use natstudy_engine::design::{Design, Snippet};
 use natstudy_types::{AnswerForm, AnsweredUnit, UnitView};
 
-use super::{ServiceError, ServiceResult};
+use super::ServiceResult;
 use crate::store::units::{Answered, Claim};
 use crate::store::{self, Db};
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
@@ -108,6 +108,8 @@ pub async fn revise_view(
 
 /// Replaces the answers to the participant's answered unit with the form's, read and checked
 /// as a first answer is (nothing stored on a refusal); the unit keeps its first answer's time.
+/// Whether the unit may be revised (not a check, not after the finish, not past the most
+/// revisions) is the store's to say, in the revision's own transaction.
 pub(super) async fn revise(
     db: &Db,
     study: StudyId,
@@ -116,16 +118,6 @@ pub(super) async fn revise(
     claim: &Claim,
     answer: &AnswerForm,
 ) -> ServiceResult<Answered> {
-    if claim.attention.is_some() {
-        return Err(ServiceError::Invalid(
-            "this unit was a check: its answer is kept as given".into(),
-        ));
-    }
-    if store::invites::has_finished(db, annotator).await? {
-        return Err(ServiceError::Forbidden(
-            "you finished this study: answers are final".into(),
-        ));
-    }
     let (_, seconds) = store::unit_revisions::answers_of(db, annotator, claim.id).await?;
     let (rows, _) =
         super::unit_page::read_answers(db, study, annotator, design, claim, answer, seconds)

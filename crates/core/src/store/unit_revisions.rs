@@ -4,6 +4,7 @@
 
 use sqlx::Row;
 
+use super::assign::MAX_REVISIONS;
 use super::unit_answers::{Answered, NewResponse};
 use super::{Db, StoreError, StoreResult};
 use natstudy_vocab::ids::{AnnotatorId, StudyId};
@@ -86,7 +87,8 @@ pub async fn answers_of(
 
 /// Replaces the answers to the participant's answered claim with `responses`, all or none,
 /// under the submit `token` (the same token again is the same revision: nothing written). The
-/// replaced answers stay, marked replaced now. Refused once the participant finished.
+/// replaced answers stay, marked replaced now. Refused once the participant finished, for a
+/// check, and past [`MAX_REVISIONS`] versions (the first answer one of them, as a vote's).
 pub async fn revise(
     db: &Db,
     study: StudyId,
@@ -125,6 +127,19 @@ pub async fn revise(
         return Err(StoreError::Forbidden(
             "you finished this study: answers are final".into(),
         ));
+    }
+    // the versions of the answers so far (each writes one row a question), at most
+    // MAX_REVISIONS as a vote's: the replaced answers are kept, so a loop of revisions would
+    // grow the table without end
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM responses WHERE claim_id = $1")
+        .bind(claim)
+        .fetch_one(&mut *tx)
+        .await?;
+    let per_version = i64::try_from(responses.len()).unwrap_or(i64::MAX).max(1);
+    if rows / per_version >= MAX_REVISIONS {
+        return Err(StoreError::Invalid(format!(
+            "the answers to a unit may have at most {MAX_REVISIONS} revisions"
+        )));
     }
     sqlx::query(
         "UPDATE responses SET replaced_at = $3 WHERE claim_id = $1 AND annotator_id = $2 \
